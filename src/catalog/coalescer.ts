@@ -1,0 +1,62 @@
+/**
+ * Turns a burst of events into one flush: a trailing debounce (`debounceMs` of
+ * quiet ends the burst) bounded by `maxDelayMs` from the burst's first event, so
+ * a steady stream of changes still produces a flush at least that often.
+ * Pure apart from the injected timer functions.
+ */
+export interface Timers {
+    setTimeout(callback: () => void, ms: number): unknown;
+    clearTimeout(handle: unknown): void;
+}
+
+export const realTimers: Timers = {
+    setTimeout: (callback, ms) => {
+        const handle = setTimeout(callback, ms);
+        handle.unref();
+        return handle;
+    },
+    clearTimeout: handle => clearTimeout(handle as NodeJS.Timeout)
+};
+
+export interface CoalescerOptions<T> {
+    debounceMs: number;
+    maxDelayMs: number;
+    /** Receives every event of the burst, in order. */
+    flush: (events: T[]) => void;
+    timers?: Timers;
+}
+
+export class Coalescer<T> {
+    #pending: T[] = [];
+    #debounce: unknown;
+    #deadline: unknown;
+    readonly #timers: Timers;
+
+    constructor(private readonly options: CoalescerOptions<T>) {
+        this.#timers = options.timers ?? realTimers;
+    }
+
+    push(event: T): void {
+        this.#pending.push(event);
+        if (this.#debounce !== undefined) this.#timers.clearTimeout(this.#debounce);
+        this.#debounce = this.#timers.setTimeout(() => this.flushNow(), this.options.debounceMs);
+        if (this.#deadline === undefined) {
+            this.#deadline = this.#timers.setTimeout(() => this.flushNow(), this.options.maxDelayMs);
+        }
+    }
+
+    flushNow(): void {
+        this.cancel();
+        const events = this.#pending;
+        this.#pending = [];
+        if (events.length > 0) this.options.flush(events);
+    }
+
+    /** Drops the timers; pending events stay until the next push or flushNow. */
+    cancel(): void {
+        if (this.#debounce !== undefined) this.#timers.clearTimeout(this.#debounce);
+        if (this.#deadline !== undefined) this.#timers.clearTimeout(this.#deadline);
+        this.#debounce = undefined;
+        this.#deadline = undefined;
+    }
+}

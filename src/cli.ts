@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+/**
+ * mcp-prompt-gateway --config <file> [--stdio] [--host H] [--port P] [--check]
+ * Exit codes: 0 done, 1 runtime failure, 2 bad usage or bad config.
+ */
+import { parseArgs } from 'node:util';
+import { loadConfigFile } from './config/load.js';
+import { ConfigError } from './config/issues.js';
+import type { GatewayConfig } from './config/schema.js';
+import { startGateway } from './gateway.js';
+import { createLogger, describeError } from './observability/logger.js';
+import { VERSION } from './version.js';
+
+const USAGE = `Usage: mcp-prompt-gateway --config <file> [--stdio] [--host H] [--port P] [--check]
+
+  --config <file>  gateway config (JSON); see README.md
+  --stdio          serve MCP on stdin/stdout instead of HTTP (logs go to stderr)
+  --host <host>    override listen.host
+  --port <port>    override listen.port
+  --check          validate the config and exit (0 valid, 2 invalid)
+  --version        print the version
+  --help           print this help`;
+
+class UsageError extends Error {}
+
+function parseCommandLine(argv: string[]) {
+    try {
+        return parseArgs({
+            args: argv,
+            strict: true,
+            allowPositionals: false,
+            options: {
+                config: { type: 'string', short: 'c' },
+                stdio: { type: 'boolean', default: false },
+                host: { type: 'string' },
+                port: { type: 'string' },
+                check: { type: 'boolean', default: false },
+                version: { type: 'boolean', default: false },
+                help: { type: 'boolean', short: 'h', default: false }
+            }
+        }).values;
+    } catch (error) {
+        throw new UsageError(describeError(error));
+    }
+}
+
+function applyOverrides(config: GatewayConfig, host: string | undefined, port: string | undefined): GatewayConfig {
+    const listen = { ...config.listen };
+    if (host !== undefined) {
+        if (host === '') throw new UsageError('--host must not be empty');
+        listen.host = host;
+    }
+    if (port !== undefined) {
+        const value = Number(port);
+        if (!/^\d+$/.test(port) || value > 65_535) throw new UsageError(`--port must be a whole number from 0 to 65535, got "${port}"`);
+        listen.port = value;
+    }
+    return { ...config, listen };
+}
+
+async function main(argv: string[]): Promise<number> {
+    const args = parseCommandLine(argv);
+    if (args.help) {
+        process.stdout.write(`${USAGE}\n`);
+        return 0;
+    }
+    if (args.version) {
+        process.stdout.write(`${VERSION}\n`);
+        return 0;
+    }
+    if (args.config === undefined) throw new UsageError('--config <file> is required');
+    const { config: fileConfig } = await loadConfigFile(args.config);
+    const config = applyOverrides(fileConfig, args.host, args.port);
+    if (args.check) {
+        process.stderr.write(`config ${args.config} is valid (${config.upstreams.length} upstream(s))\n`);
+        return 0;
+    }
+
+    const logger = createLogger({ level: config.log.level });
+    const gateway = await startGateway(config, { logger, stdio: args.stdio });
+    if (gateway.url !== undefined) process.stderr.write(`listening on ${gateway.url}\n`);
+
+    let stopping = false;
+    const stop = async (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        logger.info({ signal }, 'shutting down');
+        await gateway.close();
+        logger.flush();
+        process.exit(0);
+    };
+    process.once('SIGINT', () => void stop('SIGINT'));
+    process.once('SIGTERM', () => void stop('SIGTERM'));
+    await gateway.done;
+    await stop('stdin closed');
+    return 0;
+}
+
+main(process.argv.slice(2)).then(
+    code => {
+        process.exitCode = code;
+    },
+    (error: unknown) => {
+        if (error instanceof ConfigError || error instanceof UsageError) {
+            process.stderr.write(`${error.message}\n${error instanceof UsageError ? `\n${USAGE}\n` : ''}`);
+            process.exitCode = 2;
+            return;
+        }
+        process.stderr.write(`mcp-prompt-gateway: ${describeError(error)}\n`);
+        process.exitCode = 1;
+    }
+);

@@ -1,0 +1,62 @@
+/**
+ * `${VAR}` and `${VAR:-default}` substitution in every string value of a parsed
+ * JSON document. Pure: the environment is passed in. Keys are never rewritten,
+ * and `$${` stands for a literal `${`.
+ */
+import type { ConfigIssue } from './issues.js';
+
+const PLACEHOLDER = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{[^}]*\}?/g;
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+export interface InterpolationResult {
+    value: unknown;
+    issues: ConfigIssue[];
+}
+
+export function interpolateEnv(document: unknown, env: Environment): InterpolationResult {
+    const issues: ConfigIssue[] = [];
+    const value = walk(document, [], env, issues);
+    return { value, issues };
+}
+
+function walk(node: unknown, path: (string | number)[], env: Environment, issues: ConfigIssue[]): unknown {
+    if (typeof node === 'string') return substitute(node, path, env, issues);
+    if (Array.isArray(node)) return node.map((item, index) => walk(item, [...path, index], env, issues));
+    if (node !== null && typeof node === 'object') {
+        // Object.entries and defineProperty keep keys such as "__proto__" as plain data.
+        const out: Record<string, unknown> = {};
+        for (const [key, child] of Object.entries(node)) {
+            Object.defineProperty(out, key, {
+                value: walk(child, [...path, key], env, issues),
+                enumerable: true,
+                writable: true,
+                configurable: true
+            });
+        }
+        return out;
+    }
+    return node;
+}
+
+function substitute(text: string, path: (string | number)[], env: Environment, issues: ConfigIssue[]): string {
+    if (!text.includes('$')) return text;
+    return text.replace(PLACEHOLDER, (match, name: string | undefined, fallback: string | undefined) => {
+        if (match === '$${') return '${';
+        if (name === undefined) {
+            issues.push({
+                path,
+                message: `malformed placeholder "${match}"; write \${NAME} or \${NAME:-default} (NAME: letters, digits, "_")`
+            });
+            return match;
+        }
+        const fromEnv = env[name];
+        if (fromEnv !== undefined && !(fromEnv === '' && fallback !== undefined)) return fromEnv;
+        if (fallback !== undefined) return fallback;
+        issues.push({
+            path,
+            message: `environment variable ${name} is not set; set it, or give a default with \${${name}:-default}`
+        });
+        return '';
+    });
+}

@@ -1,0 +1,86 @@
+/** Reads, interpolates and validates a config file into a `GatewayConfig`. */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { z } from 'zod';
+import { interpolateEnv, type Environment } from './interpolate.js';
+import { ConfigError, type ConfigIssue } from './issues.js';
+import { GatewayConfigSchema, type GatewayConfig } from './schema.js';
+
+export interface LoadedConfig {
+    config: GatewayConfig;
+    /** Absolute path of the file, for reloads and relative paths. */
+    file: string;
+}
+
+export async function loadConfigFile(file: string, env: Environment = process.env): Promise<LoadedConfig> {
+    const absolute = path.resolve(file);
+    let text: string;
+    try {
+        text = await readFile(absolute, 'utf8');
+    } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        const why = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? 'error'})`;
+        throw new ConfigError(file, [{ path: [], message: `${why}; pass an existing JSON file with --config` }]);
+    }
+    const config = parseConfig(text, file, env);
+    return { config: resolvePaths(config, path.dirname(absolute)), file: absolute };
+}
+
+/** Validates config text. `source` names the file in error messages. */
+export function parseConfig(text: string, source: string, env: Environment): GatewayConfig {
+    let document: unknown;
+    try {
+        document = JSON.parse(text);
+    } catch (error) {
+        throw new ConfigError(source, [{ path: [], message: `not valid JSON: ${(error as Error).message}` }]);
+    }
+    const interpolated = interpolateEnv(document, env);
+    if (interpolated.issues.length > 0) throw new ConfigError(source, interpolated.issues);
+    const parsed = GatewayConfigSchema.safeParse(interpolated.value);
+    if (!parsed.success) throw new ConfigError(source, parsed.error.issues.map(toConfigIssue));
+    return parsed.data;
+}
+
+function resolvePaths(config: GatewayConfig, baseDir: string): GatewayConfig {
+    return {
+        ...config,
+        upstreams: config.upstreams.map(upstream =>
+            upstream.transport === 'stdio' ? { ...upstream, cwd: path.resolve(baseDir, upstream.cwd ?? '.') } : upstream
+        )
+    };
+}
+
+function toConfigIssue(issue: z.core.$ZodIssue): ConfigIssue {
+    return { path: issue.path, message: describeIssue(issue) };
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+    switch (issue.code) {
+        case 'unrecognized_keys':
+            return `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map(key => JSON.stringify(key)).join(', ')}; remove ${issue.keys.length > 1 ? 'them' : 'it'} or fix the spelling`;
+        case 'invalid_type':
+            return issue.input === undefined ? `is required (expected ${issue.expected})` : `expected ${issue.expected}, got ${describeValue(issue.input)}`;
+        case 'invalid_union':
+            if (issue.discriminator === 'transport') return 'has a missing or unknown "transport"; use "stdio", "streamable-http", "sse" or "http"';
+            return issue.message;
+        case 'invalid_value':
+            return `must be one of ${issue.values.map(value => JSON.stringify(value)).join(', ')}`;
+        case 'too_small':
+            if (issue.origin === 'array') return issue.message.startsWith('add ') ? issue.message : `needs at least ${String(issue.minimum)} item(s)`;
+            if (issue.origin === 'string') return issue.message.startsWith('must') ? issue.message : `must not be shorter than ${String(issue.minimum)} character(s)`;
+            return `must be at least ${String(issue.minimum)}`;
+        case 'too_big':
+            if (issue.origin === 'string') return `must not be longer than ${String(issue.maximum)} characters`;
+            return `must be at most ${String(issue.maximum)}`;
+        default:
+            return issue.message;
+    }
+}
+
+function describeValue(value: unknown): string {
+    if (value === null) return 'null';
+    if (Array.isArray(value)) return 'an array';
+    // String values are not echoed: after interpolation they may hold secrets.
+    if (typeof value === 'string') return 'a string';
+    return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
+}

@@ -1,0 +1,195 @@
+/**
+ * The gateway's configuration schema: the single source of truth for the config
+ * file's shape, its defaults, its error messages, the TypeScript types and the
+ * editor JSON Schema in `config/gateway.schema.json` (generated from this file).
+ */
+import { z } from 'zod';
+
+export const UPSTREAM_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+const upstreamId = z
+    .string()
+    .regex(UPSTREAM_ID_PATTERN, {
+        message: 'must be 1-63 characters of lowercase letters, digits and "-", starting with a letter or digit'
+    })
+    .describe('Unique id of the upstream; the namespace prefix of its prompts.');
+
+const timeoutMs = z
+    .number()
+    .int()
+    .min(1)
+    .max(600_000)
+    .default(10_000)
+    .describe('Timeout in milliseconds for connecting and for each request to this upstream.');
+
+const stringMap = (what: string) =>
+    z.record(z.string(), z.string()).default({}).describe(what);
+
+const commonUpstreamFields = {
+    id: upstreamId,
+    namespace: z
+        .boolean()
+        .default(true)
+        .describe('false exposes this upstream\'s prompt names without the "<id><separator>" prefix.'),
+    timeoutMs
+};
+
+const httpUrl = z
+    .url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' })
+    .describe('URL of the upstream MCP endpoint.');
+
+export const StdioUpstreamSchema = z
+    .strictObject({
+        ...commonUpstreamFields,
+        transport: z.literal('stdio'),
+        command: z.string().min(1, { message: 'must name the program to start' }).describe('Program to start.'),
+        args: z.array(z.string()).default([]).describe('Arguments for the program.'),
+        env: stringMap(
+            'Environment variables for the child, added to a minimal default environment (PATH, HOME, ...), not to the gateway\'s whole environment.'
+        ),
+        cwd: z.string().min(1).optional().describe('Working directory of the child, relative to the config file.')
+    })
+    .describe('An MCP server started as a child process, spoken to over stdin/stdout.');
+
+const httpUpstream = <T extends 'streamable-http' | 'sse' | 'http'>(transport: T, what: string) =>
+    z
+        .strictObject({
+            ...commonUpstreamFields,
+            transport: z.literal(transport),
+            url: httpUrl,
+            headers: stringMap('Extra HTTP headers sent on every request (e.g. Authorization).')
+        })
+        .describe(what);
+
+export const UpstreamSchema = z.discriminatedUnion('transport', [
+    StdioUpstreamSchema,
+    httpUpstream('streamable-http', 'An MCP server reached over Streamable HTTP.'),
+    httpUpstream('sse', 'An MCP server reached over the legacy HTTP+SSE transport (protocol 2024-11-05).'),
+    httpUpstream('http', 'An MCP server over HTTP: Streamable HTTP first, legacy HTTP+SSE if that answers 4xx.')
+]);
+
+const listenSchema = z
+    .strictObject({
+        host: z.string().min(1).default('127.0.0.1').describe('Address to bind. Keep 127.0.0.1 unless a proxy in front checks access.'),
+        port: z.number().int().min(0).max(65_535).default(8080).describe('TCP port; 0 picks a free one.'),
+        path: z
+            .string()
+            .regex(/^\/[A-Za-z0-9._~\/-]*$/, { message: 'must be a URL path starting with "/"' })
+            .default('/mcp')
+            .describe('Path of the MCP endpoint.')
+    })
+    .prefault({});
+
+export const GatewayConfigSchema = z
+    .strictObject({
+        $schema: z.string().optional().describe('Editor hint: path or URL of this JSON Schema.'),
+        listen: listenSchema.describe('Where the Streamable HTTP endpoint listens.'),
+        namespace: z
+            .strictObject({
+                separator: z
+                    .string()
+                    .min(1)
+                    .max(8)
+                    .default('__')
+                    .describe('Put between the upstream id and the prompt name. Must not occur in any upstream id.')
+            })
+            .prefault({})
+            .describe('How exposed prompt names are built.'),
+        pagination: z
+            .strictObject({
+                pageSize: z.number().int().min(1).max(1000).default(50).describe('Prompts per prompts/list page (1-1000).')
+            })
+            .prefault({}),
+        cursorSecret: z
+            .string()
+            .default('')
+            .describe(
+                'HMAC key for signing pagination cursors (at least 16 characters). Empty: a random key per process, so cursors do not survive a restart and differ between replicas.'
+            ),
+        notifications: z
+            .strictObject({
+                debounceMs: z.number().int().min(0).max(60_000).default(250).describe('Quiet time that ends a burst of upstream changes.'),
+                maxDelayMs: z
+                    .number()
+                    .int()
+                    .min(0)
+                    .max(600_000)
+                    .default(2000)
+                    .describe('Longest wait between the first change of a burst and the notification.')
+            })
+            .prefault({})
+            .describe('Coalescing of notifications/prompts/list_changed sent to clients.'),
+        sessions: z
+            .strictObject({
+                idleTimeoutMs: z
+                    .number()
+                    .int()
+                    .min(1000)
+                    .default(1_800_000)
+                    .describe('An HTTP session with no request and no open stream for this long is closed.'),
+                max: z.number().int().min(1).default(10_000).describe('Most concurrent HTTP sessions; beyond it new sessions get HTTP 503.')
+            })
+            .prefault({}),
+        limits: z
+            .strictObject({
+                maxBodyBytes: z.number().int().min(1024).default(1_048_576).describe('Largest accepted HTTP request body.')
+            })
+            .prefault({}),
+        upstreamConnectConcurrency: z
+            .number()
+            .int()
+            .min(1)
+            .max(256)
+            .default(8)
+            .describe('How many upstreams connect at the same time.'),
+        log: z
+            .strictObject({
+                level: z
+                    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+                    .default('info')
+                    .describe('Log level; the LOG_LEVEL environment variable overrides it.')
+            })
+            .prefault({}),
+        upstreams: z.array(UpstreamSchema).min(1, { message: 'add at least one upstream MCP server' }).describe('The MCP servers behind the gateway, in order.')
+    })
+    .superRefine((config, ctx) => {
+        const seen = new Map<string, number>();
+        config.upstreams.forEach((upstream, index) => {
+            const first = seen.get(upstream.id);
+            if (first !== undefined) {
+                ctx.addIssue({
+                    code: 'custom',
+                    path: ['upstreams', index, 'id'],
+                    message: `duplicate id "${upstream.id}" (also upstreams[${first}].id); give each upstream its own id`
+                });
+            } else {
+                seen.set(upstream.id, index);
+            }
+            if (upstream.id.includes(config.namespace.separator)) {
+                ctx.addIssue({
+                    code: 'custom',
+                    path: ['upstreams', index, 'id'],
+                    message: `contains the namespace separator "${config.namespace.separator}"; rename the upstream or change namespace.separator`
+                });
+            }
+        });
+        if (config.cursorSecret !== '' && config.cursorSecret.length < 16) {
+            ctx.addIssue({
+                code: 'custom',
+                path: ['cursorSecret'],
+                message: 'must be at least 16 characters (or empty for a random per-process secret)'
+            });
+        }
+        if (config.notifications.maxDelayMs < config.notifications.debounceMs) {
+            ctx.addIssue({
+                code: 'custom',
+                path: ['notifications', 'maxDelayMs'],
+                message: 'must be at least notifications.debounceMs'
+            });
+        }
+    });
+
+export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;
+export type UpstreamConfig = z.infer<typeof UpstreamSchema>;
+export type StdioUpstreamConfig = z.infer<typeof StdioUpstreamSchema>;
+export type HttpUpstreamConfig = Exclude<UpstreamConfig, StdioUpstreamConfig>;

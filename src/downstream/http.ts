@@ -1,0 +1,175 @@
+/**
+ * The downstream Streamable HTTP endpoint: sessions keyed by `Mcp-Session-Id`,
+ * one MCP Server per session, the standalone GET stream for notifications,
+ * DELETE to end a session, and idle sessions swept.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createMcpExpressApp } from '@modelcontextprotocol/express';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import { isInitializeRequest, type Server } from '@modelcontextprotocol/server';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import { describeError, type Logger } from '../observability/logger.js';
+import type { Session, SessionRegistry } from './sessions.js';
+
+export interface HttpEndpointOptions {
+    host: string;
+    port: number;
+    path: string;
+    maxBodyBytes: number;
+    idleTimeoutMs: number;
+    maxSessions: number;
+    sessions: SessionRegistry;
+    createServer: () => Server;
+    /** Extra JSON for GET /healthz. */
+    health: () => unknown;
+    logger: Logger;
+}
+
+export interface HttpEndpoint {
+    url: string;
+    close(): Promise<void>;
+}
+
+interface HttpSession extends Session {
+    readonly http: NodeStreamableHTTPServerTransport;
+}
+
+export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<HttpEndpoint> {
+    const { sessions, logger } = options;
+    const httpSessions = new Map<string, HttpSession>();
+    const app = createMcpExpressApp({ host: options.host, jsonLimit: `${options.maxBodyBytes}b` });
+    app.disable('x-powered-by');
+
+    app.get('/healthz', (_req, res) => {
+        res.json({ status: 'ok', ...(options.health() as object) });
+    });
+
+    const handle: RequestHandler = (req, res) => {
+        void route(req, res).catch((error: unknown) => {
+            logger.error({ err: describeError(error), method: req.method }, 'MCP request failed');
+            if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
+        });
+    };
+    app.post(options.path, handle);
+    app.get(options.path, handle);
+    app.delete(options.path, handle);
+    app.use(errorHandler(logger));
+
+    async function route(req: Request, res: Response): Promise<void> {
+        const sessionId = req.header('mcp-session-id');
+        if (sessionId !== undefined) {
+            const session = httpSessions.get(sessionId);
+            if (session === undefined) return sendJsonRpcError(res, 404, -32001, 'Session not found');
+            session.lastSeen = Date.now();
+            if (req.method === 'GET') return openStream(session, req, res);
+            return session.http.handleRequest(req, res, req.body);
+        }
+        if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
+            return sendJsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+        }
+        if (httpSessions.size >= options.maxSessions) {
+            return sendJsonRpcError(res, 503, -32000, 'Too many sessions; try again later');
+        }
+        return startSession(req, res);
+    }
+
+    async function startSession(req: Request, res: Response): Promise<void> {
+        const server = options.createServer();
+        const transport = new NodeStreamableHTTPServerTransport({
+            sessionIdGenerator: () => randomUUID(),
+            onsessioninitialized: id => {
+                const session: HttpSession = {
+                    id,
+                    server,
+                    http: transport,
+                    transport: 'streamable-http',
+                    lastSeen: Date.now(),
+                    openStreams: 0,
+                    notificationPending: false,
+                    canReceive: () => session.openStreams > 0
+                };
+                httpSessions.set(id, session);
+                sessions.add(session);
+                logger.debug({ session: id }, 'session opened');
+            }
+        });
+        transport.onclose = () => {
+            const id = transport.sessionId;
+            if (id === undefined) return;
+            httpSessions.delete(id);
+            sessions.delete(id);
+            logger.debug({ session: id }, 'session closed');
+        };
+        await server.connect(transport);
+        await transport.handleRequest(req, res, req.body);
+    }
+
+    async function openStream(session: HttpSession, req: Request, res: Response): Promise<void> {
+        session.openStreams++;
+        res.on('close', () => {
+            session.openStreams--;
+            session.lastSeen = Date.now();
+        });
+        const handled = session.http.handleRequest(req, res);
+        // The transport registers the stream before it writes the response head.
+        await whenHeadersSent(res);
+        if (res.statusCode === 200) sessions.flushPending(session);
+        await handled;
+    }
+
+    const sweeper = setInterval(() => {
+        const idleSince = Date.now() - options.idleTimeoutMs;
+        for (const session of httpSessions.values()) {
+            if (session.openStreams === 0 && session.lastSeen < idleSince) {
+                logger.info({ session: session.id }, 'closing idle session');
+                void session.http.close();
+            }
+        }
+    }, Math.min(60_000, Math.max(250, options.idleTimeoutMs / 4)));
+    sweeper.unref();
+
+    const server = await listen(app, options.host, options.port);
+    const address = server.address() as AddressInfo;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    return {
+        url: `http://${host}:${address.port}${options.path}`,
+        async close() {
+            clearInterval(sweeper);
+            await Promise.allSettled([...httpSessions.values()].map(session => session.http.close()));
+            server.closeAllConnections();
+            await new Promise<void>(resolve => server.close(() => resolve()));
+        }
+    };
+}
+
+function listen(app: ReturnType<typeof createMcpExpressApp>, host: string, port: number): Promise<HttpServer> {
+    return new Promise((resolve, reject) => {
+        const server = app.listen(port, host, error => (error ? reject(error) : resolve(server)));
+    });
+}
+
+async function whenHeadersSent(res: Response): Promise<void> {
+    for (let tick = 0; tick < 100 && !res.headersSent && !res.writableEnded; tick++) {
+        await new Promise(resolve => setImmediate(resolve));
+    }
+}
+
+function sendJsonRpcError(res: Response, status: number, code: number, message: string): void {
+    res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/** Body-parser and other middleware errors as JSON-RPC errors, never an HTML page with a stack trace. */
+function errorHandler(logger: Logger): ErrorRequestHandler {
+    return (error: unknown, _req, res, next) => {
+        if (res.headersSent) return next(error);
+        const type = (error as { type?: string }).type;
+        if (type === 'entity.too.large') return sendJsonRpcError(res, 413, -32600, 'Request body too large');
+        if (type === 'entity.parse.failed') return sendJsonRpcError(res, 400, -32700, 'Parse error: invalid JSON');
+        const status = (error as { status?: number }).status;
+        if (typeof status === 'number' && status >= 400 && status < 500) return sendJsonRpcError(res, status, -32600, 'Bad request');
+        logger.error({ err: describeError(error) }, 'HTTP request failed');
+        return sendJsonRpcError(res, 500, -32603, 'Internal error');
+    };
+}

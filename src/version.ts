@@ -1,0 +1,6 @@
+/** The package version, read once from package.json (one level above both src/ and dist/). */
+import { createRequire } from 'node:module';
+
+const manifest = createRequire(import.meta.url)('../package.json') as { version: string };
+
+export const VERSION: string = manifest.version;
