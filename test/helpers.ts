@@ -1,0 +1,149 @@
+/** Shared set-up for the integration tests: real fixture servers, a real gateway, real clients. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Client, StreamableHTTPClientTransport, SSEClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { pino } from 'pino';
+import { parseConfig } from '../src/config/load.js';
+import { startGateway, type RunningGateway } from '../src/gateway.js';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const FIXTURE = path.join(ROOT, 'test/fixtures/prompt-server.ts');
+export const EVERYTHING = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+
+export interface FixtureOptions {
+    prompts?: number;
+    pageSize?: number;
+    name?: string;
+    flags?: string[];
+}
+
+function fixtureArgs(transport: string, options: FixtureOptions): string[] {
+    return [
+        '--import',
+        'tsx',
+        FIXTURE,
+        '--transport',
+        transport,
+        '--prompts',
+        String(options.prompts ?? 5),
+        '--page-size',
+        String(options.pageSize ?? 0),
+        '--name',
+        options.name ?? 'fixture',
+        ...(options.flags ?? [])
+    ];
+}
+
+/** Config entry that makes the gateway start the fixture as a stdio child. */
+export function stdioFixture(id: string, options: FixtureOptions = {}, extra: Record<string, unknown> = {}) {
+    return { id, transport: 'stdio', command: process.execPath, args: fixtureArgs('stdio', options), cwd: ROOT, ...extra };
+}
+
+export function everythingUpstream(id = 'everything') {
+    return { id, transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'] };
+}
+
+export interface HttpFixture {
+    url: string;
+    child: ChildProcess;
+    close(): Promise<void>;
+}
+
+/** Starts the fixture as its own process serving Streamable HTTP or legacy SSE on 127.0.0.1:0. */
+export async function startHttpFixture(transport: 'streamable-http' | 'sse', options: FixtureOptions = {}): Promise<HttpFixture> {
+    const child = spawn(process.execPath, fixtureArgs(transport, options), { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    const url = await new Promise<string>((resolve, reject) => {
+        const lines = createInterface({ input: child.stderr! });
+        lines.on('line', line => {
+            const match = /^FIXTURE_URL=(\S+)/.exec(line);
+            if (match) resolve(match[1]!);
+        });
+        child.once('exit', code => reject(new Error(`fixture exited with ${code}`)));
+    });
+    return { url, child, close: () => stopChild(child) };
+}
+
+export async function stopChild(child: ChildProcess): Promise<void> {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    await exited;
+}
+
+/** Runs the gateway in this process from a config object, with defaults applied as for a file. */
+export async function startTestGateway(config: Record<string, unknown>): Promise<RunningGateway> {
+    const parsed = parseConfig(JSON.stringify({ listen: { port: 0 }, ...config }), 'test config', process.env);
+    return startGateway(parsed, { logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+}
+
+export interface ConnectOptions {
+    protocolVersion?: string;
+}
+
+export async function connectHttp(url: string, options: ConnectOptions = {}): Promise<Client> {
+    const client = newClient(options);
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    return client;
+}
+
+export async function connectSse(url: string): Promise<Client> {
+    const client = newClient({});
+    await client.connect(new SSEClientTransport(new URL(url)));
+    return client;
+}
+
+export async function connectStdio(command: string, args: string[]): Promise<Client> {
+    const client = newClient({});
+    await client.connect(new StdioClientTransport({ command, args, cwd: ROOT, stderr: 'pipe' }));
+    return client;
+}
+
+function newClient(options: ConnectOptions): Client {
+    return new Client(
+        { name: 'gateway-test', version: '1.0.0' },
+        options.protocolVersion === undefined ? {} : { supportedProtocolVersions: [options.protocolVersion] }
+    );
+}
+
+/** Every prompt of a server, walked page by page with its own cursors. */
+export async function listAllPages(client: Client): Promise<{ names: string[]; pages: number[]; cursors: number }> {
+    const names: string[] = [];
+    const pages: number[] = [];
+    let cursor: string | undefined;
+    let cursors = 0;
+    do {
+        const page = await client.request({ method: 'prompts/list', params: cursor === undefined ? {} : { cursor } });
+        names.push(...page.prompts.map(prompt => prompt.name));
+        pages.push(page.prompts.length);
+        cursor = page.nextCursor;
+        if (cursor !== undefined) cursors++;
+        if (pages.length > 10_000) throw new Error('pagination does not end');
+    } while (cursor !== undefined);
+    return { names, pages, cursors };
+}
+
+/** The JSON-RPC error a request fails with. */
+export async function rpcError(promise: Promise<unknown>): Promise<{ code: number; message: string }> {
+    try {
+        await promise;
+    } catch (error) {
+        const { code, message } = error as { code: number; message: string };
+        return { code, message };
+    }
+    throw new Error('expected the request to fail');
+}
+
+/** Resolves once `predicate` holds, polling; rejects after `ms`. */
+export async function waitFor(predicate: () => boolean | Promise<boolean>, ms = 10_000, what = 'condition'): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!(await predicate())) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise(resolve => setTimeout(resolve, 20));
+    }
+}
+
+export const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));

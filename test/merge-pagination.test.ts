@@ -1,0 +1,115 @@
+/**
+ * prompts/list through the gateway: three upstreams on three transports, each
+ * paginating itself, merged, namespaced and re-paginated with composite cursors.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Client } from '@modelcontextprotocol/client';
+import type { RunningGateway } from '../src/gateway.js';
+import { connectHttp, connectSse, connectStdio, FIXTURE, listAllPages, rpcError, startHttpFixture, startTestGateway, stdioFixture, type HttpFixture } from './helpers.js';
+
+describe('merged, paginated prompts/list', () => {
+    let streamable: HttpFixture;
+    let sse: HttpFixture;
+    let gateway: RunningGateway;
+    let client: Client;
+    const direct: Record<string, string[]> = {};
+
+    before(async () => {
+        [streamable, sse] = await Promise.all([
+            startHttpFixture('streamable-http', { prompts: 11, pageSize: 4, name: 'docs' }),
+            startHttpFixture('sse', { prompts: 6, pageSize: 5, name: 'legacy' })
+        ]);
+        gateway = await startTestGateway({
+            pagination: { pageSize: 7 },
+            upstreams: [
+                stdioFixture('local', { prompts: 9, pageSize: 3 }),
+                { id: 'docs', transport: 'streamable-http', url: streamable.url },
+                { id: 'legacy', transport: 'sse', url: sse.url }
+            ]
+        });
+        client = await connectHttp(gateway.url!);
+        // The same lists read straight from each upstream, over the same transports.
+        const upstreamClients: [string, Client][] = [
+            ['local', await connectStdio(process.execPath, ['--import', 'tsx', FIXTURE, '--prompts', '9', '--page-size', '3'])],
+            ['docs', await connectHttp(streamable.url)],
+            ['legacy', await connectSse(sse.url)]
+        ];
+        for (const [id, upstream] of upstreamClients) {
+            direct[id] = (await listAllPages(upstream)).names;
+            await upstream.close();
+        }
+    });
+
+    after(async () => {
+        await client?.close();
+        await gateway?.close();
+        await Promise.all([streamable?.close(), sse?.close()]);
+    });
+
+    test('every upstream connected over its own transport', () => {
+        assert.deepEqual(
+            gateway.upstreams.map(upstream => [upstream.id, upstream.state, upstream.wire]),
+            [
+                ['local', 'ready', 'stdio'],
+                ['docs', 'ready', 'streamable-http'],
+                ['legacy', 'ready', 'sse']
+            ]
+        );
+    });
+
+    test('walking the pages yields every upstream prompt once, namespaced, in config order', async () => {
+        const walk = await listAllPages(client);
+        const expected = ['local', 'docs', 'legacy'].flatMap(id => direct[id]!.map(name => `${id}__${name}`));
+        assert.ok(expected.length > 30, 'the upstreams paginate, so there is more than one of their pages');
+        assert.deepEqual(walk.names, expected);
+        assert.ok(walk.pages.every(size => size <= 7), `pages ${walk.pages.join(',')} exceed pageSize 7`);
+        assert.ok(walk.pages.slice(0, -1).every(size => size === 7), 'only the last page may be short');
+        assert.equal(walk.cursors, walk.pages.length - 1, 'only the last page lacks nextCursor');
+    });
+
+    test('prompt definitions pass through unchanged apart from the name', async () => {
+        const viaGateway = (await client.request({ method: 'prompts/list', params: {} })).prompts[0]!;
+        const upstream = await connectHttp(streamable.url);
+        const first = (await upstream.request({ method: 'prompts/list', params: {} })).prompts[0]!;
+        await upstream.close();
+        const local = await connectStdio(process.execPath, ['--import', 'tsx', FIXTURE, '--prompts', '9', '--page-size', '3']);
+        const localFirst = (await local.request({ method: 'prompts/list', params: {} })).prompts[0]!;
+        await local.close();
+        assert.deepEqual(viaGateway, { ...localFirst, name: `local__${localFirst.name}` });
+        assert.ok(first.title !== undefined && first.description !== undefined && first.arguments !== undefined);
+    });
+
+    test('a cursor resumes the same walk on a fresh session', async () => {
+        const firstPage = await client.request({ method: 'prompts/list', params: {} });
+        const other = await connectHttp(gateway.url!);
+        const second = await other.request({ method: 'prompts/list', params: { cursor: firstPage.nextCursor! } });
+        await other.close();
+        const all = (await listAllPages(client)).names;
+        assert.deepEqual(second.prompts.map(prompt => prompt.name), all.slice(7, 14));
+    });
+
+    test('garbage, truncated and tampered cursors are rejected with -32602 "Invalid cursor"', async () => {
+        const { nextCursor } = await client.request({ method: 'prompts/list', params: {} });
+        assert.ok(nextCursor);
+        const flipped = `${nextCursor.slice(0, 5)}${nextCursor[5] === 'A' ? 'B' : 'A'}${nextCursor.slice(6)}`;
+        for (const cursor of ['garbage', '', nextCursor.slice(0, -3), flipped, `${nextCursor}x`, 'x'.repeat(10_000)]) {
+            const error = await rpcError(client.request({ method: 'prompts/list', params: { cursor } }));
+            assert.equal(error.code, -32602, `cursor ${cursor.slice(0, 20)}`);
+            assert.match(error.message, /Invalid cursor/);
+        }
+    });
+
+    test('a gateway with another cursor secret rejects the cursor', async () => {
+        const { nextCursor } = await client.request({ method: 'prompts/list', params: {} });
+        const other = await startTestGateway({ upstreams: [stdioFixture('local', { prompts: 9, pageSize: 3 })], pagination: { pageSize: 7 } });
+        try {
+            const otherClient = await connectHttp(other.url!);
+            const error = await rpcError(otherClient.request({ method: 'prompts/list', params: { cursor: nextCursor! } }));
+            assert.equal(error.code, -32602);
+            await otherClient.close();
+        } finally {
+            await other.close();
+        }
+    });
+});
