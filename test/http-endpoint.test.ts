@@ -1,0 +1,139 @@
+/** The downstream Streamable HTTP endpoint: protocol revisions, sessions, limits and browser safety. */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { RunningGateway } from '../src/gateway.js';
+import { connectHttp, startHttpFixture, startTestGateway, stdioFixture, type HttpFixture } from './helpers.js';
+
+const REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
+
+function initializeBody(protocolVersion = '2025-06-18') {
+    return {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } }
+    };
+}
+
+const JSON_AND_SSE = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
+    return fetch(url, { method: 'POST', headers: { ...JSON_AND_SSE, ...headers }, body: JSON.stringify(body) });
+}
+
+describe('downstream Streamable HTTP endpoint', () => {
+    let gateway: RunningGateway;
+    let auto: HttpFixture;
+    let legacy: HttpFixture;
+
+    before(async () => {
+        [auto, legacy] = await Promise.all([startHttpFixture('streamable-http', { name: 'auto' }), startHttpFixture('sse', { name: 'old' })]);
+        gateway = await startTestGateway({
+            limits: { maxBodyBytes: 4096 },
+            upstreams: [
+                stdioFixture('local'),
+                { id: 'auto', transport: 'http', url: auto.url },
+                { id: 'old', transport: 'http', url: legacy.url }
+            ]
+        });
+    });
+
+    after(async () => {
+        await gateway?.close();
+        await Promise.all([auto?.close(), legacy?.close()]);
+    });
+
+    test('"http" upstreams use Streamable HTTP when offered and fall back to legacy SSE on 4xx', () => {
+        assert.deepEqual(
+            gateway.upstreams.map(upstream => [upstream.id, upstream.wire]),
+            [
+                ['local', 'stdio'],
+                ['auto', 'streamable-http'],
+                ['old', 'sse']
+            ]
+        );
+    });
+
+    for (const revision of REVISIONS) {
+        test(`a ${revision} client negotiates ${revision}, lists and gets`, async () => {
+            const client = await connectHttp(gateway.url!, { protocolVersion: revision });
+            try {
+                assert.equal(client.getNegotiatedProtocolVersion(), revision);
+                assert.deepEqual(client.getServerCapabilities()?.prompts, { listChanged: true });
+                const { prompts } = await client.request({ method: 'prompts/list', params: {} });
+                assert.ok(prompts.some(prompt => prompt.name === 'old__with-required'));
+                const result = await client.getPrompt({ name: 'old__with-required', arguments: { topic: revision } });
+                assert.match(JSON.stringify(result.messages), new RegExp(revision));
+            } finally {
+                await client.close();
+            }
+        });
+    }
+
+    test('GET /healthz is 200 with each upstream state', async () => {
+        const response = await fetch(new URL('/healthz', gateway.url));
+        assert.equal(response.status, 200);
+        const body = (await response.json()) as { status: string; upstreams: { id: string; state: string }[] };
+        assert.equal(body.status, 'ok');
+        assert.deepEqual(body.upstreams.map(upstream => `${upstream.id}:${upstream.state}`), ['local:ready', 'auto:ready', 'old:ready']);
+    });
+
+    test('an unknown session id is 404; a request without one (not initialize) is 400', async () => {
+        const unknown = await post(gateway.url!, { jsonrpc: '2.0', id: 2, method: 'prompts/list', params: {} }, { 'mcp-session-id': 'no-such-session' });
+        assert.equal(unknown.status, 404);
+        const missing = await post(gateway.url!, { jsonrpc: '2.0', id: 2, method: 'prompts/list', params: {} });
+        assert.equal(missing.status, 400);
+    });
+
+    test('DELETE ends a session; the id is then unknown (404)', async () => {
+        const init = await post(gateway.url!, initializeBody());
+        assert.equal(init.status, 200);
+        const sessionId = init.headers.get('mcp-session-id');
+        assert.ok(sessionId);
+        await init.body?.cancel();
+        const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' };
+        const deleted = await fetch(gateway.url!, { method: 'DELETE', headers });
+        assert.equal(deleted.status, 200);
+        const after = await post(gateway.url!, { jsonrpc: '2.0', id: 3, method: 'prompts/list', params: {} }, headers);
+        assert.equal(after.status, 404);
+    });
+
+    test('a body over limits.maxBodyBytes is 413 with a JSON-RPC error, no stack trace', async () => {
+        const response = await post(gateway.url!, { ...initializeBody(), padding: 'x'.repeat(10_000) });
+        assert.equal(response.status, 413);
+        const body = await response.text();
+        assert.match(body, /"code":-32600/);
+        assert.doesNotMatch(body, /at \w+ \(|node_modules|<html/i);
+    });
+
+    test('malformed JSON is 400 with a parse error', async () => {
+        const response = await fetch(gateway.url!, { method: 'POST', headers: JSON_AND_SSE, body: '{"jsonrpc":' });
+        assert.equal(response.status, 400);
+        assert.match(await response.text(), /"code":-32700/);
+    });
+
+    test('a foreign Origin or Host is refused (DNS rebinding protection)', async () => {
+        const origin = await post(gateway.url!, initializeBody(), { origin: 'http://evil.example' });
+        assert.equal(origin.status, 403);
+        const localOrigin = await post(gateway.url!, initializeBody(), { origin: 'http://localhost:3000' });
+        assert.equal(localOrigin.status, 200);
+        await localOrigin.body?.cancel();
+        const { port } = new URL(gateway.url!);
+        const host = await new Promise<number>((resolve, reject) => {
+            // fetch does not let a caller set Host, so speak HTTP/1.1 by hand.
+            import('node:net').then(({ connect }) => {
+                const socket = connect(Number(port), '127.0.0.1', () => {
+                    const body = JSON.stringify(initializeBody());
+                    socket.write(
+                        `POST /mcp HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+                    );
+                });
+                let head = '';
+                socket.on('data', chunk => (head += chunk.toString()));
+                socket.on('end', () => resolve(Number(/^HTTP\/1\.1 (\d+)/.exec(head)?.[1])));
+                socket.on('error', reject);
+            }, reject);
+        });
+        assert.equal(host, 403);
+    });
+});

@@ -1,0 +1,88 @@
+/** Upstream list_changed bursts become one downstream notification per session. */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Client } from '@modelcontextprotocol/client';
+import type { RunningGateway } from '../src/gateway.js';
+import { connectHttp, listAllPages, sleep, startHttpFixture, startTestGateway, stdioFixture, waitFor, type HttpFixture } from './helpers.js';
+
+const DEBOUNCE_MS = 100;
+const MAX_DELAY_MS = 600;
+/** Long enough after a notification that a second one for the same burst would have arrived. */
+const QUIET_MS = MAX_DELAY_MS + 4 * DEBOUNCE_MS;
+
+interface Observed {
+    client: Client;
+    count: number;
+}
+
+async function observe(url: string): Promise<Observed> {
+    const client = await connectHttp(url);
+    const observed: Observed = { client, count: 0 };
+    client.setNotificationHandler('notifications/prompts/list_changed', () => {
+        observed.count++;
+    });
+    // Let the client open its standalone GET stream, where notifications arrive.
+    await sleep(200);
+    return observed;
+}
+
+describe('list_changed coalescing', () => {
+    let docs: HttpFixture;
+    let gateway: RunningGateway;
+    let sessions: Observed[];
+
+    before(async () => {
+        docs = await startHttpFixture('streamable-http', { name: 'docs' });
+        gateway = await startTestGateway({
+            notifications: { debounceMs: DEBOUNCE_MS, maxDelayMs: MAX_DELAY_MS },
+            upstreams: [stdioFixture('local'), { id: 'docs', transport: 'streamable-http', url: docs.url }]
+        });
+        sessions = [await observe(gateway.url!), await observe(gateway.url!)];
+    });
+
+    after(async () => {
+        await Promise.all(sessions.map(session => session.client.close()));
+        await gateway?.close();
+        await docs?.close();
+    });
+
+    const counts = () => sessions.map(session => session.count);
+
+    test('a burst of 100 upstream events reaches each session as exactly one notification', async () => {
+        const before = counts();
+        const result = await sessions[0]!.client.getPrompt({ name: 'local__emit-list-changed', arguments: { count: '100' } });
+        assert.match(JSON.stringify(result), /sent 100/);
+        await waitFor(() => sessions.every((session, i) => session.count > before[i]!), 5000, 'a notification on every session');
+        await sleep(QUIET_MS);
+        assert.deepEqual(counts(), before.map(count => count + 1));
+    });
+
+    test('events from two upstreams in one burst still give one notification', async () => {
+        const before = counts();
+        await Promise.all([
+            sessions[0]!.client.getPrompt({ name: 'local__emit-list-changed', arguments: { count: '20' } }),
+            sessions[1]!.client.getPrompt({ name: 'docs__emit-list-changed', arguments: { count: '20' } })
+        ]);
+        await waitFor(() => sessions.every((session, i) => session.count > before[i]!), 5000, 'a notification on every session');
+        await sleep(QUIET_MS);
+        assert.deepEqual(counts(), before.map(count => count + 1));
+    });
+
+    test('after the notification, the list shows the change', async () => {
+        const before = counts();
+        await sessions[0]!.client.getPrompt({ name: 'docs__mutate', arguments: { add: 'fresh-one', remove: 'prompt-001' } });
+        await waitFor(() => sessions[1]!.count > before[1]!, 5000, 'the notification');
+        const names = (await listAllPages(sessions[1]!.client)).names;
+        assert.ok(names.includes('docs__fresh-one'));
+        assert.ok(!names.includes('docs__prompt-001'));
+        assert.ok(names.includes('local__prompt-001'), 'the other upstream is untouched');
+    });
+
+    test('an upstream going down and coming back notifies sessions', async () => {
+        const before = counts();
+        await sessions[0]!.client.getPrompt({ name: 'local__crash' }).catch(() => {});
+        await waitFor(() => sessions.every((session, i) => session.count > before[i]!), 5000, 'a notification on every session');
+        await waitFor(() => gateway.upstreams[0]!.state === 'ready', 15_000, 'local to reconnect');
+        await waitFor(async () => (await listAllPages(sessions[1]!.client)).names.includes('local__with-required'), 5000, 'local prompts back');
+    });
+});
