@@ -10,7 +10,11 @@
  * validates with zod, after `${VAR}` interpolation. What JSON Schema cannot say is
  * left out: the cross-field checks of the superRefine (unique upstream ids, ids
  * without the separator, cursorSecret length, maxDelayMs >= debounceMs) and the
- * http/https restriction of upstream URLs (only `format: "uri"` is emitted).
+ * The one deliberate change to zod's output: an upstream `url` (z.url with a
+ * protocol) becomes a `pattern` instead of `format: "uri"`. zod emits only the
+ * format, which loses the http/https restriction and also rejects the raw
+ * `"${UPSTREAM_URL}"` or `"http://${HOST}/mcp"` a config file may hold
+ * (braces are not URI characters), although the gateway accepts them.
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, relative } from 'node:path';
@@ -29,7 +33,16 @@ export function generateSchema(): string {
         io: 'input',
         unrepresentable: 'throw',
         reused: 'inline',
-        cycles: 'throw'
+        cycles: 'throw',
+        override: ({ zodSchema, jsonSchema }) => {
+            if (!(zodSchema instanceof z.core.$ZodURL)) return;
+            const protocol = zodSchema._zod.def.protocol;
+            if (protocol === undefined) return;
+            // /^https?$/ -> ^(?:(?:https?)://|\$\{): a URL of an allowed scheme, or a placeholder.
+            const scheme = protocol.source.replace(/^\^/, '').replace(/\$$/, '');
+            delete jsonSchema.format;
+            jsonSchema.pattern = `^(?:(?:${scheme})://|\\$\\{)`;
+        }
     });
     const { $schema, ...rest } = generated;
     const document = {
@@ -41,7 +54,7 @@ export function generateSchema(): string {
             `Configuration file of ${manifest.name}. Generated from src/config/schema.ts by scripts/generate-schema.ts; do not edit. ` +
             'String values may contain ${VAR} or ${VAR:-default} placeholders, replaced from the environment before validation. ' +
             'The gateway checks more than this schema can express: unique upstream ids, ids not containing namespace.separator, ' +
-            'cursorSecret empty or at least 16 characters, notifications.maxDelayMs >= notifications.debounceMs, http(s) upstream URLs.',
+            'cursorSecret empty or at least 16 characters, notifications.maxDelayMs >= notifications.debounceMs.',
         ...rest
     };
     return `${JSON.stringify(document, null, 2)}\n`;

@@ -36,7 +36,7 @@ export function parseConfig(text: string, source: string, env: Environment): Gat
     }
     const interpolated = interpolateEnv(document, env);
     if (interpolated.issues.length > 0) throw new ConfigError(source, interpolated.issues);
-    const parsed = GatewayConfigSchema.safeParse(interpolated.value);
+    const parsed = GatewayConfigSchema.safeParse(interpolated.value, { reportInput: true });
     if (!parsed.success) throw new ConfigError(source, parsed.error.issues.map(toConfigIssue));
     return parsed.data;
 }
