@@ -55,15 +55,15 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
         });
     const health = () => ({ upstreams: upstreams.map(u => ({ id: u.id, state: u.state, ...(u.lastError ? { error: u.lastError } : {}) })) });
 
-    let closeEndpoint: () => Promise<void>;
+    let endpoint: { close(): Promise<void> };
     let url: string | undefined;
     let done: Promise<void>;
     if (options.stdio === true) {
-        const endpoint = await startStdioEndpoint(createServer(), sessions);
-        closeEndpoint = endpoint.close;
-        done = endpoint.closed;
+        const stdio = await startStdioEndpoint(createServer(), sessions);
+        endpoint = stdio;
+        done = stdio.closed;
     } else {
-        const endpoint = await startHttpEndpoint({
+        const http = await startHttpEndpoint({
             ...config.listen,
             maxBodyBytes: config.limits.maxBodyBytes,
             idleTimeoutMs: config.sessions.idleTimeoutMs,
@@ -73,8 +73,8 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
             health,
             logger
         });
-        closeEndpoint = endpoint.close;
-        url = endpoint.url;
+        endpoint = http;
+        url = http.url;
         done = new Promise<void>(() => {});
     }
 
@@ -84,7 +84,7 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
         catalog,
         done,
         async close() {
-            await closeEndpoint();
+            await endpoint.close();
             sessions.close();
             catalog.close();
             await Promise.allSettled(upstreams.map(upstream => upstream.close()));

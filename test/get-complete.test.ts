@@ -90,11 +90,11 @@ describe('prompts/get and completion/complete through the gateway', () => {
 
     test('a non-string argument value is -32602', async () => {
         const error = await rpcError(
-            client.request({ method: 'prompts/get', params: { name: 'local__with-required', arguments: { topic: 42 } as never } })
+            client.request({ method: 'prompts/get', params: { name: 'local__with-required', arguments: { topic: 42 } } })
         );
         assert.equal(error.code, -32602);
         assert.match(error.message, /"topic"/);
-        const notObject = await rpcError(client.request({ method: 'prompts/get', params: { name: 'local__with-required', arguments: 'x' as never } }));
+        const notObject = await rpcError(client.request({ method: 'prompts/get', params: { name: 'local__with-required', arguments: 'x' } }));
         assert.equal(notObject.code, -32602);
     });
 

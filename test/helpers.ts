@@ -57,7 +57,7 @@ export interface HttpFixture {
 export async function startHttpFixture(transport: 'streamable-http' | 'sse', options: FixtureOptions = {}): Promise<HttpFixture> {
     const child = spawn(process.execPath, fixtureArgs(transport, options), { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
     const url = await new Promise<string>((resolve, reject) => {
-        const lines = createInterface({ input: child.stderr! });
+        const lines = createInterface({ input: child.stderr });
         lines.on('line', line => {
             const match = /^FIXTURE_URL=(\S+)/.exec(line);
             if (match) resolve(match[1]!);

@@ -82,5 +82,6 @@ function describeValue(value: unknown): string {
     if (Array.isArray(value)) return 'an array';
     // String values are not echoed: after interpolation they may hold secrets.
     if (typeof value === 'string') return 'a string';
-    return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
+    if (typeof value === 'number' || typeof value === 'boolean') return `${typeof value} ${value}`;
+    return typeof value === 'object' ? 'an object' : typeof value;
 }

@@ -74,7 +74,7 @@ const listenSchema = z
         port: z.number().int().min(0).max(65_535).default(8080).describe('TCP port; 0 picks a free one.'),
         path: z
             .string()
-            .regex(/^\/[A-Za-z0-9._~\/-]*$/, { message: 'must be a URL path starting with "/"' })
+            .regex(/^\/[A-Za-z0-9._~/-]*$/, { message: 'must be a URL path starting with "/"' })
             .default('/mcp')
             .describe('Path of the MCP endpoint.')
     })

@@ -1,0 +1,162 @@
+/**
+ * Benchmarks: what the gateway adds to prompts/list and prompts/get compared
+ * with calling the upstream directly, over the same transport, in one run (so
+ * ratios compare like with like on a noisy machine), plus the memory cost of an
+ * idle downstream session. Writes BENCHMARKS.md.
+ *
+ *   npm run bench                # full run
+ *   BENCH_ITERATIONS=50 npm run bench   # quicker, noisier
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Client } from '@modelcontextprotocol/client';
+import { connectHttp, listAllPages, ROOT, startHttpFixture, stopChild } from '../test/helpers.js';
+
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
+const PROMPTS = 500;
+const SESSIONS = 200;
+
+interface Stats {
+    p50: number;
+    p95: number;
+    mean: number;
+}
+
+async function measure(iterations: number, run: () => Promise<unknown>): Promise<Stats> {
+    for (let i = 0; i < Math.min(30, iterations); i++) await run();
+    const samples: number[] = [];
+    for (let i = 0; i < iterations; i++) {
+        const start = process.hrtime.bigint();
+        await run();
+        samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+    }
+    samples.sort((a, b) => a - b);
+    const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]!;
+    return { p50: at(0.5), p95: at(0.95), mean: samples.reduce((a, b) => a + b, 0) / samples.length };
+}
+
+const fmt = (ms: number) => ms.toFixed(2);
+
+/** Resident memory of a process, from /proc (Linux). */
+async function rssKiB(pid: number): Promise<number | undefined> {
+    try {
+        const status = await readFile(`/proc/${pid}/status`, 'utf8');
+        return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
+    } catch {
+        return undefined;
+    }
+}
+
+async function memoryPerSession(gateway: CliGateway): Promise<number | undefined> {
+    const before = await rssKiB(gateway.child.pid!);
+    const clients: Client[] = [];
+    for (let i = 0; i < SESSIONS; i++) clients.push(await connectHttp(gateway.url));
+    const after = await rssKiB(gateway.child.pid!);
+    await Promise.all(clients.map(client => client.close()));
+    return before === undefined || after === undefined ? undefined : (after - before) / SESSIONS;
+}
+
+interface CliGateway {
+    url: string;
+    child: ChildProcess;
+}
+
+/** The built gateway in its own process, as users run it. */
+async function startCliGateway(name: string, config: unknown): Promise<CliGateway> {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'gateway-bench-'));
+    const file = path.join(dir, `${name}.json`);
+    await writeFile(file, JSON.stringify(config));
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist/cli.js'), '--config', file, '--port', '0'], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, LOG_LEVEL: 'warn' }
+    });
+    const url = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stderr }).on('line', line => {
+            const match = /^listening on (\S+)$/.exec(line);
+            if (match) resolve(match[1]!);
+        });
+        child.once('exit', code => reject(new Error(`gateway exited with ${code}`)));
+    });
+    return { url, child };
+}
+
+async function main(): Promise<void> {
+    const [single, paginated] = await Promise.all([
+        startHttpFixture('streamable-http', { prompts: PROMPTS }),
+        startHttpFixture('streamable-http', { prompts: PROMPTS, pageSize: 50 })
+    ]);
+    const whole = await startCliGateway('whole', { pagination: { pageSize: 1000 }, upstreams: [{ id: 'up', transport: 'streamable-http', url: single.url }] });
+    const paged = await startCliGateway('paged', { pagination: { pageSize: 50 }, upstreams: [{ id: 'up', transport: 'streamable-http', url: paginated.url }] });
+    const direct = await connectHttp(single.url);
+    const directPaged = await connectHttp(paginated.url);
+    const viaWhole = await connectHttp(whole.url);
+    const viaPaged = await connectHttp(paged.url);
+    const args = { name: 'with-required', arguments: { topic: 'benchmarks' } };
+    const gatewayArgs = { ...args, name: 'up__with-required' };
+
+    const rows: [string, Stats, Stats][] = [];
+    rows.push(['prompts/get', await measure(ITERATIONS, () => direct.getPrompt(args)), await measure(ITERATIONS, () => viaWhole.getPrompt(gatewayArgs))]);
+    rows.push([
+        `prompts/list, ${PROMPTS + 7} prompts in one page`,
+        await measure(ITERATIONS, () => listAllPages(direct)),
+        await measure(ITERATIONS, () => listAllPages(viaWhole))
+    ]);
+    rows.push([
+        `prompts/list, ${PROMPTS + 7} prompts in pages of 50 (whole walk)`,
+        await measure(ITERATIONS, () => listAllPages(directPaged)),
+        await measure(ITERATIONS, () => listAllPages(viaPaged))
+    ]);
+
+    const sessionKiB = await memoryPerSession(whole);
+
+    await Promise.all([direct.close(), directPaged.close(), viaWhole.close(), viaPaged.close()]);
+    await Promise.all([stopChild(whole.child), stopChild(paged.child), single.close(), paginated.close()]);
+
+    const table = rows
+        .map(([what, d, g]) => `| ${what} | ${fmt(d.p50)} / ${fmt(d.p95)} | ${fmt(g.p50)} / ${fmt(g.p95)} | ${(g.p50 / d.p50).toFixed(2)}x | ${fmt(g.p50 - d.p50)} |`)
+        .join('\n');
+    const report = `# Benchmarks
+
+Generated by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), ${ITERATIONS} iterations after warm-up.
+
+Each row compares the same call made directly to an upstream fixture server
+(its own process, Streamable HTTP on 127.0.0.1) with the call made through the
+gateway (the built CLI in its own process, Streamable HTTP downstream, the same
+kind of upstream behind it), measured in the same run from an SDK \`Client\` in
+the benchmark process. In the paged row the upstream paginates by 50 too, so both
+sides make the same number of round trips. Times are milliseconds, p50 / p95. The
+machine is shared and noisy: read the ratios, not the absolute numbers.
+
+| call | direct p50 / p95 | via gateway p50 / p95 | ratio (p50) | added (p50, ms) |
+| --- | --- | --- | --- | --- |
+${table}
+
+The list rows walk every page. The gateway serves lists from its per-upstream
+cache, so after the first call a list does not go upstream at all; what the rows
+show is the gateway's own cost per page (view lookup, page cut, cursor signing and
+verification) against an upstream's.
+
+Idle downstream session: ${sessionKiB === undefined ? 'not measured (needs /proc)' : `about ${sessionKiB.toFixed(1)} KiB of resident memory each in the gateway process (growth of VmRSS over ${SESSIONS} sessions; RSS is coarse, so take it as an upper bound)`}.
+
+## Reproduce
+
+\`\`\`sh
+npm ci
+npm run bench                      # writes BENCHMARKS.md
+BENCH_ITERATIONS=1000 npm run bench  # steadier numbers
+\`\`\`
+`;
+    await writeFile(path.join(ROOT, 'BENCHMARKS.md'), report);
+    process.stdout.write(report);
+}
+
+main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+        process.stderr.write(`benchmark failed: ${String(error)}\n`);
+        process.exit(1);
+    }
+);
