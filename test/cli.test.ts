@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { before, describe, test } from 'node:test';
-import { connectHttp, connectStdio, listAllPages, ROOT, stdioFixture, stopChild } from './helpers.js';
+import { connectHttp, connectStdio, listAllPages, ROOT, sleep, stdioFixture, stopChild, waitFor } from './helpers.js';
 
 const CLI = path.join(ROOT, 'dist/cli.js');
 let dir: string;
@@ -103,13 +103,25 @@ describe('CLI', () => {
     });
 
     test('--stdio serves MCP on stdin/stdout with logs on stderr only', async () => {
-        const file = await configFile('stdio.json', { log: { level: 'debug' }, upstreams: [stdioFixture('local', { pageSize: 2 })] });
+        const file = await configFile('stdio.json', {
+            log: { level: 'debug' },
+            notifications: { debounceMs: 50, maxDelayMs: 300 },
+            upstreams: [stdioFixture('local', { pageSize: 2 })]
+        });
         const client = await connectStdio(process.execPath, [CLI, '--config', file, '--stdio']);
+        let notifications = 0;
+        client.setNotificationHandler('notifications/prompts/list_changed', () => {
+            notifications++;
+        });
         try {
             const { names } = await listAllPages(client);
             assert.ok(names.includes('local__all-content'));
             const result = await client.getPrompt({ name: 'local__with-required', arguments: { topic: 'stdio' } });
             assert.match(JSON.stringify(result), /Write about stdio/);
+            await client.getPrompt({ name: 'local__emit-list-changed', arguments: { count: '100' } });
+            await waitFor(() => notifications > 0, 5000, 'list_changed over stdio');
+            await sleep(600);
+            assert.equal(notifications, 1, 'one notification for the burst of 100');
         } finally {
             await client.close();
         }

@@ -6,7 +6,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport, SSEClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
+import { Writable } from 'node:stream';
 import { parseConfig } from '../src/config/load.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 
@@ -75,9 +76,28 @@ export async function stopChild(child: ChildProcess): Promise<void> {
 }
 
 /** Runs the gateway in this process from a config object, with defaults applied as for a file. */
-export async function startTestGateway(config: Record<string, unknown>): Promise<RunningGateway> {
+export async function startTestGateway(config: Record<string, unknown>, logger?: Logger): Promise<RunningGateway> {
     const parsed = parseConfig(JSON.stringify({ listen: { port: 0 }, ...config }), 'test config', process.env);
-    return startGateway(parsed, { logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+    return startGateway(parsed, { logger: logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+}
+
+/** A logger whose JSON lines the test can read. */
+export function capturingLogger(): { logger: Logger; lines: () => Record<string, unknown>[] } {
+    const chunks: string[] = [];
+    const sink = new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+            chunks.push(chunk.toString());
+            callback();
+        }
+    });
+    const logger = pino({ level: 'debug' }, sink);
+    const lines = () =>
+        chunks
+            .join('')
+            .split('\n')
+            .filter(line => line !== '')
+            .map(line => JSON.parse(line) as Record<string, unknown>);
+    return { logger, lines };
 }
 
 export interface ConnectOptions {

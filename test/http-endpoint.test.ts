@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../src/gateway.js';
-import { connectHttp, startHttpFixture, startTestGateway, stdioFixture, type HttpFixture } from './helpers.js';
+import { connectHttp, startHttpFixture, startTestGateway, stdioFixture, waitFor, type HttpFixture } from './helpers.js';
 
 const REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
 
@@ -135,5 +135,30 @@ describe('downstream Streamable HTTP endpoint', () => {
             }, reject);
         });
         assert.equal(host, 403);
+    });
+});
+
+describe('idle sessions', () => {
+    test('a session with no request and no stream for sessions.idleTimeoutMs is closed (then 404)', async () => {
+        const gateway = await startTestGateway({ sessions: { idleTimeoutMs: 1000 }, upstreams: [stdioFixture('local')] });
+        try {
+            const init = await post(gateway.url!, initializeBody());
+            const sessionId = init.headers.get('mcp-session-id')!;
+            await init.body?.cancel();
+            const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' };
+            const listed = await post(gateway.url!, { jsonrpc: '2.0', id: 2, method: 'prompts/list', params: {} }, headers);
+            assert.equal(listed.status, 200, 'the session works while in use');
+            await listed.body?.cancel();
+            await waitFor(
+                async () => {
+                    const response = await fetch(gateway.url!, { method: 'DELETE', headers });
+                    return response.status === 404;
+                },
+                10_000,
+                'the idle session to be closed'
+            );
+        } finally {
+            await gateway.close();
+        }
     });
 });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../src/gateway.js';
-import { connectHttp, connectSse, connectStdio, FIXTURE, listAllPages, rpcError, startHttpFixture, startTestGateway, stdioFixture, type HttpFixture } from './helpers.js';
+import { capturingLogger, connectHttp, connectSse, connectStdio, FIXTURE, listAllPages, rpcError, startHttpFixture, startTestGateway, stdioFixture, waitFor, type HttpFixture } from './helpers.js';
 
 describe('merged, paginated prompts/list', () => {
     let streamable: HttpFixture;
@@ -110,6 +110,77 @@ describe('merged, paginated prompts/list', () => {
             await otherClient.close();
         } finally {
             await other.close();
+        }
+    });
+});
+
+describe('unprefixed upstreams and name clashes', () => {
+    test('"namespace": false exposes names as they are; on a clash the first upstream in config order wins, with a warning', async () => {
+        const { logger, lines } = capturingLogger();
+        const gateway = await startTestGateway(
+            {
+                upstreams: [
+                    stdioFixture('first', { prompts: 2 }, { namespace: false }),
+                    stdioFixture('second', { prompts: 4 }, { namespace: false }),
+                    stdioFixture('empty', { flags: ['--no-prompts'] })
+                ]
+            },
+            logger
+        );
+        try {
+            const client = await connectHttp(gateway.url!);
+            const { names } = await listAllPages(client);
+            await client.close();
+            // The second upstream adds only what the first does not have: its two extra generic prompts.
+            assert.deepEqual(names.slice(0, 2), ['prompt-000', 'prompt-001']);
+            assert.deepEqual(names.filter(name => name === 'with-required'), ['with-required']);
+            assert.ok(names.includes('prompt-003'));
+            assert.equal(new Set(names).size, names.length, 'no name twice');
+            assert.ok(!names.some(name => name.includes('__')), 'no prefixes');
+            const clash = lines().find(line => line.msg === 'prompt name clash; keeping the first upstream in config order' && line.prompt === 'prompt-000');
+            assert.deepEqual([clash?.kept, clash?.dropped], ['first', 'second']);
+            assert.equal(gateway.upstreams[2]!.state, 'ready', 'an upstream without prompts connects and contributes nothing');
+        } finally {
+            await gateway.close();
+        }
+    });
+});
+
+describe('pagination stays stable while an upstream changes mid-walk', () => {
+    test('no prompt present throughout is skipped or repeated', async () => {
+        const gateway = await startTestGateway({ pagination: { pageSize: 3 }, upstreams: [stdioFixture('a', { prompts: 12, pageSize: 5 }), stdioFixture('b', { prompts: 4 })] });
+        try {
+            const client = await connectHttp(gateway.url!);
+            const seen: string[] = [];
+            let page = await client.request({ method: 'prompts/list', params: {} });
+            seen.push(...page.prompts.map(prompt => prompt.name));
+            // Remove a prompt already returned and one not yet returned, add new ones, between pages.
+            await client.getPrompt({ name: 'a__mutate', arguments: { remove: 'prompt-001,prompt-007', add: 'late-1,late-2' } });
+            await waitFor(async () => !(await listAllPages(client)).names.includes('a__prompt-007'), 5000, 'the change to show');
+            while (page.nextCursor !== undefined) {
+                page = await client.request({ method: 'prompts/list', params: { cursor: page.nextCursor } });
+                seen.push(...page.prompts.map(prompt => prompt.name));
+                if (seen.length === 9) await client.getPrompt({ name: 'a__mutate', arguments: { remove: 'prompt-008', add: 'late-3' } });
+            }
+            await client.close();
+            const throughout = (await startedNames()).filter(name => !['a__prompt-001', 'a__prompt-007', 'a__prompt-008'].includes(name));
+            for (const name of throughout) assert.equal(seen.filter(s => s === name).length, 1, `${name} returned once`);
+            assert.equal(new Set(seen).size, seen.length, 'nothing twice');
+        } finally {
+            await gateway.close();
+        }
+
+        async function startedNames(): Promise<string[]> {
+            // The lists as they were before any change: read from fresh copies of the same fixtures.
+            const original = await startTestGateway({ upstreams: [stdioFixture('a', { prompts: 12, pageSize: 5 }), stdioFixture('b', { prompts: 4 })] });
+            try {
+                const client = await connectHttp(original.url!);
+                const { names } = await listAllPages(client);
+                await client.close();
+                return names;
+            } finally {
+                await original.close();
+            }
         }
     });
 });
