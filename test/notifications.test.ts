@@ -86,3 +86,51 @@ describe('list_changed coalescing', () => {
         await waitFor(async () => (await listAllPages(sessions[1]!.client)).names.includes('local__with-required'), 5000, 'local prompts back');
     });
 });
+
+describe('a session without a GET stream', () => {
+    test('gets the notification held back when it opens the stream', async () => {
+        const gateway = await startTestGateway({ notifications: { debounceMs: 20, maxDelayMs: 100 }, upstreams: [stdioFixture('local')] });
+        const other = await connectHttp(gateway.url!);
+        try {
+            const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+            const init = await fetch(gateway.url!, {
+                method: 'POST',
+                headers,
+                body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+            });
+            const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+            await init.text();
+            await fetch(gateway.url!, { method: 'POST', headers: { ...headers, ...session }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+
+            // The change happens while the raw session has no stream open.
+            let seenByOther = 0;
+            other.setNotificationHandler('notifications/prompts/list_changed', () => void seenByOther++);
+            await other.getPrompt({ name: 'local__emit-list-changed', arguments: { count: '3' } });
+            await waitFor(() => seenByOther > 0, 5000, 'the burst to be flushed');
+
+            const controller = new AbortController();
+            const stream = await fetch(gateway.url!, { method: 'GET', headers: { accept: 'text/event-stream', ...session }, signal: controller.signal });
+            assert.equal(stream.status, 200);
+            const reader = stream.body!.getReader();
+            let text = '';
+            // Without the held-back notification nothing arrives: give up after a while instead of waiting forever.
+            const giveUp = setTimeout(() => controller.abort(), 5000);
+            try {
+                while (!text.includes('notifications/prompts/list_changed')) {
+                    const { value, done } = await reader.read();
+                    if (done) break;
+                    text += new TextDecoder().decode(value);
+                }
+            } catch {
+                // aborted
+            } finally {
+                clearTimeout(giveUp);
+                controller.abort();
+            }
+            assert.match(text, /notifications\/prompts\/list_changed/);
+        } finally {
+            await other.close();
+            await gateway.close();
+        }
+    });
+});
