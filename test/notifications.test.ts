@@ -111,15 +111,14 @@ describe('a session without a GET stream', () => {
             const controller = new AbortController();
             const stream = await fetch(gateway.url!, { method: 'GET', headers: { accept: 'text/event-stream', ...session }, signal: controller.signal });
             assert.equal(stream.status, 200);
-            const reader = stream.body!.getReader();
+            const chunks = stream.body as AsyncIterable<Uint8Array>;
             let text = '';
             // Without the held-back notification nothing arrives: give up after a while instead of waiting forever.
             const giveUp = setTimeout(() => controller.abort(), 5000);
             try {
-                while (!text.includes('notifications/prompts/list_changed')) {
-                    const { value, done } = await reader.read();
-                    if (done) break;
-                    text += new TextDecoder().decode(value);
+                for await (const chunk of chunks) {
+                    text += Buffer.from(chunk).toString('utf8');
+                    if (text.includes('notifications/prompts/list_changed')) break;
                 }
             } catch {
                 // aborted

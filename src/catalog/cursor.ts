@@ -21,7 +21,7 @@ export interface CursorPosition {
     version: string;
     /** Index, in that list version, of the next prompt to consider. */
     offset: number;
-    /** Name of the last prompt consumed from that upstream ('' at the start). */
+    /** `anchorOf` the last prompt consumed from that upstream ('' at the start): short whatever the name's length. */
     anchor: string;
 }
 
@@ -55,8 +55,9 @@ export class CursorCodec {
         const dot = cursor.indexOf('.');
         if (dot <= 0 || dot !== cursor.lastIndexOf('.')) return undefined;
         const payload = cursor.slice(0, dot);
-        const mac = Buffer.from(cursor.slice(dot + 1), 'base64url');
-        const expected = this.#mac(payload);
+        // Compare the text, not decoded bytes: base64url decoding ignores stray characters and padding.
+        const mac = Buffer.from(cursor.slice(dot + 1), 'latin1');
+        const expected = Buffer.from(this.#mac(payload).toString('base64url'), 'latin1');
         if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) return undefined;
         let fields: unknown;
         try {

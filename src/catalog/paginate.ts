@@ -9,9 +9,11 @@
  * Provided upstreams keep the relative order of their surviving prompts (adds
  * and removes, not reorders), no prompt that exists throughout a walk is
  * skipped or returned twice. When the old version is not in the history (for
- * example a replica that never saw it), the walk resumes after the anchor name,
- * or at the same offset when that prompt is gone as well.
+ * example a replica that never saw it), the walk resumes after the anchor (a
+ * digest of the last name consumed), or at the same offset when that prompt is
+ * gone as well.
  */
+import { createHash } from 'node:crypto';
 import type { CursorPosition } from './cursor.js';
 
 export interface Segment<E> {
@@ -67,8 +69,13 @@ function positionIn<E>(segment: Segment<E>, offset: number): Position {
         upstreamId: segment.upstreamId,
         version: segment.version,
         offset,
-        anchor: offset > 0 ? segment.names[offset - 1]! : ''
+        anchor: offset > 0 ? anchorOf(segment.names[offset - 1]!) : ''
     };
+}
+
+/** A fixed-size stand-in for a prompt name, so cursors stay small whatever upstreams call their prompts. */
+export function anchorOf(name: string): string {
+    return createHash('sha256').update(name).digest('base64url').slice(0, 16);
 }
 
 function hasVisibleFrom<E>(segments: readonly Segment<E>[], segmentIndex: number, offset: number): boolean {
@@ -107,7 +114,7 @@ function resumeOffset(names: readonly string[], version: string, start: Position
         return 0;
     }
     if (start.anchor !== '') {
-        const anchorAt = names.indexOf(start.anchor);
+        const anchorAt = names.findIndex(name => anchorOf(name) === start.anchor);
         if (anchorAt !== -1) return anchorAt + 1;
     }
     return Math.min(start.offset, names.length);

@@ -50,7 +50,8 @@ function substitute(text: string, path: (string | number)[], env: Environment, i
             });
             return match;
         }
-        const fromEnv = env[name];
+        // Own properties only: `${constructor}` must not find Object.prototype.constructor.
+        const fromEnv = Object.hasOwn(env, name) ? env[name] : undefined;
         if (fromEnv !== undefined && !(fromEnv === '' && fallback !== undefined)) return fromEnv;
         if (fallback !== undefined) return fallback;
         issues.push({

@@ -32,13 +32,23 @@ export function parseConfig(text: string, source: string, env: Environment): Gat
     try {
         document = JSON.parse(text);
     } catch (error) {
-        throw new ConfigError(source, [{ path: [], message: `not valid JSON: ${(error as Error).message}` }]);
+        throw new ConfigError(source, [{ path: [], message: `not valid JSON${jsonErrorLocation(text, error)}; fix the syntax there` }]);
     }
     const interpolated = interpolateEnv(document, env);
     if (interpolated.issues.length > 0) throw new ConfigError(source, interpolated.issues);
     const parsed = GatewayConfigSchema.safeParse(interpolated.value, { reportInput: true });
     if (!parsed.success) throw new ConfigError(source, parsed.error.issues.map(toConfigIssue));
     return parsed.data;
+}
+
+/** " at line L, column C" from the parser's position; the parser's own message quotes file text, which may hold secrets. */
+function jsonErrorLocation(text: string, error: unknown): string {
+    const position = /position (\d+)/.exec((error as Error).message)?.[1];
+    if (position === undefined) return '';
+    const before = text.slice(0, Number(position));
+    const line = before.split('\n').length;
+    const column = Number(position) - before.lastIndexOf('\n');
+    return ` at line ${line}, column ${column}`;
 }
 
 function resolvePaths(config: GatewayConfig, baseDir: string): GatewayConfig {
