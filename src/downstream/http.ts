@@ -34,6 +34,9 @@ export interface HttpEndpoint {
 
 interface HttpSession extends Session {
     readonly http: NodeStreamableHTTPServerTransport;
+    lastSeen: number;
+    /** Open GET streams: a session with one is never idle. */
+    openStreams: number;
 }
 
 export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<HttpEndpoint> {

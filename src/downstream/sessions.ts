@@ -12,9 +12,7 @@ import { describeError, type Logger } from '../observability/logger.js';
 export interface Session {
     readonly id: string;
     readonly server: Server;
-    readonly transport: string;
-    lastSeen: number;
-    openStreams: number;
+    readonly transport: 'streamable-http' | 'stdio';
     notificationPending: boolean;
     /** Whether the session can receive a server-initiated message now. */
     readonly canReceive: () => boolean;
@@ -33,14 +31,6 @@ export class SessionRegistry {
         });
     }
 
-    get size(): number {
-        return this.#sessions.size;
-    }
-
-    get(id: string): Session | undefined {
-        return this.#sessions.get(id);
-    }
-
     add(session: Session): void {
         this.#sessions.set(session.id, session);
     }
@@ -48,10 +38,6 @@ export class SessionRegistry {
     /** Forgets the session; closing its transport is the caller's business. */
     delete(id: string): boolean {
         return this.#sessions.delete(id);
-    }
-
-    values(): IterableIterator<Session> {
-        return this.#sessions.values();
     }
 
     notify(session: Session): void {

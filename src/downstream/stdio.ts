@@ -16,8 +16,6 @@ export async function startStdioEndpoint(server: Server, sessions: SessionRegist
         id: 'stdio',
         server,
         transport: 'stdio',
-        lastSeen: Date.now(),
-        openStreams: 1,
         notificationPending: false,
         canReceive: () => connected
     });

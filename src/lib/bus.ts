@@ -24,8 +24,4 @@ export class Bus<T> {
             }
         }
     }
-
-    get size(): number {
-        return this.#listeners.size;
-    }
 }

@@ -191,9 +191,10 @@ export class UpstreamConnection {
     }
 
     #withStderrLog(transport: StdioClientTransport): StdioClientTransport {
-        const stderr = transport.stderr;
+        // With stderr: 'pipe' the SDK hands out a PassThrough; its declared type is the broader Stream.
+        const stderr = transport.stderr as Readable | null;
         if (stderr !== null) {
-            createInterface({ input: stderr as Readable, crlfDelay: Infinity }).on('line', line => {
+            createInterface({ input: stderr, crlfDelay: Infinity }).on('line', line => {
                 this.#log.info({ stream: 'stderr' }, line.length > 2000 ? `${line.slice(0, 2000)}...` : line);
             });
         }
