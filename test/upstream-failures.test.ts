@@ -1,0 +1,48 @@
+/** Upstreams that are missing at start never stop the gateway; they are retried and join later. */
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { test } from 'node:test';
+import { connectHttp, listAllPages, rpcError, startHttpFixture, startTestGateway, stdioFixture, waitFor } from './helpers.js';
+
+async function freePort(): Promise<number> {
+    const server = createServer();
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    await new Promise(resolve => server.close(resolve));
+    return port;
+}
+
+test('unreachable and unstartable upstreams are left out, the rest is served, and a late upstream joins', async () => {
+    const port = await freePort();
+    const gateway = await startTestGateway({
+        upstreams: [
+            { id: 'late', transport: 'streamable-http', url: `http://127.0.0.1:${port}/mcp`, timeoutMs: 2000 },
+            { id: 'broken', transport: 'stdio', command: 'definitely-not-a-command-here' },
+            stdioFixture('local')
+        ]
+    });
+    const client = await connectHttp(gateway.url!);
+    try {
+        assert.deepEqual(gateway.upstreams.map(upstream => upstream.state), ['down', 'down', 'ready']);
+        const first = await listAllPages(client);
+        assert.ok(first.names.length > 0 && first.names.every(name => name.startsWith('local__')));
+        const down = await rpcError(client.getPrompt({ name: 'late__with-required', arguments: { topic: 'x' } }));
+        assert.equal(down.code, -32602, 'a prompt of an upstream that never connected is unknown');
+
+        let notified = 0;
+        client.setNotificationHandler('notifications/prompts/list_changed', () => void notified++);
+        const fixture = await startHttpFixture('streamable-http', { flags: ['--port', String(port)] });
+        try {
+            await waitFor(() => gateway.upstreams[0]!.state === 'ready', 40_000, 'the late upstream to be connected by a retry');
+            await waitFor(() => notified > 0, 5000, 'a list_changed for the new prompts');
+            const after = await listAllPages(client);
+            assert.ok(after.names.includes('late__with-required'));
+            assert.equal(gateway.upstreams[1]!.state, 'down', 'the broken one is still retried, not fatal');
+        } finally {
+            await fixture.close();
+        }
+    } finally {
+        await client.close();
+        await gateway.close();
+    }
+});
