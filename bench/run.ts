@@ -134,6 +134,10 @@ machine is shared and noisy: read the ratios, not the absolute numbers.
 | --- | --- | --- | --- | --- |
 ${table}
 
+A \`prompts/get\` through the gateway is two Streamable HTTP round trips
+(client to gateway, gateway to upstream) where the direct call is one, so about
+2x is the floor for an HTTP-to-HTTP proxy; the added time is roughly one more hop.
+
 The list rows walk every page. The gateway serves lists from its per-upstream
 cache, so after the first call a list does not go upstream at all; what the rows
 show is the gateway's own cost per page (view lookup, page cut, cursor signing and
