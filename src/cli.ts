@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfigFile } from './config/load.js';
 import { ConfigError } from './config/issues.js';
-import type { GatewayConfig } from './config/schema.js';
+import { LOG_LEVELS, type GatewayConfig } from './config/schema.js';
 import { startGateway } from './gateway.js';
 import { createLogger, describeError } from './observability/logger.js';
 import { VERSION } from './version.js';
@@ -69,25 +69,34 @@ async function main(argv: string[]): Promise<number> {
         return 0;
     }
     if (args.config === undefined) throw new UsageError('--config <file> is required');
-    const { config: fileConfig } = await loadConfigFile(args.config);
+    const fileConfig = await loadConfigFile(args.config);
     const config = applyOverrides(fileConfig, args.host, args.port);
     if (args.check) {
         process.stderr.write(`config ${args.config} is valid (${config.upstreams.length} upstream(s))\n`);
         return 0;
     }
 
+    const envLevel = process.env.LOG_LEVEL;
+    if (envLevel !== undefined && !LOG_LEVELS.includes(envLevel as never)) {
+        throw new UsageError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+    }
     const logger = createLogger({ level: config.log.level });
     const gateway = await startGateway(config, { logger, stdio: args.stdio });
     if (gateway.url !== undefined) process.stderr.write(`listening on ${gateway.url}\n`);
 
     let stopping = false;
-    const stop = async (signal: string) => {
+    const stop = async (reason: string) => {
         if (stopping) return;
         stopping = true;
-        logger.info({ signal }, 'shutting down');
-        await gateway.close();
-        logger.flush();
-        process.exit(0);
+        logger.info({ reason }, 'shutting down');
+        let code = 0;
+        try {
+            await gateway.close();
+        } catch (error) {
+            logger.error({ err: describeError(error) }, 'shutdown failed');
+            code = 1;
+        }
+        logger.flush(() => process.exit(code));
     };
     process.once('SIGINT', () => void stop('SIGINT'));
     process.once('SIGTERM', () => void stop('SIGTERM'));
@@ -107,6 +116,7 @@ main(process.argv.slice(2)).then(
             return;
         }
         process.stderr.write(`mcp-prompt-gateway: ${describeError(error)}\n`);
-        process.exitCode = 1;
+        // Exit now: whatever failed may have left handles open that would keep the process alive.
+        process.exit(1);
     }
 );

@@ -5,11 +5,12 @@ import { Catalog } from './catalog/catalog.js';
 import { CursorCodec } from './catalog/cursor.js';
 import { PromptService, type Caller } from './catalog/service.js';
 import { startHttpEndpoint } from './downstream/http.js';
-import { createPromptServer, GATEWAY_INFO } from './downstream/prompt-server.js';
+import { createPromptServer } from './downstream/prompt-server.js';
 import { SessionRegistry } from './downstream/sessions.js';
 import { startStdioEndpoint } from './downstream/stdio.js';
 import type { Logger } from './observability/logger.js';
 import { UpstreamConnection } from './upstream/connection.js';
+import { GATEWAY_INFO } from './version.js';
 
 export interface GatewayOptions {
     logger: Logger;
@@ -42,27 +43,33 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
     });
     const service = new PromptService(catalog, new CursorCodec(config.cursorSecret), { pageSize: config.pagination.pageSize });
     const sessions = new SessionRegistry(catalog.changes, logger);
+    const shutdown = async () => {
+        sessions.close();
+        catalog.close();
+        await Promise.allSettled(upstreams.map(upstream => upstream.close()));
+    };
 
-    // Every upstream gets its first attempt before clients are served, so the first list is complete.
-    const limit = pLimit(config.upstreamConnectConcurrency);
-    await Promise.all(upstreams.map(upstream => limit(() => upstream.start())));
+    try {
+        // Every upstream gets its first attempt before clients are served, so the first list is complete.
+        const limit = pLimit(config.upstreamConnectConcurrency);
+        await Promise.all(upstreams.map(upstream => limit(() => upstream.start())));
+        catalog.discardPendingChanges();
 
-    const createServer = () =>
-        createPromptServer({
-            service,
-            caller: ANONYMOUS,
-            completions: upstreams.some(upstream => upstream.capabilities?.completions !== undefined)
+        const createServer = () =>
+            createPromptServer({
+                service,
+                caller: ANONYMOUS,
+                // An upstream not connected yet may offer completions later; the answer for it is empty meanwhile.
+                completions: upstreams.some(upstream => upstream.state !== 'ready' || upstream.capabilities?.completions !== undefined)
+            });
+        const health = () => ({
+            upstreams: upstreams.map(u => ({ id: u.id, state: u.state, ...(u.lastError ? { error: u.lastError } : {}) }))
         });
-    const health = () => ({ upstreams: upstreams.map(u => ({ id: u.id, state: u.state, ...(u.lastError ? { error: u.lastError } : {}) })) });
 
-    let endpoint: { close(): Promise<void> };
-    let url: string | undefined;
-    let done: Promise<void>;
-    if (options.stdio === true) {
-        const stdio = await startStdioEndpoint(createServer(), sessions);
-        endpoint = stdio;
-        done = stdio.closed;
-    } else {
+        if (options.stdio === true) {
+            const stdio = await startStdioEndpoint(createServer(), sessions);
+            return running(undefined, stdio.closed, stdio);
+        }
         const http = await startHttpEndpoint({
             ...config.listen,
             maxBodyBytes: config.limits.maxBodyBytes,
@@ -73,21 +80,22 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
             health,
             logger
         });
-        endpoint = http;
-        url = http.url;
-        done = new Promise<void>(() => {});
+        return running(http.url, new Promise<void>(() => {}), http);
+    } catch (error) {
+        await shutdown();
+        throw error;
     }
 
-    return {
-        url,
-        upstreams,
-        catalog,
-        done,
-        async close() {
-            await endpoint.close();
-            sessions.close();
-            catalog.close();
-            await Promise.allSettled(upstreams.map(upstream => upstream.close()));
-        }
-    };
+    function running(url: string | undefined, done: Promise<void>, endpoint: { close(): Promise<void> }): RunningGateway {
+        return {
+            url,
+            upstreams,
+            catalog,
+            done,
+            async close() {
+                await endpoint.close();
+                await shutdown();
+            }
+        };
+    }
 }

@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { before, describe, test } from 'node:test';
 import { connectHttp, connectStdio, listAllPages, ROOT, sleep, stdioFixture, stopChild, waitFor } from './helpers.js';
@@ -75,6 +76,21 @@ describe('CLI', () => {
         assert.equal(runCli(['--check']).status, 2);
         assert.equal(runCli(['--config', 'gateway.example.json', '--port', 'eighty']).status, 2);
         assert.equal(runCli(['--config', 'gateway.example.json', '--bogus']).status, 2);
+    });
+
+    test('a port already in use exits 1 at once with a short message instead of hanging on its started upstreams', async () => {
+        const blocker = createServer();
+        await new Promise<void>(resolve => blocker.listen(0, '127.0.0.1', resolve));
+        const { port } = blocker.address() as { port: number };
+        try {
+            const file = await configFile('busy.json', { listen: { port }, upstreams: [stdioFixture('local')] });
+            const result = runCli(['--config', file]);
+            assert.equal(result.status, 1, 'exits instead of hanging on the started upstream');
+            assert.match(result.stderr, /EADDRINUSE/);
+            assert.doesNotMatch(result.stderr, /\n\s+at /);
+        } finally {
+            blocker.close();
+        }
     });
 
     test('serves HTTP, prints "listening on http://HOST:PORT/PATH" to stderr, and exits 0 on SIGTERM', async () => {

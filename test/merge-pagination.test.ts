@@ -129,8 +129,13 @@ describe('unprefixed upstreams and name clashes', () => {
         );
         try {
             const client = await connectHttp(gateway.url!);
+            // An unprefixed name inside a namespaced upstream's namespace stays reserved for that upstream.
+            await client.getPrompt({ name: 'mutate', arguments: { add: 'empty__sneaky' } });
+            // Listing rebuilds the view; once it has seen the new name, the warning is logged.
+            await waitFor(async () => (await listAllPages(client), lines().some(line => line.prompt === 'empty__sneaky')), 5000, 'the reserved name to be seen');
             const { names } = await listAllPages(client);
             await client.close();
+            assert.ok(!names.includes('empty__sneaky'), 'a name in the "empty" namespace is not taken by an unprefixed upstream');
             // The second upstream adds only what the first does not have: its two extra generic prompts.
             assert.deepEqual(names.slice(0, 2), ['prompt-000', 'prompt-001']);
             assert.deepEqual(names.filter(name => name === 'with-required'), ['with-required']);

@@ -3,18 +3,21 @@
  *
  * Each upstream's whole list is cached in a plain Map (one entry per configured
  * upstream, so it is bounded by the config) and dropped when that upstream
- * sends list_changed or its connection comes or goes; the next reader refreshes
- * it, one fetch at a time per upstream. Old versions of each name list are kept
- * in a size-bounded LRU so cursors cut from them can resume exactly.
+ * sends list_changed or its connection comes or goes. The next reader refreshes
+ * it; readers arriving meanwhile share that fetch, unless a change lands during
+ * it, which starts a fresh one. A failed fetch serves the last good list (or
+ * nothing) and is not retried for a few seconds, so one failing upstream does
+ * not slow every request down. Old versions of each name list are kept in a
+ * size-bounded LRU so cursors cut from them can resume exactly.
  */
-import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Prompt } from '@modelcontextprotocol/client';
 import { Bus } from '../lib/bus.js';
+import { shortDigest } from '../lib/digest.js';
 import { describeError, type Logger } from '../observability/logger.js';
 import type { UpstreamConnection, UpstreamEvent } from '../upstream/connection.js';
 import { Coalescer } from './coalescer.js';
-import { exposedName, type NamingRule } from './names.js';
+import { exposedName, inReservedNamespace, type NamingRule } from './names.js';
 import type { Segment } from './paginate.js';
 
 export interface CatalogEntry {
@@ -50,10 +53,19 @@ interface UpstreamList {
 }
 
 interface CacheSlot {
+    /** The current list; undefined when it must be (re)read. */
     list?: UpstreamList;
+    /** The last list read successfully, served while a reread fails. */
+    lastGood?: UpstreamList;
     refreshing?: Promise<UpstreamList | undefined>;
+    /** Bumped by every change; a fetch that started before one is stale. */
     generation: number;
+    /** After a failed read, no new attempt before this time (ms since epoch). */
+    retryAfter: number;
 }
+
+/** How long a failed list read is not retried. */
+const LIST_RETRY_MS = 5000;
 
 export class Catalog {
     /** Coalesced: one event per burst of upstream changes. */
@@ -77,7 +89,7 @@ export class Catalog {
             flush: ids => this.changes.publish({ upstreamIds: [...new Set(ids)] })
         });
         for (const upstream of upstreams) {
-            this.#slots.set(upstream.id, { generation: 0 });
+            this.#slots.set(upstream.id, { generation: 0, retryAfter: 0 });
             this.#unsubscribe.push(upstream.events.subscribe(event => this.#onUpstreamEvent(event)));
         }
     }
@@ -97,8 +109,13 @@ export class Catalog {
         return this.#history.get(historyKey(upstreamId, version));
     }
 
+    /** Forgets changes seen so far, e.g. the upstreams' first connections, which no client needs to hear about. */
+    discardPendingChanges(): void {
+        this.#coalescer.discard();
+    }
+
     close(): void {
-        this.#coalescer.cancel();
+        this.#coalescer.discard();
         for (const unsubscribe of this.#unsubscribe) unsubscribe();
     }
 
@@ -109,6 +126,9 @@ export class Catalog {
         if (slot === undefined) return;
         slot.generation++;
         slot.list = undefined;
+        slot.refreshing = undefined;
+        slot.retryAfter = 0;
+        if (event.type === 'state') slot.lastGood = undefined;
         this.#coalescer.push(event.upstreamId);
     }
 
@@ -116,28 +136,35 @@ export class Catalog {
         if (upstream.state !== 'ready') return undefined;
         const slot = this.#slots.get(upstream.id)!;
         if (slot.list !== undefined) return slot.list;
-        slot.refreshing ??= this.#refresh(upstream, slot).finally(() => {
-            slot.refreshing = undefined;
-        });
+        if (Date.now() < slot.retryAfter) return slot.lastGood;
+        if (slot.refreshing === undefined) {
+            const refreshing = this.#refresh(upstream, slot).finally(() => {
+                if (slot.refreshing === refreshing) slot.refreshing = undefined;
+            });
+            slot.refreshing = refreshing;
+        }
         return slot.refreshing;
     }
 
     async #refresh(upstream: UpstreamConnection, slot: CacheSlot): Promise<UpstreamList | undefined> {
         const generation = slot.generation;
-        let list: UpstreamList;
         try {
             const collected = await upstream.listPrompts();
             if (collected.truncated !== undefined) {
                 this.#log.warn({ upstream: upstream.id, reason: collected.truncated, prompts: collected.items.length }, 'upstream prompt list cut short');
             }
-            list = this.#toList(upstream.id, collected.items);
+            const list = this.#toList(upstream.id, collected.items);
+            // A change that arrived while reading makes this result stale: serve it to this reader, reread next time.
+            if (slot.generation === generation) {
+                slot.list = list;
+                slot.lastGood = list;
+            }
+            return list;
         } catch (error) {
-            this.#log.warn({ upstream: upstream.id, err: describeError(error) }, 'listing upstream prompts failed; leaving them out');
-            return undefined;
+            this.#log.warn({ upstream: upstream.id, err: describeError(error), retryInMs: LIST_RETRY_MS }, 'listing upstream prompts failed; serving its last good list, if any');
+            if (slot.generation === generation) slot.retryAfter = Date.now() + LIST_RETRY_MS;
+            return slot.lastGood;
         }
-        // A change that arrived while reading makes this result stale: serve it now, reread next time.
-        if (slot.generation === generation) slot.list = list;
-        return list;
     }
 
     #toList(upstreamId: string, prompts: readonly Prompt[]): UpstreamList {
@@ -152,17 +179,23 @@ export class Catalog {
             unique.push(prompt);
         }
         const names = unique.map(prompt => prompt.name);
-        const version = createHash('sha256').update(JSON.stringify(names)).digest('base64url').slice(0, 16);
+        const version = shortDigest(JSON.stringify(names));
         this.#history.set(historyKey(upstreamId, version), names);
         return { prompts: unique, names, version };
     }
 
     #buildView(lists: readonly (UpstreamList | undefined)[]): CatalogView {
         const byName = new Map<string, CatalogEntry>();
+        const naming = this.options.naming;
+        const namespacedIds = new Set(this.upstreams.filter(upstream => upstream.config.namespace).map(upstream => upstream.id));
         const segments = this.upstreams.map((upstream, i): Segment<CatalogEntry> => {
             const list = lists[i] ?? EMPTY_LIST;
             const entries = list.prompts.map(prompt => {
-                const name = exposedName(this.options.naming, upstream.id, upstream.config.namespace, prompt.name);
+                const name = exposedName(naming, upstream.id, upstream.config.namespace, prompt.name);
+                if (!upstream.config.namespace && inReservedNamespace(naming, name, namespacedIds)) {
+                    this.#log.warn({ prompt: name, upstream: upstream.id }, 'unprefixed prompt name lies in a namespaced upstream\'s namespace; leaving it out');
+                    return undefined;
+                }
                 const owner = byName.get(name);
                 if (owner !== undefined) {
                     this.#log.warn({ prompt: name, kept: owner.upstream.id, dropped: upstream.id }, 'prompt name clash; keeping the first upstream in config order');

@@ -46,14 +46,19 @@ export class Coalescer<T> {
     }
 
     flushNow(): void {
-        this.cancel();
+        this.#cancelTimers();
         const events = this.#pending;
         this.#pending = [];
         if (events.length > 0) this.options.flush(events);
     }
 
-    /** Drops the timers; pending events stay until the next push or flushNow. */
-    cancel(): void {
+    /** Drops pending events and timers: nothing is flushed. */
+    discard(): void {
+        this.#cancelTimers();
+        this.#pending = [];
+    }
+
+    #cancelTimers(): void {
         if (this.#debounce !== undefined) this.#timers.clearTimeout(this.#debounce);
         if (this.#deadline !== undefined) this.#timers.clearTimeout(this.#deadline);
         this.#debounce = undefined;

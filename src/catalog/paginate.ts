@@ -13,7 +13,7 @@
  * digest of the last name consumed), or at the same offset when that prompt is
  * gone as well.
  */
-import { createHash } from 'node:crypto';
+import { shortDigest } from '../lib/digest.js';
 import type { CursorPosition } from './cursor.js';
 
 export interface Segment<E> {
@@ -75,7 +75,7 @@ function positionIn<E>(segment: Segment<E>, offset: number): Position {
 
 /** A fixed-size stand-in for a prompt name, so cursors stay small whatever upstreams call their prompts. */
 export function anchorOf(name: string): string {
-    return createHash('sha256').update(name).digest('base64url').slice(0, 16);
+    return shortDigest(name);
 }
 
 function hasVisibleFrom<E>(segments: readonly Segment<E>[], segmentIndex: number, offset: number): boolean {

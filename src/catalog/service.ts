@@ -112,6 +112,5 @@ function quote(name: string): string {
 
 function toProtocolError(error: unknown): ProtocolError {
     if (error instanceof UpstreamRejectedError) return new ProtocolError(ProtocolErrorCode.InvalidParams, error.message);
-    if (error instanceof ProtocolError) return error;
     return new ProtocolError(ProtocolErrorCode.InternalError, error instanceof UpstreamFailedError ? error.message : 'Internal error');
 }

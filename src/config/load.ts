@@ -6,13 +6,8 @@ import { interpolateEnv, type Environment } from './interpolate.js';
 import { ConfigError, type ConfigIssue } from './issues.js';
 import { GatewayConfigSchema, type GatewayConfig } from './schema.js';
 
-export interface LoadedConfig {
-    config: GatewayConfig;
-    /** Absolute path of the file, for reloads and relative paths. */
-    file: string;
-}
-
-export async function loadConfigFile(file: string, env: Environment = process.env): Promise<LoadedConfig> {
+/** Relative `cwd`s of stdio upstreams are resolved against the file's folder. */
+export async function loadConfigFile(file: string, env: Environment = process.env): Promise<GatewayConfig> {
     const absolute = path.resolve(file);
     let text: string;
     try {
@@ -23,7 +18,7 @@ export async function loadConfigFile(file: string, env: Environment = process.en
         throw new ConfigError(file, [{ path: [], message: `${why}; pass an existing JSON file with --config` }]);
     }
     const config = parseConfig(text, file, env);
-    return { config: resolvePaths(config, path.dirname(absolute)), file: absolute };
+    return resolvePaths(config, path.dirname(absolute));
 }
 
 /** Validates config text. `source` names the file in error messages. */

@@ -5,6 +5,8 @@
  */
 import { z } from 'zod';
 
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
 export const UPSTREAM_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 const upstreamId = z
@@ -22,8 +24,10 @@ const timeoutMs = z
     .default(10_000)
     .describe('Timeout in milliseconds for connecting and for each request to this upstream.');
 
-const stringMap = (what: string) =>
-    z.record(z.string(), z.string()).default({}).describe(what);
+// Control characters would split an HTTP header or an environment entry; the values themselves are never echoed.
+const plainValue = z.string().regex(/^[^\0\r\n]*$/, { message: 'must not contain line breaks or NUL characters' });
+
+const stringMap = (what: string) => z.record(z.string(), plainValue).default({}).describe(what);
 
 const commonUpstreamFields = {
     id: upstreamId,
@@ -76,7 +80,17 @@ const listenSchema = z
             .string()
             .regex(/^\/[A-Za-z0-9._~/-]*$/, { message: 'must be a URL path starting with "/"' })
             .default('/mcp')
-            .describe('Path of the MCP endpoint.')
+            .describe('Path of the MCP endpoint.'),
+        allowedHosts: z
+            .array(z.string().min(1))
+            .optional()
+            .describe(
+                'Host header values (hostnames, no port) accepted, against DNS rebinding. Default: localhost names when bound to a loopback address; set it when binding elsewhere.'
+            ),
+        allowedOrigins: z
+            .array(z.string().min(1))
+            .optional()
+            .describe('Origin hostnames accepted from browsers. Default: localhost origins when bound to a loopback address.')
     })
     .prefault({});
 
@@ -145,7 +159,7 @@ export const GatewayConfigSchema = z
         log: z
             .strictObject({
                 level: z
-                    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+                    .enum(LOG_LEVELS)
                     .default('info')
                     .describe('Log level; the LOG_LEVEL environment variable overrides it.')
             })

@@ -20,6 +20,8 @@ export interface HttpEndpointOptions {
     maxBodyBytes: number;
     idleTimeoutMs: number;
     maxSessions: number;
+    allowedHosts?: string[] | undefined;
+    allowedOrigins?: string[] | undefined;
     sessions: SessionRegistry;
     createServer: () => Server;
     /** Extra JSON for GET /healthz. */
@@ -35,14 +37,29 @@ export interface HttpEndpoint {
 interface HttpSession extends Session {
     readonly http: NodeStreamableHTTPServerTransport;
     lastSeen: number;
-    /** Open GET streams: a session with one is never idle. */
+    /** Requests whose response is still open, GET streams included: a session with one is never idle. */
+    inFlight: number;
+    /** Open standalone GET streams, where notifications can be sent. */
     openStreams: number;
+}
+
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+function isLoopback(host: string): boolean {
+    return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<HttpEndpoint> {
     const { sessions, logger } = options;
     const httpSessions = new Map<string, HttpSession>();
-    const app = createMcpExpressApp({ host: options.host, jsonLimit: `${options.maxBodyBytes}b` });
+    const loopback = isLoopback(options.host);
+    const allowedHosts = options.allowedHosts ?? (loopback ? [...new Set([...LOOPBACK_NAMES, options.host])] : undefined);
+    const allowedOrigins = options.allowedOrigins ?? (loopback ? LOOPBACK_NAMES : undefined);
+    if (allowedHosts === undefined) {
+        logger.warn({ host: options.host }, 'not bound to loopback and listen.allowedHosts is not set: Host header checks (DNS-rebinding protection) are off');
+    }
+    // Host and Origin checks are decided here, so the SDK's own defaults (keyed on a few literal hosts) stay out of it.
+    const app = createMcpExpressApp({ host: 'configured-by-gateway', allowedHosts, allowedOrigins, jsonLimit: `${options.maxBodyBytes}b` });
     app.disable('x-powered-by');
 
     app.get('/healthz', (_req, res) => {
@@ -66,6 +83,11 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
             const session = httpSessions.get(sessionId);
             if (session === undefined) return sendJsonRpcError(res, 404, -32001, 'Session not found');
             session.lastSeen = Date.now();
+            session.inFlight++;
+            res.once('close', () => {
+                session.inFlight--;
+                session.lastSeen = Date.now();
+            });
             if (req.method === 'GET') return openStream(session, req, res);
             return session.http.handleRequest(req, res, req.body);
         }
@@ -87,8 +109,8 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
                     id,
                     server,
                     http: transport,
-                    transport: 'streamable-http',
                     lastSeen: Date.now(),
+                    inFlight: 0,
                     openStreams: 0,
                     notificationPending: false,
                     canReceive: () => session.openStreams > 0
@@ -111,11 +133,10 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
 
     async function openStream(session: HttpSession, req: Request, res: Response): Promise<void> {
         session.openStreams++;
-        res.on('close', () => {
-            session.openStreams--;
-            session.lastSeen = Date.now();
-        });
+        res.once('close', () => session.openStreams--);
         const handled = session.http.handleRequest(req, res);
+        // Observed at once: a rejection must not go unhandled while we wait below.
+        handled.catch(() => {});
         // The transport registers the stream before it writes the response head.
         await whenHeadersSent(res);
         if (res.statusCode === 200) sessions.flushPending(session);
@@ -125,9 +146,9 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     const sweeper = setInterval(() => {
         const idleSince = Date.now() - options.idleTimeoutMs;
         for (const session of httpSessions.values()) {
-            if (session.openStreams === 0 && session.lastSeen < idleSince) {
+            if (session.inFlight === 0 && session.lastSeen < idleSince) {
                 logger.info({ session: session.id }, 'closing idle session');
-                void session.http.close();
+                session.http.close().catch((error: unknown) => logger.debug({ err: describeError(error) }, 'closing idle session failed'));
             }
         }
     }, Math.min(60_000, Math.max(250, options.idleTimeoutMs / 4)));

@@ -6,9 +6,7 @@
 import { Server, specTypeSchemas } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Caller, PromptService } from '../catalog/service.js';
-import { VERSION } from '../version.js';
-
-export const GATEWAY_INFO = { name: 'mcp-prompt-gateway', version: VERSION } as const;
+import { GATEWAY_INFO } from '../version.js';
 
 /**
  * Params are checked with our own schemas: the SDK's built-in check answers a

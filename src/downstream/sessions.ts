@@ -12,7 +12,6 @@ import { describeError, type Logger } from '../observability/logger.js';
 export interface Session {
     readonly id: string;
     readonly server: Server;
-    readonly transport: 'streamable-http' | 'stdio';
     notificationPending: boolean;
     /** Whether the session can receive a server-initiated message now. */
     readonly canReceive: () => boolean;

@@ -11,17 +11,17 @@ export interface StdioEndpoint {
 
 export async function startStdioEndpoint(server: Server, sessions: SessionRegistry): Promise<StdioEndpoint> {
     const transport = new StdioServerTransport();
-    let connected = false;
-    sessions.add({
-        id: 'stdio',
-        server,
-        transport: 'stdio',
-        notificationPending: false,
-        canReceive: () => connected
-    });
+    let initialized = false;
+    const session = { id: 'stdio', server, notificationPending: false, canReceive: () => initialized };
+    sessions.add(session);
+    // Notifications wait until the client has finished the handshake; one held back meanwhile is sent then.
+    server.oninitialized = () => {
+        initialized = true;
+        sessions.flushPending(session);
+    };
     const closed = new Promise<void>(resolve => {
         transport.onclose = () => {
-            connected = false;
+            initialized = false;
             sessions.delete('stdio');
             resolve();
         };
@@ -29,6 +29,5 @@ export async function startStdioEndpoint(server: Server, sessions: SessionRegist
     // The SDK's stdio transport does not notice end of input on its own.
     process.stdin.once('end', () => void transport.close());
     await server.connect(transport);
-    connected = true;
     return { closed, close: () => server.close() };
 }

@@ -1,6 +1,7 @@
 /**
  * Structured JSON logs on stderr (stdout may carry the stdio MCP transport).
- * Header values and anything that looks like a credential are redacted.
+ * The redaction list is a safety net for objects logged whole (headers, env);
+ * the code logs short reasons, not raw errors or payloads, in the first place.
  */
 import { pino, type Logger } from 'pino';
 

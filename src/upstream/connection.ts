@@ -4,7 +4,6 @@
  * contained: it changes this upstream's state and is reported, never thrown at
  * the gateway as a whole.
  */
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client, ProtocolError, ProtocolErrorCode, SdkHttpError, type Transport } from '@modelcontextprotocol/client';
@@ -20,8 +19,12 @@ import { Bus } from '../lib/bus.js';
 import { describeError, type Logger } from '../observability/logger.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import { toUpstreamError, UpstreamFailedError } from './errors.js';
+import { LineSplitter } from './lines.js';
 import { collectPages, type Collected } from './pages.js';
 import { httpTransport, stdioTransport, type WireProtocol } from './transports.js';
+
+const STABLE_AFTER_MS = 30_000;
+const MAX_STDERR_LINE = 4096;
 
 export type UpstreamState = 'idle' | 'connecting' | 'ready' | 'down' | 'closed';
 
@@ -44,6 +47,9 @@ export class UpstreamConnection {
     #wire: WireProtocol | undefined;
     #attempt = 0;
     #retryTimer: NodeJS.Timeout | undefined;
+    #stableTimer: NodeJS.Timeout | undefined;
+    /** The client of a handshake in progress, so close() can stop it too. */
+    #connecting: Client | undefined;
     readonly #log: Logger;
 
     constructor(
@@ -81,9 +87,11 @@ export class UpstreamConnection {
     async close(): Promise<void> {
         this.#setState('closed');
         clearTimeout(this.#retryTimer);
-        const client = this.#client;
+        clearTimeout(this.#stableTimer);
+        const clients = [this.#client, this.#connecting].filter(client => client !== undefined);
         this.#client = undefined;
-        await client?.close().catch(() => {});
+        this.#connecting = undefined;
+        await Promise.all(clients.map(client => client.close().catch(() => {})));
     }
 
     /** Every prompt of the upstream, read page by page; empty if it has no prompts capability. */
@@ -140,14 +148,19 @@ export class UpstreamConnection {
                 return;
             }
             this.#client = client;
-            this.#attempt = 0;
             this.#lastError = undefined;
+            // Backoff starts over only once a connection has held for a while, so a server that dies right after
+            // connecting is not restarted several times a second.
+            clearTimeout(this.#stableTimer);
+            this.#stableTimer = setTimeout(() => (this.#attempt = 0), STABLE_AFTER_MS).unref();
             this.#log.info({ wire: this.#wire, server: client.getServerVersion()?.name, protocol: client.getNegotiatedProtocolVersion() }, 'upstream connected');
             this.#setState('ready');
         } catch (error) {
             if (this.#state === 'closed') return;
-            this.#lastError = toUpstreamError(this.id, error, this.config.timeoutMs).message;
-            this.#scheduleReconnect(`connect failed: ${describeError(error)}`);
+            // The mapped reason only: raw errors can quote header values or the upstream's response body.
+            const failure = toUpstreamError(this.id, error, this.config.timeoutMs);
+            this.#lastError = failure.message;
+            this.#scheduleReconnect(`connect failed: ${failure instanceof UpstreamFailedError ? failure.reason : 'rejected'}`);
         }
     }
 
@@ -170,6 +183,7 @@ export class UpstreamConnection {
     async #handshake(transport: Transport, wire: WireProtocol): Promise<Client> {
         // A fresh Client per attempt: the SDK cannot reconnect a closed one.
         const client = new Client(this.options.clientInfo, { capabilities: {} });
+        this.#connecting = client;
         client.setNotificationHandler('notifications/prompts/list_changed', () => {
             this.events.publish({ type: 'prompts-changed', upstreamId: this.id });
         });
@@ -179,10 +193,13 @@ export class UpstreamConnection {
         } catch (error) {
             await client.close().catch(() => {});
             throw error;
+        } finally {
+            if (this.#connecting === client) this.#connecting = undefined;
         }
         client.onclose = () => {
             if (this.#client !== client || this.#state === 'closed') return;
             this.#client = undefined;
+            clearTimeout(this.#stableTimer);
             this.#lastError = 'connection closed';
             this.#scheduleReconnect('connection closed');
         };
@@ -193,11 +210,7 @@ export class UpstreamConnection {
     #withStderrLog(transport: StdioClientTransport): StdioClientTransport {
         // With stderr: 'pipe' the SDK hands out a PassThrough; its declared type is the broader Stream.
         const stderr = transport.stderr as Readable | null;
-        if (stderr !== null) {
-            createInterface({ input: stderr, crlfDelay: Infinity }).on('line', line => {
-                this.#log.info({ stream: 'stderr' }, line.length > 2000 ? `${line.slice(0, 2000)}...` : line);
-            });
-        }
+        stderr?.pipe(new LineSplitter(MAX_STDERR_LINE)).on('data', (line: string) => this.#log.info({ stream: 'stderr' }, line));
         return transport;
     }
 

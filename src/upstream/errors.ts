@@ -47,7 +47,17 @@ function failureReason(error: unknown, timeoutMs: number): string {
         }
     }
     if (error instanceof Error && error.name === 'AbortError') return 'cancelled';
-    return 'request failed';
+    const code = systemErrorCode(error);
+    return code === undefined ? 'request failed' : `request failed (${code})`;
+}
+
+/** ECONNREFUSED, ENOENT, ...: from the error or its cause (fetch wraps them). Safe to show: no values inside. */
+function systemErrorCode(error: unknown): string | undefined {
+    for (let current = error, depth = 0; current instanceof Error && depth < 3; current = current.cause, depth++) {
+        const code = (current as NodeJS.ErrnoException).code;
+        if (typeof code === 'string' && /^E[A-Z0-9_]{2,30}$/.test(code)) return code;
+    }
+    return undefined;
 }
 
 /** The SDK may prefix "MCP error -32602: "; the code is already in the JSON-RPC error. */

@@ -138,24 +138,24 @@ describe('Coalescer', () => {
         assert.equal(clock.pending, 0);
     });
 
-    test('cancel prevents the flush', () => {
+    test('discard prevents the flush and leaves no timer', () => {
         const { clock, flushes, coalescer } = setup(100, 1000);
         coalescer.push(1);
         coalescer.push(2);
-        coalescer.cancel();
+        coalescer.discard();
         clock.advance(10_000);
         assert.equal(flushes.length, 0);
         assert.equal(clock.pending, 0);
     });
 
-    test('events kept over a cancel are delivered with the next burst', () => {
+    test('events discarded are not delivered with the next burst', () => {
         const { clock, flushes, coalescer } = setup(100, 1000);
         coalescer.push(1);
-        coalescer.cancel();
+        coalescer.discard();
         clock.advance(5000);
         coalescer.push(2);
         clock.advance(100);
-        assert.deepEqual(flushes, [{ at: 5100, events: [1, 2] }]);
+        assert.deepEqual(flushes, [{ at: 5100, events: [2] }]);
     });
 
     test('flushNow delivers at once and disarms the timers', () => {
