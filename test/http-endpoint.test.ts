@@ -17,6 +17,24 @@ function initializeBody(protocolVersion = '2025-06-18') {
 
 const JSON_AND_SSE = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
+/** POSTs an initialize with a chosen Host header (fetch does not let a caller set Host, so HTTP/1.1 by hand). */
+async function statusWithHost(url: string, host: string): Promise<number> {
+    const { port, pathname } = new URL(url);
+    const { connect } = await import('node:net');
+    return new Promise<number>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () => {
+            const body = JSON.stringify(initializeBody());
+            socket.write(
+                `POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+            );
+        });
+        let head = '';
+        socket.on('data', chunk => (head += chunk.toString()));
+        socket.on('end', () => resolve(Number(/^HTTP\/1\.1 (\d+)/.exec(head)?.[1])));
+        socket.on('error', reject);
+    });
+}
+
 async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
     return fetch(url, { method: 'POST', headers: { ...JSON_AND_SSE, ...headers }, body: JSON.stringify(body) });
 }
@@ -118,22 +136,7 @@ describe('downstream Streamable HTTP endpoint', () => {
         const localOrigin = await post(gateway.url!, initializeBody(), { origin: 'http://localhost:3000' });
         assert.equal(localOrigin.status, 200);
         await localOrigin.body?.cancel();
-        const { port } = new URL(gateway.url!);
-        const host = await new Promise<number>((resolve, reject) => {
-            // fetch does not let a caller set Host, so speak HTTP/1.1 by hand.
-            import('node:net').then(({ connect }) => {
-                const socket = connect(Number(port), '127.0.0.1', () => {
-                    const body = JSON.stringify(initializeBody());
-                    socket.write(
-                        `POST /mcp HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
-                    );
-                });
-                let head = '';
-                socket.on('data', chunk => (head += chunk.toString()));
-                socket.on('end', () => resolve(Number(/^HTTP\/1\.1 (\d+)/.exec(head)?.[1])));
-                socket.on('error', reject);
-            }, reject);
-        });
+        const host = await statusWithHost(gateway.url!, 'evil.example');
         assert.equal(host, 403);
     });
 });
@@ -157,6 +160,19 @@ describe('idle sessions', () => {
                 10_000,
                 'the idle session to be closed'
             );
+        } finally {
+            await gateway.close();
+        }
+    });
+});
+
+describe('listen.allowedHosts', () => {
+    test('replaces the loopback defaults: listed names pass, others get 403', async () => {
+        const gateway = await startTestGateway({ listen: { port: 0, allowedHosts: ['gateway.internal'] }, upstreams: [stdioFixture('local')] });
+        try {
+            assert.equal(await statusWithHost(gateway.url!, 'gateway.internal'), 200);
+            assert.equal(await statusWithHost(gateway.url!, 'gateway.internal:8080'), 200, 'the port is not part of the check');
+            assert.equal(await statusWithHost(gateway.url!, 'localhost'), 403);
         } finally {
             await gateway.close();
         }
