@@ -70,14 +70,12 @@ describe('merged, paginated prompts/list', () => {
 
     test('prompt definitions pass through unchanged apart from the name', async () => {
         const viaGateway = (await client.request({ method: 'prompts/list', params: {} })).prompts[0]!;
-        const upstream = await connectHttp(streamable.url);
-        const first = (await upstream.request({ method: 'prompts/list', params: {} })).prompts[0]!;
-        await upstream.close();
         const local = await connectStdio(process.execPath, ['--import', 'tsx', FIXTURE, '--prompts', '9', '--page-size', '3']);
         const localFirst = (await local.request({ method: 'prompts/list', params: {} })).prompts[0]!;
         await local.close();
         assert.deepEqual(viaGateway, { ...localFirst, name: `local__${localFirst.name}` });
-        assert.ok(first.title !== undefined && first.description !== undefined && first.arguments !== undefined);
+        // The comparison means something only if there are fields besides the name to lose.
+        assert.ok(localFirst.title !== undefined && localFirst.description !== undefined && localFirst.arguments !== undefined);
     });
 
     test('a cursor resumes the same walk on a fresh session', async () => {

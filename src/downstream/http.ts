@@ -25,7 +25,7 @@ export interface HttpEndpointOptions {
     sessions: SessionRegistry;
     createServer: () => Server;
     /** Extra JSON for GET /healthz. */
-    health: () => unknown;
+    health: () => Record<string, unknown>;
     logger: Logger;
 }
 
@@ -63,7 +63,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     app.disable('x-powered-by');
 
     app.get('/healthz', (_req, res) => {
-        res.json({ status: 'ok', ...(options.health() as object) });
+        res.json({ status: 'ok', ...options.health() });
     });
 
     const handle: RequestHandler = (req, res) => {
