@@ -6,8 +6,10 @@
 import { parseArgs } from 'node:util';
 import { loadConfigFile } from './config/load.js';
 import { ConfigError } from './config/issues.js';
+import { ConfigReloader } from './config/reload.js';
 import { LOG_LEVELS, type GatewayConfig } from './config/schema.js';
 import { startGateway } from './gateway.js';
+import { sharedReaper } from './upstream/reaper.js';
 import { createLogger, describeError } from './observability/logger.js';
 import { VERSION } from './version.js';
 
@@ -68,9 +70,10 @@ async function main(argv: string[]): Promise<number> {
         process.stdout.write(`${VERSION}\n`);
         return 0;
     }
-    if (args.config === undefined) throw new UsageError('--config <file> is required');
-    const fileConfig = await loadConfigFile(args.config);
-    const config = applyOverrides(fileConfig, args.host, args.port);
+    const configFile = args.config;
+    if (configFile === undefined) throw new UsageError('--config <file> is required');
+    const load = async () => applyOverrides(await loadConfigFile(configFile), args.host, args.port);
+    const config = await load();
     if (args.check) {
         process.stderr.write(`config ${args.config} is valid (${config.upstreams.length} upstream(s))\n`);
         return 0;
@@ -84,14 +87,27 @@ async function main(argv: string[]): Promise<number> {
     const gateway = await startGateway(config, { logger, stdio: args.stdio });
     if (gateway.url !== undefined) process.stderr.write(`listening on ${gateway.url}\n`);
 
+    const reloader = new ConfigReloader({
+        file: configFile,
+        load,
+        apply: async next => ({ ...(await gateway.reload(next)) }),
+        current: config,
+        logger
+    });
+    if (config.reload.watch) reloader.watch();
+    process.on('SIGHUP', () => void reloader.reload('SIGHUP'));
+
     let stopping = false;
     const stop = async (reason: string) => {
         if (stopping) return;
         stopping = true;
+        reloader.close();
         logger.info({ reason }, 'shutting down');
         let code = 0;
         try {
             await gateway.close();
+            // Every child is stopped by now; this only ends the watchdog that would have stopped them had we died.
+            await sharedReaper().close();
         } catch (error) {
             logger.error({ err: describeError(error) }, 'shutdown failed');
             code = 1;

@@ -1,15 +1,22 @@
-/** Wires the layers together: config -> upstreams -> catalog -> downstream endpoint. */
-import pLimit from 'p-limit';
-import type { GatewayConfig } from './config/schema.js';
+/**
+ * Wires the layers together: config -> upstreams -> catalog -> downstream
+ * endpoint, and owns the gateway's lifecycle: start, reload, graceful stop.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { resolveReconnect, type GatewayConfig } from './config/schema.js';
 import { Catalog } from './catalog/catalog.js';
 import { CursorCodec } from './catalog/cursor.js';
+import { viewFingerprint } from './catalog/fingerprint.js';
 import { PromptService, type Caller } from './catalog/service.js';
-import { startHttpEndpoint } from './downstream/http.js';
+import { startHttpEndpoint, type Readiness } from './downstream/http.js';
+import { InFlight } from './downstream/in-flight.js';
 import { createPromptServer } from './downstream/prompt-server.js';
 import { SessionRegistry } from './downstream/sessions.js';
 import { startStdioEndpoint } from './downstream/stdio.js';
-import type { Logger } from './observability/logger.js';
+import { FaultCounters } from './observability/faults.js';
+import { describeError, type Logger } from './observability/logger.js';
 import { UpstreamConnection } from './upstream/connection.js';
+import { UpstreamPool, type PoolChange } from './upstream/pool.js';
 import { GATEWAY_INFO } from './version.js';
 
 export interface GatewayOptions {
@@ -18,84 +25,168 @@ export interface GatewayOptions {
     stdio?: boolean;
 }
 
+export interface ReloadResult extends PoolChange {
+    /** Changed settings that only a restart applies. */
+    needRestart: string[];
+}
+
 export interface RunningGateway {
     /** The HTTP endpoint's URL; undefined in stdio mode. */
     url: string | undefined;
-    upstreams: readonly UpstreamConnection[];
+    /** The current upstreams, in config order. */
+    readonly upstreams: readonly UpstreamConnection[];
     catalog: Catalog;
+    faults: FaultCounters;
     /** Resolves when a stdio client closes the connection; never in HTTP mode. */
     done: Promise<void>;
+    /** Applies a new config without dropping sessions; reloads run one at a time. */
+    reload(config: GatewayConfig): Promise<ReloadResult>;
+    /**
+     * Stops gracefully: no new requests, requests in flight get up to `shutdownTimeoutMs` to finish, then sessions
+     * close and upstreams stop (stdio children with SIGTERM, then SIGKILL).
+     */
     close(): Promise<void>;
 }
 
 /** Until clients and policies exist, every caller shares one anonymous view. */
 const ANONYMOUS: Caller = { scope: '' };
 
-export async function startGateway(config: GatewayConfig, options: GatewayOptions): Promise<RunningGateway> {
+/** Settings read once at start; a reload that changes them says a restart is needed. */
+const RESTART_ONLY = ['listen', 'limits', 'sessions'] as const;
+
+export async function startGateway(initial: GatewayConfig, options: GatewayOptions): Promise<RunningGateway> {
     const { logger } = options;
-    const upstreams = config.upstreams.map(
-        (upstream, index) => new UpstreamConnection(upstream, index, { logger, clientInfo: GATEWAY_INFO })
+    let config = initial;
+    const faults = new FaultCounters();
+    const pool = new UpstreamPool(
+        upstream =>
+            new UpstreamConnection(upstream, {
+                logger,
+                clientInfo: GATEWAY_INFO,
+                reconnect: resolveReconnect(config.reconnect, upstream),
+                onFault: (id, kind) => faults.record(id, kind)
+            })
     );
-    const catalog = new Catalog(upstreams, {
-        naming: { separator: config.namespace.separator },
-        logger,
-        notifications: config.notifications
+    const catalog = new Catalog([], { naming: { separator: config.namespace.separator }, logger, notifications: config.notifications });
+    let cursors = new CursorCodec(config.cursorSecret);
+    const service = new PromptService(catalog, cursors, { pageSize: config.pagination.pageSize });
+    const sessions = new SessionRegistry({
+        changes: catalog.changes,
+        currentView: () => catalog.publishedView,
+        fingerprint: view => viewFingerprint(view),
+        logger
     });
-    const service = new PromptService(catalog, new CursorCodec(config.cursorSecret), { pageSize: config.pagination.pageSize });
-    const sessions = new SessionRegistry(catalog.changes, logger);
-    const shutdown = async () => {
+    const inFlight = new InFlight();
+    let endpoint: { drain(): void; close(): Promise<void> } | undefined;
+    let reloading: Promise<unknown> = Promise.resolve();
+
+    const stopAll = async () => {
         sessions.close();
         catalog.close();
-        await Promise.allSettled(upstreams.map(upstream => upstream.close()));
+        await pool.close();
     };
+
+    const createServer = () => ({
+        scope: ANONYMOUS.scope,
+        server: createPromptServer({
+            service,
+            caller: ANONYMOUS,
+            inFlight,
+            // An upstream not connected yet may offer completions later; the answer for it is empty meanwhile.
+            completions: pool.connections.some(upstream => upstream.state !== 'ready' || upstream.capabilities?.completions !== undefined)
+        })
+    });
+
+    const upstreamHealth = () =>
+        pool.connections.map(upstream => ({
+            id: upstream.id,
+            state: upstream.state,
+            required: upstream.config.required,
+            ...(upstream.lastError === undefined ? {} : { error: upstream.lastError }),
+            ...upstream.load,
+            faults: faults.of(upstream.id)
+        }));
+
+    const readiness = (): Readiness => {
+        const upstreams = pool.connections;
+        const waiting = upstreams.filter(upstream => !upstream.attempted).map(upstream => upstream.id);
+        const requiredDown = upstreams.filter(upstream => upstream.config.required && upstream.state !== 'ready').map(upstream => upstream.id);
+        return { ready: waiting.length === 0 && requiredDown.length === 0, details: { waiting, requiredDown } };
+    };
+
+    async function applyReload(next: GatewayConfig): Promise<ReloadResult> {
+        const needRestart = RESTART_ONLY.filter(key => !isDeepStrictEqual(config[key], next[key]));
+        const previous = config;
+        config = next;
+        if (process.env.LOG_LEVEL === undefined) logger.level = next.log.level;
+        // Same secret, same codec: an empty secret must not draw a new random key and void every cursor out there.
+        if (next.cursorSecret !== previous.cursorSecret) cursors = new CursorCodec(next.cursorSecret);
+        service.reconfigure(cursors, { pageSize: next.pagination.pageSize });
+        if (!isDeepStrictEqual(next.notifications, previous.notifications)) catalog.setNotificationTiming(next.notifications);
+        catalog.setNaming({ separator: next.namespace.separator });
+        const change = await pool.apply(next.upstreams, next.upstreamConnectConcurrency, upstreams => catalog.setUpstreams(upstreams));
+        for (const upstream of pool.connections) upstream.reconnect = resolveReconnect(next.reconnect, upstream.config);
+        return { ...change, needRestart: [...needRestart] };
+    }
 
     try {
         // Every upstream gets its first attempt before clients are served, so the first list is complete.
-        const limit = pLimit(config.upstreamConnectConcurrency);
-        await Promise.all(upstreams.map(upstream => limit(() => upstream.start())));
-        catalog.discardPendingChanges();
+        await pool.apply(config.upstreams, config.upstreamConnectConcurrency, upstreams => catalog.setUpstreams(upstreams));
+        await catalog.warm();
 
-        const createServer = () =>
-            createPromptServer({
-                service,
-                caller: ANONYMOUS,
-                // An upstream not connected yet may offer completions later; the answer for it is empty meanwhile.
-                completions: upstreams.some(upstream => upstream.state !== 'ready' || upstream.capabilities?.completions !== undefined)
-            });
-        const health = () => ({
-            upstreams: upstreams.map(u => ({ id: u.id, state: u.state, ...(u.lastError ? { error: u.lastError } : {}) }))
-        });
-
+        let url: string | undefined;
+        let done: Promise<void> = new Promise<void>(() => {});
         if (options.stdio === true) {
             const stdio = await startStdioEndpoint(createServer(), sessions);
-            return running(undefined, stdio.closed, stdio);
+            done = stdio.closed;
+            endpoint = { drain: () => {}, close: () => stdio.close() };
+        } else {
+            const http = await startHttpEndpoint({
+                ...config.listen,
+                maxBodyBytes: config.limits.maxBodyBytes,
+                idleTimeoutMs: config.sessions.idleTimeoutMs,
+                maxSessions: config.sessions.max,
+                sessions,
+                createServer,
+                health: () => ({ upstreams: upstreamHealth() }),
+                readiness: () => {
+                    const state = readiness();
+                    return { ...state, details: { ...state.details, upstreams: upstreamHealth() } };
+                },
+                logger
+            });
+            url = http.url;
+            endpoint = http;
         }
-        const http = await startHttpEndpoint({
-            ...config.listen,
-            maxBodyBytes: config.limits.maxBodyBytes,
-            idleTimeoutMs: config.sessions.idleTimeoutMs,
-            maxSessions: config.sessions.max,
-            sessions,
-            createServer,
-            health,
-            logger
-        });
-        return running(http.url, new Promise<void>(() => {}), http);
-    } catch (error) {
-        await shutdown();
-        throw error;
-    }
 
-    function running(url: string | undefined, done: Promise<void>, endpoint: { close(): Promise<void> }): RunningGateway {
+        let closing: Promise<void> | undefined;
         return {
             url,
-            upstreams,
+            get upstreams() {
+                return pool.connections;
+            },
             catalog,
+            faults,
             done,
-            async close() {
-                await endpoint.close();
-                await shutdown();
+            reload(next) {
+                const run = reloading.then(() => applyReload(next));
+                reloading = run.catch(() => {});
+                return run;
+            },
+            close() {
+                closing ??= (async () => {
+                    endpoint?.drain();
+                    const drained = await inFlight.drained(config.shutdownTimeoutMs);
+                    if (!drained) logger.warn({ inFlight: inFlight.count, waitedMs: config.shutdownTimeoutMs }, 'requests still in flight at shutdown; cancelling them');
+                    await endpoint?.close();
+                    await stopAll();
+                })();
+                return closing;
             }
         };
+    } catch (error) {
+        logger.debug({ err: describeError(error) }, 'start-up failed; stopping what was started');
+        await stopAll();
+        throw error;
     }
 }

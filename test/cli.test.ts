@@ -134,7 +134,7 @@ describe('CLI', () => {
             assert.ok(names.includes('local__all-content'));
             const result = await client.getPrompt({ name: 'local__with-required', arguments: { topic: 'stdio' } });
             assert.match(JSON.stringify(result), /Write about stdio/);
-            await client.getPrompt({ name: 'local__emit-list-changed', arguments: { count: '100' } });
+            await client.getPrompt({ name: 'local__emit-list-changed', arguments: { count: '100', add: 'stdio-new' } });
             await waitFor(() => notifications > 0, 5000, 'list_changed over stdio');
             await sleep(600);
             assert.equal(notifications, 1, 'one notification for the burst of 100');

@@ -1,6 +1,7 @@
 /** Shared set-up for the integration tests: real fixture servers, a real gateway, real clients. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -167,3 +168,56 @@ export async function waitFor(predicate: () => boolean | Promise<boolean>, ms = 
 }
 
 export const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
+
+export const RAW_SERVER = path.join(ROOT, 'test/fixtures/raw-server.ts');
+
+/** Config entry for the hand-written, deliberately misbehaving fixture (see raw-server.ts) as a stdio child. */
+export function rawStdio(id: string, flags: string[] = [], extra: Record<string, unknown> = {}) {
+    return { id, transport: 'stdio', command: process.execPath, args: ['--import', 'tsx', RAW_SERVER, ...flags], cwd: ROOT, ...extra };
+}
+
+/** Starts the raw fixture as its own Streamable HTTP process. */
+export async function startRawHttp(flags: string[] = []): Promise<HttpFixture> {
+    const child = spawn(process.execPath, ['--import', 'tsx', RAW_SERVER, '--transport', 'streamable-http', ...flags], {
+        cwd: ROOT,
+        stdio: ['ignore', 'ignore', 'pipe']
+    });
+    const url = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stderr }).on('line', line => {
+            const match = /^FIXTURE_URL=(\S+)/.exec(line);
+            if (match) resolve(match[1]!);
+        });
+        child.once('exit', code => reject(new Error(`raw fixture exited with ${code}`)));
+    });
+    return { url, child, close: () => stopChild(child) };
+}
+
+/** GET a JSON endpoint of the gateway (e.g. /readyz), with its status. */
+export async function getJson(url: string): Promise<{ status: number; body: Record<string, unknown> }> {
+    const response = await fetch(url);
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** PIDs of live processes whose command line contains `marker`. */
+export function processesWith(marker: string): number[] {
+    const pids: number[] = [];
+    for (const entry of readdirSync('/proc')) {
+        if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+        try {
+            const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+            const state = /^\S+ \(.*\) (\S)/.exec(readFileSync(`/proc/${entry}/stat`, 'utf8'))?.[1];
+            if (cmdline.includes(marker) && state !== 'Z') pids.push(Number(entry));
+        } catch {
+            // The process ended while we looked.
+        }
+    }
+    return pids;
+}
+
+/** The fixture's `stats` prompt, parsed. */
+export async function fixtureStats(client: Client, prompt: string): Promise<{ slowStarted: number; slowCancelled: number; slowCompleted: number }> {
+    const result = await client.getPrompt({ name: prompt });
+    const content = result.messages[0]!.content;
+    if (content.type !== 'text') throw new Error('stats prompt returned no text');
+    return JSON.parse(content.text) as { slowStarted: number; slowCancelled: number; slowCompleted: number };
+}

@@ -1,4 +1,7 @@
-/** Upstream list_changed bursts become one downstream notification per session. */
+/**
+ * Upstream list_changed bursts become one downstream notification per session,
+ * and only when what the session can see changed.
+ */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
@@ -50,7 +53,7 @@ describe('list_changed coalescing', () => {
 
     test('a burst of 100 upstream events reaches each session as exactly one notification', async () => {
         const before = counts();
-        const result = await sessions[0]!.client.getPrompt({ name: 'local__emit-list-changed', arguments: { count: '100' } });
+        const result = await sessions[0]!.client.getPrompt({ name: 'local__emit-list-changed', arguments: { count: '100', add: 'burst-1' } });
         assert.match(JSON.stringify(result), /sent 100/);
         await waitFor(() => sessions.every((session, i) => session.count > before[i]!), 5000, 'a notification on every session');
         await sleep(QUIET_MS);
@@ -60,12 +63,22 @@ describe('list_changed coalescing', () => {
     test('events from two upstreams in one burst still give one notification', async () => {
         const before = counts();
         await Promise.all([
-            sessions[0]!.client.getPrompt({ name: 'local__emit-list-changed', arguments: { count: '20' } }),
-            sessions[1]!.client.getPrompt({ name: 'docs__emit-list-changed', arguments: { count: '20' } })
+            sessions[0]!.client.getPrompt({ name: 'local__emit-list-changed', arguments: { count: '20', add: 'burst-2' } }),
+            sessions[1]!.client.getPrompt({ name: 'docs__emit-list-changed', arguments: { count: '20', add: 'burst-2' } })
         ]);
         await waitFor(() => sessions.every((session, i) => session.count > before[i]!), 5000, 'a notification on every session');
         await sleep(QUIET_MS);
         assert.deepEqual(counts(), before.map(count => count + 1));
+    });
+
+    test('a burst that changes nothing a session can see sends no notification', async () => {
+        const before = counts();
+        await sessions[0]!.client.getPrompt({ name: 'local__emit-list-changed', arguments: { count: '50' } });
+        // Control: a real change afterwards is announced, so the quiet above was not a broken pipeline.
+        await sleep(QUIET_MS);
+        assert.deepEqual(counts(), before, 'notified although the list is the same');
+        await sessions[0]!.client.getPrompt({ name: 'local__emit-list-changed', arguments: { count: '1', add: 'control' } });
+        await waitFor(() => sessions.every((session, i) => session.count > before[i]!), 5000, 'a notification for the real change');
     });
 
     test('after the notification, the list shows the change', async () => {
@@ -105,7 +118,7 @@ describe('a session without a GET stream', () => {
             // The change happens while the raw session has no stream open.
             let seenByOther = 0;
             other.setNotificationHandler('notifications/prompts/list_changed', () => void seenByOther++);
-            await other.getPrompt({ name: 'local__emit-list-changed', arguments: { count: '3' } });
+            await other.getPrompt({ name: 'local__emit-list-changed', arguments: { count: '3', add: 'held-back' } });
             await waitFor(() => seenByOther > 0, 5000, 'the burst to be flushed');
 
             const controller = new AbortController();

@@ -1,22 +1,21 @@
 /**
- * The merged, namespaced view of every upstream's prompts.
+ * The merged, namespaced view of every upstream's prompts, and the one place
+ * that announces changes to it.
  *
- * Each upstream's whole list is cached in a plain Map (one entry per configured
- * upstream, so it is bounded by the config) and dropped when that upstream
- * sends list_changed or its connection comes or goes. The next reader refreshes
- * it; readers arriving meanwhile share that fetch, unless a change lands during
- * it, which starts a fresh one. A failed fetch serves the last good list (or
- * nothing) and is not retried for a few seconds, so one failing upstream does
- * not slow every request down. Old versions of each name list are kept in a
- * size-bounded LRU so cursors cut from them can resume exactly.
+ * Each upstream's list is cached (see list-cache.ts). Upstream events (a
+ * list_changed, an upstream entering or leaving "ready", a reload changing the
+ * set of upstreams) are coalesced into bursts; at the end of a burst the new
+ * view is built and published with it, so subscribers compare what they can see
+ * instead of guessing from the events. Old versions of each name list are kept
+ * in a size-bounded LRU so cursors cut from them can resume exactly.
  */
 import { LRUCache } from 'lru-cache';
 import type { Prompt } from '@modelcontextprotocol/client';
 import { Bus } from '../lib/bus.js';
-import { shortDigest } from '../lib/digest.js';
 import { describeError, type Logger } from '../observability/logger.js';
 import type { UpstreamConnection, UpstreamEvent } from '../upstream/connection.js';
 import { Coalescer } from './coalescer.js';
+import { UpstreamListCache, type UpstreamList } from './list-cache.js';
 import { exposedName, inReservedNamespace, type NamingRule } from './names.js';
 import type { Segment } from './paginate.js';
 
@@ -33,9 +32,10 @@ export interface CatalogView {
     byName: ReadonlyMap<string, CatalogEntry>;
 }
 
-/** One coalesced burst of upstream changes. */
+/** One coalesced burst of changes, with the view after it. */
 export interface CatalogChange {
     upstreamIds: string[];
+    view: CatalogView;
 }
 
 export interface CatalogOptions {
@@ -46,62 +46,106 @@ export interface CatalogOptions {
     historyMaxNames?: number;
 }
 
-interface UpstreamList {
-    prompts: Prompt[];
-    names: string[];
-    version: string;
+interface Member {
+    cache: UpstreamListCache;
+    unsubscribe: () => void;
 }
-
-interface CacheSlot {
-    /** The current list; undefined when it must be (re)read. */
-    list?: UpstreamList;
-    /** The last list read successfully, served while a reread fails. */
-    lastGood?: UpstreamList;
-    refreshing?: Promise<UpstreamList | undefined>;
-    /** Bumped by every change; a fetch that started before one is stale. */
-    generation: number;
-    /** After a failed read, no new attempt before this time (ms since epoch). */
-    retryAfter: number;
-}
-
-/** How long a failed list read is not retried. */
-const LIST_RETRY_MS = 5000;
 
 export class Catalog {
-    /** Coalesced: one event per burst of upstream changes. */
+    /** Coalesced: one event per burst of changes. */
     readonly changes: Bus<CatalogChange>;
-    readonly #slots = new Map<string, CacheSlot>();
+    #members = new Map<string, Member>();
+    #order: UpstreamConnection[] = [];
+    #naming: NamingRule;
     readonly #history: LRUCache<string, readonly string[]>;
-    readonly #coalescer: Coalescer<string>;
-    readonly #unsubscribe: (() => void)[] = [];
+    #coalescer: Coalescer<string>;
     #memo: { lists: (UpstreamList | undefined)[]; view: CatalogView } | undefined;
+    #published: CatalogView | undefined;
+    #publishing = 0;
+    #closed = false;
     readonly #log: Logger;
 
-    constructor(
-        private readonly upstreams: readonly UpstreamConnection[],
-        private readonly options: CatalogOptions
-    ) {
+    constructor(upstreams: readonly UpstreamConnection[], options: CatalogOptions) {
         this.#log = options.logger;
+        this.#naming = options.naming;
         this.changes = new Bus(error => this.#log.error({ err: describeError(error) }, 'catalog change listener failed'));
         this.#history = new LRUCache({ maxSize: options.historyMaxNames ?? 200_000, sizeCalculation: names => names.length + 1 });
-        this.#coalescer = new Coalescer<string>({
-            ...options.notifications,
-            flush: ids => this.changes.publish({ upstreamIds: [...new Set(ids)] })
-        });
+        this.#coalescer = this.#newCoalescer(options.notifications);
+        this.setUpstreams(upstreams);
+        this.#coalescer.discard();
+    }
+
+    /** The upstreams, in config order. */
+    get upstreams(): readonly UpstreamConnection[] {
+        return this.#order;
+    }
+
+    /** The view most recently published (or warmed): what sessions were last told about. */
+    get publishedView(): CatalogView | undefined {
+        return this.#published;
+    }
+
+    /**
+     * Replaces the set of upstreams (a reload). Upstreams kept keep their cached lists; the change is announced
+     * like any other, once the burst ends.
+     */
+    setUpstreams(upstreams: readonly UpstreamConnection[]): void {
+        const next = new Map<string, Member>();
         for (const upstream of upstreams) {
-            this.#slots.set(upstream.id, { generation: 0, retryAfter: 0 });
-            this.#unsubscribe.push(upstream.events.subscribe(event => this.#onUpstreamEvent(event)));
+            const member = this.#members.get(upstream.id);
+            if (member !== undefined && member.cache.upstream === upstream) {
+                next.set(upstream.id, member);
+                continue;
+            }
+            next.set(upstream.id, {
+                cache: new UpstreamListCache(upstream, {
+                    logger: this.#log,
+                    remember: (id, list) => this.#history.set(historyKey(id, list.version), list.names),
+                    onLateList: id => this.#coalescer.push(id)
+                }),
+                unsubscribe: upstream.events.subscribe(event => this.#onUpstreamEvent(event))
+            });
+            this.#coalescer.push(upstream.id);
         }
+        for (const [id, member] of this.#members) {
+            if (next.get(id) === member) continue;
+            member.unsubscribe();
+            this.#coalescer.push(id);
+        }
+        this.#members = next;
+        this.#order = [...upstreams];
+        this.#memo = undefined;
+    }
+
+    /** Takes effect for the next view; a change in naming is announced. */
+    setNaming(naming: NamingRule): void {
+        if (naming.separator === this.#naming.separator) return;
+        this.#naming = naming;
+        this.#memo = undefined;
+        for (const upstream of this.#order) this.#coalescer.push(upstream.id);
+    }
+
+    setNotificationTiming(timing: CatalogOptions['notifications']): void {
+        this.#coalescer.flushNow();
+        this.#coalescer = this.#newCoalescer(timing);
     }
 
     /** The current merged view, refreshing any upstream list that is stale. */
     async view(): Promise<CatalogView> {
-        const lists = await Promise.all(this.upstreams.map(upstream => this.#list(upstream)));
+        const order = this.#order;
+        const lists = await Promise.all(order.map(upstream => this.#members.get(upstream.id)?.cache.read() ?? Promise.resolve(undefined)));
         const memo = this.#memo;
-        if (memo !== undefined && memo.lists.every((list, i) => list === lists[i])) return memo.view;
-        const view = this.#buildView(lists);
-        this.#memo = { lists, view };
+        if (memo !== undefined && memo.lists.length === lists.length && memo.lists.every((list, i) => list === lists[i])) return memo.view;
+        const view = this.#buildView(order, lists);
+        // A reload during the reads: this view is for the old set, and must not be remembered as the current one.
+        if (order === this.#order) this.#memo = { lists, view };
         return view;
+    }
+
+    /** Builds the current view and takes it as the one clients know, without announcing it (start-up). */
+    async warm(): Promise<void> {
+        this.#coalescer.discard();
+        this.#published = await this.view();
     }
 
     /** A name list version seen earlier, if still remembered. */
@@ -115,81 +159,45 @@ export class Catalog {
     }
 
     close(): void {
+        this.#closed = true;
         this.#coalescer.discard();
-        for (const unsubscribe of this.#unsubscribe) unsubscribe();
+        for (const member of this.#members.values()) member.unsubscribe();
+    }
+
+    #newCoalescer(timing: CatalogOptions['notifications']): Coalescer<string> {
+        return new Coalescer<string>({ ...timing, flush: ids => void this.#publish(ids) });
+    }
+
+    async #publish(upstreamIds: string[]): Promise<void> {
+        const publishing = ++this.#publishing;
+        let view: CatalogView;
+        try {
+            view = await this.view();
+        } catch (error) {
+            this.#log.error({ err: describeError(error) }, 'building the prompt view failed; change not announced');
+            return;
+        }
+        // A later burst started meanwhile publishes a newer view; this one would only go stale on arrival.
+        if (this.#closed || publishing !== this.#publishing) return;
+        this.#published = view;
+        this.changes.publish({ upstreamIds, view });
     }
 
     #onUpstreamEvent(event: UpstreamEvent): void {
         // Only changes clients can see count: a list change, or an upstream entering or leaving "ready".
         if (event.type === 'state' && event.state !== 'ready' && event.previous !== 'ready') return;
-        const slot = this.#slots.get(event.upstreamId);
-        if (slot === undefined) return;
-        slot.generation++;
-        slot.list = undefined;
-        slot.refreshing = undefined;
-        slot.retryAfter = 0;
-        if (event.type === 'state') slot.lastGood = undefined;
+        const member = this.#members.get(event.upstreamId);
+        if (member === undefined) return;
+        member.cache.invalidate(event.type === 'prompts-changed');
         this.#coalescer.push(event.upstreamId);
     }
 
-    async #list(upstream: UpstreamConnection): Promise<UpstreamList | undefined> {
-        if (upstream.state !== 'ready') return undefined;
-        const slot = this.#slots.get(upstream.id)!;
-        if (slot.list !== undefined) return slot.list;
-        if (Date.now() < slot.retryAfter) return slot.lastGood;
-        if (slot.refreshing === undefined) {
-            const refreshing = this.#refresh(upstream, slot).finally(() => {
-                if (slot.refreshing === refreshing) slot.refreshing = undefined;
-            });
-            slot.refreshing = refreshing;
-        }
-        return slot.refreshing;
-    }
-
-    async #refresh(upstream: UpstreamConnection, slot: CacheSlot): Promise<UpstreamList | undefined> {
-        const generation = slot.generation;
-        try {
-            const collected = await upstream.listPrompts();
-            if (collected.truncated !== undefined) {
-                this.#log.warn({ upstream: upstream.id, reason: collected.truncated, prompts: collected.items.length }, 'upstream prompt list cut short');
-            }
-            const list = this.#toList(upstream.id, collected.items);
-            // A change that arrived while reading makes this result stale: serve it to this reader, reread next time.
-            if (slot.generation === generation) {
-                slot.list = list;
-                slot.lastGood = list;
-            }
-            return list;
-        } catch (error) {
-            this.#log.warn({ upstream: upstream.id, err: describeError(error), retryInMs: LIST_RETRY_MS }, 'listing upstream prompts failed; serving its last good list, if any');
-            if (slot.generation === generation) slot.retryAfter = Date.now() + LIST_RETRY_MS;
-            return slot.lastGood;
-        }
-    }
-
-    #toList(upstreamId: string, prompts: readonly Prompt[]): UpstreamList {
-        const seen = new Set<string>();
-        const unique: Prompt[] = [];
-        for (const prompt of prompts) {
-            if (seen.has(prompt.name)) {
-                this.#log.warn({ upstream: upstreamId, prompt: prompt.name }, 'upstream lists a prompt name twice; keeping the first');
-                continue;
-            }
-            seen.add(prompt.name);
-            unique.push(prompt);
-        }
-        const names = unique.map(prompt => prompt.name);
-        const version = shortDigest(JSON.stringify(names));
-        this.#history.set(historyKey(upstreamId, version), names);
-        return { prompts: unique, names, version };
-    }
-
-    #buildView(lists: readonly (UpstreamList | undefined)[]): CatalogView {
+    #buildView(order: readonly UpstreamConnection[], lists: readonly (UpstreamList | undefined)[]): CatalogView {
         const byName = new Map<string, CatalogEntry>();
-        const naming = this.options.naming;
-        const namespacedIds = new Set(this.upstreams.filter(upstream => upstream.config.namespace).map(upstream => upstream.id));
-        const segments = this.upstreams.map((upstream, i): Segment<CatalogEntry> => {
-            const list = lists[i] ?? EMPTY_LIST;
+        const naming = this.#naming;
+        const namespacedIds = new Set(order.filter(upstream => upstream.config.namespace).map(upstream => upstream.id));
+        const segments = order.map((upstream, index): Segment<CatalogEntry> => {
+            const list = lists[index] ?? EMPTY_LIST;
             const entries = list.prompts.map(prompt => {
                 const name = exposedName(naming, upstream.id, upstream.config.namespace, prompt.name);
                 if (!upstream.config.namespace && inReservedNamespace(naming, name, namespacedIds)) {
@@ -205,7 +213,7 @@ export class Catalog {
                 byName.set(name, entry);
                 return entry;
             });
-            return { upstreamId: upstream.id, upstreamIndex: upstream.index, version: list.version, names: list.names, entries };
+            return { upstreamId: upstream.id, upstreamIndex: index, version: list.version, names: list.names, entries };
         });
         return { segments, byName };
     }

@@ -2,7 +2,8 @@
  * Turns a burst of events into one flush: a trailing debounce (`debounceMs` of
  * quiet ends the burst) bounded by `maxDelayMs` from the burst's first event, so
  * a steady stream of changes still produces a flush at least that often.
- * Pure apart from the injected timer functions.
+ * Equal events within a burst count once, so a flood costs no memory beyond
+ * the distinct events. Pure apart from the injected timer functions.
  */
 export interface Timers {
     setTimeout(callback: () => void, ms: number): unknown;
@@ -21,13 +22,13 @@ export const realTimers: Timers = {
 export interface CoalescerOptions<T> {
     debounceMs: number;
     maxDelayMs: number;
-    /** Receives every event of the burst, in order. */
+    /** Receives the burst's distinct events, in order of first occurrence. */
     flush: (events: T[]) => void;
     timers?: Timers;
 }
 
 export class Coalescer<T> {
-    #pending: T[] = [];
+    #pending = new Set<T>();
     #debounce: unknown;
     #deadline: unknown;
     readonly #timers: Timers;
@@ -37,7 +38,7 @@ export class Coalescer<T> {
     }
 
     push(event: T): void {
-        this.#pending.push(event);
+        this.#pending.add(event);
         if (this.#debounce !== undefined) this.#timers.clearTimeout(this.#debounce);
         this.#debounce = this.#timers.setTimeout(() => this.flushNow(), this.options.debounceMs);
         if (this.#deadline === undefined) {
@@ -47,15 +48,15 @@ export class Coalescer<T> {
 
     flushNow(): void {
         this.#cancelTimers();
-        const events = this.#pending;
-        this.#pending = [];
+        const events = [...this.#pending];
+        this.#pending.clear();
         if (events.length > 0) this.options.flush(events);
     }
 
     /** Drops pending events and timers: nothing is flushed. */
     discard(): void {
         this.#cancelTimers();
-        this.#pending = [];
+        this.#pending.clear();
     }
 
     #cancelTimers(): void {

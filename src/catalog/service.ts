@@ -30,9 +30,15 @@ export interface Caller {
 export class PromptService {
     constructor(
         private readonly catalog: Catalog,
-        private readonly cursors: CursorCodec,
-        private readonly options: PromptServiceOptions
+        private cursors: CursorCodec,
+        private options: PromptServiceOptions
     ) {}
+
+    /** A reload's new cursor key and page size; cursors signed with an old key become invalid. */
+    reconfigure(cursors: CursorCodec, options: PromptServiceOptions): void {
+        this.cursors = cursors;
+        this.options = options;
+    }
 
     async list(cursor: string | undefined, caller: Caller): Promise<ListPromptsResult> {
         const start = cursor === undefined ? undefined : this.cursors.decode(cursor);

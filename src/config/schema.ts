@@ -29,13 +29,43 @@ const plainValue = z.string().regex(/^[^\0\r\n]*$/, { message: 'must not contain
 
 const stringMap = (what: string) => z.record(z.string(), plainValue).default({}).describe(what);
 
+const reconnectFields = {
+    initialMs: z.number().int().min(1).max(600_000).describe('Delay before the first reconnect attempt; it doubles after each failure.'),
+    maxMs: z.number().int().min(1).max(3_600_000).describe('Longest delay between reconnect attempts.')
+};
+
+const reconnect = z
+    .strictObject({ initialMs: reconnectFields.initialMs.default(250), maxMs: reconnectFields.maxMs.default(30_000) })
+    .prefault({})
+    .describe('Reconnect backoff (exponential with jitter) for upstreams whose connection failed or closed.');
+
 const commonUpstreamFields = {
     id: upstreamId,
     namespace: z
         .boolean()
         .default(true)
         .describe('false exposes this upstream\'s prompt names without the "<id><separator>" prefix.'),
-    timeoutMs
+    timeoutMs,
+    pingIntervalMs: z
+        .number()
+        .int()
+        .min(0)
+        .max(3_600_000)
+        .default(30_000)
+        .describe('Ping the upstream when idle this often; two failed pings in a row reconnect it. 0 turns pings off.'),
+    required: z.boolean().default(false).describe('true: GET /readyz answers 503 while this upstream is not connected.'),
+    maxConcurrency: z.number().int().min(1).max(10_000).default(16).describe('Most requests in flight to this upstream at once.'),
+    maxQueue: z
+        .number()
+        .int()
+        .min(0)
+        .max(100_000)
+        .default(256)
+        .describe('Most requests waiting for a free slot; beyond it a request fails at once with "upstream busy".'),
+    reconnect: z
+        .strictObject({ initialMs: reconnectFields.initialMs.optional(), maxMs: reconnectFields.maxMs.optional() })
+        .optional()
+        .describe('Overrides the global reconnect backoff for this upstream.')
 };
 
 const httpUrl = z
@@ -51,7 +81,14 @@ export const StdioUpstreamSchema = z
         env: stringMap(
             'Environment variables for the child, added to a minimal default environment (PATH, HOME, ...), not to the gateway\'s whole environment.'
         ),
-        cwd: z.string().min(1).optional().describe('Working directory of the child, relative to the config file.')
+        cwd: z.string().min(1).optional().describe('Working directory of the child, relative to the config file.'),
+        killGraceMs: z
+            .number()
+            .int()
+            .min(0)
+            .max(60_000)
+            .default(2000)
+            .describe('On stop: wait this long after closing stdin before SIGTERM, and again before SIGKILL (whole process group).')
     })
     .describe('An MCP server started as a child process, spoken to over stdin/stdout.');
 
@@ -149,6 +186,20 @@ export const GatewayConfigSchema = z
                 maxBodyBytes: z.number().int().min(1024).default(1_048_576).describe('Largest accepted HTTP request body.')
             })
             .prefault({}),
+        reconnect,
+        shutdownTimeoutMs: z
+            .number()
+            .int()
+            .min(0)
+            .max(600_000)
+            .default(10_000)
+            .describe('On SIGTERM/SIGINT: longest wait for requests in flight before sessions and upstreams are closed.'),
+        reload: z
+            .strictObject({
+                watch: z.boolean().default(true).describe('Reload when the config file changes (SIGHUP always reloads).')
+            })
+            .prefault({})
+            .describe('Hot reload of this file.'),
         upstreamConnectConcurrency: z
             .number()
             .int()
@@ -179,6 +230,14 @@ export const GatewayConfigSchema = z
             } else {
                 seen.set(upstream.id, index);
             }
+            const backoff = resolveReconnect(config.reconnect, upstream);
+            if (backoff.maxMs < backoff.initialMs) {
+                ctx.addIssue({
+                    code: 'custom',
+                    path: upstream.reconnect?.maxMs === undefined ? ['reconnect', 'maxMs'] : ['upstreams', index, 'reconnect', 'maxMs'],
+                    message: `must be at least reconnect.initialMs (${backoff.initialMs}) for upstream "${upstream.id}"`
+                });
+            }
             if (upstream.id.includes(config.namespace.separator)) {
                 ctx.addIssue({
                     code: 'custom',
@@ -204,6 +263,12 @@ export const GatewayConfigSchema = z
     });
 
 export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;
+export type ReconnectPolicy = GatewayConfig['reconnect'];
+
+/** The upstream's own reconnect settings over the global ones. */
+export function resolveReconnect(global: ReconnectPolicy, upstream: Pick<UpstreamConfig, 'reconnect'>): ReconnectPolicy {
+    return { initialMs: upstream.reconnect?.initialMs ?? global.initialMs, maxMs: upstream.reconnect?.maxMs ?? global.maxMs };
+}
 export type UpstreamConfig = z.infer<typeof UpstreamSchema>;
 export type StdioUpstreamConfig = z.infer<typeof StdioUpstreamSchema>;
 export type HttpUpstreamConfig = Exclude<UpstreamConfig, StdioUpstreamConfig>;

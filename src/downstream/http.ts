@@ -8,10 +8,10 @@ import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpExpressApp } from '@modelcontextprotocol/express';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
-import { isInitializeRequest, type Server } from '@modelcontextprotocol/server';
+import { isInitializeRequest } from '@modelcontextprotocol/server';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { describeError, type Logger } from '../observability/logger.js';
-import type { Session, SessionRegistry } from './sessions.js';
+import type { Session, SessionRegistry, SessionServer } from './sessions.js';
 
 export interface HttpEndpointOptions {
     host: string;
@@ -23,14 +23,23 @@ export interface HttpEndpointOptions {
     allowedHosts?: string[] | undefined;
     allowedOrigins?: string[] | undefined;
     sessions: SessionRegistry;
-    createServer: () => Server;
+    createServer: () => SessionServer;
     /** Extra JSON for GET /healthz. */
     health: () => Record<string, unknown>;
+    /** GET /readyz: 200 when ready, else 503; `details` is added to the JSON either way. */
+    readiness: () => Readiness;
     logger: Logger;
+}
+
+export interface Readiness {
+    ready: boolean;
+    details: Record<string, unknown>;
 }
 
 export interface HttpEndpoint {
     url: string;
+    /** Stops taking requests (new ones get 503); those in flight carry on. /readyz turns 503. */
+    drain(): void;
     close(): Promise<void>;
 }
 
@@ -62,8 +71,15 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     const app = createMcpExpressApp({ host: 'configured-by-gateway', allowedHosts, allowedOrigins, jsonLimit: `${options.maxBodyBytes}b` });
     app.disable('x-powered-by');
 
+    let draining = false;
     app.get('/healthz', (_req, res) => {
-        res.json({ status: 'ok', ...options.health() });
+        res.json({ status: draining ? 'stopping' : 'ok', ...options.health() });
+    });
+    // Readiness is for load balancers: not ready while a required upstream is down, and not while stopping.
+    app.get('/readyz', (_req, res) => {
+        const { ready, details } = options.readiness();
+        const status = draining ? 'stopping' : ready ? 'ready' : 'not ready';
+        res.status(status === 'ready' ? 200 : 503).json({ status, ...details });
     });
 
     const handle: RequestHandler = (req, res) => {
@@ -78,6 +94,10 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     app.use(errorHandler(logger));
 
     async function route(req: Request, res: Response): Promise<void> {
+        if (draining) {
+            res.setHeader('connection', 'close');
+            return sendJsonRpcError(res, 503, -32000, 'Gateway is shutting down; try again later');
+        }
         const sessionId = req.header('mcp-session-id');
         if (sessionId !== undefined) {
             const session = httpSessions.get(sessionId);
@@ -101,13 +121,14 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     }
 
     async function startSession(req: Request, res: Response): Promise<void> {
-        const server = options.createServer();
+        const { server, scope } = options.createServer();
         const transport = new NodeStreamableHTTPServerTransport({
             sessionIdGenerator: () => randomUUID(),
             onsessioninitialized: id => {
                 const session: HttpSession = {
                     id,
                     server,
+                    scope,
                     http: transport,
                     lastSeen: Date.now(),
                     inFlight: 0,
@@ -159,6 +180,9 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     return {
         url: `http://${host}:${address.port}${options.path}`,
+        drain() {
+            draining = true;
+        },
         async close() {
             clearInterval(sweeper);
             await Promise.allSettled([...httpSessions.values()].map(session => session.http.close()));

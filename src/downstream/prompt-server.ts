@@ -3,10 +3,11 @@
  * a Server between sessions leaks responses across clients (GHSA-345p-7cg4-v4c7).
  */
 // The low-level Server is marked deprecated in favour of McpServer, which cannot serve a proxied, paginated list.
-import { Server, specTypeSchemas } from '@modelcontextprotocol/server';
+import { Server, specTypeSchemas, type ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Caller, PromptService } from '../catalog/service.js';
 import { GATEWAY_INFO } from '../version.js';
+import type { InFlight } from './in-flight.js';
 
 /**
  * Params are checked with our own schemas: the SDK's built-in check answers a
@@ -20,22 +21,32 @@ export interface PromptServerOptions {
     caller: Caller;
     /** Declare `completions` (true when any upstream offers it). */
     completions: boolean;
+    inFlight: InFlight;
 }
 
-export function createPromptServer({ service, caller, completions }: PromptServerOptions): Server {
+export function createPromptServer({ service, caller, completions, inFlight }: PromptServerOptions): Server {
     const server = new Server(GATEWAY_INFO, {
         capabilities: { prompts: { listChanged: true }, ...(completions ? { completions: {} } : {}) }
     });
     server.setRequestHandler('prompts/list', { params: specTypeSchemas.PaginatedRequestParams }, params =>
-        service.list(params.cursor, caller)
+        inFlight.track(() => service.list(params.cursor, caller))
     );
     server.setRequestHandler('prompts/get', { params: GetPromptParams }, (params, ctx) =>
-        service.get(params.name, params.arguments, ctx.mcpReq.signal)
+        inFlight.track(() => service.get(params.name, params.arguments, cancellation(ctx)))
     );
     if (completions) {
         server.setRequestHandler('completion/complete', { params: specTypeSchemas.CompleteRequestParams }, (params, ctx) =>
-            service.complete(params, ctx.mcpReq.signal)
+            inFlight.track(() => service.complete(params, cancellation(ctx)))
         );
     }
     return server;
+}
+
+/**
+ * Aborts when the client cancels (`notifications/cancelled`) or, over HTTP, when the request's connection goes
+ * away; the upstream call then sends its own `notifications/cancelled` upstream.
+ */
+function cancellation(ctx: ServerContext): AbortSignal {
+    const disconnected = ctx.http?.req?.signal;
+    return disconnected === undefined ? ctx.mcpReq.signal : AbortSignal.any([ctx.mcpReq.signal, disconnected]);
 }

@@ -1,36 +1,59 @@
 /**
- * Open downstream sessions and the delivery of catalog changes to them: each
- * session gets one `notifications/prompts/list_changed` per coalesced burst. A
- * session with no open stream to receive it (Streamable HTTP without a GET
- * stream) keeps the notification pending and gets it when a stream opens.
+ * Open downstream sessions and the delivery of catalog changes to them.
+ *
+ * Each session remembers the fingerprint of the list it can see. A published
+ * change notifies only the sessions whose fingerprint changed, once per
+ * coalesced burst. A session with no open stream to receive it (Streamable
+ * HTTP without a GET stream) keeps the notification pending and gets it when a
+ * stream opens.
  */
 import type { Server } from '@modelcontextprotocol/server';
-import type { CatalogChange } from '../catalog/catalog.js';
+import type { CatalogChange, CatalogView } from '../catalog/catalog.js';
 import type { Bus } from '../lib/bus.js';
 import { describeError, type Logger } from '../observability/logger.js';
+
+/** A session's MCP server and the scope of the caller it serves. */
+export interface SessionServer {
+    server: Server;
+    scope: string;
+}
 
 export interface Session {
     readonly id: string;
     readonly server: Server;
+    /** Sessions with the same scope see the same prompts. */
+    readonly scope: string;
+    /** Fingerprint of the list this session was last told about. */
+    fingerprint?: string | undefined;
     notificationPending: boolean;
     /** Whether the session can receive a server-initiated message now. */
     readonly canReceive: () => boolean;
 }
 
+export interface SessionRegistryOptions {
+    changes: Bus<CatalogChange>;
+    /** The view clients currently know: the baseline of a new session. */
+    currentView: () => CatalogView | undefined;
+    fingerprint: (view: CatalogView, scope: string) => string;
+    logger: Logger;
+}
+
 export class SessionRegistry {
     readonly #sessions = new Map<string, Session>();
     readonly #unsubscribe: () => void;
+    readonly #fingerprints = new WeakMap<CatalogView, Map<string, string>>();
 
-    constructor(
-        changes: Bus<CatalogChange>,
-        private readonly logger: Logger
-    ) {
-        this.#unsubscribe = changes.subscribe(() => {
-            for (const session of this.#sessions.values()) this.notify(session);
-        });
+    constructor(private readonly options: SessionRegistryOptions) {
+        this.#unsubscribe = options.changes.subscribe(change => this.#onChange(change.view));
+    }
+
+    get size(): number {
+        return this.#sessions.size;
     }
 
     add(session: Session): void {
+        const view = this.options.currentView();
+        session.fingerprint = view === undefined ? undefined : this.#fingerprint(view, session.scope);
         this.#sessions.set(session.id, session);
     }
 
@@ -39,24 +62,41 @@ export class SessionRegistry {
         return this.#sessions.delete(id);
     }
 
-    notify(session: Session): void {
+    /** Delivers a notification held back while the session had no stream. */
+    flushPending(session: Session): void {
+        if (session.notificationPending) this.#notify(session);
+    }
+
+    close(): void {
+        this.#unsubscribe();
+        this.#sessions.clear();
+    }
+
+    #onChange(view: CatalogView): void {
+        for (const session of this.#sessions.values()) {
+            const fingerprint = this.#fingerprint(view, session.scope);
+            if (fingerprint === session.fingerprint) continue;
+            session.fingerprint = fingerprint;
+            this.#notify(session);
+        }
+    }
+
+    #fingerprint(view: CatalogView, scope: string): string {
+        let byScope = this.#fingerprints.get(view);
+        if (byScope === undefined) this.#fingerprints.set(view, (byScope = new Map<string, string>()));
+        let fingerprint = byScope.get(scope);
+        if (fingerprint === undefined) byScope.set(scope, (fingerprint = this.options.fingerprint(view, scope)));
+        return fingerprint;
+    }
+
+    #notify(session: Session): void {
         if (!session.canReceive()) {
             session.notificationPending = true;
             return;
         }
         session.notificationPending = false;
         session.server.sendPromptListChanged().catch((error: unknown) => {
-            this.logger.debug({ session: session.id, err: describeError(error) }, 'list_changed not delivered');
+            this.options.logger.debug({ session: session.id, err: describeError(error) }, 'list_changed not delivered');
         });
-    }
-
-    /** Delivers a notification held back while the session had no stream. */
-    flushPending(session: Session): void {
-        if (session.notificationPending) this.notify(session);
-    }
-
-    close(): void {
-        this.#unsubscribe();
-        this.#sessions.clear();
     }
 }

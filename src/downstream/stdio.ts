@@ -1,7 +1,6 @@
 /** The downstream side over stdio: one session on the process's stdin/stdout. */
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
-import type { Server } from '@modelcontextprotocol/server';
-import type { SessionRegistry } from './sessions.js';
+import type { Session, SessionRegistry, SessionServer } from './sessions.js';
 
 export interface StdioEndpoint {
     /** Resolves when the client closes stdin. */
@@ -9,10 +8,10 @@ export interface StdioEndpoint {
     close(): Promise<void>;
 }
 
-export async function startStdioEndpoint(server: Server, sessions: SessionRegistry): Promise<StdioEndpoint> {
+export async function startStdioEndpoint({ server, scope }: SessionServer, sessions: SessionRegistry): Promise<StdioEndpoint> {
     const transport = new StdioServerTransport();
     let initialized = false;
-    const session = { id: 'stdio', server, notificationPending: false, canReceive: () => initialized };
+    const session: Session = { id: 'stdio', server, scope, notificationPending: false, canReceive: () => initialized };
     sessions.add(session);
     // Notifications wait until the client has finished the handshake; one held back meanwhile is sent then.
     server.oninitialized = () => {

@@ -4,8 +4,6 @@
  * contained: it changes this upstream's state and is reported, never thrown at
  * the gateway as a whole.
  */
-import type { Readable } from 'node:stream';
-import type { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client, ProtocolError, ProtocolErrorCode, SdkHttpError, type Transport } from '@modelcontextprotocol/client';
 import type {
     CompleteRequest,
@@ -16,15 +14,18 @@ import type {
 } from '@modelcontextprotocol/client';
 import type { UpstreamConfig } from '../config/schema.js';
 import { Bus } from '../lib/bus.js';
+import type { FaultKind } from '../observability/faults.js';
 import { describeError, type Logger } from '../observability/logger.js';
-import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
+import { backoffDelay, type BackoffPolicy } from './backoff.js';
+import { Bulkhead, BulkheadFullError } from './bulkhead.js';
 import { toUpstreamError, UpstreamFailedError } from './errors.js';
-import { LineSplitter } from './lines.js';
 import { collectPages, type Collected } from './pages.js';
+import { FaultLog } from './fault-log.js';
 import { httpTransport, stdioTransport, type WireProtocol } from './transports.js';
 
 const STABLE_AFTER_MS = 30_000;
-const MAX_STDERR_LINE = 4096;
+/** More list_changed than this within a second is a flood: counted and logged (the catalog coalesces them anyway). */
+const FLOOD_PER_SECOND = 100;
 
 export type UpstreamState = 'idle' | 'connecting' | 'ready' | 'down' | 'closed';
 
@@ -35,7 +36,8 @@ export type UpstreamEvent =
 export interface ConnectionOptions {
     logger: Logger;
     clientInfo: { name: string; version: string };
-    backoff?: BackoffPolicy;
+    reconnect: BackoffPolicy;
+    onFault?: (upstreamId: string, kind: FaultKind) => void;
 }
 
 export class UpstreamConnection {
@@ -46,6 +48,13 @@ export class UpstreamConnection {
     #client: Client | undefined;
     #wire: WireProtocol | undefined;
     #attempt = 0;
+    #attempted = false;
+    #closing: Promise<void> | undefined;
+    readonly #bulkhead: Bulkhead;
+    readonly #faults: FaultLog;
+    #floodWindow = { start: 0, count: 0 };
+    /** Backoff for reconnects; a reload may change it without restarting the connection. */
+    reconnect: BackoffPolicy;
     #retryTimer: NodeJS.Timeout | undefined;
     #stableTimer: NodeJS.Timeout | undefined;
     /** The client of a handshake in progress, so close() can stop it too. */
@@ -54,12 +63,14 @@ export class UpstreamConnection {
 
     constructor(
         readonly config: UpstreamConfig,
-        readonly index: number,
         private readonly options: ConnectionOptions
     ) {
         this.id = config.id;
+        this.reconnect = options.reconnect;
         this.#log = options.logger.child({ upstream: config.id });
         this.events = new Bus(error => this.#log.error({ err: describeError(error) }, 'upstream event listener failed'));
+        this.#bulkhead = new Bulkhead(config);
+        this.#faults = new FaultLog(this.#log, kind => options.onFault?.(this.id, kind));
     }
 
     get state(): UpstreamState {
@@ -68,6 +79,15 @@ export class UpstreamConnection {
 
     get lastError(): string | undefined {
         return this.#lastError;
+    }
+
+    /** Whether the first connection attempt has finished, successfully or not. */
+    get attempted(): boolean {
+        return this.#attempted;
+    }
+
+    get load(): { active: number; queued: number } {
+        return { active: this.#bulkhead.active, queued: this.#bulkhead.queued };
     }
 
     get wire(): WireProtocol | undefined {
@@ -82,9 +102,16 @@ export class UpstreamConnection {
     async start(): Promise<void> {
         if (this.#state !== 'idle') return;
         await this.#connect();
+        this.#attempted = true;
     }
 
-    async close(): Promise<void> {
+    /** Stops reconnecting and closes the connection (a stdio child is stopped with its whole process group). */
+    close(): Promise<void> {
+        this.#closing ??= this.#close();
+        return this.#closing;
+    }
+
+    async #close(): Promise<void> {
         this.#setState('closed');
         clearTimeout(this.#retryTimer);
         clearTimeout(this.#stableTimer);
@@ -94,41 +121,71 @@ export class UpstreamConnection {
         await Promise.all(clients.map(client => client.close().catch(() => {})));
     }
 
+    /** Counts a fault of this upstream and logs it (rate-limited per kind). */
+    reportFault(kind: FaultKind, message: string, details: Record<string, unknown> = {}): void {
+        this.#faults.report(kind, message, details);
+    }
+
     /** Every prompt of the upstream, read page by page; empty if it has no prompts capability. */
     async listPrompts(): Promise<Collected<Prompt>> {
         const client = this.#readyClient();
         if (client.getServerCapabilities()?.prompts === undefined) return { items: [] };
-        const timeout = this.config.timeoutMs;
-        try {
-            return await collectPages(async cursor => {
-                const page = await client.request({ method: 'prompts/list', params: cursor === undefined ? {} : { cursor } }, { timeout });
+        const collected = await collectPages(cursor =>
+            this.#call(client, async options => {
+                const page = await client.request({ method: 'prompts/list', params: cursor === undefined ? {} : { cursor } }, options);
                 return { items: page.prompts, nextCursor: page.nextCursor };
-            });
-        } catch (error) {
-            throw toUpstreamError(this.id, error, timeout);
+            })
+        );
+        if (collected.truncated !== undefined) {
+            this.reportFault('list_truncated', 'upstream prompt list cut short', { reason: collected.truncated, prompts: collected.items.length });
         }
+        return collected;
     }
 
-    async getPrompt(name: string, args: Record<string, string> | undefined, signal?: AbortSignal): Promise<GetPromptResult> {
+    getPrompt(name: string, args: Record<string, string> | undefined, signal?: AbortSignal): Promise<GetPromptResult> {
         const client = this.#readyClient();
-        const timeout = this.config.timeoutMs;
-        try {
-            return await client.getPrompt({ name, ...(args === undefined ? {} : { arguments: args }) }, { timeout, ...(signal ? { signal } : {}) });
-        } catch (error) {
-            throw toUpstreamError(this.id, error, timeout);
-        }
+        return this.#call(client, options => client.getPrompt({ name, ...(args === undefined ? {} : { arguments: args }) }, options), signal);
     }
 
     /** undefined when the upstream does not offer completions. */
     async complete(params: CompleteRequest['params'], signal?: AbortSignal): Promise<CompleteResult | undefined> {
         const client = this.#readyClient();
         if (client.getServerCapabilities()?.completions === undefined) return undefined;
-        const timeout = this.config.timeoutMs;
+        return this.#call(client, async options => {
+            try {
+                return await client.complete(params, options);
+            } catch (error) {
+                if (error instanceof ProtocolError && error.code === ProtocolErrorCode.MethodNotFound) return undefined;
+                throw error;
+            }
+        }, signal);
+    }
+
+    /**
+     * One request through the bulkhead. The timeout covers the wait for a slot too, so no request takes longer
+     * than `timeoutMs` in all; failures become UpstreamRejectedError or UpstreamFailedError and faults are counted.
+     */
+    async #call<T>(client: Client, request: (options: { timeout: number; signal?: AbortSignal }) => Promise<T>, signal?: AbortSignal): Promise<T> {
+        const timeoutMs = this.config.timeoutMs;
+        const deadline = Date.now() + timeoutMs;
         try {
-            return await client.complete(params, { timeout, ...(signal ? { signal } : {}) });
+            return await this.#bulkhead.run(() => {
+                const timeout = deadline - Date.now();
+                if (timeout <= 0) throw new UpstreamFailedError(this.id, `timed out after ${timeoutMs} ms (waiting for a free slot)`, 'timeout');
+                return request(signal === undefined ? { timeout } : { timeout, signal });
+            }, signal);
         } catch (error) {
-            if (error instanceof ProtocolError && error.code === ProtocolErrorCode.MethodNotFound) return undefined;
-            throw toUpstreamError(this.id, error, timeout);
+            const failure =
+                signal?.aborted === true
+                    ? new UpstreamFailedError(this.id, 'cancelled', undefined)
+                    : error instanceof BulkheadFullError
+                      ? new UpstreamFailedError(this.id, 'upstream busy, try again later', 'busy')
+                      : toUpstreamError(this.id, error, timeoutMs);
+            if (failure instanceof UpstreamFailedError) {
+                if (failure.fault !== undefined) this.reportFault(failure.fault, 'upstream request failed', { reason: failure.reason });
+                if (failure.connectionLost) this.#lost(client, failure.reason);
+            }
+            throw failure;
         }
     }
 
@@ -155,18 +212,27 @@ export class UpstreamConnection {
             this.#stableTimer = setTimeout(() => (this.#attempt = 0), STABLE_AFTER_MS).unref();
             this.#log.info({ wire: this.#wire, server: client.getServerVersion()?.name, protocol: client.getNegotiatedProtocolVersion() }, 'upstream connected');
             this.#setState('ready');
+            this.#startPings(client);
         } catch (error) {
             if (this.#state === 'closed') return;
             // The mapped reason only: raw errors can quote header values or the upstream's response body.
             const failure = toUpstreamError(this.id, error, this.config.timeoutMs);
             this.#lastError = failure.message;
-            this.#scheduleReconnect(`connect failed: ${failure instanceof UpstreamFailedError ? failure.reason : 'rejected'}`);
+            const reason = failure instanceof UpstreamFailedError ? failure.reason : 'rejected';
+            this.#faults.count('connect_failed');
+            this.#scheduleReconnect(`connect failed: ${reason}`);
         }
     }
 
     async #openClient(): Promise<Client> {
         const config = this.config;
-        if (config.transport === 'stdio') return this.#handshake(this.#withStderrLog(stdioTransport(config)), 'stdio');
+        if (config.transport === 'stdio') {
+            const transport = stdioTransport(config, {
+                onStderrLine: line => this.#log.info({ stream: 'stderr' }, line),
+                onNoise: line => this.reportFault('garbage_output', 'upstream wrote a line that is not JSON-RPC to stdout', { line })
+            });
+            return this.#handshake(transport, 'stdio');
+        }
         if (config.transport !== 'http') return this.#handshake(httpTransport(config, config.transport), config.transport);
         // "http": Streamable HTTP first; a 4xx means a legacy HTTP+SSE server (MCP backwards-compatibility rule).
         if (this.#wire !== 'sse') {
@@ -185,6 +251,7 @@ export class UpstreamConnection {
         const client = new Client(this.options.clientInfo, { capabilities: {} });
         this.#connecting = client;
         client.setNotificationHandler('notifications/prompts/list_changed', () => {
+            this.#watchFlood();
             this.events.publish({ type: 'prompts-changed', upstreamId: this.id });
         });
         client.onerror = error => this.#log.debug({ err: describeError(error) }, 'upstream transport error');
@@ -201,21 +268,63 @@ export class UpstreamConnection {
             this.#client = undefined;
             clearTimeout(this.#stableTimer);
             this.#lastError = 'connection closed';
+            this.#faults.count('disconnected');
             this.#scheduleReconnect('connection closed');
         };
         this.#wire = wire;
         return client;
     }
 
-    #withStderrLog(transport: StdioClientTransport): StdioClientTransport {
-        // With stderr: 'pipe' the SDK hands out a PassThrough; its declared type is the broader Stream.
-        const stderr = transport.stderr as Readable | null;
-        stderr?.pipe(new LineSplitter(MAX_STDERR_LINE)).on('data', (line: string) => this.#log.info({ stream: 'stderr' }, line));
-        return transport;
+    /** The connection of `client` is gone although its transport did not say so (typical of HTTP): rebuild it. */
+    #lost(client: Client, why: string): void {
+        if (this.#client !== client || this.#state === 'closed') return;
+        this.#client = undefined;
+        clearTimeout(this.#stableTimer);
+        this.#lastError = `Upstream ${this.id} failed: ${why}`;
+        this.#faults.count('disconnected');
+        this.#scheduleReconnect(why);
+        client.close().catch(() => {});
+    }
+
+    /**
+     * Liveness while idle: an HTTP upstream that went away is otherwise noticed only by the next request, and a
+     * hung stdio child never. Two failed pings in a row, or one that shows the connection is gone, rebuild it.
+     */
+    #startPings(client: Client): void {
+        const every = this.config.pingIntervalMs;
+        if (every === 0) return;
+        let failures = 0;
+        const timer = setInterval(() => {
+            if (this.#client !== client) {
+                clearInterval(timer);
+                return;
+            }
+            if (this.#bulkhead.active > 0) return;
+            this.#call(client, options => client.ping(options)).then(
+                () => (failures = 0),
+                (error: unknown) => {
+                    const lost = error instanceof UpstreamFailedError && error.connectionLost;
+                    if (!lost && ++failures >= 2) this.#lost(client, 'no answer to ping');
+                }
+            );
+        }, every);
+        timer.unref();
+    }
+
+    #watchFlood(): void {
+        const now = Date.now();
+        const window = this.#floodWindow;
+        if (now - window.start >= 1000) {
+            window.start = now;
+            window.count = 0;
+        }
+        if (++window.count === FLOOD_PER_SECOND) {
+            this.reportFault('list_changed_flood', 'upstream floods notifications/prompts/list_changed', { perSecond: `>${FLOOD_PER_SECOND}` });
+        }
     }
 
     #scheduleReconnect(why: string): void {
-        const delay = backoffDelay(this.#attempt++, this.options.backoff ?? DEFAULT_BACKOFF);
+        const delay = backoffDelay(this.#attempt++, this.reconnect);
         this.#log.warn({ retryInMs: delay, attempt: this.#attempt }, `upstream down (${why})`);
         this.#setState('down');
         clearTimeout(this.#retryTimer);

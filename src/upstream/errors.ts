@@ -1,9 +1,11 @@
 /**
  * What an upstream call can fail with, in terms the gateway can show a client:
  * either the upstream rejected the arguments (-32602, its message passes through)
- * or it failed (a short reason that never holds a stack trace or a payload).
+ * or it failed (a short reason that never holds a stack trace or a payload),
+ * classified as a fault kind for the counters.
  */
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
+import type { FaultKind } from '../observability/faults.js';
 import { describeError } from '../observability/logger.js';
 
 export class UpstreamRejectedError extends Error {
@@ -15,7 +17,11 @@ export class UpstreamFailedError extends Error {
 
     constructor(
         readonly upstreamId: string,
-        readonly reason: string
+        readonly reason: string,
+        /** undefined when the failure is not the upstream's fault (e.g. the caller cancelled). */
+        readonly fault: FaultKind | undefined = 'request_failed',
+        /** The connection itself is gone (refused, reset, session unknown): reconnect rather than retry on it. */
+        readonly connectionLost = false
     ) {
         super(`Upstream ${upstreamId} failed: ${reason}`);
     }
@@ -27,35 +33,47 @@ export function toUpstreamError(upstreamId: string, error: unknown, timeoutMs: n
         if (error.code === ProtocolErrorCode.InvalidParams) return new UpstreamRejectedError(stripCodePrefix(describeError(error)));
         return new UpstreamFailedError(upstreamId, `error ${error.code}`);
     }
-    return new UpstreamFailedError(upstreamId, failureReason(error, timeoutMs));
+    const [reason, fault] = classify(error, timeoutMs);
+    return new UpstreamFailedError(upstreamId, reason, fault, isConnectionLoss(error));
 }
 
-function failureReason(error: unknown, timeoutMs: number): string {
-    if (error instanceof SdkHttpError) return `HTTP ${error.status}`;
+/** Socket-level failures, and 404 for a session the server no longer knows (it restarted): the connection must be rebuilt. */
+const LOST_CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'UND_ERR_SOCKET']);
+
+function isConnectionLoss(error: unknown): boolean {
+    if (error instanceof SdkHttpError) return error.status === 404;
+    const code = systemErrorCode(error);
+    return code !== undefined && LOST_CONNECTION_CODES.has(code);
+}
+
+function classify(error: unknown, timeoutMs: number): [string, FaultKind | undefined] {
+    if (error instanceof SdkHttpError) return [`HTTP ${error.status}`, 'http_error'];
     if (error instanceof SdkError) {
         switch (error.code) {
             case SdkErrorCode.RequestTimeout:
-                return `timed out after ${timeoutMs} ms`;
+                return [`timed out after ${timeoutMs} ms`, 'timeout'];
             case SdkErrorCode.ConnectionClosed:
-                return 'connection closed';
+                return ['connection closed', 'disconnected'];
             case SdkErrorCode.NotConnected:
-                return 'not connected';
+                return ['not connected', 'disconnected'];
             case SdkErrorCode.InvalidResult:
-                return 'invalid result';
-            default:
-                return error.code.toLowerCase().replaceAll('_', ' ');
+                return ['invalid result', 'invalid_result'];
+            default: {
+                const reason = error.code.toLowerCase().replaceAll('_', ' ');
+                return [reason, error.code.startsWith('CLIENT_HTTP') ? 'http_error' : 'request_failed'];
+            }
         }
     }
-    if (error instanceof Error && error.name === 'AbortError') return 'cancelled';
+    if (error instanceof Error && error.name === 'AbortError') return ['cancelled', undefined];
     const code = systemErrorCode(error);
-    return code === undefined ? 'request failed' : `request failed (${code})`;
+    return [code === undefined ? 'request failed' : `request failed (${code})`, 'request_failed'];
 }
 
 /** ECONNREFUSED, ENOENT, ...: from the error or its cause (fetch wraps them). Safe to show: no values inside. */
 function systemErrorCode(error: unknown): string | undefined {
     for (let current = error, depth = 0; current instanceof Error && depth < 3; current = current.cause, depth++) {
         const code = (current as NodeJS.ErrnoException).code;
-        if (typeof code === 'string' && /^E[A-Z0-9_]{2,30}$/.test(code)) return code;
+        if (typeof code === 'string' && /^(E|UND_ERR_)[A-Z0-9_]{2,30}$/.test(code)) return code;
     }
     return undefined;
 }

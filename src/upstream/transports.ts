@@ -1,18 +1,32 @@
 /** Builds the SDK client transport for one upstream from its config. */
 import { SSEClientTransport, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
-import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import type { HttpUpstreamConfig, StdioUpstreamConfig } from '../config/schema.js';
+import { sharedReaper } from './reaper.js';
+import { StdioProcessTransport } from './stdio-process.js';
 
 export type WireProtocol = 'stdio' | 'streamable-http' | 'sse';
 
-export function stdioTransport(config: StdioUpstreamConfig): StdioClientTransport {
-    return new StdioClientTransport({
+export interface StdioHooks {
+    onStderrLine: (line: string) => void;
+    /** A stdout line that is not a JSON-RPC message. */
+    onNoise: (line: string) => void;
+}
+
+/**
+ * The gateway's own stdio transport rather than the SDK's: it reports junk on stdout instead of dropping it
+ * silently, stops the child's whole process group, and registers it with a watchdog so no child outlives the gateway.
+ */
+export function stdioTransport(config: StdioUpstreamConfig, hooks: StdioHooks): StdioProcessTransport {
+    return new StdioProcessTransport({
         command: config.command,
         args: config.args,
-        // The SDK starts the child with a minimal environment; the config adds to it, never the gateway's own secrets.
+        // A minimal environment plus the config's additions: never the gateway's own secrets.
         env: { ...getDefaultEnvironment(), ...config.env },
         ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
-        stderr: 'pipe'
+        killGraceMs: config.killGraceMs,
+        reaper: sharedReaper(),
+        ...hooks
     });
 }
 

@@ -67,6 +67,16 @@ describe('Coalescer', () => {
         assert.deepEqual(flushes[0]!.events, range(0, 100));
     });
 
+    test('a flood of 10,000 repeats of a few events flushes each once, in order of first occurrence', () => {
+        const { clock, flushes, coalescer } = setup();
+        for (let i = 0; i < 10_000; i++) coalescer.push([7, 3, 7, 9][i % 4]!);
+        clock.advance(10_000);
+        assert.deepEqual(flushes.map(flush => flush.events), [[7, 3, 9]]);
+        coalescer.push(7);
+        clock.advance(10_000);
+        assert.deepEqual(flushes[1]!.events, [7], 'an event flushed before counts again in the next burst');
+    });
+
     test('nothing is flushed before the burst goes quiet', () => {
         const { clock, flushes, coalescer } = setup(100, 1000);
         coalescer.push(1);

@@ -1,0 +1,24 @@
+/**
+ * A digest of what a client sees in the merged list: every visible prompt's
+ * exposed name and definition, in list order. Two views with the same
+ * fingerprint look identical to that client, so it need not be notified.
+ */
+import { createHash } from 'node:crypto';
+import type { CatalogEntry, CatalogView } from './catalog.js';
+
+export type Visibility = (entry: CatalogEntry) => boolean;
+
+export const ALL_VISIBLE: Visibility = () => true;
+
+export function viewFingerprint(view: CatalogView, visible: Visibility = ALL_VISIBLE): string {
+    const hash = createHash('sha256');
+    for (const segment of view.segments) {
+        for (const entry of segment.entries) {
+            if (entry === undefined || !visible(entry)) continue;
+            // The prompt object carries the exposed name; JSON keeps the upstream's key order, which is stable per list.
+            hash.update(JSON.stringify(entry.prompt));
+            hash.update('\n');
+        }
+    }
+    return hash.digest('base64url');
+}

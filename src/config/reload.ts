@@ -1,0 +1,103 @@
+/**
+ * Hot reload of the config file: on SIGHUP, and when the file changes (watched
+ * through its folder, because editors and Kubernetes ConfigMaps replace files
+ * rather than write them in place). Reloads run one at a time; a request that
+ * arrives during one runs once more after it. A config that does not validate
+ * is rejected with the same message as at start, and the running one stays.
+ */
+import { watch, type FSWatcher } from 'node:fs';
+import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import type { Logger } from '../observability/logger.js';
+import { describeError } from '../observability/logger.js';
+import { ConfigError } from './issues.js';
+import type { GatewayConfig } from './schema.js';
+
+export interface ReloaderOptions {
+    file: string;
+    /** Reads and validates the file (throws ConfigError). */
+    load: () => Promise<GatewayConfig>;
+    /** Applies a valid config; resolves with a summary for the log. */
+    apply: (config: GatewayConfig) => Promise<Record<string, unknown>>;
+    current: GatewayConfig;
+    logger: Logger;
+    /** Quiet time after the last file event before reading it. */
+    debounceMs?: number;
+}
+
+export type ReloadOutcome = 'applied' | 'unchanged' | 'rejected' | 'failed';
+
+export class ConfigReloader {
+    #current: GatewayConfig;
+    #running: Promise<ReloadOutcome> | undefined;
+    #again: { forced: boolean } | undefined;
+    #watcher: FSWatcher | undefined;
+    #debounce: NodeJS.Timeout | undefined;
+
+    constructor(private readonly options: ReloaderOptions) {
+        this.#current = options.current;
+    }
+
+    /** Reloads now (`forced`: even if the file looks unchanged, as SIGHUP asks). */
+    reload(reason: string, forced = true): Promise<ReloadOutcome> {
+        if (this.#running !== undefined) {
+            this.#again = { forced: forced || this.#again?.forced === true };
+            return this.#running.then(() => this.#running ?? 'unchanged');
+        }
+        const run = this.#run(reason, forced).finally(() => {
+            this.#running = undefined;
+            const again = this.#again;
+            this.#again = undefined;
+            if (again !== undefined) void this.reload(`${reason} (again)`, again.forced);
+        });
+        this.#running = run;
+        return run;
+    }
+
+    /** Starts watching the file's folder. */
+    watch(): void {
+        const directory = path.dirname(path.resolve(this.options.file));
+        try {
+            this.#watcher = watch(directory, { persistent: false }, () => {
+                clearTimeout(this.#debounce);
+                this.#debounce = setTimeout(() => void this.reload('config file changed', false), this.options.debounceMs ?? 200);
+                this.#debounce.unref();
+            });
+            this.#watcher.on('error', error => {
+                this.options.logger.warn({ err: describeError(error) }, 'watching the config file failed; SIGHUP still reloads');
+            });
+        } catch (error) {
+            this.options.logger.warn({ err: describeError(error) }, 'cannot watch the config file; SIGHUP still reloads');
+        }
+    }
+
+    close(): void {
+        clearTimeout(this.#debounce);
+        this.#watcher?.close();
+    }
+
+    async #run(reason: string, forced: boolean): Promise<ReloadOutcome> {
+        const log = this.options.logger;
+        let next: GatewayConfig;
+        try {
+            next = await this.options.load();
+        } catch (error) {
+            if (!(error instanceof ConfigError)) {
+                log.error({ reason, err: describeError(error) }, 'config reload failed; keeping the running config');
+                return 'failed';
+            }
+            log.error({ reason, problems: error.message }, 'config reload rejected; keeping the running config');
+            return 'rejected';
+        }
+        if (!forced && isDeepStrictEqual(next, this.#current)) return 'unchanged';
+        try {
+            const summary = await this.options.apply(next);
+            this.#current = next;
+            log.info({ reason, ...summary }, 'config reloaded');
+            return 'applied';
+        } catch (error) {
+            log.error({ reason, err: describeError(error) }, 'applying the new config failed');
+            return 'failed';
+        }
+    }
+}

@@ -1,0 +1,41 @@
+/**
+ * Counts of upstream misbehaviour, by upstream and kind: the numbers behind
+ * "is this upstream ill?". Kinds are a closed list so label values stay
+ * bounded; a metrics exporter reads `snapshot()`.
+ */
+export const FAULT_KINDS = [
+    'connect_failed',
+    'disconnected',
+    'garbage_output',
+    'invalid_message',
+    'invalid_result',
+    'http_error',
+    'timeout',
+    'busy',
+    'request_failed',
+    'list_truncated',
+    'list_slow',
+    'list_changed_flood'
+] as const;
+
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export type FaultCounts = Partial<Record<FaultKind, number>>;
+
+export class FaultCounters {
+    readonly #counts = new Map<string, Map<FaultKind, number>>();
+
+    record(upstreamId: string, kind: FaultKind): void {
+        let counts = this.#counts.get(upstreamId);
+        if (counts === undefined) this.#counts.set(upstreamId, (counts = new Map<FaultKind, number>()));
+        counts.set(kind, (counts.get(kind) ?? 0) + 1);
+    }
+
+    of(upstreamId: string): FaultCounts {
+        return Object.fromEntries(this.#counts.get(upstreamId) ?? []);
+    }
+
+    snapshot(): { upstreamId: string; kind: FaultKind; count: number }[] {
+        return [...this.#counts].flatMap(([upstreamId, counts]) => [...counts].map(([kind, count]) => ({ upstreamId, kind, count })));
+    }
+}

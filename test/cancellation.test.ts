@@ -1,0 +1,61 @@
+/** A cancelled downstream request cancels its upstream request too. */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Client } from '@modelcontextprotocol/client';
+import type { RunningGateway } from '../src/gateway.js';
+import { connectHttp, fixtureStats, startTestGateway, stdioFixture, waitFor } from './helpers.js';
+
+describe('cancellation', () => {
+    let gateway: RunningGateway;
+    let client: Client;
+
+    before(async () => {
+        gateway = await startTestGateway({ upstreams: [stdioFixture('local', {}, { timeoutMs: 30_000 })] });
+        client = await connectHttp(gateway.url!);
+    });
+
+    after(async () => {
+        await client?.close();
+        await gateway?.close();
+    });
+
+    const active = () => gateway.upstreams[0]!.load.active;
+
+    test('notifications/cancelled from the client reaches the upstream', async () => {
+        const before = await fixtureStats(client, 'local__stats');
+        const controller = new AbortController();
+        const request = client.getPrompt({ name: 'local__slow', arguments: { ms: '20000' } }, { signal: controller.signal });
+        request.catch(() => {});
+        await waitFor(() => active() === 1, 5000, 'the request to reach the upstream');
+        controller.abort('user gave up');
+        await assert.rejects(request);
+        await waitFor(async () => (await fixtureStats(client, 'local__stats')).slowCancelled === before.slowCancelled + 1, 3000, 'the upstream to see the cancellation');
+        await waitFor(() => active() === 0, 3000, 'the upstream slot to be freed');
+    });
+
+    test('a client whose HTTP connection goes away mid-request cancels the upstream request', async () => {
+        const before = await fixtureStats(client, 'local__stats');
+        const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+        const init = await fetch(gateway.url!, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+        });
+        const session = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+        await init.text();
+        await fetch(gateway.url!, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+
+        const controller = new AbortController();
+        const pending = fetch(gateway.url!, {
+            method: 'POST',
+            headers: session,
+            signal: controller.signal,
+            body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'prompts/get', params: { name: 'local__slow', arguments: { ms: '20000' } } })
+        }).then(response => response.text());
+        pending.catch(() => {});
+        await waitFor(() => active() === 1, 5000, 'the request to reach the upstream');
+        controller.abort();
+        await waitFor(async () => (await fixtureStats(client, 'local__stats')).slowCancelled === before.slowCancelled + 1, 3000, 'the upstream to see the cancellation');
+        await waitFor(() => active() === 0, 3000, 'the upstream slot to be freed');
+    });
+});
