@@ -94,7 +94,7 @@ async function main(argv: string[]): Promise<number> {
         current: config,
         logger
     });
-    if (config.reload.watch) reloader.watch();
+    reloader.start();
     process.on('SIGHUP', () => void reloader.reload('SIGHUP'));
 
     let stopping = false;

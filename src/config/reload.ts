@@ -54,8 +54,19 @@ export class ConfigReloader {
         return run;
     }
 
-    /** Starts watching the file's folder. */
-    watch(): void {
+    /** Watches the file if the running config asks for it. */
+    start(): void {
+        this.#syncWatch(this.#current.reload.watch);
+    }
+
+    #syncWatch(wanted: boolean): void {
+        if (!wanted) {
+            clearTimeout(this.#debounce);
+            this.#watcher?.close();
+            this.#watcher = undefined;
+            return;
+        }
+        if (this.#watcher !== undefined) return;
         const directory = path.dirname(path.resolve(this.options.file));
         try {
             this.#watcher = watch(directory, { persistent: false }, () => {
@@ -72,8 +83,7 @@ export class ConfigReloader {
     }
 
     close(): void {
-        clearTimeout(this.#debounce);
-        this.#watcher?.close();
+        this.#syncWatch(false);
     }
 
     async #run(reason: string, forced: boolean): Promise<ReloadOutcome> {
@@ -93,6 +103,7 @@ export class ConfigReloader {
         try {
             const summary = await this.options.apply(next);
             this.#current = next;
+            this.#syncWatch(next.reload.watch);
             log.info({ reason, ...summary }, 'config reloaded');
             return 'applied';
         } catch (error) {
