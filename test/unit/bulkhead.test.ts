@@ -25,13 +25,13 @@ describe('Bulkhead', () => {
         await tick();
         assert.deepEqual(gates.map(g => g.state.started), [true, true, false]);
         assert.deepEqual({ active: bulkhead.active, queued: bulkhead.queued }, { active: 2, queued: 1 });
-        await assert.rejects(bulkhead.run(async () => 'never'), BulkheadFullError);
+        await assert.rejects(bulkhead.run(() => Promise.resolve('never')), BulkheadFullError);
 
         gates[0]!.open();
         await running[0];
         await tick();
         assert.equal(gates[2]!.state.started, true, 'the queued task starts when a slot frees');
-        const fits = bulkhead.run(async () => 'fits again').catch(() => 'refused');
+        const fits = bulkhead.run(() => Promise.resolve('fits again')).catch(() => 'refused');
         gates[1]!.open();
         gates[2]!.open();
         assert.deepEqual(await Promise.all([...running, fits]), ['done', 'done', 'done', 'fits again'], 'a freed place in the queue is usable');
@@ -55,6 +55,6 @@ describe('Bulkhead', () => {
     test('a failing task frees its slot', async () => {
         const bulkhead = new Bulkhead({ maxConcurrency: 1, maxQueue: 0 });
         await assert.rejects(bulkhead.run(() => Promise.reject(new Error('upstream failed'))), /upstream failed/);
-        assert.equal(await bulkhead.run(async () => 'next'), 'next');
+        assert.equal(await bulkhead.run(() => Promise.resolve('next')), 'next');
     });
 });
