@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -220,4 +221,13 @@ export async function fixtureStats(client: Client, prompt: string): Promise<{ sl
     const content = result.messages[0]!.content;
     if (content.type !== 'text') throw new Error('stats prompt returned no text');
     return JSON.parse(content.text) as { slowStarted: number; slowCancelled: number; slowCompleted: number };
+}
+
+/** A TCP port that was free a moment ago, for a server the test starts later on purpose. */
+export async function freePort(): Promise<number> {
+    const server = createServer();
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    await new Promise(resolve => server.close(resolve));
+    return port;
 }

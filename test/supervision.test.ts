@@ -3,11 +3,11 @@
  * requests promptly, never the others', and comes back by itself.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import {
     connectHttp,
+    freePort,
     getJson,
     listAllPages,
     rawStdio,
@@ -20,14 +20,6 @@ import {
 } from './helpers.js';
 
 const FAST_RECONNECT = { initialMs: 50, maxMs: 400 };
-
-async function freePort(): Promise<number> {
-    const server = createServer();
-    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as { port: number };
-    await new Promise(resolve => server.close(resolve));
-    return port;
-}
 
 async function namesOf(client: Client): Promise<string[]> {
     return (await listAllPages(client)).names;

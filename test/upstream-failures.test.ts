@@ -1,16 +1,7 @@
 /** Upstreams that are missing at start never stop the gateway; they are retried and join later. */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { test } from 'node:test';
-import { connectHttp, listAllPages, rpcError, startHttpFixture, startTestGateway, stdioFixture, waitFor } from './helpers.js';
-
-async function freePort(): Promise<number> {
-    const server = createServer();
-    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as { port: number };
-    await new Promise(resolve => server.close(resolve));
-    return port;
-}
+import { connectHttp, freePort, listAllPages, rpcError, startHttpFixture, startTestGateway, stdioFixture, waitFor } from './helpers.js';
 
 test('unreachable and unstartable upstreams are left out, the rest is served, and a late upstream joins', async () => {
     const port = await freePort();
