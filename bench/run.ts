@@ -13,7 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Client } from '@modelcontextprotocol/client';
-import { connectHttp, listAllPages, ROOT, startHttpFixture, stopChild } from '../test/helpers.js';
+import { connectHttp, listAllPages, ROOT, startHttpFixture, stdioFixture, stopChild } from '../test/helpers.js';
+import { measureOverload } from './overload.js';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
 const PROMPTS = 500;
@@ -112,6 +113,13 @@ async function main(): Promise<void> {
 
     const sessionKiB = await memoryPerSession(whole);
 
+    const overloaded = await startCliGateway('overload', {
+        upstreams: [stdioFixture('slow', {}, { maxConcurrency: 16, maxQueue: 48, timeoutMs: 60_000 }), stdioFixture('fast')]
+    });
+    const overload = await measureOverload(overloaded.url, () => rssKiB(overloaded.child.pid!));
+    await stopChild(overloaded.child);
+    const mib = (kib: number | undefined) => (kib === undefined ? 'n/a' : `${(kib / 1024).toFixed(1)} MiB`);
+
     await Promise.all([direct.close(), directPaged.close(), viaWhole.close(), viaPaged.close()]);
     await Promise.all([stopChild(whole.child), stopChild(paged.child), single.close(), paginated.close()]);
 
@@ -142,6 +150,24 @@ The list rows walk every page. The gateway serves lists from its per-upstream
 cache, so after the first call a list does not go upstream at all; what the rows
 show is the gateway's own cost per page (view lookup, page cut, cursor signing and
 verification) against an upstream's.
+
+## Overload
+
+${overload.sent} concurrent \`prompts/get\` from 20 sessions to an upstream whose
+prompt takes 3 s, behind \`maxConcurrency: 16\` and \`maxQueue: 48\` (stdio
+fixtures, gateway as the built CLI):
+
+| measure | value |
+| --- | --- |
+| accepted (run or queued) / refused at once with "upstream busy" | ${overload.accepted} / ${overload.refused} |
+| time to refusal, p50 / p95 | ${fmt(overload.refusedP50)} / ${fmt(overload.refusedP95)} ms |
+| \`prompts/get\` to a healthy upstream behind the same gateway, p50 idle / under the overload | ${fmt(overload.healthyIdleP50)} / ${fmt(overload.healthyLoadedP50)} ms (${(overload.healthyLoadedP50 / overload.healthyIdleP50).toFixed(2)}x) |
+| gateway RSS before / peak during | ${mib(overload.rssBeforeKiB)} / ${mib(overload.rssPeakKiB)} |
+
+The excess is refused without waiting, so memory is bounded by the queue, not by
+the load. The healthy upstream's slowdown is the cost of the gateway process (one
+event loop on a 2-core machine) refusing ${overload.refused} requests at once, not
+of any queueing behind the slow upstream.
 
 Idle downstream session: ${sessionKiB === undefined ? 'not measured (needs /proc)' : `about ${sessionKiB.toFixed(1)} KiB of resident memory each in the gateway process (growth of VmRSS over ${SESSIONS} sessions; RSS is coarse, so take it as an upper bound)`}.
 

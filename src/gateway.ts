@@ -51,6 +51,9 @@ export interface RunningGateway {
 /** Until clients and policies exist, every caller shares one anonymous view. */
 const ANONYMOUS: Caller = { scope: '' };
 
+/** At shutdown, how long the cancelled requests' error answers get to be written. */
+const ANSWER_GRACE_MS = 1000;
+
 /** Settings read once at start; a reload that changes them says a restart is needed. */
 const RESTART_ONLY = ['listen', 'limits', 'sessions'] as const;
 
@@ -77,7 +80,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         logger
     });
     const inFlight = new InFlight();
-    let endpoint: { drain(): void; close(): Promise<void> } | undefined;
+    let endpoint: { drain(): void; settled(timeoutMs: number): Promise<boolean>; close(): Promise<void> } | undefined;
     let reloading: Promise<unknown> = Promise.resolve();
 
     const stopAll = async () => {
@@ -139,7 +142,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         if (options.stdio === true) {
             const stdio = await startStdioEndpoint(createServer(), sessions);
             done = stdio.closed;
-            endpoint = { drain: () => {}, close: () => stdio.close() };
+            endpoint = { drain: () => {}, settled: timeoutMs => inFlight.drained(timeoutMs), close: () => stdio.close() };
         } else {
             const http = await startHttpEndpoint({
                 ...config.listen,
@@ -176,8 +179,12 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
             close() {
                 closing ??= (async () => {
                     endpoint?.drain();
-                    const drained = await inFlight.drained(config.shutdownTimeoutMs);
-                    if (!drained) logger.warn({ inFlight: inFlight.count, waitedMs: config.shutdownTimeoutMs }, 'requests still in flight at shutdown; cancelling them');
+                    if (!(await endpoint?.settled(config.shutdownTimeoutMs))) {
+                        logger.warn({ inFlight: inFlight.count, waitedMs: config.shutdownTimeoutMs }, 'requests still in flight at shutdown; cancelling them');
+                        // An error answer: a client whose response stream just ends would wait for its own timeout.
+                        inFlight.cancelAll('Gateway is shutting down; the request was cancelled');
+                        await endpoint?.settled(ANSWER_GRACE_MS);
+                    }
                     await endpoint?.close();
                     await stopAll();
                 })();

@@ -107,7 +107,7 @@ describe('misbehaving upstreams', () => {
         }
     });
 
-    test('HTTP 500 with an HTML body, and an HTML page instead of JSON, are contained and counted', async () => {
+    test('HTTP 500 with an HTML body, and an HTML page instead of JSON, are contained and counted', () => {
         assert.ok(!names.some(name => name.startsWith('h500__') || name.startsWith('html__')));
         assert.ok((faults('h500').http_error ?? 0) >= 1, JSON.stringify(faults('h500')));
         assert.ok(logged('h500', 'http_error'));

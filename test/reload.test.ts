@@ -30,7 +30,7 @@ async function startCli(file: string): Promise<RunningCli> {
     const child = spawn(process.execPath, [CLI, '--config', file], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
     const logs: Record<string, unknown>[] = [];
     const url = await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stderr! }).on('line', line => {
+        createInterface({ input: child.stderr }).on('line', line => {
             const match = /^listening on (\S+)$/.exec(line);
             if (match) resolve(match[1]!);
             else if (line.startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);

@@ -10,6 +10,7 @@ import { createMcpExpressApp } from '@modelcontextprotocol/express';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { isInitializeRequest } from '@modelcontextprotocol/server';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import { whenIdle } from '../lib/when-idle.js';
 import { describeError, type Logger } from '../observability/logger.js';
 import type { Session, SessionRegistry, SessionServer } from './sessions.js';
 
@@ -40,6 +41,8 @@ export interface HttpEndpoint {
     url: string;
     /** Stops taking requests (new ones get 503); those in flight carry on. /readyz turns 503. */
     drain(): void;
+    /** Resolves true once every POST has its response fully written (GET streams do not count), or false after `timeoutMs`. */
+    settled(timeoutMs: number): Promise<boolean>;
     close(): Promise<void>;
 }
 
@@ -72,6 +75,9 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     app.disable('x-powered-by');
 
     let draining = false;
+    // Counted until the response is written, not until the handler returns: closing in between would lose the answer.
+    let openPosts = 0;
+    const postsDone: (() => void)[] = [];
     app.get('/healthz', (_req, res) => {
         res.json({ status: draining ? 'stopping' : 'ok', ...options.health() });
     });
@@ -83,6 +89,12 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     });
 
     const handle: RequestHandler = (req, res) => {
+        if (req.method === 'POST') {
+            openPosts++;
+            res.once('close', () => {
+                if (--openPosts === 0) for (const resolve of postsDone.splice(0)) resolve();
+            });
+        }
         void route(req, res).catch((error: unknown) => {
             logger.error({ err: describeError(error), method: req.method }, 'MCP request failed');
             if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
@@ -183,6 +195,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
         drain() {
             draining = true;
         },
+        settled: timeoutMs => whenIdle(() => openPosts === 0, postsDone, timeoutMs),
         async close() {
             clearInterval(sweeper);
             await Promise.allSettled([...httpSessions.values()].map(session => session.http.close()));

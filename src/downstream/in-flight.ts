@@ -1,7 +1,15 @@
-/** Counts the prompt requests being served, so a shutdown can wait for them to finish. */
+/**
+ * The prompt requests being served: counted, so a shutdown can wait for them,
+ * and cancellable all at once, so the ones that outlive the wait still get an
+ * answer (an error) instead of a stream that just ends.
+ */
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { whenIdle } from '../lib/when-idle.js';
+
 export class InFlight {
     #count = 0;
-    #idle: (() => void)[] = [];
+    readonly #idle: (() => void)[] = [];
+    readonly #cancel = new AbortController();
 
     get count(): number {
         return this.#count;
@@ -9,23 +17,28 @@ export class InFlight {
 
     async track<T>(work: () => Promise<T>): Promise<T> {
         this.#count++;
+        const signal = this.#cancel.signal;
+        let onCancel = () => {};
+        const cancelled = new Promise<never>((_resolve, reject) => {
+            onCancel = () => reject(signal.reason as Error);
+            if (signal.aborted) onCancel();
+            else signal.addEventListener('abort', onCancel, { once: true });
+        });
         try {
-            return await work();
+            return await Promise.race([work(), cancelled]);
         } finally {
+            signal.removeEventListener('abort', onCancel);
             if (--this.#count === 0) for (const resolve of this.#idle.splice(0)) resolve();
         }
     }
 
+    /** Every request in flight, and every later one, fails at once with -32603 and `message`. */
+    cancelAll(message: string): void {
+        this.#cancel.abort(new ProtocolError(ProtocolErrorCode.InternalError, message));
+    }
+
     /** Resolves true once nothing is in flight, or false after `timeoutMs`. */
-    async drained(timeoutMs: number): Promise<boolean> {
-        if (this.#count === 0) return true;
-        let timer: NodeJS.Timeout | undefined;
-        const idle = new Promise<true>(resolve => this.#idle.push(() => resolve(true)));
-        const late = new Promise<false>(resolve => (timer = setTimeout(resolve, timeoutMs, false)));
-        try {
-            return await Promise.race([idle, late]);
-        } finally {
-            clearTimeout(timer);
-        }
+    drained(timeoutMs: number): Promise<boolean> {
+        return whenIdle(() => this.#count === 0, this.#idle, timeoutMs);
     }
 }
