@@ -3,7 +3,7 @@
 # mcp-prompt-gateway container image.
 #
 #   docker build -t mcp-prompt-gateway .
-#   docker run --init -p 8080:8080 \
+#   docker run -p 8080:8080 \
 #     -v "$PWD/gateway.json:/etc/mcp-prompt-gateway/gateway.json:ro" \
 #     -e GATEWAY_CURSOR_SECRET=... mcp-prompt-gateway
 #
@@ -13,8 +13,10 @@
 #   (/etc/mcp-prompt-gateway) unless it sets "cwd", so use absolute paths, e.g.
 #   "args": ["/app/examples/prompt-server.mjs"]. Dev dependencies such as
 #   @modelcontextprotocol/server-everything (used by gateway.example.json) are not in the image.
-# - `--init` gives PID 1 a reaper for orphaned grandchildren of stdio upstreams; the
-#   gateway itself handles SIGTERM/SIGINT.
+# - PID 1 is tini: it reaps exited grandchildren of stdio upstreams (otherwise zombies
+#   that make every child's stop wait its full killGraceMs) and passes SIGTERM/SIGINT/SIGHUP
+#   to the gateway, which stops gracefully or reloads its config.
+# - Probes: GET /healthz (alive) and GET /readyz (ready: required upstreams connected).
 
 # ---- build: compile TypeScript (src/ -> dist/, per tsconfig.json rootDir/outDir) ----
 FROM node:24-bookworm-slim AS build
@@ -29,6 +31,8 @@ RUN npm run build
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
+
+RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
 
 # package.json must sit at /app/package.json: dist/version.js reads ../package.json.
 COPY package.json package-lock.json ./
@@ -51,7 +55,7 @@ EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
     CMD ["node", "-e", "fetch('http://127.0.0.1:8080/healthz', { signal: AbortSignal.timeout(4000) }).then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
-ENTRYPOINT ["node", "/app/dist/cli.js"]
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/dist/cli.js"]
 # --host 0.0.0.0: inside a container the gateway must bind all interfaces, or the published
 # port cannot reach it (127.0.0.1 is the container's own loopback). This also turns off the
 # SDK's localhost-only Host-header check, so expose the port only behind something that

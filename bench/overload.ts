@@ -11,8 +11,11 @@ export interface OverloadResult {
     sent: number;
     accepted: number;
     refused: number;
-    refusedP50: number;
-    refusedP95: number;
+    /** Wall time until all of the flood was answered (accepted ones included). */
+    floodSeconds: number;
+    /** A single request arriving while the upstream is saturated: how long until it is refused. */
+    refusalP50: number;
+    refusalP95: number;
     healthyIdleP50: number;
     healthyLoadedP50: number;
     rssBeforeKiB: number | undefined;
@@ -26,14 +29,14 @@ function percentile(sorted: number[], q: number): number {
     return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 }
 
-async function p50Of(runs: number, run: () => Promise<unknown>): Promise<number> {
+async function timings(runs: number, run: () => Promise<unknown>): Promise<number[]> {
     const samples: number[] = [];
     for (let i = 0; i < runs; i++) {
         const start = performance.now();
-        await run();
+        await run().catch(() => {});
         samples.push(performance.now() - start);
     }
-    return percentile(samples.sort((a, b) => a - b), 0.5);
+    return samples.sort((a, b) => a - b);
 }
 
 /** `url`: a gateway with upstream `slow` (maxConcurrency 16, maxQueue 48) and upstream `fast`. */
@@ -41,7 +44,8 @@ export async function measureOverload(url: string, rss: () => Promise<number | u
     const clients: Client[] = await Promise.all(Array.from({ length: CLIENTS }, () => connectHttp(url)));
     const probe = clients[0]!;
     const healthy = () => probe.getPrompt({ name: 'fast__with-required', arguments: { topic: 'probe' } });
-    const healthyIdleP50 = await p50Of(50, healthy);
+    const slow = (client: Client) => client.getPrompt({ name: 'slow__slow', arguments: { ms: '3000' } }, { timeout: 60_000 });
+    const healthyIdleP50 = percentile(await timings(50, healthy), 0.5);
     const rssBeforeKiB = await rss();
     let rssPeakKiB = rssBeforeKiB;
     const sampler = setInterval(() => {
@@ -50,32 +54,28 @@ export async function measureOverload(url: string, rss: () => Promise<number | u
         });
     }, 50);
 
-    const refusedTimes: number[] = [];
     let accepted = 0;
+    let refused = 0;
+    const floodStart = performance.now();
     const flood = clients.flatMap(client =>
-        Array.from({ length: PER_CLIENT }, async () => {
-            const start = performance.now();
-            try {
-                await client.getPrompt({ name: 'slow__slow', arguments: { ms: '3000' } }, { timeout: 60_000 });
-                accepted++;
-            } catch {
-                refusedTimes.push(performance.now() - start);
-            }
-        })
+        Array.from({ length: PER_CLIENT }, () => slow(client).then(() => accepted++, () => refused++))
     );
-    // Measured while the slow upstream is saturated and its queue is full.
-    await new Promise(resolve => setTimeout(resolve, 500));
-    const healthyLoadedP50 = await p50Of(50, healthy);
+    // Measured once the flood has been refused and the upstream is saturated with a full queue.
+    const giveUp = Date.now() + 30_000;
+    while (accepted + refused < CLIENTS * PER_CLIENT - (16 + 48) && Date.now() < giveUp) await new Promise(resolve => setTimeout(resolve, 10));
+    const refusals = await timings(50, () => slow(probe));
+    const healthyLoadedP50 = percentile(await timings(50, healthy), 0.5);
     await Promise.all(flood);
+    const floodSeconds = (performance.now() - floodStart) / 1000;
     clearInterval(sampler);
     await Promise.all(clients.map(client => client.close()));
-    refusedTimes.sort((a, b) => a - b);
     return {
         sent: CLIENTS * PER_CLIENT,
         accepted,
-        refused: refusedTimes.length,
-        refusedP50: percentile(refusedTimes, 0.5),
-        refusedP95: percentile(refusedTimes, 0.95),
+        refused,
+        floodSeconds,
+        refusalP50: percentile(refusals, 0.5),
+        refusalP95: percentile(refusals, 0.95),
         healthyIdleP50,
         healthyLoadedP50,
         rssBeforeKiB,

@@ -159,15 +159,16 @@ fixtures, gateway as the built CLI):
 
 | measure | value |
 | --- | --- |
-| accepted (run or queued) / refused at once with "upstream busy" | ${overload.accepted} / ${overload.refused} |
-| time to refusal, p50 / p95 | ${fmt(overload.refusedP50)} / ${fmt(overload.refusedP95)} ms |
+| accepted (run or queued) / refused with "upstream busy" | ${overload.accepted} / ${overload.refused} (all answered in ${overload.floodSeconds.toFixed(1)} s) |
+| one more request while saturated: time to its refusal, p50 / p95 | ${fmt(overload.refusalP50)} / ${fmt(overload.refusalP95)} ms |
 | \`prompts/get\` to a healthy upstream behind the same gateway, p50 idle / under the overload | ${fmt(overload.healthyIdleP50)} / ${fmt(overload.healthyLoadedP50)} ms (${(overload.healthyLoadedP50 / overload.healthyIdleP50).toFixed(2)}x) |
 | gateway RSS before / peak during | ${mib(overload.rssBeforeKiB)} / ${mib(overload.rssPeakKiB)} |
 
-The excess is refused without waiting, so memory is bounded by the queue, not by
-the load. The healthy upstream's slowdown is the cost of the gateway process (one
-event loop on a 2-core machine) refusing ${overload.refused} requests at once, not
-of any queueing behind the slow upstream.
+The excess is refused without waiting for the slow upstream (a refusal costs
+about what a request to a healthy upstream does), so memory is bounded by the
+queue, not by the load: the peak RSS above is mostly the ${overload.sent} HTTP
+requests in flight at once. The healthy upstream's p50 is measured while the slow
+one is saturated and its queue full.
 
 Idle downstream session: ${sessionKiB === undefined ? 'not measured (needs /proc)' : `about ${sessionKiB.toFixed(1)} KiB of resident memory each in the gateway process (growth of VmRSS over ${SESSIONS} sessions; RSS is coarse, so take it as an upper bound)`}.
 

@@ -9,8 +9,8 @@ import { ConfigError } from './config/issues.js';
 import { ConfigReloader } from './config/reload.js';
 import { LOG_LEVELS, type GatewayConfig } from './config/schema.js';
 import { startGateway } from './gateway.js';
-import { sharedReaper } from './upstream/reaper.js';
-import { createLogger, describeError } from './observability/logger.js';
+import { closeSharedReaper } from './upstream/reaper.js';
+import { createLogger, describeError, type Logger } from './observability/logger.js';
 import { VERSION } from './version.js';
 
 const USAGE = `Usage: mcp-prompt-gateway --config <file> [--stdio] [--host H] [--port P] [--check]
@@ -84,6 +84,7 @@ async function main(argv: string[]): Promise<number> {
         throw new UsageError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
     }
     const logger = createLogger({ level: config.log.level });
+    const signals = new SignalHandlers(logger);
     const gateway = await startGateway(config, { logger, stdio: args.stdio });
     if (gateway.url !== undefined) process.stderr.write(`listening on ${gateway.url}\n`);
 
@@ -95,7 +96,6 @@ async function main(argv: string[]): Promise<number> {
         logger
     });
     reloader.start();
-    process.on('SIGHUP', () => void reloader.reload('SIGHUP'));
 
     let stopping = false;
     const stop = async (reason: string) => {
@@ -107,18 +107,56 @@ async function main(argv: string[]): Promise<number> {
         try {
             await gateway.close();
             // Every child is stopped by now; this only ends the watchdog that would have stopped them had we died.
-            await sharedReaper().close();
+            await closeSharedReaper();
         } catch (error) {
             logger.error({ err: describeError(error) }, 'shutdown failed');
             code = 1;
         }
         logger.flush(() => process.exit(code));
     };
-    process.once('SIGINT', () => void stop('SIGINT'));
-    process.once('SIGTERM', () => void stop('SIGTERM'));
+    signals.ready({ reload: () => void reloader.reload('SIGHUP'), stop: reason => void stop(reason) });
     await gateway.done;
     await stop('stdin closed');
     return 0;
+}
+
+/**
+ * Signal handling from before start-up: SIGHUP's default action would kill the process, and a stop asked for
+ * while upstreams are still connecting must be graceful too. What arrives early is done once the gateway runs.
+ * A second SIGINT or SIGTERM while stopping exits at once (the watchdog still stops the children).
+ */
+class SignalHandlers {
+    #reload: (() => void) | undefined;
+    #stop: ((reason: string) => void) | undefined;
+    #reloadAsked = false;
+    #stopAsked: string | undefined;
+
+    constructor(private readonly logger: Logger) {
+        process.on('SIGHUP', () => {
+            if (this.#stopAsked !== undefined) return;
+            if (this.#reload === undefined) this.#reloadAsked = true;
+            else this.#reload();
+        });
+        for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+            process.on(signal, () => {
+                if (this.#stopAsked !== undefined) {
+                    this.logger.warn({ signal }, 'second stop signal: exiting at once');
+                    this.logger.flush(() => process.exit(1));
+                    return;
+                }
+                this.#stopAsked = signal;
+                if (this.#stop === undefined) this.logger.info({ signal }, 'stopping as soon as start-up is done');
+                else this.#stop(signal);
+            });
+        }
+    }
+
+    ready(handlers: { reload: () => void; stop: (reason: string) => void }): void {
+        this.#reload = handlers.reload;
+        this.#stop = handlers.stop;
+        if (this.#stopAsked !== undefined) handlers.stop(this.#stopAsked);
+        else if (this.#reloadAsked) handlers.reload();
+    }
 }
 
 main(process.argv.slice(2)).then(

@@ -8,6 +8,7 @@ import { Catalog } from './catalog/catalog.js';
 import { CursorCodec } from './catalog/cursor.js';
 import { viewFingerprint } from './catalog/fingerprint.js';
 import { PromptService, type Caller } from './catalog/service.js';
+import type { Endpoint } from './downstream/endpoint.js';
 import { startHttpEndpoint, type Readiness } from './downstream/http.js';
 import { InFlight } from './downstream/in-flight.js';
 import { createPromptServer } from './downstream/prompt-server.js';
@@ -70,7 +71,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
                 onFault: (id, kind) => faults.record(id, kind)
             })
     );
-    const catalog = new Catalog([], { naming: { separator: config.namespace.separator }, logger, notifications: config.notifications });
+    const catalog = new Catalog({ naming: { separator: config.namespace.separator }, logger, notifications: config.notifications });
     let cursors = new CursorCodec(config.cursorSecret);
     const service = new PromptService(catalog, cursors, { pageSize: config.pagination.pageSize });
     const sessions = new SessionRegistry({
@@ -80,7 +81,8 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         logger
     });
     const inFlight = new InFlight();
-    let endpoint: { drain(): void; settled(timeoutMs: number): Promise<boolean>; close(): Promise<void> } | undefined;
+    let endpoint: Endpoint | undefined;
+    let closing: Promise<void> | undefined;
     let reloading: Promise<unknown> = Promise.resolve();
 
     const stopAll = async () => {
@@ -126,8 +128,10 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         if (next.cursorSecret !== previous.cursorSecret) cursors = new CursorCodec(next.cursorSecret);
         service.reconfigure(cursors, { pageSize: next.pagination.pageSize });
         if (!isDeepStrictEqual(next.notifications, previous.notifications)) catalog.setNotificationTiming(next.notifications);
-        catalog.setNaming({ separator: next.namespace.separator });
-        const change = await pool.apply(next.upstreams, next.upstreamConnectConcurrency, upstreams => catalog.setUpstreams(upstreams));
+        // Names change together with the upstreams, so a reload is one change, announced once.
+        const change = await pool.apply(next.upstreams, next.upstreamConnectConcurrency, upstreams =>
+            catalog.setUpstreams(upstreams, { separator: next.namespace.separator })
+        );
         for (const upstream of pool.connections) upstream.reconnect = resolveReconnect(next.reconnect, upstream.config);
         return { ...change, needRestart: [...needRestart] };
     }
@@ -140,9 +144,9 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         let url: string | undefined;
         let done: Promise<void> = new Promise<void>(() => {});
         if (options.stdio === true) {
-            const stdio = await startStdioEndpoint(createServer(), sessions);
+            const stdio = await startStdioEndpoint(createServer(), sessions, inFlight);
             done = stdio.closed;
-            endpoint = { drain: () => {}, settled: timeoutMs => inFlight.drained(timeoutMs), close: () => stdio.close() };
+            endpoint = stdio;
         } else {
             const http = await startHttpEndpoint({
                 ...config.listen,
@@ -162,7 +166,6 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
             endpoint = http;
         }
 
-        let closing: Promise<void> | undefined;
         return {
             url,
             get upstreams() {
@@ -172,6 +175,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
             faults,
             done,
             reload(next) {
+                if (closing !== undefined) return Promise.reject(new Error('the gateway is stopping; reload ignored'));
                 const run = reloading.then(() => applyReload(next));
                 reloading = run.catch(() => {});
                 return run;

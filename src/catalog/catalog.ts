@@ -65,19 +65,13 @@ export class Catalog {
     #closed = false;
     readonly #log: Logger;
 
-    constructor(upstreams: readonly UpstreamConnection[], options: CatalogOptions) {
+    /** Starts empty; `setUpstreams` brings the upstreams in. */
+    constructor(options: CatalogOptions) {
         this.#log = options.logger;
         this.#naming = options.naming;
         this.changes = new Bus(error => this.#log.error({ err: describeError(error) }, 'catalog change listener failed'));
         this.#history = new LRUCache({ maxSize: options.historyMaxNames ?? 200_000, sizeCalculation: names => names.length + 1 });
         this.#coalescer = this.#newCoalescer(options.notifications);
-        this.setUpstreams(upstreams);
-        this.#coalescer.discard();
-    }
-
-    /** The upstreams, in config order. */
-    get upstreams(): readonly UpstreamConnection[] {
-        return this.#order;
     }
 
     /** The view most recently published (or warmed): what sessions were last told about. */
@@ -86,10 +80,14 @@ export class Catalog {
     }
 
     /**
-     * Replaces the set of upstreams (a reload). Upstreams kept keep their cached lists; the change is announced
-     * like any other, once the burst ends.
+     * Replaces the set of upstreams and the naming rule (start and reload). Upstreams kept keep their cached
+     * lists; the change is announced like any other, once the burst ends.
      */
-    setUpstreams(upstreams: readonly UpstreamConnection[]): void {
+    setUpstreams(upstreams: readonly UpstreamConnection[], naming: NamingRule = this.#naming): void {
+        if (naming.separator !== this.#naming.separator) {
+            this.#naming = naming;
+            for (const upstream of this.#order) this.#coalescer.push(upstream.id);
+        }
         const next = new Map<string, Member>();
         for (const upstream of upstreams) {
             const member = this.#members.get(upstream.id);
@@ -117,17 +115,20 @@ export class Catalog {
         this.#memo = undefined;
     }
 
-    /** Takes effect for the next view; a change in naming is announced. */
-    setNaming(naming: NamingRule): void {
-        if (naming.separator === this.#naming.separator) return;
-        this.#naming = naming;
-        this.#memo = undefined;
-        for (const upstream of this.#order) this.#coalescer.push(upstream.id);
-    }
-
     setNotificationTiming(timing: CatalogOptions['notifications']): void {
         this.#coalescer.flushNow();
         this.#coalescer = this.#newCoalescer(timing);
+    }
+
+    /**
+     * The entry for `name` in the last view built, if its upstream is still here and connected: lets a get or a
+     * completion skip waiting for another upstream's slow list. A prompt removed upstream since is then the
+     * upstream's to reject.
+     */
+    cachedEntry(name: string): CatalogEntry | undefined {
+        const entry = this.#memo?.view.byName.get(name);
+        if (entry === undefined || entry.upstream.state !== 'ready') return undefined;
+        return this.#members.get(entry.upstream.id)?.cache.upstream === entry.upstream ? entry : undefined;
     }
 
     /** The current merged view, refreshing any upstream list that is stale. */
@@ -142,7 +143,10 @@ export class Catalog {
         return view;
     }
 
-    /** Builds the current view and takes it as the one clients know, without announcing it (start-up). */
+    /**
+     * Builds the current view and takes it as the one clients know, without announcing it: at start-up, where
+     * the upstreams' first connections are news to nobody.
+     */
     async warm(): Promise<void> {
         this.#coalescer.discard();
         this.#published = await this.view();
@@ -151,11 +155,6 @@ export class Catalog {
     /** A name list version seen earlier, if still remembered. */
     history(upstreamId: string, version: string): readonly string[] | undefined {
         return this.#history.get(historyKey(upstreamId, version));
-    }
-
-    /** Forgets changes seen so far, e.g. the upstreams' first connections, which no client needs to hear about. */
-    discardPendingChanges(): void {
-        this.#coalescer.discard();
     }
 
     close(): void {
@@ -188,7 +187,8 @@ export class Catalog {
         if (event.type === 'state' && event.state !== 'ready' && event.previous !== 'ready') return;
         const member = this.#members.get(event.upstreamId);
         if (member === undefined) return;
-        member.cache.invalidate(event.type === 'prompts-changed');
+        if (event.type === 'prompts-changed') member.cache.listChanged();
+        else member.cache.connectionChanged();
         this.#coalescer.push(event.upstreamId);
     }
 

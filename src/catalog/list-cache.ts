@@ -2,14 +2,17 @@
  * One upstream's prompt list, cached until that upstream reports a change.
  *
  * The next reader after a change refreshes it; readers arriving meanwhile share
- * that fetch, unless another change lands during it, which starts a fresh one.
- * No reader waits longer than the upstream's `timeoutMs`: after it, the last
- * good list (or nothing) is served, and when the slow fetch lands later the
+ * that read. One read at a time: a change during it marks the result as not
+ * current, and the next reader reads again. No reader waits longer than the
+ * upstream's `timeoutMs`: after it, the last good list (or nothing) is served,
+ * to later readers of the same read at once, and when the slow read lands the
  * catalog is told, so sessions hear about the list they were not shown. A failed
- * fetch serves the last good list and is not retried for a few seconds, so one
- * failing upstream does not slow every request down.
+ * read serves the last good list and is not retried for a few seconds, however
+ * many changes the upstream announces, so one failing upstream does not slow
+ * every request down.
  */
 import type { Prompt } from '@modelcontextprotocol/client';
+import { withDeadline } from '../lib/deadline.js';
 import { shortDigest } from '../lib/digest.js';
 import { describeError, type Logger } from '../observability/logger.js';
 import type { UpstreamConnection } from '../upstream/connection.js';
@@ -36,10 +39,12 @@ export class UpstreamListCache {
     #list: UpstreamList | undefined;
     #lastGood: UpstreamList | undefined;
     #refreshing: Promise<UpstreamList | undefined> | undefined;
-    /** Bumped by every change; a fetch that started before one is stale. */
-    #generation = 0;
+    /** A change arrived during the refresh in flight: its result is good, but not current. */
+    #dirty = false;
+    /** Bumped when the connection comes or goes: a fetch from before belongs to another connection. */
+    #connection = 0;
     #retryAfter = 0;
-    /** Readers were served without waiting for the fetch in flight. */
+    /** Readers of the refresh in flight were served the last good list: later ones need not wait either. */
     #servedStale = false;
 
     constructor(
@@ -47,60 +52,61 @@ export class UpstreamListCache {
         private readonly options: ListCacheOptions
     ) {}
 
-    /** The upstream's list changed (`keepLastGood` false: it came or went, so its old list must not be served). */
-    invalidate(keepLastGood: boolean): void {
-        this.#generation++;
+    /** The upstream sent list_changed. A flood of them must not defeat the retry delay or start parallel reads. */
+    listChanged(): void {
         this.#list = undefined;
+        if (this.#refreshing !== undefined) this.#dirty = true;
+    }
+
+    /** The upstream connected or went away: nothing read before may be served. */
+    connectionChanged(): void {
+        this.#connection++;
+        this.#list = undefined;
+        this.#lastGood = undefined;
         this.#refreshing = undefined;
+        this.#dirty = false;
         this.#retryAfter = 0;
         this.#servedStale = false;
-        if (!keepLastGood) this.#lastGood = undefined;
     }
 
     async read(): Promise<UpstreamList | undefined> {
         if (this.upstream.state !== 'ready') return undefined;
         if (this.#list !== undefined) return this.#list;
+        if (this.#refreshing !== undefined) return this.#servedStale ? this.#lastGood : this.#within(this.#refreshing);
         if (Date.now() < this.#retryAfter) return this.#lastGood;
-        if (this.#refreshing === undefined) {
-            const refreshing = this.#refresh().finally(() => {
-                if (this.#refreshing === refreshing) this.#refreshing = undefined;
-            });
-            this.#refreshing = refreshing;
-        }
-        return this.#within(this.#refreshing, this.upstream.config.timeoutMs);
+        const refreshing = this.#refresh().finally(() => {
+            if (this.#refreshing === refreshing) this.#refreshing = undefined;
+        });
+        this.#refreshing = refreshing;
+        return this.#within(refreshing);
     }
 
-    async #within(refreshing: Promise<UpstreamList | undefined>, ms: number): Promise<UpstreamList | undefined> {
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<'late'>(resolve => (timer = setTimeout(resolve, ms, 'late')));
-        try {
-            const result = await Promise.race([refreshing, late]);
-            if (result !== 'late') return result;
-        } finally {
-            clearTimeout(timer);
-        }
-        if (!this.#servedStale) {
-            this.#servedStale = true;
-            this.upstream.reportFault('list_slow', `listing took longer than ${ms} ms; serving the last good list, if any`, {
-                lastGood: this.#lastGood !== undefined
-            });
-        }
-        return this.#lastGood;
+    async #within(refreshing: Promise<UpstreamList | undefined>): Promise<UpstreamList | undefined> {
+        const ms = this.upstream.config.timeoutMs;
+        return withDeadline(refreshing, ms, () => {
+            if (!this.#servedStale) {
+                this.#servedStale = true;
+                this.upstream.reportFault('list_slow', `listing took longer than ${ms} ms; serving the last good list, if any`, {
+                    lastGood: this.#lastGood !== undefined
+                });
+            }
+            return this.#lastGood;
+        });
     }
 
     async #refresh(): Promise<UpstreamList | undefined> {
-        const generation = this.#generation;
+        const connection = this.#connection;
         const upstream = this.upstream;
         try {
             const list = this.#toList((await upstream.listPrompts()).items);
-            // A change that arrived while reading makes this result stale: serve it to this reader, reread next time.
-            if (this.#generation === generation) {
-                this.#list = list;
-                this.#lastGood = list;
-                if (this.#servedStale) {
-                    this.#servedStale = false;
-                    this.options.onLateList(upstream.id);
-                }
+            if (this.#connection !== connection) return list;
+            this.#lastGood = list;
+            // Changed meanwhile: serve this result, read again on the next request.
+            if (!this.#dirty) this.#list = list;
+            this.#dirty = false;
+            if (this.#servedStale) {
+                this.#servedStale = false;
+                this.options.onLateList(upstream.id);
             }
             return list;
         } catch (error) {
@@ -108,8 +114,9 @@ export class UpstreamListCache {
                 { upstream: upstream.id, err: describeError(error), retryInMs: LIST_RETRY_MS },
                 'listing upstream prompts failed; serving its last good list, if any'
             );
-            if (this.#generation === generation) {
+            if (this.#connection === connection) {
                 this.#retryAfter = Date.now() + LIST_RETRY_MS;
+                this.#dirty = false;
                 this.#servedStale = false;
             }
             return this.#lastGood;

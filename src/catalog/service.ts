@@ -74,7 +74,7 @@ export class PromptService {
     }
 
     async #lookup(name: string): Promise<CatalogEntry> {
-        const entry = (await this.catalog.view()).byName.get(name);
+        const entry = this.catalog.cachedEntry(name) ?? (await this.catalog.view()).byName.get(name);
         if (entry === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${name}`);
         return entry;
     }

@@ -30,7 +30,7 @@ export type ReloadOutcome = 'applied' | 'unchanged' | 'rejected' | 'failed';
 export class ConfigReloader {
     #current: GatewayConfig;
     #running: Promise<ReloadOutcome> | undefined;
-    #again: { forced: boolean } | undefined;
+    #again: { reason: string; forced: boolean } | undefined;
     #watcher: FSWatcher | undefined;
     #debounce: NodeJS.Timeout | undefined;
 
@@ -41,14 +41,14 @@ export class ConfigReloader {
     /** Reloads now (`forced`: even if the file looks unchanged, as SIGHUP asks). */
     reload(reason: string, forced = true): Promise<ReloadOutcome> {
         if (this.#running !== undefined) {
-            this.#again = { forced: forced || this.#again?.forced === true };
+            this.#again = { reason, forced: forced || this.#again?.forced === true };
             return this.#running.then(() => this.#running ?? 'unchanged');
         }
         const run = this.#run(reason, forced).finally(() => {
             this.#running = undefined;
             const again = this.#again;
             this.#again = undefined;
-            if (again !== undefined) void this.reload(`${reason} (again)`, again.forced);
+            if (again !== undefined) void this.reload(again.reason, again.forced);
         });
         this.#running = run;
         return run;
@@ -67,9 +67,12 @@ export class ConfigReloader {
             return;
         }
         if (this.#watcher !== undefined) return;
-        const directory = path.dirname(path.resolve(this.options.file));
+        const file = path.resolve(this.options.file);
+        const name = path.basename(file);
         try {
-            this.#watcher = watch(directory, { persistent: false }, () => {
+            // Kubernetes swaps a ConfigMap's files by renaming the hidden `..data` link; other names in the folder are not ours.
+            this.#watcher = watch(path.dirname(file), { persistent: false }, (_event, changed) => {
+                if (changed !== null && changed !== name && changed !== '..data') return;
                 clearTimeout(this.#debounce);
                 this.#debounce = setTimeout(() => void this.reload('config file changed', false), this.options.debounceMs ?? 200);
                 this.#debounce.unref();

@@ -12,6 +12,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/server';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { whenIdle } from '../lib/when-idle.js';
 import { describeError, type Logger } from '../observability/logger.js';
+import type { Endpoint } from './endpoint.js';
 import type { Session, SessionRegistry, SessionServer } from './sessions.js';
 
 export interface HttpEndpointOptions {
@@ -37,13 +38,9 @@ export interface Readiness {
     details: Record<string, unknown>;
 }
 
-export interface HttpEndpoint {
+/** While draining, new requests get HTTP 503 and /readyz turns 503. GET streams do not count as requests in flight. */
+export interface HttpEndpoint extends Endpoint {
     url: string;
-    /** Stops taking requests (new ones get 503); those in flight carry on. /readyz turns 503. */
-    drain(): void;
-    /** Resolves true once every POST has its response fully written (GET streams do not count), or false after `timeoutMs`. */
-    settled(timeoutMs: number): Promise<boolean>;
-    close(): Promise<void>;
 }
 
 interface HttpSession extends Session {

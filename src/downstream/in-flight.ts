@@ -10,12 +10,14 @@ export class InFlight {
     #count = 0;
     readonly #idle: (() => void)[] = [];
     readonly #cancel = new AbortController();
+    #refusal: string | undefined;
 
     get count(): number {
         return this.#count;
     }
 
     async track<T>(work: () => Promise<T>): Promise<T> {
+        if (this.#refusal !== undefined) throw new ProtocolError(ProtocolErrorCode.InternalError, this.#refusal);
         this.#count++;
         const signal = this.#cancel.signal;
         let onCancel = () => {};
@@ -30,6 +32,11 @@ export class InFlight {
             signal.removeEventListener('abort', onCancel);
             if (--this.#count === 0) for (const resolve of this.#idle.splice(0)) resolve();
         }
+    }
+
+    /** Later requests fail at once with -32603 and `message`, without starting; those in flight carry on. */
+    refuseNew(message: string): void {
+        this.#refusal = message;
     }
 
     /** Every request in flight, and every later one, fails at once with -32603 and `message`. */

@@ -1,14 +1,20 @@
 /** The downstream side over stdio: one session on the process's stdin/stdout. */
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import type { Endpoint } from './endpoint.js';
+import type { InFlight } from './in-flight.js';
 import type { Session, SessionRegistry, SessionServer } from './sessions.js';
 
-export interface StdioEndpoint {
+export interface StdioEndpoint extends Endpoint {
     /** Resolves when the client closes stdin. */
     closed: Promise<void>;
-    close(): Promise<void>;
 }
 
-export async function startStdioEndpoint({ server, scope }: SessionServer, sessions: SessionRegistry): Promise<StdioEndpoint> {
+/** One client, so draining means refusing its new requests (with an error answer) while the ones taken finish. */
+export async function startStdioEndpoint(
+    { server, scope }: SessionServer,
+    sessions: SessionRegistry,
+    inFlight: InFlight
+): Promise<StdioEndpoint> {
     const transport = new StdioServerTransport();
     let initialized = false;
     const session: Session = { id: 'stdio', server, scope, notificationPending: false, canReceive: () => initialized };
@@ -28,5 +34,10 @@ export async function startStdioEndpoint({ server, scope }: SessionServer, sessi
     // The SDK's stdio transport does not notice end of input on its own.
     process.stdin.once('end', () => void transport.close());
     await server.connect(transport);
-    return { closed, close: () => server.close() };
+    return {
+        closed,
+        drain: () => inFlight.refuseNew('Gateway is shutting down; try again later'),
+        settled: timeoutMs => inFlight.drained(timeoutMs),
+        close: () => server.close()
+    };
 }

@@ -1,13 +1,20 @@
 /**
  * Bounds the work sent to one upstream: at most `maxConcurrency` requests in
- * flight (p-limit) and at most `maxQueue` waiting. A request beyond that is
+ * flight and at most `maxQueue` waiting for a slot. A request beyond that is
  * refused at once instead of joining an ever longer queue, so a slow upstream
  * costs bounded memory and callers learn quickly that it is saturated.
+ *
+ * The queue is our own rather than p-limit's: a request that is cancelled, or
+ * whose deadline passes, while it waits must leave the queue at once and free
+ * its place, and p-limit can only clear its whole queue.
  */
-import pLimit, { type LimitFunction } from 'p-limit';
-
 export class BulkheadFullError extends Error {
     override readonly name = 'BulkheadFullError';
+}
+
+/** The deadline passed while the request was waiting for a slot. */
+export class BulkheadTimeoutError extends Error {
+    override readonly name = 'BulkheadTimeoutError';
 }
 
 export interface BulkheadLimits {
@@ -15,29 +22,69 @@ export interface BulkheadLimits {
     maxQueue: number;
 }
 
-export class Bulkhead {
-    readonly #limit: LimitFunction;
+export interface RunOptions {
+    /** Milliseconds since the epoch; a request still waiting then fails with BulkheadTimeoutError. */
+    deadline: number;
+    signal?: AbortSignal | undefined;
+}
 
-    constructor(private readonly limits: BulkheadLimits) {
-        this.#limit = pLimit(limits.maxConcurrency);
-    }
+interface Waiter {
+    start(): void;
+}
+
+export class Bulkhead {
+    #active = 0;
+    /** Insertion-ordered, with O(1) removal of a waiter that gives up. */
+    readonly #queue = new Set<Waiter>();
+
+    constructor(private readonly limits: BulkheadLimits) {}
 
     get active(): number {
-        return this.#limit.activeCount;
+        return this.#active;
     }
 
     get queued(): number {
-        return this.#limit.pendingCount;
+        return this.#queue.size;
     }
 
-    /** Runs `task` when a slot is free. A request cancelled while it waits never starts. */
-    run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-        if (this.#limit.activeCount + this.#limit.pendingCount >= this.limits.maxConcurrency + this.limits.maxQueue) {
-            return Promise.reject(new BulkheadFullError(`${this.#limit.activeCount} requests in flight and ${this.#limit.pendingCount} queued`));
+    run<T>(task: () => Promise<T>, { deadline, signal }: RunOptions): Promise<T> {
+        if (signal?.aborted) return Promise.reject(signal.reason as Error);
+        if (this.#active < this.limits.maxConcurrency) return this.#start(task);
+        if (this.#queue.size >= this.limits.maxQueue) {
+            return Promise.reject(new BulkheadFullError(`${this.#active} requests in flight and ${this.#queue.size} queued`));
         }
-        return this.#limit(() => {
-            signal?.throwIfAborted();
-            return task();
+        return new Promise<T>((resolve, reject) => {
+            const leave = (error: Error) => {
+                this.#queue.delete(waiter);
+                clearTimeout(timer);
+                signal?.removeEventListener('abort', onAbort);
+                reject(error);
+            };
+            const onAbort = () => leave(signal!.reason as Error);
+            const timer = setTimeout(() => leave(new BulkheadTimeoutError('no free slot before the deadline')), Math.max(0, deadline - Date.now()));
+            const waiter: Waiter = {
+                start: () => {
+                    clearTimeout(timer);
+                    signal?.removeEventListener('abort', onAbort);
+                    this.#start(task).then(resolve, reject);
+                }
+            };
+            signal?.addEventListener('abort', onAbort, { once: true });
+            this.#queue.add(waiter);
         });
+    }
+
+    async #start<T>(task: () => Promise<T>): Promise<T> {
+        this.#active++;
+        try {
+            return await task();
+        } finally {
+            this.#active--;
+            const next = this.#queue.values().next();
+            if (!next.done) {
+                this.#queue.delete(next.value);
+                next.value.start();
+            }
+        }
     }
 }

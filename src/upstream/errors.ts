@@ -37,6 +37,35 @@ export function toUpstreamError(upstreamId: string, error: unknown, timeoutMs: n
     return new UpstreamFailedError(upstreamId, reason, fault, isConnectionLoss(error));
 }
 
+/**
+ * What a failed request shows about the connection it was sent on: the upstream answered (any JSON-RPC error
+ * reply, or a reply the SDK could not use, proves it is there), it did not answer in time, the connection is
+ * gone, or something else failed on the way (an HTTP error, a transport error).
+ */
+export type ConnectionEvidence = 'answered' | 'no-answer' | 'gone' | 'failed';
+
+export function connectionEvidence(error: unknown): ConnectionEvidence {
+    if (error instanceof ProtocolError) return 'answered';
+    if (error instanceof SdkError) {
+        switch (error.code) {
+            case SdkErrorCode.RequestTimeout:
+                return 'no-answer';
+            case SdkErrorCode.ConnectionClosed:
+            case SdkErrorCode.NotConnected:
+                return 'gone';
+            case SdkErrorCode.InvalidResult:
+                return 'answered';
+        }
+    }
+    return isConnectionLoss(error) ? 'gone' : 'failed';
+}
+
+/** The short reason `error` is reported with (see UpstreamFailedError). */
+export function failureReason(error: unknown, timeoutMs: number): string {
+    if (error instanceof ProtocolError) return `error ${error.code}`;
+    return classify(error, timeoutMs)[0];
+}
+
 /** Socket-level failures, and 404 for a session the server no longer knows (it restarted): the connection must be rebuilt. */
 const LOST_CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'UND_ERR_SOCKET']);
 
@@ -52,10 +81,11 @@ function classify(error: unknown, timeoutMs: number): [string, FaultKind | undef
         switch (error.code) {
             case SdkErrorCode.RequestTimeout:
                 return [`timed out after ${timeoutMs} ms`, 'timeout'];
+            // The lost connection is counted once, as `disconnected`, not once more per request it cut off.
             case SdkErrorCode.ConnectionClosed:
-                return ['connection closed', 'disconnected'];
+                return ['connection closed', undefined];
             case SdkErrorCode.NotConnected:
-                return ['not connected', 'disconnected'];
+                return ['not connected', undefined];
             case SdkErrorCode.InvalidResult:
                 return ['invalid result', 'invalid_result'];
             default: {

@@ -3,12 +3,16 @@
  * upstreams connect, removed ones close, changed ones are replaced, unchanged
  * ones are left alone. Replacement is make-before-break: new connections get
  * their first attempt before the caller swaps them in, and old ones close only
- * after, so a reload never leaves a gap in which prompts briefly disappear.
+ * after, once the requests they were serving have finished (at most their
+ * `timeoutMs`), so a reload neither hides prompts for a moment nor fails a
+ * request that was under way.
  */
 import { isDeepStrictEqual } from 'node:util';
 import pLimit from 'p-limit';
 import type { UpstreamConfig } from '../config/schema.js';
 import type { UpstreamConnection } from './connection.js';
+
+const RETIRE_POLL_MS = 50;
 
 export interface PoolChange {
     added: string[];
@@ -19,8 +23,9 @@ export interface PoolChange {
 
 export class UpstreamPool {
     #connections: UpstreamConnection[] = [];
-    /** Started by an apply() not finished yet: close() must stop them too. */
+    /** Started by an apply() not finished yet, and replaced ones still finishing requests: close() stops them too. */
     readonly #starting = new Set<UpstreamConnection>();
+    readonly #retiring = new Set<UpstreamConnection>();
     #closed = false;
 
     constructor(private readonly create: (config: UpstreamConfig) => UpstreamConnection) {}
@@ -39,6 +44,7 @@ export class UpstreamPool {
         concurrency: number,
         swap: (next: readonly UpstreamConnection[]) => void
     ): Promise<PoolChange> {
+        if (this.#closed) throw new Error('upstream pool is closed');
         const current = new Map(this.#connections.map(connection => [connection.id, connection]));
         const change: PoolChange = { added: [], removed: [], restarted: [], unchanged: [] };
         const next = configs.map(config => {
@@ -68,13 +74,24 @@ export class UpstreamPool {
         change.removed = retired.filter(connection => !configs.some(config => config.id === connection.id)).map(connection => connection.id);
         this.#connections = next;
         swap(next);
-        await Promise.allSettled(retired.map(connection => connection.close()));
+        for (const connection of retired) void this.#retire(connection);
         return change;
+    }
+
+    async #retire(connection: UpstreamConnection): Promise<void> {
+        this.#retiring.add(connection);
+        // Polled: requests finish on their own schedule and a reload is rare, so a short poll is simpler than events.
+        const deadline = Date.now() + connection.config.timeoutMs;
+        while (connection.load.active + connection.load.queued > 0 && Date.now() < deadline && !this.#closed) {
+            await new Promise(resolve => setTimeout(resolve, RETIRE_POLL_MS));
+        }
+        await connection.close();
+        this.#retiring.delete(connection);
     }
 
     async close(): Promise<void> {
         this.#closed = true;
-        const connections = [...this.#connections, ...this.#starting];
+        const connections = [...this.#connections, ...this.#starting, ...this.#retiring];
         this.#connections = [];
         await Promise.allSettled(connections.map(connection => connection.close()));
     }

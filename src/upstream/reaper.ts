@@ -36,6 +36,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Socket } from 'node:net';
+import { withDeadline } from '../lib/deadline.js';
 
 /** Whether process groups exist here (POSIX); see the header for Windows. */
 export const PROCESS_GROUPS = process.platform !== 'win32';
@@ -153,7 +154,7 @@ export class ChildReaper {
         this.#tell('+', pgid);
     }
 
-    /** Call once the group is gone (its leader exited and the rest was SIGKILLed). */
+    /** Call once the group is gone (its leader exited and the rest was ended). */
     unregister(pgid: number): void {
         this.#tell('-', pgid);
     }
@@ -171,7 +172,7 @@ export class ChildReaper {
             // Whoever awaits this wants to see the watchdog gone: keep the event loop up for its exit.
             this.#watchdog?.ref();
         }
-        await settlesWithin(this.#exited, this.#graceMs + 1000);
+        await withDeadline(this.#exited, this.#graceMs + 1000, () => {});
     }
 
     #tell(sign: '+' | '-', pgid: number): void {
@@ -209,24 +210,19 @@ function withoutNodeOptions(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
     return copy;
 }
 
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>(resolve => (timer = setTimeout(resolve, ms)));
-    try {
-        await Promise.race([promise, timeout]);
-    } finally {
-        clearTimeout(timer);
-    }
-}
-
 let shared: ChildReaper | undefined;
 
 /**
  * The reaper of this process, created on first use. A new one is created after
  * the previous one was closed. Embedders that run several gateways in one process
- * should close it only when the process shuts down, not per gateway.
+ * should call closeSharedReaper() only when the process shuts down, not per gateway.
  */
 export function sharedReaper(): ChildReaper {
     if (shared === undefined || shared.closed) shared = new ChildReaper();
     return shared;
+}
+
+/** Closes the shared reaper at shutdown; starts no watchdog just to end it when none was ever needed. */
+export async function closeSharedReaper(): Promise<void> {
+    await shared?.close();
 }

@@ -4,7 +4,10 @@
  * - stdout lines that are not JSON-RPC messages are reported (`onNoise`) instead of
  *   silently dropped, and never end the connection;
  * - the child leads its own process group, so closing it also ends what it started
- *   (`npx` -> `node`): stdin end, then SIGTERM to the group, then SIGKILL;
+ *   (`npx` -> `node`): stdin end, then SIGTERM to the group, then SIGKILL; what
+ *   outlives the leader gets SIGTERM and a grace period too, whether the leader
+ *   exited by itself or on close();
+ * - a child that stops reading its stdin makes send() fail, not queue without end;
  * - with a {@link ChildReaper}, the group is killed even when the gateway is SIGKILLed.
  *
  * `env` is passed as it is: the caller decides what the child inherits.
@@ -12,6 +15,7 @@
  * (see reaper.ts), and commands are not resolved through PATHEXT (`npx` needs `npx.cmd`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
     SdkError,
     SdkErrorCode,
@@ -21,17 +25,21 @@ import {
     type MessageExtraInfo,
     type Transport
 } from '@modelcontextprotocol/client';
-import { LineSplitter } from './lines.js';
+import { withDeadline } from '../lib/deadline.js';
+import { LineReader } from './lines.js';
 import { PROCESS_GROUPS, type ChildReaper } from './reaper.js';
 
 export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
-const MAX_STDERR_LINE = 4096;
+export const DEFAULT_MAX_PENDING_WRITE_BYTES = 16 * 1024 * 1024;
+const MAX_STDERR_LINE_BYTES = 4096;
 const MAX_NOISE_LINE = 200;
 /**
  * After the child exited, how long its stdout may still deliver what it wrote before
  * dying. Bounded because a process that left the group can hold the pipe open forever.
  */
 const PIPE_DRAIN_MS = 500;
+/** How often the group is checked for members while what the leader left behind has its grace. */
+const GROUP_PROBE_MS = 50;
 
 export interface StdioProcessOptions {
     command: string;
@@ -40,7 +48,7 @@ export interface StdioProcessOptions {
     cwd?: string;
     /** Wait after closing stdin before SIGTERM, and after SIGTERM before SIGKILL. */
     killGraceMs: number;
-    /** Each stderr line, cut at 4096 characters. */
+    /** Each stderr line, cut at 4096 bytes. */
     onStderrLine?: (line: string) => void;
     /** A stdout line that is not a valid JSON-RPC message, cut at 200 characters. */
     onNoise?: (line: string) => void;
@@ -48,6 +56,8 @@ export interface StdioProcessOptions {
     reaper?: ChildReaper;
     /** Longest stdout line accepted; a longer one is an error that closes the transport. */
     maxLineBytes?: number;
+    /** Most bytes queued for a child that does not read its stdin; beyond that, send() fails. */
+    maxPendingWriteBytes?: number;
 }
 
 export class StdioProcessTransport implements Transport {
@@ -63,6 +73,8 @@ export class StdioProcessTransport implements Transport {
     #markFinished: () => void = () => {};
     readonly #finished = new Promise<void>(resolve => (this.#markFinished = resolve));
     #closing: Promise<void> | undefined;
+    /** When close() sent SIGTERM to the group: the grace of what outlives the leader counts from there. */
+    #sigtermAt: number | undefined;
     #oncloseFired = false;
 
     constructor(options: StdioProcessOptions) {
@@ -92,7 +104,13 @@ export class StdioProcessTransport implements Transport {
         if (child.pid !== undefined && PROCESS_GROUPS) options.reaper?.register(child.pid);
 
         this.#readStdout(child);
-        child.stderr?.pipe(new LineSplitter(MAX_STDERR_LINE)).on('data', (line: string) => this.#callSafely(options.onStderrLine, line));
+        const stderrLines = new LineReader({
+            maxBytes: MAX_STDERR_LINE_BYTES,
+            overlong: 'cut',
+            onLine: line => this.#callSafely(options.onStderrLine, line)
+        });
+        child.stderr?.on('data', (chunk: Buffer) => stderrLines.push(chunk));
+        child.stderr?.on('end', () => stderrLines.end());
         child.stdin?.on('error', error => this.#reportError(error));
         child.stdout?.on('error', error => this.#reportError(error));
         child.stderr?.on('error', error => this.#reportError(error));
@@ -122,10 +140,18 @@ export class StdioProcessTransport implements Transport {
         if (stdin == null || this.#exited || this.#closing !== undefined || !stdin.writable) {
             return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
         }
+        // A hung child never drains its pipe; past this, more queueing only grows the gateway's memory.
+        const maxPending = this.#options.maxPendingWriteBytes ?? DEFAULT_MAX_PENDING_WRITE_BYTES;
+        if (stdin.writableLength > maxPending) {
+            const error = new SdkError(SdkErrorCode.SendFailed, `Send failed: the child has not read ${stdin.writableLength} bytes from its stdin`);
+            this.#reportError(error);
+            return Promise.reject(error);
+        }
         return new Promise((resolve, reject) => {
             // The callback fires once this message has reached the pipe, or with the error that stopped it
             // (EPIPE, stream destroyed): waiting for it when the buffer is full is the backpressure.
-            const accepted = stdin.write(serializeMessage(message), error => {
+            // A Buffer, so writableLength counts bytes (a string would count UTF-16 units).
+            const accepted = stdin.write(Buffer.from(serializeMessage(message), 'utf8'), error => {
                 if (error) reject(new SdkError(SdkErrorCode.SendFailed, `Send failed: ${error.message}`, undefined, { cause: error }));
                 else resolve();
             });
@@ -135,9 +161,9 @@ export class StdioProcessTransport implements Transport {
 
     /**
      * Ends the child: stdin end, up to killGraceMs for it to exit, SIGTERM to its group,
-     * up to killGraceMs more, SIGKILL to its group. Resolves once it has exited and
-     * `onclose` fired; if it survives SIGKILL for another killGraceMs (stuck in the
-     * kernel), resolves anyway and `onclose` follows when it exits. Idempotent.
+     * up to killGraceMs more, SIGKILL to its group. Resolves once it and its group have
+     * exited and `onclose` fired; if it survives SIGKILL for another killGraceMs (stuck in
+     * the kernel), resolves anyway and `onclose` follows when it exits. Idempotent.
      */
     close(): Promise<void> {
         this.#closing ??= this.#terminate();
@@ -157,12 +183,15 @@ export class StdioProcessTransport implements Transport {
             } catch {
                 // A broken pipe is as good as an ended one here.
             }
-            if (!(await settlesWithin(this.#exit, grace))) {
+            await withDeadline(this.#exit, grace, () => {});
+            if (!this.#exited) {
+                this.#sigtermAt = Date.now();
                 this.#signalGroup(child, 'SIGTERM');
-                if (!(await settlesWithin(this.#exit, grace))) {
-                    this.#signalGroup(child, 'SIGKILL');
-                    await settlesWithin(this.#exit, grace);
-                }
+                await withDeadline(this.#exit, grace, () => {});
+            }
+            if (!this.#exited) {
+                this.#signalGroup(child, 'SIGKILL');
+                await withDeadline(this.#exit, grace, () => {});
             }
         }
         if (this.#exited) await this.#finished;
@@ -173,16 +202,39 @@ export class StdioProcessTransport implements Transport {
         if (this.#exited) return;
         this.#exited = true;
         this.#markExited();
-        if (child.pid !== undefined) {
-            // Grandchildren that stayed behind would otherwise run on as orphans.
-            this.#signalGroup(child, 'SIGKILL');
-            if (PROCESS_GROUPS) this.#options.reaper?.unregister(child.pid);
+        if (child.pid !== undefined && PROCESS_GROUPS) {
+            await this.#endGroup(child, child.pid);
+            // Only now: had the gateway died during the grace, the watchdog still had to end the group.
+            this.#options.reaper?.unregister(child.pid);
         }
-        await settlesWithin(closed, PIPE_DRAIN_MS);
+        await withDeadline(closed, PIPE_DRAIN_MS, () => {});
         child.stdin?.destroy();
         child.stdout?.destroy();
         child.stderr?.destroy();
         this.#fireOnclose();
+    }
+
+    /**
+     * What the leader left in its group would run on as orphans. It gets SIGTERM (unless close() sent
+     * one already) and killGraceMs from that SIGTERM to exit, then SIGKILL: a wrapper like `npx`
+     * exits on SIGTERM at once, while the server it started may still be shutting down.
+     * A member that exited counts until init reaps it, so a slow init can use up the grace; it stays bounded.
+     */
+    async #endGroup(child: ChildProcess, pgid: number): Promise<void> {
+        if (!groupExists(pgid)) return;
+        if (this.#sigtermAt === undefined) {
+            this.#sigtermAt = Date.now();
+            this.#signalGroup(child, 'SIGTERM');
+        }
+        const deadline = this.#sigtermAt + this.#options.killGraceMs;
+        while (groupExists(pgid)) {
+            const left = deadline - Date.now();
+            if (left <= 0) {
+                this.#signalGroup(child, 'SIGKILL');
+                return;
+            }
+            await sleep(Math.min(GROUP_PROBE_MS, left));
+        }
     }
 
     #signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
@@ -200,7 +252,7 @@ export class StdioProcessTransport implements Transport {
 
     #readStdout(child: ChildProcess): void {
         const maxLineBytes = this.#options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-        const reader = new LineReader(maxLineBytes, line => this.#handleLine(line));
+        const reader = new LineReader({ maxBytes: maxLineBytes, overlong: 'error', onLine: line => this.#handleLine(line) });
         let broken = false;
         child.stdout?.on('data', (chunk: Buffer) => {
             if (broken) return;
@@ -253,61 +305,12 @@ export class StdioProcessTransport implements Transport {
     }
 }
 
-export class LineTooLongError extends Error {
-    override readonly name = 'LineTooLongError';
-
-    constructor(readonly maxLineBytes: number) {
-        super(`stdout line longer than ${maxLineBytes} bytes`);
-    }
-}
-
-/** Splits stdout into lines without ever holding more than one line of at most maxLineBytes. */
-class LineReader {
-    #pending: Buffer[] = [];
-    #pendingBytes = 0;
-
-    constructor(
-        private readonly maxLineBytes: number,
-        private readonly onLine: (line: string) => void
-    ) {}
-
-    /** Throws LineTooLongError when the line being read grows beyond the limit. */
-    push(chunk: Buffer): void {
-        let start = 0;
-        for (let newline = chunk.indexOf(0x0a); newline !== -1; newline = chunk.indexOf(0x0a, start)) {
-            const tail = chunk.subarray(start, newline);
-            this.#checkLength(this.#pendingBytes + tail.length);
-            const line = this.#pending.length === 0 ? tail : Buffer.concat([...this.#pending, tail]);
-            this.#pending = [];
-            this.#pendingBytes = 0;
-            start = newline + 1;
-            // Decoded per whole line, so a character split between chunks stays intact.
-            this.onLine(line.toString('utf8').replace(/\r$/, ''));
-        }
-        if (start < chunk.length) {
-            const rest = chunk.subarray(start);
-            this.#checkLength(this.#pendingBytes + rest.length);
-            this.#pending.push(rest);
-            this.#pendingBytes += rest.length;
-        }
-    }
-
-    #checkLength(bytes: number): void {
-        if (bytes > this.maxLineBytes) {
-            this.#pending = [];
-            this.#pendingBytes = 0;
-            throw new LineTooLongError(this.maxLineBytes);
-        }
-    }
-}
-
-/** Whether the promise settles within ms; the timer never outlives the wait. */
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<boolean>(resolve => (timer = setTimeout(resolve, ms, false)));
+/** Whether any process is left in the group; one we may not signal (EPERM) is out of our reach anyway. */
+function groupExists(pgid: number): boolean {
     try {
-        return await Promise.race([promise.then(() => true), timeout]);
-    } finally {
-        clearTimeout(timer);
+        process.kill(-pgid, 0);
+        return true;
+    } catch {
+        return false;
     }
 }

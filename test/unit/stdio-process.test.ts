@@ -6,14 +6,16 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { Client, SdkError, SdkErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import { LineTooLongError } from '../../src/upstream/lines.js';
 import { ChildReaper } from '../../src/upstream/reaper.js';
-import { LineTooLongError, StdioProcessTransport, type StdioProcessOptions } from '../../src/upstream/stdio-process.js';
+import { StdioProcessTransport, type StdioProcessOptions } from '../../src/upstream/stdio-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const STUBBORN = path.join(ROOT, 'test/fixtures/stubborn-server.ts');
@@ -171,6 +173,35 @@ describe('StdioProcessTransport: stdout', () => {
         }
     });
 
+    test('send() fails instead of queueing without end when the child never reads its stdin', TIMEOUT, async () => {
+        const transport = new StdioProcessTransport({
+            command: process.execPath,
+            args: ['-e', 'setInterval(() => {}, 1e6)'],
+            env: ENV,
+            killGraceMs: 200,
+            maxPendingWriteBytes: 64 * 1024
+        });
+        const errors: Error[] = [];
+        transport.onerror = error => errors.push(error);
+        await transport.start();
+        try {
+            const message: JSONRPCMessage = { jsonrpc: '2.0', method: 'notifications/big', params: { pad: 'z'.repeat(32 * 1024) } };
+            let failure: unknown;
+            // The kernel's pipe buffer takes the first few hundred KiB; then the queue grows up to the cap.
+            for (let sent = 0; sent < 1000 && failure === undefined; sent++) {
+                const send = transport.send(message);
+                // The queued sends settle (with an error) only when close() destroys the pipe.
+                send.catch(() => {});
+                const nextTurn = new Promise<undefined>(resolve => setImmediate(resolve, undefined));
+                failure = await Promise.race([send.then(() => undefined, (error: unknown) => error), nextTurn]);
+            }
+            assert.ok(failure instanceof SdkError && failure.code === SdkErrorCode.SendFailed, `send failed with: ${String(failure)}`);
+            assert.ok(errors.includes(failure), 'reported through onerror as well');
+        } finally {
+            await transport.close();
+        }
+    });
+
     test('a command that does not exist rejects start(), and onclose fires once', TIMEOUT, async () => {
         const transport = new StdioProcessTransport({ command: '/nonexistent/mcp-server', args: [], env: ENV, killGraceMs: 100 });
         const close = watchClose(transport);
@@ -249,6 +280,34 @@ describe('StdioProcessTransport: ending children', () => {
             killByMarker(marker);
         }
     });
+
+    for (const how of ['close()', 'the server exiting by itself'] as const) {
+        test(`a grandchild gets SIGTERM and its grace, not SIGKILL at once, after ${how}`, TIMEOUT, async () => {
+            const marker = newMarker();
+            const dir = mkdtempSync(path.join(tmpdir(), 'stdio-test-'));
+            const file = path.join(dir, 'sigterm');
+            let gracefulLines = 0;
+            const exitAfter = how === 'close()' ? [] : ['--exit-after', '3000'];
+            const transport = stubborn(marker, ['--grandchild-graceful', file, ...exitAfter], {
+                killGraceMs: 1000,
+                onStderrLine: line => (gracefulLines += line === 'stubborn: grandchild graceful' ? 1 : 0)
+            });
+            const close = watchClose(transport);
+            try {
+                await transport.start();
+                await waitFor('the grandchild to listen for SIGTERM', () => gracefulLines === 1, 20_000);
+                // The server ends on SIGTERM at once (like npx); the grandchild takes 200 ms.
+                if (how === 'close()') await transport.close();
+                else await close.closed;
+                assert.equal(readFileSync(file, 'utf8'), 'SIGTERM');
+                assert.deepEqual(markerPids(marker), []);
+                assert.equal(close.count(), 1);
+            } finally {
+                killByMarker(marker);
+                rmSync(dir, { recursive: true, force: true });
+            }
+        });
+    }
 
     test('a reaper whose watchdog cannot start is not available, and children still work', TIMEOUT, async () => {
         const reaper = new ChildReaper({ nodePath: '/nonexistent/node' });

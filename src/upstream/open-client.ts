@@ -1,0 +1,69 @@
+/**
+ * Opens one SDK client to an upstream: picks the transport (for "http",
+ * Streamable HTTP with the fallback to legacy HTTP+SSE) and runs the MCP
+ * handshake, bounded as a whole by the upstream's timeoutMs.
+ */
+import { Client, SdkHttpError, type Transport } from '@modelcontextprotocol/client';
+import type { UpstreamConfig } from '../config/schema.js';
+import { withDeadline } from '../lib/deadline.js';
+import type { Logger } from '../observability/logger.js';
+import { UpstreamFailedError } from './errors.js';
+import { httpTransport, stdioTransport, type StdioHooks, type WireProtocol } from './transports.js';
+
+export interface OpenClientOptions {
+    config: UpstreamConfig;
+    clientInfo: { name: string; version: string };
+    log: Logger;
+    /** The wire that worked before: an "http" upstream known to be legacy SSE is not asked for Streamable HTTP again. */
+    knownWire: WireProtocol | undefined;
+    stdio: StdioHooks;
+    /** Sets the client's handlers before its handshake, so nothing the upstream sends meanwhile is missed. */
+    prepare: (client: Client, wire: WireProtocol) => void;
+    /** The client whose handshake is running (undefined once it ended), so the caller can close it meanwhile. */
+    onHandshake: (client: Client | undefined) => void;
+    /** The caller closed meanwhile: no further attempt. */
+    isClosed: () => boolean;
+}
+
+export interface OpenedClient {
+    client: Client;
+    transport: Transport;
+    wire: WireProtocol;
+}
+
+export async function openClient(options: OpenClientOptions): Promise<OpenedClient> {
+    const { config } = options;
+    if (config.transport === 'stdio') return handshake(options, stdioTransport(config, options.stdio), 'stdio');
+    if (config.transport !== 'http') return handshake(options, httpTransport(config, config.transport), config.transport);
+    // "http": Streamable HTTP first; a 4xx means a legacy HTTP+SSE server (MCP backwards-compatibility rule).
+    if (options.knownWire !== 'sse') {
+        try {
+            return await handshake(options, httpTransport(config, 'streamable-http'), 'streamable-http');
+        } catch (error) {
+            if (!(error instanceof SdkHttpError) || error.status < 400 || error.status > 499) throw error;
+            options.log.info({ status: error.status }, 'Streamable HTTP refused; trying legacy HTTP+SSE');
+        }
+    }
+    if (options.isClosed()) throw new UpstreamFailedError(config.id, 'closed', undefined);
+    return handshake(options, httpTransport(config, 'sse'), 'sse');
+}
+
+async function handshake(options: OpenClientOptions, transport: Transport, wire: WireProtocol): Promise<OpenedClient> {
+    const { id, timeoutMs } = options.config;
+    // A fresh Client per attempt: the SDK cannot reconnect a closed one.
+    const client = new Client(options.clientInfo, { capabilities: {} });
+    options.prepare(client, wire);
+    options.onHandshake(client);
+    try {
+        // The SDK's own timeout covers the initialize request only, not e.g. an SSE endpoint event that never comes.
+        await withDeadline(client.connect(transport, { timeout: timeoutMs }), timeoutMs, () => {
+            throw new UpstreamFailedError(id, `timed out after ${timeoutMs} ms (connecting)`, 'timeout');
+        });
+    } catch (error) {
+        await client.close().catch(() => {});
+        throw error;
+    } finally {
+        options.onHandshake(undefined);
+    }
+    return { client, transport, wire };
+}
