@@ -45,6 +45,7 @@ export async function measureOverload(url: string, rss: () => Promise<number | u
     const probe = clients[0]!;
     const healthy = () => probe.getPrompt({ name: 'fast__with-required', arguments: { topic: 'probe' } });
     const slow = (client: Client) => client.getPrompt({ name: 'slow__slow', arguments: { ms: '3000' } }, { timeout: 60_000 });
+    await timings(30, healthy); // warm-up: the first calls pay for JIT compilation and connection set-up
     const healthyIdleP50 = percentile(await timings(50, healthy), 0.5);
     const rssBeforeKiB = await rss();
     let rssPeakKiB = rssBeforeKiB;
