@@ -58,4 +58,18 @@ describe('cancellation', () => {
         await waitFor(async () => (await fixtureStats(client, 'local__stats')).slowCancelled === before.slowCancelled + 1, 3000, 'the upstream to see the cancellation');
         await waitFor(() => active() === 0, 3000, 'the upstream slot to be freed');
     });
+
+    test('cancelled requests, however many in a row, are not taken for a hung upstream', async () => {
+        for (let i = 0; i < 4; i++) {
+            const controller = new AbortController();
+            const request = client.getPrompt({ name: 'local__slow', arguments: { ms: '20000' } }, { signal: controller.signal });
+            request.catch(() => {});
+            await waitFor(() => active() === 1, 5000, 'the request to reach the upstream');
+            controller.abort('user gave up');
+            await assert.rejects(request);
+            await waitFor(() => active() === 0, 3000, 'the upstream slot to be freed');
+        }
+        assert.equal(gateway.upstreams[0]!.state, 'ready');
+        assert.equal(gateway.faults.of('local').disconnected, undefined, 'the connection was not dropped');
+    });
 });

@@ -1,13 +1,12 @@
 /**
  * Counts of upstream misbehaviour, by upstream and kind: the numbers behind
  * "is this upstream ill?". Kinds are a closed list so label values stay
- * bounded; a metrics exporter reads `snapshot()`.
+ * bounded.
  */
 export const FAULT_KINDS = [
     'connect_failed',
     'disconnected',
     'garbage_output',
-    'invalid_message',
     'invalid_result',
     'http_error',
     'timeout',
@@ -33,9 +32,5 @@ export class FaultCounters {
 
     of(upstreamId: string): FaultCounts {
         return Object.fromEntries(this.#counts.get(upstreamId) ?? []);
-    }
-
-    snapshot(): { upstreamId: string; kind: FaultKind; count: number }[] {
-        return [...this.#counts].flatMap(([upstreamId, counts]) => [...counts].map(([kind, count]) => ({ upstreamId, kind, count })));
     }
 }

@@ -19,9 +19,7 @@ export class UpstreamFailedError extends Error {
         readonly upstreamId: string,
         readonly reason: string,
         /** undefined when the failure is not the upstream's fault (e.g. the caller cancelled). */
-        readonly fault: FaultKind | undefined = 'request_failed',
-        /** The connection itself is gone (refused, reset, session unknown): reconnect rather than retry on it. */
-        readonly connectionLost = false
+        readonly fault: FaultKind | undefined = 'request_failed'
     ) {
         super(`Upstream ${upstreamId} failed: ${reason}`);
     }
@@ -34,7 +32,7 @@ export function toUpstreamError(upstreamId: string, error: unknown, timeoutMs: n
         return new UpstreamFailedError(upstreamId, `error ${error.code}`);
     }
     const [reason, fault] = classify(error, timeoutMs);
-    return new UpstreamFailedError(upstreamId, reason, fault, isConnectionLoss(error));
+    return new UpstreamFailedError(upstreamId, reason, fault);
 }
 
 /**

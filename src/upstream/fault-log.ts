@@ -5,11 +5,12 @@
  */
 import type { FaultKind } from '../observability/faults.js';
 import type { Logger } from '../observability/logger.js';
+import { LineBudget } from './output-log.js';
 
 const LOG_EVERY_MS = 10_000;
 
 export class FaultLog {
-    readonly #lastLogged = new Map<FaultKind, { at: number; suppressed: number }>();
+    readonly #budgets = new Map<FaultKind, LineBudget>();
 
     constructor(
         private readonly log: Logger,
@@ -24,14 +25,10 @@ export class FaultLog {
 
     report(kind: FaultKind, message: string, details: Record<string, unknown> = {}): void {
         this.onFault(kind);
-        const now = this.now();
-        const last = this.#lastLogged.get(kind);
-        if (last !== undefined && now - last.at < LOG_EVERY_MS) {
-            last.suppressed++;
-            return;
-        }
-        const suppressed = last?.suppressed ?? 0;
-        this.#lastLogged.set(kind, { at: now, suppressed: 0 });
+        let budget = this.#budgets.get(kind);
+        if (budget === undefined) this.#budgets.set(kind, (budget = new LineBudget(1, LOG_EVERY_MS)));
+        if (!budget.admit(this.now())) return;
+        const suppressed = budget.takeDropped();
         this.log.warn({ fault: kind, ...details, ...(suppressed > 0 ? { alsoSince: suppressed } : {}) }, message);
     }
 }

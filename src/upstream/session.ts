@@ -8,7 +8,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import type { FaultKind } from '../observability/faults.js';
 import { describeError } from '../observability/logger.js';
 import { BulkheadFullError, BulkheadTimeoutError, type Bulkhead } from './bulkhead.js';
-import { connectionEvidence, toUpstreamError, UpstreamFailedError, type UpstreamRejectedError } from './errors.js';
+import { connectionEvidence, failureReason, toUpstreamError, UpstreamFailedError, type UpstreamRejectedError } from './errors.js';
 import { Liveness } from './liveness.js';
 import { openClient, type OpenClientOptions } from './open-client.js';
 import type { WireProtocol } from './transports.js';
@@ -88,10 +88,14 @@ export class UpstreamSession {
             return await this.options.bulkhead.run(() => request({ timeout: Math.max(1, deadline - Date.now()), signal }), { deadline, signal });
         } catch (error) {
             const failure = this.#failure(error, timeoutMs, signal);
-            if (failure instanceof UpstreamFailedError) {
-                if (failure.fault !== undefined) this.options.reportFault(failure.fault, 'upstream request failed', { reason: failure.reason });
-                if (failure.connectionLost) this.#lose(failure.reason);
-                else if (connectionEvidence(error) === 'no-answer') this.#liveness.requestTimedOut();
+            if (failure instanceof UpstreamFailedError && failure.fault !== undefined) {
+                this.options.reportFault(failure.fault, 'upstream request failed', { reason: failure.reason });
+            }
+            // A cancelled request says nothing about the upstream (the SDK reports it like a timeout).
+            if (signal?.aborted !== true) {
+                const evidence = connectionEvidence(error);
+                if (evidence === 'gone') this.#lose(failureReason(error, timeoutMs));
+                else if (evidence === 'no-answer') this.#liveness.requestTimedOut();
             }
             throw failure;
         }

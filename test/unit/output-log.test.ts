@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { test } from 'node:test';
-import { pino } from 'pino';
 import { childOutputLog, LineBudget, throttledLines } from '../../src/upstream/output-log.js';
+import { capturingLogger } from '../helpers.js';
 
 test('LineBudget admits `max` lines per window and counts the others', () => {
     const budget = new LineBudget(3, 10_000);
@@ -39,34 +38,24 @@ test('throttledLines reports the dropped lines when their window ends, when noth
     assert.deepEqual(out, ['line 0', '9 not logged']);
 });
 
-function capture() {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({
-        write(chunk: Buffer, _encoding, callback) {
-            lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-            callback();
-        }
-    });
-    return { lines, logger: pino({ level: 'debug' }, sink) };
-}
 
 test('a child\'s stderr is logged at info, at most 50 lines per 10 s', () => {
-    const { lines, logger } = capture();
+    const { lines, logger } = capturingLogger();
     const hooks = childOutputLog(logger, () => {});
     for (let i = 0; i < 1000; i++) hooks.onStderrLine(`chatter ${i}`);
-    assert.equal(lines.length, 50);
-    assert.ok(lines.every(line => line.level === 30 && line.stream === 'stderr'));
-    assert.equal(lines[49]!.msg, 'chatter 49');
+    assert.equal(lines().length, 50);
+    assert.ok(lines().every(line => line.level === 30 && line.stream === 'stderr'));
+    assert.equal(lines()[49]!.msg, 'chatter 49');
 });
 
 test('stdout garbage: only its size goes to the fault; a short sample goes to debug only', () => {
-    const { lines, logger } = capture();
+    const { lines, logger } = capturingLogger();
     const sizes: number[] = [];
     const hooks = childOutputLog(logger, bytes => sizes.push(bytes));
     const secret = `{"result":{"messages":[{"content":{"text":"${'s'.repeat(1000)}"}}]}`;
     hooks.onNoise(secret);
     assert.deepEqual(sizes, [secret.length]);
-    assert.equal(lines.length, 1);
-    assert.equal(lines[0]!.level, 20, 'debug');
-    assert.equal((lines[0]!.line as string).length, 200);
+    assert.equal(lines().length, 1);
+    assert.equal(lines()[0]!.level, 20, 'debug');
+    assert.equal((lines()[0]!.line as string).length, 200);
 });
