@@ -1,22 +1,24 @@
 #!/usr/bin/env node
 /**
- * mcp-prompt-gateway --config <file> [--stdio] [--host H] [--port P] [--check]
+ * mcp-prompt-gateway --config <file> [--stdio [--client ID]] [--host H] [--port P] [--check]
  * Exit codes: 0 done, 1 runtime failure, 2 bad usage or bad config.
  */
 import { parseArgs } from 'node:util';
 import { loadConfigFile } from './config/load.js';
 import { ConfigError } from './config/issues.js';
 import { ConfigReloader } from './config/reload.js';
+import { ANONYMOUS_CLIENT_ID } from './config/policy-schema.js';
 import { LOG_LEVELS, type GatewayConfig } from './config/schema.js';
 import { startGateway } from './gateway.js';
 import { closeSharedReaper } from './upstream/reaper.js';
 import { createLogger, describeError, type Logger } from './observability/logger.js';
 import { VERSION } from './version.js';
 
-const USAGE = `Usage: mcp-prompt-gateway --config <file> [--stdio] [--host H] [--port P] [--check]
+const USAGE = `Usage: mcp-prompt-gateway --config <file> [--stdio [--client ID]] [--host H] [--port P] [--check]
 
   --config <file>  gateway config (JSON); see README.md
   --stdio          serve MCP on stdin/stdout instead of HTTP (logs go to stderr)
+  --client <id>    with --stdio: the configured client whose prompt policy applies (default: anonymous)
   --host <host>    override listen.host
   --port <port>    override listen.port
   --check          validate the config and exit (0 valid, 2 invalid)
@@ -34,6 +36,7 @@ function parseCommandLine(argv: string[]) {
             options: {
                 config: { type: 'string', short: 'c' },
                 stdio: { type: 'boolean', default: false },
+                client: { type: 'string' },
                 host: { type: 'string' },
                 port: { type: 'string' },
                 check: { type: 'boolean', default: false },
@@ -74,6 +77,12 @@ async function main(argv: string[]): Promise<number> {
     if (configFile === undefined) throw new UsageError('--config <file> is required');
     const load = async () => applyOverrides(await loadConfigFile(configFile), args.host, args.port);
     const config = await load();
+    if (args.client !== undefined) {
+        if (!args.stdio) throw new UsageError('--client applies to --stdio only; HTTP callers are identified by their credentials');
+        if (args.client !== ANONYMOUS_CLIENT_ID && !config.clients.some(client => client.id === args.client)) {
+            throw new UsageError(`--client "${args.client}" is not in the config's "clients"; use one of their ids or "${ANONYMOUS_CLIENT_ID}"`);
+        }
+    }
     if (args.check) {
         process.stderr.write(`config ${args.config} is valid (${config.upstreams.length} upstream(s))\n`);
         return 0;
@@ -85,7 +94,7 @@ async function main(argv: string[]): Promise<number> {
     }
     const logger = createLogger({ level: config.log.level });
     const signals = new SignalHandlers(logger);
-    const gateway = await startGateway(config, { logger, stdio: args.stdio });
+    const gateway = await startGateway(config, { logger, stdio: args.stdio, ...(args.client === undefined ? {} : { client: args.client }) });
     if (gateway.url !== undefined) process.stderr.write(`listening on ${gateway.url}\n`);
 
     const reloader = new ConfigReloader({

@@ -3,11 +3,12 @@
  * endpoint, and owns the gateway's lifecycle: start, reload, graceful stop.
  */
 import { isDeepStrictEqual } from 'node:util';
+import { ANONYMOUS_CLIENT_ID } from './config/policy-schema.js';
 import { resolveReconnect, type GatewayConfig } from './config/schema.js';
 import { Catalog } from './catalog/catalog.js';
 import { CursorCodec } from './catalog/cursor.js';
 import { viewFingerprint } from './catalog/fingerprint.js';
-import { PromptService, type Caller } from './catalog/service.js';
+import { PromptService, type Caller, type PromptServiceOptions } from './catalog/service.js';
 import type { Endpoint } from './downstream/endpoint.js';
 import { startHttpEndpoint, type Readiness } from './downstream/http.js';
 import { InFlight } from './downstream/in-flight.js';
@@ -16,6 +17,8 @@ import { SessionRegistry } from './downstream/sessions.js';
 import { startStdioEndpoint } from './downstream/stdio.js';
 import { FaultCounters } from './observability/faults.js';
 import { describeError, type Logger } from './observability/logger.js';
+import type { ClientProfile } from './policy/clients.js';
+import { compilePolicy, type GatewayPolicy } from './policy/policy.js';
 import { UpstreamConnection } from './upstream/connection.js';
 import { UpstreamPool, type PoolChange } from './upstream/pool.js';
 import { GATEWAY_INFO } from './version.js';
@@ -24,6 +27,8 @@ export interface GatewayOptions {
     logger: Logger;
     /** Serve the downstream side on stdin/stdout instead of HTTP. */
     stdio?: boolean;
+    /** With `stdio`: the configured client the stdio caller is (default: anonymous). */
+    client?: string;
 }
 
 export interface ReloadResult extends PoolChange {
@@ -49,14 +54,24 @@ export interface RunningGateway {
     close(): Promise<void>;
 }
 
-/** Until clients and policies exist, every caller shares one anonymous view. */
-const ANONYMOUS: Caller = { scope: '' };
-
 /** At shutdown, how long the cancelled requests' error answers get to be written. */
 const ANSWER_GRACE_MS = 1000;
 
 /** Settings read once at start; a reload that changes them says a restart is needed. */
-const RESTART_ONLY = ['listen', 'limits', 'sessions'] as const;
+const RESTART_ONLY: Record<string, (config: GatewayConfig) => unknown> = {
+    listen: config => config.listen,
+    sessions: config => config.sessions,
+    'limits.maxBodyBytes': config => config.limits.maxBodyBytes
+};
+
+function serviceOptions(config: GatewayConfig, policy: GatewayPolicy): PromptServiceOptions {
+    return {
+        pageSize: config.pagination.pageSize,
+        ...policy.arguments,
+        maxResultBytes: policy.maxResultBytes,
+        passUnknownArguments: upstreamId => policy.access.passesUnknownArguments(upstreamId)
+    };
+}
 
 export async function startGateway(initial: GatewayConfig, options: GatewayOptions): Promise<RunningGateway> {
     const { logger } = options;
@@ -73,11 +88,12 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
     );
     const catalog = new Catalog({ naming: { separator: config.namespace.separator }, logger, notifications: config.notifications });
     let cursors = new CursorCodec(config.cursorSecret);
-    const service = new PromptService(catalog, cursors, { pageSize: config.pagination.pageSize });
+    let policy = compilePolicy(config);
+    const service = new PromptService(catalog, cursors, serviceOptions(config, policy));
     const sessions = new SessionRegistry({
         changes: catalog.changes,
         currentView: () => catalog.publishedView,
-        fingerprint: view => viewFingerprint(view),
+        fingerprint: (view, scope) => viewFingerprint(view, policy.access.visibility(scope)),
         logger
     });
     const inFlight = new InFlight();
@@ -91,11 +107,11 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         await pool.close();
     };
 
-    const createServer = () => ({
-        scope: ANONYMOUS.scope,
+    const createServer = (client: ClientProfile) => ({
+        scope: client.id,
         server: createPromptServer({
             service,
-            caller: ANONYMOUS,
+            caller: callerFor(client.id),
             inFlight,
             // An upstream not connected yet may offer completions later; the answer for it is empty meanwhile.
             completions: pool.connections.some(upstream => upstream.state !== 'ready' || upstream.capabilities?.completions !== undefined)
@@ -119,21 +135,36 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         return { ready: waiting.length === 0 && requiredDown.length === 0, details: { waiting, requiredDown } };
     };
 
+    // Read per request, so a reload's policy applies to sessions already open.
+    function callerFor(clientId: string): Caller {
+        return {
+            scope: clientId,
+            get visible() {
+                return policy.access.visibility(clientId);
+            }
+        };
+    }
+
     async function applyReload(next: GatewayConfig): Promise<ReloadResult> {
-        const needRestart = RESTART_ONLY.filter(key => !isDeepStrictEqual(config[key], next[key]));
+        const needRestart = Object.entries(RESTART_ONLY)
+            .filter(([, read]) => !isDeepStrictEqual(read(config), read(next)))
+            .map(([key]) => key);
         const previous = config;
         config = next;
         if (process.env.LOG_LEVEL === undefined) logger.level = next.log.level;
         // Same secret, same codec: an empty secret must not draw a new random key and void every cursor out there.
         if (next.cursorSecret !== previous.cursorSecret) cursors = new CursorCodec(next.cursorSecret);
-        service.reconfigure(cursors, { pageSize: next.pagination.pageSize });
+        policy = compilePolicy(next);
+        service.reconfigure(cursors, serviceOptions(next, policy));
+        // Clients whose view the new policy changed hear about it now, not at the next upstream change.
+        sessions.reevaluate();
         if (!isDeepStrictEqual(next.notifications, previous.notifications)) catalog.setNotificationTiming(next.notifications);
         // Names change together with the upstreams, so a reload is one change, announced once.
         const change = await pool.apply(next.upstreams, next.upstreamConnectConcurrency, upstreams =>
             catalog.setUpstreams(upstreams, { separator: next.namespace.separator })
         );
         for (const upstream of pool.connections) upstream.reconnect = resolveReconnect(next.reconnect, upstream.config);
-        return { ...change, needRestart: [...needRestart] };
+        return { ...change, needRestart };
     }
 
     try {
@@ -144,13 +175,16 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         let url: string | undefined;
         let done: Promise<void> = new Promise<void>(() => {});
         if (options.stdio === true) {
-            const stdio = await startStdioEndpoint(createServer(), sessions, inFlight);
+            const client = policy.clients.get(options.client ?? ANONYMOUS_CLIENT_ID);
+            if (client === undefined) throw new Error(`--client "${options.client ?? ''}" is not a configured client`);
+            const stdio = await startStdioEndpoint(createServer(client), sessions, inFlight);
             done = stdio.closed;
             endpoint = stdio;
         } else {
             const http = await startHttpEndpoint({
                 ...config.listen,
                 maxBodyBytes: config.limits.maxBodyBytes,
+                policy: () => policy,
                 idleTimeoutMs: config.sessions.idleTimeoutMs,
                 maxSessions: config.sessions.max,
                 sessions,

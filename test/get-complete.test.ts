@@ -72,7 +72,7 @@ describe('prompts/get and completion/complete through the gateway', () => {
         for (const name of ['nope', 'local__nope', 'ghost__with-required', '__proto__', 'local__', '']) {
             const error = await rpcError(client.getPrompt({ name }));
             assert.equal(error.code, -32602, name);
-            assert.equal(error.message, `Unknown prompt: ${name}`);
+            assert.equal(error.message, `Unknown prompt: ${JSON.stringify(name)}`);
         }
     });
 
@@ -134,7 +134,7 @@ describe('prompts/get and completion/complete through the gateway', () => {
         assert.deepEqual(empty.completion.values, []);
         const error = await rpcError(client.complete({ ref: { type: 'ref/prompt', name: 'nope' }, argument: { name: 'a', value: '' } }));
         assert.equal(error.code, -32602);
-        assert.equal(error.message, 'Unknown prompt: nope');
+        assert.equal(error.message, 'Unknown prompt: "nope"');
     });
 
     test('an upstream that crashes fails its request with -32603, does not hurt the others, and comes back', async () => {

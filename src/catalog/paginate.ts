@@ -23,7 +23,7 @@ export interface Segment<E> {
     version: string;
     /** The upstream's prompt names in its own order, without duplicates. */
     names: readonly string[];
-    /** What to emit for each name; undefined where the prompt is not visible. */
+    /** What to emit for each name; undefined where the prompt is left out for everyone (e.g. a name clash). */
     entries: readonly (E | undefined)[];
 }
 
@@ -41,7 +41,8 @@ export function paginate<E>(
     segments: readonly Segment<E>[],
     start: Position | undefined,
     pageSize: number,
-    history: VersionHistory
+    history: VersionHistory,
+    visible: (entry: E) => boolean = () => true
 ): Page<E> {
     let segmentIndex = 0;
     let offset = 0;
@@ -52,12 +53,12 @@ export function paginate<E>(
         const segment = segments[segmentIndex]!;
         for (; offset < segment.entries.length; offset++) {
             if (items.length === pageSize) {
-                return hasVisibleFrom(segments, segmentIndex, offset)
+                return hasVisibleFrom(segments, segmentIndex, offset, visible)
                     ? { items, next: positionIn(segment, offset) }
                     : { items };
             }
             const entry = segment.entries[offset];
-            if (entry !== undefined) items.push(entry);
+            if (entry !== undefined && visible(entry)) items.push(entry);
         }
     }
     return { items };
@@ -78,11 +79,12 @@ export function anchorOf(name: string): string {
     return shortDigest(name);
 }
 
-function hasVisibleFrom<E>(segments: readonly Segment<E>[], segmentIndex: number, offset: number): boolean {
+function hasVisibleFrom<E>(segments: readonly Segment<E>[], segmentIndex: number, offset: number, visible: (entry: E) => boolean): boolean {
     for (let s = segmentIndex; s < segments.length; s++) {
         const entries = segments[s]!.entries;
         for (let i = s === segmentIndex ? offset : 0; i < entries.length; i++) {
-            if (entries[i] !== undefined) return true;
+            const entry = entries[i];
+            if (entry !== undefined && visible(entry)) return true;
         }
     }
     return false;

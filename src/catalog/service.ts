@@ -12,19 +12,28 @@ import type {
     Prompt
 } from '@modelcontextprotocol/client';
 import { UpstreamFailedError, UpstreamRejectedError } from '../upstream/errors.js';
+import { checkStringMap, exceeds, quote, validateArguments } from './arguments.js';
 import type { Catalog, CatalogEntry } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
+import type { Visibility } from './fingerprint.js';
 import { paginate } from './paginate.js';
 
 export const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
 
 export interface PromptServiceOptions {
     pageSize: number;
+    maxArguments: number;
+    maxArgumentBytes: number;
+    /** Largest result passed back, as JSON bytes. */
+    maxResultBytes: number;
+    /** Whether arguments a prompt does not declare are forwarded to this upstream. */
+    passUnknownArguments: (upstreamId: string) => boolean;
 }
 
-/** Who is asking; cursors are bound to it. */
+/** Who is asking: cursors are bound to its scope, and it sees only the prompts `visible` lets through. */
 export interface Caller {
     scope: string;
+    visible: Visibility;
 }
 
 export class PromptService {
@@ -46,74 +55,63 @@ export class PromptService {
             throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor');
         }
         const view = await this.catalog.view();
-        const page = paginate(view.segments, start, this.options.pageSize, (id, version) => this.catalog.history(id, version));
+        const page = paginate(view.segments, start, this.options.pageSize, (id, version) => this.catalog.history(id, version), caller.visible);
         const prompts: Prompt[] = page.items.map(entry => entry.prompt);
         return page.next === undefined ? { prompts } : { prompts, nextCursor: this.cursors.encode({ ...page.next, scope: caller.scope }) };
     }
 
-    async get(name: string, args: unknown, signal?: AbortSignal): Promise<GetPromptResult> {
-        const entry = await this.#lookup(name);
-        const validArgs = validateArguments(entry.prompt, args);
+    async get(name: string, args: unknown, caller: Caller, signal?: AbortSignal): Promise<GetPromptResult> {
+        const entry = await this.#lookup(name, caller);
+        const { maxArguments, maxArgumentBytes } = this.options;
+        const passUnknown = this.options.passUnknownArguments(entry.upstream.id);
+        const validArgs = validateArguments(entry.prompt, args, { maxArguments, maxArgumentBytes, passUnknown });
+        let result: GetPromptResult;
         try {
-            return await entry.upstream.getPrompt(entry.originalName, validArgs, signal);
+            result = await entry.upstream.getPrompt(entry.originalName, validArgs, signal);
         } catch (error) {
             throw toProtocolError(error);
         }
+        return this.#sizeChecked(entry, result);
     }
 
-    async complete(params: CompleteRequest['params'], signal?: AbortSignal): Promise<CompleteResult> {
+    async complete(params: CompleteRequest['params'], caller: Caller, signal?: AbortSignal): Promise<CompleteResult> {
         // Resource templates are not proxied, so there is nothing to complete for them.
         if (params.ref.type !== 'ref/prompt') return EMPTY_COMPLETION;
-        const entry = await this.#lookup(params.ref.name);
+        const entry = await this.#lookup(params.ref.name, caller);
+        const limits = { maxArguments: this.options.maxArguments, maxArgumentBytes: this.options.maxArgumentBytes };
+        if (exceeds(params.argument.value, limits.maxArgumentBytes)) {
+            throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Argument value too large (at most ${limits.maxArgumentBytes} bytes)`);
+        }
+        if (params.context?.arguments !== undefined) checkStringMap(params.context.arguments, limits, 'context arguments');
+        let result: CompleteResult | undefined;
         try {
-            const result = await entry.upstream.complete({ ...params, ref: { ...params.ref, name: entry.originalName } }, signal);
-            return result ?? EMPTY_COMPLETION;
+            result = await entry.upstream.complete({ ...params, ref: { ...params.ref, name: entry.originalName } }, signal);
         } catch (error) {
             throw toProtocolError(error);
         }
+        return result === undefined ? EMPTY_COMPLETION : this.#sizeChecked(entry, result);
     }
 
-    async #lookup(name: string): Promise<CatalogEntry> {
-        const entry = this.catalog.cachedEntry(name) ?? (await this.catalog.view()).byName.get(name);
-        if (entry === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${name}`);
+    /**
+     * The entry a caller may use. A hidden prompt takes the very path of a missing one (same wait for the view,
+     * same error), so neither the answer nor its timing tells them apart.
+     */
+    async #lookup(name: string, caller: Caller): Promise<CatalogEntry> {
+        const cached = this.catalog.cachedEntry(name);
+        if (cached !== undefined && caller.visible(cached)) return cached;
+        const entry = (await this.catalog.view()).byName.get(name);
+        if (entry === undefined || !caller.visible(entry)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${quote(name)}`);
         return entry;
     }
-}
 
-/**
- * Arguments must be strings; every argument the prompt declares as required
- * must be present. Undeclared arguments pass through: the upstream decides.
- */
-export function validateArguments(prompt: Prompt, args: unknown): Record<string, string> | undefined {
-    if (args === undefined || args === null) {
-        assertRequiredPresent(prompt, new Map());
-        return undefined;
+    /** Measured as the JSON the client would receive; an oversized result is an upstream fault, never forwarded. */
+    #sizeChecked<T>(entry: CatalogEntry, result: T): T {
+        const limit = this.options.maxResultBytes;
+        const json = JSON.stringify(result);
+        if (!exceeds(json, limit)) return result;
+        entry.upstream.reportFault('oversized_result', 'upstream result over limits.maxResultBytes; not forwarded', { bytes: Buffer.byteLength(json) });
+        throw new ProtocolError(ProtocolErrorCode.InternalError, `Upstream ${entry.upstream.id} failed: result larger than ${limit} bytes`);
     }
-    if (typeof args !== 'object' || Array.isArray(args)) {
-        throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid arguments: expected an object of string values');
-    }
-    // A Map keeps names such as "__proto__" as plain data.
-    const values = new Map(Object.entries(args));
-    const notStrings = [...values].filter(([, value]) => typeof value !== 'string').map(([key]) => key);
-    if (notStrings.length > 0) {
-        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid arguments: values must be strings (${notStrings.map(quote).join(', ')})`);
-    }
-    assertRequiredPresent(prompt, values);
-    return args as Record<string, string>;
-}
-
-function assertRequiredPresent(prompt: Prompt, values: ReadonlyMap<string, unknown>): void {
-    const missing = (prompt.arguments ?? []).filter(arg => arg.required === true && !values.has(arg.name)).map(arg => arg.name);
-    if (missing.length > 0) {
-        throw new ProtocolError(
-            ProtocolErrorCode.InvalidParams,
-            `Missing required argument${missing.length > 1 ? 's' : ''}: ${missing.map(quote).join(', ')}`
-        );
-    }
-}
-
-function quote(name: string): string {
-    return JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}...` : name);
 }
 
 function toProtocolError(error: unknown): ProtocolError {

@@ -4,9 +4,10 @@ import path from 'node:path';
 import type { z } from 'zod';
 import { interpolateEnv, type Environment } from './interpolate.js';
 import { ConfigError, type ConfigIssue } from './issues.js';
+import { JwksSchema } from './policy-schema.js';
 import { GatewayConfigSchema, type GatewayConfig } from './schema.js';
 
-/** Relative `cwd`s of stdio upstreams are resolved against the file's folder. */
+/** Relative paths (`cwd` of stdio upstreams, `auth.jwksFile`) are resolved against the file's folder. */
 export async function loadConfigFile(file: string, env: Environment = process.env): Promise<GatewayConfig> {
     const absolute = path.resolve(file);
     let text: string;
@@ -17,8 +18,32 @@ export async function loadConfigFile(file: string, env: Environment = process.en
         const why = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? 'error'})`;
         throw new ConfigError(file, [{ path: [], message: `${why}; pass an existing JSON file with --config` }]);
     }
-    const config = parseConfig(text, file, env);
-    return resolvePaths(config, path.dirname(absolute));
+    const config = resolvePaths(parseConfig(text, file, env), path.dirname(absolute));
+    return { ...config, auth: await readJwksFile(config.auth, file) };
+}
+
+/** A JWKS file's keys become the inline `jwks`, so the policy layer does no file I/O and a reload re-reads them. */
+async function readJwksFile(auth: GatewayConfig['auth'], source: string): Promise<GatewayConfig['auth']> {
+    if (auth.mode !== 'jwt' || auth.jwksFile === undefined) return auth;
+    const fail = (message: string): never => {
+        throw new ConfigError(source, [{ path: ['auth', 'jwksFile'], message }]);
+    };
+    let text = '';
+    try {
+        text = await readFile(auth.jwksFile, 'utf8');
+    } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        fail(`${code === 'ENOENT' ? 'file not found' : `cannot be read (${code ?? 'error'})`}; point it at a JWKS JSON file`);
+    }
+    let document: unknown;
+    try {
+        document = JSON.parse(text);
+    } catch {
+        fail('is not valid JSON; it must hold a JWKS document {"keys": [...]}');
+    }
+    const jwks = JwksSchema.safeParse(document);
+    if (!jwks.success) fail('is not a JWKS document: it needs a "keys" array of JWKs with "kty"');
+    return { ...auth, jwks: jwks.data };
 }
 
 /** Validates config text. `source` names the file in error messages. */
@@ -47,8 +72,10 @@ function jsonErrorLocation(text: string, error: unknown): string {
 }
 
 function resolvePaths(config: GatewayConfig, baseDir: string): GatewayConfig {
+    const auth = config.auth;
     return {
         ...config,
+        auth: auth.mode === 'jwt' && auth.jwksFile !== undefined ? { ...auth, jwksFile: path.resolve(baseDir, auth.jwksFile) } : auth,
         upstreams: config.upstreams.map(upstream =>
             upstream.transport === 'stdio' ? { ...upstream, cwd: path.resolve(baseDir, upstream.cwd ?? '.') } : upstream
         )

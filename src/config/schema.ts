@@ -4,6 +4,7 @@
  * editor JSON Schema in `config/gateway.schema.json` (generated from this file).
  */
 import { z } from 'zod';
+import { AuthSchema, checkPolicyConfig, ClientSchema, CorsSchema, LimitsSchema, PromptPolicySchema } from './policy-schema.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -65,7 +66,12 @@ const commonUpstreamFields = {
     reconnect: z
         .strictObject({ initialMs: reconnectFields.initialMs.optional(), maxMs: reconnectFields.maxMs.optional() })
         .optional()
-        .describe('Overrides the global reconnect backoff for this upstream.')
+        .describe('Overrides the global reconnect backoff for this upstream.'),
+    prompts: PromptPolicySchema.describe('Which of this upstream\'s prompts the gateway exposes, by the upstream\'s own names.'),
+    passUnknownArguments: z
+        .boolean()
+        .default(false)
+        .describe('true: forward arguments a prompt does not declare. false: reject them with -32602.')
 };
 
 const httpUrl = z
@@ -127,7 +133,8 @@ const listenSchema = z
         allowedOrigins: z
             .array(z.string().min(1))
             .optional()
-            .describe('Origin hostnames accepted from browsers. Default: localhost origins when bound to a loopback address.')
+            .describe('Origin hostnames accepted from browsers. Default: localhost origins when bound to a loopback address.'),
+        cors: CorsSchema
     })
     .prefault({});
 
@@ -181,11 +188,14 @@ export const GatewayConfigSchema = z
                 max: z.number().int().min(1).default(10_000).describe('Most concurrent HTTP sessions; beyond it new sessions get HTTP 503.')
             })
             .prefault({}),
-        limits: z
-            .strictObject({
-                maxBodyBytes: z.number().int().min(1024).default(1_048_576).describe('Largest accepted HTTP request body.')
-            })
-            .prefault({}),
+        auth: AuthSchema,
+        clients: z.array(ClientSchema).default([]).describe('The clients allowed in, with their credentials and prompt policies.'),
+        anonymous: z
+            .strictObject({ prompts: PromptPolicySchema.describe('Prompts the anonymous client may use, by exposed name.') })
+            .prefault({})
+            .describe('The caller when auth.mode is "none", and a --stdio gateway without --client.'),
+        prompts: PromptPolicySchema.describe('Prompts exposed to every client, by exposed name; applied before the client\'s own policy.'),
+        limits: LimitsSchema,
         reconnect,
         shutdownTimeoutMs: z
             .number()
@@ -253,6 +263,7 @@ export const GatewayConfigSchema = z
                 message: 'must be at least 16 characters (or empty for a random per-process secret)'
             });
         }
+        checkPolicyConfig(config, ctx);
         if (config.notifications.maxDelayMs < config.notifications.debounceMs) {
             ctx.addIssue({
                 code: 'custom',
@@ -270,5 +281,6 @@ export function resolveReconnect(global: ReconnectPolicy, upstream: Pick<Upstrea
     return { initialMs: upstream.reconnect?.initialMs ?? global.initialMs, maxMs: upstream.reconnect?.maxMs ?? global.maxMs };
 }
 export type UpstreamConfig = z.infer<typeof UpstreamSchema>;
+export type { AuthConfig, ClientConfig, PromptPolicyConfig } from './policy-schema.js';
 export type StdioUpstreamConfig = z.infer<typeof StdioUpstreamSchema>;
 export type HttpUpstreamConfig = Exclude<UpstreamConfig, StdioUpstreamConfig>;

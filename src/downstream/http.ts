@@ -6,13 +6,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createMcpExpressApp } from '@modelcontextprotocol/express';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { isInitializeRequest } from '@modelcontextprotocol/server';
-import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
 import { whenIdle } from '../lib/when-idle.js';
 import { describeError, type Logger } from '../observability/logger.js';
+import type { ClientProfile } from '../policy/clients.js';
+import type { GatewayPolicy } from '../policy/policy.js';
+import { ClientRateLimiter } from '../policy/rate-limiter.js';
 import type { Endpoint } from './endpoint.js';
+import { authenticate, browserGuards, callerOf, rateLimit, sendJsonRpcError, type BrowserSafety } from './http-guards.js';
 import type { Session, SessionRegistry, SessionServer } from './sessions.js';
 
 export interface HttpEndpointOptions {
@@ -24,8 +27,11 @@ export interface HttpEndpointOptions {
     maxSessions: number;
     allowedHosts?: string[] | undefined;
     allowedOrigins?: string[] | undefined;
+    cors?: BrowserSafety['cors'];
+    /** The current policy; read per request, so a reload applies at once. */
+    policy: () => GatewayPolicy;
     sessions: SessionRegistry;
-    createServer: () => SessionServer;
+    createServer: (client: ClientProfile) => SessionServer;
     /** Extra JSON for GET /healthz. */
     health: () => Record<string, unknown>;
     /** GET /readyz: 200 when ready, else 503; `details` is added to the JSON either way. */
@@ -45,6 +51,8 @@ export interface HttpEndpoint extends Endpoint {
 
 interface HttpSession extends Session {
     readonly http: NodeStreamableHTTPServerTransport;
+    /** Only requests proving this client may use the session. */
+    readonly clientId: string;
     lastSeen: number;
     /** Requests whose response is still open, GET streams included: a session with one is never idle. */
     inFlight: number;
@@ -67,9 +75,9 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     if (allowedHosts === undefined) {
         logger.warn({ host: options.host }, 'not bound to loopback and listen.allowedHosts is not set: Host header checks (DNS-rebinding protection) are off');
     }
-    // Host and Origin checks are decided here, so the SDK's own defaults (keyed on a few literal hosts) stay out of it.
-    const app = createMcpExpressApp({ host: 'configured-by-gateway', allowedHosts, allowedOrigins, jsonLimit: `${options.maxBodyBytes}b` });
+    const app = express();
     app.disable('x-powered-by');
+    app.use(browserGuards({ allowedHosts, allowedOrigins, cors: options.cors }));
 
     let draining = false;
     // Counted until the response is written, not until the handler returns: closing in between would lose the answer.
@@ -97,9 +105,10 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
             if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
         });
     };
-    app.post(options.path, handle);
-    app.get(options.path, handle);
-    app.delete(options.path, handle);
+    const admit = [authenticate(options.policy, logger), rateLimit(new ClientRateLimiter())];
+    app.post(options.path, ...admit, express.json({ limit: options.maxBodyBytes }), handle);
+    app.get(options.path, ...admit, handle);
+    app.delete(options.path, ...admit, handle);
     app.use(errorHandler(logger));
 
     async function route(req: Request, res: Response): Promise<void> {
@@ -107,10 +116,12 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
             res.setHeader('connection', 'close');
             return sendJsonRpcError(res, 503, -32000, 'Gateway is shutting down; try again later');
         }
+        const client = callerOf(res);
         const sessionId = req.header('mcp-session-id');
         if (sessionId !== undefined) {
             const session = httpSessions.get(sessionId);
-            if (session === undefined) return sendJsonRpcError(res, 404, -32001, 'Session not found');
+            // Another client's session is answered like one that does not exist: session ids are not confirmed to strangers.
+            if (session === undefined || session.clientId !== client.id) return sendJsonRpcError(res, 404, -32001, 'Session not found');
             session.lastSeen = Date.now();
             session.inFlight++;
             res.once('close', () => {
@@ -126,11 +137,20 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
         if (httpSessions.size >= options.maxSessions) {
             return sendJsonRpcError(res, 503, -32000, 'Too many sessions; try again later');
         }
-        return startSession(req, res);
+        if (sessionsOf(client.id) >= client.maxSessions) {
+            return sendJsonRpcError(res, 429, -32000, `Too many sessions for this client (at most ${client.maxSessions}); end unused ones with DELETE`);
+        }
+        return startSession(client, req, res);
     }
 
-    async function startSession(req: Request, res: Response): Promise<void> {
-        const { server, scope } = options.createServer();
+    function sessionsOf(clientId: string): number {
+        let count = 0;
+        for (const session of httpSessions.values()) if (session.clientId === clientId) count++;
+        return count;
+    }
+
+    async function startSession(client: ClientProfile, req: Request, res: Response): Promise<void> {
+        const { server, scope } = options.createServer(client);
         const transport = new NodeStreamableHTTPServerTransport({
             sessionIdGenerator: () => randomUUID(),
             onsessioninitialized: id => {
@@ -138,6 +158,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
                     id,
                     server,
                     scope,
+                    clientId: client.id,
                     http: transport,
                     lastSeen: Date.now(),
                     inFlight: 0,
@@ -202,7 +223,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     };
 }
 
-function listen(app: ReturnType<typeof createMcpExpressApp>, host: string, port: number): Promise<HttpServer> {
+function listen(app: Express, host: string, port: number): Promise<HttpServer> {
     return new Promise((resolve, reject) => {
         const server = app.listen(port, host, error => (error ? reject(error) : resolve(server)));
     });
@@ -212,10 +233,6 @@ async function whenHeadersSent(res: Response): Promise<void> {
     for (let tick = 0; tick < 100 && !res.headersSent && !res.writableEnded; tick++) {
         await new Promise(resolve => setImmediate(resolve));
     }
-}
-
-function sendJsonRpcError(res: Response, status: number, code: number, message: string): void {
-    res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
 /** Body-parser and other middleware errors as JSON-RPC errors, never an HTML page with a stack trace. */

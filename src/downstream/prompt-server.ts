@@ -32,11 +32,11 @@ export function createPromptServer({ service, caller, completions, inFlight }: P
         inFlight.track(() => service.list(params.cursor, caller))
     );
     server.setRequestHandler('prompts/get', { params: GetPromptParams }, (params, ctx) =>
-        inFlight.track(() => service.get(params.name, params.arguments, cancellation(ctx)))
+        inFlight.track(() => service.get(params.name, params.arguments, caller, cancellation(ctx)))
     );
     if (completions) {
         server.setRequestHandler('completion/complete', { params: specTypeSchemas.CompleteRequestParams }, (params, ctx) =>
-            inFlight.track(() => service.complete(params, cancellation(ctx)))
+            inFlight.track(() => service.complete(params, caller, cancellation(ctx)))
         );
     }
     return server;

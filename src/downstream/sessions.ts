@@ -41,7 +41,7 @@ export interface SessionRegistryOptions {
 export class SessionRegistry {
     readonly #sessions = new Map<string, Session>();
     readonly #unsubscribe: () => void;
-    readonly #fingerprints = new WeakMap<CatalogView, Map<string, string>>();
+    #fingerprints = new WeakMap<CatalogView, Map<string, string>>();
 
     constructor(private readonly options: SessionRegistryOptions) {
         this.#unsubscribe = options.changes.subscribe(change => this.#onChange(change.view));
@@ -65,6 +65,13 @@ export class SessionRegistry {
     /** Delivers a notification held back while the session had no stream. */
     flushPending(session: Session): void {
         if (session.notificationPending) this.#notify(session);
+    }
+
+    /** The visibility rules changed (a reload): recompute every session's fingerprint and notify those that changed. */
+    reevaluate(): void {
+        this.#fingerprints = new WeakMap();
+        const view = this.options.currentView();
+        if (view !== undefined) this.#onChange(view);
     }
 
     close(): void {

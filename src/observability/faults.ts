@@ -8,6 +8,7 @@ export const FAULT_KINDS = [
     'disconnected',
     'garbage_output',
     'invalid_result',
+    'oversized_result',
     'http_error',
     'timeout',
     'busy',

@@ -49,7 +49,7 @@ export class UpstreamPool {
         const change: PoolChange = { added: [], removed: [], restarted: [], unchanged: [] };
         const next = configs.map(config => {
             const existing = current.get(config.id);
-            if (existing !== undefined && isDeepStrictEqual(existing.config, config)) {
+            if (existing !== undefined && isDeepStrictEqual(connectionSettings(existing.config), connectionSettings(config))) {
                 change.unchanged.push(config.id);
                 return existing;
             }
@@ -95,4 +95,10 @@ export class UpstreamPool {
         this.#connections = [];
         await Promise.allSettled(connections.map(connection => connection.close()));
     }
+}
+
+/** What the connection itself depends on: policy fields (which prompts are exposed, argument checks) apply live. */
+function connectionSettings(config: UpstreamConfig): Omit<UpstreamConfig, 'prompts' | 'passUnknownArguments'> {
+    const { prompts: _prompts, passUnknownArguments: _passUnknown, ...settings } = config;
+    return settings;
 }

@@ -1,16 +1,16 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ProtocolError, type Prompt } from '@modelcontextprotocol/client';
-import { validateArguments } from '../../src/catalog/service.js';
+import { validateArguments, type ArgumentRules } from '../../src/catalog/arguments.js';
 
 const INVALID_PARAMS = -32602;
 
 const prompt = (...args: { name: string; required?: boolean }[]): Prompt => ({ name: 'p', arguments: args });
 
 /** Asserts that validation fails with a JSON-RPC "invalid params" error and returns its message. */
-function invalid(p: Prompt, args: unknown): string {
+function invalid(p: Prompt, args: unknown, rules?: ArgumentRules): string {
     try {
-        validateArguments(p, args);
+        validateArguments(p, args, rules);
     } catch (error) {
         assert.ok(error instanceof ProtocolError, `expected a ProtocolError, got ${String(error)}`);
         assert.equal(error.code, INVALID_PARAMS);
@@ -74,9 +74,43 @@ describe('validateArguments', () => {
         });
     }
 
-    test('undeclared extra arguments pass through', () => {
+    test('undeclared arguments are rejected by name when the prompt declares its arguments', () => {
+        const message = invalid(prompt({ name: 'declared', required: true }), { declared: 'a', extra: 'b', __proto__x: 'c' });
+        assert.match(message, /"extra"/);
+        assert.match(message, /"__proto__x"/);
+        assert.doesNotMatch(message, /"declared"/);
+        assert.match(invalid(prompt(), { anything: 'x' }), /"anything"/, 'an empty declaration declares no arguments');
+    });
+
+    test('undeclared arguments pass through with passUnknown, or when the prompt declares nothing', () => {
         const args = { declared: 'a', extra: 'b' };
-        assert.deepEqual(validateArguments(prompt({ name: 'declared', required: true }), args), args);
+        const rules = { maxArguments: 64, maxArgumentBytes: 100, passUnknown: true };
+        assert.deepEqual(validateArguments(prompt({ name: 'declared', required: true }), args, rules), args);
+        assert.deepEqual(validateArguments({ name: 'p' }, args), args);
+    });
+
+    test('more than maxArguments arguments are rejected, naming the limit', () => {
+        const rules = { maxArguments: 3, maxArgumentBytes: 100, passUnknown: true };
+        const four = { a: '1', b: '2', c: '3', d: '4' };
+        assert.match(invalid({ name: 'p' }, four, rules), /Too many arguments: 4 \(at most 3\)/);
+        assert.deepEqual(validateArguments({ name: 'p' }, { a: '1', b: '2', c: '3' }, rules), { a: '1', b: '2', c: '3' });
+    });
+
+    test('a value over maxArgumentBytes (UTF-8 bytes, not characters) is rejected, naming the argument', () => {
+        const rules = { maxArguments: 64, maxArgumentBytes: 8, passUnknown: true };
+        assert.deepEqual(validateArguments({ name: 'p' }, { fits: 'abcdefgh' }, rules), { fits: 'abcdefgh' });
+        // Four characters, twelve bytes.
+        const message = invalid({ name: 'p' }, { fits: 'ok', wide: '\u20ac\u20ac\u20ac\u20ac' }, rules);
+        assert.match(message, /"wide"/);
+        assert.doesNotMatch(message, /"fits"/);
+        assert.match(message, /at most 8 bytes/);
+    });
+
+    test('an error names at most ten arguments, each cut short: it never grows with the request', () => {
+        const many = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`${'x'.repeat(1000)}${i}`, 1]));
+        const message = invalid({ name: 'p' }, many, { maxArguments: 100, maxArgumentBytes: 100, passUnknown: true });
+        assert.ok(message.length < 1000, `message of ${message.length} characters`);
+        assert.match(message, /and 40 more/);
     });
 
     test('a required argument named "__proto__" is satisfied by an own "__proto__" key', () => {

@@ -1,0 +1,89 @@
+/**
+ * What an HTTP request must pass before any MCP processing, in order: CORS
+ * preflight (only when configured), the Host and Origin checks against DNS
+ * rebinding, authentication (401), and the client's rate limit (429). Only then
+ * is the body parsed, so unauthenticated callers cannot make the gateway parse
+ * megabytes of JSON.
+ */
+import { hostHeaderValidation, originValidation } from '@modelcontextprotocol/express';
+import cors from 'cors';
+import type { RequestHandler, Response } from 'express';
+import type { Logger } from '../observability/logger.js';
+import type { ClientProfile } from '../policy/clients.js';
+import type { GatewayPolicy } from '../policy/policy.js';
+import type { ClientRateLimiter } from '../policy/rate-limiter.js';
+
+const REALM = 'mcp-prompt-gateway';
+
+export interface BrowserSafety {
+    allowedHosts: string[] | undefined;
+    allowedOrigins: string[] | undefined;
+    cors: { origins: string[]; maxAgeSec: number } | undefined;
+}
+
+/** CORS first (a preflight carries no credentials), then Host, then Origin; a configured CORS origin passes the Origin check. */
+export function browserGuards({ allowedHosts, allowedOrigins, cors: corsConfig }: BrowserSafety): RequestHandler[] {
+    const guards: RequestHandler[] = [];
+    const corsOrigins = new Set(corsConfig?.origins ?? []);
+    if (corsConfig !== undefined) {
+        guards.push(
+            cors({
+                origin: [...corsOrigins],
+                methods: ['GET', 'POST', 'DELETE'],
+                allowedHeaders: ['content-type', 'accept', 'authorization', 'x-api-key', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'],
+                exposedHeaders: ['mcp-session-id', 'mcp-protocol-version', 'www-authenticate', 'retry-after'],
+                maxAge: corsConfig.maxAgeSec
+            })
+        );
+    }
+    if (allowedHosts !== undefined) guards.push(hostHeaderValidation(allowedHosts));
+    if (allowedOrigins !== undefined) {
+        const checkOrigin = originValidation(allowedOrigins);
+        guards.push((req, res, next) => (corsOrigins.has(req.headers.origin ?? '') ? next() : checkOrigin(req, res, next)));
+    } else if (corsOrigins.size > 0) {
+        guards.push(originValidation([]));
+    }
+    return guards;
+}
+
+/** Sets the calling client (see `callerOf`) or answers 401 with a Bearer challenge. */
+export function authenticate(policy: () => GatewayPolicy, logger: Logger): RequestHandler {
+    return (req, res, next) => {
+        policy()
+            .authenticator.authenticate(req.headers)
+            .then(outcome => {
+                if (outcome.ok) {
+                    res.locals.client = outcome.client;
+                    return next();
+                }
+                logger.debug({ failure: outcome.failure, method: req.method, remote: req.socket.remoteAddress }, 'authentication failed');
+                if (outcome.failure === 'unavailable') {
+                    res.setHeader('retry-after', '5');
+                    return sendJsonRpcError(res, 503, -32000, 'Authentication is temporarily unavailable; try again later');
+                }
+                const missing = outcome.failure === 'missing';
+                res.setHeader('www-authenticate', missing ? `Bearer realm="${REALM}"` : `Bearer realm="${REALM}", error="invalid_token"`);
+                return sendJsonRpcError(res, 401, -32000, missing ? 'Unauthorized: credentials required' : 'Unauthorized: invalid credentials');
+            }, next);
+    };
+}
+
+/** One token per request to the MCP endpoint, per client; an empty bucket is 429 with Retry-After in whole seconds. */
+export function rateLimit(limiter: ClientRateLimiter): RequestHandler {
+    return (_req, res, next) => {
+        const decision = limiter.take(callerOf(res));
+        if (decision.allowed) return next();
+        const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+        res.setHeader('retry-after', String(seconds));
+        return sendJsonRpcError(res, 429, -32000, `Too many requests; retry after ${seconds} s`);
+    };
+}
+
+/** The client `authenticate` proved for this request. */
+export function callerOf(res: Response): ClientProfile {
+    return res.locals.client as ClientProfile;
+}
+
+export function sendJsonRpcError(res: Response, status: number, code: number, message: string): void {
+    res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+}

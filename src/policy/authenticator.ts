@@ -1,0 +1,89 @@
+/**
+ * Who is calling: the client an HTTP request's credentials prove, decided from
+ * the request alone (no session state), so any replica can decide it.
+ */
+import { createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
+import type { AuthConfig } from '../config/schema.js';
+import type { ClientDirectory, ClientProfile } from './clients.js';
+import { readCredentials } from './credentials.js';
+
+export type AuthOutcome =
+    | { ok: true; client: ClientProfile }
+    /** missing: no credentials; invalid: credentials that prove nothing; unavailable: the keys could not be fetched. */
+    | { ok: false; failure: 'missing' | 'invalid' | 'unavailable' };
+
+export interface Authenticator {
+    readonly mode: AuthConfig['mode'];
+    authenticate(headers: Parameters<typeof readCredentials>[0]): Promise<AuthOutcome>;
+}
+
+type JwtConfig = Extract<AuthConfig, { mode: 'jwt' }>;
+
+const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+
+export function createAuthenticator(auth: AuthConfig, clients: ClientDirectory): Authenticator {
+    switch (auth.mode) {
+        case 'none':
+            return { mode: 'none', authenticate: () => Promise.resolve({ ok: true, client: clients.anonymous }) };
+        case 'apiKey':
+            return {
+                mode: 'apiKey',
+                authenticate: headers => Promise.resolve(apiKeyOutcome(headers, clients))
+            };
+        case 'jwt':
+            return jwtAuthenticator(auth, clients, jwtKeys(auth));
+    }
+}
+
+function apiKeyOutcome(headers: Parameters<typeof readCredentials>[0], clients: ClientDirectory): AuthOutcome {
+    const credentials = readCredentials(headers);
+    if (credentials.kind === 'none') return { ok: false, failure: 'missing' };
+    if (credentials.kind === 'malformed') return { ok: false, failure: 'invalid' };
+    const client = clients.byApiKey(credentials.token);
+    return client === undefined ? { ok: false, failure: 'invalid' } : { ok: true, client };
+}
+
+function jwtAuthenticator(auth: JwtConfig, clients: ClientDirectory, keys: JWTVerifyGetKey): Authenticator {
+    const options: JWTVerifyOptions = {
+        algorithms: auth.algorithms ?? (auth.secret !== undefined ? ['HS256'] : ASYMMETRIC),
+        clockTolerance: auth.clockToleranceSec,
+        requiredClaims: ['exp'],
+        ...(auth.issuer === undefined ? {} : { issuer: auth.issuer }),
+        ...(auth.audience === undefined ? {} : { audience: auth.audience })
+    };
+    return {
+        mode: 'jwt',
+        async authenticate(headers) {
+            const credentials = readCredentials(headers);
+            if (credentials.kind === 'none') return { ok: false, failure: 'missing' };
+            if (credentials.kind === 'malformed' || credentials.via !== 'bearer') return { ok: false, failure: 'invalid' };
+            let claims: Record<string, unknown>;
+            try {
+                claims = (await jwtVerify(credentials.token, keys, options)).payload;
+            } catch (error) {
+                return { ok: false, failure: keysUnavailable(error) ? 'unavailable' : 'invalid' };
+            }
+            const id = Object.hasOwn(claims, auth.clientIdClaim) ? claims[auth.clientIdClaim] : undefined;
+            // The anonymous profile is not a client a token can name.
+            const client = typeof id === 'string' && id !== clients.anonymous.id ? clients.get(id) : undefined;
+            return client === undefined ? { ok: false, failure: 'invalid' } : { ok: true, client };
+        }
+    };
+}
+
+function jwtKeys(auth: JwtConfig): JWTVerifyGetKey {
+    if (auth.secret !== undefined) {
+        const secret = new TextEncoder().encode(auth.secret);
+        return () => Promise.resolve(secret);
+    }
+    if (auth.jwksUrl !== undefined) {
+        return createRemoteJWKSet(new URL(auth.jwksUrl), { timeoutDuration: 5000, cooldownDuration: 30_000, cacheMaxAge: 600_000 });
+    }
+    // The config loader has read a jwksFile into `jwks`; the schema guarantees one of the sources.
+    return createLocalJWKSet(auth.jwks as Parameters<typeof createLocalJWKSet>[0]);
+}
+/** The JWKS endpoint timed out or could not be fetched: not the caller's fault. */
+function keysUnavailable(error: unknown): boolean {
+    if (error instanceof joseErrors.JWKSTimeout) return true;
+    return !(error instanceof joseErrors.JOSEError);
+}

@@ -1,0 +1,26 @@
+/** One token bucket per client, created on first use and forgotten once full again (so idle clients cost nothing). */
+import type { ClientProfile } from './clients.js';
+import { TokenBucket, type RateDecision } from './token-bucket.js';
+
+const SWEEP_EVERY = 1024;
+
+export class ClientRateLimiter {
+    readonly #buckets = new Map<string, TokenBucket>();
+    #calls = 0;
+
+    constructor(private readonly now: () => number = Date.now) {}
+
+    take(client: ClientProfile): RateDecision {
+        if (client.rateLimit.requestsPerSecond === 0) return { allowed: true };
+        const now = this.now();
+        if (++this.#calls % SWEEP_EVERY === 0) this.#sweep(now);
+        let bucket = this.#buckets.get(client.id);
+        if (bucket === undefined) this.#buckets.set(client.id, (bucket = new TokenBucket(client.rateLimit, now)));
+        else bucket.setLimit(client.rateLimit);
+        return bucket.take(now);
+    }
+
+    #sweep(now: number): void {
+        for (const [id, bucket] of this.#buckets) if (bucket.isFull(now)) this.#buckets.delete(id);
+    }
+}
