@@ -156,8 +156,9 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         if (next.cursorSecret !== previous.cursorSecret) cursors = new CursorCodec(next.cursorSecret);
         policy = compilePolicy(next);
         service.reconfigure(cursors, serviceOptions(next, policy));
-        // Clients whose view the new policy changed hear about it now, not at the next upstream change.
-        sessions.reevaluate();
+        // Clients whose view the new policy changed are told with the reload's one announcement.
+        sessions.forgetFingerprints();
+        catalog.announce();
         if (!isDeepStrictEqual(next.notifications, previous.notifications)) catalog.setNotificationTiming(next.notifications);
         // Names change together with the upstreams, so a reload is one change, announced once.
         const change = await pool.apply(next.upstreams, next.upstreamConnectConcurrency, upstreams =>

@@ -215,12 +215,20 @@ export function processesWith(marker: string): number[] {
     return pids;
 }
 
+export interface FixtureStats {
+    slowStarted: number;
+    slowCancelled: number;
+    slowCompleted: number;
+    /** Requests the fixture received (its own `stats` gets not counted). */
+    requests: { list: number; get: number; complete: number };
+}
+
 /** The fixture's `stats` prompt, parsed. */
-export async function fixtureStats(client: Client, prompt: string): Promise<{ slowStarted: number; slowCancelled: number; slowCompleted: number }> {
+export async function fixtureStats(client: Client, prompt: string): Promise<FixtureStats> {
     const result = await client.getPrompt({ name: prompt });
     const content = result.messages[0]!.content;
     if (content.type !== 'text') throw new Error('stats prompt returned no text');
-    return JSON.parse(content.text) as { slowStarted: number; slowCancelled: number; slowCompleted: number };
+    return JSON.parse(content.text) as FixtureStats;
 }
 
 /** A TCP port that was free a moment ago, for a server the test starts later on purpose. */

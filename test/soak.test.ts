@@ -207,6 +207,8 @@ test('soak: concurrent clients see zero failures on healthy upstreams while anot
         gateway = await startTestGateway({
             reconnect: { initialMs: 50, maxMs: 300 },
             pagination: { pageSize: PAGE_SIZE },
+            // The soak is about supervision; all its clients are one anonymous caller, far above the default rate.
+            limits: { rateLimit: { requestsPerSecond: 0 } },
             upstreams: [
                 stdioFixture('victim', { name: marker }),
                 stdioFixture('alpha'),

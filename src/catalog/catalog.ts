@@ -115,6 +115,11 @@ export class Catalog {
         this.#memo = undefined;
     }
 
+    /** Publishes the view again at the end of the current burst, for subscribers whose rules of what they see changed. */
+    announce(): void {
+        for (const upstream of this.#order) this.#coalescer.push(upstream.id);
+    }
+
     setNotificationTiming(timing: CatalogOptions['notifications']): void {
         this.#coalescer.flushNow();
         this.#coalescer = this.#newCoalescer(timing);

@@ -138,8 +138,8 @@ export const LimitsSchema = z
         maxSessionsPerClient: z.number().int().min(1).max(1_000_000).default(100).describe('Most open HTTP sessions per client (HTTP 429 beyond).'),
         rateLimit: z
             .strictObject({
-                requestsPerSecond: rateLimitFields.requestsPerSecond.default(50),
-                burst: rateLimitFields.burst.default(100)
+                requestsPerSecond: rateLimitFields.requestsPerSecond.default(100),
+                burst: rateLimitFields.burst.default(200)
             })
             .prefault({})
             .describe('Per-client token bucket over HTTP requests to the MCP endpoint; beyond it HTTP 429 with Retry-After.')

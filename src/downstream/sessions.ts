@@ -67,11 +67,12 @@ export class SessionRegistry {
         if (session.notificationPending) this.#notify(session);
     }
 
-    /** The visibility rules changed (a reload): recompute every session's fingerprint and notify those that changed. */
-    reevaluate(): void {
+    /**
+     * The visibility rules changed (a reload): fingerprints computed under the old rules are dropped, so the next
+     * published change compares every session under the new ones.
+     */
+    forgetFingerprints(): void {
         this.#fingerprints = new WeakMap();
-        const view = this.options.currentView();
-        if (view !== undefined) this.#onChange(view);
     }
 
     close(): void {
