@@ -154,16 +154,17 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         if (process.env.LOG_LEVEL === undefined) logger.level = next.log.level;
         // Same secret, same codec: an empty secret must not draw a new random key and void every cursor out there.
         if (next.cursorSecret !== previous.cursorSecret) cursors = new CursorCodec(next.cursorSecret);
-        policy = compilePolicy(next);
-        service.reconfigure(cursors, serviceOptions(next, policy));
-        // Clients whose view the new policy changed are told with the reload's one announcement.
-        sessions.forgetFingerprints();
-        catalog.announce();
+        const nextPolicy = compilePolicy(next);
         if (!isDeepStrictEqual(next.notifications, previous.notifications)) catalog.setNotificationTiming(next.notifications);
-        // Names change together with the upstreams, so a reload is one change, announced once.
-        const change = await pool.apply(next.upstreams, next.upstreamConnectConcurrency, upstreams =>
-            catalog.setUpstreams(upstreams, { separator: next.namespace.separator })
-        );
+        // Names, upstreams and policy change together, so a reload is one change, announced once.
+        const change = await pool.apply(next.upstreams, next.upstreamConnectConcurrency, upstreams => {
+            policy = nextPolicy;
+            service.reconfigure(cursors, serviceOptions(next, policy));
+            sessions.forgetFingerprints();
+            catalog.setUpstreams(upstreams, { separator: next.namespace.separator });
+            // Also when no upstream changed: a client whose view only the policy changed must hear of it.
+            catalog.announce();
+        });
         for (const upstream of pool.connections) upstream.reconnect = resolveReconnect(next.reconnect, upstream.config);
         return { ...change, needRestart };
     }
