@@ -21,6 +21,8 @@ export interface FixtureOptions {
     prompts?: number;
     pageSize?: number;
     name?: string;
+    /** Prompts with exactly these names (see --extra-prompts of the fixture). */
+    extraPrompts?: (string | { name: string; arguments?: { name: string; required?: boolean }[] })[];
     flags?: string[];
 }
 
@@ -37,6 +39,7 @@ function fixtureArgs(transport: string, options: FixtureOptions): string[] {
         String(options.pageSize ?? 0),
         '--name',
         options.name ?? 'fixture',
+        ...(options.extraPrompts === undefined ? [] : ['--extra-prompts', JSON.stringify(options.extraPrompts)]),
         ...(options.flags ?? [])
     ];
 }
@@ -104,11 +107,13 @@ export function capturingLogger(): { logger: Logger; lines: () => Record<string,
 
 export interface ConnectOptions {
     protocolVersion?: string;
+    /** Sent with every request, e.g. { authorization: 'Bearer <key>' }. */
+    headers?: Record<string, string>;
 }
 
 export async function connectHttp(url: string, options: ConnectOptions = {}): Promise<Client> {
     const client = newClient(options);
-    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), options.headers === undefined ? {} : { requestInit: { headers: options.headers } }));
     return client;
 }
 
