@@ -109,6 +109,12 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     app.post(options.path, ...admit, express.json({ limit: options.maxBodyBytes }), handle);
     app.get(options.path, ...admit, handle);
     app.delete(options.path, ...admit, handle);
+    // JSON, never express's HTML pages (which echo the path).
+    app.all(options.path, (_req, res) => {
+        res.setHeader('allow', 'GET, POST, DELETE');
+        sendJsonRpcError(res, 405, -32000, 'Method not allowed');
+    });
+    app.use((_req, res) => sendJsonRpcError(res, 404, -32000, 'Not found'));
     app.use(errorHandler(logger));
 
     async function route(req: Request, res: Response): Promise<void> {
