@@ -85,6 +85,41 @@ async function startCliGateway(name: string, config: unknown): Promise<CliGatewa
     return { url, child };
 }
 
+const POLICY_CLIENTS = 100;
+
+const firstPage = (client: Client) => client.request({ method: 'prompts/list', params: {} });
+
+/** The same calls through an open gateway and through one with API keys and prompt policies at every level. */
+async function measurePolicyCost(upstreamUrl: string): Promise<[string, Stats, Stats][]> {
+    const upstream = { id: 'up', transport: 'streamable-http', url: upstreamUrl, prompts: { deny: ['fail-*'] } };
+    const open = await startCliGateway('open', { pagination: { pageSize: 50 }, upstreams: [{ ...upstream, prompts: {} }] });
+    const key = (i: number) => `bench-key-${String(i).padStart(4, '0')}-0123456789abcdef`;
+    const clients = Array.from({ length: POLICY_CLIENTS }, (_, i) => ({ id: `client-${i}`, apiKey: key(i), prompts: { allow: ['up__*'], deny: ['*__prompt-49*'] } }));
+    clients[1] = { id: 'narrow', apiKey: key(1), prompts: { allow: ['up__prompt-00*'], deny: [] } };
+    const guarded = await startCliGateway('guarded', {
+        pagination: { pageSize: 50 },
+        auth: { mode: 'apiKey' },
+        clients,
+        prompts: { deny: ['*__all-content'] },
+        upstreams: [upstream]
+    });
+    // The last client in the list: its key is found after every other digest has been compared.
+    const viaOpen = await connectHttp(open.url);
+    const viaGuarded = await connectHttp(guarded.url, { headers: { authorization: `Bearer ${key(POLICY_CLIENTS - 1)}` } });
+    const viaNarrow = await connectHttp(guarded.url, { headers: { authorization: `Bearer ${key(1)}` } });
+    const get = { name: 'up__with-required', arguments: { topic: 'benchmarks' } };
+    try {
+        return [
+            ['prompts/get', await measure(ITERATIONS, () => viaOpen.getPrompt(get)), await measure(ITERATIONS, () => viaGuarded.getPrompt(get))],
+            ['prompts/list, whole walk in pages of 50', await measure(ITERATIONS, () => listAllPages(viaOpen)), await measure(ITERATIONS, () => listAllPages(viaGuarded))],
+            ['prompts/list, first page (narrow client: its only page)', await measure(ITERATIONS, () => firstPage(viaOpen)), await measure(ITERATIONS, () => firstPage(viaNarrow))]
+        ];
+    } finally {
+        await Promise.all([viaOpen.close(), viaGuarded.close(), viaNarrow.close()]);
+        await Promise.all([stopChild(open.child), stopChild(guarded.child)]);
+    }
+}
+
 async function main(): Promise<void> {
     const [single, paginated] = await Promise.all([
         startHttpFixture('streamable-http', { prompts: PROMPTS }),
@@ -113,6 +148,7 @@ async function main(): Promise<void> {
     ]);
 
     const sessionKiB = await memoryPerSession(whole);
+    const policyRows = await measurePolicyCost(single.url);
 
     const overloaded = await startCliGateway('overload', {
         upstreams: [stdioFixture('slow', {}, { maxConcurrency: 16, maxQueue: 48, timeoutMs: 60_000 }), stdioFixture('fast')]
@@ -151,6 +187,22 @@ The list rows walk every page. The gateway serves lists from its per-upstream
 cache, so after the first call a list does not go upstream at all; what the rows
 show is the gateway's own cost per page (view lookup, page cut, cursor signing and
 verification) against an upstream's.
+
+## Cost of authentication and prompt policy
+
+The same upstream (${PROMPTS + 7} prompts, Streamable HTTP) behind two gateways
+in one run: one open (\`auth.mode\` none, no policy) and one with
+\`auth.mode\` apiKey, ${POLICY_CLIENTS} clients (each request's key is hashed and
+compared with every client's digest), a global deny, an upstream-level deny and
+the client's own allow and deny globs. Page size 50.
+
+| call | open p50 / p95 | apiKey + policy p50 / p95 | ratio (p50) |
+| --- | --- | --- | --- |
+${policyRows.map(([what, open, guarded]) => `| ${what} | ${fmt(open.p50)} / ${fmt(open.p95)} | ${fmt(guarded.p50)} / ${fmt(guarded.p95)} | ${(guarded.p50 / open.p50).toFixed(2)}x |`).join('\n')}
+
+The narrow client may see 10 of the ${PROMPTS + 7} prompts, so its only page is
+cut after testing the policy against every prompt of the view; the open gateway
+cuts its first page after 50.
 
 ## Overload
 

@@ -49,8 +49,10 @@ export function browserGuards({ allowedHosts, allowedOrigins, cors: corsConfig }
 /** Sets the calling client (see `callerOf`) or answers 401 with a Bearer challenge. */
 export function authenticate(policy: () => GatewayPolicy, logger: Logger): RequestHandler {
     return (req, res, next) => {
+        // headersDistinct keeps every copy of a repeated header, where `headers` silently keeps the first Authorization.
+        const { authorization, 'x-api-key': apiKey } = req.headersDistinct;
         policy()
-            .authenticator.authenticate(req.headers)
+            .authenticator.authenticate({ authorization, 'x-api-key': apiKey })
             .then(outcome => {
                 if (outcome.ok) {
                     res.locals.client = outcome.client;
