@@ -247,6 +247,27 @@ describe('paginate: static views', () => {
         assert.notEqual(page.next, undefined);
     });
 
+    test("a caller's visibility filter skips entries like hidden ones, and the walk still sees every visible entry once", () => {
+        const view = [segment(0, names('a1', 'b1', 'a2', 'b2', 'a3')), segment(1, names('b3', 'a4', 'b4'))];
+        const onlyA = (key: Key) => key.split('\u0000')[1]!.startsWith('a');
+        const seen: string[] = [];
+        let page = paginate(view, undefined, 2, NO_HISTORY, onlyA);
+        seen.push(...returned(page));
+        while (page.next !== undefined) {
+            page = paginate(view, page.next, 2, NO_HISTORY, onlyA);
+            seen.push(...returned(page));
+        }
+        assert.deepEqual(seen, ['a1', 'a2', 'a3', 'a4']);
+    });
+
+    test('no next page when only entries the caller may not see remain', () => {
+        const view = [segment(0, names('a1', 'a2', 'b1')), segment(1, names('b2'))];
+        const page = paginate(view, undefined, 2, NO_HISTORY, key => key.split('\u0000')[1]!.startsWith('a'));
+        assert.deepEqual(returned(page), ['a1', 'a2']);
+        assert.equal(page.next, undefined);
+        assert.notEqual(paginate(view, undefined, 2, NO_HISTORY).next, undefined, 'without the filter there is more');
+    });
+
     test('an empty view gives one empty last page', () => {
         const page = paginate([], undefined, 3, NO_HISTORY);
         assert.deepEqual(page, { items: [] });
