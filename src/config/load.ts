@@ -33,7 +33,7 @@ async function readJwksFile(auth: GatewayConfig['auth'], source: string): Promis
         text = await readFile(auth.jwksFile, 'utf8');
     } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
-        fail(`${code === 'ENOENT' ? 'file not found' : `cannot be read (${code ?? 'error'})`}; point it at a JWKS JSON file`);
+        fail(`${code === 'ENOENT' ? `file not found (${auth.jwksFile})` : `cannot be read (${code ?? 'error'})`}; point it at a JWKS JSON file`);
     }
     let document: unknown;
     try {

@@ -181,7 +181,8 @@ export function checkPolicyConfig(config: PolicyFields, ctx: z.core.$RefinementC
                 keys.set(client.apiKeySha256, index);
             }
         }
-        if (config.auth.mode === 'apiKey' && client.apiKeySha256 === undefined) {
+        // A client whose `apiKey` was itself rejected has its own message already.
+        if (config.auth.mode === 'apiKey' && client.apiKeySha256 === undefined && !Object.hasOwn(client, 'apiKey')) {
             ctx.addIssue({ code: 'custom', path: ['clients', index], message: 'needs "apiKeySha256" or "apiKey" because auth.mode is "apiKey"' });
         }
     });

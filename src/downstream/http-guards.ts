@@ -46,8 +46,12 @@ export function browserGuards({ allowedHosts, allowedOrigins, cors: corsConfig }
     return guards;
 }
 
+/** An identity-provider outage is an operator's business, but one line per failed request would flood the log. */
+const OUTAGE_LOG_INTERVAL_MS = 10_000;
+
 /** Sets the calling client (see `callerOf`) or answers 401 with a Bearer challenge. */
 export function authenticate(policy: () => GatewayPolicy, logger: Logger): RequestHandler {
+    let outageLoggedAt = -Infinity;
     return (req, res, next) => {
         // headersDistinct keeps every copy of a repeated header, where `headers` silently keeps the first Authorization.
         const { authorization, 'x-api-key': apiKey } = req.headersDistinct;
@@ -60,6 +64,10 @@ export function authenticate(policy: () => GatewayPolicy, logger: Logger): Reque
                 }
                 logger.debug({ failure: outcome.failure, method: req.method, remote: req.socket.remoteAddress }, 'authentication failed');
                 if (outcome.failure === 'unavailable') {
+                    if (Date.now() - outageLoggedAt >= OUTAGE_LOG_INTERVAL_MS) {
+                        outageLoggedAt = Date.now();
+                        logger.warn('JWT signing keys could not be fetched from auth.jwksUrl; answering 503');
+                    }
                     res.setHeader('retry-after', '5');
                     return sendJsonRpcError(res, 503, -32000, 'Authentication is temporarily unavailable; try again later');
                 }

@@ -82,8 +82,12 @@ function jwtKeys(auth: JwtConfig): JWTVerifyGetKey {
     // The config loader has read a jwksFile into `jwks`; the schema guarantees one of the sources.
     return createLocalJWKSet(auth.jwks as Parameters<typeof createLocalJWKSet>[0]);
 }
-/** The JWKS endpoint timed out or could not be fetched: not the caller's fault. */
+/**
+ * The JWKS endpoint timed out, could not be reached, answered an error or something that is not a key set: not
+ * the caller's fault. jose reports a failed fetch as a plain JOSEError (ERR_JOSE_GENERIC); no token can cause that.
+ */
 function keysUnavailable(error: unknown): boolean {
-    if (error instanceof joseErrors.JWKSTimeout) return true;
-    return !(error instanceof joseErrors.JOSEError);
+    if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid) return true;
+    if (error instanceof joseErrors.JOSEError) return error.code === 'ERR_JOSE_GENERIC';
+    return true;
 }
