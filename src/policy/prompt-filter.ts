@@ -20,7 +20,8 @@ export type NameFilter = (name: string) => boolean;
 
 const SLASH = '\uE000';
 const PREFIX = '\uE001';
-const OPTIONS: picomatch.PicomatchOptions = { dot: true, nonegate: true, windows: false };
+// posix: `[!a]` is "not a" as in every shell; without it picomatch reads "! or a", and a deny list would invert.
+const OPTIONS: picomatch.PicomatchOptions = { dot: true, nonegate: true, posix: true, windows: false };
 
 export const EVERY_NAME: NameFilter = () => true;
 
