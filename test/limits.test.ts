@@ -179,7 +179,7 @@ describe('limits', () => {
                 headers: { ...JSON_AND_SSE, ...bearer(ALICE) },
                 body,
                 duplex: 'half'
-            } as RequestInit);
+            });
             const text = await response.text();
             assert.equal(response.status, 413);
             assert.match(text, /"code":-32600/);
@@ -343,7 +343,7 @@ describe('limits', () => {
             assert.match(refused.message?.error?.message ?? '', /Too many sessions for this client \(at most 3\)/);
 
             // The open sessions keep working.
-            const listed = await post(gateway.url!, { jsonrpc: '2.0', id: 5, method: 'prompts/list', params: {} }, open[0]!);
+            const listed = await post(gateway.url!, { jsonrpc: '2.0', id: 5, method: 'prompts/list', params: {} }, open[0]);
             assert.equal(listed.status, 200);
             assert.ok(Array.isArray((listed.message?.result as { prompts?: unknown[] }).prompts));
 
@@ -375,6 +375,7 @@ describe('limits', () => {
             const auth = bearer(THROTTLED);
             const list = { jsonrpc: '2.0', id: 1, method: 'prompts/list', params: {} };
             // initialize (1) + notifications/initialized (2): then the bucket (burst 3, 1/s) has about one token left.
+            const started = Date.now();
             const session = await openSession(gateway.url!, auth);
             let served = 2;
             let limited: Reply | undefined;
@@ -388,7 +389,9 @@ describe('limits', () => {
             }
             assert.ok(limited, 'the client was rate limited');
             assert.ok(served >= 3, `the burst of 3 was served first (served ${served})`);
-            assert.ok(served <= 5, `the bucket did not let through much more than its burst (served ${served})`);
+            // Not a timing assertion: whatever the machine's speed, the bucket refills only 1 token per second.
+            const refilled = Math.ceil((Date.now() - started) / 1000);
+            assert.ok(served <= 3 + refilled, `at most the burst plus what refilled in ${refilled} s was served (served ${served})`);
             const retryAfter = limited.headers.get('retry-after');
             assert.match(retryAfter ?? '', /^\d+$/, 'Retry-After is whole seconds');
             const seconds = Number(retryAfter);

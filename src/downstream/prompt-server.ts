@@ -3,7 +3,7 @@
  * a Server between sessions leaks responses across clients (GHSA-345p-7cg4-v4c7).
  */
 // The low-level Server is marked deprecated in favour of McpServer, which cannot serve a proxied, paginated list.
-import { Server, specTypeSchemas, type ServerContext } from '@modelcontextprotocol/server';
+import { Server, specTypeSchemas, type CompleteRequest, type ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Caller, PromptService } from '../catalog/service.js';
 import { GATEWAY_INFO } from '../version.js';
@@ -15,6 +15,16 @@ import type { InFlight } from './in-flight.js';
  * get -32602. Argument values are checked by the service, which names them.
  */
 const GetPromptParams = z.looseObject({ name: z.string(), arguments: z.unknown().optional() });
+
+/** zod's record type drops an own "__proto__" key, so context arguments are taken as they came and checked by the service. */
+const CompleteParams = z.looseObject({
+    ref: z.discriminatedUnion('type', [
+        z.looseObject({ type: z.literal('ref/prompt'), name: z.string() }),
+        z.looseObject({ type: z.literal('ref/resource'), uri: z.string() })
+    ]),
+    argument: z.looseObject({ name: z.string(), value: z.string() }),
+    context: z.looseObject({ arguments: z.unknown().optional() }).optional()
+});
 
 export interface PromptServerOptions {
     service: PromptService;
@@ -35,8 +45,9 @@ export function createPromptServer({ service, caller, completions, inFlight }: P
         inFlight.track(() => service.get(params.name, params.arguments, caller, cancellation(ctx)))
     );
     if (completions) {
-        server.setRequestHandler('completion/complete', { params: specTypeSchemas.CompleteRequestParams }, (params, ctx) =>
-            inFlight.track(() => service.complete(params, caller, cancellation(ctx)))
+        server.setRequestHandler('completion/complete', { params: CompleteParams }, (params, ctx) =>
+            // The cast covers only context.arguments, which the service checks before anything uses it.
+            inFlight.track(() => service.complete(params as CompleteRequest['params'], caller, cancellation(ctx)))
         );
     }
     return server;
