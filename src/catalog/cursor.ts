@@ -20,7 +20,7 @@
  *                upstreamId, version, offset, anchor], followed by spaces up to
  *                the scope's JSON length plus a multiple of CURSOR_PAD_BLOCK bytes
  *                (the caller knows its own scope; every other field fits in one
- *                block for config-valid ids).
+ *                block for config-valid ids). Decoding does not require the padding.
  * The random IV makes encodings of one position differ: pages stay stable
  * because of what a cursor holds, not because of its bytes.
  */

@@ -43,7 +43,7 @@ export class PromptService {
         private options: PromptServiceOptions
     ) {}
 
-    /** A reload's new cursor key and page size; cursors signed with an old key become invalid. */
+    /** A reload's new cursor key and page size; cursors sealed with an old key become invalid. */
     reconfigure(cursors: CursorCodec, options: PromptServiceOptions): void {
         this.cursors = cursors;
         this.options = options;

@@ -162,7 +162,7 @@ export const GatewayConfigSchema = z
             .string()
             .default('')
             .describe(
-                'HMAC key for signing pagination cursors (at least 16 characters). Empty: a random key per process, so cursors do not survive a restart and differ between replicas.'
+                'Secret from which the key that encrypts and authenticates pagination cursors is derived (at least 16 characters). Empty: a random key per process, so cursors do not survive a restart and differ between replicas.'
             ),
         notifications: z
             .strictObject({

@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CURSOR_FORMAT_VERSION, CursorCodec, type CursorPosition } from '../../src/catalog/cursor.js';
@@ -15,17 +15,45 @@ const BASE: CursorPosition = {
     anchor: 'summarize'
 };
 
-/** Signs an arbitrary payload string the way the documented wire form says. */
-function sign(secret: string, payload: string): string {
-    const mac = createHmac('sha256', Buffer.from(secret, 'utf8')).update(payload).digest().subarray(0, 16);
-    return `${payload}.${mac.toString('base64url')}`;
+// An independent implementation of the wire form documented in src/catalog/cursor.ts, with
+// literal parameters: if the codec drifts from the documentation, the tests below notice.
+const KEY_INFO = 'mcp-prompt-gateway cursor v2';
+const PAD_BLOCK = 256;
+
+function keyOf(secret: string, info = KEY_INFO): Buffer {
+    return Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), info, 32));
 }
 
-function signJson(secret: string, value: unknown): string {
-    return sign(secret, Buffer.from(JSON.stringify(value), 'utf8').toString('base64url'));
+/** Seals arbitrary plaintext bytes the way the documented wire form says. */
+function seal(secret: string, plaintext: Buffer, options: { iv?: Buffer; key?: Buffer } = {}): string {
+    const iv = options.iv ?? randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', options.key ?? keyOf(secret), iv, { authTagLength: 16 });
+    const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    return Buffer.concat([iv, ciphertext, cipher.getAuthTag()]).toString('base64url');
 }
 
-/** The documented field order of the payload array. */
+/** Seals the JSON text of any value, without padding. */
+function sealJson(secret: string, value: unknown): string {
+    return seal(secret, Buffer.from(JSON.stringify(value), 'utf8'));
+}
+
+/** The documented plaintext of a position: the JSON array, space-padded to the scope's JSON length plus a multiple of 256 bytes. */
+function plaintextOf(position: CursorPosition): string {
+    const json = JSON.stringify(fieldsOf(position));
+    const length = Buffer.byteLength(json, 'utf8');
+    const own = Buffer.byteLength(JSON.stringify(position.scope), 'utf8');
+    return json.padEnd(json.length + (PAD_BLOCK - ((length - own) % PAD_BLOCK)) % PAD_BLOCK, ' ');
+}
+
+/** Opens a cursor with node:crypto as documented, or throws. */
+function open(secret: string, cursor: string): string {
+    const sealed = Buffer.from(cursor, 'base64url');
+    const decipher = createDecipheriv('aes-256-gcm', keyOf(secret), sealed.subarray(0, 12), { authTagLength: 16 });
+    decipher.setAuthTag(sealed.subarray(sealed.length - 16));
+    return Buffer.concat([decipher.update(sealed.subarray(12, sealed.length - 16)), decipher.final()]).toString('utf8');
+}
+
+/** The documented field order of the plaintext array. */
 function fieldsOf(position: CursorPosition): unknown[] {
     return [CURSOR_FORMAT_VERSION, position.scope, position.upstreamIndex, position.upstreamId, position.version, position.offset, position.anchor];
 }
@@ -47,12 +75,13 @@ describe('CursorCodec round trip', () => {
     const odd: [string, Partial<CursorPosition>][] = [
         ['empty strings', { scope: '', upstreamId: '', version: '', anchor: '' }],
         ['unicode', { scope: 'ü-客户-🙂', anchor: 'prompt-😀-名前-\u00e9\u0301' }],
-        ['lone surrogates and control characters', { anchor: '\ud800x\udfff\u0000\n\t"\\' }],
+        ['lone surrogates and control characters', { anchor: '\ud800x\udfff\u0000\n\t"\\', scope: '\udc00' }],
         ['__proto__ and constructor', { scope: '__proto__', upstreamId: 'constructor', anchor: '__proto__' }],
         ['separators and wire characters', { anchor: 'a.b.c', scope: '__', upstreamId: 'a__b', version: 'x.y=' }],
-        ['JSON-looking text', { anchor: '[1,"x"]', scope: '{"a":1}' }],
+        ['JSON-looking text and trailing spaces', { anchor: '[1,"x"]', scope: '{"a":1}', upstreamId: ' ', version: 'v  ' }],
         ['zero indexes', { upstreamIndex: 0, offset: 0 }],
         ['large safe integers', { upstreamIndex: Number.MAX_SAFE_INTEGER, offset: Number.MAX_SAFE_INTEGER }],
+        ['a long scope', { scope: 's'.repeat(1000) }],
         ['a long anchor', { anchor: 'n'.repeat(2000) }],
         ['a long unicode anchor', { anchor: '名'.repeat(600) }]
     ];
@@ -69,10 +98,20 @@ describe('CursorCodec round trip', () => {
         assert.deepEqual(new CursorCodec(SECRET).decode(cursor), BASE);
     });
 
-    test('the cursor follows the documented wire form', () => {
-        // A cursor signed independently with node:crypto must be accepted: this pins the format other replicas rely on.
-        const cursor = signJson(SECRET, fieldsOf(BASE));
-        assert.deepEqual(codec.decode(cursor), BASE);
+    test('a cursor sealed independently with node:crypto as documented is accepted', () => {
+        // This pins the format other replicas rely on: HKDF key, 12-byte IV, 16-byte tag, the padded JSON array.
+        assert.deepEqual(codec.decode(seal(SECRET, Buffer.from(plaintextOf(BASE), 'utf8'))), BASE);
+        assert.deepEqual(codec.decode(seal(SECRET, Buffer.from(plaintextOf({ ...BASE, scope: '客户' }), 'utf8'))), { ...BASE, scope: '客户' });
+    });
+
+    test('the codec writes the documented wire form', () => {
+        for (const position of [BASE, { ...BASE, scope: 'ü-客户-🙂', anchor: '' }, { ...BASE, anchor: 'n'.repeat(700) }]) {
+            const cursor = codec.encode(position);
+            assert.match(cursor, /^[A-Za-z0-9_-]+$/);
+            const plaintext = open(SECRET, cursor);
+            assert.equal(plaintext, plaintextOf(position));
+            assert.equal(Buffer.from(cursor, 'base64url').length, 12 + Buffer.byteLength(plaintext, 'utf8') + 16);
+        }
     });
 
     test('a page cut right after a very long prompt name still yields a cursor that decodes', () => {
@@ -85,17 +124,78 @@ describe('CursorCodec round trip', () => {
             );
             assert.ok(page.next !== undefined);
             const position = { ...page.next, scope: 'client' };
-            assert.deepEqual(codec.decode(codec.encode(position)), position);
+            const cursor = codec.encode(position);
+            assert.ok(cursor.length <= 4096, `${cursor.length} characters`);
+            assert.deepEqual(codec.decode(cursor), position);
         }
     });
 });
 
-describe('CursorCodec rejects what it did not sign', () => {
+describe('CursorCodec cursors reveal nothing', () => {
+    const codec = new CursorCodec(SECRET);
+    const position: CursorPosition = {
+        scope: 'scope-canary-client',
+        upstreamIndex: 3,
+        upstreamId: 'hidden-upstream-canary',
+        version: 'VERSIONdigest123',
+        offset: 42,
+        anchor: 'ANCHORdigest4567'
+    };
+
+    test('neither the scope, the upstream id, the version digest nor the anchor appear in the cursor or its bytes', () => {
+        for (let i = 0; i < 20; i++) {
+            const cursor = codec.encode(position);
+            const bytes = Buffer.from(cursor, 'base64url');
+            for (const secret of [position.scope, position.upstreamId, position.version, position.anchor, SECRET]) {
+                for (const spelling of [secret, Buffer.from(secret, 'utf8').toString('base64url'), Buffer.from(secret, 'utf8').toString('base64')]) {
+                    assert.ok(!cursor.includes(spelling), `${spelling} in ${cursor}`);
+                }
+                assert.ok(!bytes.includes(Buffer.from(secret, 'utf8')), `${secret} in the decoded bytes`);
+                assert.ok(!bytes.toString('latin1').includes(secret));
+            }
+            for (const marker of ['[', '"', ',']) assert.ok(!cursor.includes(marker));
+        }
+    });
+
+    test('two encodings of the same position differ (random IV), and both decode', () => {
+        const cursors = new Set<string>();
+        for (let i = 0; i < 50; i++) {
+            const cursor = codec.encode(position);
+            assert.deepEqual(codec.decode(cursor), position);
+            cursors.add(cursor);
+        }
+        assert.equal(cursors.size, 50);
+        const [first = '', second = ''] = cursors;
+        assert.notEqual(first.slice(0, 16), second.slice(0, 16));
+    });
+
+    test('the length of a cursor depends only on its scope, not on where the walk is', () => {
+        // Otherwise the number of digits of the offset would count hidden prompts, and the id's length would tell the upstream.
+        const lengths = new Set<number>();
+        for (const upstreamIndex of [0, 9, 10, 12345, Number.MAX_SAFE_INTEGER]) {
+            for (const offset of [0, 1, 9, 10, 99, 100, 99_999, Number.MAX_SAFE_INTEGER]) {
+                for (const upstreamId of ['a', 'docs', 'x'.repeat(63)]) {
+                    for (const [version, anchor] of [['', ''], ['VERSIONdigest123', ''], ['VERSIONdigest123', 'ANCHORdigest4567']] as const) {
+                        lengths.add(codec.encode({ ...position, upstreamIndex, offset, upstreamId, version, anchor }).length);
+                    }
+                }
+            }
+        }
+        assert.deepEqual([...lengths], [codec.encode(position).length]);
+        for (const scope of ['', 'a', 'client-with-a-much-longer-id-'.repeat(4), '客户']) {
+            const own = new Set([0, 10, 100_000].map(offset => codec.encode({ ...position, scope, offset, upstreamId: 'x'.repeat(63) }).length));
+            assert.equal(own.size, 1, scope);
+        }
+    });
+});
+
+describe('CursorCodec rejects what it did not seal', () => {
     const codec = new CursorCodec(SECRET);
     const cursor = codec.encode(BASE);
-    const dot = cursor.indexOf('.');
-    const payload = cursor.slice(0, dot);
-    const mac = cursor.slice(dot + 1);
+
+    test('control: the cursor under attack decodes', () => {
+        assert.deepEqual(codec.decode(cursor), BASE);
+    });
 
     test('a cursor from a different secret', () => {
         const other = new CursorCodec('another-secret-with-16+chars');
@@ -111,34 +211,62 @@ describe('CursorCodec rejects what it did not sign', () => {
         assert.equal(first.decode(second.encode(BASE)), undefined);
     });
 
-    test('an empty secret is not the same as signing with an empty key', () => {
-        assert.equal(new CursorCodec('').decode(signJson('', fieldsOf(BASE))), undefined);
+    test('an empty secret is not the same as deriving from an empty key', () => {
+        assert.equal(new CursorCodec('').decode(seal('', Buffer.from(plaintextOf(BASE), 'utf8'))), undefined);
     });
 
-    test('any single-character change in the payload', () => {
-        for (const tampered of substitutions(cursor, 0, dot, BASE64URL + '=+/ ')) {
+    test('keys not derived as documented', () => {
+        const plaintext = Buffer.from(plaintextOf(BASE), 'utf8');
+        const secret32 = 'x'.repeat(32);
+        const codec32 = new CursorCodec(secret32);
+        assert.deepEqual(codec32.decode(seal(secret32, plaintext)), BASE);
+        // The secret used as the AES key directly, or HKDF with another info string.
+        assert.equal(codec32.decode(seal(secret32, plaintext, { key: Buffer.from(secret32, 'utf8') })), undefined);
+        assert.equal(codec32.decode(seal(secret32, plaintext, { key: keyOf(secret32, 'mcp-prompt-gateway cursor v1') })), undefined);
+    });
+
+    test('a cursor in the old signed (v1) format', () => {
+        const payload = Buffer.from(JSON.stringify([1, ...fieldsOf(BASE).slice(1)]), 'utf8').toString('base64url');
+        const mac = createHmac('sha256', Buffer.from(SECRET, 'utf8')).update(payload).digest().subarray(0, 16);
+        assert.equal(codec.decode(`${payload}.${mac.toString('base64url')}`), undefined);
+    });
+
+    test('any single-character change anywhere in the cursor', () => {
+        for (const tampered of substitutions(cursor, 0, cursor.length, BASE64URL + '=+/ .')) {
             assert.equal(codec.decode(tampered), undefined, tampered);
         }
     });
 
-    test('a single-character change in the MAC never yields a different position', () => {
-        for (const tampered of substitutions(cursor, dot + 1, cursor.length, BASE64URL + '=+/ ')) {
-            const decoded = codec.decode(tampered);
-            if (decoded !== undefined) assert.deepEqual(decoded, BASE, tampered);
+    test('any single-bit change in the sealed bytes (IV, ciphertext or tag)', () => {
+        const sealed = Buffer.from(cursor, 'base64url');
+        for (let bit = 0; bit < sealed.length * 8; bit++) {
+            const flipped = Buffer.from(sealed);
+            flipped[bit >> 3]! ^= 1 << (bit & 7);
+            assert.equal(codec.decode(flipped.toString('base64url')), undefined, `bit ${bit}`);
         }
     });
 
-    test(
-        'any single-character change or extra character in the MAC',
-        () => {
-            for (const tampered of substitutions(cursor, dot + 1, cursor.length, BASE64URL + '=+/ ')) {
-                assert.equal(codec.decode(tampered), undefined, tampered);
-            }
-            for (const suffix of ['=', '==', ' ', '\n', '!']) {
-                assert.equal(codec.decode(cursor + suffix), undefined, JSON.stringify(suffix));
-            }
+    test('the same bytes in a non-canonical spelling', () => {
+        const sealed = Buffer.from(cursor, 'base64url');
+        const spellings = [
+            sealed.toString('base64'),
+            `${cursor}=`,
+            `${cursor}==`,
+            `${cursor.slice(0, 10)} ${cursor.slice(10)}`,
+            `${cursor.slice(0, 10)}\n${cursor.slice(10)}`,
+            `${cursor.slice(0, 10)}.${cursor.slice(10)}`,
+            ` ${cursor}`,
+            `${cursor}\n`
+        ];
+        // The last character carries spare bits: other characters with the same meaningful bits decode to the same bytes.
+        const last = BASE64URL.indexOf(cursor.at(-1)!);
+        const spare = (sealed.length % 3 === 1 ? 0b1111 : sealed.length % 3 === 2 ? 0b11 : 0);
+        for (let bits = 1; bits <= spare; bits++) spellings.push(cursor.slice(0, -1) + BASE64URL[last | bits]!);
+        for (const spelling of spellings) {
+            assert.notEqual(spelling, cursor);
+            assert.equal(codec.decode(spelling), undefined, JSON.stringify(spelling));
         }
-    );
+    });
 
     test('truncation at any length', () => {
         for (let length = 0; length < cursor.length; length++) {
@@ -146,39 +274,63 @@ describe('CursorCodec rejects what it did not sign', () => {
         }
     });
 
-    test('appended base64url characters and extra parts', () => {
-        for (const suffix of ['A', 'AA', 'AAAA', '.', '.x', `.${mac}`]) {
+    test('appended and prepended characters, and two cursors joined', () => {
+        for (const suffix of ['A', 'AA', 'AAA', 'AAAA', '.', '.x', '!', `.${cursor}`, cursor]) {
             assert.equal(codec.decode(cursor + suffix), undefined, suffix);
         }
-        assert.equal(codec.decode(`x${cursor}`), undefined);
-        assert.equal(codec.decode(`.${cursor}`), undefined);
+        for (const prefix of ['x', 'AAAA', '.']) assert.equal(codec.decode(`${prefix}${cursor}`), undefined, prefix);
     });
 
-    test('the two parts swapped', () => {
-        assert.equal(codec.decode(`${mac}.${payload}`), undefined);
+    test('the parts of two cursors spliced', () => {
+        const other = Buffer.from(codec.encode({ ...BASE, offset: 8 }), 'base64url');
+        const mine = Buffer.from(cursor, 'base64url');
+        const iv = (b: Buffer) => b.subarray(0, 12);
+        const body = (b: Buffer) => b.subarray(12, b.length - 16);
+        const tag = (b: Buffer) => b.subarray(b.length - 16);
+        for (const parts of [
+            [iv(other), body(mine), tag(mine)],
+            [iv(mine), body(other), tag(mine)],
+            [iv(mine), body(mine), tag(other)],
+            [tag(mine), body(mine), iv(mine)],
+            [iv(mine), tag(mine), body(mine)]
+        ]) {
+            assert.equal(codec.decode(Buffer.concat(parts).toString('base64url')), undefined);
+        }
     });
 
     test('garbage, the empty string and non-base64 text', () => {
-        for (const input of ['', '.', '..', 'x', 'x.', '.x', 'not a cursor', '!!!!.????', '{"a":1}', '\u0000', '😀.😀', 'undefined']) {
+        for (const input of ['', '.', '..', 'x', 'x.', '.x', 'not a cursor', '!!!!.????', '{"a":1}', '\u0000', '😀.😀', 'undefined', 'A'.repeat(38), 'A'.repeat(39), 'A'.repeat(400)]) {
             assert.equal(codec.decode(input), undefined, JSON.stringify(input));
         }
     });
 
-    test('strings over 4096 characters, even when correctly signed', () => {
+    test('sealed bytes too short to hold an IV, a tag and any plaintext', () => {
+        assert.equal(codec.decode(seal(SECRET, Buffer.alloc(0))), undefined);
+        assert.equal(codec.decode(randomBytes(12 + 16).toString('base64url')), undefined);
+    });
+
+    test('strings over 4096 characters, even when correctly sealed', () => {
         assert.equal(codec.decode('A'.repeat(5000)), undefined);
-        assert.equal(codec.decode(`${'A'.repeat(4100)}.${mac}`), undefined);
-        const longSigned = signJson(SECRET, fieldsOf({ ...BASE, anchor: 'n'.repeat(4096) }));
-        assert.ok(longSigned.length > 4096);
-        assert.equal(codec.decode(longSigned), undefined);
+        const position = { ...BASE, anchor: 'n'.repeat(4096) };
+        const longSealed = seal(SECRET, Buffer.from(plaintextOf(position), 'utf8'));
+        assert.ok(longSealed.length > 4096);
+        assert.equal(codec.decode(longSealed), undefined);
+        assert.equal(codec.decode(codec.encode(position)), undefined);
+        const shorter = { ...BASE, anchor: 'n'.repeat(2500) };
+        const fits = seal(SECRET, Buffer.from(plaintextOf(shorter), 'utf8'));
+        assert.ok(fits.length <= 4096);
+        assert.deepEqual(codec.decode(fits), shorter);
     });
 });
 
-describe('CursorCodec rejects correctly signed payloads of the wrong shape', () => {
+describe('CursorCodec rejects correctly sealed plaintexts of the wrong shape', () => {
     const codec = new CursorCodec(SECRET);
 
-    test('control: a correctly signed well-formed payload is accepted', () => {
-        // Guards the cases below: they must fail because of their shape, not because of the signature.
-        assert.deepEqual(codec.decode(signJson(SECRET, fieldsOf(BASE))), BASE);
+    test('control: a correctly sealed well-formed plaintext is accepted, padded or not', () => {
+        // Guards the cases below: they must fail because of their shape, not because of the key or the padding
+        // (padding hides the length; the decoder does not need it).
+        assert.deepEqual(codec.decode(sealJson(SECRET, fieldsOf(BASE))), BASE);
+        assert.deepEqual(codec.decode(seal(SECRET, Buffer.from(plaintextOf(BASE), 'utf8'))), BASE);
     });
 
     const replace = (index: number, value: unknown): unknown[] => {
@@ -188,15 +340,18 @@ describe('CursorCodec rejects correctly signed payloads of the wrong shape', () 
     };
 
     const cases: [string, unknown][] = [
+        ['the previous format version', replace(0, 1)],
         ['an older format version', replace(0, 0)],
         ['a newer format version', replace(0, CURSOR_FORMAT_VERSION + 1)],
         ['the format version as a string', replace(0, String(CURSOR_FORMAT_VERSION))],
         ['a negative offset', replace(5, -1)],
         ['a fractional offset', replace(5, 1.5)],
         ['an offset beyond the safe integers', replace(5, 1e300)],
+        ['an offset just beyond the safe integers', replace(5, Number.MAX_SAFE_INTEGER + 1)],
         ['an offset as a string', replace(5, '7')],
         ['a negative upstream index', replace(2, -3)],
         ['a fractional upstream index', replace(2, 0.5)],
+        ['an unsafe upstream index', replace(2, 2 ** 60)],
         ['a non-string scope', replace(1, 1)],
         ['a non-string upstream id', replace(3, null)],
         ['a non-string version', replace(4, ['v'])],
@@ -211,16 +366,23 @@ describe('CursorCodec rejects correctly signed payloads of the wrong shape', () 
     ];
     for (const [label, value] of cases) {
         test(label, () => {
-            assert.equal(codec.decode(signJson(SECRET, value)), undefined);
+            assert.equal(codec.decode(sealJson(SECRET, value)), undefined);
         });
     }
 
-    test('a payload that is not JSON', () => {
-        assert.equal(codec.decode(sign(SECRET, Buffer.from('[1,"s"', 'utf8').toString('base64url'))), undefined);
-        assert.equal(codec.decode(sign(SECRET, Buffer.from('\u0000\u00ff', 'latin1').toString('base64url'))), undefined);
-    });
-
-    test('a payload that is not base64url', () => {
-        assert.equal(codec.decode(sign(SECRET, '!!!')), undefined);
+    test('a plaintext that is not JSON', () => {
+        const json = JSON.stringify(fieldsOf(BASE));
+        for (const plaintext of [
+            Buffer.from('[2,"s"', 'utf8'),
+            Buffer.from('\u0000\u00ff', 'latin1'),
+            Buffer.from(`${json}x`, 'utf8'),
+            Buffer.from(`${json}${json}`, 'utf8'),
+            Buffer.from(' ', 'utf8'),
+            Buffer.from(`\ufeff${json}`, 'utf8'),
+            // Invalid UTF-8 inside a JSON string.
+            Buffer.concat([Buffer.from('[2,"', 'utf8'), Buffer.from([0xff, 0xfe]), Buffer.from(json.slice(json.indexOf('",')), 'utf8')])
+        ]) {
+            assert.equal(codec.decode(seal(SECRET, plaintext)), undefined, plaintext.toString('latin1'));
+        }
     });
 });
