@@ -5,7 +5,7 @@
  * is the body parsed, so unauthenticated callers cannot make the gateway parse
  * megabytes of JSON.
  */
-import { hostHeaderValidation, originValidation } from '@modelcontextprotocol/express';
+import { SUPPORTED_PROTOCOL_VERSIONS, validateHostHeader, validateOriginHeader } from '@modelcontextprotocol/server';
 import cors from 'cors';
 import type { RequestHandler, Response } from 'express';
 import type { Logger } from '../observability/logger.js';
@@ -37,12 +37,19 @@ export function browserGuards({ allowedHosts, allowedOrigins, cors: corsConfig }
             })
         );
     }
-    if (allowedHosts !== undefined) guards.push(hostHeaderValidation(allowedHosts));
-    if (allowedOrigins !== undefined) {
-        const checkOrigin = originValidation(allowedOrigins);
-        guards.push((req, res, next) => (corsOrigins.has(req.headers.origin ?? '') ? next() : checkOrigin(req, res, next)));
-    } else if (corsOrigins.size > 0) {
-        guards.push(originValidation([]));
+    // The SDK's checks are used, not its answers: those repeat the header's value, and errors never echo headers.
+    if (allowedHosts !== undefined) {
+        guards.push((req, res, next) =>
+            validateHostHeader(req.headers.host, allowedHosts).ok ? next() : sendJsonRpcError(res, 403, -32000, 'Forbidden: Host not allowed')
+        );
+    }
+    const origins = allowedOrigins ?? (corsOrigins.size > 0 ? [] : undefined);
+    if (origins !== undefined) {
+        guards.push((req, res, next) => {
+            const origin = req.headers.origin;
+            if (corsOrigins.has(origin ?? '') || validateOriginHeader(origin, origins).ok) return next();
+            return sendJsonRpcError(res, 403, -32000, 'Forbidden: Origin not allowed');
+        });
     }
     return guards;
 }
@@ -87,6 +94,18 @@ export function rateLimit(limiter: ClientRateLimiter): RequestHandler {
         const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
         res.setHeader('retry-after', String(seconds));
         return sendJsonRpcError(res, 429, -32000, `Too many requests; retry after ${seconds} s`);
+    };
+}
+
+/**
+ * Checked here because the SDK transport's own answer repeats the header's value. Absent is fine: the transport
+ * then assumes the version negotiated at initialize.
+ */
+export function checkProtocolVersion(): RequestHandler {
+    return (req, res, next) => {
+        const version = req.headers['mcp-protocol-version'];
+        if (version === undefined || (typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return next();
+        return sendJsonRpcError(res, 400, -32000, 'Bad Request: unsupported MCP-Protocol-Version');
     };
 }
 

@@ -15,7 +15,7 @@ import type { ClientProfile } from '../policy/clients.js';
 import type { GatewayPolicy } from '../policy/policy.js';
 import { ClientRateLimiter } from '../policy/rate-limiter.js';
 import type { Endpoint } from './endpoint.js';
-import { authenticate, browserGuards, callerOf, rateLimit, sendJsonRpcError, type BrowserSafety } from './http-guards.js';
+import { authenticate, browserGuards, callerOf, checkProtocolVersion, rateLimit, sendJsonRpcError, type BrowserSafety } from './http-guards.js';
 import type { Session, SessionRegistry, SessionServer } from './sessions.js';
 
 export interface HttpEndpointOptions {
@@ -105,7 +105,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
             if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
         });
     };
-    const admit = [authenticate(options.policy, logger), rateLimit(new ClientRateLimiter())];
+    const admit = [authenticate(options.policy, logger), rateLimit(new ClientRateLimiter()), checkProtocolVersion()];
     app.post(options.path, ...admit, express.json({ limit: options.maxBodyBytes }), handle);
     app.get(options.path, ...admit, handle);
     app.delete(options.path, ...admit, handle);

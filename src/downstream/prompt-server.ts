@@ -3,7 +3,16 @@
  * a Server between sessions leaks responses across clients (GHSA-345p-7cg4-v4c7).
  */
 // The low-level Server is marked deprecated in favour of McpServer, which cannot serve a proxied, paginated list.
-import { Server, specTypeSchemas, type CompleteRequest, type ServerContext } from '@modelcontextprotocol/server';
+import {
+    ProtocolError,
+    ProtocolErrorCode,
+    Server,
+    specTypeSchemas,
+    type CompleteRequest,
+    type JSONRPCRequest,
+    type Result,
+    type ServerContext
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Caller, PromptService } from '../catalog/service.js';
 import { GATEWAY_INFO } from '../version.js';
@@ -34,8 +43,39 @@ export interface PromptServerOptions {
     inFlight: InFlight;
 }
 
+/** Handlers registered here with schemas; any other handler is the SDK's own (initialize, ping, ...). */
+const GATEWAY_METHODS = new Set(['prompts/list', 'prompts/get', 'completion/complete']);
+
+/**
+ * The SDK answers a request its own handlers cannot validate (a malformed `initialize` or `ping`) with -32603 and
+ * the validation report as the message. Here that becomes -32602 "Invalid params", and any other non-protocol error
+ * a plain "Internal error": messages never carry reports, inputs or internals.
+ */
+class GatewayServer extends Server {
+    protected override _wrapHandler(
+        method: string,
+        handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>
+    ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
+        const wrapped = super._wrapHandler(method, handler);
+        return async (request, ctx) => {
+            try {
+                return await wrapped(request, ctx);
+            } catch (error) {
+                if (error instanceof ProtocolError) {
+                    if (error.code === ProtocolErrorCode.InvalidParams && error.message.startsWith('Invalid params for ')) {
+                        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params for ${method}`);
+                    }
+                    throw error;
+                }
+                if (GATEWAY_METHODS.has(method)) throw new ProtocolError(ProtocolErrorCode.InternalError, 'Internal error');
+                throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params for ${method}`);
+            }
+        };
+    }
+}
+
 export function createPromptServer({ service, caller, completions, inFlight }: PromptServerOptions): Server {
-    const server = new Server(GATEWAY_INFO, {
+    const server = new GatewayServer(GATEWAY_INFO, {
         capabilities: { prompts: { listChanged: true }, ...(completions ? { completions: {} } : {}) }
     });
     server.setRequestHandler('prompts/list', { params: specTypeSchemas.PaginatedRequestParams }, params =>
