@@ -69,8 +69,10 @@ interface CliGateway {
 async function startCliGateway(name: string, config: unknown): Promise<CliGateway> {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'gateway-bench-'));
     const file = path.join(dir, `${name}.json`);
-    // One bench client drives thousands of requests a second: the per-client rate limit would measure itself.
-    await writeFile(file, JSON.stringify({ limits: { rateLimit: { requestsPerSecond: 0 } }, ...(config as object) }));
+    // One bench client drives thousands of requests a second and opens hundreds of sessions: the per-client limits
+    // would measure themselves.
+    const limits = { rateLimit: { requestsPerSecond: 0 }, maxSessionsPerClient: 10_000 };
+    await writeFile(file, JSON.stringify({ limits, ...(config as object) }));
     const child = spawn(process.execPath, [path.join(ROOT, 'dist/cli.js'), '--config', file, '--port', '0'], {
         stdio: ['ignore', 'ignore', 'pipe'],
         env: { ...process.env, LOG_LEVEL: 'warn' }
@@ -185,8 +187,8 @@ A \`prompts/get\` through the gateway is two Streamable HTTP round trips
 
 The list rows walk every page. The gateway serves lists from its per-upstream
 cache, so after the first call a list does not go upstream at all; what the rows
-show is the gateway's own cost per page (view lookup, page cut, cursor signing and
-verification) against an upstream's.
+show is the gateway's own cost per page (view lookup, page cut, cursor sealing and
+opening) against an upstream's.
 
 ## Cost of authentication and prompt policy
 
