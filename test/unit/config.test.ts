@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, formatPath } from '../../src/config/issues.js';
 import { parseConfig } from '../../src/config/load.js';
+import { configError, lineFor } from './config-assert.js';
 
 const SOURCE = 'gateway.test.json';
 const STDIO = { id: 'local', transport: 'stdio', command: 'node' };
@@ -9,23 +10,7 @@ const HTTP = { id: 'remote', transport: 'streamable-http', url: 'https://mcp.exa
 
 const json = (document: unknown): string => JSON.stringify(document);
 
-/** Parses and returns the ConfigError, failing the test when the config is accepted or something else is thrown. */
-function rejects(text: string, env: Record<string, string> = {}): ConfigError {
-    try {
-        parseConfig(text, SOURCE, env);
-    } catch (error) {
-        assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`);
-        return error;
-    }
-    assert.fail('config was accepted');
-}
-
-/** The message line for `path`, e.g. "  - upstreams[0].id: must be ...". */
-function lineFor(error: ConfigError, path: string): string {
-    const line = error.message.split('\n').find(candidate => candidate.startsWith(`  - ${path}: `));
-    assert.ok(line !== undefined, `no issue at ${path} in:\n${error.message}`);
-    return line;
-}
+const rejects = (text: string, env: Record<string, string> = {}): ConfigError => configError(() => parseConfig(text, SOURCE, env));
 
 describe('formatPath', () => {
     test('identifiers are joined with dots and indexes are bracketed', () => {

@@ -10,6 +10,7 @@ import { loadConfigFile, parseConfig } from '../../src/config/load.js';
 import { ANONYMOUS_CLIENT_ID, sha256 } from '../../src/config/policy-schema.js';
 import type { GatewayConfig } from '../../src/config/schema.js';
 import { ClientDirectory } from '../../src/policy/clients.js';
+import { configError, lineFor } from './config-assert.js';
 
 const SOURCE = 'policy.test.json';
 const UPSTREAMS = [{ id: 'u', transport: 'stdio', command: 'node' }];
@@ -23,23 +24,7 @@ function parse(document: Record<string, unknown>, env: Record<string, string> = 
     return parseConfig(JSON.stringify({ upstreams: UPSTREAMS, ...document }), SOURCE, env);
 }
 
-/** Parses and returns the ConfigError, failing the test when the config is accepted or something else is thrown. */
-function rejects(document: Record<string, unknown>, env: Record<string, string> = {}): ConfigError {
-    try {
-        parse(document, env);
-    } catch (error) {
-        assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`);
-        return error;
-    }
-    assert.fail('config was accepted');
-}
-
-/** The message line for `path`, e.g. "  - clients[0].id: must be ...". */
-function lineFor(error: ConfigError, path: string): string {
-    const line = error.message.split('\n').find(candidate => candidate.startsWith(`  - ${path}: `));
-    assert.ok(line !== undefined, `no issue at ${path} in:\n${error.message}`);
-    return line;
-}
+const rejects = (document: Record<string, unknown>, env: Record<string, string> = {}): ConfigError => configError(() => parse(document, env));
 
 describe('policy config: auth modes and clients', () => {
     test('auth defaults to mode "none" with no clients', () => {
