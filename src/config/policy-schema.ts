@@ -189,23 +189,25 @@ export function checkPolicyConfig(config: PolicyFields, ctx: z.core.$RefinementC
     if (config.auth.mode !== 'none' && config.clients.length === 0) {
         ctx.addIssue({ code: 'custom', path: ['clients'], message: `add at least one client: with auth.mode "${config.auth.mode}" no one could connect` });
     }
-    if (config.auth.mode === 'jwt') {
-        const sources = (['secret', 'jwks', 'jwksFile', 'jwksUrl'] as const).filter(key => config.auth.mode === 'jwt' && config.auth[key] !== undefined);
-        if (sources.length !== 1) {
-            ctx.addIssue({
-                code: 'custom',
-                path: ['auth'],
-                message: sources.length === 0 ? 'needs one of "secret", "jwks", "jwksFile" or "jwksUrl"' : `set only one of ${sources.map(key => `"${key}"`).join(', ')}`
-            });
-        }
-        const algorithms = config.auth.algorithms ?? [];
-        const symmetric = algorithms.filter(alg => alg.startsWith('HS'));
-        if (config.auth.secret !== undefined && symmetric.length !== algorithms.length) {
-            ctx.addIssue({ code: 'custom', path: ['auth', 'algorithms'], message: 'with "secret" only HS256, HS384 and HS512 apply' });
-        }
-        if (config.auth.secret === undefined && symmetric.length > 0) {
-            ctx.addIssue({ code: 'custom', path: ['auth', 'algorithms'], message: 'HS* algorithms need "secret"; JWKS keys use RS*, PS*, ES* or EdDSA' });
-        }
+    if (config.auth.mode === 'jwt') checkJwtConfig(config.auth, ctx);
+}
+
+function checkJwtConfig(auth: Extract<AuthConfig, { mode: 'jwt' }>, ctx: z.core.$RefinementCtx): void {
+    const sources = (['secret', 'jwks', 'jwksFile', 'jwksUrl'] as const).filter(key => auth[key] !== undefined);
+    if (sources.length !== 1) {
+        ctx.addIssue({
+            code: 'custom',
+            path: ['auth'],
+            message: sources.length === 0 ? 'needs one of "secret", "jwks", "jwksFile" or "jwksUrl"' : `set only one of ${sources.map(key => `"${key}"`).join(', ')}`
+        });
+    }
+    const algorithms = auth.algorithms ?? [];
+    const symmetric = algorithms.filter(alg => alg.startsWith('HS'));
+    if (auth.secret !== undefined && symmetric.length !== algorithms.length) {
+        ctx.addIssue({ code: 'custom', path: ['auth', 'algorithms'], message: 'with "secret" only HS256, HS384 and HS512 apply' });
+    }
+    if (auth.secret === undefined && symmetric.length > 0) {
+        ctx.addIssue({ code: 'custom', path: ['auth', 'algorithms'], message: 'HS* algorithms need "secret"; JWKS keys use RS*, PS*, ES* or EdDSA' });
     }
 }
 
