@@ -114,7 +114,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
             caller: callerFor(client.id),
             inFlight,
             // An upstream not connected yet may offer completions later; the answer for it is empty meanwhile.
-            completions: pool.connections.some(upstream => upstream.state !== 'ready' || upstream.capabilities?.completions !== undefined)
+            completions: pool.connections.some(upstream => upstream.state !== 'ready' || upstream.offersCompletions)
         })
     });
 

@@ -12,6 +12,7 @@ import type {
     Prompt
 } from '@modelcontextprotocol/client';
 import { UpstreamFailedError, UpstreamRejectedError } from '../upstream/errors.js';
+import type { CallControl } from '../upstream/session.js';
 import { checkStringMap, exceeds, quote, validateArguments } from './arguments.js';
 import type { Catalog, CatalogEntry } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
@@ -19,6 +20,9 @@ import type { Visibility } from './fingerprint.js';
 import { paginate } from './paginate.js';
 
 export const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
+
+/** The spec's bound on completion values in one result. */
+export const MAX_COMPLETION_VALUES = 100;
 
 export interface PromptServiceOptions {
     pageSize: number;
@@ -60,21 +64,21 @@ export class PromptService {
         return page.next === undefined ? { prompts } : { prompts, nextCursor: this.cursors.encode({ ...page.next, scope: caller.scope }) };
     }
 
-    async get(name: string, args: unknown, caller: Caller, signal?: AbortSignal): Promise<GetPromptResult> {
+    async get(name: string, args: unknown, caller: Caller, control?: CallControl): Promise<GetPromptResult> {
         const entry = await this.#lookup(name, caller);
         const { maxArguments, maxArgumentBytes } = this.options;
         const passUnknown = this.options.passUnknownArguments(entry.upstream.id);
         const validArgs = validateArguments(entry.prompt, args, { maxArguments, maxArgumentBytes, passUnknown });
         let result: GetPromptResult;
         try {
-            result = await entry.upstream.getPrompt(entry.originalName, validArgs, signal);
+            result = await entry.upstream.getPrompt(entry.originalName, validArgs, control);
         } catch (error) {
             throw toProtocolError(error);
         }
         return this.#sizeChecked(entry, result);
     }
 
-    async complete(params: CompleteRequest['params'], caller: Caller, signal?: AbortSignal): Promise<CompleteResult> {
+    async complete(params: CompleteRequest['params'], caller: Caller, control?: CallControl): Promise<CompleteResult> {
         // Resource templates are not proxied, so there is nothing to complete for them.
         if (params.ref.type !== 'ref/prompt') return EMPTY_COMPLETION;
         const entry = await this.#lookup(params.ref.name, caller);
@@ -85,11 +89,11 @@ export class PromptService {
         if (params.context?.arguments !== undefined) checkStringMap(params.context.arguments, limits, 'context arguments');
         let result: CompleteResult | undefined;
         try {
-            result = await entry.upstream.complete({ ...params, ref: { ...params.ref, name: entry.originalName } }, signal);
+            result = await entry.upstream.complete({ ...params, ref: { ...params.ref, name: entry.originalName } }, control);
         } catch (error) {
             throw toProtocolError(error);
         }
-        return result === undefined ? EMPTY_COMPLETION : this.#sizeChecked(entry, result);
+        return result === undefined ? EMPTY_COMPLETION : withinSpec(this.#sizeChecked(entry, result));
     }
 
     /**
@@ -112,6 +116,13 @@ export class PromptService {
         entry.upstream.reportFault('oversized_result', 'upstream result over limits.maxResultBytes; not forwarded', { bytes: Buffer.byteLength(json) });
         throw new ProtocolError(ProtocolErrorCode.InternalError, `Upstream ${entry.upstream.id} failed: result larger than ${limit} bytes`);
     }
+}
+
+/** An upstream may offer more values than the spec allows: the first 100 are passed on, with `hasMore`. */
+function withinSpec(result: CompleteResult): CompleteResult {
+    const { values } = result.completion;
+    if (values.length <= MAX_COMPLETION_VALUES) return result;
+    return { ...result, completion: { ...result.completion, values: values.slice(0, MAX_COMPLETION_VALUES), hasMore: true } };
 }
 
 function toProtocolError(error: unknown): ProtocolError {

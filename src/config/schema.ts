@@ -47,6 +47,15 @@ const commonUpstreamFields = {
         .default(true)
         .describe('false exposes this upstream\'s prompt names without the "<id><separator>" prefix.'),
     timeoutMs,
+    maxTotalTimeoutMs: z
+        .number()
+        .int()
+        .min(1)
+        .max(3_600_000)
+        .default(300_000)
+        .describe(
+            'Longest a request may take in all when the client asked for progress: then each progress notification from the upstream restarts timeoutMs.'
+        ),
     pingIntervalMs: z
         .number()
         .int()
@@ -246,6 +255,13 @@ export const GatewayConfigSchema = z
                     code: 'custom',
                     path: upstream.reconnect?.maxMs === undefined ? ['reconnect', 'maxMs'] : ['upstreams', index, 'reconnect', 'maxMs'],
                     message: `must be at least reconnect.initialMs (${backoff.initialMs}) for upstream "${upstream.id}"`
+                });
+            }
+            if (upstream.maxTotalTimeoutMs < upstream.timeoutMs) {
+                ctx.addIssue({
+                    code: 'custom',
+                    path: ['upstreams', index, 'maxTotalTimeoutMs'],
+                    message: `must be at least timeoutMs (${upstream.timeoutMs}) for upstream "${upstream.id}"`
                 });
             }
             if (upstream.id.includes(config.namespace.separator)) {

@@ -15,8 +15,10 @@ import {
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Caller, PromptService } from '../catalog/service.js';
+import type { CallControl } from '../upstream/session.js';
 import { GATEWAY_INFO } from '../version.js';
 import type { InFlight } from './in-flight.js';
+import { adaptGetPrompt, adaptPromptList, adaptProgress, revisionOf, type Revision } from './revisions.js';
 
 /**
  * Params are checked with our own schemas: the SDK's built-in check answers a
@@ -78,19 +80,39 @@ export function createPromptServer({ service, caller, completions, inFlight }: P
     const server = new GatewayServer(GATEWAY_INFO, {
         capabilities: { prompts: { listChanged: true }, ...(completions ? { completions: {} } : {}) }
     });
+    // Read per request: the version is negotiated by `initialize`, after the handlers are in place.
+    const revision = () => revisionOf(server.getNegotiatedProtocolVersion());
     server.setRequestHandler('prompts/list', { params: specTypeSchemas.PaginatedRequestParams }, params =>
-        inFlight.track(() => service.list(params.cursor, caller))
+        inFlight.track(async () => adaptPromptList(await service.list(params.cursor, caller), revision()))
     );
     server.setRequestHandler('prompts/get', { params: GetPromptParams }, (params, ctx) =>
-        inFlight.track(() => service.get(params.name, params.arguments, caller, cancellation(ctx)))
+        inFlight.track(async () => adaptGetPrompt(await service.get(params.name, params.arguments, caller, control(ctx, revision())), revision()))
     );
     if (completions) {
         server.setRequestHandler('completion/complete', { params: CompleteParams }, (params, ctx) =>
             // The cast covers only context.arguments, which the service checks before anything uses it.
-            inFlight.track(() => service.complete(params as CompleteRequest['params'], caller, cancellation(ctx)))
+            inFlight.track(() => service.complete(params as CompleteRequest['params'], caller, control(ctx, revision())))
         );
     }
     return server;
+}
+
+/**
+ * Cancellation, and progress when the client asked for it: the upstream gets a token of the gateway's own, and each
+ * of its progress notifications reaches the client under the client's token, on the stream of the client's request.
+ */
+function control(ctx: ServerContext, revision: Revision): CallControl {
+    const signal = cancellation(ctx);
+    const progressToken = ctx.mcpReq._meta?.progressToken;
+    if (progressToken === undefined) return { signal };
+    return {
+        signal,
+        onProgress: progress => {
+            const params = { progressToken, ...adaptProgress(progress, revision) };
+            // A client gone meanwhile is noticed by the cancellation signal; a lost progress update needs no more.
+            ctx.mcpReq.notify({ method: 'notifications/progress', params }).catch(() => {});
+        }
+    };
 }
 
 /**

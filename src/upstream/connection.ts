@@ -6,6 +6,7 @@
  */
 import { ProtocolError, ProtocolErrorCode, type Client } from '@modelcontextprotocol/client';
 import type { CompleteRequest, CompleteResult, GetPromptResult, Prompt, ServerCapabilities } from '@modelcontextprotocol/client';
+import { z } from 'zod';
 import type { UpstreamConfig } from '../config/schema.js';
 import { Bus } from '../lib/bus.js';
 import type { FaultKind } from '../observability/faults.js';
@@ -17,8 +18,18 @@ import { FaultLog } from './fault-log.js';
 import { FloodDetector } from './flood.js';
 import { childOutputLog } from './output-log.js';
 import { collectPages, type Collected } from './pages.js';
-import { UpstreamSession } from './session.js';
+import { UpstreamSession, type CallControl } from './session.js';
 import type { StdioHooks, WireProtocol } from './transports.js';
+
+const COMPLETIONS_CAPABILITY_SINCE = '2025-03-26';
+
+/**
+ * The SDK refuses a completion with more than 100 values as an invalid result; the gateway takes it and passes
+ * on the first 100 (see the service), as a direct client could have used the rest of the answer too.
+ */
+const LenientCompleteResult = z.looseObject({
+    completion: z.looseObject({ values: z.array(z.string()), total: z.number().int().optional(), hasMore: z.boolean().optional() })
+});
 
 const STABLE_AFTER_MS = 30_000;
 /** More list_changed than this within a second is a flood: counted and logged (the catalog coalesces them anyway). */
@@ -143,23 +154,34 @@ export class UpstreamConnection {
         return collected;
     }
 
-    getPrompt(name: string, args: Record<string, string> | undefined, signal?: AbortSignal): Promise<GetPromptResult> {
+    getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl): Promise<GetPromptResult> {
         const session = this.#readySession();
-        return session.call(options => session.client.getPrompt({ name, ...(args === undefined ? {} : { arguments: args }) }, options), signal);
+        return session.call(options => session.client.getPrompt({ name, ...(args === undefined ? {} : { arguments: args }) }, options), control);
     }
 
     /** undefined when the upstream does not offer completions. */
-    async complete(params: CompleteRequest['params'], signal?: AbortSignal): Promise<CompleteResult | undefined> {
+    async complete(params: CompleteRequest['params'], control?: CallControl): Promise<CompleteResult | undefined> {
         const session = this.#readySession();
-        if (session.client.getServerCapabilities()?.completions === undefined) return undefined;
+        if (!this.offersCompletions) return undefined;
         return session.call(async options => {
             try {
-                return await session.client.complete(params, options);
+                return await session.client.request({ method: 'completion/complete', params }, LenientCompleteResult, options);
             } catch (error) {
                 if (error instanceof ProtocolError && error.code === ProtocolErrorCode.MethodNotFound) return undefined;
                 throw error;
             }
-        }, signal);
+        }, control);
+    }
+
+    /**
+     * Declared with the `completions` capability; 2024-11-05 had no such capability, yet its servers could answer
+     * completion/complete (one that cannot answers method-not-found, which is an empty completion too).
+     */
+    get offersCompletions(): boolean {
+        const client = this.#session?.client;
+        if (client === undefined) return false;
+        if (client.getServerCapabilities()?.completions !== undefined) return true;
+        return (client.getNegotiatedProtocolVersion() ?? '') < COMPLETIONS_CAPABILITY_SINCE;
     }
 
     #readySession(): UpstreamSession {

@@ -4,7 +4,7 @@
  * when it is lost, whoever noticed (the transport closing, a request finding
  * the connection gone, the liveness watch); reconnecting is the owner's business.
  */
-import type { Client } from '@modelcontextprotocol/client';
+import type { Client, Progress } from '@modelcontextprotocol/client';
 import type { FaultKind } from '../observability/faults.js';
 import { describeError } from '../observability/logger.js';
 import { BulkheadFullError, BulkheadTimeoutError, type Bulkhead } from './bulkhead.js';
@@ -24,7 +24,18 @@ export interface SessionOptions extends Omit<OpenClientOptions, 'prepare'> {
     onLost: (session: UpstreamSession, reason: string) => void;
 }
 
-export type RequestOptions = { timeout: number; signal?: AbortSignal | undefined };
+/** How a caller follows one request: it may cancel it, and hear its progress (which also keeps it alive). */
+export interface CallControl {
+    signal?: AbortSignal | undefined;
+    onProgress?: ((progress: Progress) => void) | undefined;
+}
+
+export type RequestOptions = {
+    timeout: number;
+    signal?: AbortSignal | undefined;
+    onprogress?: (progress: Progress) => void;
+    resetTimeoutOnProgress?: boolean;
+};
 
 export class UpstreamSession {
     readonly #liveness: Liveness;
@@ -80,18 +91,28 @@ export class UpstreamSession {
     /**
      * One request through the upstream's bulkhead. The timeout covers the wait for a slot too, so no request takes
      * longer than `timeoutMs` in all; failures become UpstreamRejectedError or UpstreamFailedError and are counted.
+     * A caller that follows progress asks for more: each progress notification restarts `timeoutMs`, and
+     * `maxTotalTimeoutMs` bounds the whole request.
      */
-    async call<T>(request: (options: RequestOptions) => Promise<T>, signal?: AbortSignal): Promise<T> {
-        const timeoutMs = this.options.config.timeoutMs;
+    async call<T>(request: (options: RequestOptions) => Promise<T>, control: CallControl = {}): Promise<T> {
+        const { timeoutMs, maxTotalTimeoutMs } = this.options.config;
         const deadline = Date.now() + timeoutMs;
+        const { onProgress, signal: callerSignal } = control;
+        const totalTimer = onProgress === undefined ? undefined : AbortSignal.timeout(maxTotalTimeoutMs);
+        const signal = totalTimer === undefined ? callerSignal : callerSignal === undefined ? totalTimer : AbortSignal.any([callerSignal, totalTimer]);
+        const progress = onProgress === undefined ? {} : { onprogress: onProgress, resetTimeoutOnProgress: true };
         try {
-            return await this.options.bulkhead.run(() => request({ timeout: Math.max(1, deadline - Date.now()), signal }), { deadline, signal });
+            return await this.options.bulkhead.run(() => request({ timeout: Math.max(1, deadline - Date.now()), signal, ...progress }), { deadline, signal });
         } catch (error) {
-            const failure = this.#failure(error, timeoutMs, signal);
+            const failure =
+                totalTimer?.aborted === true && callerSignal?.aborted !== true
+                    ? new UpstreamFailedError(this.options.config.id, `timed out after ${maxTotalTimeoutMs} ms in all (maxTotalTimeoutMs)`, 'timeout')
+                    : this.#failure(error, timeoutMs, signal);
             if (failure instanceof UpstreamFailedError && failure.fault !== undefined) {
                 this.options.reportFault(failure.fault, 'upstream request failed', { reason: failure.reason });
             }
-            // A cancelled request says nothing about the upstream (the SDK reports it like a timeout).
+            // A cancelled request says nothing about the upstream (the SDK reports it like a timeout); nor does one
+            // cut off by maxTotalTimeoutMs, as its progress showed the upstream alive.
             if (signal?.aborted !== true) {
                 const evidence = connectionEvidence(error);
                 if (evidence === 'gone') this.#lose(failureReason(error, timeoutMs));

@@ -1,0 +1,116 @@
+/**
+ * What each protocol revision can carry, and how a result built in the newest
+ * one is brought down to the revision a client negotiated. Upstream results are
+ * parsed by the SDK in the newest revision's terms, so an older client would
+ * otherwise get content types its schema rejects (`audio` before 2025-03-26,
+ * `resource_link` before 2025-06-18). The rules (also the README's table):
+ *
+ * - `title` (prompts, arguments, resource links): from 2025-06-18.
+ * - `icons` (prompts, resource links): from 2025-11-25.
+ * - `_meta` on prompts, content blocks and resource contents: from 2025-06-18.
+ *   A result's own `_meta` is in every revision and kept.
+ * - `annotations.lastModified`: from 2025-06-18.
+ * - `audio` content: from 2025-03-26; before, a text block naming what was left out.
+ * - `resource_link` content: from 2025-06-18; before, a text block with its name and URI.
+ * - progress `message`: from 2025-03-26.
+ *
+ * A revision newer than the gateway knows (or none yet) gets everything unchanged.
+ */
+import type { Annotations, ContentBlock, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage } from '@modelcontextprotocol/client';
+
+export interface Revision {
+    readonly version: string;
+    /** Knows everything the gateway sends: results pass unchanged, at no cost. */
+    readonly current: boolean;
+    readonly titles: boolean;
+    readonly icons: boolean;
+    readonly meta: boolean;
+    readonly lastModified: boolean;
+    readonly audio: boolean;
+    readonly resourceLinks: boolean;
+    readonly progressMessage: boolean;
+}
+
+/** Protocol versions are dates, so they compare as strings. */
+export function revisionOf(version: string | undefined): Revision {
+    const since = (first: string) => version === undefined || version >= first;
+    return {
+        version: version ?? 'latest',
+        current: since('2025-11-25'),
+        titles: since('2025-06-18'),
+        icons: since('2025-11-25'),
+        meta: since('2025-06-18'),
+        lastModified: since('2025-06-18'),
+        audio: since('2025-03-26'),
+        resourceLinks: since('2025-06-18'),
+        progressMessage: since('2025-03-26')
+    };
+}
+
+export function adaptPromptList(result: ListPromptsResult, revision: Revision): ListPromptsResult {
+    if (revision.current) return result;
+    return { ...result, prompts: result.prompts.map(prompt => adaptPrompt(prompt, revision)) };
+}
+
+export function adaptGetPrompt(result: GetPromptResult, revision: Revision): GetPromptResult {
+    if (revision.current) return result;
+    return { ...result, messages: result.messages.map(message => adaptMessage(message, revision)) };
+}
+
+export interface ProgressParams {
+    progress: number;
+    total?: number | undefined;
+    message?: string | undefined;
+}
+
+export function adaptProgress(params: ProgressParams, revision: Revision): ProgressParams {
+    const { progress, total, message } = params;
+    return {
+        progress,
+        ...(total === undefined ? {} : { total }),
+        ...(message === undefined || !revision.progressMessage ? {} : { message })
+    };
+}
+
+function adaptPrompt(prompt: Prompt, revision: Revision): Prompt {
+    const adapted = withoutNewFields(prompt, revision);
+    if (prompt.arguments === undefined) return adapted;
+    return { ...adapted, arguments: prompt.arguments.map(argument => withoutNewFields<PromptArgument>(argument, revision)) };
+}
+
+function adaptMessage(message: PromptMessage, revision: Revision): PromptMessage {
+    return { ...message, content: adaptContent(message.content, revision) };
+}
+
+function adaptContent(block: ContentBlock, revision: Revision): ContentBlock {
+    if (block.type === 'audio' && !revision.audio) {
+        return textInstead(block, `[audio omitted: ${block.mimeType}, not supported by MCP ${revision.version}]`, revision);
+    }
+    if (block.type === 'resource_link' && !revision.resourceLinks) {
+        const label = `${block.title ?? block.name}: ${block.uri}`;
+        return textInstead(block, block.description === undefined ? label : `${label}\n${block.description}`, revision);
+    }
+    const adapted = withoutNewFields(block, revision);
+    if (adapted.annotations !== undefined) adapted.annotations = adaptAnnotations(adapted.annotations, revision);
+    if (adapted.type === 'resource') adapted.resource = withoutNewFields(adapted.resource, revision);
+    return adapted;
+}
+
+function textInstead(block: ContentBlock, text: string, revision: Revision): ContentBlock {
+    return block.annotations === undefined ? { type: 'text', text } : { type: 'text', text, annotations: adaptAnnotations(block.annotations, revision) };
+}
+
+function adaptAnnotations(annotations: Annotations, revision: Revision): Annotations {
+    if (revision.lastModified || annotations.lastModified === undefined) return annotations;
+    const { lastModified: _lastModified, ...older } = annotations;
+    return older;
+}
+
+/** A shallow copy without the `title`, `icons` and `_meta` fields the revision lacks. */
+function withoutNewFields<T extends object>(value: T, revision: Revision): T {
+    const copy: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+    if (!revision.titles) delete copy.title;
+    if (!revision.icons) delete copy.icons;
+    if (!revision.meta) delete copy._meta;
+    return copy as T;
+}
