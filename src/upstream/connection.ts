@@ -6,7 +6,6 @@
  */
 import { ProtocolError, ProtocolErrorCode, type Client } from '@modelcontextprotocol/client';
 import type { CompleteRequest, CompleteResult, GetPromptResult, Prompt, ServerCapabilities } from '@modelcontextprotocol/client';
-import { z } from 'zod';
 import type { UpstreamConfig } from '../config/schema.js';
 import { Bus } from '../lib/bus.js';
 import type { FaultKind } from '../observability/faults.js';
@@ -18,18 +17,11 @@ import { FaultLog } from './fault-log.js';
 import { FloodDetector } from './flood.js';
 import { childOutputLog } from './output-log.js';
 import { collectPages, type Collected } from './pages.js';
+import { CompletionResult, PromptPage } from './result-schemas.js';
 import { UpstreamSession, type CallControl } from './session.js';
 import type { StdioHooks, WireProtocol } from './transports.js';
 
 const COMPLETIONS_CAPABILITY_SINCE = '2025-03-26';
-
-/**
- * The SDK refuses a completion with more than 100 values as an invalid result; the gateway takes it and passes
- * on the first 100 (see the service), as a direct client could have used the rest of the answer too.
- */
-const LenientCompleteResult = z.looseObject({
-    completion: z.looseObject({ values: z.array(z.string()), total: z.number().int().optional(), hasMore: z.boolean().optional() })
-});
 
 const STABLE_AFTER_MS = 30_000;
 /** More list_changed than this within a second is a flood: counted and logged (the catalog coalesces them anyway). */
@@ -144,7 +136,7 @@ export class UpstreamConnection {
         if (client.getServerCapabilities()?.prompts === undefined) return { items: [] };
         const collected = await collectPages(cursor =>
             session.call(async options => {
-                const page = await client.request({ method: 'prompts/list', params: cursor === undefined ? {} : { cursor } }, options);
+                const page = await client.request({ method: 'prompts/list', params: cursor === undefined ? {} : { cursor } }, PromptPage, options);
                 return { items: page.prompts, nextCursor: page.nextCursor };
             })
         );
@@ -165,7 +157,7 @@ export class UpstreamConnection {
         if (!this.offersCompletions) return undefined;
         return session.call(async options => {
             try {
-                return await session.client.request({ method: 'completion/complete', params }, LenientCompleteResult, options);
+                return await session.client.request({ method: 'completion/complete', params }, CompletionResult, options);
             } catch (error) {
                 if (error instanceof ProtocolError && error.code === ProtocolErrorCode.MethodNotFound) return undefined;
                 throw error;

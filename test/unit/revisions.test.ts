@@ -3,6 +3,9 @@ import { describe, test } from 'node:test';
 import type { GetPromptResult, ListPromptsResult } from '@modelcontextprotocol/client';
 import { adaptGetPrompt, adaptProgress, adaptPromptList, revisionOf } from '../../src/downstream/revisions.js';
 
+// The SDK's PromptArgument type lacks `title` (a field since 2025-06-18), hence a variable rather than a literal.
+const titledArgument = { name: 'a', title: 'A', required: true };
+
 const list: ListPromptsResult = {
     _meta: { page: 1 },
     prompts: [
@@ -12,7 +15,7 @@ const list: ListPromptsResult = {
             description: 'd',
             icons: [{ src: 'https://example.com/p.png' }],
             _meta: { k: 1 },
-            arguments: [{ name: 'a', title: 'A', required: true }]
+            arguments: [titledArgument]
         }
     ]
 };
