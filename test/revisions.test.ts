@@ -1,0 +1,644 @@
+/**
+ * Every protocol revision, both directions: downstream clients speaking 2024-11-05, 2025-03-26, 2025-06-18 or
+ * 2025-11-25 in front of upstreams speaking each of them (16 combinations, one gateway with one upstream per
+ * revision and one client per revision). Clients are raw JSON-RPC over fetch (and over a stdio pipe), so the
+ * exact wire JSON is seen; every message a client receives is validated against the official JSON Schema of the
+ * revision it negotiated (test/fixtures/spec-schemas), and results must be what the upstream itself answers,
+ * fitted to the client's revision by the rules in SINCE below.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, test } from 'node:test';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { RunningGateway } from '../src/gateway.js';
+import { capturingLogger, ROOT, startTestGateway, stopChild, waitFor } from './helpers.js';
+
+const REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'] as const;
+type Revision = (typeof REVISIONS)[number];
+const REVISION_SERVER = path.join(ROOT, 'test/fixtures/revision-server.ts');
+const SEPARATOR = '__';
+
+type Obj = Record<string, unknown>;
+interface Message {
+    jsonrpc: string;
+    id?: string | number | null;
+    method?: string;
+    params?: Obj;
+    result?: Obj;
+    error?: { code: number; message: string; data?: unknown };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Official schemas
+
+// ajv-formats is CommonJS with `exports.default`; under Node's ESM interop the default import is the module object.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
+
+/** The definition a result of each method must match (all four revisions have these). */
+const RESULT_DEFINITION: Record<string, string> = {
+    initialize: 'InitializeResult',
+    ping: 'EmptyResult',
+    'prompts/list': 'ListPromptsResult',
+    'prompts/get': 'GetPromptResult',
+    'completion/complete': 'CompleteResult'
+};
+const NOTIFICATION_DEFINITION: Record<string, string> = {
+    'notifications/prompts/list_changed': 'PromptListChangedNotification',
+    'notifications/message': 'LoggingMessageNotification',
+    'notifications/progress': 'ProgressNotification',
+    'notifications/cancelled': 'CancelledNotification'
+};
+
+class SpecSchema {
+    readonly #ajv: Ajv;
+    readonly #definitions: Obj;
+    readonly #pointer: string;
+    readonly #compiled = new Map<string, ValidateFunction>();
+
+    constructor(readonly revision: Revision) {
+        const schema = JSON.parse(readFileSync(path.join(ROOT, `test/fixtures/spec-schemas/${revision}.json`), 'utf8')) as Obj;
+        const dialect = schema['$schema'];
+        if (dialect === 'http://json-schema.org/draft-07/schema#') this.#ajv = new Ajv({ allErrors: true, strict: false });
+        else if (dialect === 'https://json-schema.org/draft/2020-12/schema') this.#ajv = new Ajv2020({ allErrors: true, strict: false });
+        else throw new Error(`${revision}: unexpected $schema ${String(dialect)}`);
+        addFormats(this.#ajv);
+        const key = 'definitions' in schema ? 'definitions' : '$defs';
+        this.#definitions = schema[key] as Obj;
+        this.#pointer = `mcp-${revision}#/${key}/`;
+        this.#ajv.addSchema(schema, `mcp-${revision}`);
+    }
+
+    has(definition: string): boolean {
+        return definition in this.#definitions;
+    }
+
+    /** The first of `names` this revision defines (e.g. JSONRPCError became JSONRPCErrorResponse in 2025-11-25). */
+    pick(...names: string[]): string {
+        const found = names.find(name => this.has(name));
+        if (found === undefined) throw new Error(`${this.revision} defines none of ${names.join(', ')}`);
+        return found;
+    }
+
+    /** Validation errors of `value` against one definition, as readable lines (empty when valid). */
+    check(definition: string, value: unknown): string[] {
+        let validate = this.#compiled.get(definition);
+        if (!validate) {
+            if (!this.has(definition)) return [`${this.revision} has no definition ${definition}`];
+            validate = this.#ajv.compile({ $ref: `${this.#pointer}${definition}` });
+            this.#compiled.set(definition, validate);
+        }
+        if (validate(value)) return [];
+        return (validate.errors ?? []).map(error => `${definition}${error.instancePath}: ${error.message ?? '?'} ${JSON.stringify(error.params)}`);
+    }
+
+    /**
+     * Every problem with one received message: the envelope, and the payload for the method it answers
+     * (responses), or its own method (notifications, requests).
+     */
+    problems(message: Message, requestMethod: string | undefined): string[] {
+        const problems = this.check('JSONRPCMessage', message);
+        if ('error' in message) {
+            problems.push(...this.check(this.pick('JSONRPCErrorResponse', 'JSONRPCError'), message));
+        } else if ('result' in message) {
+            problems.push(...this.check(this.pick('JSONRPCResultResponse', 'JSONRPCResponse'), message));
+            const definition = requestMethod === undefined ? undefined : RESULT_DEFINITION[requestMethod];
+            if (definition === undefined) problems.push(`a response to ${String(requestMethod)}, which was never sent`);
+            else problems.push(...this.check(definition, message.result));
+        } else if ('id' in message) {
+            problems.push(...this.check('JSONRPCRequest', message), ...this.check('ServerRequest', message));
+        } else {
+            problems.push(...this.check('JSONRPCNotification', message), ...this.check('ServerNotification', message));
+            const definition = NOTIFICATION_DEFINITION[message.method ?? ''];
+            if (definition !== undefined) problems.push(...this.check(definition, message));
+        }
+        return problems;
+    }
+}
+
+const SCHEMAS = Object.fromEntries(REVISIONS.map(revision => [revision, new SpecSchema(revision)])) as Record<Revision, SpecSchema>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// The fitting rules: what a client of each revision gets, derived from what the upstream sent
+
+/** The first revision that has each field or content type. */
+const SINCE = {
+    title: '2025-06-18', // title on Prompt, PromptArgument, ResourceLink
+    icons: '2025-11-25', // icons on Prompt, ResourceLink
+    meta: '2025-06-18', // _meta on Prompt, content blocks, resource contents (result-level _meta is in every revision)
+    lastModified: '2025-06-18', // annotations.lastModified
+    audio: '2025-03-26', // audio content; before: a text block naming its mimeType
+    resourceLink: '2025-06-18' // resource_link content; before: a text block "<title or name>: <uri>[\n<description>]"
+} as const satisfies Record<string, Revision>;
+
+const has = (revision: Revision, feature: keyof typeof SINCE) => revision >= SINCE[feature];
+
+/** Stands for a value the rules describe but do not fix; checked by `predicate`. */
+class Matching {
+    constructor(
+        readonly what: string,
+        readonly predicate: (value: unknown) => boolean
+    ) {}
+}
+
+function fitPrompt(prompt: Obj, revision: Revision): Obj {
+    const fitted = structuredClone(prompt);
+    if (!has(revision, 'title')) delete fitted['title'];
+    if (!has(revision, 'icons')) delete fitted['icons'];
+    if (!has(revision, 'meta')) delete fitted['_meta'];
+    if (Array.isArray(fitted['arguments'])) {
+        fitted['arguments'] = (fitted['arguments'] as Obj[]).map(argument => {
+            const copy = { ...argument };
+            if (!has(revision, 'title')) delete copy['title'];
+            return copy;
+        });
+    }
+    return fitted;
+}
+
+function fitAnnotations(block: Obj, revision: Revision): void {
+    const annotations = block['annotations'] as Obj | undefined;
+    if (annotations !== undefined && !has(revision, 'lastModified')) {
+        const copy = { ...annotations };
+        delete copy['lastModified'];
+        block['annotations'] = copy;
+    }
+}
+
+function fitContent(content: Obj, revision: Revision): Obj {
+    const fitted = structuredClone(content);
+    if (!has(revision, 'meta')) {
+        delete fitted['_meta'];
+        if (fitted['type'] === 'resource') delete (fitted['resource'] as Obj)['_meta'];
+    }
+    fitAnnotations(fitted, revision);
+    if (fitted['type'] === 'audio' && !has(revision, 'audio')) {
+        const mimeType = String(fitted['mimeType']);
+        return {
+            type: 'text',
+            text: new Matching(`a text naming ${mimeType}`, text => typeof text === 'string' && text.includes(mimeType)),
+            ...(fitted['annotations'] === undefined ? {} : { annotations: fitted['annotations'] })
+        };
+    }
+    if (fitted['type'] === 'resource_link') {
+        if (!has(revision, 'resourceLink')) {
+            const parts = [String(fitted['uri']), String(fitted['title'] ?? fitted['name'])];
+            if (typeof fitted['description'] === 'string') parts.push(fitted['description']);
+            return {
+                type: 'text',
+                text: new Matching(`a text with ${parts.join(', ')}`, text => typeof text === 'string' && parts.every(part => text.includes(part))),
+                ...(fitted['annotations'] === undefined ? {} : { annotations: fitted['annotations'] })
+            };
+        }
+        if (!has(revision, 'icons')) delete fitted['icons'];
+    }
+    return fitted;
+}
+
+function fitGetResult(result: Obj, revision: Revision): Obj {
+    const fitted = structuredClone(result);
+    fitted['messages'] = (result['messages'] as Obj[]).map(message => ({ ...message, content: fitContent(message['content'] as Obj, revision) }));
+    return fitted;
+}
+
+/** `expected` with each Matching replaced by the actual value when it matches (so deepEqual shows only real differences). */
+function resolve(expected: unknown, actual: unknown): unknown {
+    if (expected instanceof Matching) return expected.predicate(actual) ? actual : `<${expected.what}>`;
+    if (Array.isArray(expected)) return expected.map((item, index) => resolve(item, Array.isArray(actual) ? actual[index] : undefined));
+    if (expected !== null && typeof expected === 'object') {
+        const source = actual !== null && typeof actual === 'object' ? (actual as Obj) : {};
+        return Object.fromEntries(Object.entries(expected).map(([key, value]) => [key, resolve(value, source[key])]));
+    }
+    return expected;
+}
+
+function assertFits(actual: unknown, expected: unknown, what: string): void {
+    assert.deepEqual(actual, resolve(expected, actual), what);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Raw JSON-RPC clients that keep every message they receive
+
+interface Received {
+    message: Message;
+    /** For responses: the method of the request it answers. */
+    requestMethod: string | undefined;
+}
+
+abstract class RawClient {
+    readonly received: Received[] = [];
+    readonly #pending = new Map<number, { method: string; resolve: (message: Message) => void }>();
+    #nextId = 1;
+
+    /**
+     * @param revision the one revision this client offers (and, when `validate`, must get)
+     * @param validate check what it receives against the schema of `revision` (off for the fixture's own answers)
+     */
+    constructor(
+        readonly revision: Revision,
+        readonly validate = true
+    ) {}
+
+    get schema(): SpecSchema {
+        return SCHEMAS[this.revision];
+    }
+
+    protected abstract send(message: Message): Promise<void>;
+
+    /** Every message from the server comes through here. */
+    protected receive(message: Message): void {
+        const pending = typeof message.id === 'number' && !('method' in message) ? this.#pending.get(message.id) : undefined;
+        this.received.push({ message, requestMethod: pending?.method });
+        if (pending) {
+            this.#pending.delete(message.id as number);
+            pending.resolve(message);
+        } else if ('method' in message && 'id' in message) {
+            // A request from the server (e.g. ping): answer it so nothing waits.
+            void this.send({ jsonrpc: '2.0', id: message.id, result: {} }).catch(() => {});
+        }
+    }
+
+    /** Sends a request and resolves with the response message, valid or not. */
+    async request(method: string, params: Obj = {}): Promise<Message> {
+        const id = this.#nextId++;
+        const response = new Promise<Message>(resolve => this.#pending.set(id, { method, resolve }));
+        await this.send({ jsonrpc: '2.0', id, method, params });
+        return response;
+    }
+
+    notify(method: string, params?: Obj): Promise<void> {
+        return this.send({ jsonrpc: '2.0', method, ...(params === undefined ? {} : { params }) });
+    }
+
+    /** A request that must succeed with a message valid under the client's revision; returns its result. */
+    async call(method: string, params: Obj = {}): Promise<Obj> {
+        const message = await this.request(method, params);
+        this.assertValid(message, method);
+        assert.ok(message.result, `${method} failed: ${JSON.stringify(message.error)}`);
+        return message.result;
+    }
+
+    /** A request that must fail with a valid error response; returns the error. */
+    async callFailing(method: string, params: Obj = {}): Promise<{ code: number; message: string }> {
+        const message = await this.request(method, params);
+        this.assertValid(message, method);
+        assert.ok(message.error, `${method} should have failed: ${JSON.stringify(message.result)}`);
+        return { code: message.error.code, message: message.error.message };
+    }
+
+    assertValid(message: Message, requestMethod: string | undefined): void {
+        if (!this.validate) return;
+        assert.deepEqual(this.schema.problems(message, requestMethod), [], `${this.revision} client got ${JSON.stringify(message)}`);
+    }
+
+    async initialize(): Promise<Obj> {
+        const result = await this.call('initialize', {
+            protocolVersion: this.revision,
+            capabilities: {},
+            clientInfo: { name: `raw-${this.revision}`, version: '1.0.0' }
+        });
+        await this.notify('notifications/initialized');
+        return result;
+    }
+
+    notifications(method: string): Message[] {
+        return this.received.map(entry => entry.message).filter(message => message.method === method && !('id' in message));
+    }
+
+    /** Every page of the merged list, each page's result validated. */
+    async listAll(): Promise<Obj[]> {
+        const prompts: Obj[] = [];
+        let cursor: string | undefined;
+        for (let pages = 0; ; pages++) {
+            assert.ok(pages < 100, 'pagination does not end');
+            const page = await this.call('prompts/list', cursor === undefined ? {} : { cursor });
+            prompts.push(...(page['prompts'] as Obj[]));
+            cursor = page['nextCursor'] as string | undefined;
+            if (cursor === undefined) return prompts;
+        }
+    }
+}
+
+/** Streamable HTTP: POST for each message (answer as JSON or SSE), plus the GET stream for notifications. */
+class HttpClient extends RawClient {
+    #sessionId: string | undefined;
+    readonly #streams = new AbortController();
+
+    constructor(
+        readonly url: string,
+        revision: Revision
+    ) {
+        super(revision);
+    }
+
+    #headers(): Record<string, string> {
+        return {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            ...(this.#sessionId === undefined ? {} : { 'mcp-session-id': this.#sessionId }),
+            // The header came with 2025-06-18; older clients do not send it.
+            ...(this.revision >= '2025-06-18' && this.#sessionId !== undefined ? { 'mcp-protocol-version': this.revision } : {})
+        };
+    }
+
+    protected async send(message: Message): Promise<void> {
+        const response = await fetch(this.url, { method: 'POST', headers: this.#headers(), body: JSON.stringify(message) });
+        this.#sessionId ??= response.headers.get('mcp-session-id') ?? undefined;
+        const type = response.headers.get('content-type') ?? '';
+        if (response.status === 202) return void (await response.body?.cancel());
+        if (type.startsWith('text/event-stream')) return this.#readEvents(response);
+        const body = (await response.json()) as Message | Message[];
+        for (const item of Array.isArray(body) ? body : [body]) this.receive(item);
+    }
+
+    async #readEvents(response: Response): Promise<void> {
+        const decoder = new TextDecoder();
+        let buffer = '';
+        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+            buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, '\n');
+            let end: number;
+            while ((end = buffer.indexOf('\n\n')) !== -1) {
+                const event = buffer.slice(0, end);
+                buffer = buffer.slice(end + 2);
+                const data = event
+                    .split('\n')
+                    .filter(line => line.startsWith('data:'))
+                    .map(line => line.slice(5).replace(/^ /, ''))
+                    .join('\n');
+                if (data !== '') this.receive(JSON.parse(data) as Message);
+            }
+        }
+    }
+
+    /** Opens the standalone GET stream (server-initiated notifications) and resolves once it is open. */
+    async openStream(): Promise<void> {
+        const headers = this.#headers();
+        delete headers['content-type'];
+        headers['accept'] = 'text/event-stream';
+        const response = await fetch(this.url, { method: 'GET', headers, signal: this.#streams.signal });
+        assert.equal(response.status, 200, 'GET stream');
+        this.#readEvents(response).catch(() => {});
+    }
+
+    async close(): Promise<void> {
+        this.#streams.abort();
+        if (this.#sessionId !== undefined) await fetch(this.url, { method: 'DELETE', headers: this.#headers() }).catch(() => {});
+    }
+}
+
+/** Newline-delimited JSON-RPC over a child's stdin/stdout. */
+class StdioClient extends RawClient {
+    readonly stderr: string[] = [];
+
+    constructor(
+        readonly child: ChildProcess,
+        revision: Revision,
+        validate = true
+    ) {
+        super(revision, validate);
+        createInterface({ input: child.stdout! }).on('line', line => this.receive(JSON.parse(line) as Message));
+        createInterface({ input: child.stderr! }).on('line', line => this.stderr.push(line));
+    }
+
+    protected send(message: Message): Promise<void> {
+        return new Promise((resolve, reject) => this.child.stdin!.write(`${JSON.stringify(message)}\n`, error => (error ? reject(error) : resolve())));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// What the upstreams answer when asked directly: the exact wire JSON, read by a raw client offering the latest
+// revision (the SDK's Client would not do: its schemas drop fields, e.g. PromptArgument.title)
+
+function upstreamId(revision: Revision): string {
+    return `v${revision}`;
+}
+
+function revisionServer(revision: Revision) {
+    return { id: upstreamId(revision), transport: 'stdio', command: process.execPath, args: ['--import', 'tsx', REVISION_SERVER, '--revision', revision], cwd: ROOT };
+}
+
+const LATEST: Revision = '2025-11-25';
+const RICH_ARGS = { topic: 'revisions', tone: 'dry' };
+const COMPLETIONS = [
+    { argument: { name: 'topic', value: 'al' } },
+    { argument: { name: 'tone', value: 'f' } }
+];
+
+interface Direct {
+    negotiated: unknown;
+    prompts: Obj[];
+    rich: Obj;
+    plain: Obj;
+    fails: { code: number; message: string };
+    completions: Obj[];
+}
+
+async function askDirectly(revision: Revision): Promise<Direct> {
+    const config = revisionServer(revision);
+    const child = spawn(config.command, config.args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    try {
+        const client = new StdioClient(child, LATEST, false);
+        const { protocolVersion } = await client.initialize();
+        return {
+            negotiated: protocolVersion,
+            prompts: await client.listAll(),
+            rich: await client.call('prompts/get', { name: 'rich', arguments: RICH_ARGS }),
+            plain: await client.call('prompts/get', { name: 'plain' }),
+            fails: await client.callFailing('prompts/get', { name: 'fails' }),
+            completions: await Promise.all(COMPLETIONS.map(({ argument }) => client.call('completion/complete', { ref: { type: 'ref/prompt', name: 'rich' }, argument })))
+        };
+    } finally {
+        await stopChild(child);
+    }
+}
+
+/** The merged list a client of `revision` should see: each upstream's prompts in config order, namespaced and fitted. */
+function expectedList(direct: Record<Revision, Direct>, revision: Revision): Obj[] {
+    return REVISIONS.flatMap(upstream =>
+        direct[upstream].prompts.map(prompt => fitPrompt({ ...prompt, name: `${upstreamId(upstream)}${SEPARATOR}${String(prompt['name'])}` }, revision))
+    );
+}
+
+/** What the fixture sends is rich enough to exercise every rule: a check on the test itself. */
+function assertFixtureIsRich(direct: Direct): void {
+    const rich = direct.prompts.find(prompt => prompt['name'] === 'rich')!;
+    for (const field of ['title', 'icons', '_meta']) assert.ok(field in rich, `fixture prompt has ${field}`);
+    assert.ok((rich['arguments'] as Obj[]).every(argument => 'title' in argument));
+    const contents = (direct.rich['messages'] as Obj[]).map(message => message['content'] as Obj);
+    assert.deepEqual([...new Set(contents.map(content => content['type']))].sort(), ['audio', 'image', 'resource', 'resource_link', 'text']);
+    assert.ok(contents.some(content => (content['annotations'] as Obj | undefined)?.['lastModified'] !== undefined));
+    assert.ok(contents.some(content => content['type'] === 'resource_link' && 'icons' in content && 'title' in content));
+    assert.ok(contents.some(content => content['type'] === 'resource' && '_meta' in (content['resource'] as Obj)));
+}
+
+/** The "upstream connected" log line of each upstream id: the revision it negotiated. */
+function negotiatedUpstream(lines: Record<string, unknown>[]): Record<string, unknown> {
+    return Object.fromEntries(lines.filter(line => line['msg'] === 'upstream connected').map((line): [string, unknown] => [String(line['upstream']), line['protocol']]));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+describe('every protocol revision, both directions (Streamable HTTP downstream)', () => {
+    let gateway: RunningGateway;
+    let log: ReturnType<typeof capturingLogger>;
+    const direct = {} as Record<Revision, Direct>;
+    const clients = {} as Record<Revision, HttpClient>;
+    const initialized = {} as Record<Revision, Obj>;
+
+    before(async () => {
+        log = capturingLogger();
+        const answers = Promise.all(REVISIONS.map(async revision => (direct[revision] = await askDirectly(revision))));
+        gateway = await startTestGateway(
+            {
+                pagination: { pageSize: 3 },
+                notifications: { debounceMs: 20, maxDelayMs: 100 },
+                upstreams: REVISIONS.map(revisionServer)
+            },
+            log.logger
+        );
+        await answers;
+        await Promise.all(
+            REVISIONS.map(async revision => {
+                const client = (clients[revision] = new HttpClient(gateway.url!, revision));
+                initialized[revision] = await client.initialize();
+                await client.openStream();
+            })
+        );
+    });
+
+    after(async () => {
+        await Promise.all(Object.values(clients).map(client => client.close()));
+        await gateway?.close();
+    });
+
+    test('the fixture uses every field and content type the rules are about', () => {
+        for (const revision of REVISIONS) assertFixtureIsRich(direct[revision]);
+    });
+
+    test('each upstream negotiates its own revision, with the gateway as with a direct client', async () => {
+        await waitFor(() => Object.keys(negotiatedUpstream(log.lines())).length === REVISIONS.length, 10_000, 'every upstream to connect');
+        const expected = Object.fromEntries(REVISIONS.map(revision => [upstreamId(revision), revision]));
+        assert.deepEqual(negotiatedUpstream(log.lines()), expected);
+        assert.deepEqual(Object.fromEntries(REVISIONS.map(revision => [upstreamId(revision), direct[revision].negotiated])), expected);
+    });
+
+    for (const revision of REVISIONS) {
+        describe(`${revision} client`, () => {
+            test('initialize: the client gets its own revision, a valid InitializeResult (checked as it arrived), and ping works', async () => {
+                const client = clients[revision];
+                assert.equal(initialized[revision]['protocolVersion'], revision);
+                assert.deepEqual((initialized[revision]['capabilities'] as Obj)['prompts'], { listChanged: true });
+                assert.deepEqual(await client.call('ping'), {});
+            });
+
+            test('prompts/list: every page valid; the merged list is every upstream prompt, fitted to the revision', async () => {
+                assertFits(await clients[revision].listAll(), expectedList(direct, revision), 'merged list');
+            });
+
+            for (const upstream of REVISIONS) {
+                test(`from the ${upstream} upstream: get, complete and errors are valid and fitted`, async () => {
+                    const client = clients[revision];
+                    const name = (prompt: string) => `${upstreamId(upstream)}${SEPARATOR}${prompt}`;
+                    const rich = await client.call('prompts/get', { name: name('rich'), arguments: RICH_ARGS });
+                    assertFits(rich, fitGetResult(direct[upstream].rich, revision), 'rich');
+                    const plain = await client.call('prompts/get', { name: name('plain') });
+                    assertFits(plain, fitGetResult(direct[upstream].plain, revision), 'plain');
+                    assert.match(JSON.stringify(plain), new RegExp(`negotiated ${upstream}`), 'the upstream speaks its own revision');
+                    for (const [index, { argument }] of COMPLETIONS.entries()) {
+                        const completion = await client.call('completion/complete', { ref: { type: 'ref/prompt', name: name('rich') }, argument });
+                        assert.deepEqual(completion, direct[upstream].completions[index]);
+                    }
+                    assert.deepEqual(await client.callFailing('prompts/get', { name: name('fails') }), direct[upstream].fails, "the upstream's -32602 passes through");
+                    const missing = await client.callFailing('prompts/get', { name: name('rich') });
+                    assert.equal(missing.code, -32602);
+                    assert.match(missing.message, /topic/);
+                });
+            }
+
+            test('an unknown prompt is a valid -32602 error', async () => {
+                const error = await clients[revision].callFailing('prompts/get', { name: 'no-such-upstream__x' });
+                assert.equal(error.code, -32602);
+            });
+        });
+    }
+
+    test('list_changed from every upstream reaches every client, valid under its revision', async () => {
+        for (const upstream of REVISIONS) {
+            const before = Object.fromEntries(REVISIONS.map(revision => [revision, clients[revision].notifications('notifications/prompts/list_changed').length]));
+            // Any client may trigger it; every client is told.
+            const trigger = clients[REVISIONS[(REVISIONS.indexOf(upstream) + 1) % REVISIONS.length]!];
+            const answer = await trigger.call('prompts/get', { name: `${upstreamId(upstream)}${SEPARATOR}trigger-change` });
+            const added = /added (added-\d+)/.exec(JSON.stringify(answer))?.[1];
+            assert.ok(added, JSON.stringify(answer));
+            for (const revision of REVISIONS) {
+                const client = clients[revision];
+                await waitFor(() => client.notifications('notifications/prompts/list_changed').length > before[revision]!, 5000, `${revision} client to be told of ${upstream}'s change`);
+                for (const notification of client.notifications('notifications/prompts/list_changed')) client.assertValid(notification, undefined);
+                const names = (await client.listAll()).map(prompt => prompt['name']);
+                assert.ok(names.includes(`${upstreamId(upstream)}${SEPARATOR}${added}`), `${revision} client lists ${added} of ${upstream}`);
+            }
+        }
+    });
+
+    test('every message every client received is valid under its revision', () => {
+        for (const revision of REVISIONS) {
+            const client = clients[revision];
+            assert.ok(client.received.length > 40, `${revision} client received ${client.received.length} messages`);
+            const invalid = client.received
+                .map(({ message, requestMethod }) => ({ message, problems: client.schema.problems(message, requestMethod) }))
+                .filter(entry => entry.problems.length > 0);
+            assert.deepEqual(invalid, [], `${revision} client`);
+        }
+    });
+});
+
+describe('every protocol revision: stdio downstream', () => {
+    let directory: string;
+    let child: ChildProcess | undefined;
+
+    before(() => {
+        directory = mkdtempSync(path.join(tmpdir(), 'revisions-'));
+    });
+
+    after(async () => {
+        if (child) await stopChild(child);
+        rmSync(directory, { recursive: true, force: true });
+    });
+
+    test('a 2024-11-05 client over stdio in front of a 2025-11-25 upstream gets valid, fitted messages', async () => {
+        const client = '2024-11-05';
+        const upstream = '2025-11-25';
+        const config = path.join(directory, 'gateway.json');
+        writeFileSync(config, JSON.stringify({ notifications: { debounceMs: 20, maxDelayMs: 100 }, upstreams: [revisionServer(upstream)] }));
+        const answers = askDirectly(upstream);
+        child = spawn(process.execPath, [path.join(ROOT, 'dist/cli.js'), '--stdio', '--config', config], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+        const raw = new StdioClient(child, client);
+        const result = await raw.initialize();
+        assert.equal(result['protocolVersion'], client);
+        assert.deepEqual(await raw.call('ping'), {});
+        const expected = await answers;
+        const name = (prompt: string) => `${upstreamId(upstream)}${SEPARATOR}${prompt}`;
+        await waitFor(async () => (await raw.listAll()).length === expected.prompts.length, 10_000, 'the upstream to be listed');
+        assertFits(
+            await raw.listAll(),
+            expected.prompts.map(prompt => fitPrompt({ ...prompt, name: name(String(prompt['name'])) }, client)),
+            'list'
+        );
+        assertFits(await raw.call('prompts/get', { name: name('rich'), arguments: RICH_ARGS }), fitGetResult(expected.rich, client), 'rich');
+        for (const [index, { argument }] of COMPLETIONS.entries()) {
+            assert.deepEqual(await raw.call('completion/complete', { ref: { type: 'ref/prompt', name: name('rich') }, argument }), expected.completions[index]);
+        }
+        assert.deepEqual(await raw.callFailing('prompts/get', { name: name('fails') }), expected.fails);
+        await raw.call('prompts/get', { name: name('trigger-change') });
+        await waitFor(() => raw.notifications('notifications/prompts/list_changed').length > 0, 5000, 'list_changed');
+        const invalid = raw.received.map(({ message, requestMethod }) => raw.schema.problems(message, requestMethod)).filter(problems => problems.length > 0);
+        assert.deepEqual(invalid, []);
+        const connected = raw.stderr.map(line => JSON.parse(line) as Obj).find(line => line['msg'] === 'upstream connected');
+        assert.equal(connected?.['protocol'], upstream);
+    });
+});
