@@ -52,9 +52,9 @@ const commonUpstreamFields = {
         .int()
         .min(1)
         .max(3_600_000)
-        .default(300_000)
+        .optional()
         .describe(
-            'Longest a request may take in all when the client asked for progress: then each progress notification from the upstream restarts timeoutMs.'
+            'Longest a request may take in all when the client asked for progress: then each progress notification from the upstream restarts timeoutMs. Default: 300000, or timeoutMs if larger.'
         ),
     pingIntervalMs: z
         .number()
@@ -257,7 +257,7 @@ export const GatewayConfigSchema = z
                     message: `must be at least reconnect.initialMs (${backoff.initialMs}) for upstream "${upstream.id}"`
                 });
             }
-            if (upstream.maxTotalTimeoutMs < upstream.timeoutMs) {
+            if (upstream.maxTotalTimeoutMs !== undefined && upstream.maxTotalTimeoutMs < upstream.timeoutMs) {
                 ctx.addIssue({
                     code: 'custom',
                     path: ['upstreams', index, 'maxTotalTimeoutMs'],
@@ -291,6 +291,13 @@ export const GatewayConfigSchema = z
 
 export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;
 export type ReconnectPolicy = GatewayConfig['reconnect'];
+
+const DEFAULT_MAX_TOTAL_TIMEOUT_MS = 300_000;
+
+/** The bound on a request that makes progress (a timeoutMs above the default raises the default with it). */
+export function maxTotalTimeout(upstream: Pick<UpstreamConfig, 'timeoutMs' | 'maxTotalTimeoutMs'>): number {
+    return upstream.maxTotalTimeoutMs ?? Math.max(DEFAULT_MAX_TOTAL_TIMEOUT_MS, upstream.timeoutMs);
+}
 
 /** The upstream's own reconnect settings over the global ones. */
 export function resolveReconnect(global: ReconnectPolicy, upstream: Pick<UpstreamConfig, 'reconnect'>): ReconnectPolicy {

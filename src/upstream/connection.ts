@@ -178,7 +178,7 @@ export class UpstreamConnection {
 
     #readySession(): UpstreamSession {
         if (this.#state !== 'ready' || this.#session === undefined) {
-            throw new UpstreamFailedError(this.id, this.#state === 'connecting' ? 'still connecting' : 'not connected');
+            throw new UpstreamFailedError(this.id, this.#state === 'connecting' ? 'still connecting' : 'not connected', undefined);
         }
         return this.#session;
     }
@@ -200,7 +200,7 @@ export class UpstreamConnection {
                 onLost: (lost, reason) => this.#drop(lost, reason)
             });
             if (this.#state === 'closed') return await session.close();
-            if (session.ended) throw new UpstreamFailedError(this.id, 'connection closed');
+            if (session.ended) throw new UpstreamFailedError(this.id, 'connection closed', undefined);
             this.#session = session;
             this.#wire = session.wire;
             this.#lastError = undefined;
@@ -216,7 +216,7 @@ export class UpstreamConnection {
             // The mapped reason only: raw errors can quote header values or the upstream's response body.
             const failure = toUpstreamError(this.id, error, this.config.timeoutMs);
             const reason = failure instanceof UpstreamFailedError ? failure.reason : 'rejected';
-            this.#lastError = new UpstreamFailedError(this.id, reason).message;
+            this.#lastError = new UpstreamFailedError(this.id, reason, undefined).message;
             this.#faults.count('connect_failed');
             this.#scheduleReconnect(`connect failed: ${reason}`);
         }
@@ -234,7 +234,7 @@ export class UpstreamConnection {
         if (this.#session !== session || this.#state === 'closed') return;
         this.#session = undefined;
         clearTimeout(this.#stableTimer);
-        this.#lastError = new UpstreamFailedError(this.id, reason).message;
+        this.#lastError = new UpstreamFailedError(this.id, reason, undefined).message;
         this.#faults.count('disconnected');
         this.#scheduleReconnect(reason);
     }

@@ -18,8 +18,11 @@ export class UpstreamFailedError extends Error {
     constructor(
         readonly upstreamId: string,
         readonly reason: string,
-        /** undefined when the failure is not the upstream's fault (e.g. the caller cancelled). */
-        readonly fault: FaultKind | undefined = 'request_failed'
+        /**
+         * undefined when the failure is not the upstream's fault (e.g. the caller cancelled) or is counted
+         * elsewhere (a lost connection, as `disconnected`). No default: `undefined` would take it.
+         */
+        readonly fault: FaultKind | undefined
     ) {
         super(`Upstream ${upstreamId} failed: ${reason}`);
     }
@@ -29,7 +32,7 @@ export function toUpstreamError(upstreamId: string, error: unknown, timeoutMs: n
     if (error instanceof UpstreamRejectedError || error instanceof UpstreamFailedError) return error;
     if (error instanceof ProtocolError) {
         if (error.code === ProtocolErrorCode.InvalidParams) return new UpstreamRejectedError(stripCodePrefix(describeError(error)));
-        return new UpstreamFailedError(upstreamId, `error ${error.code}`);
+        return new UpstreamFailedError(upstreamId, `error ${error.code}`, 'request_failed');
     }
     const [reason, fault] = classify(error, timeoutMs);
     return new UpstreamFailedError(upstreamId, reason, fault);

@@ -3,7 +3,7 @@
  * Streamable HTTP with the fallback to legacy HTTP+SSE) and runs the MCP
  * handshake, bounded as a whole by the upstream's timeoutMs.
  */
-import { Client, SdkHttpError, type Transport } from '@modelcontextprotocol/client';
+import { Client, SdkHttpError, type JSONRPCErrorResponse, type JSONRPCResponse, type Transport } from '@modelcontextprotocol/client';
 import type { UpstreamConfig } from '../config/schema.js';
 import { withDeadline } from '../lib/deadline.js';
 import type { Logger } from '../observability/logger.js';
@@ -31,6 +31,18 @@ export interface OpenedClient {
     wire: WireProtocol;
 }
 
+/**
+ * The SDK (2.4.0) hands a notification to its handler one microtask after it arrives, but settles a response at
+ * once, dropping the request's progress handler: the last progress notification an upstream sends right before
+ * its answer would be lost (typescript-sdk issue 2580). Responses are settled one microtask later, behind the
+ * notifications that arrived before them.
+ */
+class InOrderClient extends Client {
+    protected override _onresponse(response: JSONRPCResponse | JSONRPCErrorResponse): void {
+        void Promise.resolve().then(() => super._onresponse(response));
+    }
+}
+
 export async function openClient(options: OpenClientOptions): Promise<OpenedClient> {
     const { config } = options;
     if (config.transport === 'stdio') return handshake(options, stdioTransport(config, options.stdio), 'stdio');
@@ -51,7 +63,7 @@ export async function openClient(options: OpenClientOptions): Promise<OpenedClie
 async function handshake(options: OpenClientOptions, transport: Transport, wire: WireProtocol): Promise<OpenedClient> {
     const { id, timeoutMs } = options.config;
     // A fresh Client per attempt: the SDK cannot reconnect a closed one.
-    const client = new Client(options.clientInfo, { capabilities: {} });
+    const client = new InOrderClient(options.clientInfo, { capabilities: {} });
     options.prepare(client, wire);
     options.onHandshake(client);
     try {

@@ -5,6 +5,7 @@
  * the connection gone, the liveness watch); reconnecting is the owner's business.
  */
 import type { Client, Progress } from '@modelcontextprotocol/client';
+import { maxTotalTimeout } from '../config/schema.js';
 import type { FaultKind } from '../observability/faults.js';
 import { describeError } from '../observability/logger.js';
 import { BulkheadFullError, BulkheadTimeoutError, type Bulkhead } from './bulkhead.js';
@@ -76,7 +77,7 @@ export class UpstreamSession {
         const { client, transport } = opened;
         if (client.transport === undefined) {
             // Closed between the end of its handshake and here, while its onclose had no session to tell.
-            throw new UpstreamFailedError(options.config.id, 'connection closed');
+            throw new UpstreamFailedError(options.config.id, 'connection closed', undefined);
         }
         const session = (opening.session = new UpstreamSession(client, opened.wire, options));
         // Anything the upstream sends proves it is alive: a late response as much as a notification.
@@ -95,7 +96,8 @@ export class UpstreamSession {
      * `maxTotalTimeoutMs` bounds the whole request.
      */
     async call<T>(request: (options: RequestOptions) => Promise<T>, control: CallControl = {}): Promise<T> {
-        const { timeoutMs, maxTotalTimeoutMs } = this.options.config;
+        const { timeoutMs } = this.options.config;
+        const maxTotalTimeoutMs = maxTotalTimeout(this.options.config);
         const deadline = Date.now() + timeoutMs;
         const { onProgress, signal: callerSignal } = control;
         const totalTimer = onProgress === undefined ? undefined : AbortSignal.timeout(maxTotalTimeoutMs);

@@ -1,0 +1,445 @@
+/**
+ * Progress of long requests: a client that sends `_meta.progressToken` with prompts/get or completion/complete gets
+ * the upstream's notifications/progress under its own token, on its own request only; the upstream's timeoutMs then
+ * restarts on each notification, bounded in all by maxTotalTimeoutMs. A request without a token sees none of it.
+ *
+ * The fixture's `progress` prompt (listed with --progress-prompt) sends `steps` notifications, one every
+ * `intervalMs`, for the token it received, and answers "progressToken: yes <its token as JSON>; sent: <n>" or
+ * "progressToken: no; sent: 0". Its `settleMs` pauses between the last notification and the answer: the SDK client
+ * drops a notification that arrives together with its response (it dispatches notifications a microtask late), so
+ * tests that listen through an SDK client give it a moment; the raw-wire tests use no pause and see everything.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { after, before, describe, test } from 'node:test';
+import type { Client, GetPromptResult, Progress } from '@modelcontextprotocol/client';
+import { parseConfig } from '../src/config/load.js';
+import { maxTotalTimeout } from '../src/config/schema.js';
+import type { RunningGateway } from '../src/gateway.js';
+import {
+    connectHttp,
+    connectStdio,
+    ROOT,
+    rpcError,
+    sleep,
+    startHttpFixture,
+    startTestGateway,
+    stdioFixture,
+    waitFor,
+    type HttpFixture
+} from './helpers.js';
+import { configError, lineFor } from './unit/config-assert.js';
+
+const CLI = path.join(ROOT, 'dist/cli.js');
+const WITH_PROGRESS = { flags: ['--progress-prompt'] };
+const PROTOCOL = '2025-06-18';
+
+type Json = Record<string, unknown>;
+
+interface ProgressStats {
+    calls: { method: 'get' | 'complete'; token: string | number | null }[];
+    sent: number;
+    cancelled: number;
+    completed: number;
+}
+
+/** The `progress` part of the fixture's stats, read through the gateway. */
+async function progressStats(client: Client, upstream: string): Promise<ProgressStats> {
+    const result = await client.getPrompt({ name: `${upstream}__stats` });
+    const stats = JSON.parse(textOf(result)) as { progress?: ProgressStats };
+    assert.ok(stats.progress, 'the fixture runs with --progress-prompt');
+    return stats.progress;
+}
+
+function textOf(result: GetPromptResult): string {
+    const content = result.messages[0]?.content;
+    assert.ok(content?.type === 'text', 'a text answer');
+    return content.text;
+}
+
+/** The token the upstream saw, from the fixture's answer; undefined for "progressToken: no". */
+function upstreamToken(text: string): string | number | undefined {
+    const match = /^progressToken: (?:no|yes (.+)); sent: \d+$/.exec(text);
+    assert.ok(match, `fixture answer: ${text}`);
+    return match[1] === undefined ? undefined : (JSON.parse(match[1]) as string | number);
+}
+
+/** What the fixture sends for steps 1..n: `{ progress: i, total, message: "<message> i" }`, without what it leaves out. */
+function expected(steps: number, total: number | undefined, message: string | undefined): Progress[] {
+    return Array.from({ length: steps }, (_, index) => ({
+        progress: index + 1,
+        ...(total === undefined ? {} : { total }),
+        ...(message === undefined ? {} : { message: `${message} ${index + 1}` })
+    }));
+}
+
+/** A prompts/get of the fixture's progress prompt through an SDK client that listens to progress. */
+async function getWithProgress(client: Client, name: string, args: Record<string, string>, signal?: AbortSignal) {
+    const seen: Progress[] = [];
+    const result = await client.getPrompt({ name, arguments: args }, { onprogress: progress => seen.push(progress), ...(signal ? { signal } : {}) });
+    return { seen, text: textOf(result) };
+}
+
+/** A Streamable HTTP session spoken by hand, to see exactly which messages come back on a request's response. */
+class RawSession {
+    private constructor(
+        private readonly url: string,
+        private readonly headers: Record<string, string>
+    ) {}
+
+    static async open(url: string): Promise<RawSession> {
+        const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+        const init = await fetch(url, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify({
+                jsonrpc: '2.0',
+                id: 1,
+                method: 'initialize',
+                params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'raw', version: '1' } }
+            })
+        });
+        assert.equal(init.status, 200);
+        const sessionId = init.headers.get('mcp-session-id');
+        assert.ok(sessionId, 'a session id');
+        await init.text();
+        const session = new RawSession(url, { ...headers, 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL });
+        const initialized = await fetch(url, { method: 'POST', headers: session.headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+        await initialized.text();
+        return session;
+    }
+
+    /** Every JSON-RPC message of the request's response (an SSE stream or one JSON body), in order. */
+    async request(id: number, method: string, params: Json): Promise<Json[]> {
+        const response = await fetch(this.url, { method: 'POST', headers: this.headers, body: JSON.stringify({ jsonrpc: '2.0', id, method, params }) });
+        assert.equal(response.status, 200);
+        const body = await response.text();
+        if ((response.headers.get('content-type') ?? '').startsWith('application/json')) return [JSON.parse(body) as Json];
+        const messages: Json[] = [];
+        for (const event of body.split(/\r?\n\r?\n/)) {
+            const data = event
+                .split(/\r?\n/)
+                .filter(line => line.startsWith('data:'))
+                .map(line => line.slice(5).replace(/^ /, ''))
+                .join('\n');
+            if (data !== '') messages.push(JSON.parse(data) as Json);
+        }
+        return messages;
+    }
+
+    async close(): Promise<void> {
+        await fetch(this.url, { method: 'DELETE', headers: this.headers }).catch(() => undefined);
+    }
+}
+
+/** Splits a raw response into its progress notifications' params and the final response, checking nothing else came. */
+function splitResponse(messages: Json[], id: number): { progress: Json[]; response: Json } {
+    const response = messages.at(-1);
+    assert.ok(response && response['id'] === id, `the response comes last: ${JSON.stringify(messages)}`);
+    const before = messages.slice(0, -1);
+    for (const message of before) assert.equal(message['method'], 'notifications/progress', JSON.stringify(message));
+    return { progress: before.map(message => message['params'] as Json), response };
+}
+
+function resultText(response: Json): string {
+    assert.ok(response['result'], `a result: ${JSON.stringify(response)}`);
+    return textOf(response['result'] as GetPromptResult);
+}
+
+describe('progress of long requests', () => {
+    let http: HttpFixture;
+    let sse: HttpFixture;
+    let gateway: RunningGateway;
+    let client: Client;
+
+    before(async () => {
+        [http, sse] = await Promise.all([startHttpFixture('streamable-http', { name: 'timing', ...WITH_PROGRESS }), startHttpFixture('sse', WITH_PROGRESS)]);
+        gateway = await startTestGateway({
+            upstreams: [
+                stdioFixture('local', WITH_PROGRESS, { timeoutMs: 10_000 }),
+                // The same HTTP fixture process twice: its stats are shared, its connections are not.
+                { id: 'fast', transport: 'streamable-http', url: http.url, timeoutMs: 600 },
+                { id: 'capped', transport: 'streamable-http', url: http.url, timeoutMs: 600, maxTotalTimeoutMs: 1500 },
+                { id: 'legacy', transport: 'sse', url: sse.url }
+            ]
+        });
+        client = await connectHttp(gateway.url!);
+    });
+
+    after(async () => {
+        await client?.close();
+        await gateway?.close();
+        await Promise.all([http?.close(), sse?.close()]);
+    });
+
+    const upstream = (id: string) => gateway.upstreams.find(connection => connection.id === id)!;
+
+    test('every notification reaches the client, in order, with the progress, total and message the upstream sent', async () => {
+        // stdio, Streamable HTTP and legacy SSE (v1 SDK) upstreams.
+        for (const id of ['local', 'fast', 'legacy']) {
+            const { seen, text } = await getWithProgress(client, `${id}__progress`, { steps: '5', intervalMs: '40', total: '5', message: `via ${id}`, settleMs: '100' });
+            assert.deepEqual(seen, expected(5, 5, `via ${id}`), id);
+            assert.match(text, /^progressToken: yes .+; sent: 5$/, id);
+        }
+        // A total other than the step count, and no total or message at all: passed on as they are, nothing added.
+        const other = await getWithProgress(client, 'local__progress', { steps: '3', intervalMs: '20', total: '1000', settleMs: '100' });
+        assert.deepEqual(other.seen, expected(3, 1000, undefined));
+        const bare = await getWithProgress(client, 'local__progress', { steps: '3', intervalMs: '20', total: 'none', settleMs: '100' });
+        assert.deepEqual(bare.seen, expected(3, undefined, undefined));
+    });
+
+    test('on the wire: notifications carry exactly the client token (string, number, 0, ""), the upstream saw its own', async () => {
+        const session = await RawSession.open(gateway.url!);
+        try {
+            let id = 10;
+            for (const token of ['client-token-42', 987654321, 0, '']) {
+                id++;
+                const messages = await session.request(id, 'prompts/get', {
+                    name: 'local__progress',
+                    arguments: { steps: '4', intervalMs: '30', total: '4', message: 'raw', settleMs: '100' },
+                    _meta: { progressToken: token }
+                });
+                const { progress, response } = splitResponse(messages, id);
+                assert.deepEqual(progress, expected(4, 4, 'raw').map(params => ({ progressToken: token, ...params })), `token ${JSON.stringify(token)}`);
+                const seenUpstream = upstreamToken(resultText(response));
+                assert.notEqual(seenUpstream, undefined, 'the upstream got a progressToken');
+                assert.notDeepEqual(seenUpstream, token, "the upstream got the gateway's token, not the client's");
+                const stats = await progressStats(client, 'local');
+                assert.deepEqual(stats.calls.at(-1), { method: 'get', token: seenUpstream });
+            }
+        } finally {
+            await session.close();
+        }
+    });
+
+    test('a notification sent right before the answer is not lost (nor any read together with the answer)', async () => {
+        const session = await RawSession.open(gateway.url!);
+        try {
+            // stdio, Streamable HTTP and legacy SSE upstreams; no settleMs: the answer follows the last notification at once.
+            const upstreams = ['local', 'fast', 'legacy', 'local', 'fast', 'legacy'];
+            const received: Record<string, number[][]> = {};
+            for (const [index, id] of upstreams.entries()) {
+                const messages = await session.request(100 + index, 'prompts/get', {
+                    name: `${id}__progress`,
+                    arguments: { steps: '4', intervalMs: '20', total: '4', message: 'last' },
+                    _meta: { progressToken: `last-${index}` }
+                });
+                const { progress } = splitResponse(messages, 100 + index);
+                (received[id] ??= []).push(progress.map(params => params['progress'] as number));
+            }
+            const all = [1, 2, 3, 4];
+            assert.deepEqual(received, { local: [all, all], fast: [all, all], legacy: [all, all] }, `each upstream sent 1..4, then its answer; the client got ${JSON.stringify(received)}`);
+        } finally {
+            await session.close();
+        }
+    });
+
+    test('without a progressToken: no notification reaches the client and the upstream gets no token', async () => {
+        const session = await RawSession.open(gateway.url!);
+        try {
+            const started = Date.now();
+            const messages = await session.request(2, 'prompts/get', { name: 'local__progress', arguments: { steps: '4', intervalMs: '50', message: 'x' } });
+            assert.ok(Date.now() - started >= 180, 'the fixture did its work');
+            assert.equal(messages.length, 1, `only the response: ${JSON.stringify(messages)}`);
+            assert.equal(resultText(messages[0]!), 'progressToken: no; sent: 0');
+            assert.deepEqual((await progressStats(client, 'local')).calls.at(-1), { method: 'get', token: null });
+        } finally {
+            await session.close();
+        }
+        // Through an SDK client without onprogress too: nothing is sent for it, nothing unexpected arrives.
+        const errors: Error[] = [];
+        client.onerror = error => errors.push(error);
+        try {
+            const result = await client.getPrompt({ name: 'local__progress', arguments: { steps: '3', intervalMs: '30' } });
+            assert.equal(textOf(result), 'progressToken: no; sent: 0');
+            assert.deepEqual((await progressStats(client, 'local')).calls.at(-1), { method: 'get', token: null });
+            await sleep(100);
+            assert.deepEqual(errors, []);
+        } finally {
+            client.onerror = undefined;
+        }
+    });
+
+    test('completion/complete: progress passes the same way, and not without a token', async () => {
+        const seen: Progress[] = [];
+        const ref = { type: 'ref/prompt' as const, name: 'local__progress' };
+        const result = await client.complete({ ref, argument: { name: 'steps', value: '3' } }, { onprogress: progress => seen.push(progress) });
+        assert.deepEqual(seen, expected(3, 3, 'complete'));
+        assert.match(result.completion.values[0] ?? '', /^progressToken: yes .+; sent: 3$/);
+        const session = await RawSession.open(gateway.url!);
+        try {
+            const messages = await session.request(3, 'completion/complete', { ref, argument: { name: 'steps', value: '2' }, _meta: { progressToken: 'c-1' } });
+            const { progress } = splitResponse(messages, 3);
+            assert.deepEqual(progress, expected(2, 2, 'complete').map(params => ({ progressToken: 'c-1', ...params })));
+            const none = await session.request(4, 'completion/complete', { ref, argument: { name: 'steps', value: '2' } });
+            assert.equal(none.length, 1, `only the response: ${JSON.stringify(none)}`);
+            assert.deepEqual((none[0]!['result'] as { completion: { values: string[] } }).completion.values, ['progressToken: no; sent: 0']);
+        } finally {
+            await session.close();
+        }
+    });
+
+    test('with a progressToken each notification restarts timeoutMs: 6 x 250 ms passes a 600 ms timeout', async () => {
+        const started = Date.now();
+        const { seen, text } = await getWithProgress(client, 'fast__progress', { steps: '6', intervalMs: '250', message: 'slow', settleMs: '50' });
+        assert.ok(Date.now() - started >= 1500, 'it took longer than timeoutMs');
+        assert.deepEqual(seen, expected(6, 6, 'slow'));
+        assert.match(text, /; sent: 6$/);
+    });
+
+    test('without a progressToken the same request fails at timeoutMs', async () => {
+        const started = Date.now();
+        const error = await rpcError(client.getPrompt({ name: 'fast__progress', arguments: { steps: '6', intervalMs: '250' } }));
+        const elapsed = Date.now() - started;
+        assert.equal(error.code, -32603);
+        assert.equal(error.message, 'Upstream fast failed: timed out after 600 ms');
+        assert.ok(elapsed >= 550 && elapsed < 1400, `failed after ${elapsed} ms, about 600 expected`);
+    });
+
+    test('with a progressToken, a pause between notifications longer than timeoutMs still times out', async () => {
+        const started = Date.now();
+        const seen: Progress[] = [];
+        const error = await rpcError(
+            client.getPrompt({ name: 'fast__progress', arguments: { steps: '2', intervalMs: '1000' } }, { onprogress: progress => seen.push(progress) })
+        );
+        const elapsed = Date.now() - started;
+        assert.equal(error.code, -32603);
+        assert.match(error.message, /^Upstream fast failed: timed out after 600 ms/);
+        assert.deepEqual(seen, [], 'it failed before the first notification at 1000 ms');
+        assert.ok(elapsed >= 550 && elapsed < 1400, `failed after ${elapsed} ms, about 600 expected`);
+    });
+
+    test('maxTotalTimeoutMs bounds a request whose progress never ends; the upstream is told to stop', async () => {
+        // Under the cap, progress works as without it.
+        const quick = await getWithProgress(client, 'capped__progress', { steps: '3', intervalMs: '150', settleMs: '50' });
+        assert.deepEqual(quick.seen, expected(3, 3, undefined));
+
+        const before = await progressStats(client, 'capped');
+        const seen: Progress[] = [];
+        const started = Date.now();
+        const error = await rpcError(
+            client.getPrompt({ name: 'capped__progress', arguments: { steps: 'forever', intervalMs: '200' } }, { onprogress: progress => seen.push(progress) })
+        );
+        const elapsed = Date.now() - started;
+        assert.equal(error.code, -32603);
+        assert.match(error.message, /^Upstream capped failed: /);
+        assert.match(error.message, /1500/, 'names the limit');
+        assert.match(error.message, /timed out|maxTotalTimeoutMs/);
+        assert.ok(elapsed >= 1400 && elapsed < 3000, `failed after ${elapsed} ms, about 1500 expected`);
+        assert.ok(seen.length >= 3, `progress flowed until then (${seen.length} notifications)`);
+        assert.deepEqual(seen, expected(seen.length, undefined, undefined), 'in order, no total');
+        await waitFor(async () => (await progressStats(client, 'capped')).cancelled === before.cancelled + 1, 3000, 'the upstream to see the cancellation');
+        assert.equal(upstream('capped').state, 'ready', 'a request cut off by the cap says nothing bad about the upstream');
+    });
+
+    test('two sessions, and two requests of one session, each get only their own notifications', async () => {
+        const other = await connectHttp(gateway.url!);
+        try {
+            const args = (message: string) => ({ steps: '5', intervalMs: '60', message, settleMs: '100' });
+            const [a1, a2, b] = await Promise.all([
+                getWithProgress(client, 'local__progress', args('A1')),
+                getWithProgress(client, 'local__progress', args('A2')),
+                getWithProgress(other, 'local__progress', args('B'))
+            ]);
+            assert.deepEqual(a1.seen, expected(5, 5, 'A1'));
+            assert.deepEqual(a2.seen, expected(5, 5, 'A2'));
+            assert.deepEqual(b.seen, expected(5, 5, 'B'));
+            const tokens = [a1, a2, b].map(({ text }) => upstreamToken(text));
+            assert.equal(new Set(tokens).size, 3, `distinct upstream tokens: ${JSON.stringify(tokens)}`);
+        } finally {
+            await other.close();
+        }
+        // On the wire, two sessions using the same token at once, and a request without one beside them.
+        const [one, two] = await Promise.all([RawSession.open(gateway.url!), RawSession.open(gateway.url!)]);
+        try {
+            const request = (session: RawSession, id: number, message: string, token?: string) =>
+                session.request(id, 'prompts/get', {
+                    name: 'local__progress',
+                    arguments: { steps: '5', intervalMs: '60', message, settleMs: '100' },
+                    ...(token === undefined ? {} : { _meta: { progressToken: token } })
+                });
+            const [s1, s2, plain] = await Promise.all([request(one, 5, 'S1', 'shared'), request(two, 5, 'S2', 'shared'), request(one, 6, 'P')]);
+            assert.deepEqual(splitResponse(s1, 5).progress, expected(5, 5, 'S1').map(params => ({ progressToken: 'shared', ...params })));
+            assert.deepEqual(splitResponse(s2, 5).progress, expected(5, 5, 'S2').map(params => ({ progressToken: 'shared', ...params })));
+            assert.equal(plain.length, 1, `only the response: ${JSON.stringify(plain)}`);
+        } finally {
+            await Promise.all([one.close(), two.close()]);
+        }
+    });
+
+    test('cancelling a request while its progress flows cancels it upstream, and the progress stops', async () => {
+        const before = await progressStats(client, 'local');
+        const controller = new AbortController();
+        const seen: Progress[] = [];
+        const request = client.getPrompt(
+            { name: 'local__progress', arguments: { steps: 'forever', intervalMs: '50' } },
+            { signal: controller.signal, onprogress: progress => seen.push(progress) }
+        );
+        request.catch(() => {});
+        await waitFor(() => seen.length >= 3, 5000, 'progress to flow');
+        controller.abort('user gave up');
+        await assert.rejects(request);
+        await waitFor(async () => (await progressStats(client, 'local')).cancelled === before.cancelled + 1, 3000, 'the upstream to see the cancellation');
+        await waitFor(() => upstream('local').load.active === 0, 3000, 'the upstream slot to be freed');
+        const sent = (await progressStats(client, 'local')).sent;
+        await sleep(300);
+        assert.equal((await progressStats(client, 'local')).sent, sent, 'the upstream sends no more');
+    });
+});
+
+describe('progress over a stdio downstream', () => {
+    test('`cli.js --stdio`: the client gets every notification', async () => {
+        assert.ok(existsSync(CLI), 'dist/cli.js is missing: run `npm run build`');
+        const dir = await mkdtemp(path.join(tmpdir(), 'gateway-progress-'));
+        const file = path.join(dir, 'stdio.json');
+        await writeFile(file, JSON.stringify({ upstreams: [stdioFixture('local', WITH_PROGRESS)] }));
+        const client = await connectStdio(process.execPath, [CLI, '--config', file, '--stdio']);
+        try {
+            const { seen, text } = await getWithProgress(client, 'local__progress', { steps: '4', intervalMs: '30', total: '4', message: 'stdio', settleMs: '100' });
+            assert.deepEqual(seen, expected(4, 4, 'stdio'));
+            assert.match(text, /^progressToken: yes .+; sent: 4$/);
+            const none = await client.getPrompt({ name: 'local__progress', arguments: { steps: '2', intervalMs: '20' } });
+            assert.equal(textOf(none), 'progressToken: no; sent: 0');
+        } finally {
+            await client.close();
+        }
+    });
+});
+
+describe('maxTotalTimeoutMs in the config', () => {
+    const STDIO = { id: 'local', transport: 'stdio', command: 'node' };
+    const parse = (upstream: Json) => parseConfig(JSON.stringify({ upstreams: [upstream] }), 'progress.json', {});
+
+    test('defaults to 300000 and may equal timeoutMs', () => {
+        assert.equal(maxTotalTimeout(parse(STDIO).upstreams[0]!), 300_000);
+        assert.equal(maxTotalTimeout(parse({ ...STDIO, timeoutMs: 2000, maxTotalTimeoutMs: 2000 }).upstreams[0]!), 2000);
+    });
+
+    test('a timeoutMs above the default total (valid before the field existed) still gives a valid config', () => {
+        const config = parse({ ...STDIO, timeoutMs: 400_000 });
+        assert.equal(maxTotalTimeout(config.upstreams[0]!), 400_000, 'the default total is at least timeoutMs');
+    });
+
+    test('less than timeoutMs (given or default) is a config error naming the field', () => {
+        const given = configError(() => parse({ ...STDIO, timeoutMs: 1000, maxTotalTimeoutMs: 500 }));
+        assert.match(lineFor(given, 'upstreams[0].maxTotalTimeoutMs'), /timeoutMs/);
+        const byDefault = configError(() => parse({ ...STDIO, maxTotalTimeoutMs: 5000 }));
+        assert.match(lineFor(byDefault, 'upstreams[0].maxTotalTimeoutMs'), /timeoutMs/);
+        configError(() => parse({ ...STDIO, maxTotalTimeoutMs: '5000' }));
+    });
+
+    test('the CLI exits 2 naming the field', async () => {
+        assert.ok(existsSync(CLI), 'dist/cli.js is missing: run `npm run build`');
+        const dir = await mkdtemp(path.join(tmpdir(), 'gateway-progress-'));
+        const file = path.join(dir, 'bad.json');
+        await writeFile(file, JSON.stringify({ upstreams: [{ ...STDIO, timeoutMs: 1000, maxTotalTimeoutMs: 999 }] }));
+        const result = spawnSync(process.execPath, [CLI, '--config', file, '--check'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+        assert.equal(result.status, 2, result.stderr);
+        assert.match(result.stderr, /upstreams\[0\]\.maxTotalTimeoutMs: .*timeoutMs/);
+        assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
+    });
+});
