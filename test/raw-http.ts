@@ -1,0 +1,156 @@
+/** Raw Streamable HTTP for tests that must see statuses, headers and streams an SDK client hides. */
+import type { ReadableStreamReadResult } from 'node:stream/web';
+
+export const JSON_AND_SSE = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+export interface JsonRpcMessage {
+    jsonrpc: '2.0';
+    id?: string | number | null;
+    method?: string;
+    params?: Record<string, unknown>;
+    result?: Record<string, unknown>;
+    error?: { code: number; message: string; data?: unknown };
+}
+
+export function initializeBody(protocolVersion = '2025-06-18', id: string | number = 1) {
+    return { jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+}
+
+export function post(url: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
+    return fetch(url, { method: 'POST', headers: { ...JSON_AND_SSE, ...headers }, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
+}
+
+export interface RawSession {
+    id: string;
+    /** Session id and negotiated protocol version, as a client sends them on every later request. */
+    headers: Record<string, string>;
+}
+
+/** initialize + notifications/initialized, as a client does it. */
+export async function openRawSession(url: string, protocolVersion = '2025-06-18', extra: Record<string, string> = {}): Promise<RawSession> {
+    const init = await post(url, initializeBody(protocolVersion), extra);
+    if (init.status !== 200) throw new Error(`initialize answered ${init.status}: ${await init.text()}`);
+    const id = init.headers.get('mcp-session-id');
+    if (id === null) throw new Error('initialize answered without Mcp-Session-Id');
+    const [answer] = await messagesOf(init);
+    const negotiated = (answer?.result as { protocolVersion?: string } | undefined)?.protocolVersion ?? protocolVersion;
+    const headers = { ...extra, 'mcp-session-id': id, 'mcp-protocol-version': negotiated };
+    const initialized = await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
+    await initialized.body?.cancel();
+    if (initialized.status !== 202) throw new Error(`notifications/initialized answered ${initialized.status}`);
+    return { id, headers };
+}
+
+/** Every JSON-RPC message of a POST's answer: the JSON body, or each `data:` of an SSE body read to its end. */
+export async function messagesOf(response: Response): Promise<JsonRpcMessage[]> {
+    const text = await response.text();
+    if ((response.headers.get('content-type') ?? '').includes('text/event-stream')) return parseSse(text).map(data => JSON.parse(data) as JsonRpcMessage);
+    return text === '' ? [] : [JSON.parse(text) as JsonRpcMessage];
+}
+
+/** The `data` of each event in an SSE text (events without data, such as priming events, are skipped). */
+export function parseSse(text: string): string[] {
+    const events: string[] = [];
+    for (const block of text.split(/\r?\n\r?\n/)) {
+        const data = block
+            .split(/\r?\n/)
+            .filter(line => line.startsWith('data:'))
+            .map(line => line.slice(5).replace(/^ /, ''));
+        if (data.length > 0 && data.join('\n') !== '') events.push(data.join('\n'));
+    }
+    return events;
+}
+
+/** One request on a session; its status and every message of its answer. */
+export async function call(
+    url: string,
+    session: RawSession,
+    method: string,
+    params: Record<string, unknown> = {},
+    id: string | number = 2,
+    headers: Record<string, string> = session.headers
+): Promise<{ status: number; messages: JsonRpcMessage[]; response: JsonRpcMessage | undefined }> {
+    const response = await post(url, { jsonrpc: '2.0', id, method, params }, headers);
+    const messages = await messagesOf(response);
+    return { status: response.status, messages, response: messages.find(message => message.id === id && message.method === undefined) };
+}
+
+/**
+ * An SSE stream read as it arrives (a standalone GET stream, or a POST answer still streaming): `next` waits for
+ * the first message, not yet taken, that passes `predicate`.
+ */
+export class SseReader {
+    readonly messages: JsonRpcMessage[] = [];
+    ended = false;
+    #buffer = '';
+    #taken = 0;
+    #waiters: (() => void)[] = [];
+    readonly #done: Promise<void>;
+    readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
+
+    constructor(readonly response: Response) {
+        if (response.body === null) throw new Error('no body to read');
+        const reader = (this.#reader = response.body.getReader());
+        this.#done = (async () => {
+            const decoder = new TextDecoder();
+            try {
+                for (;;) {
+                    const chunk: ReadableStreamReadResult<Uint8Array> = await reader.read();
+                    if (chunk.done) break;
+                    this.#buffer += decoder.decode(chunk.value, { stream: true });
+                    let end: number;
+                    while ((end = this.#buffer.search(/\r?\n\r?\n/)) !== -1) {
+                        const block = this.#buffer.slice(0, end);
+                        this.#buffer = this.#buffer.slice(end).replace(/^\r?\n\r?\n/, '');
+                        for (const data of parseSse(`${block}\n\n`)) this.messages.push(JSON.parse(data) as JsonRpcMessage);
+                        this.#wake();
+                    }
+                }
+            } catch {
+                // cancelled or cut off: the stream has ended either way
+            } finally {
+                this.ended = true;
+                this.#wake();
+            }
+        })();
+    }
+
+    #wake(): void {
+        for (const wake of this.#waiters.splice(0)) wake();
+    }
+
+    /** The next message passing `predicate`; rejects after `ms` or if the stream ends first. */
+    async next(predicate: (message: JsonRpcMessage) => boolean = () => true, ms = 5000): Promise<JsonRpcMessage> {
+        const deadline = Date.now() + ms;
+        for (;;) {
+            const index = this.messages.findIndex((message, i) => i >= this.#taken && predicate(message));
+            if (index !== -1) {
+                this.#taken = index + 1;
+                return this.messages[index]!;
+            }
+            if (this.ended) throw new Error('the stream ended without such a message');
+            const left = deadline - Date.now();
+            if (left <= 0) throw new Error('timed out waiting for a message on the stream');
+            await new Promise<void>(resolve => {
+                const timer = setTimeout(resolve, left);
+                this.#waiters.push(() => {
+                    clearTimeout(timer);
+                    resolve();
+                });
+            });
+        }
+    }
+
+    /** Resolves when the server ends the stream; rejects after `ms`. */
+    async closed(ms = 5000): Promise<void> {
+        await Promise.race([
+            this.#done,
+            new Promise((_, reject) => setTimeout(() => reject(new Error('the stream did not end')), ms).unref())
+        ]);
+    }
+
+    async cancel(): Promise<void> {
+        await this.#reader.cancel().catch(() => {});
+        await this.#done;
+    }
+}
