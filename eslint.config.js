@@ -15,7 +15,7 @@ const nodeGlobals = Object.fromEntries(
 
 export default defineConfig(
     {
-        ignores: ['dist/', 'node_modules/', 'coverage/', 'test-results/', '.bench/']
+        ignores: ['dist/', 'node_modules/', 'coverage/', 'test-results/', '.bench/', 'conformance/node_modules/', 'conformance/results/']
     },
 
     // Plain JavaScript: examples/**/*.mjs and the root *.js files (this config).
@@ -25,9 +25,9 @@ export default defineConfig(
         languageOptions: { ecmaVersion: 'latest', sourceType: 'module', globals: nodeGlobals }
     },
 
-    // TypeScript, type-aware (tsconfig.check.json covers src, test, bench, scripts, examples).
+    // TypeScript, type-aware (tsconfig.check.json covers src, test, bench, scripts, examples, conformance).
     {
-        files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+        files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'conformance/**/*.ts'],
         extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],
         languageOptions: {
             ecmaVersion: 'latest',

@@ -1,0 +1,511 @@
+/**
+ * `npm run conformance`: the official MCP conformance suite
+ * (`@modelcontextprotocol/conformance`, a root devDependency) against the
+ * gateway, at protocol revisions 2025-06-18 and 2025-11-25. Writes
+ * CONFORMANCE.md and keeps the suite's per-check results in
+ * conformance/results/ (gitignored).
+ *
+ * - Server side: the built gateway (dist/cli.js) with one stdio upstream,
+ *   test/fixtures/conformance-server.ts (`"namespace": false`, so the suite
+ *   sees the names it asks for), tested with `conformance server --suite all`.
+ * - Client side: every client scenario of each revision, one at a time, with
+ *   conformance/client-wrapper.ts as the client: it puts a gateway in front of
+ *   the scenario's server, so what is tested is the gateway's upstream client.
+ *
+ * conformance/expected-failures.yml lists what is out of scope (tools,
+ * resources, logging, elicitation, upstream OAuth), each entry with its reason.
+ * Exit code 1 on any other failure (a WARNING counts, as in the suite's
+ * baseline mode), on an expected failure that passes, or on missing results.
+ *
+ * The suite's CLI needs Node 22+ (fs.globSync), while the gateway and its tests
+ * run on Node 20: it runs on the Node of the nested package conformance/
+ * (`npm ci --prefix conformance`, once); the gateway, the fixture and the
+ * client wrapper run on the Node that runs this file.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const HERE = path.join(ROOT, 'conformance');
+const RESULTS = path.join(HERE, 'results');
+const EXPECTED_FAILURES = path.join(HERE, 'expected-failures.yml');
+const SUITE_PACKAGE = path.join(ROOT, 'node_modules/@modelcontextprotocol/conformance');
+const SUITE_CLI = path.join(SUITE_PACKAGE, 'dist/index.js');
+const RUNTIME_NODE = path.join(HERE, 'node_modules/.bin/node');
+const SPEC_VERSIONS = ['2025-06-18', '2025-11-25'] as const;
+/** Client scenarios run this many at a time (each starts a gateway; the machine may have 2 cores). */
+const CLIENT_CONCURRENCY = Number(process.env.CONFORMANCE_CONCURRENCY ?? 2);
+const REPRODUCE = 'npm ci && npm run conformance';
+
+type Side = 'server' | 'client';
+
+interface Check {
+    id: string;
+    name?: string;
+    status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO' | 'SKIPPED';
+    errorMessage?: string;
+    description?: string;
+}
+
+interface Expectation {
+    scenario: string;
+    checkId?: string;
+    reason: string;
+}
+
+type Verdict = 'passed' | 'failed' | 'expected failure' | 'stale expectation';
+
+interface Outcome {
+    side: Side;
+    specVersion: string;
+    scenario: string;
+    verdict: Verdict;
+    /** Counts over the scenario's checks. */
+    counts: Record<Check['status'], number>;
+    /** What failed, what was expected, why. */
+    note: string;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Processes: every child is started in its own process group and killed with it, also when this script fails.
+
+const children = new Set<ChildProcess>();
+
+function track(child: ChildProcess): ChildProcess {
+    children.add(child);
+    child.once('exit', () => children.delete(child));
+    return child;
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    try {
+        process.kill(-child.pid, signal);
+    } catch {
+        child.kill(signal);
+    }
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    killGroup(child, 'SIGTERM');
+    const timer = setTimeout(() => killGroup(child, 'SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+}
+
+process.on('exit', () => {
+    for (const child of children) killGroup(child, 'SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(signal, () => {
+        process.stderr.write(`conformance: ${signal}, stopping\n`);
+        void Promise.all([...children].map(stop)).finally(() => process.exit(130));
+    });
+}
+
+/** Runs a command to completion; stdout and stderr go to `logFile` (and, with `echo`, to ours too). */
+async function run(command: string, args: string[], logFile: string, echo = false): Promise<number> {
+    const log = createWriteStream(logFile);
+    const child = track(spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true }));
+    for (const stream of [child.stdout!, child.stderr!]) {
+        stream.on('data', (chunk: Buffer) => {
+            log.write(chunk);
+            if (echo) process.stdout.write(chunk);
+        });
+    }
+    const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+    await new Promise(resolve => log.end(resolve));
+    return code ?? (signal === null ? 1 : 128);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Set-up
+
+function pinnedRuntimeVersion(): string {
+    const manifest = JSON.parse(readFileSync(path.join(HERE, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    return manifest.dependencies['node']!;
+}
+
+/** The suite's Node: installed from conformance/package-lock.json unless the pinned version is there already. */
+function ensureRuntime(): string {
+    const wanted = pinnedRuntimeVersion();
+    const installed = () => {
+        if (!existsSync(RUNTIME_NODE)) return undefined;
+        const result = spawnSync(RUNTIME_NODE, ['--version'], { encoding: 'utf8' });
+        return result.status === 0 ? result.stdout.trim() : undefined;
+    };
+    if (installed() !== `v${wanted}`) {
+        console.log(`conformance: installing Node ${wanted} for the suite (npm ci --prefix conformance)`);
+        const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+        const result = spawnSync(npm, ['ci', '--prefix', 'conformance', '--no-audit', '--no-fund'], { cwd: ROOT, stdio: 'inherit' });
+        if (result.status !== 0) throw new Error(`npm ci --prefix conformance failed (exit ${result.status})`);
+    }
+    const version = installed();
+    if (version !== `v${wanted}`) throw new Error(`${RUNTIME_NODE} is ${version ?? 'missing'}, expected v${wanted}`);
+    return version;
+}
+
+/**
+ * The expected failures and their reasons. The suite reads the same file; this reads only what it needs: list items
+ * under `server:` and `client:`, each with its reason as a same-line comment.
+ */
+function readExpectations(): Record<Side, Expectation[]> {
+    const expectations: Record<Side, Expectation[]> = { server: [], client: [] };
+    let side: Side | undefined;
+    const problems: string[] = [];
+    readFileSync(EXPECTED_FAILURES, 'utf8')
+        .split('\n')
+        .forEach((line, index) => {
+            if (/^\s*(#.*)?$/.test(line)) return;
+            const key = /^(server|client):\s*(#.*)?$/.exec(line);
+            if (key) {
+                side = key[1] as Side;
+                return;
+            }
+            const item = /^\s+-\s+([^\s#]+)\s+#\s*(\S.*)$/.exec(line);
+            if (!item || side === undefined) {
+                problems.push(`line ${index + 1}: expected "  - <scenario>[:<check-id>] # <reason>" under server: or client:`);
+                return;
+            }
+            const [scenario, checkId] = item[1]!.split(/:(.*)/s);
+            expectations[side].push({ scenario: scenario!, ...(checkId ? { checkId } : {}), reason: item[2]!.trim() });
+        });
+    if (problems.length > 0) throw new Error(`${path.relative(ROOT, EXPECTED_FAILURES)}:\n  ${problems.join('\n  ')}`);
+    return expectations;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Server side
+
+interface Gateway {
+    url: string;
+    child: ChildProcess;
+}
+
+async function startGateway(specVersion: string): Promise<Gateway> {
+    const config = path.join(RESULTS, `gateway-${specVersion}.json`);
+    await writeFile(
+        config,
+        JSON.stringify(
+            {
+                listen: { host: '127.0.0.1', port: 0 },
+                upstreams: [
+                    {
+                        id: 'conformance',
+                        transport: 'stdio',
+                        namespace: false,
+                        required: true,
+                        command: process.execPath,
+                        args: ['--import', 'tsx', 'test/fixtures/conformance-server.ts'],
+                        cwd: ROOT
+                    }
+                ]
+            },
+            null,
+            2
+        )
+    );
+    const log = createWriteStream(path.join(RESULTS, `gateway-${specVersion}.log`));
+    const child = track(
+        spawn(process.execPath, [path.join(ROOT, 'dist/cli.js'), '--config', config], {
+            cwd: ROOT,
+            stdio: ['ignore', 'ignore', 'pipe'],
+            detached: true,
+            env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' }
+        })
+    );
+    const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('the gateway did not listen within 20 s')), 20_000);
+        createInterface({ input: child.stderr! }).on('line', line => {
+            log.write(`${line}\n`);
+            const match = /^listening on (\S+)$/.exec(line);
+            if (match) {
+                clearTimeout(timer);
+                resolve(match[1]!);
+            }
+        });
+        child.once('exit', code => {
+            clearTimeout(timer);
+            reject(new Error(`the gateway exited with ${code} before listening; see ${path.relative(ROOT, log.path.toString())}`));
+        });
+    });
+    // Ready = the fixture (a required upstream) is connected and its prompts are listed.
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+        const response = await fetch(new URL('/readyz', url));
+        const body = await response.text();
+        if (response.status === 200) break;
+        if (Date.now() > deadline) throw new Error(`the gateway is not ready after 20 s: ${body}`);
+        await new Promise(resolve => setTimeout(resolve, 50));
+    }
+    return { url, child };
+}
+
+async function runServerSide(specVersion: string): Promise<{ exitCode: number; results: Map<string, Check[]>; planned: number }> {
+    const outputDir = path.join(RESULTS, `server-${specVersion}`);
+    const gateway = await startGateway(specVersion);
+    let exitCode: number;
+    try {
+        console.log(`conformance: server side, ${specVersion}, gateway at ${gateway.url}`);
+        exitCode = await run(
+            RUNTIME_NODE,
+            [SUITE_CLI, 'server', '--url', gateway.url, '--suite', 'all', '--spec-version', specVersion, '--expected-failures', EXPECTED_FAILURES, '-o', outputDir],
+            path.join(RESULTS, `server-${specVersion}.log`)
+        );
+    } finally {
+        await stop(gateway.child);
+    }
+    const log = readFileSync(path.join(RESULTS, `server-${specVersion}.log`), 'utf8');
+    const planned = Number(/Running \S+ suite \((\d+) scenarios\)/.exec(log)?.[1] ?? NaN);
+    // One folder per scenario: server-<scenario>-<timestamp>/checks.json
+    const results = new Map<string, Check[]>();
+    for (const entry of existsSync(outputDir) ? readdirSync(outputDir) : []) {
+        const match = /^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$/.exec(entry);
+        const file = path.join(outputDir, entry, 'checks.json');
+        if (match && existsSync(file)) results.set(match[1]!, JSON.parse(readFileSync(file, 'utf8')) as Check[]);
+    }
+    return { exitCode, results, planned };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Client side
+
+async function listClientScenarios(specVersion: string): Promise<string[]> {
+    const logFile = path.join(RESULTS, `client-${specVersion}-list.log`);
+    const code = await run(RUNTIME_NODE, [SUITE_CLI, 'list', '--client', '--spec-version', specVersion], logFile);
+    if (code !== 0) throw new Error(`conformance list --client failed; see ${path.relative(ROOT, logFile)}`);
+    return [...readFileSync(logFile, 'utf8').matchAll(/^\s+- (\S+) \[/gm)].map(match => match[1]!);
+}
+
+/** `--command` is split on spaces by the suite (quotes are not honoured). */
+function wrapperCommand(): string {
+    const node = /\s/.test(process.execPath) ? 'node' : process.execPath;
+    return `${node} --import tsx conformance/client-wrapper.ts`;
+}
+
+async function runClientScenario(specVersion: string, scenario: string): Promise<{ exitCode: number; checks?: Check[] }> {
+    const safe = scenario.replace(/[^A-Za-z0-9._-]/g, '_');
+    const outputDir = path.join(RESULTS, `client-${specVersion}`, safe);
+    const exitCode = await run(
+        RUNTIME_NODE,
+        [
+            SUITE_CLI,
+            'client',
+            '--command',
+            wrapperCommand(),
+            '--scenario',
+            scenario,
+            '--spec-version',
+            specVersion,
+            '--expected-failures',
+            EXPECTED_FAILURES,
+            '-o',
+            outputDir
+        ],
+        path.join(RESULTS, `client-${specVersion}`, `${safe}.log`)
+    );
+    const file = findFile(outputDir, 'checks.json');
+    return { exitCode, ...(file === undefined ? {} : { checks: JSON.parse(readFileSync(file, 'utf8')) as Check[] }) };
+}
+
+function findFile(dir: string, name: string): string | undefined {
+    if (!existsSync(dir)) return undefined;
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const full = path.join(dir, entry.name);
+        if (entry.isFile() && entry.name === name) return full;
+        if (entry.isDirectory()) {
+            const found = findFile(full, name);
+            if (found !== undefined) return found;
+        }
+    }
+    return undefined;
+}
+
+async function pool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+    const results: R[] = new Array<R>(items.length);
+    let next = 0;
+    const worker = async () => {
+        while (next < items.length) {
+            const index = next++;
+            results[index] = await work(items[index]!);
+        }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+    return results;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Verdicts: the suite's baseline rules (a FAILURE or a WARNING fails a check), with the reasons for the report.
+
+const failing = (check: Check) => check.status === 'FAILURE' || check.status === 'WARNING';
+const describe = (check: Check) => `${check.id} ${check.status}${check.errorMessage ? `: ${check.errorMessage}` : ''}`;
+const describeShort = (check: Check) => {
+    const message = check.errorMessage ?? '';
+    return `${check.id}${message ? ` (${message.length > 90 ? `${message.slice(0, 87)}...` : message})` : ''}`;
+};
+
+function judge(side: Side, specVersion: string, scenario: string, checks: Check[] | undefined, expectations: Expectation[]): Outcome {
+    const counts: Record<Check['status'], number> = { SUCCESS: 0, FAILURE: 0, WARNING: 0, INFO: 0, SKIPPED: 0 };
+    const base = { side, specVersion, scenario, counts };
+    if (checks === undefined) return { ...base, verdict: 'failed', note: 'no results (checks.json missing)' };
+    for (const check of checks) counts[check.status]++;
+    const failed = checks.filter(failing);
+    const whole = expectations.find(expectation => expectation.scenario === scenario && expectation.checkId === undefined);
+    if (whole) {
+        return failed.length > 0
+            ? { ...base, verdict: 'expected failure', note: `${whole.reason}. Failing: ${failed.map(describeShort).join('; ')}` }
+            : { ...base, verdict: 'stale expectation', note: `passed, but listed as an expected failure (${whole.reason})` };
+    }
+    const perCheck = expectations.filter(expectation => expectation.scenario === scenario && expectation.checkId !== undefined);
+    const unexpected = failed.filter(check => !perCheck.some(expectation => expectation.checkId === check.id));
+    const stale = perCheck.filter(expectation => checks.find(check => check.id === expectation.checkId && check.status !== 'INFO')?.status === 'SUCCESS');
+    if (unexpected.length > 0) return { ...base, verdict: 'failed', note: unexpected.map(describe).join('; ') };
+    if (stale.length > 0) {
+        return { ...base, verdict: 'stale expectation', note: `now passing, but listed as expected failures: ${stale.map(e => e.checkId).join(', ')}` };
+    }
+    const expected = failed.map(check => {
+        const reason = perCheck.find(expectation => expectation.checkId === check.id)?.reason ?? '';
+        return `expected ${check.id} ${check.status}: ${reason}`;
+    });
+    return { ...base, verdict: 'passed', note: expected.join('; ') };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Report
+
+const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\s+/g, ' ').trim();
+
+function report(outcomes: Outcome[], meta: { suiteVersion: string; runtime: string; seconds: number; problems: string[] }): string {
+    const sections: string[] = [];
+    const summary: string[] = [];
+    for (const side of ['server', 'client'] as const) {
+        for (const specVersion of SPEC_VERSIONS) {
+            const rows = outcomes.filter(outcome => outcome.side === side && outcome.specVersion === specVersion);
+            const count = (verdict: Verdict) => rows.filter(row => row.verdict === verdict).length;
+            summary.push(
+                `| ${side} | ${specVersion} | ${rows.length} | ${count('passed')} | ${count('failed')} | ${count('expected failure')} | ${count('stale expectation')} |`
+            );
+            const table = rows
+                .map(row => {
+                    const c = row.counts;
+                    const checks = `${c.SUCCESS} ok, ${c.FAILURE} failed, ${c.WARNING} warnings${c.SKIPPED ? `, ${c.SKIPPED} skipped` : ''}`;
+                    return `| ${row.scenario} | ${row.verdict} | ${checks} | ${cell(row.note)} |`;
+                })
+                .join('\n');
+            sections.push(`### ${side === 'server' ? 'Server' : 'Client'} side, ${specVersion}
+
+| scenario | result | checks | notes |
+| --- | --- | --- | --- |
+${table}`);
+        }
+    }
+    const failures = outcomes.filter(outcome => outcome.verdict === 'failed' || outcome.verdict === 'stale expectation');
+    const verdict =
+        failures.length === 0 && meta.problems.length === 0
+            ? 'Every in-scope scenario passes; every other scenario fails as expected.'
+            : `**Not clean**: ${[...failures.map(f => `${f.side} ${f.specVersion} ${f.scenario} (${f.verdict})`), ...meta.problems].join('; ')}.`;
+    return `# Conformance
+
+Generated by \`npm run conformance\` on ${new Date().toISOString().slice(0, 10)} with
+\`@modelcontextprotocol/conformance\` ${meta.suiteVersion} (the suite ran on Node
+${meta.runtime}; the gateway, its upstream fixture and the client wrapper on Node
+${process.version}), in ${meta.seconds.toFixed(0)} s. Reproduce with \`${REPRODUCE}\`.
+
+${verdict}
+
+- **Server side**: the built gateway (\`dist/cli.js\`) on 127.0.0.1, with one stdio
+  upstream, [\`test/fixtures/conformance-server.ts\`](test/fixtures/conformance-server.ts)
+  (the prompts the suite asks for, \`"namespace": false\`), tested with
+  \`conformance server --suite all --spec-version <revision>\`.
+- **Client side**: every client scenario of the revision, with
+  [\`conformance/client-wrapper.ts\`](conformance/client-wrapper.ts) as the client: it
+  starts a gateway whose one upstream (transport \`http\`) is the scenario's server,
+  waits for \`/readyz\`, and lists and gets the prompts through it. What is tested is
+  the gateway's upstream client.
+- Out of scope, and listed with a reason in
+  [\`conformance/expected-failures.yml\`](conformance/expected-failures.yml): tools,
+  resources, logging, sampling and elicitation (the gateway serves prompts only) and
+  upstream OAuth. As in the suite's baseline mode, a WARNING fails a check, and an
+  expected failure that passes fails the run.
+- Each scenario's checks include the suite's \`wire-schema-valid\` check where it
+  makes one (every message validated against the JSON Schema of the negotiated
+  revision). Per-check output: \`conformance/results/\` (not committed).
+
+| side | revision | scenarios | passed | failed | expected failures | stale expectations |
+| --- | --- | --- | --- | --- | --- | --- |
+${summary.join('\n')}
+
+${sections.join('\n\n')}
+`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+    const started = Date.now();
+    if (!existsSync(path.join(ROOT, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run `npm run build` first');
+    const runtime = ensureRuntime();
+    const suiteVersion = (JSON.parse(readFileSync(path.join(SUITE_PACKAGE, 'package.json'), 'utf8')) as { version: string }).version;
+    const expectations = readExpectations();
+    await rm(RESULTS, { recursive: true, force: true });
+    await mkdir(RESULTS, { recursive: true });
+
+    const outcomes: Outcome[] = [];
+    const problems: string[] = [];
+
+    for (const specVersion of SPEC_VERSIONS) {
+        const { exitCode, results, planned } = await runServerSide(specVersion);
+        if (results.size !== planned) problems.push(`server ${specVersion}: the suite planned ${planned} scenarios, ${results.size} left results`);
+        const judged = [...results].map(([scenario, checks]) => judge('server', specVersion, scenario, checks, expectations.server));
+        outcomes.push(...judged);
+        const bad = judged.some(outcome => outcome.verdict === 'failed' || outcome.verdict === 'stale expectation');
+        if ((exitCode !== 0) !== bad) problems.push(`server ${specVersion}: the suite exited with ${exitCode}, which does not match the checks`);
+    }
+
+    for (const specVersion of SPEC_VERSIONS) {
+        await mkdir(path.join(RESULTS, `client-${specVersion}`), { recursive: true });
+        const scenarios = await listClientScenarios(specVersion);
+        console.log(`conformance: client side, ${specVersion}, ${scenarios.length} scenarios`);
+        const results = await pool(scenarios, CLIENT_CONCURRENCY, scenario => runClientScenario(specVersion, scenario));
+        scenarios.forEach((scenario, index) => {
+            const { exitCode, checks } = results[index]!;
+            const outcome = judge('client', specVersion, scenario, checks, expectations.client);
+            outcomes.push(outcome);
+            const bad = outcome.verdict === 'failed' || outcome.verdict === 'stale expectation';
+            if ((exitCode !== 0) !== bad) problems.push(`client ${specVersion} ${scenario}: the suite exited with ${exitCode}, which does not match the checks`);
+        });
+    }
+
+    const seconds = (Date.now() - started) / 1000;
+    await writeFile(path.join(ROOT, 'CONFORMANCE.md'), report(outcomes, { suiteVersion, runtime, seconds, problems }));
+
+    for (const outcome of outcomes) {
+        const mark = outcome.verdict === 'passed' ? 'ok  ' : outcome.verdict === 'expected failure' ? 'xf  ' : 'FAIL';
+        if (mark === 'FAIL' || process.env.CONFORMANCE_VERBOSE) {
+            console.log(`${mark} ${outcome.side} ${outcome.specVersion} ${outcome.scenario}: ${outcome.verdict}${outcome.note ? ` (${outcome.note})` : ''}`);
+        }
+    }
+    for (const problem of problems) console.log(`FAIL ${problem}`);
+    const tally = (verdict: Verdict) => outcomes.filter(outcome => outcome.verdict === verdict).length;
+    console.log(
+        `conformance: ${outcomes.length} scenario runs: ${tally('passed')} passed, ${tally('failed')} failed, ` +
+            `${tally('expected failure')} expected failures, ${tally('stale expectation')} stale expectations; ` +
+            `${seconds.toFixed(0)} s (suite ${suiteVersion} on Node ${runtime}, gateway on Node ${process.version}, ${os.cpus().length} cores). ` +
+            `Wrote CONFORMANCE.md; per-check results in ${path.relative(ROOT, RESULTS)}/`
+    );
+    process.exitCode = tally('failed') + tally('stale expectation') + problems.length > 0 ? 1 : 0;
+}
+
+main().catch(async (error: unknown) => {
+    process.stderr.write(`conformance: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+    await Promise.all([...children].map(stop));
+});
