@@ -37,3 +37,35 @@ test('unreachable and unstartable upstreams are left out, the rest is served, an
         await gateway.close();
     }
 });
+
+test('an upstream that answers 401 is reported as such, with no credential in the report', async () => {
+    const key = 'gateway-a-key-0123456789';
+    const guarded = await startTestGateway({
+        auth: { mode: 'apiKey' },
+        clients: [{ id: 'b', apiKey: key }],
+        upstreams: [stdioFixture('local')]
+    });
+    // A second gateway in front of the first, over each transport, without a key or with a wrong one.
+    const wrongKey = { 'X-API-Key': 'not-the-key-0123456789' };
+    const gateway = await startTestGateway({
+        upstreams: [
+            { id: 'streamable', transport: 'streamable-http', url: guarded.url!, timeoutMs: 3000 },
+            // "http" falls back to legacy SSE on a 4xx, but not on 401: the SSE attempt would hide the real failure.
+            { id: 'either', transport: 'http', url: guarded.url!, timeoutMs: 3000, headers: wrongKey },
+            { id: 'legacy', transport: 'sse', url: guarded.url!, timeoutMs: 3000, headers: wrongKey },
+            { id: 'goodkey', transport: 'streamable-http', url: guarded.url!, timeoutMs: 3000, headers: { 'X-API-Key': key } }
+        ]
+    });
+    try {
+        const [streamable, either, legacy, goodkey] = gateway.upstreams;
+        assert.equal(goodkey!.state, 'ready');
+        for (const upstream of [streamable!, either!, legacy!]) {
+            assert.equal(upstream.state, 'down');
+            assert.match(upstream.lastError ?? '', /HTTP 401/);
+            assert.doesNotMatch(upstream.lastError ?? '', /not-the-key|gateway-a-key/);
+        }
+    } finally {
+        await gateway.close();
+        await guarded.close();
+    }
+});

@@ -4,7 +4,7 @@
  * or it failed (a short reason that never holds a stack trace or a payload),
  * classified as a fault kind for the counters.
  */
-import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError, SseError } from '@modelcontextprotocol/client';
 import type { FaultKind } from '../observability/faults.js';
 import { describeError } from '../observability/logger.js';
 
@@ -78,6 +78,8 @@ function isConnectionLoss(error: unknown): boolean {
 
 function classify(error: unknown, timeoutMs: number): [string, FaultKind | undefined] {
     if (error instanceof SdkHttpError) return [`HTTP ${error.status}`, 'http_error'];
+    // A legacy SSE stream refused with an HTTP status (its code is undefined for a dropped connection).
+    if (error instanceof SseError && typeof error.code === 'number') return [`HTTP ${error.code}`, 'http_error'];
     if (error instanceof SdkError) {
         switch (error.code) {
             case SdkErrorCode.RequestTimeout:

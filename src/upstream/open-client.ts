@@ -52,7 +52,7 @@ export async function openClient(options: OpenClientOptions): Promise<OpenedClie
         try {
             return await handshake(options, httpTransport(config, 'streamable-http'), 'streamable-http');
         } catch (error) {
-            if (!(error instanceof SdkHttpError) || error.status < 400 || error.status > 499) throw error;
+            if (!isTransportMismatch(error)) throw error;
             options.log.info({ status: error.status }, 'Streamable HTTP refused; trying legacy HTTP+SSE');
         }
     }
@@ -78,4 +78,12 @@ async function handshake(options: OpenClientOptions, transport: Transport, wire:
         options.onHandshake(undefined);
     }
     return { client, transport, wire };
+}
+
+/**
+ * A 4xx to the Streamable HTTP handshake means a legacy server, except 401 and 403: the credentials are wrong
+ * whatever the transport, and falling back would report the SSE attempt's failure instead of the real one.
+ */
+function isTransportMismatch(error: unknown): error is SdkHttpError {
+    return error instanceof SdkHttpError && error.status >= 400 && error.status <= 499 && error.status !== 401 && error.status !== 403;
 }
