@@ -23,15 +23,14 @@ import { after, before, describe, test, type TestContext } from 'node:test';
 import fc from 'fast-check';
 import type { RunningGateway } from '../src/gateway.js';
 import { connectHttp, listAllPages, ROOT, startTestGateway, stdioFixture } from './helpers.js';
+import { JSON_AND_SSE as JSON_AND_SSE_HEADERS, openRawSession, parseSse } from './raw-http.js';
 
 const SEED = process.env.FUZZ_SEED === undefined ? 0x4f5a2d4 : Number(process.env.FUZZ_SEED);
 const RUNS = process.env.FUZZ_RUNS === undefined ? 1 : Number(process.env.FUZZ_RUNS);
 const REQUEST_TIMEOUT_MS = 10_000;
 const PROTOCOL = '2025-06-18';
-const JSON_AND_SSE: [string, string][] = [
-    ['content-type', 'application/json'],
-    ['accept', 'application/json, text/event-stream']
-];
+/** raw-http's JSON_AND_SSE as the [name, value] pairs a shot carries. */
+const JSON_AND_SSE = Object.entries(JSON_AND_SSE_HEADERS);
 
 // ---------------------------------------------------------------------------------------------
 // The gateway under test: three clients, two upstreams, hidden prompts at every policy level.
@@ -265,13 +264,7 @@ function messagesOf(answer: Answer): { messages?: unknown[]; problem?: string } 
     }
     if (type.includes('text/event-stream')) {
         const messages: unknown[] = [];
-        for (const event of answer.body.split(/\r?\n\r?\n/)) {
-            const data = event
-                .split(/\r?\n/)
-                .filter(line => line.startsWith('data:'))
-                .map(line => line.slice(5).replace(/^ /, ''))
-                .join('\n');
-            if (data === '') continue;
+        for (const data of parseSse(answer.body)) {
             try {
                 messages.push(JSON.parse(data));
             } catch {
@@ -337,21 +330,7 @@ const deleted = new Set<string>();
 const bearer = (who: Who | 'auditor'): [string, string] => ['authorization', `Bearer ${KEYS[who]}`];
 
 async function openSession(who: Who): Promise<string> {
-    const init = await send({
-        method: 'POST',
-        headers: [...JSON_AND_SSE, bearer(who)],
-        body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } } })
-    });
-    const id = headerOf(init, 'mcp-session-id');
-    assert.equal(init.status, 200, `initialize failed: ${init.status} ${init.body}`);
-    assert.ok(id, 'initialize answered without mcp-session-id');
-    const initialized = await send({
-        method: 'POST',
-        headers: [...JSON_AND_SSE, bearer(who), ['mcp-session-id', id], ['mcp-protocol-version', PROTOCOL]],
-        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })
-    });
-    assert.equal(initialized.status, 202);
-    return id;
+    return (await openRawSession(endpoint.href, PROTOCOL, Object.fromEntries([bearer(who)]))).id;
 }
 
 async function sessionOf(who: Who, slot: number): Promise<string> {

@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { StreamableHTTPClientTransport, type Client } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../src/gateway.js';
 import { connectHttp, connectStdio, everythingUpstream, fixtureStats, listAllPages, ROOT, startTestGateway, stdioFixture, waitFor } from './helpers.js';
-import { call, messagesOf, openRawSession, post, SseReader, type JsonRpcMessage, type RawSession } from './raw-http.js';
+import { call, deleteSession, getStream, messagesOf, openRawSession, post, SseReader, type JsonRpcMessage, type RawSession } from './raw-http.js';
 
 const CLI = path.join(ROOT, 'dist/cli.js');
 
@@ -64,7 +64,7 @@ describe('session lifecycle over Streamable HTTP', () => {
         try {
             const first = sessionIdOf(client);
             assert.ok((await listAllPages(client)).names.includes('local__with-required'));
-            const deleted = await fetch(url, { method: 'DELETE', headers: { 'mcp-session-id': first, 'mcp-protocol-version': '2025-06-18' } });
+            const deleted = await deleteSession(url, { 'mcp-session-id': first, 'mcp-protocol-version': '2025-06-18' });
             assert.equal(deleted.status, 200);
 
             const error = (await client.listPrompts().then(
@@ -94,12 +94,12 @@ describe('session lifecycle over Streamable HTTP', () => {
         try {
             const before = await fixtureStats(other, 'local__stats');
             const doomed = await openRawSession(url);
-            const stream = new SseReader(await fetch(url, { method: 'GET', headers: { ...doomed.headers, accept: 'text/event-stream' } }));
+            const stream = new SseReader(await getStream(url, doomed.headers));
             assert.equal(stream.response.status, 200);
             const inFlight = post(url, { jsonrpc: '2.0', id: 'slow', method: 'prompts/get', params: { name: 'local__slow', arguments: { ms: '20000' } } }, doomed.headers);
             await waitFor(() => active() === 1, 5000, 'the slow request to reach the upstream');
 
-            const deleted = await fetch(url, { method: 'DELETE', headers: doomed.headers });
+            const deleted = await deleteSession(url, doomed.headers);
             assert.equal(deleted.status, 200);
             await stream.closed(5000);
             // The POST of the deleted session ends (with or without an answer) instead of hanging for 20 s.
@@ -203,11 +203,11 @@ describe('session lifecycle over Streamable HTTP', () => {
     describe('streams on one session', () => {
         test('a second GET stream is refused with 409 while the first lives; the first keeps working', async () => {
             const session = await openRawSession(url);
-            const first = new SseReader(await fetch(url, { method: 'GET', headers: { ...session.headers, accept: 'text/event-stream' } }));
+            const first = new SseReader(await getStream(url, session.headers));
             try {
                 assert.equal(first.response.status, 200);
                 assert.match(first.response.headers.get('content-type') ?? '', /text\/event-stream/);
-                const second = await fetch(url, { method: 'GET', headers: { ...session.headers, accept: 'text/event-stream' } });
+                const second = await getStream(url, session.headers);
                 assert.equal(second.status, 409);
                 assert.match(await second.text(), /"code":-32000/);
                 // Still the live stream: a change reaches it.
@@ -220,7 +220,7 @@ describe('session lifecycle over Streamable HTTP', () => {
             // Once the first stream is gone, a new GET is accepted.
             await waitFor(
                 async () => {
-                    const again = await fetch(url, { method: 'GET', headers: { ...session.headers, accept: 'text/event-stream' } });
+                    const again = await getStream(url, session.headers);
                     await again.body?.cancel();
                     return again.status === 200;
                 },
@@ -231,7 +231,7 @@ describe('session lifecycle over Streamable HTTP', () => {
 
         test('while POSTs stream their answers, list_changed arrives on the GET stream only, before the slow answer', async () => {
             const session = await openRawSession(url);
-            const stream = new SseReader(await fetch(url, { method: 'GET', headers: { ...session.headers, accept: 'text/event-stream' } }));
+            const stream = new SseReader(await getStream(url, session.headers));
             try {
                 assert.equal(stream.response.status, 200);
                 const slowResponse = await post(url, { jsonrpc: '2.0', id: 'slow', method: 'prompts/get', params: { name: 'local__slow', arguments: { ms: '3000' } } }, session.headers);

@@ -32,11 +32,11 @@ import {
     waitFor,
     type HttpFixture
 } from './helpers.js';
+import { call, deleteSession, openRawSession, type JsonRpcMessage, type RawSession } from './raw-http.js';
 import { configError, lineFor } from './unit/config-assert.js';
 
 const CLI = path.join(ROOT, 'dist/cli.js');
 const WITH_PROGRESS = { flags: ['--progress-prompt'] };
-const PROTOCOL = '2025-06-18';
 
 type Json = Record<string, unknown>;
 
@@ -84,70 +84,18 @@ async function getWithProgress(client: Client, name: string, args: Record<string
     return { seen, text: textOf(result) };
 }
 
-/** A Streamable HTTP session spoken by hand, to see exactly which messages come back on a request's response. */
-class RawSession {
-    private constructor(
-        private readonly url: string,
-        private readonly headers: Record<string, string>
-    ) {}
-
-    static async open(url: string): Promise<RawSession> {
-        const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-        const init = await fetch(url, {
-            method: 'POST',
-            headers,
-            body: JSON.stringify({
-                jsonrpc: '2.0',
-                id: 1,
-                method: 'initialize',
-                params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'raw', version: '1' } }
-            })
-        });
-        assert.equal(init.status, 200);
-        const sessionId = init.headers.get('mcp-session-id');
-        assert.ok(sessionId, 'a session id');
-        await init.text();
-        const session = new RawSession(url, { ...headers, 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL });
-        const initialized = await fetch(url, { method: 'POST', headers: session.headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
-        await initialized.text();
-        return session;
-    }
-
-    /** Every JSON-RPC message of the request's response (an SSE stream or one JSON body), in order. */
-    async request(id: number, method: string, params: Json): Promise<Json[]> {
-        const response = await fetch(this.url, { method: 'POST', headers: this.headers, body: JSON.stringify({ jsonrpc: '2.0', id, method, params }) });
-        assert.equal(response.status, 200);
-        const body = await response.text();
-        if ((response.headers.get('content-type') ?? '').startsWith('application/json')) return [JSON.parse(body) as Json];
-        const messages: Json[] = [];
-        for (const event of body.split(/\r?\n\r?\n/)) {
-            const data = event
-                .split(/\r?\n/)
-                .filter(line => line.startsWith('data:'))
-                .map(line => line.slice(5).replace(/^ /, ''))
-                .join('\n');
-            if (data !== '') messages.push(JSON.parse(data) as Json);
-        }
-        return messages;
-    }
-
-    async close(): Promise<void> {
-        await fetch(this.url, { method: 'DELETE', headers: this.headers }).catch(() => undefined);
-    }
-}
-
 /** Splits a raw response into its progress notifications' params and the final response, checking nothing else came. */
-function splitResponse(messages: Json[], id: number): { progress: Json[]; response: Json } {
+function splitResponse(messages: JsonRpcMessage[], id: number): { progress: Json[]; response: JsonRpcMessage } {
     const response = messages.at(-1);
-    assert.ok(response && response['id'] === id, `the response comes last: ${JSON.stringify(messages)}`);
+    assert.ok(response && response.id === id, `the response comes last: ${JSON.stringify(messages)}`);
     const before = messages.slice(0, -1);
-    for (const message of before) assert.equal(message['method'], 'notifications/progress', JSON.stringify(message));
-    return { progress: before.map(message => message['params'] as Json), response };
+    for (const message of before) assert.equal(message.method, 'notifications/progress', JSON.stringify(message));
+    return { progress: before.map(message => message.params!), response };
 }
 
-function resultText(response: Json): string {
-    assert.ok(response['result'], `a result: ${JSON.stringify(response)}`);
-    return textOf(response['result'] as GetPromptResult);
+function resultText(response: JsonRpcMessage): string {
+    assert.ok(response.result, `a result: ${JSON.stringify(response)}`);
+    return textOf(response.result as GetPromptResult);
 }
 
 describe('progress of long requests', () => {
@@ -178,6 +126,14 @@ describe('progress of long requests', () => {
 
     const upstream = (id: string) => gateway.upstreams.find(connection => connection.id === id)!;
 
+    /** Every JSON-RPC message of one request's answer on a session spoken by hand, in order. */
+    async function rawRequest(session: RawSession, id: number, method: string, params: Json): Promise<JsonRpcMessage[]> {
+        const { status, messages } = await call(gateway.url!, session, method, params, id);
+        assert.equal(status, 200);
+        return messages;
+    }
+    const closeRaw = (session: RawSession) => deleteSession(gateway.url!, session.headers).catch(() => undefined);
+
     test('every notification reaches the client, in order, with the progress, total and message the upstream sent', async () => {
         // stdio, Streamable HTTP and legacy SSE (v1 SDK) upstreams.
         for (const id of ['local', 'fast', 'legacy']) {
@@ -193,12 +149,12 @@ describe('progress of long requests', () => {
     });
 
     test('on the wire: notifications carry exactly the client token (string, number, 0, ""), the upstream saw its own', async () => {
-        const session = await RawSession.open(gateway.url!);
+        const session = await openRawSession(gateway.url!);
         try {
             let id = 10;
             for (const token of ['client-token-42', 987654321, 0, '']) {
                 id++;
-                const messages = await session.request(id, 'prompts/get', {
+                const messages = await rawRequest(session, id, 'prompts/get', {
                     name: 'local__progress',
                     arguments: { steps: '4', intervalMs: '30', total: '4', message: 'raw', settleMs: '100' },
                     _meta: { progressToken: token }
@@ -212,18 +168,18 @@ describe('progress of long requests', () => {
                 assert.deepEqual(stats.calls.at(-1), { method: 'get', token: seenUpstream });
             }
         } finally {
-            await session.close();
+            await closeRaw(session);
         }
     });
 
     test('a notification sent right before the answer is not lost (nor any read together with the answer)', async () => {
-        const session = await RawSession.open(gateway.url!);
+        const session = await openRawSession(gateway.url!);
         try {
             // stdio, Streamable HTTP and legacy SSE upstreams; no settleMs: the answer follows the last notification at once.
             const upstreams = ['local', 'fast', 'legacy', 'local', 'fast', 'legacy'];
             const received: Record<string, number[][]> = {};
             for (const [index, id] of upstreams.entries()) {
-                const messages = await session.request(100 + index, 'prompts/get', {
+                const messages = await rawRequest(session, 100 + index, 'prompts/get', {
                     name: `${id}__progress`,
                     arguments: { steps: '4', intervalMs: '20', total: '4', message: 'last' },
                     _meta: { progressToken: `last-${index}` }
@@ -234,21 +190,21 @@ describe('progress of long requests', () => {
             const all = [1, 2, 3, 4];
             assert.deepEqual(received, { local: [all, all], fast: [all, all], legacy: [all, all] }, `each upstream sent 1..4, then its answer; the client got ${JSON.stringify(received)}`);
         } finally {
-            await session.close();
+            await closeRaw(session);
         }
     });
 
     test('without a progressToken: no notification reaches the client and the upstream gets no token', async () => {
-        const session = await RawSession.open(gateway.url!);
+        const session = await openRawSession(gateway.url!);
         try {
             const started = Date.now();
-            const messages = await session.request(2, 'prompts/get', { name: 'local__progress', arguments: { steps: '4', intervalMs: '50', message: 'x' } });
+            const messages = await rawRequest(session, 2, 'prompts/get', { name: 'local__progress', arguments: { steps: '4', intervalMs: '50', message: 'x' } });
             assert.ok(Date.now() - started >= 180, 'the fixture did its work');
             assert.equal(messages.length, 1, `only the response: ${JSON.stringify(messages)}`);
             assert.equal(resultText(messages[0]!), 'progressToken: no; sent: 0');
             assert.deepEqual((await progressStats(client, 'local')).calls.at(-1), { method: 'get', token: null });
         } finally {
-            await session.close();
+            await closeRaw(session);
         }
         // Through an SDK client without onprogress too: nothing is sent for it, nothing unexpected arrives.
         const errors: Error[] = [];
@@ -270,16 +226,16 @@ describe('progress of long requests', () => {
         const result = await client.complete({ ref, argument: { name: 'steps', value: '3' } }, { onprogress: progress => seen.push(progress) });
         assert.deepEqual(seen, expected(3, 3, 'complete'));
         assert.match(result.completion.values[0] ?? '', /^progressToken: yes .+; sent: 3$/);
-        const session = await RawSession.open(gateway.url!);
+        const session = await openRawSession(gateway.url!);
         try {
-            const messages = await session.request(3, 'completion/complete', { ref, argument: { name: 'steps', value: '2' }, _meta: { progressToken: 'c-1' } });
+            const messages = await rawRequest(session, 3, 'completion/complete', { ref, argument: { name: 'steps', value: '2' }, _meta: { progressToken: 'c-1' } });
             const { progress } = splitResponse(messages, 3);
             assert.deepEqual(progress, expected(2, 2, 'complete').map(params => ({ progressToken: 'c-1', ...params })));
-            const none = await session.request(4, 'completion/complete', { ref, argument: { name: 'steps', value: '2' } });
+            const none = await rawRequest(session, 4, 'completion/complete', { ref, argument: { name: 'steps', value: '2' } });
             assert.equal(none.length, 1, `only the response: ${JSON.stringify(none)}`);
-            assert.deepEqual((none[0]!['result'] as { completion: { values: string[] } }).completion.values, ['progressToken: no; sent: 0']);
+            assert.deepEqual((none[0]!.result as { completion: { values: string[] } }).completion.values, ['progressToken: no; sent: 0']);
         } finally {
-            await session.close();
+            await closeRaw(session);
         }
     });
 
@@ -354,10 +310,10 @@ describe('progress of long requests', () => {
             await other.close();
         }
         // On the wire, two sessions using the same token at once, and a request without one beside them.
-        const [one, two] = await Promise.all([RawSession.open(gateway.url!), RawSession.open(gateway.url!)]);
+        const [one, two] = await Promise.all([openRawSession(gateway.url!), openRawSession(gateway.url!)]);
         try {
             const request = (session: RawSession, id: number, message: string, token?: string) =>
-                session.request(id, 'prompts/get', {
+                rawRequest(session, id, 'prompts/get', {
                     name: 'local__progress',
                     arguments: { steps: '5', intervalMs: '60', message, settleMs: '100' },
                     ...(token === undefined ? {} : { _meta: { progressToken: token } })
@@ -367,7 +323,7 @@ describe('progress of long requests', () => {
             assert.deepEqual(splitResponse(s2, 5).progress, expected(5, 5, 'S2').map(params => ({ progressToken: 'shared', ...params })));
             assert.equal(plain.length, 1, `only the response: ${JSON.stringify(plain)}`);
         } finally {
-            await Promise.all([one.close(), two.close()]);
+            await Promise.all([closeRaw(one), closeRaw(two)]);
         }
     });
 

@@ -1,4 +1,7 @@
-/** Raw Streamable HTTP for tests that must see statuses, headers and streams an SDK client hides. */
+/**
+ * Raw Streamable HTTP for tests that must see statuses, headers and streams an SDK client hides: sessions, POSTs,
+ * GET streams and SSE parsing (whole bodies, or message by message as they arrive).
+ */
 import type { ReadableStreamReadResult } from 'node:stream/web';
 
 export const JSON_AND_SSE = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -26,6 +29,11 @@ export interface RawSession {
     headers: Record<string, string>;
 }
 
+/** What a client sends on every request of its session: MCP-Protocol-Version only from 2025-06-18, which brought it. */
+export function sessionHeaders(id: string, protocolVersion: string): Record<string, string> {
+    return { 'mcp-session-id': id, ...(protocolVersion >= '2025-06-18' ? { 'mcp-protocol-version': protocolVersion } : {}) };
+}
+
 /** initialize + notifications/initialized, as a client does it. */
 export async function openRawSession(url: string, protocolVersion = '2025-06-18', extra: Record<string, string> = {}): Promise<RawSession> {
     const init = await post(url, initializeBody(protocolVersion), extra);
@@ -34,11 +42,21 @@ export async function openRawSession(url: string, protocolVersion = '2025-06-18'
     if (id === null) throw new Error('initialize answered without Mcp-Session-Id');
     const [answer] = await messagesOf(init);
     const negotiated = (answer?.result as { protocolVersion?: string } | undefined)?.protocolVersion ?? protocolVersion;
-    const headers = { ...extra, 'mcp-session-id': id, 'mcp-protocol-version': negotiated };
+    const headers = { ...extra, ...sessionHeaders(id, negotiated) };
     const initialized = await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
     await initialized.body?.cancel();
     if (initialized.status !== 202) throw new Error(`notifications/initialized answered ${initialized.status}`);
     return { id, headers };
+}
+
+/** Opens a session's standalone GET stream. */
+export function getStream(url: string, headers: Record<string, string>, signal?: AbortSignal): Promise<Response> {
+    return fetch(url, { method: 'GET', headers: { ...headers, accept: 'text/event-stream' }, ...(signal ? { signal } : {}) });
+}
+
+/** Ends a session, as a client leaving does. */
+export function deleteSession(url: string, headers: Record<string, string>): Promise<Response> {
+    return fetch(url, { method: 'DELETE', headers });
 }
 
 /** Every JSON-RPC message of a POST's answer: the JSON body, or each `data:` of an SSE body read to its end. */
@@ -59,6 +77,23 @@ export function parseSse(text: string): string[] {
         if (data.length > 0 && data.join('\n') !== '') events.push(data.join('\n'));
     }
     return events;
+}
+
+/** Each JSON-RPC message of an SSE body as soon as its event is complete; ends with the stream (cancel `reader` to stop). */
+export async function* sseMessages(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncGenerator<JsonRpcMessage> {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for (;;) {
+        const chunk: ReadableStreamReadResult<Uint8Array> = await reader.read();
+        if (chunk.done) return;
+        buffer += decoder.decode(chunk.value, { stream: true });
+        let end: number;
+        while ((end = buffer.search(/\r?\n\r?\n/)) !== -1) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
+            for (const data of parseSse(block)) yield JSON.parse(data) as JsonRpcMessage;
+        }
+    }
 }
 
 /** One request on a session; its status and every message of its answer. */
@@ -82,7 +117,6 @@ export async function call(
 export class SseReader {
     readonly messages: JsonRpcMessage[] = [];
     ended = false;
-    #buffer = '';
     #taken = 0;
     #waiters: (() => void)[] = [];
     readonly #done: Promise<void>;
@@ -92,19 +126,10 @@ export class SseReader {
         if (response.body === null) throw new Error('no body to read');
         const reader = (this.#reader = response.body.getReader());
         this.#done = (async () => {
-            const decoder = new TextDecoder();
             try {
-                for (;;) {
-                    const chunk: ReadableStreamReadResult<Uint8Array> = await reader.read();
-                    if (chunk.done) break;
-                    this.#buffer += decoder.decode(chunk.value, { stream: true });
-                    let end: number;
-                    while ((end = this.#buffer.search(/\r?\n\r?\n/)) !== -1) {
-                        const block = this.#buffer.slice(0, end);
-                        this.#buffer = this.#buffer.slice(end).replace(/^\r?\n\r?\n/, '');
-                        for (const data of parseSse(`${block}\n\n`)) this.messages.push(JSON.parse(data) as JsonRpcMessage);
-                        this.#wake();
-                    }
+                for await (const message of sseMessages(reader)) {
+                    this.messages.push(message);
+                    this.#wake();
                 }
             } catch {
                 // cancelled or cut off: the stream has ended either way

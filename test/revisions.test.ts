@@ -18,6 +18,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { RunningGateway } from '../src/gateway.js';
 import { capturingLogger, ROOT, startTestGateway, stopChild, waitFor } from './helpers.js';
+import { deleteSession, getStream, post, sessionHeaders, sseMessages, type JsonRpcMessage as Message } from './raw-http.js';
 
 const REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'] as const;
 type Revision = (typeof REVISIONS)[number];
@@ -25,14 +26,6 @@ const REVISION_SERVER = path.join(ROOT, 'test/fixtures/revision-server.ts');
 const SEPARATOR = '__';
 
 type Obj = Record<string, unknown>;
-interface Message {
-    jsonrpc: string;
-    id?: string | number | null;
-    method?: string;
-    params?: Obj;
-    result?: Obj;
-    error?: { code: number; message: string; data?: unknown };
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Official schemas
@@ -326,7 +319,8 @@ abstract class RawClient {
 
 /** Streamable HTTP: POST for each message (answer as JSON or SSE), plus the GET stream for notifications. */
 class HttpClient extends RawClient {
-    #sessionId: string | undefined;
+    /** The session's headers for this client's revision, once initialize has answered with a session id. */
+    #session: Record<string, string> | undefined;
     readonly #streams = new AbortController();
 
     constructor(
@@ -336,58 +330,32 @@ class HttpClient extends RawClient {
         super(revision);
     }
 
-    #headers(): Record<string, string> {
-        return {
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            ...(this.#sessionId === undefined ? {} : { 'mcp-session-id': this.#sessionId }),
-            // The header came with 2025-06-18; older clients do not send it.
-            ...(this.revision >= '2025-06-18' && this.#sessionId !== undefined ? { 'mcp-protocol-version': this.revision } : {})
-        };
-    }
-
     protected async send(message: Message): Promise<void> {
-        const response = await fetch(this.url, { method: 'POST', headers: this.#headers(), body: JSON.stringify(message) });
-        this.#sessionId ??= response.headers.get('mcp-session-id') ?? undefined;
+        const response = await post(this.url, message, this.#session);
+        const sessionId = response.headers.get('mcp-session-id');
+        if (sessionId !== null) this.#session ??= sessionHeaders(sessionId, this.revision);
         const type = response.headers.get('content-type') ?? '';
         if (response.status === 202) return void (await response.body?.cancel());
-        if (type.startsWith('text/event-stream')) return this.#readEvents(response);
+        if (type.startsWith('text/event-stream')) return this.#receiveEach(response);
         const body = (await response.json()) as Message | Message[];
         for (const item of Array.isArray(body) ? body : [body]) this.receive(item);
     }
 
-    async #readEvents(response: Response): Promise<void> {
-        const decoder = new TextDecoder();
-        let buffer = '';
-        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-            buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, '\n');
-            let end: number;
-            while ((end = buffer.indexOf('\n\n')) !== -1) {
-                const event = buffer.slice(0, end);
-                buffer = buffer.slice(end + 2);
-                const data = event
-                    .split('\n')
-                    .filter(line => line.startsWith('data:'))
-                    .map(line => line.slice(5).replace(/^ /, ''))
-                    .join('\n');
-                if (data !== '') this.receive(JSON.parse(data) as Message);
-            }
-        }
+    /** Every message of an SSE answer or stream, received as it arrives. */
+    async #receiveEach(response: Response): Promise<void> {
+        for await (const message of sseMessages(response.body!.getReader())) this.receive(message);
     }
 
     /** Opens the standalone GET stream (server-initiated notifications) and resolves once it is open. */
     async openStream(): Promise<void> {
-        const headers = this.#headers();
-        delete headers['content-type'];
-        headers['accept'] = 'text/event-stream';
-        const response = await fetch(this.url, { method: 'GET', headers, signal: this.#streams.signal });
+        const response = await getStream(this.url, this.#session ?? {}, this.#streams.signal);
         assert.equal(response.status, 200, 'GET stream');
-        this.#readEvents(response).catch(() => {});
+        this.#receiveEach(response).catch(() => {});
     }
 
     async close(): Promise<void> {
         this.#streams.abort();
-        if (this.#sessionId !== undefined) await fetch(this.url, { method: 'DELETE', headers: this.#headers() }).catch(() => {});
+        if (this.#session !== undefined) await deleteSession(this.url, this.#session).catch(() => {});
     }
 }
 
