@@ -22,7 +22,7 @@ import { paginate } from './paginate.js';
 export const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
 
 /** The spec's bound on completion values in one result. */
-export const MAX_COMPLETION_VALUES = 100;
+const MAX_COMPLETION_VALUES = 100;
 
 export interface PromptServiceOptions {
     pageSize: number;

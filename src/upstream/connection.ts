@@ -173,7 +173,8 @@ export class UpstreamConnection {
         const client = this.#session?.client;
         if (client === undefined) return false;
         if (client.getServerCapabilities()?.completions !== undefined) return true;
-        return (client.getNegotiatedProtocolVersion() ?? '') < COMPLETIONS_CAPABILITY_SINCE;
+        const version = client.getNegotiatedProtocolVersion();
+        return version !== undefined && version < COMPLETIONS_CAPABILITY_SINCE;
     }
 
     #readySession(): UpstreamSession {
