@@ -86,7 +86,10 @@ export function createPromptServer({ service, caller, completions, inFlight }: P
         inFlight.track(async () => adaptPromptList(await service.list(params.cursor, caller), revision()))
     );
     server.setRequestHandler('prompts/get', { params: GetPromptParams }, (params, ctx) =>
-        inFlight.track(async () => adaptGetPrompt(await service.get(params.name, params.arguments, caller, control(ctx, revision())), revision()))
+        inFlight.track(async () => {
+            const clientRevision = revision();
+            return adaptGetPrompt(await service.get(params.name, params.arguments, caller, control(ctx, clientRevision)), clientRevision);
+        })
     );
     if (completions) {
         server.setRequestHandler('completion/complete', { params: CompleteParams }, (params, ctx) =>
