@@ -19,11 +19,11 @@ import { loadConfigFile, parseConfig } from '../src/config/load.js';
 import { sha256 } from '../src/config/policy-schema.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import { capturingLogger, connectHttp, fixtureStats, freePort, startTestGateway, stdioFixture } from './helpers.js';
+import { initializeBody, JSON_AND_SSE, openRawSession, parseSse, sessionHeaders } from './raw-http.js';
 
 const CHALLENGE = 'Bearer realm="mcp-prompt-gateway"';
 const CHALLENGE_INVALID = 'Bearer realm="mcp-prompt-gateway", error="invalid_token"';
 const PROTOCOL = '2025-06-18';
-const JSON_AND_SSE = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 // ---------------------------------------------------------------- raw HTTP
 
@@ -73,7 +73,7 @@ function send(url: string, { method = 'POST', headers = {}, body }: SendOptions 
 
 function parseMessage(text: string): Record<string, unknown> | undefined {
     const trimmed = text.trim();
-    const json = trimmed.startsWith('{') ? trimmed : /^data: ?(.*)$/m.exec(trimmed)?.[1];
+    const json = trimmed.startsWith('{') ? trimmed : parseSse(text)[0];
     if (json === undefined) return undefined;
     try {
         return JSON.parse(json) as Record<string, unknown>;
@@ -82,12 +82,6 @@ function parseMessage(text: string): Record<string, unknown> | undefined {
     }
 }
 
-const initialize = (name = 'raw') => ({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name, version: '1' } }
-});
 const INITIALIZED = { jsonrpc: '2.0', method: 'notifications/initialized' };
 const LIST = { jsonrpc: '2.0', id: 2, method: 'prompts/list', params: {} };
 const GET_PROMPT = { jsonrpc: '2.0', id: 3, method: 'prompts/get', params: { name: 'up__prompt-000', arguments: { note: 'x' } } };
@@ -98,22 +92,9 @@ const COMPLETE = {
     params: { ref: { type: 'ref/prompt', name: 'up__with-required' }, argument: { name: 'topic', value: 'm' } }
 };
 
-const sessionHeaders = (sessionId: string) => ({ 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL });
-
-/** Opens a session by hand (initialize + initialized) and returns its id. */
-async function openRawSession(url: string, credentials: RequestHeaders): Promise<string> {
-    const reply = await send(url, { headers: credentials, body: initialize() });
-    assert.equal(reply.status, 200, reply.text);
-    const sessionId = reply.headers['mcp-session-id'];
-    assert.ok(typeof sessionId === 'string' && sessionId !== '', 'initialize returns a session id');
-    const ack = await send(url, { headers: { ...credentials, ...sessionHeaders(sessionId) }, body: INITIALIZED });
-    assert.equal(ack.status, 202, ack.text);
-    return sessionId;
-}
-
 /** prompts/list by hand on a session; the names listed. */
 async function rawList(url: string, credentials: RequestHeaders, sessionId: string): Promise<string[]> {
-    const reply = await send(url, { headers: { ...credentials, ...sessionHeaders(sessionId) }, body: LIST });
+    const reply = await send(url, { headers: { ...credentials, ...sessionHeaders(sessionId, PROTOCOL) }, body: LIST });
     assert.equal(reply.status, 200, reply.text);
     const result = reply.message?.['result'] as { prompts: { name: string }[] } | undefined;
     assert.ok(result !== undefined, `no result in ${reply.text}`);
@@ -127,9 +108,9 @@ async function rawList(url: string, credentials: RequestHeaders, sessionId: stri
  * that is not even JSON.
  */
 async function attack(url: string, credentials: RequestHeaders, sessionId: string): Promise<Reply[]> {
-    const onSession = { ...credentials, ...sessionHeaders(sessionId) };
+    const onSession = { ...credentials, ...sessionHeaders(sessionId, PROTOCOL) };
     const replies: Reply[] = [];
-    replies.push(await send(url, { headers: credentials, body: initialize('attacker') }));
+    replies.push(await send(url, { headers: credentials, body: initializeBody(PROTOCOL) }));
     for (const body of [LIST, GET_PROMPT, COMPLETE, INITIALIZED, [LIST, GET_PROMPT, COMPLETE]]) {
         replies.push(await send(url, { headers: onSession, body }));
     }
@@ -227,7 +208,7 @@ describe('auth over HTTP: apiKey mode', () => {
         gateway = await startGateway(config, { logger: log.logger });
         url = gateway.url!;
         stats = await connectHttp(url, { headers: asA });
-        sessionA = await openRawSession(url, asA);
+        sessionA = (await openRawSession(url, PROTOCOL, asA)).id;
     });
 
     after(async () => {
@@ -255,7 +236,7 @@ describe('auth over HTTP: apiKey mode', () => {
     test('the upstream counters do move for an authenticated caller, so the checks below can fail', async () => {
         const before = await upstreamRequests(stats);
         for (const body of [GET_PROMPT, COMPLETE]) {
-            const reply = await send(url, { headers: { ...asA, ...sessionHeaders(sessionA) }, body });
+            const reply = await send(url, { headers: { ...asA, ...sessionHeaders(sessionA, PROTOCOL) }, body });
             assert.equal(reply.status, 200, reply.text);
             assert.ok(reply.message?.['result'] !== undefined, reply.text);
         }
@@ -359,12 +340,12 @@ describe('auth over HTTP: apiKey mode', () => {
     });
 
     test('another client\'s valid key on a session is 404 "Session not found", exactly like an unknown session', async () => {
-        const unknown = await send(url, { headers: { authorization: `Bearer ${KEY_C}`, ...sessionHeaders('00000000-0000-4000-8000-000000000000') }, body: LIST });
+        const unknown = await send(url, { headers: { authorization: `Bearer ${KEY_C}`, ...sessionHeaders('00000000-0000-4000-8000-000000000000', PROTOCOL) }, body: LIST });
         assert.equal(unknown.status, 404);
         await nothingReachesUpstream(stats, async () => {
             for (const credentials of [{ authorization: `Bearer ${KEY_C}` }, { 'x-api-key': KEY_BOT }] as RequestHeaders[]) {
-                const onA = { ...credentials, ...sessionHeaders(sessionA) };
-                for (const body of [LIST, GET_PROMPT, COMPLETE, INITIALIZED, initialize()]) {
+                const onA = { ...credentials, ...sessionHeaders(sessionA, PROTOCOL) };
+                for (const body of [LIST, GET_PROMPT, COMPLETE, INITIALIZED, initializeBody(PROTOCOL)]) {
                     const reply = await send(url, { headers: onA, body });
                     assert.equal(reply.status, 404, reply.text);
                     assert.deepEqual(reply.message, unknown.message);
@@ -384,8 +365,8 @@ describe('auth over HTTP: apiKey mode', () => {
     });
 
     test('failed credentials on the owner\'s session id are 401, not 404: session ids are not probed through auth', async () => {
-        const reply = await send(url, { headers: { authorization: `Bearer ${WRONG}`, ...sessionHeaders(sessionA) }, body: LIST });
-        const unknown = await send(url, { headers: { authorization: `Bearer ${WRONG}`, ...sessionHeaders('no-such-session') }, body: LIST });
+        const reply = await send(url, { headers: { authorization: `Bearer ${WRONG}`, ...sessionHeaders(sessionA, PROTOCOL) }, body: LIST });
+        const unknown = await send(url, { headers: { authorization: `Bearer ${WRONG}`, ...sessionHeaders('no-such-session', PROTOCOL) }, body: LIST });
         assert.equal(reply.status, 401);
         assert.equal(unknown.status, 401);
         assert.deepEqual(reply.message, unknown.message);
@@ -459,7 +440,7 @@ describe('auth over HTTP: jwt with an HS256 secret', () => {
         url = gateway.url!;
         bearerA = { authorization: `Bearer ${await token()}` };
         stats = await connectHttp(url, { headers: bearerA });
-        sessionA = await openRawSession(url, bearerA);
+        sessionA = (await openRawSession(url, PROTOCOL, bearerA)).id;
     });
 
     after(async () => {
@@ -540,11 +521,11 @@ describe('auth over HTTP: jwt with an HS256 secret', () => {
         const asB = { authorization: `Bearer ${await token({ sub: 'team-b' })}` };
         await nothingReachesUpstream(stats, async () => {
             for (const body of [LIST, GET_PROMPT, COMPLETE]) {
-                const reply = await send(url, { headers: { ...asB, ...sessionHeaders(sessionA) }, body });
+                const reply = await send(url, { headers: { ...asB, ...sessionHeaders(sessionA, PROTOCOL) }, body });
                 assert.equal(reply.status, 404, reply.text);
                 assert.deepEqual(reply.message, { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null });
             }
-            assert.equal((await send(url, { method: 'DELETE', headers: { ...asB, ...sessionHeaders(sessionA) } })).status, 404);
+            assert.equal((await send(url, { method: 'DELETE', headers: { ...asB, ...sessionHeaders(sessionA, PROTOCOL) } })).status, 404);
         });
         assertSeesEverything(await rawList(url, bearerA, sessionA));
     });
@@ -580,7 +561,7 @@ describe('auth over HTTP: jwt with a custom clientIdClaim', () => {
         url = gateway.url!;
         const bearerA = { authorization: `Bearer ${await token({ client_id: 'team-a' })}` };
         stats = await connectHttp(url, { headers: bearerA });
-        sessionA = await openRawSession(url, bearerA);
+        sessionA = (await openRawSession(url, PROTOCOL, bearerA)).id;
     });
 
     after(async () => {
@@ -663,7 +644,7 @@ describe('auth over HTTP: jwt with a JWKS file', () => {
         url = gateway.url!;
         const bearer = { authorization: `Bearer ${await signWith(ec, claims(), { alg: 'ES256', kid: 'ec-1' })}` };
         stats = await connectHttp(url, { headers: bearer });
-        sessionA = await openRawSession(url, bearer);
+        sessionA = (await openRawSession(url, PROTOCOL, bearer)).id;
     });
 
     after(async () => {
@@ -736,7 +717,7 @@ describe('auth over HTTP: jwt with a JWKS URL', () => {
 
     /** The answer to an initialize carrying a valid token. */
     async function initializeWithValidToken(): Promise<Reply> {
-        return send(url, { headers: { authorization: `Bearer ${await validToken()}` }, body: initialize() });
+        return send(url, { headers: { authorization: `Bearer ${await validToken()}` }, body: initializeBody(PROTOCOL) });
     }
 
     function assertUnavailable(reply: Reply, why: string): void {
@@ -770,11 +751,11 @@ describe('auth over HTTP: jwt with a JWKS URL', () => {
     test('JWKS URL refusing connections: a valid token gets 503 with Retry-After, not 401', async () => {
         assertUnavailable(await initializeWithValidToken(), 'connection refused');
         // Still 401 for what is wrong whatever the keys: no credentials, garbage, a disallowed algorithm.
-        assertRefused([await send(url, { body: initialize() })], 'missing', 'no credentials');
-        assertRefused([await send(url, { headers: { authorization: 'Bearer garbage' }, body: initialize() })], 'invalid', 'garbage token');
-        assertRefused([await send(url, { headers: { authorization: `Bearer ${unsigned(claims())}` }, body: initialize() })], 'invalid', 'alg none');
+        assertRefused([await send(url, { body: initializeBody(PROTOCOL) })], 'missing', 'no credentials');
+        assertRefused([await send(url, { headers: { authorization: 'Bearer garbage' }, body: initializeBody(PROTOCOL) })], 'invalid', 'garbage token');
+        assertRefused([await send(url, { headers: { authorization: `Bearer ${unsigned(claims())}` }, body: initializeBody(PROTOCOL) })], 'invalid', 'alg none');
         assertRefused(
-            [await send(url, { headers: { authorization: `Bearer ${await signHs(claims(), 'x'.repeat(40))}` }, body: initialize() })],
+            [await send(url, { headers: { authorization: `Bearer ${await signHs(claims(), 'x'.repeat(40))}` }, body: initializeBody(PROTOCOL) })],
             'invalid',
             'HS256'
         );
@@ -814,7 +795,7 @@ describe('auth over HTTP: jwt with a JWKS URL', () => {
         const bearer = { authorization: `Bearer ${await validToken()}` };
         assertSeesEverything(await listWith(url, bearer));
         stats = await connectHttp(url, { headers: bearer });
-        const sessionA = await openRawSession(url, bearer);
+        const sessionA = (await openRawSession(url, PROTOCOL, bearer)).id;
         const fetchesBefore = fetches;
         const bad: Record<string, string> = {
             'another key under the known kid': await signWith(other, claims(), { alg: 'ES256', kid: 'url-1' }),
@@ -835,6 +816,6 @@ describe('auth over HTTP: jwt with a JWKS URL', () => {
     test('fetched keys are cached: the JWKS server going away does not lock clients out', async () => {
         await new Promise(resolve => jwksServer!.close(resolve));
         assertSeesEverything(await listWith(url, { authorization: `Bearer ${await validToken()}` }));
-        assertRefused([await send(url, { headers: { authorization: 'Bearer garbage' }, body: initialize() })], 'invalid', 'garbage token');
+        assertRefused([await send(url, { headers: { authorization: 'Bearer garbage' }, body: initializeBody(PROTOCOL) })], 'invalid', 'garbage token');
     });
 });

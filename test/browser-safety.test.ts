@@ -26,28 +26,15 @@ import {
     stdioFixture,
     type HttpFixture
 } from './helpers.js';
+import { deleteSession, getStream, initializeBody, openRawSession, post, sessionHeaders } from './raw-http.js';
 
 const KEY = 'browser-key-0123456789abcdef';
 const OTHER_KEY = 'other-client-key-0123456789abcdef';
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
-const JSON_AND_SSE = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const APP_ORIGIN = 'https://app.example.com';
-
-function initializeBody(id: number | string = 1) {
-    return {
-        jsonrpc: '2.0',
-        id,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'browser-test', version: '1' } }
-    };
-}
 
 /** A prompts/get the upstream counts (its `stats` prompt is not counted). */
 const GET_PROMPT = { jsonrpc: '2.0', id: 2, method: 'prompts/get', params: { name: 'up__prompt-000' } };
-
-async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
-    return fetch(url, { method: 'POST', headers: { ...JSON_AND_SSE, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
-}
 
 /** Every Access-Control-* header of a response. */
 function corsHeaders(response: Response): Record<string, string> {
@@ -56,19 +43,6 @@ function corsHeaders(response: Response): Record<string, string> {
 
 function headerList(value: string | null): string[] {
     return (value ?? '').split(',').map(part => part.trim().toLowerCase());
-}
-
-/** Opens a session by hand; returns the headers that address it. */
-async function openSession(url: string, auth: Record<string, string>): Promise<Record<string, string>> {
-    const init = await post(url, initializeBody(), auth);
-    assert.equal(init.status, 200);
-    await init.body?.cancel();
-    const id = init.headers.get('mcp-session-id');
-    assert.ok(id);
-    const headers = { ...auth, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' };
-    const initialized = await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
-    assert.equal(initialized.status, 202);
-    return headers;
 }
 
 /** A request with a chosen Host header (fetch does not let a caller set Host), over HTTP/1.1 by hand. */
@@ -157,17 +131,17 @@ describe('browser safety, defaults (loopback bind, no CORS configured)', () => {
         assert.deepEqual(corsHeaders(init), {});
 
         // ...and in an existing session nothing reaches the upstream, nor is the session ended or streamed.
-        const session = await openSession(gateway.url!, bearer(KEY));
+        const { headers: session } = await openRawSession(gateway.url!, '2025-06-18', bearer(KEY));
         const before = await gets();
         for (const origin of ['http://evil.example', 'https://evil.example:443', 'http://localhost.evil.example', 'http://127.0.0.1.nip.io', 'null', 'not a url']) {
             const refused = await post(gateway.url!, GET_PROMPT, { ...session, origin });
             assert.equal(refused.status, 403, origin);
             await refused.body?.cancel();
         }
-        const stream = await fetch(gateway.url!, { method: 'GET', headers: { ...session, ...evil, accept: 'text/event-stream' } });
+        const stream = await getStream(gateway.url!, { ...session, ...evil });
         assert.equal(stream.status, 403);
         await stream.body?.cancel();
-        const deleted = await fetch(gateway.url!, { method: 'DELETE', headers: { ...session, ...evil } });
+        const deleted = await deleteSession(gateway.url!, { ...session, ...evil });
         assert.equal(deleted.status, 403);
         await deleted.body?.cancel();
         assert.equal(await gets(), before, 'nothing reached the upstream');
@@ -190,7 +164,7 @@ describe('browser safety, defaults (loopback bind, no CORS configured)', () => {
             assert.deepEqual(corsHeaders(response), {}, 'allowed, but still no CORS headers');
             const id = response.headers.get('mcp-session-id');
             await response.body?.cancel();
-            const deleted = await fetch(gateway.url!, { method: 'DELETE', headers: { ...bearer(KEY), origin, 'mcp-session-id': id!, 'mcp-protocol-version': '2025-06-18' } });
+            const deleted = await deleteSession(gateway.url!, { ...bearer(KEY), origin, ...sessionHeaders(id!, '2025-06-18') });
             assert.equal(deleted.status, 200);
         }
         const result = await client.getPrompt({ name: 'up__prompt-000' });
@@ -320,7 +294,7 @@ describe('browser safety with listen.cors and listen.allowedOrigins', () => {
         assert.equal(response.headers.get('access-control-allow-origin'), APP_ORIGIN);
         const exposed = headerList(response.headers.get('access-control-expose-headers'));
         assert.ok(exposed.includes('mcp-session-id'), String(exposed));
-        const session = { ...bearer(KEY), origin: APP_ORIGIN, 'mcp-session-id': response.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+        const session = { ...bearer(KEY), origin: APP_ORIGIN, ...sessionHeaders(response.headers.get('mcp-session-id')!, '2025-06-18') };
         assert.equal((await post(gateway.url!, { jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status, 202);
         const got = await post(gateway.url!, GET_PROMPT, session);
         assert.equal(got.status, 200);
@@ -332,7 +306,7 @@ describe('browser safety with listen.cors and listen.allowedOrigins', () => {
         assert.equal(unauthorized.status, 401);
         assert.equal(unauthorized.headers.get('access-control-allow-origin'), APP_ORIGIN);
         assert.ok(headerList(unauthorized.headers.get('access-control-expose-headers')).includes('www-authenticate'));
-        const deleted = await fetch(gateway.url!, { method: 'DELETE', headers: session });
+        const deleted = await deleteSession(gateway.url!, session);
         assert.equal(deleted.status, 200);
         await deleted.body?.cancel();
     });
@@ -379,7 +353,7 @@ describe('browser safety with listen.cors and listen.allowedOrigins', () => {
         const localhost = await post(gateway.url!, initializeBody(), { ...bearer(KEY), origin: 'http://localhost:3000' });
         assert.equal(localhost.status, 403);
         await localhost.body?.cancel();
-        const deleted = await fetch(gateway.url!, { method: 'DELETE', headers: { ...bearer(KEY), 'mcp-session-id': id } });
+        const deleted = await deleteSession(gateway.url!, { ...bearer(KEY), 'mcp-session-id': id });
         assert.equal(deleted.status, 200);
         await deleted.body?.cancel();
     });

@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../src/gateway.js';
 import { connectHttp, fixtureStats, startTestGateway, stdioFixture, waitFor } from './helpers.js';
+import { openRawSession, post } from './raw-http.js';
 
 describe('cancellation', () => {
     let gateway: RunningGateway;
@@ -35,23 +36,15 @@ describe('cancellation', () => {
 
     test('a client whose HTTP connection goes away mid-request cancels the upstream request', async () => {
         const before = await fixtureStats(client, 'local__stats');
-        const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-        const init = await fetch(gateway.url!, {
-            method: 'POST',
-            headers,
-            body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
-        });
-        const session = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
-        await init.text();
-        await fetch(gateway.url!, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+        const session = await openRawSession(gateway.url!);
 
         const controller = new AbortController();
-        const pending = fetch(gateway.url!, {
-            method: 'POST',
-            headers: session,
-            signal: controller.signal,
-            body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'prompts/get', params: { name: 'local__slow', arguments: { ms: '20000' } } })
-        }).then(response => response.text());
+        const pending = post(
+            gateway.url!,
+            { jsonrpc: '2.0', id: 2, method: 'prompts/get', params: { name: 'local__slow', arguments: { ms: '20000' } } },
+            session.headers,
+            controller.signal
+        ).then(response => response.text());
         pending.catch(() => {});
         await waitFor(() => active() === 1, 5000, 'the request to reach the upstream');
         controller.abort();

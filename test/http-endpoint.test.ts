@@ -3,19 +3,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../src/gateway.js';
 import { connectHttp, startHttpFixture, startTestGateway, stdioFixture, waitFor, type HttpFixture } from './helpers.js';
+import { deleteSession, initializeBody, openRawSession, post } from './raw-http.js';
 
 const REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
-
-function initializeBody(protocolVersion = '2025-06-18') {
-    return {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } }
-    };
-}
-
-const JSON_AND_SSE = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 /** POSTs an initialize with a chosen Host header (fetch does not let a caller set Host, so HTTP/1.1 by hand). */
 async function statusWithHost(url: string, host: string): Promise<number> {
@@ -33,10 +23,6 @@ async function statusWithHost(url: string, host: string): Promise<number> {
         socket.on('end', () => resolve(Number(/^HTTP\/1\.1 (\d+)/.exec(head)?.[1])));
         socket.on('error', reject);
     });
-}
-
-async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
-    return fetch(url, { method: 'POST', headers: { ...JSON_AND_SSE, ...headers }, body: JSON.stringify(body) });
 }
 
 describe('downstream Streamable HTTP endpoint', () => {
@@ -104,13 +90,8 @@ describe('downstream Streamable HTTP endpoint', () => {
     });
 
     test('DELETE ends a session; the id is then unknown (404)', async () => {
-        const init = await post(gateway.url!, initializeBody());
-        assert.equal(init.status, 200);
-        const sessionId = init.headers.get('mcp-session-id');
-        assert.ok(sessionId);
-        await init.body?.cancel();
-        const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' };
-        const deleted = await fetch(gateway.url!, { method: 'DELETE', headers });
+        const { headers } = await openRawSession(gateway.url!);
+        const deleted = await deleteSession(gateway.url!, headers);
         assert.equal(deleted.status, 200);
         const after = await post(gateway.url!, { jsonrpc: '2.0', id: 3, method: 'prompts/list', params: {} }, headers);
         assert.equal(after.status, 404);
@@ -125,7 +106,7 @@ describe('downstream Streamable HTTP endpoint', () => {
     });
 
     test('malformed JSON is 400 with a parse error', async () => {
-        const response = await fetch(gateway.url!, { method: 'POST', headers: JSON_AND_SSE, body: '{"jsonrpc":' });
+        const response = await post(gateway.url!, '{"jsonrpc":');
         assert.equal(response.status, 400);
         assert.match(await response.text(), /"code":-32700/);
     });
@@ -145,16 +126,13 @@ describe('idle sessions', () => {
     test('a session with no request and no stream for sessions.idleTimeoutMs is closed (then 404)', async () => {
         const gateway = await startTestGateway({ sessions: { idleTimeoutMs: 1000 }, upstreams: [stdioFixture('local')] });
         try {
-            const init = await post(gateway.url!, initializeBody());
-            const sessionId = init.headers.get('mcp-session-id')!;
-            await init.body?.cancel();
-            const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' };
+            const { headers } = await openRawSession(gateway.url!);
             const listed = await post(gateway.url!, { jsonrpc: '2.0', id: 2, method: 'prompts/list', params: {} }, headers);
             assert.equal(listed.status, 200, 'the session works while in use');
             await listed.body?.cancel();
             await waitFor(
                 async () => {
-                    const response = await fetch(gateway.url!, { method: 'DELETE', headers });
+                    const response = await deleteSession(gateway.url!, headers);
                     return response.status === 404;
                 },
                 10_000,

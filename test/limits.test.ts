@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../src/gateway.js';
 import { connectHttp, fixtureStats, rpcError, sleep, startTestGateway, stdioFixture } from './helpers.js';
+import { deleteSession, initializeBody, JSON_AND_SSE, openRawSession, parseSse, post, type JsonRpcMessage } from './raw-http.js';
 
 const ALICE = 'alice-key-0123456789abcdef';
 const BOB = 'bob-key-0123456789abcdef00';
@@ -23,24 +24,22 @@ const MAX_BODY = 256 * 1024;
 const MAX_ARG = 65_536;
 const MAX_RESULT = 200_000;
 
-const JSON_AND_SSE = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const PROTOCOL = '2025-06-18';
 
 interface Reply {
     status: number;
     headers: Headers;
     text: string;
     /** The JSON-RPC message answering the request (from JSON or from the SSE stream), if any. */
-    message: { result?: unknown; error?: { code: number; message: string } } | undefined;
+    message: JsonRpcMessage | undefined;
 }
 
 function parseMessage(text: string, contentType: string | null): Reply['message'] {
     try {
         if (contentType?.includes('text/event-stream')) {
-            const messages = text
-                .split('\n')
-                .filter(line => line.startsWith('data:'))
-                .map(line => JSON.parse(line.slice(5).trim()) as NonNullable<Reply['message']>);
-            return messages.find(message => 'result' in message || 'error' in message);
+            return parseSse(text)
+                .map(data => JSON.parse(data) as JsonRpcMessage)
+                .find(message => 'result' in message || 'error' in message);
         }
         return JSON.parse(text) as Reply['message'];
     } catch {
@@ -48,39 +47,16 @@ function parseMessage(text: string, contentType: string | null): Reply['message'
     }
 }
 
-async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
-    const response = await fetch(url, {
-        method: 'POST',
-        headers: { ...JSON_AND_SSE, ...headers },
-        body: typeof body === 'string' ? body : JSON.stringify(body)
-    });
+/** A POST and its whole answer: status, headers, text and the answering message. */
+async function send(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+    const response = await post(url, body, headers);
     const text = await response.text();
     return { status: response.status, headers: response.headers, text, message: parseMessage(text, response.headers.get('content-type')) };
 }
 
-function initializeBody(id: number | string = 1) {
-    return {
-        jsonrpc: '2.0',
-        id,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'limits-test', version: '1' } }
-    };
-}
-
-/** Opens a session by hand; returns the headers that address it. */
-async function openSession(url: string, auth: Record<string, string>): Promise<Record<string, string>> {
-    const init = await post(url, initializeBody(), auth);
-    assert.equal(init.status, 200, init.text);
-    const id = init.headers.get('mcp-session-id');
-    assert.ok(id, 'initialize returns a session id');
-    const headers = { ...auth, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' };
-    const initialized = await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
-    assert.equal(initialized.status, 202);
-    return headers;
-}
-
-async function deleteSession(url: string, headers: Record<string, string>): Promise<number> {
-    const response = await fetch(url, { method: 'DELETE', headers });
+/** Ends a session; the status of the DELETE. */
+async function endSession(url: string, headers: Record<string, string>): Promise<number> {
+    const response = await deleteSession(url, headers);
     await response.body?.cancel();
     return response.status;
 }
@@ -143,8 +119,8 @@ describe('limits', () => {
     describe('request body (limits.maxBodyBytes)', () => {
         test('a body over the limit is HTTP 413 with a JSON-RPC error and no stack trace; the upstream sees nothing', async () => {
             const before = await gets();
-            const session = await openSession(gateway.url!, bearer(ALICE));
-            const reply = await post(
+            const { headers: session } = await openRawSession(gateway.url!, PROTOCOL, bearer(ALICE));
+            const reply = await send(
                 gateway.url!,
                 { jsonrpc: '2.0', id: 7, method: 'prompts/get', params: { name: 'up__echo', arguments: { a: 'x'.repeat(MAX_BODY) } } },
                 session
@@ -154,10 +130,10 @@ describe('limits', () => {
             assert.doesNotMatch(reply.text, /\bat \S+ \(|node_modules|\.ts:\d+|<html|PayloadTooLarge|stack/i);
             assert.equal(await gets(), before, 'nothing reached the upstream');
             // The same session still works afterwards.
-            const ok = await post(gateway.url!, { jsonrpc: '2.0', id: 8, method: 'prompts/get', params: { name: 'up__echo', arguments: { a: 'ok' } } }, session);
+            const ok = await send(gateway.url!, { jsonrpc: '2.0', id: 8, method: 'prompts/get', params: { name: 'up__echo', arguments: { a: 'ok' } } }, session);
             assert.equal(ok.status, 200);
             assert.equal(ok.message?.error, undefined, ok.text);
-            assert.equal(await deleteSession(gateway.url!, session), 200);
+            assert.equal(await endSession(gateway.url!, session), 200);
             await stillServed();
         });
 
@@ -187,7 +163,7 @@ describe('limits', () => {
         });
 
         test('a body just under the limit is parsed (the limit is not off by a lot)', async () => {
-            const session = await openSession(gateway.url!, bearer(ALICE));
+            const { headers: session } = await openRawSession(gateway.url!, PROTOCOL, bearer(ALICE));
             // Padding in _meta: the whole body stays under MAX_BODY.
             const body = JSON.stringify({
                 jsonrpc: '2.0',
@@ -196,10 +172,10 @@ describe('limits', () => {
                 params: { _meta: { pad: 'y'.repeat(MAX_BODY - 200) } }
             });
             assert.ok(Buffer.byteLength(body) <= MAX_BODY);
-            const reply = await post(gateway.url!, body, session);
+            const reply = await send(gateway.url!, body, session);
             assert.equal(reply.status, 200, reply.text.slice(0, 200));
             assert.ok(Array.isArray((reply.message?.result as { prompts?: unknown[] } | undefined)?.prompts));
-            assert.equal(await deleteSession(gateway.url!, session), 200);
+            assert.equal(await endSession(gateway.url!, session), 200);
         });
     });
 
@@ -262,12 +238,12 @@ describe('limits', () => {
 
         test('non-string values are -32602 and never reach the upstream', async () => {
             const before = await gets();
-            const session = await openSession(gateway.url!, bearer(BOB));
+            const { headers: session } = await openRawSession(gateway.url!, PROTOCOL, bearer(BOB));
             for (const args of [{ a: 1 }, { a: { nested: 'x' } }, { a: ['x'] }, { a: null }, ['a'], 'a']) {
-                const reply = await post(gateway.url!, { jsonrpc: '2.0', id: 3, method: 'prompts/get', params: { name: 'up__echo', arguments: args } }, session);
+                const reply = await send(gateway.url!, { jsonrpc: '2.0', id: 3, method: 'prompts/get', params: { name: 'up__echo', arguments: args } }, session);
                 assert.equal(reply.message?.error?.code, -32602, `${JSON.stringify(args)}: ${reply.text}`);
             }
-            assert.equal(await deleteSession(gateway.url!, session), 200);
+            assert.equal(await endSession(gateway.url!, session), 200);
             assert.equal(await gets(), before);
             await stillServed();
         });
@@ -335,38 +311,38 @@ describe('limits', () => {
         test('beyond maxSessionsPerClient a new session is HTTP 429; DELETE frees a slot; other clients are unaffected', async () => {
             const auth = bearer(SESSIONS);
             const open = [];
-            for (let index = 0; index < 3; index++) open.push(await openSession(gateway.url!, auth));
-            const refused = await post(gateway.url!, initializeBody(), auth);
+            for (let index = 0; index < 3; index++) open.push((await openRawSession(gateway.url!, PROTOCOL, auth)).headers);
+            const refused = await send(gateway.url!, initializeBody(), auth);
             assert.equal(refused.status, 429);
             assert.equal(refused.headers.get('mcp-session-id'), null);
             assert.equal(refused.message?.error?.code, -32000);
             assert.match(refused.message?.error?.message ?? '', /Too many sessions for this client \(at most 3\)/);
 
             // The open sessions keep working.
-            const listed = await post(gateway.url!, { jsonrpc: '2.0', id: 5, method: 'prompts/list', params: {} }, open[0]);
+            const listed = await send(gateway.url!, { jsonrpc: '2.0', id: 5, method: 'prompts/list', params: {} }, open[0]);
             assert.equal(listed.status, 200);
             assert.ok(Array.isArray((listed.message?.result as { prompts?: unknown[] }).prompts));
 
             // Other clients are counted on their own.
-            const other = await openSession(gateway.url!, bearer(BOB));
-            assert.equal(await deleteSession(gateway.url!, other), 200);
+            const { headers: other } = await openRawSession(gateway.url!, PROTOCOL, bearer(BOB));
+            assert.equal(await endSession(gateway.url!, other), 200);
             await stillServed();
 
-            assert.equal(await deleteSession(gateway.url!, open.shift()!), 200);
-            open.push(await openSession(gateway.url!, auth));
-            assert.equal((await post(gateway.url!, initializeBody(), auth)).status, 429, 'still at most 3');
-            for (const session of open) assert.equal(await deleteSession(gateway.url!, session), 200);
+            assert.equal(await endSession(gateway.url!, open.shift()!), 200);
+            open.push((await openRawSession(gateway.url!, PROTOCOL, auth)).headers);
+            assert.equal((await send(gateway.url!, initializeBody(), auth)).status, 429, 'still at most 3');
+            for (const session of open) assert.equal(await endSession(gateway.url!, session), 200);
         });
 
         test('a client\'s own maxSessions overrides the global limit', async () => {
             const auth = bearer(SINGLE);
-            const first = await openSession(gateway.url!, auth);
-            const second = await post(gateway.url!, initializeBody(), auth);
+            const { headers: first } = await openRawSession(gateway.url!, PROTOCOL, auth);
+            const second = await send(gateway.url!, initializeBody(), auth);
             assert.equal(second.status, 429);
             assert.match(second.message?.error?.message ?? '', /at most 1\)/);
-            assert.equal(await deleteSession(gateway.url!, first), 200);
-            const again = await openSession(gateway.url!, auth);
-            assert.equal(await deleteSession(gateway.url!, again), 200);
+            assert.equal(await endSession(gateway.url!, first), 200);
+            const { headers: again } = await openRawSession(gateway.url!, PROTOCOL, auth);
+            assert.equal(await endSession(gateway.url!, again), 200);
         });
     });
 
@@ -376,11 +352,11 @@ describe('limits', () => {
             const list = { jsonrpc: '2.0', id: 1, method: 'prompts/list', params: {} };
             // initialize (1) + notifications/initialized (2): then the bucket (burst 3, 1/s) has about one token left.
             const started = Date.now();
-            const session = await openSession(gateway.url!, auth);
+            const { headers: session } = await openRawSession(gateway.url!, PROTOCOL, auth);
             let served = 2;
             let limited: Reply | undefined;
             for (let attempt = 0; attempt < 20 && limited === undefined; attempt++) {
-                const reply = await post(gateway.url!, list, session);
+                const reply = await send(gateway.url!, list, session);
                 if (reply.status === 429) limited = reply;
                 else {
                     assert.equal(reply.status, 200, reply.text);
@@ -400,18 +376,18 @@ describe('limits', () => {
             assert.match(limited.message?.error?.message ?? '', /Too many requests/);
 
             // Limited before any MCP processing: also a fresh initialize, and even an unparseable body.
-            assert.equal((await post(gateway.url!, initializeBody(), auth)).status, 429);
-            assert.equal((await post(gateway.url!, '{"not json', session)).status, 429);
+            assert.equal((await send(gateway.url!, initializeBody(), auth)).status, 429);
+            assert.equal((await send(gateway.url!, '{"not json', session)).status, 429);
 
             // Another client is still served at once.
             await stillServed();
 
             await sleep(seconds * 1000);
-            const again = await post(gateway.url!, list, session);
+            const again = await send(gateway.url!, list, session);
             assert.equal(again.status, 200, again.text);
             assert.ok(Array.isArray((again.message?.result as { prompts?: unknown[] }).prompts));
             await sleep(1000);
-            assert.equal(await deleteSession(gateway.url!, session), 200);
+            assert.equal(await endSession(gateway.url!, session), 200);
         });
     });
 });

@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../src/gateway.js';
 import { connectHttp, listAllPages, sleep, startHttpFixture, startTestGateway, stdioFixture, waitFor, type HttpFixture } from './helpers.js';
+import { getStream, openRawSession, SseReader } from './raw-http.js';
 
 const DEBOUNCE_MS = 100;
 const MAX_DELAY_MS = 600;
@@ -105,15 +106,7 @@ describe('a session without a GET stream', () => {
         const gateway = await startTestGateway({ notifications: { debounceMs: 20, maxDelayMs: 100 }, upstreams: [stdioFixture('local')] });
         const other = await connectHttp(gateway.url!);
         try {
-            const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-            const init = await fetch(gateway.url!, {
-                method: 'POST',
-                headers,
-                body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
-            });
-            const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
-            await init.text();
-            await fetch(gateway.url!, { method: 'POST', headers: { ...headers, ...session }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+            const session = await openRawSession(gateway.url!);
 
             // The change happens while the raw session has no stream open.
             let seenByOther = 0;
@@ -121,25 +114,15 @@ describe('a session without a GET stream', () => {
             await other.getPrompt({ name: 'local__emit-list-changed', arguments: { count: '3', add: 'held-back' } });
             await waitFor(() => seenByOther > 0, 5000, 'the burst to be flushed');
 
-            const controller = new AbortController();
-            const stream = await fetch(gateway.url!, { method: 'GET', headers: { accept: 'text/event-stream', ...session }, signal: controller.signal });
+            const stream = await getStream(gateway.url!, session.headers);
             assert.equal(stream.status, 200);
-            const chunks = stream.body as AsyncIterable<Uint8Array>;
-            let text = '';
-            // Without the held-back notification nothing arrives: give up after a while instead of waiting forever.
-            const giveUp = setTimeout(() => controller.abort(), 5000);
+            const reader = new SseReader(stream);
             try {
-                for await (const chunk of chunks) {
-                    text += Buffer.from(chunk).toString('utf8');
-                    if (text.includes('notifications/prompts/list_changed')) break;
-                }
-            } catch {
-                // aborted
+                // Without the held-back notification nothing arrives: give up after a while instead of waiting forever.
+                await assert.doesNotReject(reader.next(message => message.method === 'notifications/prompts/list_changed', 5000), 'the held-back list_changed arrives');
             } finally {
-                clearTimeout(giveUp);
-                controller.abort();
+                await reader.cancel();
             }
-            assert.match(text, /notifications\/prompts\/list_changed/);
         } finally {
             await other.close();
             await gateway.close();

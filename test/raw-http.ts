@@ -19,8 +19,10 @@ export function initializeBody(protocolVersion = '2025-06-18', id: string | numb
     return { jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
 }
 
+/** A POST as a client sends it; a string body goes as it is (hand-written or broken JSON), anything else as JSON. */
 export function post(url: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
-    return fetch(url, { method: 'POST', headers: { ...JSON_AND_SSE, ...headers }, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
+    const text = typeof body === 'string' ? body : JSON.stringify(body);
+    return fetch(url, { method: 'POST', headers: { ...JSON_AND_SSE, ...headers }, body: text, ...(signal ? { signal } : {}) });
 }
 
 export interface RawSession {
@@ -34,9 +36,14 @@ export function sessionHeaders(id: string, protocolVersion: string): Record<stri
     return { 'mcp-session-id': id, ...(protocolVersion >= '2025-06-18' ? { 'mcp-protocol-version': protocolVersion } : {}) };
 }
 
-/** initialize + notifications/initialized, as a client does it. */
-export async function openRawSession(url: string, protocolVersion = '2025-06-18', extra: Record<string, string> = {}): Promise<RawSession> {
-    const init = await post(url, initializeBody(protocolVersion), extra);
+/** initialize + notifications/initialized, as a client does it; `initialize` replaces the usual initialize body. */
+export async function openRawSession(
+    url: string,
+    protocolVersion = '2025-06-18',
+    extra: Record<string, string> = {},
+    initialize: unknown = initializeBody(protocolVersion)
+): Promise<RawSession> {
+    const init = await post(url, initialize, extra);
     if (init.status !== 200) throw new Error(`initialize answered ${init.status}: ${await init.text()}`);
     const id = init.headers.get('mcp-session-id');
     if (id === null) throw new Error('initialize answered without Mcp-Session-Id');

@@ -13,6 +13,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { parseConfig } from '../src/config/load.js';
 import type { RunningGateway } from '../src/gateway.js';
 import { capturingLogger, connectHttp, fixtureStats, listAllPages, rpcError, startTestGateway, stdioFixture } from './helpers.js';
+import { messagesOf, openRawSession, post, type JsonRpcMessage, type RawSession } from './raw-http.js';
 
 /** Prompt names served by upstream "a" (exposed as "a__<name>"). */
 const NAMES = [
@@ -116,39 +117,11 @@ function entries(record: Record<string, string>): [string, string][] {
     return Object.entries(record).sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
 }
 
-const JSON_AND_SSE = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-
-/** A raw JSON-RPC request in an existing session; the answering message from JSON or SSE. */
-async function rawRequest(url: string, session: Record<string, string>, body: string): Promise<{ status: number; message: { result?: unknown; error?: { code: number; message: string } } | undefined }> {
-    const response = await fetch(url, { method: 'POST', headers: { ...JSON_AND_SSE, ...session }, body });
-    const text = await response.text();
-    let message;
-    if (response.headers.get('content-type')?.includes('text/event-stream')) {
-        message = text
-            .split('\n')
-            .filter(line => line.startsWith('data:'))
-            .map(line => JSON.parse(line.slice(5).trim()) as { result?: unknown; error?: { code: number; message: string } })
-            .find(candidate => 'result' in candidate || 'error' in candidate);
-    } else if (text !== '') {
-        message = JSON.parse(text) as { result?: unknown; error?: { code: number; message: string } };
-    }
+/** A hand-written JSON-RPC request (its special keys intact) in an existing session; the answering message. */
+async function rawRequest(url: string, session: RawSession, body: string): Promise<{ status: number; message: JsonRpcMessage | undefined }> {
+    const response = await post(url, body, session.headers);
+    const message = (await messagesOf(response)).find(candidate => 'result' in candidate || 'error' in candidate);
     return { status: response.status, message };
-}
-
-async function rawSession(url: string, initialize?: string): Promise<Record<string, string>> {
-    const response = await fetch(url, {
-        method: 'POST',
-        headers: JSON_AND_SSE,
-        body:
-            initialize ??
-            JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'keys', version: '1' } } })
-    });
-    assert.equal(response.status, 200);
-    await response.text();
-    const session = { 'mcp-session-id': response.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
-    const initialized = await fetch(url, { method: 'POST', headers: { ...JSON_AND_SSE, ...session }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
-    assert.equal(initialized.status, 202);
-    return session;
 }
 
 function assertNotPolluted(): void {
@@ -316,16 +289,17 @@ describe('safe keys', () => {
 
     test('object-valued "__proto__" and "constructor" payloads anywhere in a request are rejected or ignored, and pollute nothing', async () => {
         // In the JSON-RPC envelope itself: not a valid message, a 400 with a JSON-RPC error.
-        const envelope = await fetch(gateway.url!, {
-            method: 'POST',
-            headers: JSON_AND_SSE,
-            body: '{"jsonrpc":"2.0","id":1,"method":"initialize","__proto__":{"polluted":"yes"},"params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"keys","version":"1"}}}'
-        });
+        const envelope = await post(
+            gateway.url!,
+            '{"jsonrpc":"2.0","id":1,"method":"initialize","__proto__":{"polluted":"yes"},"params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"keys","version":"1"}}}'
+        );
         assert.equal(envelope.status, 400);
         assert.match(await envelope.text(), /"jsonrpc":"2.0","error":\{"code":-32700/);
         assertNotPolluted();
-        const session = await rawSession(
+        const session = await openRawSession(
             gateway.url!,
+            '2025-06-18',
+            {},
             '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"__proto__":{"polluted":"yes"},"protocolVersion":"2025-06-18","capabilities":{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}}},"clientInfo":{"name":"keys","version":"1","__proto__":{"isAdmin":true}}}}'
         );
         const poisoned = [
@@ -380,7 +354,7 @@ describe('safe keys', () => {
             assert.deepEqual(entries(received.context?.arguments ?? {}), entries(context), `context arguments for ${JSON.stringify(name.slice(0, 20))}`);
         }
         // An object-valued "__proto__" context argument breaks "strings only" like any other name would.
-        const session = await rawSession(gateway.url!);
+        const session = await openRawSession(gateway.url!);
         const { message } = await rawRequest(
             gateway.url!,
             session,

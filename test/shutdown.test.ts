@@ -14,6 +14,7 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { connectHttp, getJson, processesWith, ROOT, sleep, stdioFixture, waitFor } from './helpers.js';
+import { initializeBody, post } from './raw-http.js';
 
 const CLI = path.join(ROOT, 'dist/cli.js');
 const STUBBORN = path.join(ROOT, 'test/fixtures/stubborn-server.ts');
@@ -108,19 +109,6 @@ async function assertNothingLeft(gateway: Gateway, token: string, ms: number): P
     return Date.now() - start;
 }
 
-function initialize(url: string): Promise<Response> {
-    return fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({
-            jsonrpc: '2.0',
-            id: 1,
-            method: 'initialize',
-            params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'late', version: '1' } }
-        })
-    });
-}
-
 type Outcome<T> = { ok: true; value: T; at: number } | { ok: false; error: unknown; at: number };
 
 /** How `promise` settles, and when; never rejects. */
@@ -164,7 +152,7 @@ describe('CLI shutdown', () => {
             await waitFor(async () => (await getJson(readyz)).body.status === 'stopping', 2000, '/readyz to say stopping');
             assert.equal((await getJson(readyz)).status, 503);
 
-            const late = await initialize(gateway.url);
+            const late = await post(gateway.url, initializeBody());
             assert.equal(late.status, 503, 'a new session during the drain');
             assert.match(JSON.stringify(await late.json()), /Gateway is shutting down/);
             await assert.rejects(other.listPrompts(), 'a request on an existing session during the drain');
