@@ -13,6 +13,15 @@ const nodeGlobals = Object.fromEntries(
     ].map(name => [name, 'readonly'])
 );
 
+// The browser globals of the dashboard's script (src/observability/dashboard/, served as is, no build step).
+const browserGlobals = Object.fromEntries(
+    [
+        'AbortController', 'Headers', 'Intl', 'URL', 'URLSearchParams', 'cancelAnimationFrame', 'clearInterval',
+        'clearTimeout', 'console', 'document', 'fetch', 'localStorage', 'location', 'navigator', 'performance',
+        'requestAnimationFrame', 'sessionStorage', 'setInterval', 'setTimeout', 'window'
+    ].map(name => [name, 'readonly'])
+);
+
 export default defineConfig(
     {
         ignores: ['dist/', 'node_modules/', 'coverage/', 'test-results/', '.bench/', 'conformance/node_modules/', 'conformance/results/']
@@ -23,6 +32,13 @@ export default defineConfig(
         files: ['examples/**/*.mjs', '*.js'],
         extends: [js.configs.recommended],
         languageOptions: { ecmaVersion: 'latest', sourceType: 'module', globals: nodeGlobals }
+    },
+
+    // The dashboard's browser script.
+    {
+        files: ['src/observability/dashboard/*.js'],
+        extends: [js.configs.recommended],
+        languageOptions: { ecmaVersion: 'latest', sourceType: 'module', globals: browserGlobals }
     },
 
     // TypeScript, type-aware (tsconfig.check.json covers src, test, bench, scripts, examples, conformance).

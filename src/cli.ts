@@ -8,7 +8,7 @@ import { loadConfigFile } from './config/load.js';
 import { ConfigError } from './config/issues.js';
 import { ConfigReloader } from './config/reload.js';
 import { ANONYMOUS_CLIENT_ID } from './config/policy-schema.js';
-import { LOG_LEVELS, type GatewayConfig } from './config/schema.js';
+import { LOG_FORMATS, LOG_LEVELS, type GatewayConfig } from './config/schema.js';
 import { startGateway } from './gateway.js';
 import { closeSharedReaper } from './upstream/reaper.js';
 import { createLogger, describeError, type Logger } from './observability/logger.js';
@@ -92,10 +92,15 @@ async function main(argv: string[]): Promise<number> {
     if (envLevel !== undefined && !LOG_LEVELS.includes(envLevel as never)) {
         throw new UsageError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
     }
-    const logger = createLogger({ level: config.log.level });
+    const envFormat = process.env.LOG_FORMAT;
+    if (envFormat !== undefined && !LOG_FORMATS.includes(envFormat as never)) {
+        throw new UsageError(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}`);
+    }
+    const logger = createLogger({ level: config.log.level, format: config.log.format });
     const signals = new SignalHandlers(logger);
     const gateway = await startGateway(config, { logger, stdio: args.stdio, ...(args.client === undefined ? {} : { client: args.client }) });
     if (gateway.url !== undefined) process.stderr.write(`listening on ${gateway.url}\n`);
+    for (const [what, url] of Object.entries(gateway.operatorUrls)) process.stderr.write(`${what} at ${url}\n`);
 
     const reloader = new ConfigReloader({
         file: configFile,

@@ -53,10 +53,12 @@ describe('prompts/get and completion/complete through the gateway', () => {
             ['everything__args-prompt', directEverything, 'args-prompt', { city: 'Lyon', state: 'Rhone' }],
             ['everything__resource-prompt', directEverything, 'resource-prompt', { resourceType: 'Text', resourceId: '1' }]
         ];
+        // server-everything stamps its text resources with the time of the call, which may differ by a second.
+        const timeless = (result: unknown) => JSON.parse(JSON.stringify(result).replace(/created at \d{1,2}:\d{2}:\d{2}\s?[AP]M/g, 'created at <time>')) as unknown;
         for (const [exposed, upstream, name, args] of cases) {
             const viaGateway = await client.getPrompt({ name: exposed, ...(args ? { arguments: args } : {}) });
             const direct = await upstream.getPrompt({ name, ...(args ? { arguments: args } : {}) });
-            assert.deepEqual(viaGateway, direct, exposed);
+            assert.deepEqual(timeless(viaGateway), timeless(direct), exposed);
         }
     });
 

@@ -55,6 +55,8 @@ test('an upstream that answers no request, three in a row, is reconnected (pings
     const { logger, lines } = capturingLogger();
     const gateway = await startTestGateway({ reconnect: FAST_RECONNECT, upstreams: [rawStdio('hung', ['--hang', 'get'], { timeoutMs: 300 })] }, logger);
     const client = await connectHttp(gateway.url!);
+    // A loaded machine may take longer than the 300 ms connect timeout to start the child: its retry is awaited.
+    await waitFor(() => gateway.upstreams[0]!.state === 'ready', 10_000, 'the first connection');
     const states = statesOf(gateway, 0);
     try {
         for (let i = 1; i <= 3; i++) {

@@ -44,6 +44,8 @@ export interface CatalogOptions {
     notifications: { debounceMs: number; maxDelayMs: number };
     /** Most prompt names kept across old list versions (memory bound of the cursor history). */
     historyMaxNames?: number;
+    /** Told of every read of an upstream's cached list (see UpstreamListCache). */
+    onCacheRead?: (upstreamId: string, hit: boolean) => void;
 }
 
 interface Member {
@@ -64,11 +66,13 @@ export class Catalog {
     #publishing = 0;
     #closed = false;
     readonly #log: Logger;
+    readonly #onCacheRead: CatalogOptions['onCacheRead'];
 
     /** Starts empty; `setUpstreams` brings the upstreams in. */
     constructor(options: CatalogOptions) {
         this.#log = options.logger;
         this.#naming = options.naming;
+        this.#onCacheRead = options.onCacheRead;
         this.changes = new Bus(error => this.#log.error({ err: describeError(error) }, 'catalog change listener failed'));
         this.#history = new LRUCache({ maxSize: options.historyMaxNames ?? 200_000, sizeCalculation: names => names.length + 1 });
         this.#coalescer = this.#newCoalescer(options.notifications);
@@ -99,7 +103,8 @@ export class Catalog {
                 cache: new UpstreamListCache(upstream, {
                     logger: this.#log,
                     remember: (id, list) => this.#history.set(historyKey(id, list.version), list.names),
-                    onLateList: id => this.#coalescer.push(id)
+                    onLateList: id => this.#coalescer.push(id),
+                    onRead: this.#onCacheRead
                 }),
                 unsubscribe: upstream.events.subscribe(event => this.#onUpstreamEvent(event))
             });

@@ -30,6 +30,8 @@ export interface ListCacheOptions {
     remember: (upstreamId: string, list: UpstreamList) => void;
     /** A fetch that outlived its readers' wait has landed: the view changed without an upstream event. */
     onLateList: (upstreamId: string) => void;
+    /** Each read of a connected upstream's list: a hit when the cached list was current, else a miss. */
+    onRead?: (upstreamId: string, hit: boolean) => void;
 }
 
 /** How long a failed list read is not retried. */
@@ -71,6 +73,7 @@ export class UpstreamListCache {
 
     async read(): Promise<UpstreamList | undefined> {
         if (this.upstream.state !== 'ready') return undefined;
+        this.options.onRead?.(this.upstream.id, this.#list !== undefined);
         if (this.#list !== undefined) return this.#list;
         if (this.#refreshing !== undefined) return this.#servedStale ? this.#lastGood : this.#within(this.#refreshing);
         if (Date.now() < this.#retryAfter) return this.#lastGood;

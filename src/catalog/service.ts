@@ -3,6 +3,7 @@
  * merged view, get a prompt from its owning upstream, complete an argument.
  * Transport-agnostic: it takes request params and throws JSON-RPC errors.
  */
+import { performance } from 'node:perf_hooks';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import type {
     CompleteRequest,
@@ -11,13 +12,15 @@ import type {
     ListPromptsResult,
     Prompt
 } from '@modelcontextprotocol/client';
+import { Bus } from '../lib/bus.js';
 import { UpstreamFailedError, UpstreamRejectedError } from '../upstream/errors.js';
 import type { CallControl } from '../upstream/session.js';
-import { checkStringMap, exceeds, quote, validateArguments } from './arguments.js';
+import { checkStringMap, exceeds, validateArguments } from './arguments.js';
 import type { Catalog, CatalogEntry } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
 import type { Visibility } from './fingerprint.js';
 import { paginate } from './paginate.js';
+import { outcomeOf, UnknownPromptError, type Operation, type UsageEvent } from './usage.js';
 
 export const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
 
@@ -41,6 +44,9 @@ export interface Caller {
 }
 
 export class PromptService {
+    /** Every list, get and completion, once it has ended; listeners run synchronously, on the request's own path. */
+    readonly usage = new Bus<UsageEvent>();
+
     constructor(
         private readonly catalog: Catalog,
         private cursors: CursorCodec,
@@ -53,47 +59,65 @@ export class PromptService {
         this.options = options;
     }
 
-    async list(cursor: string | undefined, caller: Caller): Promise<ListPromptsResult> {
-        const start = cursor === undefined ? undefined : this.cursors.decode(cursor);
-        if (cursor !== undefined && (start === undefined || start.scope !== caller.scope)) {
-            throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor');
-        }
-        const view = await this.catalog.view();
-        const page = paginate(view.segments, start, this.options.pageSize, (id, version) => this.catalog.history(id, version), caller.visible);
-        const prompts: Prompt[] = page.items.map(entry => entry.prompt);
-        return page.next === undefined ? { prompts } : { prompts, nextCursor: this.cursors.encode({ ...page.next, scope: caller.scope }) };
+    list(cursor: string | undefined, caller: Caller): Promise<ListPromptsResult> {
+        return this.#recorded('list', caller, async () => {
+            const start = cursor === undefined ? undefined : this.cursors.decode(cursor);
+            if (cursor !== undefined && (start === undefined || start.scope !== caller.scope)) {
+                throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor');
+            }
+            const view = await this.catalog.view();
+            const page = paginate(view.segments, start, this.options.pageSize, (id, version) => this.catalog.history(id, version), caller.visible);
+            const prompts: Prompt[] = page.items.map(entry => entry.prompt);
+            return page.next === undefined ? { prompts } : { prompts, nextCursor: this.cursors.encode({ ...page.next, scope: caller.scope }) };
+        });
     }
 
-    async get(name: string, args: unknown, caller: Caller, control?: CallControl): Promise<GetPromptResult> {
-        const entry = await this.#lookup(name, caller);
-        const { maxArguments, maxArgumentBytes } = this.options;
-        const passUnknown = this.options.passUnknownArguments(entry.upstream.id);
-        const validArgs = validateArguments(entry.prompt, args, { maxArguments, maxArgumentBytes, passUnknown });
-        let result: GetPromptResult;
-        try {
-            result = await entry.upstream.getPrompt(entry.originalName, validArgs, control);
-        } catch (error) {
-            throw toProtocolError(error);
-        }
-        return this.#sizeChecked(entry, result);
+    get(name: string, args: unknown, caller: Caller, control?: CallControl): Promise<GetPromptResult> {
+        return this.#recorded('get', caller, async found => {
+            const entry = found(await this.#lookup(name, caller));
+            const { maxArguments, maxArgumentBytes } = this.options;
+            const passUnknown = this.options.passUnknownArguments(entry.upstream.id);
+            const validArgs = validateArguments(entry.prompt, args, { maxArguments, maxArgumentBytes, passUnknown });
+            return this.#sizeChecked(entry, await entry.upstream.getPrompt(entry.originalName, validArgs, control));
+        });
     }
 
-    async complete(params: CompleteRequest['params'], caller: Caller, control?: CallControl): Promise<CompleteResult> {
-        // Resource templates are not proxied, so there is nothing to complete for them.
-        if (params.ref.type !== 'ref/prompt') return EMPTY_COMPLETION;
-        const entry = await this.#lookup(params.ref.name, caller);
-        const limits = { maxArguments: this.options.maxArguments, maxArgumentBytes: this.options.maxArgumentBytes };
-        if (exceeds(params.argument.value, limits.maxArgumentBytes)) {
-            throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Argument value too large (at most ${limits.maxArgumentBytes} bytes)`);
-        }
-        if (params.context?.arguments !== undefined) checkStringMap(params.context.arguments, limits, 'context arguments');
-        let result: CompleteResult | undefined;
+    complete(params: CompleteRequest['params'], caller: Caller, control?: CallControl): Promise<CompleteResult> {
+        return this.#recorded('complete', caller, async found => {
+            // Resource templates are not proxied, so there is nothing to complete for them.
+            if (params.ref.type !== 'ref/prompt') return EMPTY_COMPLETION;
+            const entry = found(await this.#lookup(params.ref.name, caller));
+            const limits = { maxArguments: this.options.maxArguments, maxArgumentBytes: this.options.maxArgumentBytes };
+            if (exceeds(params.argument.value, limits.maxArgumentBytes)) {
+                throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Argument value too large (at most ${limits.maxArgumentBytes} bytes)`);
+            }
+            if (params.context?.arguments !== undefined) checkStringMap(params.context.arguments, limits, 'context arguments');
+            const result = await entry.upstream.complete({ ...params, ref: { ...params.ref, name: entry.originalName } }, control);
+            return result === undefined ? EMPTY_COMPLETION : withinSpec(this.#sizeChecked(entry, result));
+        });
+    }
+
+    /**
+     * Runs one operation, publishes how it ended and how long it took, and turns upstream failures into JSON-RPC
+     * errors. `found` names the catalog entry as soon as the operation knows it.
+     */
+    async #recorded<T>(operation: Operation, caller: Caller, run: (found: (entry: CatalogEntry) => CatalogEntry) => Promise<T>): Promise<T> {
+        const started = performance.now();
+        let entry: CatalogEntry | undefined;
+        const found = (known: CatalogEntry) => (entry = known);
+        const publish = (outcome: UsageEvent['outcome']) => {
+            const seconds = (performance.now() - started) / 1000;
+            this.usage.publish({ operation, client: caller.scope, entry, outcome, seconds });
+        };
         try {
-            result = await entry.upstream.complete({ ...params, ref: { ...params.ref, name: entry.originalName } }, control);
+            const result = await run(found);
+            publish('ok');
+            return result;
         } catch (error) {
+            if (error instanceof UnknownPromptError) entry = error.hidden;
+            publish(outcomeOf(error));
             throw toProtocolError(error);
         }
-        return result === undefined ? EMPTY_COMPLETION : withinSpec(this.#sizeChecked(entry, result));
     }
 
     /**
@@ -104,7 +128,7 @@ export class PromptService {
         const cached = this.catalog.cachedEntry(name);
         if (cached !== undefined && caller.visible(cached)) return cached;
         const entry = (await this.catalog.view()).byName.get(name);
-        if (entry === undefined || !caller.visible(entry)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${quote(name)}`);
+        if (entry === undefined || !caller.visible(entry)) throw new UnknownPromptError(name, entry);
         return entry;
     }
 
@@ -126,6 +150,7 @@ function withinSpec(result: CompleteResult): CompleteResult {
 }
 
 function toProtocolError(error: unknown): ProtocolError {
+    if (error instanceof ProtocolError) return error;
     if (error instanceof UpstreamRejectedError) return new ProtocolError(ProtocolErrorCode.InvalidParams, error.message);
     return new ProtocolError(ProtocolErrorCode.InternalError, error instanceof UpstreamFailedError ? error.message : 'Internal error');
 }

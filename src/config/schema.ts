@@ -6,6 +6,8 @@
 import { z } from 'zod';
 import { AuthSchema, checkPolicyConfig, ClientSchema, CorsSchema, LimitsSchema, PromptPolicySchema } from './policy-schema.js';
 
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export const UPSTREAM_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -147,6 +149,51 @@ const listenSchema = z
     })
     .prefault({});
 
+const urlPath = (fallback: string, what: string) =>
+    z
+        .string()
+        .regex(/^\/[A-Za-z0-9._~/-]*$/, { message: 'must be a URL path starting with "/"' })
+        .default(fallback)
+        .describe(what);
+
+const metricsSchema = z
+    .strictObject({
+        enabled: z.boolean().default(true).describe('Serve Prometheus metrics.'),
+        path: urlPath('/metrics', 'Path of the Prometheus endpoint.'),
+        listen: z
+            .strictObject({
+                host: z.string().min(1).default('127.0.0.1').describe('Address to bind.'),
+                port: z.number().int().min(0).max(65_535).describe('TCP port; 0 picks a free one.'),
+                allowedHosts: z
+                    .array(z.string().min(1))
+                    .optional()
+                    .describe('Host header values accepted. Default: localhost names when bound to a loopback address, else any.')
+            })
+            .optional()
+            .describe(
+                'A separate address for metrics, the dashboard and health checks, kept apart from the MCP endpoint. Without it they share listen (and in --stdio mode there are none).'
+            ),
+        bearerToken: z
+            .string()
+            .min(16, { message: 'must be at least 16 characters (use "${METRICS_TOKEN}" and a long random value)' })
+            .regex(/^[\x21-\x7e]+$/, { message: 'must be printable ASCII without spaces, as it travels in an HTTP header' })
+            .optional()
+            .describe('When set, the metrics endpoint and the dashboard\'s data need "Authorization: Bearer <token>".')
+    })
+    .prefault({})
+    .describe('Prometheus metrics of prompt usage, upstreams and sessions.');
+
+const dashboardSchema = z
+    .strictObject({
+        enabled: z
+            .boolean()
+            .optional()
+            .describe('Serve the live dashboard page. Default: on when the address serving it is a loopback address.'),
+        path: urlPath('/dashboard', 'Path of the dashboard page; its data is at <path>/data.')
+    })
+    .prefault({})
+    .describe('A live page of prompt usage and upstream health, served by the gateway itself (no external resources).');
+
 export const GatewayConfigSchema = z
     .strictObject({
         $schema: z.string().optional().describe('Editor hint: path or URL of this JSON Schema.'),
@@ -226,12 +273,18 @@ export const GatewayConfigSchema = z
             .max(256)
             .default(8)
             .describe('How many upstreams connect at the same time.'),
+        metrics: metricsSchema,
+        dashboard: dashboardSchema,
         log: z
             .strictObject({
                 level: z
                     .enum(LOG_LEVELS)
                     .default('info')
-                    .describe('Log level; the LOG_LEVEL environment variable overrides it.')
+                    .describe('Log level; the LOG_LEVEL environment variable overrides it.'),
+                format: z
+                    .enum(LOG_FORMATS)
+                    .default('auto')
+                    .describe('"json": one JSON object per line. "pretty": readable, for people. "auto": pretty when stderr is a terminal. LOG_FORMAT overrides it.')
             })
             .prefault({}),
         upstreams: z.array(UpstreamSchema).min(1, { message: 'add at least one upstream MCP server' }).describe('The MCP servers behind the gateway, in order.')
@@ -280,6 +333,7 @@ export const GatewayConfigSchema = z
             });
         }
         checkPolicyConfig(config, ctx);
+        checkObservabilityPaths(config, ctx);
         if (config.notifications.maxDelayMs < config.notifications.debounceMs) {
             ctx.addIssue({
                 code: 'custom',
@@ -290,6 +344,24 @@ export const GatewayConfigSchema = z
     });
 
 export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;
+
+const HEALTH_PATHS = ['/healthz', '/readyz'];
+
+/** Paths served by one HTTP server must not shadow each other. */
+function checkObservabilityPaths(config: Pick<GatewayConfig, 'listen' | 'metrics' | 'dashboard'>, ctx: z.RefinementCtx): void {
+    const taken = new Map<string, string>(HEALTH_PATHS.map(path => [path, 'the health checks']));
+    if (config.metrics.listen === undefined) taken.set(config.listen.path, 'listen.path');
+    const claim = (path: string, field: string) => {
+        const owner = taken.get(path);
+        if (owner !== undefined) ctx.addIssue({ code: 'custom', path: field.split('.'), message: `"${path}" is already used by ${owner}; pick another path` });
+        else taken.set(path, field);
+    };
+    if (config.metrics.enabled) claim(config.metrics.path, 'metrics.path');
+    if (config.dashboard.enabled !== false) {
+        claim(config.dashboard.path, 'dashboard.path');
+        claim(`${config.dashboard.path.replace(/\/$/, '')}/data`, 'dashboard.path');
+    }
+}
 export type ReconnectPolicy = GatewayConfig['reconnect'];
 
 const DEFAULT_MAX_TOTAL_TIMEOUT_MS = 300_000;

@@ -12,6 +12,7 @@ import type { Logger } from '../observability/logger.js';
 import type { ClientProfile } from '../policy/clients.js';
 import type { GatewayPolicy } from '../policy/policy.js';
 import type { ClientRateLimiter } from '../policy/rate-limiter.js';
+import type { Reject } from './rejections.js';
 
 const REALM = 'mcp-prompt-gateway';
 
@@ -19,10 +20,11 @@ export interface BrowserSafety {
     allowedHosts: string[] | undefined;
     allowedOrigins: string[] | undefined;
     cors: { origins: string[]; maxAgeSec: number } | undefined;
+    reject: Reject;
 }
 
 /** CORS first (a preflight carries no credentials), then Host, then Origin; a configured CORS origin passes the Origin check. */
-export function browserGuards({ allowedHosts, allowedOrigins, cors: corsConfig }: BrowserSafety): RequestHandler[] {
+export function browserGuards({ allowedHosts, allowedOrigins, cors: corsConfig, reject }: BrowserSafety): RequestHandler[] {
     const guards: RequestHandler[] = [];
     const corsOrigins = new Set(corsConfig?.origins ?? []);
     if (corsConfig !== undefined) {
@@ -40,7 +42,7 @@ export function browserGuards({ allowedHosts, allowedOrigins, cors: corsConfig }
     // The SDK's checks are used, not its answers: those repeat the header's value, and errors never echo headers.
     if (allowedHosts !== undefined) {
         guards.push((req, res, next) =>
-            validateHostHeader(req.headers.host, allowedHosts).ok ? next() : sendJsonRpcError(res, 403, -32000, 'Forbidden: Host not allowed')
+            validateHostHeader(req.headers.host, allowedHosts).ok ? next() : reject(res, 'forbidden_host')
         );
     }
     const origins = allowedOrigins ?? (corsOrigins.size > 0 ? [] : undefined);
@@ -48,7 +50,7 @@ export function browserGuards({ allowedHosts, allowedOrigins, cors: corsConfig }
         guards.push((req, res, next) => {
             const origin = req.headers.origin;
             if (corsOrigins.has(origin ?? '') || validateOriginHeader(origin, origins).ok) return next();
-            return sendJsonRpcError(res, 403, -32000, 'Forbidden: Origin not allowed');
+            return reject(res, 'forbidden_origin');
         });
     }
     return guards;
@@ -58,7 +60,7 @@ export function browserGuards({ allowedHosts, allowedOrigins, cors: corsConfig }
 const OUTAGE_LOG_INTERVAL_MS = 10_000;
 
 /** Sets the calling client (see `callerOf`) or answers 401 with a Bearer challenge. */
-export function authenticate(policy: () => GatewayPolicy, logger: Logger): RequestHandler {
+export function authenticate(policy: () => GatewayPolicy, logger: Logger, reject: Reject): RequestHandler {
     let outageLoggedAt = -Infinity;
     return (req, res, next) => {
         // headersDistinct keeps every copy of a repeated header, where `headers` silently keeps the first Authorization.
@@ -77,23 +79,23 @@ export function authenticate(policy: () => GatewayPolicy, logger: Logger): Reque
                         logger.warn('JWT signing keys could not be fetched from auth.jwksUrl; answering 503');
                     }
                     res.setHeader('retry-after', '5');
-                    return sendJsonRpcError(res, 503, -32000, 'Authentication is temporarily unavailable; try again later');
+                    return reject(res, 'auth_unavailable');
                 }
                 const missing = outcome.failure === 'missing';
                 res.setHeader('www-authenticate', missing ? `Bearer realm="${REALM}"` : `Bearer realm="${REALM}", error="invalid_token"`);
-                return sendJsonRpcError(res, 401, -32000, missing ? 'Unauthorized: credentials required' : 'Unauthorized: invalid credentials');
+                return reject(res, 'unauthorized', missing ? { message: 'Unauthorized: credentials required' } : {});
             }, next);
     };
 }
 
 /** One token per request to the MCP endpoint, per client; an empty bucket is 429 with Retry-After in whole seconds. */
-export function rateLimit(limiter: ClientRateLimiter): RequestHandler {
+export function rateLimit(limiter: ClientRateLimiter, reject: Reject): RequestHandler {
     return (_req, res, next) => {
         const decision = limiter.take(callerOf(res));
         if (decision.allowed) return next();
         const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
         res.setHeader('retry-after', String(seconds));
-        return sendJsonRpcError(res, 429, -32000, `Too many requests; retry after ${seconds} s`);
+        return reject(res, 'rate_limited', { message: `Too many requests; retry after ${seconds} s` });
     };
 }
 
@@ -101,19 +103,15 @@ export function rateLimit(limiter: ClientRateLimiter): RequestHandler {
  * Checked here because the SDK transport's own answer repeats the header's value. Absent is fine: the transport
  * then assumes the version negotiated at initialize.
  */
-export function checkProtocolVersion(): RequestHandler {
+export function checkProtocolVersion(reject: Reject): RequestHandler {
     return (req, res, next) => {
         const version = req.headers['mcp-protocol-version'];
         if (version === undefined || (typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return next();
-        return sendJsonRpcError(res, 400, -32000, 'Bad Request: unsupported MCP-Protocol-Version');
+        return reject(res, 'unsupported_protocol_version');
     };
 }
 
 /** The client `authenticate` proved for this request. */
 export function callerOf(res: Response): ClientProfile {
     return res.locals.client as ClientProfile;
-}
-
-export function sendJsonRpcError(res: Response, status: number, code: number, message: string): void {
-    res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
 }

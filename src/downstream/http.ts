@@ -4,18 +4,20 @@
  * DELETE to end a session, and idle sessions swept.
  */
 import { randomUUID } from 'node:crypto';
-import type { Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { isInitializeRequest } from '@modelcontextprotocol/server';
-import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
+import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { whenIdle } from '../lib/when-idle.js';
 import { describeError, type Logger } from '../observability/logger.js';
+import { inRequest, REQUEST_ID_HEADER, requestIdFrom } from '../observability/request-context.js';
 import type { ClientProfile } from '../policy/clients.js';
 import type { GatewayPolicy } from '../policy/policy.js';
 import { ClientRateLimiter } from '../policy/rate-limiter.js';
 import type { Endpoint } from './endpoint.js';
-import { authenticate, browserGuards, callerOf, checkProtocolVersion, rateLimit, sendJsonRpcError, type BrowserSafety } from './http-guards.js';
+import { authenticate, browserGuards, callerOf, checkProtocolVersion, rateLimit, type BrowserSafety } from './http-guards.js';
+import { hostChecks, listen } from './listener.js';
+import { healthRoutes, type HealthRoutesOptions } from './observability-routes.js';
+import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from './rejections.js';
 import type { Session, SessionRegistry, SessionServer } from './sessions.js';
 
 export interface HttpEndpointOptions {
@@ -32,16 +34,13 @@ export interface HttpEndpointOptions {
     policy: () => GatewayPolicy;
     sessions: SessionRegistry;
     createServer: (client: ClientProfile) => SessionServer;
-    /** Extra JSON for GET /healthz. */
-    health: () => Record<string, unknown>;
-    /** GET /readyz: 200 when ready, else 503; `details` is added to the JSON either way. */
-    readiness: () => Readiness;
+    health: HealthRoutesOptions['health'];
+    readiness: HealthRoutesOptions['readiness'];
+    /** Operator routes (metrics, dashboard) served beside the MCP endpoint, behind the same Host and Origin checks. */
+    routes?: (reject: Reject) => Router;
+    /** Each request turned away before MCP handled it. */
+    onRejected?: (reason: RejectionReason) => void;
     logger: Logger;
-}
-
-export interface Readiness {
-    ready: boolean;
-    details: Record<string, unknown>;
 }
 
 /** While draining, new requests get HTTP 503 and /readyz turns 503. GET streams do not count as requests in flight. */
@@ -60,38 +59,26 @@ interface HttpSession extends Session {
     openStreams: number;
 }
 
-const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
-
-function isLoopback(host: string): boolean {
-    return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
-}
-
 export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<HttpEndpoint> {
     const { sessions, logger } = options;
     const httpSessions = new Map<string, HttpSession>();
-    const loopback = isLoopback(options.host);
-    const allowedHosts = options.allowedHosts ?? (loopback ? [...new Set([...LOOPBACK_NAMES, options.host])] : undefined);
-    const allowedOrigins = options.allowedOrigins ?? (loopback ? LOOPBACK_NAMES : undefined);
-    if (allowedHosts === undefined) {
-        logger.warn({ host: options.host }, 'not bound to loopback and listen.allowedHosts is not set: Host header checks (DNS-rebinding protection) are off');
-    }
+    const { allowedHosts, allowedOrigins } = hostChecks(options.host, options, logger, 'listen.allowedHosts');
+    const reject = rejecter(options.onRejected);
     const app = express();
     app.disable('x-powered-by');
-    app.use(browserGuards({ allowedHosts, allowedOrigins, cors: options.cors }));
+    // First, so every answer (refusals included) names the request id the logs use.
+    app.use((req, res, next) => {
+        res.setHeader(REQUEST_ID_HEADER, requestIdFrom(req.headers[REQUEST_ID_HEADER]));
+        next();
+    });
+    app.use(browserGuards({ allowedHosts, allowedOrigins, cors: options.cors, reject }));
 
     let draining = false;
     // Counted until the response is written, not until the handler returns: closing in between would lose the answer.
     let openPosts = 0;
     const postsDone: (() => void)[] = [];
-    app.get('/healthz', (_req, res) => {
-        res.json({ status: draining ? 'stopping' : 'ok', ...options.health() });
-    });
-    // Readiness is for load balancers: not ready while a required upstream is down, and not while stopping.
-    app.get('/readyz', (_req, res) => {
-        const { ready, details } = options.readiness();
-        const status = draining ? 'stopping' : ready ? 'ready' : 'not ready';
-        res.status(status === 'ready' ? 200 : 503).json({ status, ...details });
-    });
+    app.use(healthRoutes({ health: options.health, readiness: options.readiness, draining: () => draining }));
+    if (options.routes !== undefined) app.use(options.routes(reject));
 
     const handle: RequestHandler = (req, res) => {
         if (req.method === 'POST') {
@@ -100,34 +87,36 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
                 if (--openPosts === 0) for (const resolve of postsDone.splice(0)) resolve();
             });
         }
-        void route(req, res).catch((error: unknown) => {
+        // Body parsing ran on the socket's callbacks, outside any request context: the id is set here, for MCP handling.
+        const requestId = String(res.getHeader(REQUEST_ID_HEADER));
+        void inRequest(requestId, () => route(req, res)).catch((error: unknown) => {
             logger.error({ err: describeError(error), method: req.method }, 'MCP request failed');
             if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
         });
     };
-    const admit = [authenticate(options.policy, logger), rateLimit(new ClientRateLimiter()), checkProtocolVersion()];
+    const admit = [authenticate(options.policy, logger, reject), rateLimit(new ClientRateLimiter(), reject), checkProtocolVersion(reject)];
     app.post(options.path, ...admit, express.json({ limit: options.maxBodyBytes }), handle);
     app.get(options.path, ...admit, handle);
     app.delete(options.path, ...admit, handle);
     // JSON, never express's HTML pages (which echo the path).
     app.all(options.path, (_req, res) => {
         res.setHeader('allow', 'GET, POST, DELETE');
-        sendJsonRpcError(res, 405, -32000, 'Method not allowed');
+        reject(res, 'method_not_allowed');
     });
-    app.use((_req, res) => sendJsonRpcError(res, 404, -32000, 'Not found'));
-    app.use(errorHandler(logger));
+    app.use((_req, res) => reject(res, 'not_found'));
+    app.use(errorHandler(logger, reject));
 
     async function route(req: Request, res: Response): Promise<void> {
         if (draining) {
             res.setHeader('connection', 'close');
-            return sendJsonRpcError(res, 503, -32000, 'Gateway is shutting down; try again later');
+            return reject(res, 'shutting_down');
         }
         const client = callerOf(res);
         const sessionId = req.header('mcp-session-id');
         if (sessionId !== undefined) {
             const session = httpSessions.get(sessionId);
             // Another client's session is answered like one that does not exist: session ids are not confirmed to strangers.
-            if (session === undefined || session.clientId !== client.id) return sendJsonRpcError(res, 404, -32001, 'Session not found');
+            if (session === undefined || session.clientId !== client.id) return reject(res, 'session_not_found');
             session.lastSeen = Date.now();
             session.inFlight++;
             res.once('close', () => {
@@ -138,13 +127,15 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
             return session.http.handleRequest(req, res, req.body);
         }
         if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
-            return sendJsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+            return reject(res, 'session_required');
         }
         if (httpSessions.size >= options.maxSessions) {
-            return sendJsonRpcError(res, 503, -32000, 'Too many sessions; try again later');
+            return reject(res, 'too_many_sessions');
         }
         if (sessionsOf(client.id) >= client.maxSessions) {
-            return sendJsonRpcError(res, 429, -32000, `Too many sessions for this client (at most ${client.maxSessions}); end unused ones with DELETE`);
+            return reject(res, 'client_session_limit', {
+                message: `Too many sessions for this client (at most ${client.maxSessions}); end unused ones with DELETE`
+            });
         }
         return startSession(client, req, res);
     }
@@ -162,6 +153,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
             onsessioninitialized: id => {
                 const session: HttpSession = {
                     id,
+                    transport: 'http',
                     server,
                     scope,
                     clientId: client.id,
@@ -211,11 +203,9 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     }, Math.min(60_000, Math.max(250, options.idleTimeoutMs / 4)));
     sweeper.unref();
 
-    const server = await listen(app, options.host, options.port);
-    const address = server.address() as AddressInfo;
-    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    const listening = await listen(app, options.host, options.port);
     return {
-        url: `http://${host}:${address.port}${options.path}`,
+        url: `${listening.origin}${options.path}`,
         drain() {
             draining = true;
         },
@@ -223,16 +213,9 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
         async close() {
             clearInterval(sweeper);
             await Promise.allSettled([...httpSessions.values()].map(session => session.http.close()));
-            server.closeAllConnections();
-            await new Promise<void>(resolve => server.close(() => resolve()));
+            await listening.close();
         }
     };
-}
-
-function listen(app: Express, host: string, port: number): Promise<HttpServer> {
-    return new Promise((resolve, reject) => {
-        const server = app.listen(port, host, error => (error ? reject(error) : resolve(server)));
-    });
 }
 
 async function whenHeadersSent(res: Response): Promise<void> {
@@ -242,14 +225,14 @@ async function whenHeadersSent(res: Response): Promise<void> {
 }
 
 /** Body-parser and other middleware errors as JSON-RPC errors, never an HTML page with a stack trace. */
-function errorHandler(logger: Logger): ErrorRequestHandler {
+function errorHandler(logger: Logger, reject: Reject): ErrorRequestHandler {
     return (error: unknown, _req, res, next) => {
         if (res.headersSent) return next(error);
         const type = (error as { type?: string }).type;
-        if (type === 'entity.too.large') return sendJsonRpcError(res, 413, -32600, 'Request body too large');
-        if (type === 'entity.parse.failed') return sendJsonRpcError(res, 400, -32700, 'Parse error: invalid JSON');
+        if (type === 'entity.too.large') return reject(res, 'body_too_large');
+        if (type === 'entity.parse.failed') return reject(res, 'parse_error');
         const status = (error as { status?: number }).status;
-        if (typeof status === 'number' && status >= 400 && status < 500) return sendJsonRpcError(res, status, -32600, 'Bad request');
+        if (typeof status === 'number' && status >= 400 && status < 500) return reject(res, 'bad_request', { status });
         logger.error({ err: describeError(error) }, 'HTTP request failed');
         return sendJsonRpcError(res, 500, -32603, 'Internal error');
     };

@@ -15,6 +15,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Caller, PromptService } from '../catalog/service.js';
+import { inSomeRequest } from '../observability/request-context.js';
 import type { CallControl } from '../upstream/session.js';
 import { GATEWAY_INFO } from '../version.js';
 import type { InFlight } from './in-flight.js';
@@ -82,11 +83,13 @@ export function createPromptServer({ service, caller, completions, inFlight }: P
     });
     // Read per request: the version is negotiated by `initialize`, after the handlers are in place.
     const revision = () => revisionOf(server.getNegotiatedProtocolVersion());
+    // Over HTTP the request already has an id (its response header); stdio messages get one here.
+    const handle = <T>(work: () => Promise<T>) => inSomeRequest(() => inFlight.track(work));
     server.setRequestHandler('prompts/list', { params: specTypeSchemas.PaginatedRequestParams }, params =>
-        inFlight.track(async () => adaptPromptList(await service.list(params.cursor, caller), revision()))
+        handle(async () => adaptPromptList(await service.list(params.cursor, caller), revision()))
     );
     server.setRequestHandler('prompts/get', { params: GetPromptParams }, (params, ctx) =>
-        inFlight.track(async () => {
+        handle(async () => {
             const clientRevision = revision();
             return adaptGetPrompt(await service.get(params.name, params.arguments, caller, control(ctx, clientRevision)), clientRevision);
         })
@@ -94,7 +97,7 @@ export function createPromptServer({ service, caller, completions, inFlight }: P
     if (completions) {
         server.setRequestHandler('completion/complete', { params: CompleteParams }, (params, ctx) =>
             // The cast covers only context.arguments, which the service checks before anything uses it.
-            inFlight.track(() => service.complete(params as CompleteRequest['params'], caller, control(ctx, revision())))
+            handle(() => service.complete(params as CompleteRequest['params'], caller, control(ctx, revision())))
         );
     }
     return server;

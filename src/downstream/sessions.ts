@@ -18,8 +18,11 @@ export interface SessionServer {
     scope: string;
 }
 
+export type SessionTransport = 'http' | 'stdio';
+
 export interface Session {
     readonly id: string;
+    readonly transport: SessionTransport;
     readonly server: Server;
     /** Sessions with the same scope see the same prompts. */
     readonly scope: string;
@@ -35,6 +38,8 @@ export interface SessionRegistryOptions {
     /** The view clients currently know: the baseline of a new session. */
     currentView: () => CatalogView | undefined;
     fingerprint: (view: CatalogView, scope: string) => string;
+    /** A list_changed notification was handed to a session's transport. */
+    onNotified?: () => void;
     logger: Logger;
 }
 
@@ -49,6 +54,13 @@ export class SessionRegistry {
 
     get size(): number {
         return this.#sessions.size;
+    }
+
+    /** Open sessions by transport. */
+    counts(): Record<SessionTransport, number> {
+        const counts = { http: 0, stdio: 0 };
+        for (const session of this.#sessions.values()) counts[session.transport]++;
+        return counts;
     }
 
     add(session: Session): void {
@@ -103,6 +115,7 @@ export class SessionRegistry {
             return;
         }
         session.notificationPending = false;
+        this.options.onNotified?.();
         session.server.sendPromptListChanged().catch((error: unknown) => {
             this.options.logger.debug({ session: session.id, err: describeError(error) }, 'list_changed not delivered');
         });

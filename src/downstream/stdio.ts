@@ -17,7 +17,7 @@ export async function startStdioEndpoint(
 ): Promise<StdioEndpoint> {
     const transport = new StdioServerTransport();
     let initialized = false;
-    const session: Session = { id: 'stdio', server, scope, notificationPending: false, canReceive: () => initialized };
+    const session: Session = { id: 'stdio', transport: 'stdio', server, scope, notificationPending: false, canReceive: () => initialized };
     sessions.add(session);
     // Notifications wait until the client has finished the handshake; one held back meanwhile is sent then.
     server.oninitialized = () => {

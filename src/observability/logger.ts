@@ -1,9 +1,15 @@
 /**
- * Structured JSON logs on stderr (stdout may carry the stdio MCP transport).
- * The redaction list is a safety net for objects logged whole (headers, env);
- * the code logs short reasons, not raw errors or payloads, in the first place.
+ * Structured logs on stderr (stdout may carry the stdio MCP transport): JSON
+ * lines, or readable lines for a person at a terminal. Every line written while
+ * serving a request carries its id. The redaction list is a safety net for
+ * objects logged whole (headers, env); the code logs short reasons, not raw
+ * errors or payloads, in the first place.
  */
-import { pino, type Logger } from 'pino';
+import { createRequire } from 'node:module';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import type { PrettyOptions, PrettyStream } from 'pino-pretty';
+import type { LOG_FORMATS } from '../config/schema.js';
+import { currentRequestId } from './request-context.js';
 
 export type { Logger };
 
@@ -20,24 +26,39 @@ export const REDACTED_PATHS = [
     '*.env'
 ];
 
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 export interface LoggerOptions {
     level: string;
+    format?: LogFormat;
     /** Where to write; stderr unless a test captures it. */
     destination?: NodeJS.WritableStream;
 }
 
 export function createLogger(options: LoggerOptions): Logger {
     const level = process.env.LOG_LEVEL ?? options.level;
+    const format = (process.env.LOG_FORMAT as LogFormat | undefined) ?? options.format ?? 'auto';
     return pino(
         {
             level,
             base: { name: 'mcp-prompt-gateway' },
             redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
             formatters: { level: label => ({ level: label }) },
-            timestamp: pino.stdTimeFunctions.isoTime
+            timestamp: pino.stdTimeFunctions.isoTime,
+            mixin: () => {
+                const requestId = currentRequestId();
+                return requestId === undefined ? {} : { requestId };
+            }
         },
-        options.destination ?? pino.destination({ fd: 2, sync: false })
+        destination(options.destination, format === 'pretty' || (format === 'auto' && process.stderr.isTTY))
     );
+}
+
+function destination(stream: NodeJS.WritableStream | undefined, readable: boolean): DestinationStream {
+    if (!readable) return stream ?? pino.destination({ fd: 2, sync: false });
+    // Loaded only for people at a terminal: servers writing JSON never pay for it.
+    const { build } = createRequire(import.meta.url)('pino-pretty') as { build: (options: PrettyOptions) => PrettyStream };
+    return build({ destination: stream ?? 2, colorize: stream === undefined && process.stderr.isTTY, sync: stream !== undefined });
 }
 
 /** Short, single-line description of an error, safe to show: no stack, no multi-line payloads. */

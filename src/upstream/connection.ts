@@ -18,7 +18,7 @@ import { FloodDetector } from './flood.js';
 import { childOutputLog } from './output-log.js';
 import { collectPages, type Collected } from './pages.js';
 import { CompletionResult, PromptPage } from './result-schemas.js';
-import { UpstreamSession, type CallControl } from './session.js';
+import { UpstreamSession, type CallControl, type UpstreamMethod } from './session.js';
 import type { StdioHooks, WireProtocol } from './transports.js';
 
 const COMPLETIONS_CAPABILITY_SINCE = '2025-03-26';
@@ -33,11 +33,20 @@ export type UpstreamEvent =
     | { type: 'state'; upstreamId: string; state: UpstreamState; previous: UpstreamState }
     | { type: 'prompts-changed'; upstreamId: string };
 
+/** What a connection reports about itself, for counters and metrics; it never waits on the answer. */
+export interface UpstreamObserver {
+    fault(upstreamId: string, kind: FaultKind): void;
+    request(upstreamId: string, method: UpstreamMethod, seconds: number): void;
+    /** A reconnect attempt is starting (after a lost connection or a failed attempt). */
+    reconnecting(upstreamId: string): void;
+    listChanged(upstreamId: string): void;
+}
+
 export interface ConnectionOptions {
     logger: Logger;
     clientInfo: { name: string; version: string };
     reconnect: BackoffPolicy;
-    onFault?: (upstreamId: string, kind: FaultKind) => void;
+    observer?: UpstreamObserver;
 }
 
 export class UpstreamConnection {
@@ -71,7 +80,7 @@ export class UpstreamConnection {
         this.#log = options.logger.child({ upstream: config.id });
         this.events = new Bus(error => this.#log.error({ err: describeError(error) }, 'upstream event listener failed'));
         this.#bulkhead = new Bulkhead(config);
-        this.#faults = new FaultLog(this.#log, kind => options.onFault?.(this.id, kind));
+        this.#faults = new FaultLog(this.#log, kind => options.observer?.fault(this.id, kind));
         this.#childOutput = childOutputLog(this.#log, bytes =>
             this.reportFault('garbage_output', 'upstream wrote a line that is not JSON-RPC to stdout', { bytes })
         );
@@ -135,7 +144,7 @@ export class UpstreamConnection {
         const client = session.client;
         if (client.getServerCapabilities()?.prompts === undefined) return { items: [] };
         const collected = await collectPages(cursor =>
-            session.call(async options => {
+            session.call('prompts/list', async options => {
                 const page = await client.request({ method: 'prompts/list', params: cursor === undefined ? {} : { cursor } }, PromptPage, options);
                 return { items: page.prompts, nextCursor: page.nextCursor };
             })
@@ -148,14 +157,14 @@ export class UpstreamConnection {
 
     getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl): Promise<GetPromptResult> {
         const session = this.#readySession();
-        return session.call(options => session.client.getPrompt({ name, ...(args === undefined ? {} : { arguments: args }) }, options), control);
+        return session.call('prompts/get', options => session.client.getPrompt({ name, ...(args === undefined ? {} : { arguments: args }) }, options), control);
     }
 
     /** undefined when the upstream does not offer completions. */
     async complete(params: CompleteRequest['params'], control?: CallControl): Promise<CompleteResult | undefined> {
         const session = this.#readySession();
         if (!this.offersCompletions) return undefined;
-        return session.call(async options => {
+        return session.call('completion/complete', async options => {
             try {
                 return await session.client.request({ method: 'completion/complete', params }, CompletionResult, options);
             } catch (error) {
@@ -198,6 +207,7 @@ export class UpstreamConnection {
                 bulkhead: this.#bulkhead,
                 reportFault: (kind, message, details) => this.reportFault(kind, message, details),
                 onListChanged: () => this.#listChanged(),
+                onRequest: (method, seconds) => this.options.observer?.request(this.id, method, seconds),
                 onLost: (lost, reason) => this.#drop(lost, reason)
             });
             if (this.#state === 'closed') return await session.close();
@@ -224,6 +234,7 @@ export class UpstreamConnection {
     }
 
     #listChanged(): void {
+        this.options.observer?.listChanged(this.id);
         if (this.#flood.hit(Date.now())) {
             this.reportFault('list_changed_flood', 'upstream floods notifications/prompts/list_changed', { perSecond: `>${FLOOD_PER_SECOND}` });
         }
@@ -245,7 +256,10 @@ export class UpstreamConnection {
         this.#log.warn({ retryInMs: delay, attempt: this.#attempt }, `upstream down (${why})`);
         this.#setState('down');
         clearTimeout(this.#retryTimer);
-        this.#retryTimer = setTimeout(() => void this.#connect(), delay).unref();
+        this.#retryTimer = setTimeout(() => {
+            this.options.observer?.reconnecting(this.id);
+            void this.#connect();
+        }, delay).unref();
     }
 
     #setState(state: UpstreamState): void {

@@ -4,6 +4,7 @@
  * when it is lost, whoever noticed (the transport closing, a request finding
  * the connection gone, the liveness watch); reconnecting is the owner's business.
  */
+import { performance } from 'node:perf_hooks';
 import type { Client, Progress } from '@modelcontextprotocol/client';
 import { maxTotalTimeout } from '../config/schema.js';
 import type { FaultKind } from '../observability/faults.js';
@@ -21,9 +22,14 @@ export interface SessionOptions extends Omit<OpenClientOptions, 'prepare'> {
     bulkhead: Bulkhead;
     reportFault: (kind: FaultKind, message: string, details: Record<string, unknown>) => void;
     onListChanged: () => void;
+    /** Every request's time, from the call until it settled (a wait for a bulkhead slot included). */
+    onRequest: (method: UpstreamMethod, seconds: number) => void;
     /** Called at most once, and never after close(). */
     onLost: (session: UpstreamSession, reason: string) => void;
 }
+
+/** The requests the gateway makes of an upstream (a closed list: it labels metrics). */
+export type UpstreamMethod = 'prompts/list' | 'prompts/get' | 'completion/complete';
 
 /** How a caller follows one request: it may cancel it, and hear its progress (which also keeps it alive). */
 export interface CallControl {
@@ -95,7 +101,16 @@ export class UpstreamSession {
      * A caller that follows progress asks for more: each progress notification restarts `timeoutMs`, and
      * `maxTotalTimeoutMs` bounds the whole request.
      */
-    async call<T>(request: (options: RequestOptions) => Promise<T>, control: CallControl = {}): Promise<T> {
+    async call<T>(method: UpstreamMethod, request: (options: RequestOptions) => Promise<T>, control: CallControl = {}): Promise<T> {
+        const started = performance.now();
+        try {
+            return await this.#call(request, control);
+        } finally {
+            this.options.onRequest(method, (performance.now() - started) / 1000);
+        }
+    }
+
+    async #call<T>(request: (options: RequestOptions) => Promise<T>, control: CallControl): Promise<T> {
         const { timeoutMs } = this.options.config;
         const maxTotalTimeoutMs = maxTotalTimeout(this.options.config);
         const deadline = Date.now() + timeoutMs;

@@ -2,6 +2,7 @@
 import { SSEClientTransport, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import type { HttpUpstreamConfig, StdioUpstreamConfig } from '../config/schema.js';
+import { fetchWithRequestId } from '../observability/request-context.js';
 import { sharedReaper } from './reaper.js';
 import { StdioProcessTransport } from './stdio-process.js';
 
@@ -34,10 +35,11 @@ export function httpTransport(config: HttpUpstreamConfig, wire: 'streamable-http
     const url = new URL(config.url);
     const headers = config.headers;
     if (wire === 'streamable-http') {
-        return new StreamableHTTPClientTransport(url, { requestInit: { headers } });
+        return new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: fetchWithRequestId });
     }
     return new SSEClientTransport(url, {
         requestInit: { headers },
+        fetch: fetchWithRequestId,
         // The SSE GET goes through fetch too; without this it would lack the configured headers.
         eventSourceInit: { fetch: (input, init) => fetch(input, { ...init, headers: { ...toRecord(init?.headers), ...headers } }) }
     });

@@ -1,0 +1,51 @@
+/**
+ * What happened to each prompt request, as the service saw it: the one place
+ * that knows the owning upstream, the caller and how the request ended.
+ * Published on a bus; metrics and the access log listen, the service knows
+ * neither.
+ */
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
+import { UpstreamFailedError, UpstreamRejectedError } from '../upstream/errors.js';
+import type { CatalogEntry } from './catalog.js';
+import { quote } from './arguments.js';
+
+/** Closed list, so metric label values stay bounded. */
+export const OUTCOMES = ['ok', 'invalid_params', 'upstream_error', 'timeout', 'denied', 'cancelled'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+export type Operation = 'list' | 'get' | 'complete';
+
+export interface UsageEvent {
+    operation: Operation;
+    /** The caller's client id. */
+    client: string;
+    /** The prompt as found in the catalog; undefined for lists, unknown names and resource completions. */
+    entry: CatalogEntry | undefined;
+    outcome: Outcome;
+    seconds: number;
+}
+
+/**
+ * Thrown for a name the caller may not use. A hidden prompt gives the very error of a missing one: only the
+ * gateway's own records (the `hidden` entry) tell them apart, never the client.
+ */
+export class UnknownPromptError extends ProtocolError {
+    constructor(
+        name: string,
+        readonly hidden: CatalogEntry | undefined
+    ) {
+        super(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${quote(name)}`);
+    }
+}
+
+/** How a failed request ended, from the error the service met (before it becomes a JSON-RPC error). */
+export function outcomeOf(error: unknown): Outcome {
+    if (error instanceof UnknownPromptError) return error.hidden === undefined ? 'invalid_params' : 'denied';
+    if (error instanceof UpstreamRejectedError) return 'invalid_params';
+    if (error instanceof UpstreamFailedError) {
+        if (error.fault === 'timeout') return 'timeout';
+        return error.reason === 'cancelled' ? 'cancelled' : 'upstream_error';
+    }
+    if (error instanceof ProtocolError && error.code === ProtocolErrorCode.InvalidParams) return 'invalid_params';
+    return 'upstream_error';
+}

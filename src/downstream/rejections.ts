@@ -1,0 +1,50 @@
+/**
+ * Every way the HTTP side turns a request away before MCP handles it: the
+ * status, the JSON-RPC error and a reason from a closed list, so each refusal
+ * is answered the same way everywhere and counted under a bounded label.
+ */
+import type { Response } from 'express';
+
+interface Rejection {
+    status: number;
+    code: number;
+    message: string;
+}
+
+const REJECTIONS = {
+    forbidden_host: { status: 403, code: -32000, message: 'Forbidden: Host not allowed' },
+    forbidden_origin: { status: 403, code: -32000, message: 'Forbidden: Origin not allowed' },
+    unauthorized: { status: 401, code: -32000, message: 'Unauthorized: invalid credentials' },
+    auth_unavailable: { status: 503, code: -32000, message: 'Authentication is temporarily unavailable; try again later' },
+    rate_limited: { status: 429, code: -32000, message: 'Too many requests' },
+    unsupported_protocol_version: { status: 400, code: -32000, message: 'Bad Request: unsupported MCP-Protocol-Version' },
+    body_too_large: { status: 413, code: -32600, message: 'Request body too large' },
+    parse_error: { status: 400, code: -32700, message: 'Parse error: invalid JSON' },
+    bad_request: { status: 400, code: -32600, message: 'Bad request' },
+    session_required: { status: 400, code: -32000, message: 'Bad Request: Mcp-Session-Id header is required' },
+    session_not_found: { status: 404, code: -32001, message: 'Session not found' },
+    too_many_sessions: { status: 503, code: -32000, message: 'Too many sessions; try again later' },
+    client_session_limit: { status: 429, code: -32000, message: 'Too many sessions for this client' },
+    shutting_down: { status: 503, code: -32000, message: 'Gateway is shutting down; try again later' },
+    not_found: { status: 404, code: -32000, message: 'Not found' },
+    method_not_allowed: { status: 405, code: -32000, message: 'Method not allowed' }
+} as const satisfies Record<string, Rejection>;
+
+export type RejectionReason = keyof typeof REJECTIONS;
+
+export const REJECTION_REASONS = Object.keys(REJECTIONS) as RejectionReason[];
+
+/** Answers with the reason's status and error; `detail` replaces the message, `status` the status (a 4xx of the same kind). */
+export type Reject = (res: Response, reason: RejectionReason, detail?: { message?: string; status?: number }) => void;
+
+export function rejecter(onRejected: (reason: RejectionReason) => void = () => {}): Reject {
+    return (res, reason, detail = {}) => {
+        const rejection = REJECTIONS[reason];
+        onRejected(reason);
+        sendJsonRpcError(res, detail.status ?? rejection.status, rejection.code, detail.message ?? rejection.message);
+    };
+}
+
+export function sendJsonRpcError(res: Response, status: number, code: number, message: string): void {
+    res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+}

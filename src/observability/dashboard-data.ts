@@ -1,0 +1,194 @@
+/**
+ * The dashboard's JSON, derived from the very metric values `/metrics` shows
+ * (prom-client's JSON form of the registry), plus what counters cannot hold:
+ * upstream states, the last list_changed events and a short history of prompt
+ * gets. Pure: the feed (dashboard-feed.ts) gathers the inputs.
+ */
+import { UNKNOWN_LABEL } from './metrics.js';
+
+/** prom-client's `getMetricsAsJSON()` shape, as far as it is read here. */
+export interface MetricFamily {
+    name: string;
+    values: { value: number; labels: Partial<Record<string, string | number>>; metricName?: string }[];
+}
+
+export interface UpstreamStatus {
+    id: string;
+    state: string;
+    lastError?: string | undefined;
+}
+
+export interface RecentEvent {
+    at: string;
+    kind: 'received' | 'sent';
+    upstream?: string;
+    sessions?: number;
+}
+
+export interface DashboardInput {
+    families: readonly MetricFamily[];
+    upstreams: readonly UpstreamStatus[];
+    recent: readonly RecentEvent[];
+    /** Total prompt gets at the start of each interval, oldest first. */
+    samples: readonly number[];
+    intervalSeconds: number;
+    version: string;
+    uptimeSeconds: number;
+    now: Date;
+}
+
+export interface DashboardData {
+    generatedAt: string;
+    version: string;
+    uptimeSeconds: number;
+    totals: {
+        promptGets: number;
+        promptGetErrors: number;
+        promptLists: number;
+        completions: number;
+        listChangedReceived: number;
+        listChangedSent: number;
+        rejected: number;
+        sessions: Record<string, number>;
+    };
+    upstreams: {
+        id: string;
+        state: string;
+        up: boolean;
+        prompts: number;
+        gets: number;
+        errors: number;
+        errorRate: number | null;
+        reconnects: number;
+        listChangedReceived: number;
+        lastError?: string;
+    }[];
+    prompts: { prompt: string; upstream: string; gets: number; errors: number; p50Ms: number | null; p95Ms: number | null }[];
+    clients: { client: string; gets: number; lists: number; errors: number }[];
+    listChanged: { recent: RecentEvent[] };
+    history: { intervalSeconds: number; promptGets: number[] };
+}
+
+export const TOP_PROMPTS = 10;
+
+/** Outcomes that speak of the upstream's health, not of the caller's mistakes. */
+const UPSTREAM_FAILURES = new Set(['upstream_error', 'timeout']);
+
+export function buildDashboardData(input: DashboardInput): DashboardData {
+    const family = (name: string) => input.families.find(candidate => candidate.name === name)?.values ?? [];
+    const gets = family('mcp_gateway_prompt_gets_total');
+    const byUpstream = (name: string) => sumBy(family(name), 'upstream');
+    const upFlags = byUpstream('mcp_gateway_upstream_up');
+    const prompts = byUpstream('mcp_gateway_upstream_prompts');
+    const reconnects = byUpstream('mcp_gateway_upstream_reconnects_total');
+    const received = byUpstream('mcp_gateway_list_changed_received_total');
+    const getsByUpstream = sumBy(gets, 'upstream');
+    const failuresByUpstream = sumBy(
+        gets.filter(value => UPSTREAM_FAILURES.has(String(value.labels.outcome))),
+        'upstream'
+    );
+    const failed = gets.filter(value => value.labels.outcome !== 'ok');
+
+    return {
+        generatedAt: input.now.toISOString(),
+        version: input.version,
+        uptimeSeconds: Math.round(input.uptimeSeconds),
+        totals: {
+            promptGets: total(gets),
+            promptGetErrors: total(failed),
+            promptLists: total(family('mcp_gateway_prompt_lists_total')),
+            completions: total(family('mcp_gateway_completions_total')),
+            listChangedReceived: total(family('mcp_gateway_list_changed_received_total')),
+            listChangedSent: total(family('mcp_gateway_list_changed_sent_total')),
+            rejected: total(family('mcp_gateway_requests_rejected_total')),
+            sessions: Object.fromEntries(sumBy(family('mcp_gateway_sessions'), 'transport'))
+        },
+        upstreams: input.upstreams.map(upstream => {
+            const upstreamGets = getsByUpstream.get(upstream.id) ?? 0;
+            const errors = failuresByUpstream.get(upstream.id) ?? 0;
+            return {
+                id: upstream.id,
+                state: upstream.state,
+                up: (upFlags.get(upstream.id) ?? 0) === 1,
+                prompts: prompts.get(upstream.id) ?? 0,
+                gets: upstreamGets,
+                errors,
+                errorRate: upstreamGets === 0 ? null : errors / upstreamGets,
+                reconnects: reconnects.get(upstream.id) ?? 0,
+                listChangedReceived: received.get(upstream.id) ?? 0,
+                ...(upstream.lastError === undefined ? {} : { lastError: upstream.lastError })
+            };
+        }),
+        prompts: topPrompts(gets, family('mcp_gateway_prompt_get_latency_seconds')),
+        clients: clients(gets, family('mcp_gateway_prompt_lists_total')),
+        listChanged: { recent: [...input.recent] },
+        history: { intervalSeconds: input.intervalSeconds, promptGets: perInterval(input.samples, total(gets)) }
+    };
+}
+
+type Values = MetricFamily['values'];
+
+function total(values: Values): number {
+    let sum = 0;
+    for (const value of values) sum += value.value;
+    return sum;
+}
+
+function sumBy(values: Values, label: string): Map<string, number> {
+    const sums = new Map<string, number>();
+    for (const value of values) {
+        const key = String(value.labels[label]);
+        sums.set(key, (sums.get(key) ?? 0) + value.value);
+    }
+    return sums;
+}
+
+function topPrompts(gets: Values, latency: Values): DashboardData['prompts'] {
+    const rows = new Map<string, DashboardData['prompts'][number]>();
+    for (const value of gets) {
+        const prompt = String(value.labels.prompt);
+        if (prompt === UNKNOWN_LABEL) continue;
+        let row = rows.get(prompt);
+        if (row === undefined) rows.set(prompt, (row = { prompt, upstream: String(value.labels.upstream), gets: 0, errors: 0, p50Ms: null, p95Ms: null }));
+        row.gets += value.value;
+        if (value.labels.outcome !== 'ok') row.errors += value.value;
+    }
+    const top = [...rows.values()].sort((a, b) => b.gets - a.gets || (a.prompt < b.prompt ? -1 : 1)).slice(0, TOP_PROMPTS);
+    for (const row of top) {
+        row.p50Ms = quantileMs(latency, row.prompt, 0.5);
+        row.p95Ms = quantileMs(latency, row.prompt, 0.95);
+    }
+    return top;
+}
+
+/** A summary's quantile in milliseconds; null when it has no observation in its window (prom-client reports NaN or 0 then). */
+function quantileMs(latency: Values, prompt: string, quantile: number): number | null {
+    const count = latency.find(value => value.labels.prompt === prompt && value.metricName?.endsWith('_count') === true)?.value ?? 0;
+    const found = latency.find(value => value.labels.prompt === prompt && value.labels.quantile === quantile);
+    if (found === undefined || count === 0 || !Number.isFinite(found.value)) return null;
+    return found.value * 1000;
+}
+
+function clients(gets: Values, lists: Values): DashboardData['clients'] {
+    const rows = new Map<string, DashboardData['clients'][number]>();
+    const row = (client: string) => {
+        let found = rows.get(client);
+        if (found === undefined) rows.set(client, (found = { client, gets: 0, lists: 0, errors: 0 }));
+        return found;
+    };
+    for (const value of gets) {
+        const found = row(String(value.labels.client));
+        found.gets += value.value;
+        if (value.labels.outcome !== 'ok') found.errors += value.value;
+    }
+    for (const value of lists) row(String(value.labels.client)).lists += value.value;
+    return [...rows.values()].sort((a, b) => b.gets + b.lists - (a.gets + a.lists) || (a.client < b.client ? -1 : 1));
+}
+
+/** Gets in each interval from the running totals, the current (partial) interval last. */
+function perInterval(samples: readonly number[], current: number): number[] {
+    const points: number[] = [];
+    for (let i = 1; i < samples.length; i++) points.push(samples[i]! - samples[i - 1]!);
+    if (samples.length > 0) points.push(current - samples[samples.length - 1]!);
+    return points;
+}

@@ -1,0 +1,78 @@
+/**
+ * Gathers what the dashboard shows: the metric registry's current values, the
+ * upstreams' states, the last list_changed events, and the running total of
+ * prompt gets sampled every few seconds so the page can draw the last minutes.
+ */
+import { performance } from 'node:perf_hooks';
+import { buildDashboardData, type DashboardData, type RecentEvent, type UpstreamStatus } from './dashboard-data.js';
+import type { GatewayMetrics } from './metrics.js';
+
+export interface DashboardFeedOptions {
+    version: string;
+    upstreams: () => readonly UpstreamStatus[];
+    intervalSeconds?: number;
+    /** Intervals of history kept. */
+    points?: number;
+}
+
+const RECENT_EVENTS = 20;
+/** Notifications sent within this long of each other are shown as one event (one catalog change reaches many sessions). */
+const SENT_MERGE_MS = 1000;
+
+export class DashboardFeed {
+    readonly #samples: number[] = [];
+    readonly #recent: RecentEvent[] = [];
+    readonly #timer: NodeJS.Timeout;
+    readonly #intervalSeconds: number;
+    readonly #points: number;
+    #lastSentAt = -Infinity;
+
+    constructor(
+        private readonly metrics: GatewayMetrics,
+        private readonly options: DashboardFeedOptions
+    ) {
+        this.#intervalSeconds = options.intervalSeconds ?? 5;
+        this.#points = options.points ?? 120;
+        this.#samples.push(0);
+        this.#timer = setInterval(() => void this.#sample(), this.#intervalSeconds * 1000).unref();
+    }
+
+    listChangedReceived(upstream: string): void {
+        this.#remember({ at: new Date().toISOString(), kind: 'received', upstream });
+    }
+
+    listChangedSent(): void {
+        const now = performance.now();
+        const last = this.#recent[0];
+        if (last?.kind === 'sent' && now - this.#lastSentAt < SENT_MERGE_MS) last.sessions = (last.sessions ?? 0) + 1;
+        else this.#remember({ at: new Date().toISOString(), kind: 'sent', sessions: 1 });
+        this.#lastSentAt = now;
+    }
+
+    async data(): Promise<DashboardData> {
+        return buildDashboardData({
+            families: await this.metrics.registry.getMetricsAsJSON(),
+            upstreams: this.options.upstreams(),
+            recent: this.#recent.map(event => ({ ...event })),
+            samples: this.#samples,
+            intervalSeconds: this.#intervalSeconds,
+            version: this.options.version,
+            uptimeSeconds: process.uptime(),
+            now: new Date()
+        });
+    }
+
+    close(): void {
+        clearInterval(this.#timer);
+    }
+
+    #remember(event: RecentEvent): void {
+        this.#recent.unshift(event);
+        if (this.#recent.length > RECENT_EVENTS) this.#recent.length = RECENT_EVENTS;
+    }
+
+    async #sample(): Promise<void> {
+        this.#samples.push(await this.metrics.promptGetsTotal());
+        if (this.#samples.length > this.#points) this.#samples.shift();
+    }
+}

@@ -1,0 +1,45 @@
+/**
+ * The id of the client request being served, carried through async calls, so
+ * every log line written on its behalf (upstream lines included) names it, and
+ * HTTP upstreams receive it as `X-Request-Id`.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+interface RequestContext {
+    requestId: string;
+}
+
+const storage = new AsyncLocalStorage<RequestContext>();
+
+/** An id a caller sent is kept when it is short and plain, so it cannot forge log lines or headers; else a new one. */
+const PLAIN_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function requestIdFrom(incoming: unknown): string {
+    return typeof incoming === 'string' && PLAIN_ID.test(incoming) ? incoming : randomUUID();
+}
+
+export function currentRequestId(): string | undefined {
+    return storage.getStore()?.requestId;
+}
+
+/** Runs `work` as part of request `requestId`. */
+export function inRequest<T>(requestId: string, work: () => T): T {
+    return storage.run({ requestId }, work);
+}
+
+/** Runs `work` in the current request, or in a new one where there is none (stdio messages arrive outside any). */
+export function inSomeRequest<T>(work: () => T): T {
+    return storage.getStore() === undefined ? storage.run({ requestId: randomUUID() }, work) : work();
+}
+
+/** A fetch for HTTP upstreams that passes the current request id on. */
+export function fetchWithRequestId(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+    const requestId = currentRequestId();
+    if (requestId === undefined) return fetch(input, init);
+    const headers = new Headers(init?.headers);
+    headers.set(REQUEST_ID_HEADER, requestId);
+    return fetch(input, { ...init, headers });
+}

@@ -1,0 +1,242 @@
+/**
+ * /metrics after a known sequence of requests: every counter holds exactly what the sequence implies, with
+ * exactly the label sets it implies, read through a Prometheus text-format parser. Made-up prompt names never
+ * become label values. Also: the separate metrics listener, the bearer token, and metrics turned off.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Client } from '@modelcontextprotocol/client';
+import type { RunningGateway } from '../src/gateway.js';
+import { connectHttp, rpcError, startTestGateway, stdioFixture, waitFor } from './helpers.js';
+import { bucket, count, labelValues, samples, scrape, value, type Families } from './prometheus.js';
+
+const keyOf = (clientId: string) => `key-of-${clientId}-0123456789abcdef`;
+const MADE_UP = ['nope-1', 'alpha__nope', 'beta__prompt-999', '__proto__', 'x'.repeat(300)];
+
+describe('metrics after a known sequence of requests', () => {
+    let gateway: RunningGateway;
+    let alice: Client;
+    let bob: Client;
+    let metricsUrl: string;
+    let before1: Families;
+    let families: Families;
+    const notified = { alice: 0, bob: 0 };
+
+    before(async () => {
+        gateway = await startTestGateway({
+            auth: { mode: 'apiKey' },
+            limits: { rateLimit: { requestsPerSecond: 0, burst: 1 } },
+            notifications: { debounceMs: 20, maxDelayMs: 100 },
+            clients: [
+                { id: 'alice', apiKey: keyOf('alice') },
+                { id: 'bob', apiKey: keyOf('bob'), prompts: { deny: ['alpha__prompt-001'] } }
+            ],
+            upstreams: [stdioFixture('alpha', { prompts: 2 }, { timeoutMs: 3000 }), stdioFixture('beta', { prompts: 1 })]
+        });
+        // A busy machine may take longer than timeoutMs to start a fixture: its retry is awaited.
+        await waitFor(() => gateway.upstreams.every(upstream => upstream.state === 'ready'), 20_000, 'upstreams ready');
+        metricsUrl = gateway.operatorUrls.metrics!;
+        alice = await connectHttp(gateway.url!, { headers: { 'x-api-key': keyOf('alice') } });
+        bob = await connectHttp(gateway.url!, { headers: { 'x-api-key': keyOf('bob') } });
+        alice.setNotificationHandler('notifications/prompts/list_changed', () => void notified.alice++);
+        bob.setNotificationHandler('notifications/prompts/list_changed', () => void notified.bob++);
+        before1 = await scrape(metricsUrl);
+
+        // alice: 1 list; 3 + 1 good gets; a missing argument; 5 made-up names; an upstream failure; a timeout.
+        await alice.request({ method: 'prompts/list', params: {} });
+        for (let i = 0; i < 3; i++) await alice.getPrompt({ name: 'alpha__prompt-000' });
+        await alice.getPrompt({ name: 'beta__prompt-000' });
+        await rpcError(alice.getPrompt({ name: 'alpha__with-required', arguments: {} }));
+        for (const name of MADE_UP) await rpcError(alice.getPrompt({ name }));
+        await rpcError(alice.getPrompt({ name: 'alpha__fail-internal' }));
+        await rpcError(alice.getPrompt({ name: 'alpha__slow', arguments: { ms: '10000' } }));
+        // Completions: one known prompt, one made-up.
+        await alice.complete({ ref: { type: 'ref/prompt', name: 'alpha__with-required' }, argument: { name: 'topic', value: 'a' } });
+        await rpcError(alice.complete({ ref: { type: 'ref/prompt', name: 'nope-2' }, argument: { name: 'topic', value: 'a' } }));
+        // bob: a denied prompt, 2 lists, and a get that makes alpha announce a new prompt.
+        await rpcError(bob.getPrompt({ name: 'alpha__prompt-001' }));
+        await bob.request({ method: 'prompts/list', params: {} });
+        await bob.request({ method: 'prompts/list', params: {} });
+        await bob.getPrompt({ name: 'alpha__emit-list-changed', arguments: { add: 'prompt-new' } });
+        await waitFor(() => notified.alice === 1 && notified.bob === 1, 10_000, 'both sessions notified');
+        // Turned away before MCP: a wrong key, and a foreign Origin.
+        const wrongKey = await fetch(gateway.url!, { method: 'POST', headers: { 'x-api-key': 'wrong-key-0123456789', 'content-type': 'application/json' }, body: '{}' });
+        assert.equal(wrongKey.status, 401);
+        const foreign = await fetch(gateway.url!, { method: 'POST', headers: { origin: 'https://evil.example', 'content-type': 'application/json' }, body: '{}' });
+        assert.equal(foreign.status, 403);
+        families = await scrape(metricsUrl);
+    });
+
+    after(async () => {
+        await Promise.all([alice?.close(), bob?.close()]);
+        await gateway?.close();
+    });
+
+    test('before any request, no prompt counter has a sample', () => {
+        assert.equal(samples(before1, 'mcp_gateway_prompt_gets_total', ['prompt']).size, 0);
+        assert.equal(samples(before1, 'mcp_gateway_prompt_lists_total', ['client']).size, 0);
+    });
+
+    test('prompt gets: exactly the expected label sets and counts', () => {
+        const expected = new Map([
+            ['upstream=alpha,prompt=alpha__prompt-000,client=alice,outcome=ok', 3],
+            ['upstream=beta,prompt=beta__prompt-000,client=alice,outcome=ok', 1],
+            ['upstream=alpha,prompt=alpha__with-required,client=alice,outcome=invalid_params', 1],
+            ['upstream=_unknown,prompt=_unknown,client=alice,outcome=invalid_params', MADE_UP.length],
+            ['upstream=alpha,prompt=alpha__fail-internal,client=alice,outcome=upstream_error', 1],
+            ['upstream=alpha,prompt=alpha__slow,client=alice,outcome=timeout', 1],
+            ['upstream=alpha,prompt=alpha__prompt-001,client=bob,outcome=denied', 1],
+            ['upstream=alpha,prompt=alpha__emit-list-changed,client=bob,outcome=ok', 1]
+        ]);
+        assert.deepEqual(samples(families, 'mcp_gateway_prompt_gets_total', ['upstream', 'prompt', 'client', 'outcome']), expected);
+    });
+
+    test('made-up names never become label values', () => {
+        for (const metric of ['mcp_gateway_prompt_gets_total', 'mcp_gateway_completions_total', 'mcp_gateway_prompt_get_latency_seconds_count']) {
+            for (const name of [...MADE_UP, 'nope-2']) assert.ok(!labelValues(families, metric, 'prompt').has(name), `${metric} has prompt="${name}"`);
+        }
+    });
+
+    test('durations: one observation per get, by upstream and outcome; latency per prompt for successful gets only', () => {
+        const durations = 'mcp_gateway_prompt_get_duration_seconds';
+        assert.equal(count(families, durations, { upstream: 'alpha', outcome: 'ok' }), 4);
+        assert.equal(count(families, durations, { upstream: 'beta', outcome: 'ok' }), 1);
+        assert.equal(count(families, durations, { upstream: '_unknown', outcome: 'invalid_params' }), MADE_UP.length);
+        assert.equal(count(families, durations, { upstream: 'alpha', outcome: 'timeout' }), 1);
+        const latency = 'mcp_gateway_prompt_get_latency_seconds';
+        assert.equal(count(families, latency, { upstream: 'alpha', prompt: 'alpha__prompt-000' }), 3);
+        assert.deepEqual([...labelValues(families, `${latency}_count`, 'prompt')].sort(), ['alpha__emit-list-changed', 'alpha__prompt-000', 'beta__prompt-000']);
+        // The timed-out get waited for timeoutMs (3000 ms): its observation lies in the bucket of 2.5 s to 5 s.
+        assert.equal(bucket(families, durations, '2.5', { upstream: 'alpha', outcome: 'timeout' }), 0);
+        assert.equal(bucket(families, durations, '5', { upstream: 'alpha', outcome: 'timeout' }), 1);
+    });
+
+    test('lists by client, completions by prompt and outcome', () => {
+        assert.deepEqual(samples(families, 'mcp_gateway_prompt_lists_total', ['client']), new Map([['client=alice', 1], ['client=bob', 2]]));
+        assert.equal(count(families, 'mcp_gateway_prompt_list_duration_seconds'), 3);
+        assert.deepEqual(
+            samples(families, 'mcp_gateway_completions_total', ['upstream', 'prompt', 'outcome']),
+            new Map([
+                ['upstream=alpha,prompt=alpha__with-required,outcome=ok', 1],
+                ['upstream=_unknown,prompt=_unknown,outcome=invalid_params', 1]
+            ])
+        );
+    });
+
+    test('upstream requests: only the gets the gateway forwarded reach alpha', () => {
+        // prompt-000 x3, fail-internal, slow, emit-list-changed; the missing argument and the denied get stop at the gateway.
+        assert.equal(count(families, 'mcp_gateway_upstream_request_duration_seconds', { upstream: 'alpha', method: 'prompts/get' }), 6);
+        assert.equal(count(families, 'mcp_gateway_upstream_request_duration_seconds', { upstream: 'beta', method: 'prompts/get' }), 1);
+        assert.equal(count(families, 'mcp_gateway_upstream_request_duration_seconds', { upstream: 'alpha', method: 'completion/complete' }), 1);
+        assert.equal(value(families, 'mcp_gateway_upstream_faults_total', { upstream: 'alpha', kind: 'timeout' }), 1);
+    });
+
+    test('upstream state, prompt counts, list_changed in and out, sessions, rejections', () => {
+        assert.equal(value(families, 'mcp_gateway_upstream_up', { upstream: 'alpha' }), 1);
+        assert.equal(value(families, 'mcp_gateway_upstream_up', { upstream: 'beta' }), 1);
+        // The fixture's generic prompts plus its fixed ones; alpha gained one.
+        const alphaBefore = value(before1, 'mcp_gateway_upstream_prompts', { upstream: 'alpha' });
+        assert.ok(alphaBefore > 2);
+        assert.equal(value(families, 'mcp_gateway_upstream_prompts', { upstream: 'alpha' }), alphaBefore + 1);
+        assert.equal(value(families, 'mcp_gateway_upstream_prompts', { upstream: 'beta' }), alphaBefore - 1);
+        assert.equal(value(families, 'mcp_gateway_list_changed_received_total', { upstream: 'alpha' }), 1);
+        assert.equal(value(families, 'mcp_gateway_list_changed_sent_total'), 2);
+        assert.equal(value(families, 'mcp_gateway_sessions', { transport: 'http' }), 2);
+        assert.equal(value(families, 'mcp_gateway_upstream_reconnects_total', { upstream: 'alpha' }), 0);
+        assert.deepEqual(
+            samples(families, 'mcp_gateway_requests_rejected_total', ['reason']),
+            new Map([['reason=unauthorized', 1], ['reason=forbidden_origin', 1]])
+        );
+    });
+
+    test('catalog cache: a list reads each upstream\'s cached list once', async () => {
+        const hits = (f: Families, upstream: string) => value(f, 'mcp_gateway_catalog_cache_hits_total', { upstream });
+        assert.ok(value(families, 'mcp_gateway_catalog_cache_misses_total', { upstream: 'alpha' }) >= 2, 'first read and the read after list_changed');
+        await alice.request({ method: 'prompts/list', params: {} });
+        const later = await scrape(metricsUrl);
+        assert.equal(hits(later, 'alpha'), hits(families, 'alpha') + 1);
+        assert.equal(hits(later, 'beta'), hits(families, 'beta') + 1);
+    });
+
+    test('process metrics and the version are exported too', () => {
+        assert.ok(value(families, 'process_resident_memory_bytes') > 0);
+        assert.equal(samples(families, 'mcp_gateway_info', ['version']).size, 1);
+    });
+});
+
+describe('metrics: reconnects of an upstream that keeps failing', () => {
+    test('counted per attempt, with up = 0 and connect_failed faults', async () => {
+        const gateway = await startTestGateway({
+            reconnect: { initialMs: 20, maxMs: 40 },
+            upstreams: [stdioFixture('good'), { id: 'broken', transport: 'stdio', command: process.execPath, args: ['-e', 'process.exit(3)'] }]
+        });
+        try {
+            let families: Families | undefined;
+            await waitFor(async () => {
+                families = await scrape(gateway.operatorUrls.metrics!);
+                return value(families, 'mcp_gateway_upstream_reconnects_total', { upstream: 'broken' }) >= 3;
+            });
+            assert.ok(families !== undefined);
+            assert.equal(value(families, 'mcp_gateway_upstream_up', { upstream: 'broken' }), 0);
+            assert.equal(value(families, 'mcp_gateway_upstream_up', { upstream: 'good' }), 1);
+            // Each attempt fails: the first one plus every reconnect attempt that has finished.
+            const attempts = value(families, 'mcp_gateway_upstream_reconnects_total', { upstream: 'broken' });
+            const failed = value(families, 'mcp_gateway_upstream_faults_total', { upstream: 'broken', kind: 'connect_failed' });
+            assert.ok(failed >= attempts && failed <= attempts + 1, `${failed} failures for ${attempts} reconnect attempts`);
+            assert.equal(value(families, 'mcp_gateway_upstream_reconnects_total', { upstream: 'good' }), 0);
+        } finally {
+            await gateway.close();
+        }
+    });
+});
+
+describe('metrics: where and to whom they are served', () => {
+    const token = 'metrics-token-0123456789';
+
+    test('a separate listener with a bearer token: nothing on the MCP listener, 401 without the token', async () => {
+        const gateway = await startTestGateway({ metrics: { listen: { port: 0 }, bearerToken: token }, upstreams: [stdioFixture('alpha')] });
+        try {
+            const admin = new URL(gateway.operatorUrls.metrics!).origin;
+            assert.notEqual(admin, new URL(gateway.url!).origin);
+            assert.equal((await fetch(new URL('/metrics', gateway.url))).status, 404);
+            const missing = await fetch(`${admin}/metrics`);
+            assert.equal(missing.status, 401);
+            assert.match(missing.headers.get('www-authenticate') ?? '', /^Bearer /);
+            assert.equal((await fetch(`${admin}/metrics`, { headers: { authorization: `Bearer ${token}x` } })).status, 401);
+            assert.equal((await fetch(`${admin}/dashboard/data`)).status, 401);
+            const families = await scrape(`${admin}/metrics`, { authorization: `Bearer ${token}` });
+            assert.equal(value(families, 'mcp_gateway_requests_rejected_total', { reason: 'unauthorized' }), 3);
+            // Health checks are served there too, without the token.
+            assert.equal((await fetch(`${admin}/readyz`)).status, 200);
+            // The dashboard's data with the token.
+            const data = await fetch(`${admin}/dashboard/data`, { headers: { authorization: `Bearer ${token}` } });
+            assert.equal(data.status, 200);
+        } finally {
+            await gateway.close();
+        }
+    });
+
+    test('metrics and the dashboard turned off: 404, and nothing advertised', async () => {
+        const gateway = await startTestGateway({ metrics: { enabled: false }, dashboard: { enabled: false }, upstreams: [stdioFixture('alpha')] });
+        try {
+            assert.deepEqual(gateway.operatorUrls, {});
+            assert.equal(gateway.metrics, undefined);
+            assert.equal((await fetch(new URL('/metrics', gateway.url))).status, 404);
+            assert.equal((await fetch(new URL('/dashboard', gateway.url))).status, 404);
+        } finally {
+            await gateway.close();
+        }
+    });
+
+    test('not bound to loopback: the dashboard is off unless configured, metrics stay on', async () => {
+        const gateway = await startTestGateway({ listen: { host: '0.0.0.0', port: 0, allowedHosts: ['127.0.0.1'] }, upstreams: [stdioFixture('alpha')] });
+        try {
+            assert.equal(gateway.operatorUrls.dashboard, undefined);
+            const origin = `http://127.0.0.1:${new URL(gateway.url!).port}`;
+            assert.equal((await fetch(`${origin}/dashboard`)).status, 404);
+            assert.equal((await fetch(`${origin}/metrics`)).status, 200);
+        } finally {
+            await gateway.close();
+        }
+    });
+});
