@@ -14,6 +14,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Client } from '@modelcontextprotocol/client';
 import { connectHttp, listAllPages, ROOT, startHttpFixture, stdioFixture, stopChild } from '../test/helpers.js';
+import { measureRecordingCost } from './metrics-cost.js';
 import { measureOverload } from './overload.js';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
@@ -37,6 +38,41 @@ async function measure(iterations: number, run: () => Promise<unknown>): Promise
     samples.sort((a, b) => a - b);
     const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]!;
     return { p50: at(0.5), p95: at(0.95), mean: samples.reduce((a, b) => a + b, 0) / samples.length };
+}
+
+/** Two calls timed alternately, so drift on a noisy machine hits both alike. */
+async function measurePair(iterations: number, a: () => Promise<unknown>, b: () => Promise<unknown>): Promise<[Stats, Stats]> {
+    for (let i = 0; i < Math.min(30, iterations); i++) await Promise.all([a(), b()]);
+    const samples: [number[], number[]] = [[], []];
+    for (let i = 0; i < iterations; i++) {
+        for (const [index, run] of (i % 2 === 0 ? [[0, a], [1, b]] : [[1, b], [0, a]]) as [number, () => Promise<unknown>][]) {
+            const start = process.hrtime.bigint();
+            await run();
+            samples[index]!.push(Number(process.hrtime.bigint() - start) / 1e6);
+        }
+    }
+    return [statsOf(samples[0]), statsOf(samples[1])];
+}
+
+function statsOf(samples: number[]): Stats {
+    samples.sort((x, y) => x - y);
+    const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]!;
+    return { p50: at(0.5), p95: at(0.95), mean: samples.reduce((x, y) => x + y, 0) / samples.length };
+}
+
+/** The same prompts/get through a gateway recording metrics (and feeding the dashboard) and one with both off. */
+async function measureMetricsCost(upstreamUrl: string): Promise<[Stats, Stats]> {
+    const upstreams = [{ id: 'up', transport: 'streamable-http', url: upstreamUrl }];
+    const off = await startCliGateway('metrics-off', { metrics: { enabled: false }, dashboard: { enabled: false }, upstreams });
+    const on = await startCliGateway('metrics-on', { metrics: { enabled: true }, dashboard: { enabled: true }, upstreams });
+    const [viaOff, viaOn] = [await connectHttp(off.url), await connectHttp(on.url)];
+    const get = { name: 'up__with-required', arguments: { topic: 'benchmarks' } };
+    try {
+        return await measurePair(ITERATIONS * 2, () => viaOff.getPrompt(get), () => viaOn.getPrompt(get));
+    } finally {
+        await Promise.all([viaOff.close(), viaOn.close()]);
+        await Promise.all([stopChild(off.child), stopChild(on.child)]);
+    }
 }
 
 const fmt = (ms: number) => ms.toFixed(2);
@@ -151,6 +187,8 @@ async function main(): Promise<void> {
 
     const sessionKiB = await memoryPerSession(whole);
     const policyRows = await measurePolicyCost(single.url);
+    const [metricsOff, metricsOn] = await measureMetricsCost(single.url);
+    const recording = measureRecordingCost();
 
     const overloaded = await startCliGateway('overload', {
         upstreams: [stdioFixture('slow', {}, { maxConcurrency: 16, maxQueue: 48, timeoutMs: 60_000 }), stdioFixture('fast')]
@@ -205,6 +243,32 @@ ${policyRows.map(([what, open, guarded]) => `| ${what} | ${fmt(open.p50)} / ${fm
 The narrow client may see 10 of the ${PROMPTS + 7} prompts, so its only page is
 cut after testing the policy against every prompt of the view; the open gateway
 cuts its first page after 50.
+
+## Cost of metrics
+
+Recording one \`prompts/get\` updates four series: the gets counter
+(upstream, prompt, client, outcome), the duration histogram, the per-prompt
+latency summary (sliding 10-minute window) and the upstream request histogram.
+Timed in a loop over ${recording.prompts} prompts and ${recording.clients} clients in the benchmark process:
+
+| measure | per request |
+| --- | --- |
+| metric updates of one \`prompts/get\` | ${(recording.metricsNs / 1000).toFixed(2)} µs |
+| its access-log line (JSON, level info) | ${(recording.logLineNs / 1000).toFixed(2)} µs |
+| the whole \`prompts/get\` through the gateway (p50, row above) | ${fmt(rows[0]![2].p50)} ms |
+
+End to end, the same upstream behind two gateways in one run, requests
+alternating between them (${ITERATIONS * 2} each; the bench gateways log at warn, so
+no access-log lines):
+
+| gateway | prompts/get p50 / p95 |
+| --- | --- |
+| metrics and dashboard off | ${fmt(metricsOff.p50)} / ${fmt(metricsOff.p95)} |
+| metrics and dashboard on | ${fmt(metricsOn.p50)} / ${fmt(metricsOn.p95)} |
+| ratio (p50) | ${(metricsOn.p50 / metricsOff.p50).toFixed(3)}x |
+
+Recording happens synchronously when a request ends; the scrape-time gauges
+(upstreams, sessions, faults) cost nothing per request.
 
 ## Overload
 

@@ -11,7 +11,7 @@ import { ANONYMOUS_CLIENT_ID } from './config/policy-schema.js';
 import { LOG_FORMATS, LOG_LEVELS, type GatewayConfig } from './config/schema.js';
 import { startGateway } from './gateway.js';
 import { closeSharedReaper } from './upstream/reaper.js';
-import { createLogger, describeError, type Logger } from './observability/logger.js';
+import { createLogger, describeError, type LogFormat, type Logger } from './observability/logger.js';
 import { VERSION } from './version.js';
 
 const USAGE = `Usage: mcp-prompt-gateway --config <file> [--stdio [--client ID]] [--host H] [--port P] [--check]
@@ -96,7 +96,7 @@ async function main(argv: string[]): Promise<number> {
     if (envFormat !== undefined && !LOG_FORMATS.includes(envFormat as never)) {
         throw new UsageError(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}`);
     }
-    const logger = createLogger({ level: config.log.level, format: config.log.format });
+    const logger = createLogger({ level: envLevel ?? config.log.level, format: (envFormat as LogFormat | undefined) ?? config.log.format });
     const signals = new SignalHandlers(logger);
     const gateway = await startGateway(config, { logger, stdio: args.stdio, ...(args.client === undefined ? {} : { client: args.client }) });
     if (gateway.url !== undefined) process.stderr.write(`listening on ${gateway.url}\n`);

@@ -12,6 +12,7 @@ import { pino, type Logger } from 'pino';
 import { Writable } from 'node:stream';
 import { parseConfig } from '../src/config/load.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
+import { createLogger } from '../src/observability/logger.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const FIXTURE = path.join(ROOT, 'test/fixtures/prompt-server.ts');
@@ -95,7 +96,8 @@ export function capturingLogger(): { logger: Logger; lines: () => Record<string,
             callback();
         }
     });
-    const logger = pino({ level: 'debug' }, sink);
+    // The gateway's own logger (redaction, request ids, level names), writing JSON into the test.
+    const logger = createLogger({ level: 'debug', format: 'json', destination: sink });
     const lines = () =>
         chunks
             .join('')

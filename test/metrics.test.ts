@@ -11,6 +11,7 @@ import { connectHttp, rpcError, startTestGateway, stdioFixture, waitFor } from '
 import { bucket, count, labelValues, samples, scrape, value, type Families } from './prometheus.js';
 
 const keyOf = (clientId: string) => `key-of-${clientId}-0123456789abcdef`;
+const CANCELLED = { upstream: 'alpha', prompt: 'alpha__slow', client: 'alice', outcome: 'cancelled' };
 const MADE_UP = ['nope-1', 'alpha__nope', 'beta__prompt-999', '__proto__', 'x'.repeat(300)];
 
 describe('metrics after a known sequence of requests', () => {
@@ -50,6 +51,10 @@ describe('metrics after a known sequence of requests', () => {
         for (const name of MADE_UP) await rpcError(alice.getPrompt({ name }));
         await rpcError(alice.getPrompt({ name: 'alpha__fail-internal' }));
         await rpcError(alice.getPrompt({ name: 'alpha__slow', arguments: { ms: '10000' } }));
+        // A get the client gives up on: cancelled, not an upstream error.
+        const cancelled = alice.getPrompt({ name: 'alpha__slow', arguments: { ms: '10000' } }, { signal: AbortSignal.timeout(300) });
+        await assert.rejects(cancelled);
+        await waitFor(async () => value(await scrape(metricsUrl), 'mcp_gateway_prompt_gets_total', CANCELLED) === 1, 5000, 'the cancellation recorded');
         // Completions: one known prompt, one made-up.
         await alice.complete({ ref: { type: 'ref/prompt', name: 'alpha__with-required' }, argument: { name: 'topic', value: 'a' } });
         await rpcError(alice.complete({ ref: { type: 'ref/prompt', name: 'nope-2' }, argument: { name: 'topic', value: 'a' } }));
@@ -85,6 +90,7 @@ describe('metrics after a known sequence of requests', () => {
             ['upstream=_unknown,prompt=_unknown,client=alice,outcome=invalid_params', MADE_UP.length],
             ['upstream=alpha,prompt=alpha__fail-internal,client=alice,outcome=upstream_error', 1],
             ['upstream=alpha,prompt=alpha__slow,client=alice,outcome=timeout', 1],
+            ['upstream=alpha,prompt=alpha__slow,client=alice,outcome=cancelled', 1],
             ['upstream=alpha,prompt=alpha__prompt-001,client=bob,outcome=denied', 1],
             ['upstream=alpha,prompt=alpha__emit-list-changed,client=bob,outcome=ok', 1]
         ]);
@@ -124,8 +130,8 @@ describe('metrics after a known sequence of requests', () => {
     });
 
     test('upstream requests: only the gets the gateway forwarded reach alpha', () => {
-        // prompt-000 x3, fail-internal, slow, emit-list-changed; the missing argument and the denied get stop at the gateway.
-        assert.equal(count(families, 'mcp_gateway_upstream_request_duration_seconds', { upstream: 'alpha', method: 'prompts/get' }), 6);
+        // prompt-000 x3, fail-internal, slow x2, emit-list-changed; the missing argument and the denied get stop at the gateway.
+        assert.equal(count(families, 'mcp_gateway_upstream_request_duration_seconds', { upstream: 'alpha', method: 'prompts/get' }), 7);
         assert.equal(count(families, 'mcp_gateway_upstream_request_duration_seconds', { upstream: 'beta', method: 'prompts/get' }), 1);
         assert.equal(count(families, 'mcp_gateway_upstream_request_duration_seconds', { upstream: 'alpha', method: 'completion/complete' }), 1);
         assert.equal(value(families, 'mcp_gateway_upstream_faults_total', { upstream: 'alpha', kind: 'timeout' }), 1);

@@ -36,11 +36,10 @@ export interface LoggerOptions {
 }
 
 export function createLogger(options: LoggerOptions): Logger {
-    const level = process.env.LOG_LEVEL ?? options.level;
-    const format = (process.env.LOG_FORMAT as LogFormat | undefined) ?? options.format ?? 'auto';
+    const format = options.format ?? 'auto';
     return pino(
         {
-            level,
+            level: options.level,
             base: { name: 'mcp-prompt-gateway' },
             redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
             formatters: { level: label => ({ level: label }) },

@@ -1,0 +1,138 @@
+/**
+ * The dashboard's JSON from a real metric registry: events recorded through GatewayMetrics, read back through
+ * prom-client's JSON, then derived (top prompts, error rates, clients, history).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { buildDashboardData, TOP_PROMPTS, type DashboardInput } from '../../src/observability/dashboard-data.js';
+import { GatewayMetrics, type PromptRequest } from '../../src/observability/metrics.js';
+import { requestIdFrom } from '../../src/observability/request-context.js';
+
+const UPSTREAMS = [
+    { id: 'docs', up: true, prompts: 14 },
+    { id: 'code', up: false, prompts: 0 }
+];
+
+function metricsWith(requests: PromptRequest[]): GatewayMetrics {
+    const metrics = new GatewayMetrics(
+        { upstreams: () => UPSTREAMS, sessions: () => ({ http: 3, stdio: 1 }), faults: () => [{ upstream: 'code', kind: 'connect_failed', count: 2 }] },
+        { version: '9.9.9', processMetrics: false }
+    );
+    for (const request of requests) metrics.promptRequest(request);
+    return metrics;
+}
+
+const get = (prompt: string | undefined, client: string, outcome: string, ms = 2): PromptRequest => ({
+    operation: 'get',
+    client,
+    upstream: prompt?.split('__')[0],
+    prompt,
+    outcome,
+    seconds: ms / 1000
+});
+
+async function dataOf(metrics: GatewayMetrics, extra: Partial<DashboardInput> = {}) {
+    return buildDashboardData({
+        families: await metrics.registry.getMetricsAsJSON(),
+        upstreams: [{ id: 'docs', state: 'ready' }, { id: 'code', state: 'down', lastError: 'Upstream code failed: connection closed' }],
+        recent: [],
+        samples: [0],
+        intervalSeconds: 5,
+        version: '9.9.9',
+        uptimeSeconds: 12.4,
+        now: new Date('2026-11-21T10:00:00Z'),
+        ...extra
+    });
+}
+
+test('totals, upstream rows and error rates count what was recorded', async () => {
+    const requests = [
+        ...Array.from({ length: 6 }, () => get('docs__a', 'alice', 'ok')),
+        get('docs__a', 'alice', 'upstream_error'),
+        get('docs__a', 'bob', 'timeout'),
+        get('docs__b', 'bob', 'invalid_params'),
+        get('docs__b', 'bob', 'denied'),
+        get(undefined, 'bob', 'invalid_params')
+    ];
+    const metrics = metricsWith(requests);
+    metrics.promptRequest({ operation: 'list', client: 'carol', upstream: undefined, prompt: undefined, outcome: 'ok', seconds: 0.001 });
+    metrics.listChanged('docs');
+    metrics.reconnecting('code');
+    metrics.rejected('unauthorized');
+    const data = await dataOf(metrics);
+    assert.deepEqual(data.totals, {
+        promptGets: 11,
+        promptGetErrors: 5,
+        promptLists: 1,
+        completions: 0,
+        listChangedReceived: 1,
+        listChangedSent: 0,
+        rejected: 1,
+        sessions: { http: 3, stdio: 1 }
+    });
+    const [docs, code] = data.upstreams;
+    // Only upstream_error and timeout count against the upstream: invalid and denied requests are the caller's.
+    assert.deepEqual(docs, { id: 'docs', state: 'ready', up: true, prompts: 14, gets: 10, errors: 2, errorRate: 0.2, reconnects: 0, listChangedReceived: 1 });
+    assert.equal(code?.errorRate, null, 'no gets, no rate');
+    assert.equal(code?.up, false);
+    assert.equal(code?.reconnects, 1);
+    assert.equal(code?.lastError, 'Upstream code failed: connection closed');
+    assert.equal(data.uptimeSeconds, 12);
+    assert.equal(data.generatedAt, '2026-11-21T10:00:00.000Z');
+});
+
+test('top prompts: by gets, ties by name, at most ten, never the unknown bucket; latency only from successful gets', async () => {
+    const requests: PromptRequest[] = [];
+    for (let i = 0; i < 12; i++) for (let n = 0; n <= i; n++) requests.push(get(`docs__p${String(i).padStart(2, '0')}`, 'alice', 'ok', 1 + i));
+    requests.push(get('docs__tie-b', 'alice', 'ok'), get('docs__tie-a', 'alice', 'ok'));
+    requests.push(...Array.from({ length: 50 }, () => get(undefined, 'alice', 'invalid_params')));
+    requests.push(get('docs__failing', 'alice', 'upstream_error'), get('docs__failing', 'alice', 'upstream_error'));
+    const data = await dataOf(metricsWith(requests));
+    assert.equal(data.prompts.length, TOP_PROMPTS);
+    assert.deepEqual(
+        data.prompts.map(row => row.prompt),
+        ['docs__p11', 'docs__p10', 'docs__p09', 'docs__p08', 'docs__p07', 'docs__p06', 'docs__p05', 'docs__p04', 'docs__p03', 'docs__p02']
+    );
+    const top = data.prompts[0]!;
+    assert.equal(top.gets, 12);
+    assert.equal(top.upstream, 'docs');
+    // Every observation of p11 took 12 ms.
+    assert.ok(Math.abs(top.p50Ms! - 12) < 0.01 && Math.abs(top.p95Ms! - 12) < 0.01, `${top.p50Ms} / ${top.p95Ms}`);
+
+    const ties = await dataOf(metricsWith([get('docs__tie-b', 'alice', 'ok'), get('docs__tie-a', 'alice', 'ok'), get('docs__failing', 'alice', 'timeout')]));
+    assert.deepEqual(
+        ties.prompts.map(row => [row.prompt, row.gets, row.errors, row.p50Ms === null]),
+        [
+            ['docs__failing', 1, 1, true],
+            ['docs__tie-a', 1, 0, false],
+            ['docs__tie-b', 1, 0, false]
+        ]
+    );
+});
+
+test('clients: gets, lists and errors per client, busiest first', async () => {
+    const metrics = metricsWith([get('docs__a', 'alice', 'ok'), get('docs__a', 'bob', 'ok'), get('docs__a', 'bob', 'denied'), get(undefined, 'bob', 'invalid_params')]);
+    for (let i = 0; i < 5; i++) metrics.promptRequest({ operation: 'list', client: 'carol', upstream: undefined, prompt: undefined, outcome: 'ok', seconds: 0.001 });
+    const data = await dataOf(metrics);
+    assert.deepEqual(data.clients, [
+        { client: 'carol', gets: 0, lists: 5, errors: 0 },
+        { client: 'bob', gets: 3, lists: 0, errors: 2 },
+        { client: 'alice', gets: 1, lists: 0, errors: 0 }
+    ]);
+});
+
+test('history: gets per interval from the running totals, the current interval last', async () => {
+    const metrics = metricsWith(Array.from({ length: 17 }, () => get('docs__a', 'alice', 'ok')));
+    const data = await dataOf(metrics, { samples: [0, 4, 4, 10] });
+    assert.deepEqual(data.history, { intervalSeconds: 5, promptGets: [4, 0, 6, 7] });
+    assert.equal(await metrics.promptGetsTotal(), 17);
+});
+
+test('request ids: a plain incoming id is kept; anything else is replaced by a fresh one', () => {
+    assert.equal(requestIdFrom('abc-123_X.y:z'), 'abc-123_X.y:z');
+    for (const bad of [undefined, '', 'a b', 'line\nbreak', 'x'.repeat(129), '"quoted"', ['a', 'b'], 42]) {
+        const id = requestIdFrom(bad);
+        assert.match(id, /^[0-9a-f-]{36}$/, JSON.stringify(bad));
+        assert.notEqual(id, requestIdFrom(bad), 'fresh each time');
+    }
+});
