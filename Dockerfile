@@ -17,6 +17,8 @@
 #   that make every child's stop wait its full killGraceMs) and passes SIGTERM/SIGINT/SIGHUP
 #   to the gateway, which stops gracefully or reloads its config.
 # - Probes: GET /healthz (alive) and GET /readyz (ready: required upstreams connected).
+# - Prometheus: GET /metrics on the same port (or on metrics.listen). The dashboard is off on
+#   0.0.0.0 unless dashboard.enabled is set; its page files are copied into dist/ by the build.
 
 # ---- build: compile TypeScript (src/ -> dist/, per tsconfig.json rootDir/outDir) ----
 FROM node:24-bookworm-slim AS build

@@ -13,25 +13,19 @@ import { startAdminServer, type AdminServer } from './downstream/admin-server.js
 import type { Endpoint } from './downstream/endpoint.js';
 import { startHttpEndpoint } from './downstream/http.js';
 import { InFlight } from './downstream/in-flight.js';
-import { isLoopback } from './downstream/listener.js';
-import { healthRoutes, observabilityRoutes, type Readiness } from './downstream/observability-routes.js';
+import { healthRoutes, type Readiness } from './downstream/observability-routes.js';
 import { createPromptServer } from './downstream/prompt-server.js';
 import { SessionRegistry } from './downstream/sessions.js';
 import { startStdioEndpoint } from './downstream/stdio.js';
-import { DashboardFeed } from './observability/dashboard-feed.js';
 import { FaultCounters } from './observability/faults.js';
 import { describeError, type Logger } from './observability/logger.js';
-import { GatewayMetrics } from './observability/metrics.js';
-import type { Reject } from './downstream/rejections.js';
-import type { MetricSources } from './observability/metrics.js';
-import type { CatalogView } from './catalog/catalog.js';
-import type { Router } from 'express';
+import type { GatewayMetrics } from './observability/metrics.js';
 import type { ClientProfile } from './policy/clients.js';
 import { compilePolicy, type GatewayPolicy } from './policy/policy.js';
 import { UpstreamConnection } from './upstream/connection.js';
 import { UpstreamPool, type PoolChange } from './upstream/pool.js';
-import type { UsageEvent } from './catalog/usage.js';
-import { GATEWAY_INFO, VERSION } from './version.js';
+import { Telemetry } from './telemetry.js';
+import { GATEWAY_INFO } from './version.js';
 
 export interface GatewayOptions {
     logger: Logger;
@@ -94,45 +88,31 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
     const { logger } = options;
     let config = initial;
     const faults = new FaultCounters();
-    const served = observabilityServed(config, options);
-    const metrics = served.metrics || served.dashboard ? new GatewayMetrics(metricSources(), { version: VERSION }) : undefined;
-    const feed = metrics !== undefined && served.dashboard ? new DashboardFeed(metrics, { version: VERSION, upstreams: () => upstreamHealth() }) : undefined;
-    const pool = new UpstreamPool(
+    const telemetry: Telemetry = new Telemetry(config, options.stdio === true, logger, {
+        upstreams: () => pool.connections,
+        publishedView: () => catalog.publishedView,
+        sessions: () => sessions.counts(),
+        faults
+    });
+    const pool: UpstreamPool = new UpstreamPool(
         upstream =>
             new UpstreamConnection(upstream, {
                 logger,
                 clientInfo: GATEWAY_INFO,
                 reconnect: resolveReconnect(config.reconnect, upstream),
-                observer: {
-                    fault: (id, kind) => faults.record(id, kind),
-                    request: (id, method, seconds) => metrics?.upstreamRequest(id, method, seconds),
-                    reconnecting: id => metrics?.reconnecting(id),
-                    listChanged: id => {
-                        metrics?.listChanged(id);
-                        feed?.listChangedReceived(id);
-                    }
-                }
+                observer: telemetry.upstreamObserver
             })
     );
-    const catalog = new Catalog({
-        naming: { separator: config.namespace.separator },
-        logger,
-        notifications: config.notifications,
-        ...(metrics === undefined ? {} : { onCacheRead: (id: string, hit: boolean) => metrics.cacheRead(id, hit) })
-    });
+    const catalog: Catalog = new Catalog({ naming: { separator: config.namespace.separator }, logger, notifications: config.notifications, onCacheRead: telemetry.cacheRead });
     let cursors = new CursorCodec(config.cursorSecret);
     let policy = compilePolicy(config);
     const service = new PromptService(catalog, cursors, serviceOptions(config, policy));
-    service.usage.subscribe(event => logUsage(logger, event));
-    if (metrics !== undefined) service.usage.subscribe(event => metrics.promptRequest(promptRequestOf(event)));
+    telemetry.watch(service);
     const sessions = new SessionRegistry({
         changes: catalog.changes,
         currentView: () => catalog.publishedView,
         fingerprint: (view, scope) => viewFingerprint(view, policy.access.visibility(scope)),
-        onNotified: () => {
-            metrics?.listChangedSent();
-            feed?.listChangedSent();
-        },
+        onNotified: telemetry.notified,
         logger
     });
     const inFlight = new InFlight();
@@ -142,7 +122,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
     let reloading: Promise<unknown> = Promise.resolve();
 
     const stopAll = async () => {
-        feed?.close();
+        telemetry.close();
         await admin?.close();
         sessions.close();
         catalog.close();
@@ -176,33 +156,6 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         const requiredDown = upstreams.filter(upstream => upstream.config.required && upstream.state !== 'ready').map(upstream => upstream.id);
         return { ready: waiting.length === 0 && requiredDown.length === 0, details: { waiting, requiredDown } };
     };
-
-    function metricSources(): MetricSources {
-        return {
-            upstreams: () => {
-                const counts = promptCounts(catalog.publishedView);
-                return pool.connections.map(upstream => ({ id: upstream.id, up: upstream.state === 'ready', prompts: counts.get(upstream.id) ?? 0 }));
-            },
-            sessions: () => sessions.counts(),
-            faults: () => pool.connections.flatMap(upstream => Object.entries(faults.of(upstream.id)).map(([kind, count]) => ({ upstream: upstream.id, kind, count })))
-        };
-    }
-
-    const operatorRoutes = (reject: Reject): Router =>
-        observabilityRoutes({
-            metrics: served.metrics && metrics !== undefined ? { path: config.metrics.path, exposition: () => metrics.exposition() } : undefined,
-            dashboard: feed === undefined ? undefined : { path: config.dashboard.path, data: () => feed.data() },
-            bearerToken: config.metrics.bearerToken,
-            reject
-        });
-
-    function operatorUrls(origin: string | undefined): RunningGateway['operatorUrls'] {
-        if (origin === undefined) return {};
-        return {
-            ...(served.metrics ? { metrics: `${origin}${config.metrics.path}` } : {}),
-            ...(served.dashboard ? { dashboard: `${origin}${config.dashboard.path}` } : {})
-        };
-    }
 
     // Read per request, so a reload's policy applies to sessions already open.
     function callerFor(clientId: string): Caller {
@@ -245,14 +198,11 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
             return { ...state, details: { ...state.details, upstreams: upstreamHealth() } };
         };
         const separate = config.metrics.listen;
-        if (separate !== undefined && (served.metrics || served.dashboard)) {
+        if (separate !== undefined && telemetry.serving) {
             admin = await startAdminServer({
                 ...separate,
-                routes: reject => [
-                    healthRoutes({ health, readiness: readyDetails, draining: () => closing !== undefined }),
-                    operatorRoutes(reject)
-                ],
-                onRejected: reason => metrics?.rejected(reason),
+                routes: reject => [healthRoutes({ health, readiness: readyDetails, draining: () => closing !== undefined }), telemetry.routes(reject)],
+                onRejected: telemetry.rejected,
                 logger
             });
         }
@@ -279,8 +229,8 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
                 createServer,
                 health,
                 readiness: readyDetails,
-                ...(separate === undefined ? { routes: operatorRoutes } : {}),
-                onRejected: reason => metrics?.rejected(reason),
+                ...(separate === undefined && telemetry.serving ? { routes: telemetry.routes } : {}),
+                onRejected: telemetry.rejected,
                 logger
             });
             url = http.url;
@@ -289,8 +239,8 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
 
         return {
             url,
-            operatorUrls: operatorUrls(admin?.origin ?? (url === undefined ? undefined : new URL(url).origin)),
-            metrics,
+            operatorUrls: telemetry.urls(admin?.origin ?? (url === undefined ? undefined : new URL(url).origin)),
+            metrics: telemetry.metrics,
             get upstreams() {
                 return pool.connections;
             },
@@ -323,30 +273,4 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         await stopAll();
         throw error;
     }
-}
-
-/** Whether metrics and the dashboard are served at all: over HTTP, or in stdio mode only on a listener of their own. */
-function observabilityServed(config: GatewayConfig, options: GatewayOptions): { metrics: boolean; dashboard: boolean } {
-    const listener = config.metrics.listen ?? (options.stdio === true ? undefined : config.listen);
-    if (listener === undefined) return { metrics: false, dashboard: false };
-    return { metrics: config.metrics.enabled, dashboard: config.dashboard.enabled ?? isLoopback(listener.host) };
-}
-
-function promptCounts(view: CatalogView | undefined): Map<string, number> {
-    const counts = new Map<string, number>();
-    for (const segment of view?.segments ?? []) {
-        counts.set(segment.upstreamId, segment.entries.reduce((count, entry) => (entry === undefined ? count : count + 1), 0));
-    }
-    return counts;
-}
-
-function promptRequestOf({ operation, client, entry, outcome, seconds }: UsageEvent) {
-    return { operation, client, upstream: entry?.upstream.id, prompt: entry?.exposedName, outcome, seconds };
-}
-
-/** The access log: a line per get and completion (lists at debug), with the request id the logger adds. */
-function logUsage(logger: Logger, { operation, client, entry, outcome, seconds }: UsageEvent): void {
-    const level = operation === 'list' ? 'debug' : outcome === 'ok' || outcome === 'invalid_params' || outcome === 'denied' ? 'info' : 'warn';
-    if (!logger.isLevelEnabled(level)) return;
-    logger[level]({ operation, client, upstream: entry?.upstream.id, prompt: entry?.exposedName, outcome, ms: Math.round(seconds * 1e4) / 10 }, `prompt ${operation}`);
 }

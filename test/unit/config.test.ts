@@ -138,6 +138,25 @@ describe('parseConfig: errors name the path and say what to do', () => {
         assert.match(lineFor(error, 'upstreams[0].id'), /separator/);
     });
 
+    test('metrics and dashboard paths that would shadow each other or the MCP endpoint', () => {
+        const onMcp = rejects(json({ metrics: { path: '/mcp' }, upstreams: [STDIO] }));
+        assert.match(lineFor(onMcp, 'metrics.path'), /"\/mcp" is already used by listen\.path; pick another path/);
+        const onHealth = rejects(json({ dashboard: { path: '/healthz' }, upstreams: [STDIO] }));
+        assert.match(lineFor(onHealth, 'dashboard.path'), /already used by the health checks/);
+        const onEachOther = rejects(json({ metrics: { path: '/ops/data' }, dashboard: { path: '/ops' }, upstreams: [STDIO] }));
+        assert.match(lineFor(onEachOther, 'dashboard.path'), /"\/ops\/data" is already used by metrics\.path/);
+        // On a listener of their own, the MCP path is free to take; turned off, nothing is claimed.
+        parseConfig(JSON.stringify({ metrics: { path: '/mcp', listen: { port: 0 } }, upstreams: [STDIO] }), SOURCE, {});
+        parseConfig(JSON.stringify({ metrics: { enabled: false, path: '/mcp' }, dashboard: { enabled: false, path: '/mcp' }, upstreams: [STDIO] }), SOURCE, {});
+    });
+
+    test('a metrics bearer token that is short or could not travel in a header', () => {
+        assert.match(lineFor(rejects(json({ metrics: { bearerToken: 'short' }, upstreams: [STDIO] })), 'metrics.bearerToken'), /at least 16 characters/);
+        const spaced = rejects(json({ metrics: { bearerToken: 'has a space in it, 0123456789' }, upstreams: [STDIO] }));
+        assert.match(lineFor(spaced, 'metrics.bearerToken'), /printable ASCII without spaces/);
+        assert.ok(!spaced.message.includes('has a space in it'), 'the token is not echoed');
+    });
+
     test('an unknown key at the top level', () => {
         const error = rejects(json({ upstreams: [STDIO], pagesize: 10 }));
         const line = lineFor(error, '(top level)');

@@ -163,10 +163,14 @@ function renderTotals(totals) {
         const key = node.dataset.total;
         setText(node, formatCount(key === 'sessions' ? sessions.reduce((sum, [, n]) => sum + n, 0) : totals[key]));
     }
-    setText($('[data-field="sessions-breakdown"]'), sessions.map(([transport, n]) => `${transport} ${formatCount(n)}`).join(' · '));
+    const open = sessions.filter(([, n]) => n > 0);
+    setText($('[data-field="sessions-breakdown"]'), open.map(([transport, n]) => `${transport} ${formatCount(n)}`).join(' · '));
     // Errors and rejections are worth a glance only when there are some.
     for (const tile of document.querySelectorAll('[data-alert]')) tile.classList.toggle('is-alert', totals[tile.dataset.alert] > 0);
 }
+
+/** Intervals of history the gateway keeps (DashboardFeed's default): the chart's full width. */
+const HISTORY_SLOTS = 120;
 
 /** Sparkline drawn in the SVG's own pixel size, so strokes and the end dot aren't stretched. */
 function renderHistory(history) {
@@ -181,19 +185,21 @@ function renderHistory(history) {
     const top = 6;
     const bottom = height - 2;
     const y = value => (max > 0 ? bottom - (value / max) * (bottom - top) : bottom);
-    const x = index => (values.length > 1 ? (index / (values.length - 1)) * width : index * width);
-    // A single point is drawn as a flat line across the chart.
-    const points = values.length === 1 ? [[0, y(values[0])], [width, y(values[0])]] : values.map((value, i) => [x(i), y(value)]);
+    // The chart spans the whole window the gateway keeps; a young history fills it from the right.
+    const slots = Math.max(values.length, HISTORY_SLOTS);
+    const x = index => ((slots - values.length + index) / (slots - 1)) * width;
+    const points = values.map((value, i) => [x(i), y(value)]);
     // The last value is the interval still running: its dashed segment doesn't read as a drop.
     const partial = values.length > 2 ? points.slice(-2) : [];
     const complete = partial.length ? points.slice(0, -1) : points;
     const coords = list => list.map(([px, py]) => `${px.toFixed(1)},${py.toFixed(1)}`);
     const line = coords(complete);
     const end = complete.length ? complete[complete.length - 1][0].toFixed(1) : '0';
+    const start = complete.length ? complete[0][0].toFixed(1) : '0';
 
     svg.querySelector('.spark-line').setAttribute('points', line.join(' '));
     svg.querySelector('.spark-partial').setAttribute('points', coords(partial).join(' '));
-    svg.querySelector('.spark-area').setAttribute('d', line.length ? `M0,${bottom} L${line.join(' L')} L${end},${bottom} Z` : '');
+    svg.querySelector('.spark-area').setAttribute('d', line.length ? `M${start},${bottom} L${line.join(' L')} L${end},${bottom} Z` : '');
     const maxLine = svg.querySelector('.spark-max');
     for (const [name, value] of [['x1', 0], ['x2', width], ['y1', top], ['y2', top]]) maxLine.setAttribute(name, String(value));
     maxLine.classList.toggle('is-hidden', max === 0);

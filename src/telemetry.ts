@@ -1,0 +1,144 @@
+/**
+ * The gateway's observability wiring: what the layers report (upstream events,
+ * catalog cache reads, prompt usage, notifications sent, requests turned away)
+ * goes to the metrics, the dashboard's feed and the access log; and the
+ * operator routes that serve them. The layers only know their own observer
+ * interfaces; this is the one place that knows them all.
+ */
+import type { Router } from 'express';
+import type { CatalogView } from './catalog/catalog.js';
+import type { PromptService } from './catalog/service.js';
+import type { UsageEvent } from './catalog/usage.js';
+import type { GatewayConfig } from './config/schema.js';
+import { isLoopback } from './downstream/listener.js';
+import { observabilityRoutes } from './downstream/observability-routes.js';
+import type { Reject, RejectionReason } from './downstream/rejections.js';
+import type { UpstreamStatus } from './observability/dashboard-data.js';
+import { DashboardFeed } from './observability/dashboard-feed.js';
+import type { FaultCounters } from './observability/faults.js';
+import type { Logger } from './observability/logger.js';
+import { GatewayMetrics } from './observability/metrics.js';
+import type { UpstreamConnection, UpstreamObserver } from './upstream/connection.js';
+import { VERSION } from './version.js';
+
+export interface TelemetrySources {
+    upstreams: () => readonly UpstreamConnection[];
+    /** The catalog clients were last told about: its prompts per upstream. */
+    publishedView: () => CatalogView | undefined;
+    sessions: () => Record<string, number>;
+    faults: FaultCounters;
+}
+
+export class Telemetry {
+    /** undefined when neither metrics nor the dashboard are served: then nothing is recorded at all. */
+    readonly metrics: GatewayMetrics | undefined;
+    readonly #feed: DashboardFeed | undefined;
+    readonly #served: { metrics: boolean; dashboard: boolean };
+
+    constructor(
+        private readonly config: Pick<GatewayConfig, 'listen' | 'metrics' | 'dashboard'>,
+        stdio: boolean,
+        private readonly logger: Logger,
+        private readonly sources: TelemetrySources
+    ) {
+        this.#served = served(config, stdio);
+        if (!this.#served.metrics && !this.#served.dashboard) return;
+        const metrics = (this.metrics = new GatewayMetrics(
+            {
+                upstreams: () => {
+                    const counts = promptCounts(sources.publishedView());
+                    return sources.upstreams().map(upstream => ({ id: upstream.id, up: upstream.state === 'ready', prompts: counts.get(upstream.id) ?? 0 }));
+                },
+                sessions: sources.sessions,
+                faults: () =>
+                    sources.upstreams().flatMap(upstream => Object.entries(sources.faults.of(upstream.id)).map(([kind, count]) => ({ upstream: upstream.id, kind, count })))
+            },
+            { version: VERSION }
+        ));
+        if (this.#served.dashboard) {
+            const upstreams = (): UpstreamStatus[] => sources.upstreams().map(({ id, state, lastError }) => ({ id, state, lastError }));
+            this.#feed = new DashboardFeed(metrics, { version: VERSION, upstreams });
+        }
+    }
+
+    /** Whether operator routes are served at all (on the MCP listener, or on `metrics.listen`). */
+    get serving(): boolean {
+        return this.metrics !== undefined;
+    }
+
+    readonly upstreamObserver: UpstreamObserver = {
+        fault: (id, kind) => this.sources.faults.record(id, kind),
+        request: (id, method, seconds) => this.metrics?.upstreamRequest(id, method, seconds),
+        reconnecting: id => this.metrics?.reconnecting(id),
+        listChanged: id => {
+            this.metrics?.listChanged(id);
+            this.#feed?.listChangedReceived(id);
+        }
+    };
+
+    readonly cacheRead = (upstreamId: string, hit: boolean): void => this.metrics?.cacheRead(upstreamId, hit);
+
+    readonly notified = (): void => {
+        this.metrics?.listChangedSent();
+        this.#feed?.listChangedSent();
+    };
+
+    readonly rejected = (reason: RejectionReason): void => this.metrics?.rejected(reason);
+
+    /** Every prompt request ends up in the access log, and in the metrics when they are on. */
+    watch(service: PromptService): void {
+        service.usage.subscribe(event => logUsage(this.logger, event));
+        const metrics = this.metrics;
+        if (metrics === undefined) return;
+        service.usage.subscribe(({ operation, client, entry, outcome, seconds }) =>
+            metrics.promptRequest({ operation, client, upstream: entry?.upstream.id, prompt: entry?.exposedName, outcome, seconds })
+        );
+    }
+
+    readonly routes = (reject: Reject): Router => {
+        const { metrics, dashboard } = this.config;
+        const recorded = this.metrics;
+        const feed = this.#feed;
+        return observabilityRoutes({
+            metrics: this.#served.metrics && recorded !== undefined ? { path: metrics.path, exposition: () => recorded.exposition() } : undefined,
+            dashboard: feed === undefined ? undefined : { path: dashboard.path, data: () => feed.data() },
+            bearerToken: metrics.bearerToken,
+            reject
+        });
+    };
+
+    /** Where the routes ended up, given the origin of the listener serving them. */
+    urls(origin: string | undefined): { metrics?: string; dashboard?: string } {
+        if (origin === undefined) return {};
+        return {
+            ...(this.#served.metrics ? { metrics: `${origin}${this.config.metrics.path}` } : {}),
+            ...(this.#served.dashboard ? { dashboard: `${origin}${this.config.dashboard.path}` } : {})
+        };
+    }
+
+    close(): void {
+        this.#feed?.close();
+    }
+}
+
+/** Served over HTTP; in stdio mode only on a listener of their own. The dashboard defaults to on for loopback binds only. */
+function served(config: Pick<GatewayConfig, 'listen' | 'metrics' | 'dashboard'>, stdio: boolean): { metrics: boolean; dashboard: boolean } {
+    const listener = config.metrics.listen ?? (stdio ? undefined : config.listen);
+    if (listener === undefined) return { metrics: false, dashboard: false };
+    return { metrics: config.metrics.enabled, dashboard: config.dashboard.enabled ?? isLoopback(listener.host) };
+}
+
+function promptCounts(view: CatalogView | undefined): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const segment of view?.segments ?? []) {
+        counts.set(segment.upstreamId, segment.entries.reduce((count, entry) => (entry === undefined ? count : count + 1), 0));
+    }
+    return counts;
+}
+
+/** The access log: a line per get and completion (lists at debug); the logger adds the request id. */
+function logUsage(logger: Logger, { operation, client, entry, outcome, seconds }: UsageEvent): void {
+    const level = operation === 'list' ? 'debug' : outcome === 'upstream_error' || outcome === 'timeout' ? 'warn' : 'info';
+    if (!logger.isLevelEnabled(level)) return;
+    logger[level]({ operation, client, upstream: entry?.upstream.id, prompt: entry?.exposedName, outcome, ms: Math.round(seconds * 1e4) / 10 }, `prompt ${operation}`);
+}
