@@ -39,11 +39,13 @@ describe('request ids and the access log over HTTP', () => {
     const get = (name: string, requestId?: string) =>
         post(name, requestId === undefined ? session.headers : { ...session.headers, 'x-request-id': requestId });
 
+    // JSON-RPC ids must be unique among a session's requests in flight: the transport routes answers by id.
+    let nextId = 100;
     async function post(name: string, headers: Record<string, string>) {
         const response = await fetch(gateway.url!, {
             method: 'POST',
             headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-            body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'prompts/get', params: { name } })
+            body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'prompts/get', params: { name } })
         });
         const body = await response.text();
         return { requestId: response.headers.get('x-request-id'), body };
