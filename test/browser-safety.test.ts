@@ -294,6 +294,7 @@ describe('browser safety with listen.cors and listen.allowedOrigins', () => {
         assert.equal(response.headers.get('access-control-allow-origin'), APP_ORIGIN);
         const exposed = headerList(response.headers.get('access-control-expose-headers'));
         assert.ok(exposed.includes('mcp-session-id'), String(exposed));
+        assert.ok(exposed.includes('x-request-id'), String(exposed));
         const session = { ...bearer(KEY), origin: APP_ORIGIN, ...sessionHeaders(response.headers.get('mcp-session-id')!, '2025-06-18') };
         assert.equal((await post(gateway.url!, { jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status, 202);
         const got = await post(gateway.url!, GET_PROMPT, session);

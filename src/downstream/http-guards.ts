@@ -33,8 +33,8 @@ export function browserGuards({ allowedHosts, allowedOrigins, cors: corsConfig, 
                 // Other origins get no CORS header at all and fall through to the Origin check (403), preflights included.
                 origin: (origin, done) => done(null, origin !== undefined && corsOrigins.has(origin) ? origin : false),
                 methods: ['GET', 'POST', 'DELETE'],
-                allowedHeaders: ['content-type', 'accept', 'authorization', 'x-api-key', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'],
-                exposedHeaders: ['mcp-session-id', 'mcp-protocol-version', 'www-authenticate', 'retry-after'],
+                allowedHeaders: ['content-type', 'accept', 'authorization', 'x-api-key', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'x-request-id'],
+                exposedHeaders: ['mcp-session-id', 'mcp-protocol-version', 'www-authenticate', 'retry-after', 'x-request-id'],
                 maxAge: corsConfig.maxAgeSec
             })
         );
