@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { capturingLogger, connectHttp, listAllPages, rawStdio, rpcError, startTestGateway, stdioFixture, waitFor } from './helpers.js';
+import { capturingLogger, connectHttp, listAllPages, rawStdio, rpcError, startTestGateway, stdioFixture, upstreamsReady, waitFor } from './helpers.js';
 
 test('a list slower than timeoutMs is served from the last good list, then updated with a notification when it lands', async t => {
     const { logger, lines } = capturingLogger();
@@ -17,6 +17,7 @@ test('a list slower than timeoutMs is served from the last good list, then updat
         },
         logger
     );
+    await upstreamsReady(gateway);
     const client = await connectHttp(gateway.url!);
     let notified = 0;
     client.setNotificationHandler('notifications/prompts/list_changed', () => void notified++);
@@ -48,6 +49,7 @@ test('an upstream whose list never answers is left out after timeoutMs; later li
     const gateway = await startTestGateway({
         upstreams: [rawStdio('stuck', ['--hang', 'list'], { timeoutMs: 800 }), stdioFixture('local')]
     });
+    await upstreamsReady(gateway);
     const client = await connectHttp(gateway.url!);
     try {
         const started = Date.now();

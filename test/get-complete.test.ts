@@ -14,6 +14,7 @@ import {
     startTestGateway,
     stdioFixture,
     waitFor,
+    upstreamsReady,
     type HttpFixture
 } from './helpers.js';
 
@@ -34,6 +35,7 @@ describe('prompts/get and completion/complete through the gateway', () => {
                 stdioFixture('nocomplete', { flags: ['--no-completions'] })
             ]
         });
+        await upstreamsReady(gateway);
         client = await connectHttp(gateway.url!);
         directFixture = await connectStdio(process.execPath, ['--import', 'tsx', FIXTURE]);
         directEverything = await connectStdio(process.execPath, [EVERYTHING, 'stdio']);

@@ -87,6 +87,15 @@ export async function startTestGateway(config: Record<string, unknown>, logger?:
     return startGateway(parsed, { logger: logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
 }
 
+/**
+ * Waits until the upstreams (default: all) are connected. A test giving an upstream a short timeoutMs must: on a
+ * loaded machine starting a child can take longer than that, and the first attempt then fails and is retried.
+ */
+export async function upstreamsReady(gateway: RunningGateway, ids?: readonly string[], ms = 20_000): Promise<void> {
+    const wanted = (upstream: { id: string }) => ids === undefined || ids.includes(upstream.id);
+    await waitFor(() => gateway.upstreams.filter(wanted).every(upstream => upstream.state === 'ready'), ms, `upstreams ready: ${ids?.join(', ') ?? 'all'}`);
+}
+
 /** A logger whose JSON lines the test can read. */
 export function capturingLogger(): { logger: Logger; lines: () => Record<string, unknown>[] } {
     const chunks: string[] = [];

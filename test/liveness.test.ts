@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import type { UpstreamEvent } from '../src/upstream/connection.js';
-import { capturingLogger, connectHttp, rawStdio, rpcError, startHttpFixture, startTestGateway, waitFor, type HttpFixture } from './helpers.js';
+import { capturingLogger, connectHttp, rawStdio, rpcError, startHttpFixture, startTestGateway, upstreamsReady, waitFor, type HttpFixture } from './helpers.js';
 
 const FAST_RECONNECT = { initialMs: 50, maxMs: 400 };
 
@@ -55,8 +55,7 @@ test('an upstream that answers no request, three in a row, is reconnected (pings
     const { logger, lines } = capturingLogger();
     const gateway = await startTestGateway({ reconnect: FAST_RECONNECT, upstreams: [rawStdio('hung', ['--hang', 'get'], { timeoutMs: 300 })] }, logger);
     const client = await connectHttp(gateway.url!);
-    // A loaded machine may take longer than the 300 ms connect timeout to start the child: its retry is awaited.
-    await waitFor(() => gateway.upstreams[0]!.state === 'ready', 10_000, 'the first connection');
+    await upstreamsReady(gateway);
     const states = statesOf(gateway, 0);
     try {
         for (let i = 1; i <= 3; i++) {
@@ -110,6 +109,7 @@ test('an upstream that answers ping with a JSON-RPC error (e.g. -32601) is alive
         { reconnect: FAST_RECONNECT, upstreams: [silentStdio('noping', 'error', { timeoutMs: 1000, pingIntervalMs: 100 })] },
         logger
     );
+    await upstreamsReady(gateway);
     const states = statesOf(gateway, 0);
     try {
         await waitFor(() => pingsLogged(lines, 'noping') >= 6, 5000, 'six pings');

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../src/gateway.js';
-import { connectHttp, rpcError, startTestGateway, stdioFixture, waitFor } from './helpers.js';
+import { connectHttp, rpcError, startTestGateway, stdioFixture, upstreamsReady, waitFor } from './helpers.js';
 import { bucket, count, labelValues, samples, scrape, value, type Families } from './prometheus.js';
 
 const keyOf = (clientId: string) => `key-of-${clientId}-0123456789abcdef`;
@@ -34,8 +34,7 @@ describe('metrics after a known sequence of requests', () => {
             ],
             upstreams: [stdioFixture('alpha', { prompts: 2 }, { timeoutMs: 3000 }), stdioFixture('beta', { prompts: 1 })]
         });
-        // A busy machine may take longer than timeoutMs to start a fixture: its retry is awaited.
-        await waitFor(() => gateway.upstreams.every(upstream => upstream.state === 'ready'), 20_000, 'upstreams ready');
+        await upstreamsReady(gateway);
         metricsUrl = gateway.operatorUrls.metrics!;
         alice = await connectHttp(gateway.url!, { headers: { 'x-api-key': keyOf('alice') } });
         bob = await connectHttp(gateway.url!, { headers: { 'x-api-key': keyOf('bob') } });

@@ -16,6 +16,7 @@ import {
     startTestGateway,
     stdioFixture,
     waitFor,
+    upstreamsReady,
     type HttpFixture
 } from './helpers.js';
 
@@ -150,6 +151,8 @@ test('a hung upstream fails its request after timeoutMs; a slow starter joins; t
             stdioFixture('local')
         ]
     });
+    // Start-up waited for the slow starter; only the 1000 ms connect of "hung" may need its retry on a loaded machine.
+    await upstreamsReady(gateway, ['hung']);
     const client = await connectHttp(gateway.url!);
     try {
         assert.deepEqual(gateway.upstreams.map(upstream => upstream.state), ['ready', 'ready', 'ready']);
