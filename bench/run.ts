@@ -27,31 +27,35 @@ interface Stats {
     mean: number;
 }
 
+/** Milliseconds one call takes. */
+async function timed(run: () => Promise<unknown>): Promise<number> {
+    const start = process.hrtime.bigint();
+    await run();
+    return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
 async function measure(iterations: number, run: () => Promise<unknown>): Promise<Stats> {
     for (let i = 0; i < Math.min(30, iterations); i++) await run();
     const samples: number[] = [];
-    for (let i = 0; i < iterations; i++) {
-        const start = process.hrtime.bigint();
-        await run();
-        samples.push(Number(process.hrtime.bigint() - start) / 1e6);
-    }
-    samples.sort((a, b) => a - b);
-    const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]!;
-    return { p50: at(0.5), p95: at(0.95), mean: samples.reduce((a, b) => a + b, 0) / samples.length };
+    for (let i = 0; i < iterations; i++) samples.push(await timed(run));
+    return statsOf(samples);
 }
 
 /** Two calls timed alternately, so drift on a noisy machine hits both alike. */
 async function measurePair(iterations: number, a: () => Promise<unknown>, b: () => Promise<unknown>): Promise<[Stats, Stats]> {
     for (let i = 0; i < Math.min(30, iterations); i++) await Promise.all([a(), b()]);
-    const samples: [number[], number[]] = [[], []];
+    const [first, second]: [number[], number[]] = [[], []];
     for (let i = 0; i < iterations; i++) {
-        for (const [index, run] of (i % 2 === 0 ? [[0, a], [1, b]] : [[1, b], [0, a]]) as [number, () => Promise<unknown>][]) {
-            const start = process.hrtime.bigint();
-            await run();
-            samples[index]!.push(Number(process.hrtime.bigint() - start) / 1e6);
+        // Alternating which goes first, so neither always runs right after the other.
+        if (i % 2 === 0) {
+            first.push(await timed(a));
+            second.push(await timed(b));
+        } else {
+            second.push(await timed(b));
+            first.push(await timed(a));
         }
     }
-    return [statsOf(samples[0]), statsOf(samples[1])];
+    return [statsOf(first), statsOf(second)];
 }
 
 function statsOf(samples: number[]): Stats {

@@ -18,7 +18,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { RunningGateway } from '../src/gateway.js';
 import { connectHttp, ROOT, rpcError, startTestGateway, stdioFixture, waitFor } from './helpers.js';
-import { count as observations, labelValues, samples, scrape, value, type Families } from './prometheus.js';
+import { count as observations, labelValues, sampleList, scrape, value, type Families } from './prometheus.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOT = path.join(ROOT, 'test-results/dashboard.png');
@@ -173,14 +173,6 @@ interface Sample {
     value: number;
 }
 
-/** Every sample of a series with the given labels (names here hold no "," or "=": they come from the test's own traffic). */
-function sampleList(families: Families, name: string, labelNames: readonly string[]): Sample[] {
-    return [...samples(families, name, labelNames)].map(([key, sampleValue]) => ({
-        labels: Object.fromEntries(key.split(',').map(pair => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)])),
-        value: sampleValue
-    }));
-}
-
 const sum = (list: readonly Sample[]) => list.reduce((total, sample) => total + sample.value, 0);
 
 function sumBy(list: readonly Sample[], label: string): Map<string, number> {
@@ -204,18 +196,18 @@ const TOP_PROMPTS = 10;
 const UPSTREAM_FAILURES = new Set(['upstream_error', 'timeout']);
 
 function expectedFrom(families: Families): Expected {
-    const gets = sampleList(families, 'mcp_gateway_prompt_gets_total', ['upstream', 'prompt', 'client', 'outcome']);
+    const gets = sampleList(families, 'mcp_gateway_prompt_gets_total');
     const failed = gets.filter(sample => sample.labels.outcome !== 'ok');
-    const lists = sampleList(families, 'mcp_gateway_prompt_lists_total', ['client']);
+    const lists = sampleList(families, 'mcp_gateway_prompt_lists_total');
     const totals: Record<TotalKey, number> = {
         promptGets: sum(gets),
         promptGetErrors: sum(failed),
         promptLists: sum(lists),
-        completions: sum(sampleList(families, 'mcp_gateway_completions_total', ['upstream', 'prompt', 'outcome'])),
-        listChangedReceived: sum(sampleList(families, 'mcp_gateway_list_changed_received_total', ['upstream'])),
+        completions: sum(sampleList(families, 'mcp_gateway_completions_total')),
+        listChangedReceived: sum(sampleList(families, 'mcp_gateway_list_changed_received_total')),
         listChangedSent: value(families, 'mcp_gateway_list_changed_sent_total'),
-        rejected: sum(sampleList(families, 'mcp_gateway_requests_rejected_total', ['reason'])),
-        sessions: sum(sampleList(families, 'mcp_gateway_sessions', ['transport']))
+        rejected: sum(sampleList(families, 'mcp_gateway_requests_rejected_total')),
+        sessions: sum(sampleList(families, 'mcp_gateway_sessions'))
     };
 
     const getsByUpstream = sumBy(gets, 'upstream');

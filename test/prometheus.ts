@@ -43,13 +43,14 @@ function seriesOf(scraped: Scrape, name: string) {
     return scraped.series.filter(candidate => candidate.name === name).flatMap(candidate => candidate.metrics);
 }
 
+/** Every sample of a series: its labels and its value. */
+export function sampleList(scraped: Scrape, name: string): { labels: Record<string, string>; value: number }[] {
+    return seriesOf(scraped, name).map(sample => ({ labels: sample.labels ?? {}, value: Number(sample.value) }));
+}
+
 /** Every sample of a series as "label=value,..." -> value (labels in the order given). */
 export function samples(scraped: Scrape, name: string, labelNames: readonly string[]): Map<string, number> {
-    const found = new Map<string, number>();
-    for (const sample of seriesOf(scraped, name)) {
-        found.set(labelNames.map(label => `${label}=${sample.labels?.[label] ?? ''}`).join(','), Number(sample.value));
-    }
-    return found;
+    return new Map(sampleList(scraped, name).map(sample => [labelNames.map(label => `${label}=${sample.labels[label] ?? ''}`).join(','), sample.value]));
 }
 
 /** The value of the one sample with exactly these labels (0 when absent, as a counter that never moved). */

@@ -9,9 +9,8 @@ import { UpstreamFailedError, UpstreamRejectedError } from '../upstream/errors.j
 import type { CatalogEntry } from './catalog.js';
 import { quote } from './arguments.js';
 
-/** Closed list, so metric label values stay bounded. */
-export const OUTCOMES = ['ok', 'invalid_params', 'upstream_error', 'timeout', 'denied', 'cancelled'] as const;
-export type Outcome = (typeof OUTCOMES)[number];
+/** A closed list, so metric label values stay bounded. */
+export type Outcome = 'ok' | 'invalid_params' | 'upstream_error' | 'timeout' | 'denied' | 'cancelled';
 
 export type Operation = 'list' | 'get' | 'complete';
 

@@ -2,7 +2,6 @@
  * What every HTTP listener of the gateway shares: binding, and the defaults of
  * the Host and Origin checks that follow from the address it binds.
  */
-import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import type { Logger } from '../observability/logger.js';
@@ -30,7 +29,6 @@ export function hostChecks(
 }
 
 export interface Listening {
-    server: HttpServer;
     /** http://host:port, with the port actually bound. */
     origin: string;
     close(): Promise<void>;
@@ -43,7 +41,6 @@ export function listen(app: Express, host: string, port: number): Promise<Listen
             const address = server.address() as AddressInfo;
             const bound = address.family === 'IPv6' ? `[${address.address}]` : address.address;
             resolve({
-                server,
                 origin: `http://${bound}:${address.port}`,
                 close: async () => {
                     server.closeAllConnections();

@@ -32,8 +32,6 @@ const REJECTIONS = {
 
 export type RejectionReason = keyof typeof REJECTIONS;
 
-export const REJECTION_REASONS = Object.keys(REJECTIONS) as RejectionReason[];
-
 /** Answers with the reason's status and error; `detail` replaces the message, `status` the status (a 4xx of the same kind). */
 export type Reject = (res: Response, reason: RejectionReason, detail?: { message?: string; status?: number }) => void;
 

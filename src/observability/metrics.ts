@@ -13,13 +13,13 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
 
 /** Sub-millisecond buckets resolve the gateway's own overhead; the upper ones, slow upstreams. */
-export const DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /** The label value for a prompt or upstream that is not in the catalog. */
 export const UNKNOWN_LABEL = '_unknown';
 
 /** Quantiles of the per-prompt latency summary, over a sliding window. */
-export const LATENCY_QUANTILES = [0.5, 0.95, 0.99];
+const LATENCY_QUANTILES = [0.5, 0.95, 0.99];
 const LATENCY_WINDOW_SECONDS = 600;
 
 /** Read at scrape time. */
