@@ -80,6 +80,7 @@ function serviceOptions(config: GatewayConfig, policy: GatewayPolicy): PromptSer
         pageSize: config.pagination.pageSize,
         ...policy.arguments,
         maxResultBytes: policy.maxResultBytes,
+        maxJsonDepth: config.limits.maxJsonDepth,
         passUnknownArguments: upstreamId => policy.access.passesUnknownArguments(upstreamId)
     };
 }
@@ -100,6 +101,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
                 logger,
                 clientInfo: GATEWAY_INFO,
                 reconnect: resolveReconnect(config.reconnect, upstream),
+                limits: () => config.limits,
                 observer: telemetry.upstreamObserver
             })
     );

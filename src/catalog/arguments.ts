@@ -5,6 +5,7 @@
  * handled as data: "__proto__" or "constructor" are names like any other.
  */
 import { ProtocolError, ProtocolErrorCode, type Prompt } from '@modelcontextprotocol/client';
+import { exceeds } from '../lib/json-bounds.js';
 
 export interface ArgumentRules {
     maxArguments: number;
@@ -45,14 +46,6 @@ export function checkStringMap(value: unknown, rules: Omit<ArgumentRules, 'passU
     const tooLong = entries.filter(([, entry]) => exceeds(entry as string, rules.maxArgumentBytes)).map(([key]) => key);
     if (tooLong.length > 0) invalid(`${capitalise(what)} too large: ${list(tooLong)} (at most ${rules.maxArgumentBytes} bytes each)`);
     return new Map(entries as [string, string][]);
-}
-
-/** Whether `text` is longer than `maxBytes` in UTF-8; cheap for short strings. */
-export function exceeds(text: string, maxBytes: number): boolean {
-    // A UTF-16 unit is 1 to 3 UTF-8 bytes: decide by length alone where that settles it.
-    if (text.length * 3 <= maxBytes) return false;
-    if (text.length > maxBytes) return true;
-    return Buffer.byteLength(text, 'utf8') > maxBytes;
 }
 
 function assertRequiredPresent(prompt: Prompt, values: ReadonlyMap<string, unknown>): void {

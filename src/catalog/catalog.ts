@@ -25,6 +25,8 @@ export interface CatalogEntry {
     originalName: string;
     /** The prompt as clients see it: the upstream's definition under its exposed name. */
     prompt: Prompt;
+    /** Digest of the upstream's definition: with the exposed name, it tells whether a client's view changed. */
+    digest: string;
 }
 
 export interface CatalogView {
@@ -208,7 +210,7 @@ export class Catalog {
         const namespacedIds = new Set(order.filter(upstream => upstream.config.namespace).map(upstream => upstream.id));
         const segments = order.map((upstream, index): Segment<CatalogEntry> => {
             const list = lists[index] ?? EMPTY_LIST;
-            const entries = list.prompts.map(prompt => {
+            const entries = list.prompts.map((prompt, at) => {
                 const name = exposedName(naming, upstream.id, upstream.config.namespace, prompt.name);
                 if (!upstream.config.namespace && inReservedNamespace(naming, name, namespacedIds)) {
                     this.#log.warn({ prompt: name, upstream: upstream.id }, 'unprefixed prompt name lies in a namespaced upstream\'s namespace; leaving it out');
@@ -219,7 +221,7 @@ export class Catalog {
                     this.#log.warn({ prompt: name, kept: owner.upstream.id, dropped: upstream.id }, 'prompt name clash; keeping the first upstream in config order');
                     return undefined;
                 }
-                const entry: CatalogEntry = { exposedName: name, upstream, originalName: prompt.name, prompt: { ...prompt, name } };
+                const entry: CatalogEntry = { exposedName: name, upstream, originalName: prompt.name, prompt: { ...prompt, name }, digest: list.digests[at]! };
                 byName.set(name, entry);
                 return entry;
             });
@@ -229,7 +231,7 @@ export class Catalog {
     }
 }
 
-const EMPTY_LIST: UpstreamList = { prompts: [], names: [], version: 'empty' };
+const EMPTY_LIST: UpstreamList = { prompts: [], digests: [], names: [], version: 'empty' };
 
 function historyKey(upstreamId: string, version: string): string {
     return `${upstreamId}\u0000${version}`;

@@ -15,9 +15,9 @@ export function viewFingerprint(view: CatalogView, visible: Visibility = ALL_VIS
     for (const segment of view.segments) {
         for (const entry of segment.entries) {
             if (entry === undefined || !visible(entry)) continue;
-            // The prompt object carries the exposed name; JSON keeps the upstream's key order, which is stable per list.
-            hash.update(JSON.stringify(entry.prompt));
-            hash.update('\n');
+            // The digest was taken where the definition entered, within its bounds: nothing here walks upstream data.
+            // Fixed-length digest, then the name with its length: no two sequences of entries hash the same input.
+            hash.update(`${entry.digest}${entry.exposedName.length}:${entry.exposedName}`);
         }
     }
     return hash.digest('base64url');

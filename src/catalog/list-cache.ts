@@ -16,9 +16,12 @@ import { withDeadline } from '../lib/deadline.js';
 import { shortDigest } from '../lib/digest.js';
 import { describeError, type Logger } from '../observability/logger.js';
 import type { UpstreamConnection } from '../upstream/connection.js';
+import type { UpstreamPrompt } from '../upstream/prompt-bounds.js';
 
 export interface UpstreamList {
     prompts: Prompt[];
+    /** Digest of each prompt's definition, in the order of `prompts`. */
+    digests: string[];
     names: string[];
     /** Digest of `names`: identifies this version of the list in cursors. */
     version: string;
@@ -126,19 +129,21 @@ export class UpstreamListCache {
         }
     }
 
-    #toList(prompts: readonly Prompt[]): UpstreamList {
+    #toList(listed: readonly UpstreamPrompt[]): UpstreamList {
         const seen = new Set<string>();
-        const unique: Prompt[] = [];
-        for (const prompt of prompts) {
+        const prompts: Prompt[] = [];
+        const digests: string[] = [];
+        for (const { prompt, digest } of listed) {
             if (seen.has(prompt.name)) {
-                this.options.logger.warn({ upstream: this.upstream.id, prompt: prompt.name }, 'upstream lists a prompt name twice; keeping the first');
+                this.options.logger.warn({ upstream: this.upstream.id, prompt: prompt.name.slice(0, 64) }, 'upstream lists a prompt name twice; keeping the first');
                 continue;
             }
             seen.add(prompt.name);
-            unique.push(prompt);
+            prompts.push(prompt);
+            digests.push(digest);
         }
-        const names = unique.map(prompt => prompt.name);
-        const list = { prompts: unique, names, version: shortDigest(JSON.stringify(names)) };
+        const names = prompts.map(prompt => prompt.name);
+        const list = { prompts, digests, names, version: shortDigest(JSON.stringify(names)) };
         this.options.remember(this.upstream.id, list);
         return list;
     }

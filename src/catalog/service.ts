@@ -15,7 +15,8 @@ import type {
 import { Bus } from '../lib/bus.js';
 import { UpstreamFailedError, UpstreamRejectedError } from '../upstream/errors.js';
 import type { CallControl } from '../upstream/session.js';
-import { checkStringMap, exceeds, validateArguments } from './arguments.js';
+import { exceeds, exceedsDepth } from '../lib/json-bounds.js';
+import { checkStringMap, validateArguments } from './arguments.js';
 import type { Catalog, CatalogEntry } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
 import type { Visibility } from './fingerprint.js';
@@ -33,6 +34,8 @@ export interface PromptServiceOptions {
     maxArgumentBytes: number;
     /** Largest result passed back, as JSON bytes. */
     maxResultBytes: number;
+    /** Deepest nesting of objects and arrays in a result passed back. */
+    maxJsonDepth: number;
     /** Whether arguments a prompt does not declare are forwarded to this upstream. */
     passUnknownArguments: (upstreamId: string) => boolean;
 }
@@ -132,8 +135,15 @@ export class PromptService {
         return entry;
     }
 
-    /** Measured as the JSON the client would receive; an oversized result is an upstream fault, never forwarded. */
+    /**
+     * Measured as the JSON the client would receive; an oversized result is an upstream fault, never forwarded.
+     * Depth first: serialising a result nested thousands deep would overflow the stack.
+     */
     #sizeChecked<T>(entry: CatalogEntry, result: T): T {
+        if (exceedsDepth(result, this.options.maxJsonDepth)) {
+            entry.upstream.reportFault('oversized_result', 'upstream result nested deeper than limits.maxJsonDepth; not forwarded');
+            throw new ProtocolError(ProtocolErrorCode.InternalError, `Upstream ${entry.upstream.id} failed: result nested deeper than ${this.options.maxJsonDepth} levels`);
+        }
         const limit = this.options.maxResultBytes;
         const json = JSON.stringify(result);
         if (!exceeds(json, limit)) return result;

@@ -135,6 +135,38 @@ export const LimitsSchema = z
             .max(1_073_741_824)
             .default(4_194_304)
             .describe('Largest upstream result passed back, as JSON bytes (-32603 beyond, counted as fault "oversized_result").'),
+        maxUpstreamMessageBytes: z
+            .number()
+            .int()
+            .min(65_536)
+            .max(1_073_741_824)
+            .default(16_777_216)
+            .describe(
+                'Largest message read from an upstream (a stdio line, an HTTP body or one SSE event), in bytes. Reading stops there: a bigger answer fails only its own request (fault "oversized_result"), a bigger notification is dropped.'
+            ),
+        maxPromptBytes: z
+            .number()
+            .int()
+            .min(1024)
+            .max(67_108_864)
+            .default(65_536)
+            .describe('Largest prompt definition taken from an upstream\'s list, as JSON bytes; a bigger one is left out of the catalog (fault "oversized_prompt"), its siblings stay.'),
+        maxPromptsPerUpstream: z
+            .number()
+            .int()
+            .min(1)
+            .max(1_000_000)
+            .default(100_000)
+            .describe('Most prompts read from one upstream\'s list; the rest are left out (fault "list_truncated").'),
+        maxJsonDepth: z
+            .number()
+            .int()
+            .min(8)
+            .max(1000)
+            .default(64)
+            .describe(
+                'Deepest nesting of objects and arrays accepted in a client message, a prompt definition or an upstream result. Deeper client messages get -32600; deeper prompts are left out and deeper results fail their request.'
+            ),
         maxSessionsPerClient: z.number().int().min(1).max(1_000_000).default(100).describe('Most open HTTP sessions per client (HTTP 429 beyond).'),
         rateLimit: z
             .strictObject({

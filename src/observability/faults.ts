@@ -9,6 +9,7 @@ export const FAULT_KINDS = [
     'garbage_output',
     'invalid_result',
     'oversized_result',
+    'oversized_prompt',
     'http_error',
     'timeout',
     'busy',

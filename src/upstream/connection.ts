@@ -5,7 +5,7 @@
  * the gateway as a whole.
  */
 import { ProtocolError, ProtocolErrorCode, type Client } from '@modelcontextprotocol/client';
-import type { CompleteRequest, CompleteResult, GetPromptResult, Prompt, ServerCapabilities } from '@modelcontextprotocol/client';
+import type { CompleteRequest, CompleteResult, GetPromptResult, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { UpstreamConfig } from '../config/schema.js';
 import { Bus } from '../lib/bus.js';
 import type { FaultKind } from '../observability/faults.js';
@@ -17,6 +17,7 @@ import { FaultLog } from './fault-log.js';
 import { FloodDetector } from './flood.js';
 import { childOutputLog } from './output-log.js';
 import { collectPages, type Collected } from './pages.js';
+import { boundPrompt, type PromptLimits, type UpstreamPrompt } from './prompt-bounds.js';
 import { CompletionResult, PromptPage } from './result-schemas.js';
 import { UpstreamSession, type CallControl, type UpstreamMethod } from './session.js';
 import type { StdioHooks, WireProtocol } from './transports.js';
@@ -24,6 +25,8 @@ import type { StdioHooks, WireProtocol } from './transports.js';
 const COMPLETIONS_CAPABILITY_SINCE = '2025-03-26';
 
 const STABLE_AFTER_MS = 30_000;
+/** An upstream whose list needs more pages than this is cut short (its cursors may never end). */
+const MAX_LIST_PAGES = 1000;
 /** More list_changed than this within a second is a flood: counted and logged (the catalog coalesces them anyway). */
 const FLOOD_PER_SECOND = 100;
 
@@ -42,8 +45,15 @@ export interface UpstreamObserver {
     listChanged(upstreamId: string): void;
 }
 
+/** Bounds on what an upstream sends, read when used, so a reload applies them to connections already open. */
+export interface UpstreamLimits extends PromptLimits {
+    maxPromptsPerUpstream: number;
+    maxUpstreamMessageBytes: number;
+}
+
 export interface ConnectionOptions {
     logger: Logger;
+    limits: () => UpstreamLimits;
     clientInfo: { name: string; version: string };
     reconnect: BackoffPolicy;
     observer?: UpstreamObserver;
@@ -138,21 +148,34 @@ export class UpstreamConnection {
         this.#faults.report(kind, message, details);
     }
 
-    /** Every prompt of the upstream, read page by page; empty if it has no prompts capability. */
-    async listPrompts(): Promise<Collected<Prompt>> {
+    /**
+     * Every prompt of the upstream, read page by page; empty if it has no prompts capability. Prompts over the
+     * limits are left out, each counted as a fault.
+     */
+    async listPrompts(): Promise<Collected<UpstreamPrompt>> {
         const session = this.#readySession();
         const client = session.client;
         if (client.getServerCapabilities()?.prompts === undefined) return { items: [] };
-        const collected = await collectPages(cursor =>
-            session.call('prompts/list', async options => {
-                const page = await client.request({ method: 'prompts/list', params: cursor === undefined ? {} : { cursor } }, PromptPage, options);
-                return { items: page.prompts, nextCursor: page.nextCursor };
-            })
+        const limits = this.options.limits();
+        const collected = await collectPages(
+            cursor =>
+                session.call('prompts/list', async options => {
+                    const page = await client.request({ method: 'prompts/list', params: cursor === undefined ? {} : { cursor } }, PromptPage, options);
+                    return { items: page.prompts, nextCursor: page.nextCursor };
+                }),
+            { maxPages: MAX_LIST_PAGES, maxItems: limits.maxPromptsPerUpstream }
         );
         if (collected.truncated !== undefined) {
             this.reportFault('list_truncated', 'upstream prompt list cut short', { reason: collected.truncated, prompts: collected.items.length });
         }
-        return collected;
+        const items: UpstreamPrompt[] = [];
+        for (const prompt of collected.items) {
+            const bounded = boundPrompt(prompt, limits);
+            if (typeof bounded !== 'string') items.push(bounded);
+            // The name is cut: it is as untrusted as the rest of the definition.
+            else this.reportFault('oversized_prompt', 'upstream prompt over the limits; left out', { prompt: prompt.name.slice(0, 64), reason: bounded });
+        }
+        return collected.truncated === undefined ? { items } : { items, truncated: collected.truncated };
     }
 
     getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl): Promise<GetPromptResult> {
