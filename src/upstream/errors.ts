@@ -7,6 +7,7 @@
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError, SseError } from '@modelcontextprotocol/client';
 import type { FaultKind } from '../observability/faults.js';
 import { describeError } from '../observability/logger.js';
+import { isOversizedMark } from './oversized.js';
 
 export class UpstreamRejectedError extends Error {
     override readonly name = 'UpstreamRejectedError';
@@ -31,6 +32,7 @@ export class UpstreamFailedError extends Error {
 export function toUpstreamError(upstreamId: string, error: unknown, timeoutMs: number): UpstreamRejectedError | UpstreamFailedError {
     if (error instanceof UpstreamRejectedError || error instanceof UpstreamFailedError) return error;
     if (error instanceof ProtocolError) {
+        if (isOversizedMark(error.data)) return new UpstreamFailedError(upstreamId, `${error.message} (limits.maxUpstreamMessageBytes)`, 'oversized_result');
         if (error.code === ProtocolErrorCode.InvalidParams) return new UpstreamRejectedError(stripCodePrefix(describeError(error)));
         return new UpstreamFailedError(upstreamId, `error ${error.code}`, 'request_failed');
     }
