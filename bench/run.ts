@@ -13,7 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Client } from '@modelcontextprotocol/client';
-import { connectHttp, listAllPages, ROOT, startHttpFixture, stdioFixture, stopChild } from '../test/helpers.js';
+import { connectHttp, listAllPages, rawStdio, ROOT, startHttpFixture, stdioFixture, stopChild } from '../test/helpers.js';
+import { measureFlood, STORM_NOTIFICATIONS, type Percentiles } from './flood.js';
 import { measureRecordingCost } from './metrics-cost.js';
 import { measureOverload } from './overload.js';
 
@@ -199,6 +200,12 @@ async function main(): Promise<void> {
     });
     const overload = await measureOverload(overloaded.url, () => rssKiB(overloaded.child.pid!));
     await stopChild(overloaded.child);
+    const storming = await startCliGateway('storm', {
+        upstreams: [rawStdio('storm', ['--flood', String(STORM_NOTIFICATIONS)], { timeoutMs: 300_000, maxTotalTimeoutMs: 300_000 }), stdioFixture('fast')]
+    });
+    const storm = await measureFlood(storming.url);
+    await stopChild(storming.child);
+    const pctl = (p: Percentiles) => `${fmt(p.p50)} / ${fmt(p.p99)}`;
     const mib = (kib: number | undefined) => (kib === undefined ? 'n/a' : `${(kib / 1024).toFixed(1)} MiB`);
 
     await Promise.all([direct.close(), directPaged.close(), viaWhole.close(), viaPaged.close()]);
@@ -292,6 +299,22 @@ about what a request to a healthy upstream does), so memory is bounded by the
 queue, not by the load: the peak RSS above is mostly the ${overload.sent} HTTP
 requests in flight at once. The healthy upstream's p50 is measured while the slow
 one is saturated and its queue full.
+
+## A storm of list_changed
+
+One upstream (the raw fixture over stdio) sends ${storm.notifications.toLocaleString('en')} \`notifications/prompts/list_changed\`
+as fast as the gateway reads them (${storm.stormSeconds.toFixed(2)} s here), while one client alternates
+\`GET /healthz\` and a \`prompts/get\` to another upstream, measured idle first in the same run:
+
+| request | idle p50 / p99 (ms) | during the storm p50 / p99 (ms) | samples during the storm |
+| --- | --- | --- | --- |
+| \`GET /healthz\` | ${pctl(storm.healthz.idle)} | ${pctl(storm.healthz.storm)} | ${storm.healthz.storm.samples} |
+| \`prompts/get\` to the other upstream | ${pctl(storm.get.idle)} | ${pctl(storm.get.storm)} | ${storm.get.storm.samples} |
+
+Notifications a watching session received for the storm: ${storm.listChangedReceived} (the list itself did
+not change, so there was nothing to announce). Per notification the gateway parses one
+short line, notes the time and marks the upstream's list stale; the coalescer arms no
+timer per event, and nothing else is allocated until the burst's debounce fires.
 
 Idle downstream session: ${sessionKiB === undefined ? 'not measured (needs /proc)' : `about ${sessionKiB.toFixed(1)} KiB of resident memory each in the gateway process (growth of VmRSS over ${SESSIONS} sessions; RSS is coarse, so take it as an upper bound)`}.
 

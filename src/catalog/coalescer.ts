@@ -3,14 +3,19 @@
  * quiet ends the burst) bounded by `maxDelayMs` from the burst's first event, so
  * a steady stream of changes still produces a flush at least that often.
  * Equal events within a burst count once, so a flood costs no memory beyond
- * the distinct events. Pure apart from the injected timer functions.
+ * the distinct events. A push within a burst only notes the time and adds to a
+ * set: an upstream sending tens of thousands of events a second costs no timer
+ * and no allocation per event (the debounce timer, when it fires early, re-arms
+ * itself for the rest of the quiet time). Pure apart from the injected timers.
  */
 export interface Timers {
+    now(): number;
     setTimeout(callback: () => void, ms: number): unknown;
     clearTimeout(handle: unknown): void;
 }
 
 export const realTimers: Timers = {
+    now: () => performance.now(),
     setTimeout: (callback, ms) => {
         const handle = setTimeout(callback, ms);
         handle.unref();
@@ -29,6 +34,7 @@ export interface CoalescerOptions<T> {
 
 export class Coalescer<T> {
     #pending = new Set<T>();
+    #lastPushAt = 0;
     #debounce: unknown;
     #deadline: unknown;
     readonly #timers: Timers;
@@ -39,8 +45,8 @@ export class Coalescer<T> {
 
     push(event: T): void {
         this.#pending.add(event);
-        if (this.#debounce !== undefined) this.#timers.clearTimeout(this.#debounce);
-        this.#debounce = this.#timers.setTimeout(() => this.flushNow(), this.options.debounceMs);
+        this.#lastPushAt = this.#timers.now();
+        if (this.#debounce === undefined) this.#armDebounce(this.options.debounceMs);
         if (this.#deadline === undefined) {
             this.#deadline = this.#timers.setTimeout(() => this.flushNow(), this.options.maxDelayMs);
         }
@@ -57,6 +63,15 @@ export class Coalescer<T> {
     discard(): void {
         this.#cancelTimers();
         this.#pending.clear();
+    }
+
+    #armDebounce(ms: number): void {
+        this.#debounce = this.#timers.setTimeout(() => {
+            this.#debounce = undefined;
+            const quietFor = this.#timers.now() - this.#lastPushAt;
+            if (quietFor >= this.options.debounceMs) this.flushNow();
+            else this.#armDebounce(this.options.debounceMs - quietFor);
+        }, ms);
     }
 
     #cancelTimers(): void {

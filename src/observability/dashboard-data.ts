@@ -22,7 +22,10 @@ export interface RecentEvent {
     at: string;
     kind: 'received' | 'sent';
     upstream?: string;
+    /** Sent: the sessions told. */
     sessions?: number;
+    /** Received: how many notifications this entry stands for. */
+    count?: number;
 }
 
 export interface DashboardInput {

@@ -16,8 +16,11 @@ export interface DashboardFeedOptions {
 }
 
 const RECENT_EVENTS = 20;
-/** Notifications sent within this long of each other are shown as one event (one catalog change reaches many sessions). */
-const SENT_MERGE_MS = 1000;
+/**
+ * Events of one kind (and upstream) within this long of each other are shown as one, with a count: one catalog
+ * change reaches many sessions, and an upstream may send thousands of list_changed a second.
+ */
+const MERGE_MS = 1000;
 
 export class DashboardFeed {
     readonly #samples: number[] = [];
@@ -25,7 +28,8 @@ export class DashboardFeed {
     readonly #timer: NodeJS.Timeout;
     readonly #intervalSeconds: number;
     readonly #points: number;
-    #lastSentAt = -Infinity;
+    /** When the newest event was last added to. */
+    #lastAt = -Infinity;
 
     constructor(
         private readonly metrics: GatewayMetrics,
@@ -37,16 +41,17 @@ export class DashboardFeed {
         this.#timer = setInterval(() => void this.#sample(), this.#intervalSeconds * 1000).unref();
     }
 
+    /** Allocates nothing while it merges into the newest event: it runs once per upstream notification. */
     listChangedReceived(upstream: string): void {
-        this.#remember({ at: new Date().toISOString(), kind: 'received', upstream });
+        const last = this.#mergeable('received', upstream);
+        if (last !== undefined) last.count = (last.count ?? 1) + 1;
+        else this.#remember({ at: new Date().toISOString(), kind: 'received', upstream, count: 1 });
     }
 
     listChangedSent(): void {
-        const now = performance.now();
-        const last = this.#recent[0];
-        if (last?.kind === 'sent' && now - this.#lastSentAt < SENT_MERGE_MS) last.sessions = (last.sessions ?? 0) + 1;
+        const last = this.#mergeable('sent', undefined);
+        if (last !== undefined) last.sessions = (last.sessions ?? 0) + 1;
         else this.#remember({ at: new Date().toISOString(), kind: 'sent', sessions: 1 });
-        this.#lastSentAt = now;
     }
 
     async data(): Promise<DashboardData> {
@@ -64,6 +69,15 @@ export class DashboardFeed {
 
     close(): void {
         clearInterval(this.#timer);
+    }
+
+    /** The newest event, if a new one of this kind would merge into it. */
+    #mergeable(kind: RecentEvent['kind'], upstream: string | undefined): RecentEvent | undefined {
+        const now = performance.now();
+        const last = this.#recent[0];
+        const merge = last?.kind === kind && last.upstream === upstream && now - this.#lastAt < MERGE_MS;
+        this.#lastAt = now;
+        return merge ? last : undefined;
     }
 
     #remember(event: RecentEvent): void {

@@ -56,7 +56,8 @@ export class GatewayMetrics {
     readonly #completions: Counter;
     readonly #upstreamRequestDuration: Histogram;
     readonly #reconnects: Counter;
-    readonly #listChangedReceived: Counter;
+    /** Counted in a plain map and read at scrape time: an upstream may send tens of thousands a second. */
+    readonly #listChangedReceived = new Map<string, number>();
     readonly #listChangedSent: Counter;
     readonly #rejected: Counter;
     readonly #cacheHits: Counter;
@@ -136,9 +137,17 @@ export class GatewayMetrics {
                 for (const { upstream, kind, count } of sources.faults()) this.inc({ upstream, kind }, count);
             }
         });
-        this.#listChangedReceived = counter('mcp_gateway_list_changed_received_total', 'notifications/prompts/list_changed from upstreams.', [
-            'upstream'
-        ]);
+        const received = this.#listChangedReceived;
+        new Counter({
+            name: 'mcp_gateway_list_changed_received_total',
+            help: 'notifications/prompts/list_changed from upstreams.',
+            labelNames: ['upstream'],
+            registers,
+            collect() {
+                this.reset();
+                for (const [upstream, count] of received) this.inc({ upstream }, count);
+            }
+        });
         this.#listChangedSent = counter('mcp_gateway_list_changed_sent_total', 'notifications/prompts/list_changed sent to client sessions.');
         new Gauge({
             name: 'mcp_gateway_sessions',
@@ -187,7 +196,7 @@ export class GatewayMetrics {
     }
 
     listChanged(upstream: string): void {
-        this.#listChangedReceived.inc({ upstream });
+        this.#listChangedReceived.set(upstream, (this.#listChangedReceived.get(upstream) ?? 0) + 1);
     }
 
     listChangedSent(): void {

@@ -78,6 +78,7 @@ export class UpstreamConnection {
     readonly #bulkhead: Bulkhead;
     readonly #faults: FaultLog;
     readonly #flood = new FloodDetector(FLOOD_PER_SECOND, 1000);
+    readonly #promptsChanged: UpstreamEvent;
     readonly #childOutput: StdioHooks;
     readonly #log: Logger;
 
@@ -86,6 +87,7 @@ export class UpstreamConnection {
         private readonly options: ConnectionOptions
     ) {
         this.id = config.id;
+        this.#promptsChanged = Object.freeze({ type: 'prompts-changed', upstreamId: config.id });
         this.reconnect = options.reconnect;
         this.#log = options.logger.child({ upstream: config.id });
         this.events = new Bus(error => this.#log.error({ err: describeError(error) }, 'upstream event listener failed'));
@@ -256,12 +258,13 @@ export class UpstreamConnection {
         }
     }
 
+    /** Runs once per notification, which may come tens of thousands a second: constant work, nothing allocated. */
     #listChanged(): void {
         this.options.observer?.listChanged(this.id);
         if (this.#flood.hit(Date.now())) {
             this.reportFault('list_changed_flood', 'upstream floods notifications/prompts/list_changed', { perSecond: `>${FLOOD_PER_SECOND}` });
         }
-        this.events.publish({ type: 'prompts-changed', upstreamId: this.id });
+        this.events.publish(this.#promptsChanged);
     }
 
     /** Counted once per lost connection, however many requests it cut off. */

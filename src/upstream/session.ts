@@ -5,7 +5,7 @@
  * the connection gone, the liveness watch); reconnecting is the owner's business.
  */
 import { performance } from 'node:perf_hooks';
-import type { Client, Progress } from '@modelcontextprotocol/client';
+import type { Client, JSONRPCMessage, Progress } from '@modelcontextprotocol/client';
 import { maxTotalTimeout } from '../config/schema.js';
 import type { FaultKind } from '../observability/faults.js';
 import { describeError } from '../observability/logger.js';
@@ -14,6 +14,10 @@ import { connectionEvidence, failureReason, toUpstreamError, UpstreamFailedError
 import { Liveness } from './liveness.js';
 import { openClient, type OpenClientOptions } from './open-client.js';
 import type { WireProtocol } from './transports.js';
+
+function isPromptListChanged(message: JSONRPCMessage): boolean {
+    return 'method' in message && message.method === 'notifications/prompts/list_changed' && !('id' in message);
+}
 
 /** The check after a transport error: an upstream that is there answers a ping at once, whatever its timeoutMs. */
 const CHECK_TIMEOUT_MS = 2000;
@@ -90,6 +94,8 @@ export class UpstreamSession {
         const deliver = transport.onmessage;
         transport.onmessage = (message, extra) => {
             session.#liveness.heard();
+            // The one notification upstreams send in floods skips the SDK client's schema checks of every message.
+            if (isPromptListChanged(message)) return options.onListChanged();
             deliver?.(message, extra);
         };
         return session;

@@ -19,13 +19,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
     SdkError,
     SdkErrorCode,
-    deserializeMessage,
     serializeMessage,
     type JSONRPCMessage,
     type MessageExtraInfo,
     type Transport
 } from '@modelcontextprotocol/client';
 import { withDeadline } from '../lib/deadline.js';
+import { parseJsonRpcMessage } from '../lib/json-rpc.js';
 import { LineReader } from './lines.js';
 import { PROCESS_GROUPS, type ChildReaper } from './reaper.js';
 
@@ -269,10 +269,8 @@ export class StdioProcessTransport implements Transport {
 
     #handleLine(line: string): void {
         if (line.trim() === '') return;
-        let message: JSONRPCMessage;
-        try {
-            message = deserializeMessage(line);
-        } catch {
+        const message = parseJsonRpcMessage(line);
+        if (message === undefined) {
             // Not JSON, or JSON that is not JSON-RPC: count it, skip it, keep the connection.
             this.#callSafely(this.#options.onNoise, line.slice(0, MAX_NOISE_LINE));
             return;

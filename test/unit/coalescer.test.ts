@@ -4,13 +4,20 @@ import { Coalescer, type Timers } from '../../src/catalog/coalescer.js';
 
 /** A virtual clock: timers fire only when the test advances time. */
 class FakeClock implements Timers {
-    now = 0;
+    time = 0;
+    /** Timers ever armed: the cost of a push shows in it. */
+    armed = 0;
     #nextId = 1;
     readonly #timers = new Map<number, { at: number; callback: () => void }>();
 
+    now(): number {
+        return this.time;
+    }
+
     setTimeout(callback: () => void, ms: number): unknown {
         const id = this.#nextId++;
-        this.#timers.set(id, { at: this.now + ms, callback });
+        this.armed++;
+        this.#timers.set(id, { at: this.time + ms, callback });
         return id;
     }
 
@@ -24,7 +31,7 @@ class FakeClock implements Timers {
 
     /** Moves time forward, firing due timers in time order (timers set by callbacks included). */
     advance(ms: number): void {
-        const end = this.now + ms;
+        const end = this.time + ms;
         for (;;) {
             let due: [number, { at: number; callback: () => void }] | undefined;
             for (const entry of this.#timers) {
@@ -32,10 +39,10 @@ class FakeClock implements Timers {
             }
             if (due === undefined) break;
             this.#timers.delete(due[0]);
-            this.now = due[1].at;
+            this.time = due[1].at;
             due[1].callback();
         }
-        this.now = end;
+        this.time = end;
     }
 }
 
@@ -51,7 +58,7 @@ function setup(debounceMs = 100, maxDelayMs = 1000) {
         debounceMs,
         maxDelayMs,
         timers: clock,
-        flush: events => flushes.push({ at: clock.now, events })
+        flush: events => flushes.push({ at: clock.time, events })
     });
     return { clock, flushes, coalescer };
 }
@@ -75,6 +82,19 @@ describe('Coalescer', () => {
         coalescer.push(7);
         clock.advance(10_000);
         assert.deepEqual(flushes[1]!.events, [7], 'an event flushed before counts again in the next burst');
+    });
+
+    test('a push within a burst arms no timer: a flood costs a constant number of timers, not one per event', () => {
+        const { clock, flushes, coalescer } = setup(100, 1000);
+        for (let i = 0; i < 10_000; i++) {
+            coalescer.push(i % 3);
+            // 10,000 events over 500ms of virtual time: never quiet for the debounce.
+            if (i % 20 === 0) clock.advance(1);
+        }
+        assert.ok(clock.armed <= 10, `${clock.armed} timers armed for one burst`);
+        clock.advance(10_000);
+        assert.deepEqual(flushes.map(flush => flush.events), [[0, 1, 2]]);
+        assert.equal(flushes[0]!.at, 600, 'flushed debounceMs after the last push');
     });
 
     test('nothing is flushed before the burst goes quiet', () => {

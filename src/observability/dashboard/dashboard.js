@@ -291,7 +291,10 @@ function renderClients(clients) {
 }
 
 function describeEvent(event) {
-    if (event.kind === 'received') return event.upstream ? `received from ${event.upstream}` : 'received';
+    if (event.kind === 'received') {
+        const what = isNumber(event.count) && event.count > 1 ? `received ${formatCount(event.count)}` : 'received';
+        return event.upstream ? `${what} from ${event.upstream}` : what;
+    }
     if (!isNumber(event.sessions)) return 'sent';
     return `sent to ${formatCount(event.sessions)} ${event.sessions === 1 ? 'session' : 'sessions'}`;
 }

@@ -1,0 +1,55 @@
+/**
+ * JSON-RPC 2.0 message shapes as MCP uses them, checked by hand: every
+ * message crossing the gateway is checked, and a few property tests cost a
+ * fraction of a microsecond where a schema library's parse costs several.
+ * Only the envelope is checked here; what `params` or `result` must hold is the
+ * business of whoever handles the method.
+ */
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
+
+export type RequestId = string | number;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isRequestId(value: unknown): value is RequestId {
+    return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
+}
+
+/** The members each kind of message may have: envelopes are closed, as in the SDK's schemas. */
+const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
+const RESULT_KEYS = new Set(['jsonrpc', 'id', 'result']);
+const ERROR_KEYS = new Set(['jsonrpc', 'id', 'error']);
+
+function onlyKeys(value: Record<string, unknown>, allowed: ReadonlySet<string>): boolean {
+    for (const key in value) if (!allowed.has(key)) return false;
+    return true;
+}
+
+/** The value as a JSON-RPC request, notification, result or error message, or undefined when it is none of them. */
+export function asJsonRpcMessage(value: unknown): JSONRPCMessage | undefined {
+    if (!isObject(value) || value.jsonrpc !== '2.0') return undefined;
+    const { id, method, params, result, error } = value;
+    if (method !== undefined) {
+        if (typeof method !== 'string' || (params !== undefined && !isObject(params)) || !onlyKeys(value, REQUEST_KEYS)) return undefined;
+        return id === undefined || isRequestId(id) ? (value as JSONRPCMessage) : undefined;
+    }
+    if (result !== undefined) return isRequestId(id) && isObject(result) && onlyKeys(value, RESULT_KEYS) ? (value as JSONRPCMessage) : undefined;
+    if (isObject(error) && typeof error.code === 'number' && Number.isSafeInteger(error.code) && typeof error.message === 'string') {
+        // An error about a request that could not be read has no id (null in JSON-RPC, absent since MCP 2025-11-25).
+        return (id === undefined || id === null || isRequestId(id)) && onlyKeys(value, ERROR_KEYS) ? (value as JSONRPCMessage) : undefined;
+    }
+    return undefined;
+}
+
+/** Parses one message from text; undefined for anything that is not JSON or not a JSON-RPC message. */
+export function parseJsonRpcMessage(text: string): JSONRPCMessage | undefined {
+    let value: unknown;
+    try {
+        value = JSON.parse(text);
+    } catch {
+        return undefined;
+    }
+    return asJsonRpcMessage(value);
+}

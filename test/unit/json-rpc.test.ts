@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { specTypeSchemas } from '@modelcontextprotocol/client';
+import fc from 'fast-check';
+import { asJsonRpcMessage, parseJsonRpcMessage } from '../../src/lib/json-rpc.js';
+
+/** The SDK's own judgement of a message, through the Standard Schema interface it exports. */
+function isValid(value: unknown): boolean {
+    return specTypeSchemas.JSONRPCMessage['~standard'].validate(value).issues === undefined;
+}
+
+describe('asJsonRpcMessage', () => {
+    test('takes requests, notifications, results and errors', () => {
+        for (const message of [
+            { jsonrpc: '2.0', id: 1, method: 'prompts/list' },
+            { jsonrpc: '2.0', id: 'a', method: 'prompts/get', params: { name: 'x' } },
+            { jsonrpc: '2.0', method: 'notifications/prompts/list_changed' },
+            { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } },
+            { jsonrpc: '2.0', id: 0, result: {} },
+            { jsonrpc: '2.0', id: 3, error: { code: -32602, message: 'bad', data: { x: 1 } } },
+            { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } },
+            { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' } }
+        ]) {
+            assert.equal(asJsonRpcMessage(message), message, JSON.stringify(message));
+        }
+    });
+
+    test('refuses what is not one', () => {
+        for (const value of [
+            null,
+            [],
+            'x',
+            [{ jsonrpc: '2.0', method: 'a' }],
+            { jsonrpc: '1.0', id: 1, method: 'a' },
+            { id: 1, method: 'a' },
+            { jsonrpc: '2.0', id: 1.5, method: 'a' },
+            { jsonrpc: '2.0', id: {}, method: 'a' },
+            { jsonrpc: '2.0', id: 1, method: 7 },
+            { jsonrpc: '2.0', id: 1, method: 'a', params: [1] },
+            { jsonrpc: '2.0', id: 1, method: 'a', result: {} },
+            { jsonrpc: '2.0', id: 1, result: 'ok' },
+            { jsonrpc: '2.0', result: {} },
+            { jsonrpc: '2.0', id: 1, result: {}, error: { code: 1, message: 'x' } },
+            { jsonrpc: '2.0', id: 1, error: { code: '1', message: 'x' } },
+            { jsonrpc: '2.0', id: 1, error: { code: 1 } },
+            { jsonrpc: '2.0', id: 1 }
+        ]) {
+            assert.equal(asJsonRpcMessage(value), undefined, JSON.stringify(value));
+        }
+    });
+
+    test('never takes what the SDK schema refuses', () => {
+        const id = fc.oneof(fc.integer(), fc.string(), fc.double(), fc.constant(null));
+        const member = fc.oneof(fc.anything(), fc.dictionary(fc.string(), fc.anything()));
+        const envelope = fc.record(
+            { jsonrpc: fc.constantFrom('2.0', '1.0'), id, method: fc.oneof(fc.string(), fc.integer()), params: member, result: member, error: member },
+            { requiredKeys: [] }
+        );
+        // Through JSON, as messages arrive: no undefined members, no NaN.
+        const asReceived = envelope.map(value => JSON.parse(JSON.stringify(value)) as unknown);
+        fc.assert(
+            fc.property(asReceived, value => {
+                if (asJsonRpcMessage(value) !== undefined) assert.ok(isValid(value), JSON.stringify(value));
+            }),
+            { numRuns: 5000 }
+        );
+    });
+});
+
+describe('parseJsonRpcMessage', () => {
+    test('parses text, and gives undefined for junk', () => {
+        assert.deepEqual(parseJsonRpcMessage('{"jsonrpc":"2.0","method":"a"}'), { jsonrpc: '2.0', method: 'a' });
+        assert.equal(parseJsonRpcMessage('{not json'), undefined);
+        assert.equal(parseJsonRpcMessage('{"hello":1}'), undefined);
+        assert.equal(parseJsonRpcMessage(''), undefined);
+    });
+});
