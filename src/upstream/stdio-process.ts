@@ -28,6 +28,7 @@ import {
     type Transport
 } from '@modelcontextprotocol/client';
 import { withDeadline } from '../lib/deadline.js';
+import { CommandNotStartedError, explainSpawnFailure } from './command.js';
 import { LineReader, type OverlongLine } from './lines.js';
 import { OVERSIZED_EDGE_BYTES, oversizedResponse, requestIdOf } from './oversized.js';
 import { PROCESS_GROUPS, type ChildReaper } from './reaper.js';
@@ -135,11 +136,19 @@ export class StdioProcessTransport implements Transport {
                 // No 'exit' follows a failed spawn; this is the end of the transport.
                 child.on('error', () => {});
                 void this.#afterExit(child, closed);
-                reject(error);
+                reject(this.#explain(error));
             };
             child.once('spawn', onSpawn);
             child.once('error', onSpawnError);
         });
+    }
+
+    /** ENOENT or EACCES from spawn says nothing of which: the command, the PATH searched or the cwd. */
+    #explain(error: Error): Error {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== 'ENOENT' && code !== 'EACCES') return error;
+        const { command, cwd, env } = this.#options;
+        return new CommandNotStartedError(explainSpawnFailure({ command, cwd, env }, code), code, { cause: error });
     }
 
     send(message: JSONRPCMessage): Promise<void> {

@@ -235,14 +235,23 @@ describe('StdioProcessTransport: stdout', () => {
         }
     });
 
-    test('a command that does not exist rejects start(), and onclose fires once', TIMEOUT, async () => {
-        const transport = new StdioProcessTransport({ command: '/nonexistent/mcp-server', args: [], env: ENV, killGraceMs: 100, maxLineBytes: MAX_LINE });
-        const close = watchClose(transport);
-        await assert.rejects(transport.start(), (error: NodeJS.ErrnoException) => error.code === 'ENOENT');
-        await close.closed;
-        await transport.close();
-        assert.equal(close.count(), 1);
-        assert.equal(transport.pid, undefined);
+    test('a command that does not exist rejects start() saying so, and onclose fires once', TIMEOUT, async () => {
+        for (const [command, env, message] of [
+            ['/nonexistent/mcp-server', ENV, 'command "/nonexistent/mcp-server" not found'],
+            ['mcp-no-such-server', { PATH: '/nonexistent/bin' }, 'command "mcp-no-such-server" not found (searched PATH: /nonexistent/bin)']
+        ] as const) {
+            const transport = new StdioProcessTransport({ command, args: [], env, killGraceMs: 100, maxLineBytes: MAX_LINE });
+            const close = watchClose(transport);
+            await assert.rejects(transport.start(), (error: NodeJS.ErrnoException) => {
+                assert.equal(error.message, message);
+                assert.equal(error.code, 'ENOENT');
+                return true;
+            });
+            await close.closed;
+            await transport.close();
+            assert.equal(close.count(), 1);
+            assert.equal(transport.pid, undefined);
+        }
     });
 });
 
