@@ -10,7 +10,9 @@ import { ConfigReloader } from './config/reload.js';
 import { ANONYMOUS_CLIENT_ID } from './config/policy-schema.js';
 import { LOG_FORMATS, LOG_LEVELS, type GatewayConfig } from './config/schema.js';
 import { startGateway } from './gateway.js';
+import { resolveCommand } from './upstream/command.js';
 import { closeSharedReaper } from './upstream/reaper.js';
+import { childEnvironment } from './upstream/transports.js';
 import { createLogger, describeError, type LogFormat, type Logger } from './observability/logger.js';
 import { VERSION } from './version.js';
 
@@ -84,6 +86,7 @@ async function main(argv: string[]): Promise<number> {
         }
     }
     if (args.check) {
+        for (const warning of commandWarnings(config)) process.stderr.write(`warning: ${warning}\n`);
         process.stderr.write(`config ${args.config} is valid (${config.upstreams.length} upstream(s))\n`);
         return 0;
     }
@@ -132,6 +135,16 @@ async function main(argv: string[]): Promise<number> {
     await gateway.done;
     await stop('stdin closed');
     return 0;
+}
+
+/** A stdio upstream whose program is not here yet may still be where the gateway will run: a warning, not an error. */
+function commandWarnings(config: GatewayConfig): string[] {
+    return config.upstreams.flatMap((upstream, index) => {
+        if (upstream.transport !== 'stdio') return [];
+        const resolution = resolveCommand({ command: upstream.command, cwd: upstream.cwd, env: childEnvironment(upstream) });
+        if (resolution.ok) return [];
+        return [`upstreams[${index}].${resolution.field}: ${resolution.problem}; ${resolution.fix}. (The config is valid: the command may exist where the gateway will run.)`];
+    });
 }
 
 /**

@@ -35,6 +35,29 @@ describe('CLI', () => {
         const result = runCli(['--config', 'gateway.example.json', '--check']);
         assert.equal(result.status, 0, result.stderr);
         assert.match(result.stderr, /valid/);
+        assert.doesNotMatch(result.stderr, /warning/, 'its commands exist');
+    });
+
+    test('--check warns about each stdio command it cannot find, and still exits 0', async () => {
+        const bin = await mkdtemp(path.join(tmpdir(), 'gateway-cli-bin-'));
+        const file = await configFile('missing-commands.json', {
+            upstreams: [
+                { ...upstream, id: 'present' },
+                { id: 'absent', transport: 'stdio', command: 'mcp-no-such-server', env: { PATH: bin } },
+                { id: 'remote', transport: 'streamable-http', url: 'http://127.0.0.1:1/mcp' },
+                { id: 'relative', transport: 'stdio', command: './server.sh' },
+                { id: 'nowhere', transport: 'stdio', command: 'node', cwd: 'no-such-folder' }
+            ]
+        });
+        const result = runCli(['--config', file, '--check']);
+        assert.equal(result.status, 0, result.stderr);
+        const warnings = result.stderr.split('\n').filter(line => line.startsWith('warning: '));
+        assert.equal(warnings.length, 3, result.stderr);
+        assert.match(warnings[0]!, new RegExp(`^warning: upstreams\\[1\\]\\.command: command "mcp-no-such-server" not found \\(searched PATH: ${bin}\\); install it`));
+        assert.match(warnings[1]!, new RegExp(`^warning: upstreams\\[3\\]\\.command: command "./server.sh" not found in ${dir}; fix the path`));
+        assert.match(warnings[2]!, new RegExp(`^warning: upstreams\\[4\\]\\.cwd: working directory "${path.join(dir, 'no-such-folder')}" not found; create it`));
+        for (const warning of warnings) assert.match(warning, /the command may exist where the gateway will run/);
+        assert.match(result.stderr, /is valid \(5 upstream\(s\)\)/);
     });
 
     const invalid: [string, unknown, RegExp][] = [

@@ -93,9 +93,11 @@ export class UpstreamConnection {
         this.events = new Bus(error => this.#log.error({ err: describeError(error) }, 'upstream event listener failed'));
         this.#bulkhead = new Bulkhead(config);
         this.#faults = new FaultLog(this.#log, kind => options.observer?.fault(this.id, kind));
-        this.#childOutput = childOutputLog(this.#log, bytes =>
-            this.reportFault('garbage_output', 'upstream wrote a line that is not JSON-RPC to stdout', { bytes })
-        );
+        this.#childOutput = {
+            ...childOutputLog(this.#log, bytes => this.reportFault('garbage_output', 'upstream wrote a line that is not JSON-RPC to stdout', { bytes })),
+            onOversizedDropped: bytes =>
+                this.reportFault('oversized_result', 'upstream message over limits.maxUpstreamMessageBytes answers no request; dropped', { bytes })
+        };
     }
 
     get state(): UpstreamState {
@@ -227,6 +229,7 @@ export class UpstreamConnection {
                 log: this.#log,
                 knownWire: this.#wire,
                 stdio: this.#childOutput,
+                maxMessageBytes: this.options.limits().maxUpstreamMessageBytes,
                 onHandshake: client => (this.#connecting = client),
                 isClosed: () => this.#state === 'closed',
                 bulkhead: this.#bulkhead,

@@ -7,6 +7,7 @@
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError, SseError } from '@modelcontextprotocol/client';
 import type { FaultKind } from '../observability/faults.js';
 import { describeError } from '../observability/logger.js';
+import { CommandNotStartedError } from './command.js';
 import { isOversizedMark } from './oversized.js';
 
 export class UpstreamRejectedError extends Error {
@@ -100,6 +101,8 @@ function classify(error: unknown, timeoutMs: number): [string, FaultKind | undef
         }
     }
     if (error instanceof Error && error.name === 'AbortError') return ['cancelled', undefined];
+    // Says which command, PATH or folder is wrong: no secret inside, and what the operator needs.
+    if (error instanceof CommandNotStartedError) return [error.message, 'request_failed'];
     const code = systemErrorCode(error);
     return [code === undefined ? 'request failed' : `request failed (${code})`, 'request_failed'];
 }

@@ -2,41 +2,51 @@
  * Line framing for a child's output pipes. Bytes are held until their newline and
  * the line is decoded whole, so a character split between chunks stays intact; no
  * more than `maxBytes` of one line is ever held, so a child that never writes a
- * newline cannot grow a buffer without end. Too long a line is handled as the pipe
- * needs it:
- * - 'error' (stdout, JSON-RPC): a message cut short is a broken one, and skipping to
- *   the next newline could resync on a fragment, so push() throws LineTooLongError;
- * - 'cut' (stderr, logs): the first maxBytes are kept with `...` appended, and the
- *   rest of that line is dropped.
+ * newline cannot grow a buffer without end. Beyond that, the rest of the line is
+ * skipped up to its newline, and the line is handled as the pipe needs it:
+ * - 'cut' (stderr, logs): the first maxBytes are emitted with `...` appended;
+ * - 'report' (stdout, JSON-RPC): a message cut short cannot be parsed, but its first
+ *   and last `edgeBytes` can say which request it answers: they are kept (nothing
+ *   more) and reported with the line's size once its newline arrives.
  */
 
-export class LineTooLongError extends Error {
-    override readonly name = 'LineTooLongError';
-
-    constructor(readonly maxBytes: number) {
-        super(`line longer than ${maxBytes} bytes`);
-    }
+/** A line longer than maxBytes, as far as it was kept. */
+export interface OverlongLine {
+    /** The whole line's size, without its newline. */
+    bytes: number;
+    head: string;
+    tail: string;
 }
 
-export interface LineReaderOptions {
+interface CommonOptions {
     maxBytes: number;
-    overlong: 'cut' | 'error';
     /** Each line without its `\n` or `\r\n`. */
     onLine: (line: string) => void;
 }
 
+export type LineReaderOptions = CommonOptions &
+    ({ overlong: 'cut' } | { overlong: 'report'; edgeBytes: number; onOverlong: (line: OverlongLine) => void });
+
+/** What is left of a line being skipped: its size so far and, when reported, its edges. */
+interface Skipped {
+    bytes: number;
+    head: Buffer;
+    tail: Buffer;
+}
+
 export class LineReader {
     readonly #options: LineReaderOptions;
+    readonly #edgeBytes: number;
     #pending: Buffer[] = [];
     #pendingBytes = 0;
-    /** Cut mode: the line was already emitted in part, its rest is skipped until the newline. */
-    #dropping = false;
+    /** The current line went over maxBytes: the rest of it is skipped until its newline. */
+    #skipped: Skipped | undefined;
 
     constructor(options: LineReaderOptions) {
         this.#options = options;
+        this.#edgeBytes = options.overlong === 'report' ? Math.min(options.edgeBytes, options.maxBytes) : 0;
     }
 
-    /** In 'error' mode, throws LineTooLongError when the current line grows beyond maxBytes. */
     push(chunk: Buffer): void {
         let start = 0;
         for (let newline = chunk.indexOf(0x0a); newline !== -1; newline = chunk.indexOf(0x0a, start)) {
@@ -49,32 +59,48 @@ export class LineReader {
 
     /** The stream ended: a last line without a newline is emitted too. */
     end(): void {
-        if (this.#pendingBytes > 0) this.#endLine();
-        this.#dropping = false;
+        if (this.#pendingBytes > 0 || this.#skipped !== undefined) this.#endLine();
     }
 
     #append(bytes: Buffer): void {
-        if (bytes.length === 0 || this.#dropping) return;
-        const { maxBytes, overlong } = this.#options;
+        if (bytes.length === 0) return;
+        const skipped = this.#skipped;
+        if (skipped !== undefined) {
+            skipped.bytes += bytes.length;
+            skipped.tail = lastBytes([skipped.tail, bytes], this.#edgeBytes + 1);
+            return;
+        }
+        const { maxBytes } = this.#options;
         if (this.#pendingBytes + bytes.length <= maxBytes) {
             this.#pending.push(bytes);
             this.#pendingBytes += bytes.length;
             return;
         }
-        const line = Buffer.concat([...this.#pending, bytes]);
+        const held = [...this.#pending, bytes];
+        const edge = this.#edgeBytes;
+        // One byte more at the tail: a `\r` before the newline is not part of the line.
+        this.#skipped = { bytes: this.#pendingBytes + bytes.length, head: firstBytes(held, edge), tail: lastBytes(held, edge + 1) };
         this.#pending = [];
         this.#pendingBytes = 0;
-        if (overlong === 'error') throw new LineTooLongError(maxBytes);
-        this.#dropping = true;
-        // Back off to the start of a UTF-8 character, so the cut does not leave half of one.
-        let end = maxBytes;
-        while (end > 0 && (line[end]! & 0xc0) === 0x80) end--;
-        this.#options.onLine(`${line.toString('utf8', 0, end)}...`);
+        if (this.#options.overlong === 'cut') {
+            const line = firstBytes(held, maxBytes + 1);
+            // Back off to the start of a UTF-8 character, so the cut does not leave half of one.
+            let end = maxBytes;
+            while (end > 0 && (line[end]! & 0xc0) === 0x80) end--;
+            this.#options.onLine(`${line.toString('utf8', 0, end)}...`);
+        }
     }
 
     #endLine(): void {
-        if (this.#dropping) {
-            this.#dropping = false;
+        const skipped = this.#skipped;
+        if (skipped !== undefined) {
+            this.#skipped = undefined;
+            const options = this.#options;
+            if (options.overlong !== 'report') return;
+            const carriageReturn = skipped.tail.at(-1) === 0x0d ? 1 : 0;
+            const end = skipped.tail.length - carriageReturn;
+            const tail = skipped.tail.subarray(Math.max(0, end - this.#edgeBytes), end);
+            options.onOverlong({ bytes: skipped.bytes - carriageReturn, head: skipped.head.toString('utf8'), tail: tail.toString('utf8') });
             return;
         }
         const line = this.#pending.length === 1 ? this.#pending[0]! : Buffer.concat(this.#pending);
@@ -82,4 +108,28 @@ export class LineReader {
         this.#pendingBytes = 0;
         this.#options.onLine(line.toString('utf8').replace(/\r$/, ''));
     }
+}
+
+/** The first `count` bytes of the chunks, copied (a slice would keep a whole chunk alive). */
+function firstBytes(chunks: readonly Buffer[], count: number): Buffer {
+    const out = Buffer.allocUnsafe(count);
+    let filled = 0;
+    for (const chunk of chunks) {
+        if (filled === count) break;
+        filled += chunk.copy(out, filled, 0, Math.min(chunk.length, count - filled));
+    }
+    return out.subarray(0, filled);
+}
+
+/** The last `count` bytes of the chunks, copied. */
+function lastBytes(chunks: readonly Buffer[], count: number): Buffer {
+    const out = Buffer.allocUnsafe(count);
+    let start = count;
+    for (let index = chunks.length - 1; index >= 0 && start > 0; index--) {
+        const chunk = chunks[index]!;
+        const taken = Math.min(chunk.length, start);
+        start -= taken;
+        chunk.copy(out, start, chunk.length - taken);
+    }
+    return out.subarray(start);
 }

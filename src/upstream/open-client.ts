@@ -17,6 +17,8 @@ export interface OpenClientOptions {
     /** The wire that worked before: an "http" upstream known to be legacy SSE is not asked for Streamable HTTP again. */
     knownWire: WireProtocol | undefined;
     stdio: StdioHooks;
+    /** Largest message read from the upstream (limits.maxUpstreamMessageBytes, read at each connect). */
+    maxMessageBytes: number;
     /** Sets the client's handlers before its handshake, so nothing the upstream sends meanwhile is missed. */
     prepare: (client: Client, wire: WireProtocol) => void;
     /** The client whose handshake is running (undefined once it ended), so the caller can close it meanwhile. */
@@ -45,7 +47,7 @@ class InOrderClient extends Client {
 
 export async function openClient(options: OpenClientOptions): Promise<OpenedClient> {
     const { config } = options;
-    if (config.transport === 'stdio') return handshake(options, stdioTransport(config, options.stdio), 'stdio');
+    if (config.transport === 'stdio') return handshake(options, stdioTransport(config, options.stdio, options.maxMessageBytes), 'stdio');
     if (config.transport !== 'http') return handshake(options, httpTransport(config, config.transport), config.transport);
     // "http": Streamable HTTP first; a 4xx means a legacy HTTP+SSE server (MCP backwards-compatibility rule).
     if (options.knownWire !== 'sse') {

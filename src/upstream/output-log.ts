@@ -84,7 +84,7 @@ export function throttledLines({ max, windowMs, write, reportDropped, now = Date
  * no fresh budget). `onGarbage` counts the fault; it gets only the size, since a garbled line may be a malformed
  * response carrying prompt arguments or results. A sample of the line goes to the debug level.
  */
-export function childOutputLog(log: Logger, onGarbage: (bytes: number) => void): StdioHooks {
+export function childOutputLog(log: Logger, onGarbage: (bytes: number) => void): Pick<StdioHooks, 'onStderrLine' | 'onNoise'> {
     const stderr = throttledLines({
         max: LINES_PER_WINDOW,
         windowMs: WINDOW_MS,

@@ -3,6 +3,8 @@
  * whole lifetime, unlike the SDK's StdioClientTransport:
  * - stdout lines that are not JSON-RPC messages are reported (`onNoise`) instead of
  *   silently dropped, and never end the connection;
+ * - a stdout line over `maxLineBytes` is skipped, not held: a response fails only the
+ *   request it answers (see oversized.ts), anything else is dropped and reported;
  * - the child leads its own process group, so closing it also ends what it started
  *   (`npx` -> `node`): stdin end, then SIGTERM to the group, then SIGKILL; what
  *   outlives the leader gets SIGTERM and a grace period too, whether the leader
@@ -26,10 +28,11 @@ import {
 } from '@modelcontextprotocol/client';
 import { withDeadline } from '../lib/deadline.js';
 import { parseJsonRpcMessage } from '../lib/json-rpc.js';
-import { LineReader } from './lines.js';
+import { CommandNotStartedError, explainSpawnFailure } from './command.js';
+import { LineReader, type OverlongLine } from './lines.js';
+import { OVERSIZED_EDGE_BYTES, oversizedResponse, requestIdOf } from './oversized.js';
 import { PROCESS_GROUPS, type ChildReaper } from './reaper.js';
 
-export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
 export const DEFAULT_MAX_PENDING_WRITE_BYTES = 16 * 1024 * 1024;
 const MAX_STDERR_LINE_BYTES = 4096;
 const MAX_NOISE_LINE = 200;
@@ -54,8 +57,13 @@ export interface StdioProcessOptions {
     onNoise?: (line: string) => void;
     /** Pass `sharedReaper()` so the child dies with the gateway even on SIGKILL. */
     reaper?: ChildReaper;
-    /** Longest stdout line accepted; a longer one is an error that closes the transport. */
-    maxLineBytes?: number;
+    /**
+     * Longest stdout line read (limits.maxUpstreamMessageBytes). A longer one is skipped: if it is a response whose
+     * id shows at one of its ends, its request gets an error response instead; otherwise it is dropped.
+     */
+    maxLineBytes: number;
+    /** A stdout line over maxLineBytes was dropped, with its size: no request id showed at its ends. */
+    onOversizedDropped?: (bytes: number) => void;
     /** Most bytes queued for a child that does not read its stdin; beyond that, send() fails. */
     maxPendingWriteBytes?: number;
 }
@@ -128,11 +136,19 @@ export class StdioProcessTransport implements Transport {
                 // No 'exit' follows a failed spawn; this is the end of the transport.
                 child.on('error', () => {});
                 void this.#afterExit(child, closed);
-                reject(error);
+                reject(this.#explain(error));
             };
             child.once('spawn', onSpawn);
             child.once('error', onSpawnError);
         });
+    }
+
+    /** ENOENT or EACCES from spawn says nothing of which: the command, the PATH searched or the cwd. */
+    #explain(error: Error): Error {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== 'ENOENT' && code !== 'EACCES') return error;
+        const { command, cwd, env } = this.#options;
+        return new CommandNotStartedError(explainSpawnFailure({ command, cwd, env }, code), code, { cause: error });
     }
 
     send(message: JSONRPCMessage): Promise<void> {
@@ -251,20 +267,26 @@ export class StdioProcessTransport implements Transport {
     }
 
     #readStdout(child: ChildProcess): void {
-        const maxLineBytes = this.#options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-        const reader = new LineReader({ maxBytes: maxLineBytes, overlong: 'error', onLine: line => this.#handleLine(line) });
-        let broken = false;
-        child.stdout?.on('data', (chunk: Buffer) => {
-            if (broken) return;
-            try {
-                reader.push(chunk);
-            } catch (error) {
-                // Like the SDK: a line this long is a broken server, not noise to skip.
-                broken = true;
-                this.#reportError(error);
-                void this.close();
-            }
+        const { maxLineBytes } = this.#options;
+        const reader = new LineReader({
+            maxBytes: maxLineBytes,
+            overlong: 'report',
+            edgeBytes: OVERSIZED_EDGE_BYTES,
+            onLine: line => this.#handleLine(line),
+            onOverlong: line => this.#handleOverlong(line, maxLineBytes)
         });
+        child.stdout?.on('data', (chunk: Buffer) => reader.push(chunk));
+        child.stdout?.on('end', () => reader.end());
+    }
+
+    /** Only the request it answers fails: the connection and every other request on it carry on. */
+    #handleOverlong(line: OverlongLine, maxLineBytes: number): void {
+        const id = requestIdOf(line.head, line.tail);
+        if (id === undefined) {
+            this.#callSafely(this.#options.onOversizedDropped, line.bytes);
+            return;
+        }
+        this.#deliver(oversizedResponse(id, maxLineBytes));
     }
 
     #handleLine(line: string): void {
@@ -275,6 +297,10 @@ export class StdioProcessTransport implements Transport {
             this.#callSafely(this.#options.onNoise, line.slice(0, MAX_NOISE_LINE));
             return;
         }
+        this.#deliver(message);
+    }
+
+    #deliver(message: JSONRPCMessage): void {
         try {
             this.onmessage?.(message);
         } catch (error) {
@@ -283,9 +309,9 @@ export class StdioProcessTransport implements Transport {
     }
 
     /** A throwing callback must not escape into a stream's event handler and crash the process. */
-    #callSafely(callback: ((line: string) => void) | undefined, line: string): void {
+    #callSafely<T>(callback: ((value: T) => void) | undefined, value: T): void {
         try {
-            callback?.(line);
+            callback?.(value);
         } catch (error) {
             this.#reportError(error);
         }

@@ -12,21 +12,29 @@ export interface StdioHooks {
     onStderrLine: (line: string) => void;
     /** A stdout line that is not a JSON-RPC message. */
     onNoise: (line: string) => void;
+    /** A stdout line over the message limit, with no request id to fail, was dropped. */
+    onOversizedDropped: (bytes: number) => void;
+}
+
+/** A minimal environment plus the config's additions: never the gateway's own secrets. */
+export function childEnvironment(config: StdioUpstreamConfig): Record<string, string> {
+    return { ...getDefaultEnvironment(), ...config.env };
 }
 
 /**
  * The gateway's own stdio transport rather than the SDK's: it reports junk on stdout instead of dropping it
- * silently, stops the child's whole process group, and registers it with a watchdog so no child outlives the gateway.
+ * silently, skips a message over `maxMessageBytes` without holding it (failing only its request), stops the
+ * child's whole process group, and registers it with a watchdog so no child outlives the gateway.
  */
-export function stdioTransport(config: StdioUpstreamConfig, hooks: StdioHooks): StdioProcessTransport {
+export function stdioTransport(config: StdioUpstreamConfig, hooks: StdioHooks, maxMessageBytes: number): StdioProcessTransport {
     return new StdioProcessTransport({
         command: config.command,
         args: config.args,
-        // A minimal environment plus the config's additions: never the gateway's own secrets.
-        env: { ...getDefaultEnvironment(), ...config.env },
+        env: childEnvironment(config),
         ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
         killGraceMs: config.killGraceMs,
         reaper: sharedReaper(),
+        maxLineBytes: maxMessageBytes,
         ...hooks
     });
 }

@@ -1,17 +1,23 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { LineReader, LineTooLongError, type LineReaderOptions } from '../../src/upstream/lines.js';
+import { LineReader, type OverlongLine } from '../../src/upstream/lines.js';
 
-function read(chunks: (string | Buffer)[], maxBytes: number, overlong: LineReaderOptions['overlong'], end = true): string[] {
-    const lines: string[] = [];
-    const reader = new LineReader({ maxBytes, overlong, onLine: line => lines.push(line) });
+type Mode = 'cut' | 'report';
+
+/** Lines and overlong lines in the order they came out. */
+function read(chunks: (string | Buffer)[], maxBytes: number, overlong: Mode, end = true, edgeBytes = 4): (string | OverlongLine)[] {
+    const out: (string | OverlongLine)[] = [];
+    const onLine = (line: string) => out.push(line);
+    const reader = new LineReader(
+        overlong === 'cut' ? { maxBytes, overlong, onLine } : { maxBytes, overlong, edgeBytes, onLine, onOverlong: line => out.push(line) }
+    );
     for (const chunk of chunks) reader.push(Buffer.from(chunk));
     if (end) reader.end();
-    return lines;
+    return out;
 }
 
 describe('LineReader', () => {
-    for (const overlong of ['cut', 'error'] as const) {
+    for (const overlong of ['cut', 'report'] as const) {
         test(`${overlong}: splits on \\n and \\r\\n across chunk boundaries, keeping empty lines`, () => {
             assert.deepEqual(read(['ab', 'c\nde\r', '\n\nf\n'], 10, overlong), ['abc', 'de', '', 'f']);
         });
@@ -35,6 +41,7 @@ describe('LineReader', () => {
         assert.deepEqual(read(['0123456789abc', 'defghij', 'klm\nnext\n'], 10, 'cut'), ['0123456789...', 'next']);
         assert.deepEqual(read(['0123456789abc\nnext\n'], 10, 'cut'), ['0123456789...', 'next']);
         assert.deepEqual(read(['0123456789abc'], 10, 'cut'), ['0123456789...']);
+        assert.deepEqual(read(['01234', '56789', 'a\n'], 10, 'cut'), ['0123456789...']);
     });
 
     test('cut: the cut does not split a multi-byte character', () => {
@@ -42,15 +49,27 @@ describe('LineReader', () => {
         assert.deepEqual(read(['012345678é\n'], 10, 'cut'), ['012345678...']);
     });
 
-    test('error: a longer line throws LineTooLongError, whether or not its newline has arrived', () => {
-        assert.throws(() => read(['0123456789', 'a'], 10, 'error', false), LineTooLongError);
-        assert.throws(() => read(['0123456789a\n'], 10, 'error'), (error: unknown) => error instanceof LineTooLongError && error.maxBytes === 10);
+    test('report: a longer line is skipped to its newline and reported once with its size, first and last bytes', () => {
+        const expected = { bytes: 26, head: 'abcd', tail: 'wxyz' };
+        assert.deepEqual(read(['abcdefghijklmnopqrstuvwxyz\nnext\n'], 10, 'report'), [expected, 'next']);
+        // In pieces: the line goes over the limit in the middle of a chunk, its tail spans chunks, \r\n ends it.
+        assert.deepEqual(read(['ok\nabcdef', 'ghijklmnopqrstuvw', 'x', 'yz\r', '\nnext\n'], 10, 'report'), ['ok', expected, 'next']);
+        assert.deepEqual(read(['abc', 'def', 'ghi', 'jkl', 'mno', 'pqr', 'stu', 'vwx', 'yz\n'], 10, 'report'), [expected]);
     });
 
-    test('error: lines before the long one are delivered first', () => {
-        const lines: string[] = [];
-        const reader = new LineReader({ maxBytes: 4, overlong: 'error', onLine: line => lines.push(line) });
-        assert.throws(() => reader.push(Buffer.from('ok\ntoo long\n')), LineTooLongError);
-        assert.deepEqual(lines, ['ok']);
+    test('report: a longer last line without newline is reported on end()', () => {
+        assert.deepEqual(read(['abcdefghijklmnopqrstuvwxyz'], 10, 'report', false), []);
+        assert.deepEqual(read(['abcdefghijklmnopqrstuvwxyz'], 10, 'report'), [{ bytes: 26, head: 'abcd', tail: 'wxyz' }]);
+    });
+
+    test('report: one byte over the limit is over; the edges never exceed the limit', () => {
+        assert.deepEqual(read(['0123456789a\n'], 10, 'report', true, 1024), [{ bytes: 11, head: '0123456789', tail: '123456789a' }]);
+    });
+
+    test('report: a line of megabytes arrives in 64 KiB chunks and keeps only its edges', () => {
+        const chunk = Buffer.alloc(64 * 1024, 'x');
+        const chunks = [Buffer.from('{"id":7,'), ...Array.from({ length: 80 }, () => chunk), Buffer.from('"end":1}\n')];
+        const [line] = read(chunks, 1024 * 1024, 'report', true, 16) as OverlongLine[];
+        assert.deepEqual(line, { bytes: 8 + 80 * chunk.length + 8, head: `{"id":7,${'x'.repeat(8)}`, tail: `${'x'.repeat(8)}"end":1}` });
     });
 });

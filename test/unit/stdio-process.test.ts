@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { Client, SdkError, SdkErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/client';
-import { LineTooLongError } from '../../src/upstream/lines.js';
+import { isOversizedMark } from '../../src/upstream/oversized.js';
 import { ChildReaper } from '../../src/upstream/reaper.js';
 import { StdioProcessTransport, type StdioProcessOptions } from '../../src/upstream/stdio-process.js';
 
@@ -21,6 +21,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const STUBBORN = path.join(ROOT, 'test/fixtures/stubborn-server.ts');
 const DRIVER = path.join(ROOT, 'test/fixtures/reaper-driver.ts');
 const ENV = { PATH: process.env.PATH ?? '' };
+const MAX_LINE = 1024 * 1024;
 const TIMEOUT = { timeout: 60_000 };
 
 function newMarker(): string {
@@ -77,6 +78,7 @@ function stubborn(marker: string, flags: string[], extra: Partial<StdioProcessOp
         env: ENV,
         cwd: ROOT,
         killGraceMs: 500,
+        maxLineBytes: MAX_LINE,
         ...extra
     });
 }
@@ -117,6 +119,7 @@ describe('StdioProcessTransport: stdout', () => {
             args: ['-e', script],
             env: ENV,
             killGraceMs: 2000,
+            maxLineBytes: MAX_LINE,
             onNoise: line => noise.push(line),
             onStderrLine: line => stderr.push(line)
         });
@@ -153,21 +156,50 @@ describe('StdioProcessTransport: stdout', () => {
         }
     });
 
-    test('a line longer than maxLineBytes is an error that closes the transport', TIMEOUT, async () => {
+    test('a line over maxLineBytes is skipped: a response fails its own request, anything else is dropped; the transport stays', TIMEOUT, async () => {
+        const script = `
+            const out = text => process.stdout.write(text);
+            const pad = 'y'.repeat(5000);
+            out('{"jsonrpc":"2.0","id":3,"result":{"pad":"' + pad + '"}}\\n');
+            out('{"jsonrpc":"2.0","method":"notifications/big","params":{"pad":"' + pad + '"}}\\n');
+            out('{"jsonrpc":"2.0","result":{"pad":"' + pad + '"},"id":"s-1"}\\r\\n');
+            out('{"jsonrpc":"2.0","id":4,"result":{}}\\n');
+            require('node:readline').createInterface({ input: process.stdin }).on('line', line => out(line + '\\n'));
+        `;
+        const messages: JSONRPCMessage[] = [];
+        const dropped: number[] = [];
         const transport = new StdioProcessTransport({
             command: process.execPath,
-            args: ['-e', `process.stdout.write('y'.repeat(5000)); setInterval(() => {}, 1e6);`],
+            args: ['-e', script],
             env: ENV,
             killGraceMs: 200,
-            maxLineBytes: 1024
+            maxLineBytes: 1024,
+            onOversizedDropped: bytes => dropped.push(bytes)
         });
         const errors: Error[] = [];
         transport.onerror = error => errors.push(error);
+        transport.onmessage = message => messages.push(message);
         const close = watchClose(transport);
         await transport.start();
         try {
-            await close.closed;
-            assert.ok(errors.some(error => error instanceof LineTooLongError), `errors: ${errors.map(String).join(', ')}`);
+            await waitFor('the small response', () => messages.length === 3);
+            await transport.send({ jsonrpc: '2.0', id: 8, method: 'ping' });
+            await waitFor('the echo', () => messages.length === 4);
+
+            const standIn = (id: string | number) => ({ jsonrpc: '2.0', id, error: { code: -32603, message: 'response larger than 1024 bytes' } });
+            const [first, second, ...rest] = messages.map(message => {
+                if (!('error' in message)) return message;
+                assert.ok(isOversizedMark(message.error.data), 'marked as the stand-in for an oversized response');
+                return { ...message, error: { code: message.error.code, message: message.error.message } };
+            });
+            assert.deepEqual([first, second], [standIn(3), standIn('s-1')]);
+            assert.deepEqual(rest, [
+                { jsonrpc: '2.0', id: 4, result: {} },
+                { jsonrpc: '2.0', id: 8, method: 'ping' }
+            ]);
+            assert.deepEqual(dropped, [5000 + '{"jsonrpc":"2.0","method":"notifications/big","params":{"pad":""}}'.length]);
+            assert.deepEqual(errors, []);
+            assert.equal(close.count(), 0, 'still open');
         } finally {
             await transport.close();
         }
@@ -179,6 +211,7 @@ describe('StdioProcessTransport: stdout', () => {
             args: ['-e', 'setInterval(() => {}, 1e6)'],
             env: ENV,
             killGraceMs: 200,
+            maxLineBytes: MAX_LINE,
             maxPendingWriteBytes: 64 * 1024
         });
         const errors: Error[] = [];
@@ -202,14 +235,23 @@ describe('StdioProcessTransport: stdout', () => {
         }
     });
 
-    test('a command that does not exist rejects start(), and onclose fires once', TIMEOUT, async () => {
-        const transport = new StdioProcessTransport({ command: '/nonexistent/mcp-server', args: [], env: ENV, killGraceMs: 100 });
-        const close = watchClose(transport);
-        await assert.rejects(transport.start(), (error: NodeJS.ErrnoException) => error.code === 'ENOENT');
-        await close.closed;
-        await transport.close();
-        assert.equal(close.count(), 1);
-        assert.equal(transport.pid, undefined);
+    test('a command that does not exist rejects start() saying so, and onclose fires once', TIMEOUT, async () => {
+        for (const [command, env, message] of [
+            ['/nonexistent/mcp-server', ENV, 'command "/nonexistent/mcp-server" not found'],
+            ['mcp-no-such-server', { PATH: '/nonexistent/bin' }, 'command "mcp-no-such-server" not found (searched PATH: /nonexistent/bin)']
+        ] as const) {
+            const transport = new StdioProcessTransport({ command, args: [], env, killGraceMs: 100, maxLineBytes: MAX_LINE });
+            const close = watchClose(transport);
+            await assert.rejects(transport.start(), (error: NodeJS.ErrnoException) => {
+                assert.equal(error.message, message);
+                assert.equal(error.code, 'ENOENT');
+                return true;
+            });
+            await close.closed;
+            await transport.close();
+            assert.equal(close.count(), 1);
+            assert.equal(transport.pid, undefined);
+        }
     });
 });
 
@@ -317,6 +359,7 @@ describe('StdioProcessTransport: ending children', () => {
             args: ['-e', 'process.stdin.resume()'],
             env: ENV,
             killGraceMs: 500,
+            maxLineBytes: MAX_LINE,
             reaper
         });
         await transport.start();
