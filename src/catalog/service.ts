@@ -20,7 +20,7 @@ import { checkStringMap, validateArguments } from './arguments.js';
 import type { Catalog, CatalogEntry } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
 import type { Visibility } from './fingerprint.js';
-import { paginate } from './paginate.js';
+import { paginate, visibleSlice } from './paginate.js';
 import { outcomeOf, UnknownPromptError, type Operation, type UsageEvent } from './usage.js';
 
 export const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
@@ -69,7 +69,8 @@ export class PromptService {
                 throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor');
             }
             const view = await this.catalog.view();
-            const page = paginate(view.segments, start, this.options.pageSize, (id, version) => this.catalog.history(id, version), caller.visible);
+            const slice = visibleSlice(view.segments, caller.visible);
+            const page = paginate(view.segments, start, this.options.pageSize, (id, version) => this.catalog.history(id, version), slice);
             const prompts: Prompt[] = page.items.map(entry => entry.prompt);
             return page.next === undefined ? { prompts } : { prompts, nextCursor: this.cursors.encode({ ...page.next, scope: caller.scope }) };
         });
