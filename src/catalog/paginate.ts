@@ -3,15 +3,17 @@
  * list-version history and what the caller sees are passed in.
  *
  * Within an upstream, a position names a version (digest) of its name list and
- * an offset in that version. When the upstream's list changed since, the old
- * version is looked up in the history: the prompts before the offset were
- * consumed, so the walk resumes right after the last of them that still exists.
- * Provided upstreams keep the relative order of their surviving prompts (adds
- * and removes, not reorders), no prompt that exists throughout a walk is
- * skipped or returned twice. When the old version is not in the history (for
- * example a replica that never saw it), the walk resumes after the anchor (a
- * digest of the last name consumed), or at the same offset when that prompt is
- * gone as well.
+ * the offset in that version right after the last prompt returned. When the
+ * upstream's list changed since, the old version is looked up in the history:
+ * the prompts before the offset were passed, so the walk resumes right after
+ * the last of them that still exists and that the caller sees (hidden ones
+ * must not move the walk). Provided upstreams keep the relative order of their
+ * surviving prompts (adds and removes, not reorders), no prompt that exists
+ * throughout a walk is skipped or returned twice. When the old version is not
+ * in the history (for example a replica that never saw it), the walk resumes
+ * after the anchor (a digest of the last prompt returned), or at the start of
+ * the upstream when that prompt is gone as well: prompts come again, none is
+ * skipped.
  *
  * Across upstreams, a position names the upstream by id, with a digest of the
  * order of all upstreams and a filter of the ids still pending after it (see
@@ -72,7 +74,7 @@ export function paginate<E>(
     slice: VisibleSlice = visibleSlice(segments)
 ): Page<E> {
     const order = upstreamOrder(segments);
-    const walk = start === undefined ? fromTheStart(segments.length) : resume(segments, order, start, history);
+    const walk = start === undefined ? fromTheStart(segments.length) : resume(segments, order, start, history, slice);
     const items: E[] = [];
     for (let step = 0; step < walk.sequence.length; step++) {
         const index = walk.sequence[step]!;
@@ -144,11 +146,11 @@ function fromTheStart(count: number): Walk {
     return { sequence: range(0, count), offset: 0, positional: true };
 }
 
-function resume<E>(segments: readonly Segment<E>[], order: UpstreamOrder, start: Position, history: VersionHistory): Walk {
+function resume<E>(segments: readonly Segment<E>[], order: UpstreamOrder, start: Position, history: VersionHistory, slice: VisibleSlice): Walk {
     const current = order.indexOf.get(start.upstreamId);
     const sequence =
         current !== undefined && start.positional && start.order === order.digest ? range(current, segments.length) : rejoin(order, start, current);
-    const offset = current === undefined ? 0 : resumeOffset(segments[current]!, start, history);
+    const offset = current === undefined ? 0 : resumeOffset(segments[current]!, slice.offsets[current]!, start, history);
     return { sequence, offset, positional: sequence.every((index, at) => index === segments.length - sequence.length + at) };
 }
 
@@ -179,22 +181,17 @@ function positionAfter<E>(segment: Segment<E>, last: number, order: UpstreamOrde
     };
 }
 
-function resumeOffset<E>(segment: Segment<E>, start: Position, history: VersionHistory): number {
+/** Where in `segment` the walk resumes; only the entries the caller sees (`visible`, offsets) may decide it. */
+function resumeOffset<E>(segment: Segment<E>, visible: Uint32Array, start: Position, history: VersionHistory): number {
     const names = segment.names;
     if (start.version === segment.version) return Math.min(start.offset, names.length);
     const previous = history(start.upstreamId, start.version);
-    if (previous !== undefined) {
-        const consumed = new Set(previous.slice(0, start.offset));
-        for (let i = names.length - 1; i >= 0; i--) {
-            if (consumed.has(names[i]!)) return i + 1;
-        }
-        return 0;
+    const passed = previous === undefined ? undefined : new Set(previous.slice(0, start.offset));
+    for (let i = visible.length - 1; i >= 0; i--) {
+        const at = visible[i]!;
+        if (passed !== undefined ? passed.has(names[at]!) : anchorOf(names[at]!) === start.anchor) return at + 1;
     }
-    if (start.anchor !== '') {
-        const anchorAt = names.findIndex(name => anchorOf(name) === start.anchor);
-        if (anchorAt !== -1) return anchorAt + 1;
-    }
-    return Math.min(start.offset, names.length);
+    return 0;
 }
 
 function firstAtOrAfter(sorted: Uint32Array, value: number): number {
