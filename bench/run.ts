@@ -15,6 +15,7 @@ import { createInterface } from 'node:readline';
 import type { Client } from '@modelcontextprotocol/client';
 import { connectHttp, listAllPages, ROOT, startHttpFixture, stdioFixture, stopChild } from '../test/helpers.js';
 import { measureRecordingCost } from './metrics-cost.js';
+import { measureNarrowClients, narrowClientsSection } from './narrow-clients.js';
 import { measureOverload } from './overload.js';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
@@ -199,6 +200,7 @@ async function main(): Promise<void> {
     });
     const overload = await measureOverload(overloaded.url, () => rssKiB(overloaded.child.pid!));
     await stopChild(overloaded.child);
+    const narrowClients = await measureNarrowClients();
     const mib = (kib: number | undefined) => (kib === undefined ? 'n/a' : `${(kib / 1024).toFixed(1)} MiB`);
 
     await Promise.all([direct.close(), directPaged.close(), viaWhole.close(), viaPaged.close()]);
@@ -295,6 +297,7 @@ one is saturated and its queue full.
 
 Idle downstream session: ${sessionKiB === undefined ? 'not measured (needs /proc)' : `about ${sessionKiB.toFixed(1)} KiB of resident memory each in the gateway process (growth of VmRSS over ${SESSIONS} sessions; RSS is coarse, so take it as an upper bound)`}.
 
+${narrowClientsSection(narrowClients)}
 ## Reproduce
 
 \`\`\`sh
