@@ -16,6 +16,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { connectHttp, listAllPages, rawStdio, ROOT, startHttpFixture, stdioFixture, stopChild } from '../test/helpers.js';
 import { measureFlood, STORM_NOTIFICATIONS, type Percentiles } from './flood.js';
 import { measureRecordingCost } from './metrics-cost.js';
+import { measureNarrowClients, narrowClientsSection } from './narrow-clients.js';
 import { measureOverload } from './overload.js';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
@@ -206,6 +207,7 @@ async function main(): Promise<void> {
     const storm = await measureFlood(storming.url);
     await stopChild(storming.child);
     const pctl = (p: Percentiles) => `${fmt(p.p50)} / ${fmt(p.p99)}`;
+    const narrowClients = await measureNarrowClients();
     const mib = (kib: number | undefined) => (kib === undefined ? 'n/a' : `${(kib / 1024).toFixed(1)} MiB`);
 
     await Promise.all([direct.close(), directPaged.close(), viaWhole.close(), viaPaged.close()]);
@@ -318,6 +320,7 @@ timer per event, and nothing else is allocated until the burst's debounce fires.
 
 Idle downstream session: ${sessionKiB === undefined ? 'not measured (needs /proc)' : `about ${sessionKiB.toFixed(1)} KiB of resident memory each in the gateway process (growth of VmRSS over ${SESSIONS} sessions; RSS is coarse, so take it as an upper bound)`}.
 
+${narrowClientsSection(narrowClients)}
 ## Reproduce
 
 \`\`\`sh

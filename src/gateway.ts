@@ -7,8 +7,8 @@ import { ANONYMOUS_CLIENT_ID } from './config/policy-schema.js';
 import { resolveReconnect, type GatewayConfig } from './config/schema.js';
 import { Catalog } from './catalog/catalog.js';
 import { CursorCodec } from './catalog/cursor.js';
-import { viewFingerprint } from './catalog/fingerprint.js';
 import { PromptService, type Caller, type PromptServiceOptions } from './catalog/service.js';
+import { VisibleSlices } from './catalog/visible-slices.js';
 import { startAdminServer, type AdminServer } from './downstream/admin-server.js';
 import type { Endpoint } from './downstream/endpoint.js';
 import { startHttpEndpoint } from './downstream/http.js';
@@ -108,12 +108,14 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
     const catalog: Catalog = new Catalog({ naming: { separator: config.namespace.separator }, logger, notifications: config.notifications, onCacheRead: telemetry.cacheRead });
     let cursors = new CursorCodec(config.cursorSecret);
     let policy = compilePolicy(config);
-    const service = new PromptService(catalog, cursors, serviceOptions(config, policy));
+    // One cache of what each client sees per view, for its pages and its list_changed decisions alike.
+    const slices = new VisibleSlices();
+    const service = new PromptService(catalog, cursors, serviceOptions(config, policy), slices);
     telemetry.watch(service);
     const sessions = new SessionRegistry({
         changes: catalog.changes,
         currentView: () => catalog.publishedView,
-        fingerprint: (view, scope) => viewFingerprint(view, policy.access.visibility(scope)),
+        fingerprint: (view, scope) => slices.fingerprint(view, scope, policy.access.visibility(scope)),
         onNotified: telemetry.notified,
         logger
     });
@@ -184,7 +186,9 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         const change = await pool.apply(next.upstreams, next.upstreamConnectConcurrency, upstreams => {
             policy = nextPolicy;
             service.reconfigure(cursors, serviceOptions(next, policy));
-            sessions.forgetFingerprints();
+            // Fingerprints computed under the old rules are dropped, so the next published change compares every
+            // session under the new ones.
+            slices.forget();
             catalog.setUpstreams(upstreams, { separator: next.namespace.separator });
             // Also when no upstream changed: a client whose view only the policy changed must hear of it.
             catalog.announce();

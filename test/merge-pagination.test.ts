@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
+import { parseConfig } from '../src/config/load.js';
 import type { RunningGateway } from '../src/gateway.js';
 import { capturingLogger, connectHttp, connectSse, connectStdio, FIXTURE, listAllPages, rpcError, startHttpFixture, startTestGateway, stdioFixture, waitFor, type HttpFixture } from './helpers.js';
 
@@ -185,5 +186,76 @@ describe('pagination stays stable while an upstream changes mid-walk', () => {
                 await original.close();
             }
         }
+    });
+});
+
+describe('a walk continues across a reload that changes the upstreams', () => {
+    const config = (ids: string[]) => ({ pagination: { pageSize: 3 }, upstreams: ids.map(id => stdioFixture(id, { prompts: 4 })) });
+    const reload = (gateway: RunningGateway, ids: string[]) => gateway.reload(parseConfig(JSON.stringify({ listen: { port: 0 }, ...config(ids) }), 'reload', process.env));
+
+    /** Lists pages until the walk is inside `upstream` (its prompts returned, more to come); the rest of the walk is `resume`. */
+    async function walkInto(client: Client, upstream: string): Promise<{ seen: string[]; cursor: string }> {
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        for (;;) {
+            const page = await client.request({ method: 'prompts/list', params: cursor === undefined ? {} : { cursor } });
+            seen.push(...page.prompts.map(prompt => prompt.name));
+            assert.ok(page.nextCursor !== undefined, `the walk ended before reaching ${upstream}`);
+            cursor = page.nextCursor;
+            if (seen.at(-1)!.startsWith(`${upstream}__`)) return { seen, cursor };
+        }
+    }
+
+    async function resume(client: Client, cursor: string | undefined): Promise<string[]> {
+        const seen: string[] = [];
+        for (let pages = 0; cursor !== undefined; pages++) {
+            assert.ok(pages < 100, 'the walk does not end');
+            const page: { prompts: { name: string }[]; nextCursor?: string } = await client.request({ method: 'prompts/list', params: { cursor } });
+            seen.push(...page.prompts.map(prompt => prompt.name));
+            cursor = page.nextCursor;
+        }
+        return seen;
+    }
+
+    test('removing the upstream the walk is in: the upstreams configured after it are still listed', { timeout: 60_000 }, async t => {
+        const gateway = await startTestGateway(config(['a', 'b', 'c']));
+        t.after(() => gateway.close());
+        const client = await connectHttp(gateway.url!);
+        t.after(() => client.close());
+        const before = (await listAllPages(client)).names;
+        const { seen, cursor } = await walkInto(client, 'b');
+        await reload(gateway, ['a', 'c']);
+        const rest = await resume(client, cursor);
+        const expectedC = before.filter(name => name.startsWith('c__'));
+        assert.ok(expectedC.length > 0);
+        assert.deepEqual(rest.filter(name => name.startsWith('c__')), expectedC, 'every prompt of c is listed after b is removed');
+        assert.deepEqual([...seen, ...rest].filter(name => name.startsWith('a__')), before.filter(name => name.startsWith('a__')), 'a is listed once');
+    });
+
+    test('removing an upstream before the one the walk is in: nothing after it is skipped or repeated', { timeout: 60_000 }, async t => {
+        const gateway = await startTestGateway(config(['a', 'b', 'c', 'd']));
+        t.after(() => gateway.close());
+        const client = await connectHttp(gateway.url!);
+        t.after(() => client.close());
+        const before = (await listAllPages(client)).names;
+        const { seen, cursor } = await walkInto(client, 'c');
+        await reload(gateway, ['a', 'c', 'd']);
+        const rest = await resume(client, cursor);
+        const expected = before.filter(name => !name.startsWith('b__'));
+        assert.deepEqual([...seen, ...rest].filter(name => !name.startsWith('b__')), expected);
+    });
+
+    test('reordering the upstreams: the rest of the current one, then the pending ones and those now after it, in the new order', { timeout: 60_000 }, async t => {
+        const gateway = await startTestGateway(config(['a', 'b', 'c', 'd']));
+        t.after(() => gateway.close());
+        const client = await connectHttp(gateway.url!);
+        t.after(() => client.close());
+        const before = (await listAllPages(client)).names;
+        const of = (id: string) => before.filter(name => name.startsWith(`${id}__`));
+        const { seen, cursor } = await walkInto(client, 'b');
+        await reload(gateway, ['d', 'b', 'a', 'c']);
+        const rest = await resume(client, cursor);
+        // d moved before b but was still to come; a, already listed, now stands after b and is listed again (README).
+        assert.deepEqual([...seen, ...rest], [...of('a'), ...of('b'), ...of('d'), ...of('a'), ...of('c')]);
     });
 });

@@ -225,7 +225,7 @@ export class Catalog {
                 byName.set(name, entry);
                 return entry;
             });
-            return { upstreamId: upstream.id, upstreamIndex: index, version: list.version, names: list.names, entries };
+            return { upstreamId: upstream.id, version: list.version, names: list.names, entries };
         });
         return { segments, byName };
     }

@@ -16,17 +16,21 @@
  *   key        = HKDF-SHA256(ikm = `cursorSecret` as UTF-8 (or a random 32-byte key
  *                when it is empty), salt = empty, info = CURSOR_KEY_INFO, 32 bytes)
  *   iv         = 12 random bytes, tag = the 16-byte AES-256-GCM tag
- *   plaintext  = UTF-8 JSON [CURSOR_FORMAT_VERSION, scope, upstreamIndex,
- *                upstreamId, version, offset, anchor], followed by spaces up to
- *                the scope's JSON length plus a multiple of CURSOR_PAD_BLOCK bytes
+ *   plaintext  = UTF-8 JSON [CURSOR_FORMAT_VERSION, scope, upstreamId, version,
+ *                offset, anchor, order, positional, pending], followed by spaces up
+ *                to the scope's JSON length plus a multiple of CURSOR_PAD_BLOCK bytes
  *                (the caller knows its own scope; every other field fits in one
  *                block for config-valid ids). Decoding does not require the padding.
+ *                `pending` is the upstream filter (upstream-filter.ts) as base64url.
  * The random IV makes encodings of one position differ: pages stay stable
  * because of what a cursor holds, not because of its bytes.
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { UPSTREAM_FILTER_BYTES } from './upstream-filter.js';
 
-export const CURSOR_FORMAT_VERSION = 2;
+/** 3: upstreams located by id, with the order digest and the filter of pending upstreams (2 located them by config index). */
+export const CURSOR_FORMAT_VERSION = 3;
+/** Names the key derivation, unchanged since format 2; the format version inside tells formats apart. */
 const CURSOR_KEY_INFO = 'mcp-prompt-gateway cursor v2';
 const CURSOR_PAD_BLOCK = 256;
 const MAX_CURSOR_LENGTH = 4096;
@@ -36,8 +40,7 @@ const TAG_BYTES = 16;
 export interface CursorPosition {
     /** Whose view the cursor belongs to (a client id); a cursor is valid only in the same scope. */
     scope: string;
-    /** Config position of the upstream the walk is in, used when that upstream is gone. */
-    upstreamIndex: number;
+    /** The upstream the walk is in. */
     upstreamId: string;
     /** Digest of that upstream's name list when the page was cut. */
     version: string;
@@ -45,6 +48,12 @@ export interface CursorPosition {
     offset: number;
     /** `anchorOf` the last prompt consumed from that upstream ('' at the start): short whatever the name's length. */
     anchor: string;
+    /** Digest of the order of every upstream (hidden ones too) when the page was cut. */
+    order: string;
+    /** Whether `pending` is exactly the upstreams after this one in that order (see paginate.ts). */
+    positional: boolean;
+    /** The upstreams still to list after this one, as an upstream filter of UPSTREAM_FILTER_BYTES. */
+    pending: Uint8Array;
 }
 
 export class CursorCodec {
@@ -60,11 +69,13 @@ export class CursorCodec {
         const json = JSON.stringify([
             CURSOR_FORMAT_VERSION,
             position.scope,
-            position.upstreamIndex,
             position.upstreamId,
             position.version,
             position.offset,
-            position.anchor
+            position.anchor,
+            position.order,
+            position.positional,
+            Buffer.from(position.pending).toString('base64url')
         ]);
         const length = Buffer.byteLength(json, 'utf8');
         const own = Buffer.byteLength(JSON.stringify(position.scope), 'utf8');
@@ -103,12 +114,18 @@ export class CursorCodec {
 }
 
 function toPosition(fields: unknown): CursorPosition | undefined {
-    if (!Array.isArray(fields) || fields.length !== 7) return undefined;
-    const [version, scope, upstreamIndex, upstreamId, listVersion, offset, anchor] = fields as unknown[];
-    if (version !== CURSOR_FORMAT_VERSION) return undefined;
-    if (typeof scope !== 'string' || typeof upstreamId !== 'string' || typeof listVersion !== 'string') return undefined;
-    if (typeof anchor !== 'string' || !isIndex(upstreamIndex) || !isIndex(offset)) return undefined;
-    return { scope, upstreamIndex, upstreamId, version: listVersion, offset, anchor };
+    if (!Array.isArray(fields) || fields.length !== 9) return undefined;
+    const [format, scope, upstreamId, version, offset, anchor, order, positional, pending] = fields as unknown[];
+    if (format !== CURSOR_FORMAT_VERSION) return undefined;
+    if (!isString(scope) || !isString(upstreamId) || !isString(version) || !isString(anchor) || !isString(order)) return undefined;
+    if (!isIndex(offset) || typeof positional !== 'boolean' || !isString(pending)) return undefined;
+    const filter = Buffer.from(pending, 'base64url');
+    if (filter.length !== UPSTREAM_FILTER_BYTES || filter.toString('base64url') !== pending) return undefined;
+    return { scope, upstreamId, version, offset, anchor, order, positional, pending: new Uint8Array(filter) };
+}
+
+function isString(value: unknown): value is string {
+    return typeof value === 'string';
 }
 
 function isIndex(value: unknown): value is number {

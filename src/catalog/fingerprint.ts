@@ -5,20 +5,20 @@
  */
 import { createHash } from 'node:crypto';
 import type { CatalogEntry, CatalogView } from './catalog.js';
+import { visibleSlice, type VisibleSlice } from './paginate.js';
 
 export type Visibility = (entry: CatalogEntry) => boolean;
 
-export const ALL_VISIBLE: Visibility = () => true;
-
-export function viewFingerprint(view: CatalogView, visible: Visibility = ALL_VISIBLE): string {
+/** O(prompts in the slice): the slice (see visible-slices.ts) already holds what the client sees. */
+export function viewFingerprint(view: CatalogView, slice: VisibleSlice = visibleSlice(view.segments)): string {
     const hash = createHash('sha256');
-    for (const segment of view.segments) {
-        for (const entry of segment.entries) {
-            if (entry === undefined || !visible(entry)) continue;
+    view.segments.forEach((segment, index) => {
+        for (const offset of slice.offsets[index]!) {
+            const entry = segment.entries[offset]!;
             // The digest was taken where the definition entered, within its bounds: nothing here walks upstream data.
             // Fixed-length digest, then the name with its length: no two sequences of entries hash the same input.
             hash.update(`${entry.digest}${entry.exposedName.length}:${entry.exposedName}`);
         }
-    }
+    });
     return hash.digest('base64url');
 }

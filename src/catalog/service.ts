@@ -21,6 +21,7 @@ import type { Catalog, CatalogEntry } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
 import type { Visibility } from './fingerprint.js';
 import { paginate } from './paginate.js';
+import type { VisibleSlices } from './visible-slices.js';
 import { outcomeOf, UnknownPromptError, type Operation, type UsageEvent } from './usage.js';
 
 export const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
@@ -53,7 +54,8 @@ export class PromptService {
     constructor(
         private readonly catalog: Catalog,
         private cursors: CursorCodec,
-        private options: PromptServiceOptions
+        private options: PromptServiceOptions,
+        private readonly slices: VisibleSlices
     ) {}
 
     /** A reload's new cursor key and page size; cursors sealed with an old key become invalid. */
@@ -69,7 +71,8 @@ export class PromptService {
                 throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor');
             }
             const view = await this.catalog.view();
-            const page = paginate(view.segments, start, this.options.pageSize, (id, version) => this.catalog.history(id, version), caller.visible);
+            const slice = this.slices.of(view, caller.scope, caller.visible);
+            const page = paginate(view.segments, start, this.options.pageSize, (id, version) => this.catalog.history(id, version), slice);
             const prompts: Prompt[] = page.items.map(entry => entry.prompt);
             return page.next === undefined ? { prompts } : { prompts, nextCursor: this.cursors.encode({ ...page.next, scope: caller.scope }) };
         });

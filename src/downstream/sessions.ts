@@ -37,6 +37,7 @@ export interface SessionRegistryOptions {
     changes: Bus<CatalogChange>;
     /** The view clients currently know: the baseline of a new session. */
     currentView: () => CatalogView | undefined;
+    /** What a scope sees of a view, as a digest; cached by the caller, which drops it when the rules change. */
     fingerprint: (view: CatalogView, scope: string) => string;
     /** A list_changed notification was handed to a session's transport. */
     onNotified?: () => void;
@@ -46,7 +47,6 @@ export interface SessionRegistryOptions {
 export class SessionRegistry {
     readonly #sessions = new Map<string, Session>();
     readonly #unsubscribe: () => void;
-    #fingerprints = new WeakMap<CatalogView, Map<string, string>>();
 
     constructor(private readonly options: SessionRegistryOptions) {
         this.#unsubscribe = options.changes.subscribe(change => this.#onChange(change.view));
@@ -65,7 +65,7 @@ export class SessionRegistry {
 
     add(session: Session): void {
         const view = this.options.currentView();
-        session.fingerprint = view === undefined ? undefined : this.#fingerprint(view, session.scope);
+        session.fingerprint = view === undefined ? undefined : this.options.fingerprint(view, session.scope);
         this.#sessions.set(session.id, session);
     }
 
@@ -79,14 +79,6 @@ export class SessionRegistry {
         if (session.notificationPending) this.#notify(session);
     }
 
-    /**
-     * The visibility rules changed (a reload): fingerprints computed under the old rules are dropped, so the next
-     * published change compares every session under the new ones.
-     */
-    forgetFingerprints(): void {
-        this.#fingerprints = new WeakMap();
-    }
-
     close(): void {
         this.#unsubscribe();
         this.#sessions.clear();
@@ -94,19 +86,11 @@ export class SessionRegistry {
 
     #onChange(view: CatalogView): void {
         for (const session of this.#sessions.values()) {
-            const fingerprint = this.#fingerprint(view, session.scope);
+            const fingerprint = this.options.fingerprint(view, session.scope);
             if (fingerprint === session.fingerprint) continue;
             session.fingerprint = fingerprint;
             this.#notify(session);
         }
-    }
-
-    #fingerprint(view: CatalogView, scope: string): string {
-        let byScope = this.#fingerprints.get(view);
-        if (byScope === undefined) this.#fingerprints.set(view, (byScope = new Map<string, string>()));
-        let fingerprint = byScope.get(scope);
-        if (fingerprint === undefined) byScope.set(scope, (fingerprint = this.options.fingerprint(view, scope)));
-        return fingerprint;
     }
 
     #notify(session: Session): void {

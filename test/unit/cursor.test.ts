@@ -3,17 +3,23 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CURSOR_FORMAT_VERSION, CursorCodec, type CursorPosition } from '../../src/catalog/cursor.js';
 import { paginate } from '../../src/catalog/paginate.js';
+import { filterKey, filterOf } from '../../src/catalog/upstream-filter.js';
 
 const SECRET = 'a-secret-of-at-least-16-chars';
 
 const BASE: CursorPosition = {
     scope: 'client-1',
-    upstreamIndex: 2,
     upstreamId: 'docs',
     version: 'Zm9vYmFyYmF6cXV4',
     offset: 7,
-    anchor: 'summarize'
+    anchor: 'summarize',
+    order: 'b3JkZXJkaWdlc3Qx',
+    positional: true,
+    pending: filterOf(['wiki', 'tickets'].map(filterKey))
 };
+
+const EMPTY_FILTER = new Uint8Array(64);
+const FULL_FILTER = new Uint8Array(64).fill(255);
 
 // An independent implementation of the wire form documented in src/catalog/cursor.ts, with
 // literal parameters: if the codec drifts from the documentation, the tests below notice.
@@ -55,7 +61,17 @@ function open(secret: string, cursor: string): string {
 
 /** The documented field order of the plaintext array. */
 function fieldsOf(position: CursorPosition): unknown[] {
-    return [CURSOR_FORMAT_VERSION, position.scope, position.upstreamIndex, position.upstreamId, position.version, position.offset, position.anchor];
+    return [
+        CURSOR_FORMAT_VERSION,
+        position.scope,
+        position.upstreamId,
+        position.version,
+        position.offset,
+        position.anchor,
+        position.order,
+        position.positional,
+        Buffer.from(position.pending).toString('base64url')
+    ];
 }
 
 /** Every string that differs from `text` in exactly one character (substitution), over `alphabet`. */
@@ -79,8 +95,10 @@ describe('CursorCodec round trip', () => {
         ['__proto__ and constructor', { scope: '__proto__', upstreamId: 'constructor', anchor: '__proto__' }],
         ['separators and wire characters', { anchor: 'a.b.c', scope: '__', upstreamId: 'a__b', version: 'x.y=' }],
         ['JSON-looking text and trailing spaces', { anchor: '[1,"x"]', scope: '{"a":1}', upstreamId: ' ', version: 'v  ' }],
-        ['zero indexes', { upstreamIndex: 0, offset: 0 }],
-        ['large safe integers', { upstreamIndex: Number.MAX_SAFE_INTEGER, offset: Number.MAX_SAFE_INTEGER }],
+        ['a zero offset', { offset: 0 }],
+        ['a large safe offset', { offset: Number.MAX_SAFE_INTEGER }],
+        ['an empty filter, out of order', { pending: EMPTY_FILTER, positional: false }],
+        ['a full filter', { pending: FULL_FILTER }],
         ['a long scope', { scope: 's'.repeat(1000) }],
         ['a long anchor', { anchor: 'n'.repeat(2000) }],
         ['a long unicode anchor', { anchor: '名'.repeat(600) }]
@@ -117,7 +135,7 @@ describe('CursorCodec round trip', () => {
     test('a page cut right after a very long prompt name still yields a cursor that decodes', () => {
         for (const longName of ['n'.repeat(3500), '名'.repeat(1200)]) {
             const page = paginate(
-                [{ upstreamId: 'up', upstreamIndex: 0, version: 'v1', names: [longName, 'next'], entries: [longName, 'next'] }],
+                [{ upstreamId: 'up', version: 'v1', names: [longName, 'next'], entries: [longName, 'next'] }],
                 undefined,
                 1,
                 () => undefined
@@ -135,18 +153,21 @@ describe('CursorCodec cursors reveal nothing', () => {
     const codec = new CursorCodec(SECRET);
     const position: CursorPosition = {
         scope: 'scope-canary-client',
-        upstreamIndex: 3,
         upstreamId: 'hidden-upstream-canary',
         version: 'VERSIONdigest123',
         offset: 42,
-        anchor: 'ANCHORdigest4567'
+        anchor: 'ANCHORdigest4567',
+        order: 'ORDERdigest12345',
+        positional: false,
+        pending: filterOf([filterKey('hidden-upstream-canary-2')])
     };
 
     test('neither the scope, the upstream id, the version digest nor the anchor appear in the cursor or its bytes', () => {
         for (let i = 0; i < 20; i++) {
             const cursor = codec.encode(position);
             const bytes = Buffer.from(cursor, 'base64url');
-            for (const secret of [position.scope, position.upstreamId, position.version, position.anchor, SECRET]) {
+            const filter = Buffer.from(position.pending).toString('base64url');
+            for (const secret of [position.scope, position.upstreamId, position.version, position.anchor, position.order, filter, SECRET]) {
                 for (const spelling of [secret, Buffer.from(secret, 'utf8').toString('base64url'), Buffer.from(secret, 'utf8').toString('base64')]) {
                     assert.ok(!cursor.includes(spelling), `${spelling} in ${cursor}`);
                 }
@@ -172,11 +193,15 @@ describe('CursorCodec cursors reveal nothing', () => {
     test('the length of a cursor depends only on its scope, not on where the walk is', () => {
         // Otherwise the number of digits of the offset would count hidden prompts, and the id's length would tell the upstream.
         const lengths = new Set<number>();
-        for (const upstreamIndex of [0, 9, 10, 12345, Number.MAX_SAFE_INTEGER]) {
-            for (const offset of [0, 1, 9, 10, 99, 100, 99_999, Number.MAX_SAFE_INTEGER]) {
-                for (const upstreamId of ['a', 'docs', 'x'.repeat(63)]) {
-                    for (const [version, anchor] of [['', ''], ['VERSIONdigest123', ''], ['VERSIONdigest123', 'ANCHORdigest4567']] as const) {
-                        lengths.add(codec.encode({ ...position, upstreamIndex, offset, upstreamId, version, anchor }).length);
+        // Every upstream id config allows, up to 63 characters.
+        const manyPending = filterOf(Array.from({ length: 200 }, (_, i) => filterKey(`upstream-${i}`)));
+        for (const offset of [0, 1, 9, 10, 99, 100, 99_999, Number.MAX_SAFE_INTEGER]) {
+            for (const upstreamId of ['a', 'docs', 'x'.repeat(63)]) {
+                for (const [version, anchor] of [['', ''], ['VERSIONdigest123', ''], ['VERSIONdigest123', 'ANCHORdigest4567']] as const) {
+                    for (const pending of [EMPTY_FILTER, manyPending, FULL_FILTER]) {
+                        for (const positional of [true, false]) {
+                            lengths.add(codec.encode({ ...position, offset, upstreamId, version, anchor, pending, positional }).length);
+                        }
                     }
                 }
             }
@@ -223,6 +248,13 @@ describe('CursorCodec rejects what it did not seal', () => {
         // The secret used as the AES key directly, or HKDF with another info string.
         assert.equal(codec32.decode(seal(secret32, plaintext, { key: Buffer.from(secret32, 'utf8') })), undefined);
         assert.equal(codec32.decode(seal(secret32, plaintext, { key: keyOf(secret32, 'mcp-prompt-gateway cursor v1') })), undefined);
+    });
+
+    test('a cursor of the previous format (2, upstreams by config index), sealed with the same key', () => {
+        // Clients holding one start their walk again: the reply is "Invalid cursor".
+        const v2 = [2, BASE.scope, 2, BASE.upstreamId, BASE.version, BASE.offset, BASE.anchor];
+        assert.equal(codec.decode(seal(SECRET, Buffer.from(JSON.stringify(v2).padEnd(256 + 10, ' '), 'utf8'))), undefined);
+        assert.equal(codec.decode(sealJson(SECRET, v2)), undefined);
     });
 
     test('a cursor in the old signed (v1) format', () => {
@@ -339,24 +371,31 @@ describe('CursorCodec rejects correctly sealed plaintexts of the wrong shape', (
         return fields;
     };
 
+    const filterText = Buffer.from(BASE.pending).toString('base64url');
     const cases: [string, unknown][] = [
-        ['the previous format version', replace(0, 1)],
-        ['an older format version', replace(0, 0)],
+        ['the previous format version', replace(0, 2)],
+        ['an older format version', replace(0, 1)],
         ['a newer format version', replace(0, CURSOR_FORMAT_VERSION + 1)],
         ['the format version as a string', replace(0, String(CURSOR_FORMAT_VERSION))],
-        ['a negative offset', replace(5, -1)],
-        ['a fractional offset', replace(5, 1.5)],
-        ['an offset beyond the safe integers', replace(5, 1e300)],
-        ['an offset just beyond the safe integers', replace(5, Number.MAX_SAFE_INTEGER + 1)],
-        ['an offset as a string', replace(5, '7')],
-        ['a negative upstream index', replace(2, -3)],
-        ['a fractional upstream index', replace(2, 0.5)],
-        ['an unsafe upstream index', replace(2, 2 ** 60)],
+        ['a negative offset', replace(4, -1)],
+        ['a fractional offset', replace(4, 1.5)],
+        ['an offset beyond the safe integers', replace(4, 1e300)],
+        ['an offset just beyond the safe integers', replace(4, Number.MAX_SAFE_INTEGER + 1)],
+        ['an offset as a string', replace(4, '7')],
         ['a non-string scope', replace(1, 1)],
-        ['a non-string upstream id', replace(3, null)],
-        ['a non-string version', replace(4, ['v'])],
-        ['a non-string anchor', replace(6, 42)],
-        ['a missing field', fieldsOf(BASE).slice(0, 6)],
+        ['a non-string upstream id', replace(2, null)],
+        ['a non-string version', replace(3, ['v'])],
+        ['a non-string anchor', replace(5, 42)],
+        ['a non-string order', replace(6, 1)],
+        ['positional as a number', replace(7, 1)],
+        ['positional as a string', replace(7, 'true')],
+        ['a filter as an array of bytes', replace(8, [...BASE.pending])],
+        ['a filter one byte short', replace(8, Buffer.from(BASE.pending).subarray(1).toString('base64url'))],
+        ['a filter one byte long', replace(8, Buffer.concat([Buffer.from(BASE.pending), Buffer.from([0])]).toString('base64url'))],
+        ['an empty filter string', replace(8, '')],
+        ['a filter in standard base64 with padding', replace(8, `${Buffer.from(BASE.pending).toString('base64')}`)],
+        ['a filter with a stray character', replace(8, `${filterText.slice(0, 10)}.${filterText.slice(10)}`)],
+        ['a missing field', fieldsOf(BASE).slice(0, 8)],
         ['an extra field', [...fieldsOf(BASE), 'extra']],
         ['an empty array', []],
         ['an object with the same fields', { ...BASE, formatVersion: CURSOR_FORMAT_VERSION }],
@@ -373,14 +412,14 @@ describe('CursorCodec rejects correctly sealed plaintexts of the wrong shape', (
     test('a plaintext that is not JSON', () => {
         const json = JSON.stringify(fieldsOf(BASE));
         for (const plaintext of [
-            Buffer.from('[2,"s"', 'utf8'),
+            Buffer.from('[3,"s"', 'utf8'),
             Buffer.from('\u0000\u00ff', 'latin1'),
             Buffer.from(`${json}x`, 'utf8'),
             Buffer.from(`${json}${json}`, 'utf8'),
             Buffer.from(' ', 'utf8'),
             Buffer.from(`\ufeff${json}`, 'utf8'),
             // Invalid UTF-8 inside a JSON string.
-            Buffer.concat([Buffer.from('[2,"', 'utf8'), Buffer.from([0xff, 0xfe]), Buffer.from(json.slice(json.indexOf('",')), 'utf8')])
+            Buffer.concat([Buffer.from('[3,"', 'utf8'), Buffer.from([0xff, 0xfe]), Buffer.from(json.slice(json.indexOf('",')), 'utf8')])
         ]) {
             assert.equal(codec.decode(seal(SECRET, plaintext)), undefined, plaintext.toString('latin1'));
         }
