@@ -32,6 +32,8 @@ const SCHEMA = new SpecSchema(PROTOCOL);
 const PUPPET = path.join(ROOT, 'test/fixtures/puppet-server.ts');
 /** Puppets whose lists are fuzzed, used in turn: a failed list read is not retried for a few seconds. */
 const LISTERS = ['lister-0', 'lister-1', 'lister-2', 'lister-3'];
+/** Long enough for a puppet to start on a loaded machine; silence cases wait this long each. */
+const TIMEOUT_MS = 5000;
 const LIMITS = { maxResultBytes: 64 * 1024, maxUpstreamMessageBytes: 256 * 1024, maxPromptBytes: 8 * 1024, maxJsonDepth: 64 };
 /** What an error message a client receives must never look like. */
 const EXCEPTION_TEXT = /RangeError|TypeError|SyntaxError|ReferenceError|Maximum call stack|\bat .+:\d+:\d+|node_modules|\/src\/|\/dist\//;
@@ -42,9 +44,12 @@ const EXCEPTION_TEXT = /RangeError|TypeError|SyntaxError|ReferenceError|Maximum 
 type Method = 'list' | 'get' | 'complete';
 
 class Puppet {
-    readonly #waiters: { predicate: (message: Record<string, unknown>) => boolean; resolve: () => void }[] = [];
+    readonly #waiters: { predicate: (message: Record<string, unknown>) => boolean; resolve: () => void; reject: (error: Error) => void }[] = [];
 
     constructor(private readonly socket: Socket) {
+        socket.once('close', () => {
+            for (const waiter of this.#waiters.splice(0)) waiter.reject(new Error('the puppet process ended'));
+        });
         createInterface({ input: socket }).on('line', line => {
             const message = JSON.parse(line) as Record<string, unknown>;
             for (const waiter of this.#waiters.splice(0)) {
@@ -58,16 +63,19 @@ class Puppet {
     #next(predicate: (message: Record<string, unknown>) => boolean, ms = 10_000): Promise<void> {
         return new Promise((resolve, reject) => {
             const timer = setTimeout(() => reject(new Error(`the puppet did not answer on its control socket within ${ms} ms`)), ms);
-            this.#waiters.push({ predicate, resolve: () => (clearTimeout(timer), resolve()) });
+            this.#waiters.push({ predicate, resolve: () => (clearTimeout(timer), resolve()), reject: error => (clearTimeout(timer), reject(error)) });
         });
     }
 
-    /** Arms the answer to the next request of `method`; resolves once the puppet holds it. */
-    async arm(method: Method, lines: string[]): Promise<{ served: Promise<void> }> {
+    /**
+     * Arms the answer to the next request of `method`; resolves once the puppet holds it. `thenNormal`: the normal
+     * answer follows the lines, so a request they leave unanswered ends at once instead of at its timeout.
+     */
+    async arm(method: Method, lines: string[], thenNormal = true): Promise<{ served: Promise<void> }> {
         const armed = this.#next(message => message.armed === method);
         const served = this.#next(message => message.served === method, 60_000);
         served.catch(() => {});
-        this.socket.write(`${JSON.stringify({ answer: method, lines })}\n`);
+        this.socket.write(`${JSON.stringify({ answer: method, lines, thenNormal })}\n`);
         await armed;
         return { served };
     }
@@ -152,9 +160,7 @@ function answer(result: fc.Arbitrary<string>): fc.Arbitrary<string[]> {
     return fc.oneof(
         { weight: 6, arbitrary: response.map(line => [line]) },
         { weight: 2, arbitrary: fc.tuple(fc.array(fc.oneof(junkLine, strayMessage), { minLength: 1, maxLength: 5 }), response).map(([before, line]) => [...before, line]) },
-        { weight: 1, arbitrary: response.map(line => [line, line]) },
-        // Silence: the request times out.
-        { weight: 1, arbitrary: fc.constant<string[]>([]) }
+        { weight: 1, arbitrary: response.map(line => [line, line]) }
     );
 }
 
@@ -165,6 +171,8 @@ let gateway: RunningGateway;
 let url: string;
 let session: RawSession;
 let controlDir: string;
+/** Undone in reverse order once the suite ends, whatever `before` got to. */
+const teardown: (() => unknown)[] = [];
 const puppets = new Map<string, Puppet>();
 let nextId = 100;
 
@@ -197,11 +205,13 @@ async function request(method: string, params: Record<string, unknown>): Promise
     return response;
 }
 
-/** The puppet's current process: an upstream that lost its connection is restarted, and its new process says hello. */
-function puppet(name: string): Puppet {
-    const found = puppets.get(name);
-    if (found === undefined) throw new Error(`no puppet ${name} on the control socket`);
-    return found;
+/**
+ * The puppet's current process. Silence in a row makes the gateway drop a connection as hung (as it should) and
+ * start the upstream again: the case then waits for the new process and for the gateway to be connected to it.
+ */
+async function puppet(name: string): Promise<Puppet> {
+    await waitFor(() => puppets.has(name) && gateway.upstreams.find(upstream => upstream.id === name)?.state === 'ready', 30_000, `puppet ${name} connected`);
+    return puppets.get(name)!;
 }
 
 async function healthyStillServed(): Promise<void> {
@@ -213,39 +223,54 @@ describe('fuzz: hostile upstream answers', () => {
     before(async () => {
         controlDir = mkdtempSync(path.join(tmpdir(), 'puppets-'));
         const socketPath = path.join(controlDir, 'control.sock');
+        const sockets = new Set<Socket>();
         const server = createServer(socket => {
+            sockets.add(socket);
+            socket.once('close', () => sockets.delete(socket));
             createInterface({ input: socket }).once('line', line => {
                 const { hello } = JSON.parse(line) as { hello: string };
-                puppets.set(hello, new Puppet(socket));
+                const puppet = new Puppet(socket);
+                puppets.set(hello, puppet);
+                socket.once('close', () => {
+                    if (puppets.get(hello) === puppet) puppets.delete(hello);
+                });
             });
         });
         await new Promise<void>(resolve => server.listen(socketPath, resolve));
-        after(() => new Promise<void>(resolve => server.close(() => resolve())));
+        // Closing the control connections ends any puppet still running; close() alone would wait for them.
+        teardown.push(() => {
+            for (const socket of sockets) socket.destroy();
+            server.close();
+        });
         const puppet = (id: string) => ({
             id,
             transport: 'stdio',
             command: process.execPath,
             args: ['--import', 'tsx', PUPPET, '--control', socketPath, '--name', id],
             cwd: ROOT,
-            timeoutMs: 1500
+            timeoutMs: TIMEOUT_MS
         });
         gateway = await startTestGateway({
             limits: { ...LIMITS, rateLimit: { requestsPerSecond: 0, burst: 1 } },
             notifications: { debounceMs: 0, maxDelayMs: 0 },
             upstreams: [puppet('puppet'), ...LISTERS.map(puppet), stdioFixture('healthy')]
         });
-        after(() => gateway.close());
+        teardown.push(() => gateway.close());
         await upstreamsReady(gateway);
         await waitFor(() => puppets.size === 1 + LISTERS.length, 20_000, 'every puppet on the control socket');
         url = gateway.url!;
         session = await openRawSession(url, PROTOCOL);
     });
-    after(() => rmSync(controlDir, { recursive: true, force: true }));
+    // Registered here, not in `before`: an `after` called inside a hook belongs to the hook and runs when it ends.
+    after(async () => {
+        for (const step of teardown.reverse()) await step();
+        rmSync(controlDir, { recursive: true, force: true });
+    });
 
-    test('prompts/get: any answer, junk, strays, depth, size or silence fails only that request', { timeout: 240_000 }, async () => {
+    test('prompts/get: any answer, junk, strays, depth or size fails only that request', { timeout: 240_000 }, async () => {
         await check(
             fc.asyncProperty(answer(getResult), async lines => {
-                await puppet('puppet').arm('get', lines);
+                await (await puppet('puppet')).arm('get', lines);
                 await request('prompts/get', { name: 'puppet__ok-0', arguments: { topic: 'fuzz' } });
                 await healthyStillServed();
             }),
@@ -253,10 +278,20 @@ describe('fuzz: hostile upstream answers', () => {
         );
     });
 
+    test('silence: a request the upstream never answers times out alone', { timeout: 120_000 }, async () => {
+        await (await puppet('puppet')).arm('get', [], false);
+        const response = await request('prompts/get', { name: 'puppet__ok-0' });
+        assert.equal(response?.error?.code, -32603);
+        assert.match(response.error.message, new RegExp(`timed out after ${TIMEOUT_MS} ms`));
+        await healthyStillServed();
+        const answered = await request('prompts/get', { name: 'puppet__ok-0' });
+        assert.ok(answered?.result !== undefined, 'the next request to the same upstream is answered');
+    });
+
     test('completion/complete: any answer fails only that request', { timeout: 120_000 }, async () => {
         await check(
             fc.asyncProperty(answer(completeResult), async lines => {
-                await puppet('puppet').arm('complete', lines);
+                await (await puppet('puppet')).arm('complete', lines);
                 await request('completion/complete', { ref: { type: 'ref/prompt', name: 'puppet__ok-0' }, argument: { name: 'topic', value: 'a' } });
                 await healthyStillServed();
             }),
@@ -267,7 +302,7 @@ describe('fuzz: hostile upstream answers', () => {
     test('stray lines between requests: junk, notifications of any kind, responses to no request', { timeout: 120_000 }, async () => {
         await check(
             fc.asyncProperty(fc.array(fc.oneof(junkLine, strayMessage), { minLength: 1, maxLength: 20 }), async lines => {
-                await puppet('puppet').write(lines.map(line => line.replaceAll('$ID', '424242')));
+                await (await puppet('puppet')).write(lines.map(line => line.replaceAll('$ID', '424242')));
                 const response = await request('prompts/get', { name: 'puppet__ok-1' });
                 assert.ok(response?.result !== undefined, `a normal get after stray lines failed: ${JSON.stringify(response?.error)}`);
             }),
@@ -292,8 +327,9 @@ describe('fuzz: hostile upstream answers', () => {
         await check(
             fc.asyncProperty(answer(page), async lines => {
                 const lister = LISTERS[turn++ % LISTERS.length]!;
-                const { served } = await puppet(lister).arm('list', lines);
-                await puppet(lister).write(['{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}']);
+                const controlled = await puppet(lister);
+                const { served } = await controlled.arm('list', lines);
+                await controlled.write(['{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}']);
                 // The gateway reads the list on the next view (not at once if a failed read of this lister is recent).
                 const deadline = Date.now() + 8000;
                 let servedYet = false;
