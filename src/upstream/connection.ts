@@ -49,6 +49,7 @@ export interface UpstreamObserver {
 export interface UpstreamLimits extends PromptLimits {
     maxPromptsPerUpstream: number;
     maxUpstreamMessageBytes: number;
+    maxResultBytes: number;
 }
 
 export interface ConnectionOptions {
@@ -225,6 +226,7 @@ export class UpstreamConnection {
                 log: this.#log,
                 knownWire: this.#wire,
                 stdio: this.#childOutput,
+                limits: this.options.limits,
                 onHandshake: client => (this.#connecting = client),
                 isClosed: () => this.#state === 'closed',
                 bulkhead: this.#bulkhead,
