@@ -40,7 +40,7 @@ async function startGateway(root: string, upstreamUrl: string): Promise<{ url: s
     await writeFile(file, JSON.stringify({ listen: { port: 0 }, upstreams: [{ id: 'big', transport: 'streamable-http', url: upstreamUrl, timeoutMs: 120_000 }] }));
     const child = spawn(process.execPath, [path.join(root, 'dist/cli.js'), '--config', file], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } });
     const url = await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stderr! }).on('line', line => {
+        createInterface({ input: child.stderr }).on('line', line => {
             const match = /^listening on (\S+)$/.exec(line);
             if (match) resolve(match[1]!);
         });
