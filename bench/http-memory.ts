@@ -38,7 +38,10 @@ async function startGateway(root: string, upstreamUrl: string): Promise<{ url: s
     const dir = await mkdtemp(path.join(os.tmpdir(), 'gateway-bench-memory-'));
     const file = path.join(dir, 'gateway.json');
     await writeFile(file, JSON.stringify({ listen: { port: 0 }, upstreams: [{ id: 'big', transport: 'streamable-http', url: upstreamUrl, timeoutMs: 120_000 }] }));
-    const child = spawn(process.execPath, [path.join(root, 'dist/cli.js'), '--config', file], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } });
+    const child = spawn(process.execPath, [path.join(root, 'dist/cli.js'), '--config', file], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, LOG_LEVEL: 'warn' }
+    });
     const url = await new Promise<string>((resolve, reject) => {
         createInterface({ input: child.stderr }).on('line', line => {
             const match = /^listening on (\S+)$/.exec(line);
@@ -77,7 +80,10 @@ export async function measureHttpMemory(root = ROOT): Promise<HttpMemory[]> {
 
 export function httpMemoryRows(results: HttpMemory[]): string {
     return results
-        .map(r => `| ${r.framing} | ${r.rssBeforeMiB.toFixed(0)} / ${r.rssPeakMiB.toFixed(0)} / ${r.rssAfterMiB.toFixed(0)} MiB | ${r.writtenMiB.toFixed(1)} MiB | ${r.failed} of ${PARALLEL} |`)
+        .map(r => {
+            const rss = [r.rssBeforeMiB, r.rssPeakMiB, r.rssAfterMiB].map(mib => mib.toFixed(0)).join(' / ');
+            return `| ${r.framing} | ${rss} MiB | ${r.writtenMiB.toFixed(1)} MiB | ${r.failed} of ${PARALLEL} |`;
+        })
         .join('\n');
 }
 
@@ -85,7 +91,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     const root = process.env.GATEWAY_ROOT ?? ROOT;
     measureHttpMemory(root).then(
         results => {
-            process.stdout.write(`gateway: ${root}\n| answers | gateway RSS before / peak / after | written per answer | failed |\n| --- | --- | --- | --- |\n${httpMemoryRows(results)}\n`);
+            const header = '| answers | gateway RSS before / peak / after | written per answer | failed |\n| --- | --- | --- | --- |';
+            process.stdout.write(`gateway: ${root}\n${header}\n${httpMemoryRows(results)}\n`);
             process.exit(0);
         },
         (error: unknown) => {

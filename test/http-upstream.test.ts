@@ -34,7 +34,8 @@ const FRAMINGS = [
 async function setUp(t: TestContext, flags: string[], upstream: Record<string, unknown>, config: Record<string, unknown> = {}) {
     const fixture = await startRawHttp(flags);
     t.after(() => fixture.close());
-    const gateway: RunningGateway = await startTestGateway({ ...config, upstreams: [{ id: 'web', transport: 'streamable-http', url: fixture.url, pingIntervalMs: 0, ...upstream }] });
+    const web = { id: 'web', transport: 'streamable-http', url: fixture.url, pingIntervalMs: 0, ...upstream };
+    const gateway: RunningGateway = await startTestGateway({ ...config, upstreams: [web] });
     t.after(() => gateway.close());
     await upstreamsReady(gateway);
     const client: Client = await connectHttp(gateway.url!);
@@ -47,7 +48,8 @@ const HUGE = 64 * MIB;
 
 for (const { label, flags } of FRAMINGS) {
     test(`a prompts/get answer over the limits is not read to its end; the connection goes on (${label})`, { timeout: 60_000 }, async t => {
-        const { fixture, gateway, client } = await setUp(t, ['--huge-result', String(HUGE), ...flags], {}, { limits: { maxResultBytes: MIB, maxUpstreamMessageBytes: 4 * MIB } });
+        const limits = { maxResultBytes: MIB, maxUpstreamMessageBytes: 4 * MIB };
+        const { fixture, gateway, client } = await setUp(t, ['--huge-result', String(HUGE), ...flags], {}, { limits });
         const error = await rpcError(client.getPrompt({ name: 'web__ok-0' }));
         assert.equal(error.code, -32603);
         assert.match(error.message, /^Upstream web failed: (response|result) larger than \d+ bytes/);
@@ -183,8 +185,11 @@ async function startResumableServer(t: TestContext) {
         if (message.id === undefined) return res.writeHead(202).end();
         const reply = (result: unknown) => ({ jsonrpc: '2.0', id: message.id, result });
         switch (message.method) {
-            case 'initialize':
-                return json(res, reply({ protocolVersion: message.params?.protocolVersion, capabilities: { prompts: { listChanged: true } }, serverInfo: { name: 'resumable', version: '1' } }), { 'mcp-session-id': 's-1' });
+            case 'initialize': {
+                const capabilities = { prompts: { listChanged: true } };
+                const result = { protocolVersion: message.params?.protocolVersion, capabilities, serverInfo: { name: 'resumable', version: '1' } };
+                return json(res, reply(result), { 'mcp-session-id': 's-1' });
+            }
             case 'prompts/list':
                 seen.lists++;
                 return json(res, reply({ prompts: [{ name: 'p' }] }));

@@ -9,7 +9,7 @@
  */
 import type { GatewayConfig } from './schema.js';
 
-export const MIN_SECRET_LENGTH = 8;
+const MIN_SECRET_LENGTH = 8;
 
 const SCHEME_TOKEN = /^\s*(?:bearer|basic)\s+(\S+)\s*$/i;
 

@@ -5,7 +5,7 @@
  * upstream. One regular expression over every value, longest first, so a
  * header value goes whole before the token inside it.
  */
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 
 export class Redactor {
     #pattern: RegExp | undefined;

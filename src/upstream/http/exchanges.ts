@@ -43,11 +43,6 @@ export class Exchanges {
     get closed(): boolean {
         return this.#closed;
     }
-
-    /** How many are running (for tests and diagnostics). */
-    get size(): number {
-        return this.#all.size;
-    }
 }
 
 /** Waits `ms` unless `exchange` is aborted first; resolves false then. */

@@ -8,7 +8,7 @@ import { UpstreamWireError } from '../errors.js';
 import { oversizedResponse, requestIdOf } from '../oversized.js';
 import type { Collected } from './byte-collector.js';
 
-export type Decoded = { kind: 'messages'; messages: JSONRPCMessage[] } | { kind: 'dropped' } | { kind: 'invalid' };
+type Decoded = { kind: 'messages'; messages: JSONRPCMessage[] } | { kind: 'dropped' } | { kind: 'invalid' };
 
 /** `limit` is the bound the data was read under, named in the stand-in error. */
 export function decodeMessages(data: Collected, limit: number): Decoded {
@@ -39,7 +39,7 @@ export interface MessageLimits {
 }
 
 /** Room for the JSON-RPC envelope around a result, and for an upstream's whitespace, over limits.maxResultBytes. */
-export const RESULT_ENVELOPE_BYTES = 64 * 1024;
+const RESULT_ENVELOPE_BYTES = 64 * 1024;
 
 /**
  * The most bytes read of the answer to `method`: a prompt or completion result bigger than limits.maxResultBytes

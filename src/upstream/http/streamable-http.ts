@@ -14,7 +14,15 @@
  * the server's `retry` with Last-Event-ID; an answer stream that ends early is
  * resumed the same way; the session is ended with DELETE on close (bounded).
  */
-import { SdkError, SdkErrorCode, isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/client';
+import {
+    SdkError,
+    SdkErrorCode,
+    isJSONRPCErrorResponse,
+    isJSONRPCRequest,
+    isJSONRPCResultResponse,
+    type JSONRPCMessage,
+    type JSONRPCRequest
+} from '@modelcontextprotocol/client';
 import { currentRequestId } from '../../observability/request-context.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import { oversizedResponse, requestIdOf } from '../oversized.js';
@@ -91,6 +99,8 @@ export class StreamableHttpTransport extends HttpTransport {
                 throw new UpstreamHttpError(response.statusCode);
             }
             if (message.method === 'initialize') this.#sessionId = headerValue(response, 'mcp-session-id');
+            // Accepted, to be answered on the server's event stream.
+            if (response.statusCode === 202) return await discard(response);
             const limit = answerLimit(message.method, this.options.limits());
             const type = mediaType(response);
             if (type === 'text/event-stream') {
