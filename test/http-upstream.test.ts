@@ -98,6 +98,20 @@ for (const { label, flags } of FRAMINGS) {
     });
 }
 
+test('an SDK server\'s SSE answer over the limit (its id written last) fails its request; the connection goes on', { timeout: 60_000 }, async t => {
+    const fixture = await startHttpFixture('streamable-http');
+    t.after(() => fixture.close());
+    const gateway = await startTestGateway({ limits: { maxResultBytes: MIB, maxUpstreamMessageBytes: MIB }, upstreams: [{ id: 'sdk', transport: 'streamable-http', url: fixture.url, pingIntervalMs: 0 }] });
+    t.after(() => gateway.close());
+    await upstreamsReady(gateway);
+    const client = await connectHttp(gateway.url!);
+    t.after(() => client.close());
+    const error = await rpcError(client.getPrompt({ name: 'sdk__big', arguments: { bytes: String(16 * MIB) } }));
+    assert.match(error.message, /^Upstream sdk failed: response larger than \d+ bytes/);
+    assert.equal((await client.getPrompt({ name: 'sdk__big', arguments: { bytes: '10' } })).messages.length, 1);
+    assert.equal(gateway.upstreams[0]!.state, 'ready');
+});
+
 test('legacy HTTP+SSE: an event over the limit fails only its own request; the stream goes on', { timeout: 60_000 }, async t => {
     const fixture = await startHttpFixture('sse');
     t.after(() => fixture.close());

@@ -6,6 +6,7 @@
 import { parseJSONRPCMessage, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import { UpstreamWireError } from '../errors.js';
 import { oversizedResponse, requestIdOf } from '../oversized.js';
+import type { RequestId } from './exchanges.js';
 import type { Collected } from './byte-collector.js';
 
 type Decoded = { kind: 'messages'; messages: JSONRPCMessage[] } | { kind: 'dropped' } | { kind: 'invalid' };
@@ -24,6 +25,19 @@ export function decodeMessages(data: Collected, limit: number): Decoded {
     } catch {
         return { kind: 'invalid' };
     }
+}
+
+/** `{"method":` or `{"jsonrpc":"2.0","method":`: a request or notification, not an answer. */
+const METHOD_AT_START = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"method"\s*:/;
+
+/**
+ * Whether an oversized message on the stream answering request `id` is that answer, from its first bytes alone:
+ * yes if they show its id, or no id and no method (SDK servers write the id last). Only a message that shows
+ * another id or a method is something else, to be read past.
+ */
+export function answersRequest(head: string, id: RequestId): boolean {
+    const shown = requestIdOf(head, '');
+    return shown === undefined ? !METHOD_AT_START.test(head) : shown === id;
 }
 
 /** Why a decoded body or event was not handed on. */

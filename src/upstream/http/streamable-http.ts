@@ -25,9 +25,9 @@ import {
 } from '@modelcontextprotocol/client';
 import { currentRequestId } from '../../observability/request-context.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
-import { oversizedResponse, requestIdOf } from '../oversized.js';
+import { oversizedResponse } from '../oversized.js';
 import { pause, type RequestId } from './exchanges.js';
-import { answerLimit, decodeMessages, messageFault } from './messages.js';
+import { answerLimit, answersRequest, decodeMessages, messageFault } from './messages.js';
 import { SseParser } from './sse-parser.js';
 import { MAX_STREAM_FAILURES, readEvents, reconnectDelay } from './sse-stream.js';
 import { cancelledRequest, HttpTransport, unexpectedContent } from './transport-base.js';
@@ -148,7 +148,7 @@ export class StreamableHttpTransport extends HttpTransport {
             },
             // The answer is too big: it is failed at once and the rest of it is not read.
             onOversized: head => {
-                if (answered || requestIdOf(head, '') !== id) return;
+                if (answered || !answersRequest(head, id)) return;
                 answered = true;
                 this.deliver(oversizedResponse(id, limit));
                 exchange.abort();
