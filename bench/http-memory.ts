@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import type { Client } from '@modelcontextprotocol/client';
 import { connectHttp, ROOT, startRawHttp, stopChild } from '../test/helpers.js';
 
 const PARALLEL = 8;
@@ -54,13 +55,15 @@ async function startGateway(root: string, upstreamUrl: string): Promise<{ url: s
 
 async function measureOne(root: string, framing: HttpMemory['framing']): Promise<HttpMemory> {
     const fixture = await startRawHttp(['--huge-result', String(RESULT_BYTES), ...(framing === 'SSE' ? ['--sse-answers'] : [])]);
-    const gateway = await startGateway(root, fixture.url);
-    const client = await connectHttp(gateway.url);
+    let gateway: { url: string; child: ChildProcess } | undefined;
+    let client: Client | undefined;
     try {
+        gateway = await startGateway(root, fixture.url);
+        const connected = (client = await connectHttp(gateway.url));
         const pid = gateway.child.pid!;
-        await client.listPrompts();
+        await connected.listPrompts();
         const rssBeforeMiB = await status(pid, 'VmRSS');
-        const outcomes = await Promise.allSettled(Array.from({ length: PARALLEL }, () => client.getPrompt({ name: 'big__ok-0' })));
+        const outcomes = await Promise.allSettled(Array.from({ length: PARALLEL }, () => connected.getPrompt({ name: 'big__ok-0' })));
         const rssPeakMiB = await status(pid, 'VmHWM');
         await new Promise(resolve => setTimeout(resolve, 2000));
         const rssAfterMiB = await status(pid, 'VmRSS');
@@ -68,8 +71,8 @@ async function measureOne(root: string, framing: HttpMemory['framing']): Promise
         const writtenMiB = stats.hugeWritten.reduce((sum, bytes) => sum + bytes, 0) / Math.max(1, stats.hugeWritten.length) / 1024 / 1024;
         return { framing, rssBeforeMiB, rssPeakMiB, rssAfterMiB, writtenMiB, failed: outcomes.filter(outcome => outcome.status === 'rejected').length };
     } finally {
-        await client.close();
-        await stopChild(gateway.child);
+        await client?.close();
+        if (gateway !== undefined) await stopChild(gateway.child);
         await fixture.close();
     }
 }
