@@ -1,22 +1,32 @@
 /**
  * What recording a request costs: the metric updates of one prompts/get, timed in a tight loop over realistic
- * label cardinality, and the access-log line of one request written by the gateway's logger to a sink. End to end, the same
+ * label cardinality, and the access-log line of one request written by the gateway's logger to a sink, with and
+ * without configured secret values to redact. End to end, the same
  * gateway with metrics on and off is compared in the main benchmark.
  */
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createLogger } from '../src/observability/logger.js';
 import { GatewayMetrics } from '../src/observability/metrics.js';
+import { Redactor } from '../src/observability/redaction.js';
 
 export interface RecordingCost {
     /** Nanoseconds per prompts/get for its metric updates (counter, histogram, summary, upstream histogram). */
     metricsNs: number;
     /** Nanoseconds per access-log line (the gateway's logger, JSON, to a sink that drops it). */
     logLineNs: number;
+    /** The same, with SECRETS configured secret values searched for (and redacted) in every line. */
+    logLineRedactedNs: number;
+    /** The search alone, over one serialised access-log line with SECRETS values. */
+    redactNs: number;
+    secrets: number;
     prompts: number;
     clients: number;
 }
 
 const PROMPTS = 200;
+/** Configured secret values (header, env, URL and auth values) a gateway with a dozen upstreams may have. */
+const SECRETS = 20;
 const CLIENTS = 10;
 const ROUNDS = Number(process.env.BENCH_RECORDING_ROUNDS ?? 200_000);
 
@@ -37,10 +47,18 @@ export function measureRecordingCost(): RecordingCost {
         metrics.promptRequest({ operation: 'get', client: clients[i % CLIENTS]!, upstream, prompt, outcome: 'ok', seconds: 0.0012 + (i % 7) * 1e-4 });
         metrics.upstreamRequest(upstream, 'prompts/get', 0.001);
     });
-    const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
-    const logger = createLogger({ level: 'info', format: 'json', destination: sink });
-    const logLineNs = nsPerOp(ROUNDS / 4, i =>
-        logger.info({ operation: 'get', client: clients[i % CLIENTS], upstream: 'up-1', prompt: prompts[i % PROMPTS], outcome: 'ok', ms: 1.2 }, 'prompt get')
-    );
-    return { metricsNs, logLineNs, prompts: PROMPTS, clients: CLIENTS };
+    const accessLineNs = (secrets: string[]) => {
+        const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
+        const logger = createLogger({ level: 'info', format: 'json', destination: sink, secrets });
+        return nsPerOp(ROUNDS / 4, i =>
+            logger.info({ operation: 'get', client: clients[i % CLIENTS], upstream: 'up-1', prompt: prompts[i % PROMPTS], outcome: 'ok', ms: 1.2 }, 'prompt get')
+        );
+    };
+    const secrets = Array.from({ length: SECRETS }, (_, i) => `secret-${i}-${randomBytes(12).toString('base64url')}`);
+    const logLineNs = accessLineNs([]);
+    const logLineRedactedNs = accessLineNs(secrets);
+    const redactor = new Redactor(secrets);
+    const line = `${JSON.stringify({ level: 'info', time: new Date().toISOString(), name: 'mcp-prompt-gateway', requestId: randomUUID(), operation: 'get', client: clients[0], upstream: 'up-1', prompt: prompts[0], outcome: 'ok', ms: 1.2, msg: 'prompt get' })}\n`;
+    const redactNs = nsPerOp(ROUNDS, () => redactor.redact(line));
+    return { metricsNs, logLineNs, logLineRedactedNs, redactNs, secrets: SECRETS, prompts: PROMPTS, clients: CLIENTS };
 }

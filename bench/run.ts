@@ -15,6 +15,7 @@ import { createInterface } from 'node:readline';
 import type { Client } from '@modelcontextprotocol/client';
 import { connectHttp, listAllPages, rawStdio, ROOT, startHttpFixture, stdioFixture, stopChild } from '../test/helpers.js';
 import { measureFlood, STORM_NOTIFICATIONS, type Percentiles } from './flood.js';
+import { httpMemoryRows, measureHttpMemory } from './http-memory.js';
 import { measureRecordingCost } from './metrics-cost.js';
 import { measureNarrowClients, narrowClientsSection } from './narrow-clients.js';
 import { measureOverload } from './overload.js';
@@ -195,6 +196,7 @@ async function main(): Promise<void> {
     const policyRows = await measurePolicyCost(single.url);
     const [metricsOff, metricsOn] = await measureMetricsCost(single.url);
     const recording = measureRecordingCost();
+    const httpMemory = await measureHttpMemory();
 
     const overloaded = await startCliGateway('overload', {
         upstreams: [stdioFixture('slow', {}, { maxConcurrency: 16, maxQueue: 48, timeoutMs: 60_000 }), stdioFixture('fast')]
@@ -268,6 +270,7 @@ Timed in a loop over ${recording.prompts} prompts and ${recording.clients} clien
 | --- | --- |
 | metric updates of one \`prompts/get\` | ${(recording.metricsNs / 1000).toFixed(2)} µs |
 | its access-log line (JSON, level info) | ${(recording.logLineNs / 1000).toFixed(2)} µs |
+| the same line with ${recording.secrets} configured secret values to redact | ${(recording.logLineRedactedNs / 1000).toFixed(2)} µs (the search alone: ${recording.redactNs.toFixed(0)} ns) |
 | the whole \`prompts/get\` through the gateway (p50, row above) | ${fmt(rows[0]![2].p50)} ms |
 
 End to end, the same upstream behind two gateways in one run, requests
@@ -321,6 +324,18 @@ timer per event, and nothing else is allocated until the burst's debounce fires.
 Idle downstream session: ${sessionKiB === undefined ? 'not measured (needs /proc)' : `about ${sessionKiB.toFixed(1)} KiB of resident memory each in the gateway process (growth of VmRSS over ${SESSIONS} sessions; RSS is coarse, so take it as an upper bound)`}.
 
 ${narrowClientsSection(narrowClients)}
+## HTTP answers over the limits
+
+8 \`prompts/get\` at once to a Streamable HTTP upstream whose every answer is a
+50 MiB result, behind the default limits (\`maxResultBytes\` 4 MiB,
+\`maxUpstreamMessageBytes\` 16 MiB); a fresh gateway (the built CLI) per row.
+An answer is read up to \`maxResultBytes\` plus 64 KiB, then its exchange is
+aborted: the upstream could write only that much, plus what socket buffers took.
+
+| answers | gateway RSS before / peak / after | written per answer | failed |
+| --- | --- | --- | --- |
+${httpMemoryRows(httpMemory)}
+
 ## Reproduce
 
 \`\`\`sh

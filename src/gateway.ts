@@ -4,6 +4,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { ANONYMOUS_CLIENT_ID } from './config/policy-schema.js';
+import { configSecrets } from './config/secrets.js';
 import { resolveReconnect, type GatewayConfig } from './config/schema.js';
 import { Catalog } from './catalog/catalog.js';
 import { CursorCodec } from './catalog/cursor.js';
@@ -18,7 +19,7 @@ import { createPromptServer } from './downstream/prompt-server.js';
 import { SessionRegistry } from './downstream/sessions.js';
 import { startStdioEndpoint } from './downstream/stdio.js';
 import { FaultCounters } from './observability/faults.js';
-import { describeError, type Logger } from './observability/logger.js';
+import { describeError, setLogSecrets, type Logger } from './observability/logger.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import type { ClientProfile } from './policy/clients.js';
 import { compilePolicy, type GatewayPolicy } from './policy/policy.js';
@@ -88,6 +89,7 @@ function serviceOptions(config: GatewayConfig, policy: GatewayPolicy): PromptSer
 export async function startGateway(initial: GatewayConfig, options: GatewayOptions): Promise<RunningGateway> {
     const { logger } = options;
     let config = initial;
+    setLogSecrets(logger, configSecrets(config));
     const faults = new FaultCounters();
     const telemetry: Telemetry = new Telemetry(config, options.stdio === true, logger, {
         upstreams: () => pool.connections,
@@ -177,6 +179,8 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
             .map(([key]) => key);
         const previous = config;
         config = next;
+        // The previous values too: what was started with them (a child still stopping) may still write.
+        setLogSecrets(logger, [...configSecrets(next), ...configSecrets(previous)]);
         if (process.env.LOG_LEVEL === undefined) logger.level = next.log.level;
         // Same secret, same codec: an empty secret must not draw a new random key and void every cursor out there.
         if (next.cursorSecret !== previous.cursorSecret) cursors = new CursorCodec(next.cursorSecret);

@@ -113,7 +113,7 @@ describe('misbehaving upstreams', () => {
         assert.ok(logged('h500', 'http_error'));
         const html = gateway.upstreams.find(upstream => upstream.id === 'html')!;
         assert.equal(html.state, 'down');
-        assert.match(html.lastError ?? '', /Upstream html failed: client http unexpected content/);
+        assert.match(html.lastError ?? '', /Upstream html failed: unexpected content type/);
         assert.ok((faults('html').connect_failed ?? 0) >= 1);
     });
 

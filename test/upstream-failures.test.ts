@@ -48,6 +48,8 @@ test('an upstream that answers 401 is reported as such, with no credential in th
     // A second gateway in front of the first, over each transport, without a key or with a wrong one.
     const wrongKey = { 'X-API-Key': 'not-the-key-0123456789' };
     const gateway = await startTestGateway({
+        // No retry while the states are read: on a busy machine one could be caught "connecting".
+        reconnect: { initialMs: 60_000, maxMs: 60_000 },
         upstreams: [
             { id: 'streamable', transport: 'streamable-http', url: guarded.url!, timeoutMs: 3000 },
             // "http" falls back to legacy SSE on a 4xx, but not on 401: the SSE attempt would hide the real failure.

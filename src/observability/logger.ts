@@ -1,14 +1,17 @@
 /**
  * Structured logs on stderr (stdout may carry the stdio MCP transport): JSON
  * lines, or readable lines for a person at a terminal. Every line written while
- * serving a request carries its id. The redaction list is a safety net for
- * objects logged whole (headers, env); the code logs short reasons, not raw
- * errors or payloads, in the first place.
+ * serving a request carries its id. The code logs short reasons, not raw errors
+ * or payloads, in the first place; behind that, two safety nets: the redaction
+ * list blanks objects logged whole (headers, env), and every line is searched
+ * for the config's secret values (see config/secrets.ts), wherever they appear,
+ * upstream text included.
  */
 import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { PrettyOptions, PrettyStream } from 'pino-pretty';
 import type { LOG_FORMATS } from '../config/schema.js';
+import { Redactor } from './redaction.js';
 import { currentRequestId } from './request-context.js';
 
 export type { Logger };
@@ -33,11 +36,17 @@ export interface LoggerOptions {
     format?: LogFormat;
     /** Where to write; stderr unless a test captures it. */
     destination?: NodeJS.WritableStream;
+    /** Values redacted from every line (see setLogSecrets). */
+    secrets?: Iterable<string>;
 }
+
+/** The redactor of each logger made here (children share their parent's lines, so its redactor too). */
+const redactors = new WeakMap<Logger, Redactor>();
 
 export function createLogger(options: LoggerOptions): Logger {
     const format = options.format ?? 'auto';
-    return pino(
+    const redactor = new Redactor(options.secrets);
+    const logger = pino(
         {
             level: options.level,
             base: { name: 'mcp-prompt-gateway' },
@@ -47,10 +56,19 @@ export function createLogger(options: LoggerOptions): Logger {
             mixin: () => {
                 const requestId = currentRequestId();
                 return requestId === undefined ? {} : { requestId };
-            }
+            },
+            // On the serialised line, before it is written (or made readable): nothing escapes it.
+            hooks: { streamWrite: line => redactor.redact(line) }
         },
         destination(options.destination, format === 'pretty' || (format === 'auto' && process.stderr.isTTY))
     );
+    redactors.set(logger, redactor);
+    return logger;
+}
+
+/** Sets the values redacted from every line of `logger` (one made by createLogger; others are left alone). */
+export function setLogSecrets(logger: Logger, secrets: Iterable<string>): void {
+    redactors.get(logger)?.update(secrets);
 }
 
 function destination(stream: NodeJS.WritableStream | undefined, readable: boolean): DestinationStream {

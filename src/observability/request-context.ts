@@ -34,12 +34,3 @@ export function inRequest<T>(requestId: string, work: () => T): T {
 export function inSomeRequest<T>(work: () => T): T {
     return storage.getStore() === undefined ? storage.run({ requestId: randomUUID() }, work) : work();
 }
-
-/** A fetch for HTTP upstreams that passes the current request id on. */
-export function fetchWithRequestId(input: string | URL | Request, init?: RequestInit): Promise<Response> {
-    const requestId = currentRequestId();
-    if (requestId === undefined) return fetch(input, init);
-    const headers = new Headers(init?.headers);
-    headers.set(REQUEST_ID_HEADER, requestId);
-    return fetch(input, { ...init, headers });
-}

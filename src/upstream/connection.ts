@@ -49,6 +49,7 @@ export interface UpstreamObserver {
 export interface UpstreamLimits extends PromptLimits {
     maxPromptsPerUpstream: number;
     maxUpstreamMessageBytes: number;
+    maxResultBytes: number;
 }
 
 export interface ConnectionOptions {
@@ -229,7 +230,7 @@ export class UpstreamConnection {
                 log: this.#log,
                 knownWire: this.#wire,
                 stdio: this.#childOutput,
-                maxMessageBytes: this.options.limits().maxUpstreamMessageBytes,
+                limits: this.options.limits,
                 onHandshake: client => (this.#connecting = client),
                 isClosed: () => this.#state === 'closed',
                 bulkhead: this.#bulkhead,

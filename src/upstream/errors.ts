@@ -4,7 +4,7 @@
  * or it failed (a short reason that never holds a stack trace or a payload),
  * classified as a fault kind for the counters.
  */
-import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError, SseError } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { FaultKind } from '../observability/faults.js';
 import { describeError } from '../observability/logger.js';
 import { CommandNotStartedError } from './command.js';
@@ -27,6 +27,27 @@ export class UpstreamFailedError extends Error {
         readonly fault: FaultKind | undefined
     ) {
         super(`Upstream ${upstreamId} failed: ${reason}`);
+    }
+}
+
+/** An HTTP upstream answered with a status that is not a success. Only the status is kept: the body is never read. */
+export class UpstreamHttpError extends Error {
+    override readonly name = 'UpstreamHttpError';
+
+    constructor(readonly status: number) {
+        super(`HTTP ${status}`);
+    }
+}
+
+/** What a transport found wrong with an upstream's answer, as a fixed phrase of its own: never the upstream's text. */
+export class UpstreamWireError extends Error {
+    override readonly name = 'UpstreamWireError';
+
+    constructor(
+        readonly reason: string,
+        readonly fault: FaultKind | undefined
+    ) {
+        super(reason);
     }
 }
 
@@ -74,15 +95,14 @@ export function failureReason(error: unknown, timeoutMs: number): string {
 const LOST_CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'UND_ERR_SOCKET']);
 
 function isConnectionLoss(error: unknown): boolean {
-    if (error instanceof SdkHttpError) return error.status === 404;
+    if (error instanceof UpstreamHttpError) return error.status === 404;
     const code = systemErrorCode(error);
     return code !== undefined && LOST_CONNECTION_CODES.has(code);
 }
 
 function classify(error: unknown, timeoutMs: number): [string, FaultKind | undefined] {
-    if (error instanceof SdkHttpError) return [`HTTP ${error.status}`, 'http_error'];
-    // A legacy SSE stream refused with an HTTP status (its code is undefined for a dropped connection).
-    if (error instanceof SseError && typeof error.code === 'number') return [`HTTP ${error.code}`, 'http_error'];
+    if (error instanceof UpstreamHttpError) return [error.message, 'http_error'];
+    if (error instanceof UpstreamWireError) return [error.reason, error.fault];
     if (error instanceof SdkError) {
         switch (error.code) {
             case SdkErrorCode.RequestTimeout:

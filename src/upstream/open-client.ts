@@ -3,11 +3,12 @@
  * Streamable HTTP with the fallback to legacy HTTP+SSE) and runs the MCP
  * handshake, bounded as a whole by the upstream's timeoutMs.
  */
-import { Client, SdkHttpError, type JSONRPCErrorResponse, type JSONRPCResponse, type Transport } from '@modelcontextprotocol/client';
+import { Client, type JSONRPCErrorResponse, type JSONRPCResponse, type Transport } from '@modelcontextprotocol/client';
 import type { UpstreamConfig } from '../config/schema.js';
 import { withDeadline } from '../lib/deadline.js';
 import type { Logger } from '../observability/logger.js';
-import { UpstreamFailedError } from './errors.js';
+import { UpstreamFailedError, UpstreamHttpError } from './errors.js';
+import type { MessageLimits } from './http/messages.js';
 import { httpTransport, stdioTransport, type StdioHooks, type WireProtocol } from './transports.js';
 
 export interface OpenClientOptions {
@@ -17,8 +18,8 @@ export interface OpenClientOptions {
     /** The wire that worked before: an "http" upstream known to be legacy SSE is not asked for Streamable HTTP again. */
     knownWire: WireProtocol | undefined;
     stdio: StdioHooks;
-    /** Largest message read from the upstream (limits.maxUpstreamMessageBytes, read at each connect). */
-    maxMessageBytes: number;
+    /** Bounds on what is read from an HTTP upstream, read when used (a reload may change them). */
+    limits: () => MessageLimits;
     /** Sets the client's handlers before its handshake, so nothing the upstream sends meanwhile is missed. */
     prepare: (client: Client, wire: WireProtocol) => void;
     /** The client whose handshake is running (undefined once it ended), so the caller can close it meanwhile. */
@@ -47,19 +48,19 @@ class InOrderClient extends Client {
 
 export async function openClient(options: OpenClientOptions): Promise<OpenedClient> {
     const { config } = options;
-    if (config.transport === 'stdio') return handshake(options, stdioTransport(config, options.stdio, options.maxMessageBytes), 'stdio');
-    if (config.transport !== 'http') return handshake(options, httpTransport(config, config.transport), config.transport);
+    if (config.transport === 'stdio') return handshake(options, stdioTransport(config, options.stdio, options.limits().maxUpstreamMessageBytes), 'stdio');
+    if (config.transport !== 'http') return handshake(options, httpTransport(config, config.transport, options.limits), config.transport);
     // "http": Streamable HTTP first; a 4xx means a legacy HTTP+SSE server (MCP backwards-compatibility rule).
     if (options.knownWire !== 'sse') {
         try {
-            return await handshake(options, httpTransport(config, 'streamable-http'), 'streamable-http');
+            return await handshake(options, httpTransport(config, 'streamable-http', options.limits), 'streamable-http');
         } catch (error) {
             if (!isTransportMismatch(error)) throw error;
             options.log.info({ status: error.status }, 'Streamable HTTP refused; trying legacy HTTP+SSE');
         }
     }
     if (options.isClosed()) throw new UpstreamFailedError(config.id, 'closed', undefined);
-    return handshake(options, httpTransport(config, 'sse'), 'sse');
+    return handshake(options, httpTransport(config, 'sse', options.limits), 'sse');
 }
 
 async function handshake(options: OpenClientOptions, transport: Transport, wire: WireProtocol): Promise<OpenedClient> {
@@ -86,6 +87,6 @@ async function handshake(options: OpenClientOptions, transport: Transport, wire:
  * A 4xx to the Streamable HTTP handshake means a legacy server, except 401 and 403: the credentials are wrong
  * whatever the transport, and falling back would report the SSE attempt's failure instead of the real one.
  */
-function isTransportMismatch(error: unknown): error is SdkHttpError {
-    return error instanceof SdkHttpError && error.status >= 400 && error.status <= 499 && error.status !== 401 && error.status !== 403;
+function isTransportMismatch(error: unknown): error is UpstreamHttpError {
+    return error instanceof UpstreamHttpError && error.status >= 400 && error.status <= 499 && error.status !== 401 && error.status !== 403;
 }

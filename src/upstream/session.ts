@@ -8,7 +8,6 @@ import { performance } from 'node:perf_hooks';
 import type { Client, JSONRPCMessage, Progress } from '@modelcontextprotocol/client';
 import { maxTotalTimeout } from '../config/schema.js';
 import type { FaultKind } from '../observability/faults.js';
-import { describeError } from '../observability/logger.js';
 import { BulkheadFullError, BulkheadTimeoutError, type Bulkhead } from './bulkhead.js';
 import { connectionEvidence, failureReason, toUpstreamError, UpstreamFailedError, type UpstreamRejectedError } from './errors.js';
 import { Liveness } from './liveness.js';
@@ -78,7 +77,8 @@ export class UpstreamSession {
                     if (opening.session !== undefined) opening.session.#lose('connection closed');
                 };
                 client.onerror = error => {
-                    options.log.debug({ err: describeError(error) }, 'upstream transport error');
+                    // The classified reason only: a raw error may quote what the upstream sent, or the request's headers.
+                    options.log.debug({ reason: failureReason(error, options.config.timeoutMs) }, 'upstream transport error');
                     // Over HTTP, a response stream cut off mid-way is reported here only: its request would wait for its timeout.
                     if (wire !== 'stdio' && opening.session !== undefined) opening.session.#liveness.suspect();
                 };

@@ -1,8 +1,11 @@
-/** Builds the SDK client transport for one upstream from its config. */
-import { SSEClientTransport, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
+/** Builds the client transport for one upstream from its config. */
+import type { Transport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import type { HttpUpstreamConfig, StdioUpstreamConfig } from '../config/schema.js';
-import { fetchWithRequestId } from '../observability/request-context.js';
+import { LegacySseTransport } from './http/legacy-sse.js';
+import type { MessageLimits } from './http/messages.js';
+import { StreamableHttpTransport } from './http/streamable-http.js';
+import type { HttpTransportOptions } from './http/transport-base.js';
 import { sharedReaper } from './reaper.js';
 import { StdioProcessTransport } from './stdio-process.js';
 
@@ -39,21 +42,12 @@ export function stdioTransport(config: StdioUpstreamConfig, hooks: StdioHooks, m
     });
 }
 
-export function httpTransport(config: HttpUpstreamConfig, wire: 'streamable-http' | 'sse'): Transport {
-    const url = new URL(config.url);
-    const headers = config.headers;
-    if (wire === 'streamable-http') {
-        return new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: fetchWithRequestId });
-    }
-    return new SSEClientTransport(url, {
-        requestInit: { headers },
-        fetch: fetchWithRequestId,
-        // The SSE GET goes through fetch too; without this it would lack the configured headers.
-        eventSourceInit: { fetch: (input, init) => fetch(input, { ...init, headers: { ...toRecord(init?.headers), ...headers } }) }
-    });
-}
-
-function toRecord(headers: ConstructorParameters<typeof Headers>[0]): Record<string, string> {
-    if (headers === undefined) return {};
-    return Object.fromEntries(new Headers(headers).entries());
+/**
+ * The gateway's own HTTP transports rather than the SDK's: bodies are read under the message limits, cancelled
+ * requests are aborted, and errors carry statuses, never response bodies (see http/streamable-http.ts).
+ */
+export function httpTransport(config: HttpUpstreamConfig, wire: 'streamable-http' | 'sse', limits: () => MessageLimits): Transport {
+    const { headers, timeoutMs, maxConcurrency } = config;
+    const options: HttpTransportOptions = { url: new URL(config.url), headers, timeoutMs, maxConcurrency, limits };
+    return wire === 'streamable-http' ? new StreamableHttpTransport(options) : new LegacySseTransport(options);
 }

@@ -156,6 +156,37 @@ describe('raw-server fixture', { concurrency: true }, () => {
         }
     });
 
+    test('--huge-result N with --sse-answers: a text of N bytes in one SSE event; GET /stats counts sockets and answers', async () => {
+        const server = await startHttp(['--huge-result', '100000', '--sse-answers']);
+        try {
+            const client = await connectHttp(server.url);
+            try {
+                const got = await client.getPrompt({ name: 'ok-0' });
+                assert.deepEqual(got.messages, [{ role: 'user', content: { type: 'text', text: 'x'.repeat(100_000) } }]);
+            } finally {
+                await client.close();
+            }
+            const stats = (await (await fetch(new URL('/stats', server.url))).json()) as Record<string, unknown>;
+            const [written] = stats.hugeWritten as number[];
+            assert.ok(written !== undefined && written > 100_000 && written < 100_200, `the text, and the envelope before it: ${written}`);
+            assert.deepEqual(stats.answers, { started: 2, finished: 2, closedEarly: 0 }, 'initialize and prompts/get');
+            assert.ok(typeof stats.connections === 'number' && typeof stats.peakConnections === 'number');
+        } finally {
+            await server.close();
+        }
+    });
+
+    test('--unauthorized-echo: 401 with the request headers in the body, credentials first', async () => {
+        const server = await startHttp(['--unauthorized-echo']);
+        try {
+            const response = await fetch(server.url, { method: 'POST', headers: { authorization: 'Bearer t0ken', 'x-api-key': 'k3y' }, body: '{}' });
+            assert.equal(response.status, 401);
+            assert.match(await response.text(), /^Unauthorized; you sent: authorization=Bearer t0ken; x-api-key=k3y; /);
+        } finally {
+            await server.close();
+        }
+    });
+
     test('--garbage interleaves non-JSON lines with valid responses on stdout', async () => {
         const child = spawn(process.execPath, rawArgs(['--garbage']), { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
         const lines: string[] = [];

@@ -1,0 +1,43 @@
+/**
+ * The values of a config that must never appear in a log line: every upstream
+ * header value and stdio environment value (and the token of a `Bearer` or
+ * `Basic` header), passwords in upstream URLs (and the Basic credentials made
+ * of them), `auth.secret`, `cursorSecret` and `metrics.bearerToken`. Values
+ * shorter than MIN_SECRET_LENGTH are left out: they would match ordinary words
+ * all over the log, and the schema asks more of every real secret field.
+ * (Client API keys are not here: they are hashed at load and never kept.)
+ */
+import type { GatewayConfig } from './schema.js';
+
+const MIN_SECRET_LENGTH = 8;
+
+const SCHEME_TOKEN = /^\s*(?:bearer|basic)\s+(\S+)\s*$/i;
+
+export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'auth' | 'cursorSecret' | 'metrics'>): string[] {
+    const values: string[] = [];
+    for (const upstream of config.upstreams) {
+        if (upstream.transport === 'stdio') {
+            values.push(...Object.values(upstream.env));
+            continue;
+        }
+        for (const value of Object.values(upstream.headers)) {
+            values.push(value);
+            const token = SCHEME_TOKEN.exec(value)?.[1];
+            if (token !== undefined) values.push(token);
+        }
+        values.push(...urlSecrets(upstream.url));
+    }
+    if (config.auth.mode === 'jwt' && config.auth.secret !== undefined) values.push(config.auth.secret);
+    values.push(config.cursorSecret);
+    if (config.metrics.bearerToken !== undefined) values.push(config.metrics.bearerToken);
+    return [...new Set(values.filter(value => value.length >= MIN_SECRET_LENGTH))];
+}
+
+/** The password of a URL as written and decoded, and the Basic credentials sent for it. */
+function urlSecrets(raw: string): string[] {
+    const url = new URL(raw);
+    if (url.password === '') return [];
+    const password = decodeURIComponent(url.password);
+    const basic = Buffer.from(`${decodeURIComponent(url.username)}:${password}`).toString('base64');
+    return [url.password, password, basic];
+}

@@ -1,0 +1,87 @@
+/**
+ * The bytes of one upstream message (an HTTP body, or the data of one SSE
+ * event), held up to a limit. Past the limit only its first and last
+ * OVERSIZED_EDGE_BYTES are kept, enough to find the request it answers
+ * (see ../oversized.ts), so memory stays bounded by the limit whatever the
+ * upstream sends.
+ */
+import { OVERSIZED_EDGE_BYTES } from '../oversized.js';
+
+export type Collected = { kind: 'whole'; bytes: Buffer } | { kind: 'oversized'; head: string; tail: string; size: number };
+
+const EMPTY = Buffer.alloc(0);
+
+export class ByteCollector {
+    #chunks: Buffer[] = [];
+    #size = 0;
+    /** Set once the limit is passed; from then on only `#tail` grows (and is cut). */
+    #head: Buffer | undefined;
+    #tail: Buffer = EMPTY;
+
+    constructor(readonly limit: number) {}
+
+    get size(): number {
+        return this.#size;
+    }
+
+    get oversized(): boolean {
+        return this.#head !== undefined;
+    }
+
+    /** The first bytes, as text, once the limit is passed (undefined before). */
+    get head(): string | undefined {
+        return this.#head?.toString('utf8');
+    }
+
+    push(chunk: Buffer): void {
+        if (chunk.length === 0) return;
+        this.#size += chunk.length;
+        if (this.#head === undefined) {
+            // A copy: a slice would keep alive the whole buffer it was cut from, which the limit does not count.
+            if (this.#size <= this.limit) {
+                this.#chunks.push(Buffer.from(chunk));
+                return;
+            }
+            this.#chunks.push(chunk);
+            this.#head = edge(this.#chunks, 'first');
+            this.#tail = edge(this.#chunks, 'last');
+            this.#chunks = [];
+            return;
+        }
+        // (A limit under the edge size leaves the head short when passed: it fills up from what follows.)
+        if (this.#head.length < OVERSIZED_EDGE_BYTES) this.#head = edge([this.#head, chunk], 'first');
+        this.#tail = edge([this.#tail, chunk], 'last');
+    }
+
+    take(): Collected {
+        if (this.#head !== undefined) return { kind: 'oversized', head: this.#head.toString('utf8'), tail: this.#tail.toString('utf8'), size: this.#size };
+        const bytes = this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks, this.#size);
+        return { kind: 'whole', bytes };
+    }
+}
+
+/**
+ * A copy of the first or last OVERSIZED_EDGE_BYTES of `chunks`: a copy, since a slice would keep the whole chunk
+ * it came from (and the pool it was read into) alive.
+ */
+function edge(chunks: readonly Buffer[], end: 'first' | 'last'): Buffer {
+    const total = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+    const take = Math.min(OVERSIZED_EDGE_BYTES, total);
+    const out = Buffer.allocUnsafe(take);
+    if (end === 'first') {
+        let written = 0;
+        for (const chunk of chunks) {
+            if (written === take) break;
+            written += chunk.copy(out, written, 0, Math.min(chunk.length, take - written));
+        }
+    } else {
+        let left = take;
+        for (let index = chunks.length - 1; index >= 0 && left > 0; index--) {
+            const chunk = chunks[index]!;
+            const count = Math.min(chunk.length, left);
+            chunk.copy(out, left - count, chunk.length - count);
+            left -= count;
+        }
+    }
+    return out;
+}

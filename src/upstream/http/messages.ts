@@ -1,0 +1,65 @@
+/**
+ * The JSON-RPC messages in one upstream body or SSE event. One too big to
+ * have been read whole becomes the stand-in error for the request it answers,
+ * when its first or last bytes say which (see ../oversized.ts).
+ */
+import { parseJSONRPCMessage, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import { UpstreamWireError } from '../errors.js';
+import { oversizedResponse, requestIdOf } from '../oversized.js';
+import type { RequestId } from './exchanges.js';
+import type { Collected } from './byte-collector.js';
+
+type Decoded = { kind: 'messages'; messages: JSONRPCMessage[] } | { kind: 'dropped' } | { kind: 'invalid' };
+
+/** `limit` is the bound the data was read under, named in the stand-in error. */
+export function decodeMessages(data: Collected, limit: number): Decoded {
+    if (data.kind === 'oversized') {
+        const id = requestIdOf(data.head, data.tail);
+        return id === undefined ? { kind: 'dropped' } : { kind: 'messages', messages: [oversizedResponse(id, limit)] };
+    }
+    try {
+        const parsed: unknown = JSON.parse(data.bytes.toString('utf8'));
+        // A batch answer is still accepted from servers of the 2025-03-26 revision.
+        const messages = (Array.isArray(parsed) ? parsed : [parsed]).map(message => parseJSONRPCMessage(message));
+        return { kind: 'messages', messages };
+    } catch {
+        return { kind: 'invalid' };
+    }
+}
+
+/** `{"method":` or `{"jsonrpc":"2.0","method":`: a request or notification, not an answer. */
+const METHOD_AT_START = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"method"\s*:/;
+
+/**
+ * Whether an oversized message on the stream answering request `id` is that answer, from its first bytes alone:
+ * yes if they show its id, or no id and no method (SDK servers write the id last). Only a message that shows
+ * another id or a method is something else, to be read past.
+ */
+export function answersRequest(head: string, id: RequestId): boolean {
+    const shown = requestIdOf(head, '');
+    return shown === undefined ? !METHOD_AT_START.test(head) : shown === id;
+}
+
+/** Why a decoded body or event was not handed on. */
+export function messageFault(kind: 'dropped' | 'invalid'): UpstreamWireError {
+    return kind === 'invalid'
+        ? new UpstreamWireError('invalid JSON-RPC message', 'invalid_result')
+        : new UpstreamWireError('oversized message without a request id dropped', 'oversized_result');
+}
+
+export interface MessageLimits {
+    maxUpstreamMessageBytes: number;
+    maxResultBytes: number;
+}
+
+/** Room for the JSON-RPC envelope around a result, and for an upstream's whitespace, over limits.maxResultBytes. */
+const RESULT_ENVELOPE_BYTES = 64 * 1024;
+
+/**
+ * The most bytes read of the answer to `method`: a prompt or completion result bigger than limits.maxResultBytes
+ * would be refused anyway, so reading stops about there; every other message is bounded by maxUpstreamMessageBytes.
+ */
+export function answerLimit(method: string, limits: MessageLimits): number {
+    const bound = limits.maxUpstreamMessageBytes;
+    return method === 'prompts/get' || method === 'completion/complete' ? Math.min(bound, limits.maxResultBytes + RESULT_ENVELOPE_BYTES) : bound;
+}

@@ -1,0 +1,230 @@
+/**
+ * MCP client transport for Streamable HTTP upstreams, on undici instead of
+ * web fetch, unlike the SDK's:
+ * - every body is read under a bound (limits.maxUpstreamMessageBytes, or for
+ *   prompts/get and completion/complete the result limit): a bigger JSON answer
+ *   is not read further, its exchange is aborted and its request gets the
+ *   stand-in error; a bigger SSE event costs no more than the bound;
+ * - a request the SDK cancels (on timeout, or for the caller) has its POST and
+ *   SSE answer aborted at once, and close() aborts everything, so no socket is
+ *   left open;
+ * - errors carry the HTTP status only, never the response body.
+ * Also: Mcp-Session-Id and MCP-Protocol-Version on every request after the
+ * handshake; the standalone GET stream for server messages, reconnected after
+ * the server's `retry` with Last-Event-ID; an answer stream that ends early is
+ * resumed the same way; the session is ended with DELETE on close (bounded).
+ */
+import {
+    SdkError,
+    SdkErrorCode,
+    isJSONRPCErrorResponse,
+    isJSONRPCRequest,
+    isJSONRPCResultResponse,
+    type JSONRPCMessage,
+    type JSONRPCRequest
+} from '@modelcontextprotocol/client';
+import { currentRequestId } from '../../observability/request-context.js';
+import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
+import { oversizedResponse } from '../oversized.js';
+import { pause, type RequestId } from './exchanges.js';
+import { answerLimit, answersRequest, decodeMessages, messageFault } from './messages.js';
+import { SseParser } from './sse-parser.js';
+import { MAX_STREAM_FAILURES, readEvents, reconnectDelay } from './sse-stream.js';
+import { cancelledRequest, HttpTransport, unexpectedContent } from './transport-base.js';
+import { discard, headerValue, isSuccess, mediaType, readBounded, type HttpResponse } from './upstream-http.js';
+
+/** The DELETE that ends the session at close waits no longer than this (or timeoutMs, if shorter). */
+const DELETE_TIMEOUT_MS = 2000;
+
+export class StreamableHttpTransport extends HttpTransport {
+    #sessionId: string | undefined;
+    /** The server's last `retry`, for every stream of the session. */
+    #retryMs: number | undefined;
+    #listening = false;
+
+    get sessionId(): string | undefined {
+        return this.#sessionId;
+    }
+
+    async start(): Promise<void> {}
+
+    async send(message: JSONRPCMessage): Promise<void> {
+        if (this.exchanges.closed) throw new SdkError(SdkErrorCode.NotConnected, 'Not connected');
+        if (isJSONRPCRequest(message)) return this.#request(message, currentRequestId());
+        const cancelled = cancelledRequest(message);
+        if (cancelled !== undefined) this.exchanges.abort(cancelled);
+        const response = await this.postMessage(message, undefined, undefined);
+        if (response !== undefined && 'method' in message && message.method === 'notifications/initialized' && !this.#listening) {
+            this.#listening = true;
+            void this.#listen();
+        }
+    }
+
+    protected override headers(own: Record<string, string>): Record<string, string> {
+        return super.headers(this.#sessionId === undefined ? own : { ...own, 'mcp-session-id': this.#sessionId });
+    }
+
+    /** Ends the session, bounded: the server would forget it by itself in time, nothing is lost if this fails. */
+    protected override async farewell(): Promise<void> {
+        if (this.#sessionId === undefined) return;
+        const ms = Math.min(this.options.timeoutMs, DELETE_TIMEOUT_MS);
+        const exchange = new AbortController();
+        const timer = setTimeout(() => exchange.abort(), ms).unref();
+        try {
+            await discard(await this.http.request({ method: 'DELETE', headers: this.headers({}), signal: exchange.signal, timeoutMs: ms }));
+        } catch {
+            // Unreachable, or too slow: see above.
+        } finally {
+            clearTimeout(timer);
+        }
+    }
+
+    /** A request: its answer is a JSON body or an SSE stream, both read under the bound for its method. */
+    async #request(message: JSONRPCRequest, requestId: string | undefined): Promise<void> {
+        const { id } = message;
+        const exchange = this.exchanges.open(id);
+        let streaming = false;
+        try {
+            const response = await this.http.request({
+                method: 'POST',
+                headers: this.headers({ accept: 'application/json, text/event-stream', 'content-type': 'application/json' }),
+                body: JSON.stringify(message),
+                signal: exchange.signal,
+                // The SDK times the request out and cancels it, which aborts this exchange.
+                timeoutMs: 0,
+                requestId
+            });
+            if (!isSuccess(response)) {
+                await discard(response);
+                throw new UpstreamHttpError(response.statusCode);
+            }
+            if (message.method === 'initialize') this.#sessionId = headerValue(response, 'mcp-session-id');
+            // Accepted, to be answered on the server's event stream.
+            if (response.statusCode === 202) return await discard(response);
+            const limit = answerLimit(message.method, this.options.limits());
+            const type = mediaType(response);
+            if (type === 'text/event-stream') {
+                streaming = true;
+                void this.#readAnswerStream(response, id, exchange, limit, requestId);
+                return;
+            }
+            if (type !== 'application/json') {
+                await discard(response);
+                throw unexpectedContent();
+            }
+            const body = await readBounded(response, limit);
+            if (body.kind === 'oversized') {
+                exchange.abort();
+                return this.deliver(oversizedResponse(id, limit));
+            }
+            const decoded = decodeMessages(body, limit);
+            if (decoded.kind !== 'messages') throw messageFault(decoded.kind);
+            for (const answer of decoded.messages) this.deliver(answer);
+        } catch (error) {
+            // Aborted here: cancelled, answered by a stand-in, or closed; the SDK has settled the request already.
+            if (exchange.signal.aborted) return;
+            this.report(error);
+            throw error;
+        } finally {
+            if (!streaming) this.exchanges.done(exchange, id);
+        }
+    }
+
+    /**
+     * The SSE stream answering request `id`: its messages (progress, then the answer) are handed on. If it ends
+     * before the answer after events with ids, it is resumed from the last one with a GET, as the server asked.
+     */
+    async #readAnswerStream(first: HttpResponse, id: RequestId, exchange: AbortController, limit: number, requestId: string | undefined): Promise<void> {
+        let answered = false;
+        const parser = new SseParser({
+            maxDataBytes: limit,
+            onRetry: ms => (this.#retryMs = ms),
+            onEvent: event => {
+                if (answered) return;
+                for (const message of this.messagesOf(event, limit)) {
+                    if (isResponseTo(message, id)) answered = true;
+                    this.deliver(message);
+                }
+            },
+            // The answer is too big: it is failed at once and the rest of it is not read.
+            onOversized: head => {
+                if (answered || !answersRequest(head, id)) return;
+                answered = true;
+                this.deliver(oversizedResponse(id, limit));
+                exchange.abort();
+            }
+        });
+        try {
+            for (let response: HttpResponse | undefined = first; response !== undefined; ) {
+                try {
+                    await readEvents(response, parser);
+                } catch (error) {
+                    if (exchange.signal.aborted) return;
+                    // Cut off mid-way: said at once, so the liveness check can find a dead server before the timeout.
+                    this.report(error);
+                }
+                if (answered || exchange.signal.aborted) return;
+                if (parser.lastEventId === undefined) return this.report(new UpstreamWireError('answer stream ended without the answer', undefined));
+                response = await this.#reopen(exchange, parser.lastEventId, requestId);
+            }
+        } finally {
+            this.exchanges.done(exchange, id);
+        }
+    }
+
+    /** The standalone GET stream: notifications (list_changed) and requests from the server, for the whole session. */
+    async #listen(): Promise<void> {
+        const parser = new SseParser({
+            maxDataBytes: this.options.limits().maxUpstreamMessageBytes,
+            onRetry: ms => (this.#retryMs = ms),
+            onEvent: event => {
+                for (const message of this.messagesOf(event, this.options.limits().maxUpstreamMessageBytes)) this.deliver(message);
+            }
+        });
+        const exchange = this.exchanges.open();
+        try {
+            let response: HttpResponse | undefined;
+            try {
+                response = await this.openStream(exchange, {});
+            } catch (error) {
+                if (exchange.signal.aborted) return;
+                this.report(error);
+                response = await this.#reopen(exchange, undefined, undefined);
+            }
+            while (response !== undefined) {
+                try {
+                    await readEvents(response, parser);
+                } catch (error) {
+                    if (exchange.signal.aborted) return;
+                    this.report(error);
+                }
+                response = await this.#reopen(exchange, parser.lastEventId, undefined);
+            }
+        } finally {
+            this.exchanges.done(exchange);
+        }
+    }
+
+    /**
+     * Reopens a stream after its delay, from `lastEventId`: undefined when closed, when the server offers no stream
+     * (405), or after MAX_STREAM_FAILURES failed attempts in a row (the last failure is reported).
+     */
+    async #reopen(exchange: AbortController, lastEventId: string | undefined, requestId: string | undefined): Promise<HttpResponse | undefined> {
+        for (let failures = 0; ; failures++) {
+            if (!(await pause(reconnectDelay(this.#retryMs, failures), exchange))) return undefined;
+            try {
+                return await this.openStream(exchange, lastEventId === undefined ? {} : { 'last-event-id': lastEventId }, requestId);
+            } catch (error) {
+                if (exchange.signal.aborted) return undefined;
+                if (failures + 1 >= MAX_STREAM_FAILURES) {
+                    this.report(error);
+                    return undefined;
+                }
+            }
+        }
+    }
+}
+
+function isResponseTo(message: JSONRPCMessage, id: RequestId): boolean {
+    return (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id === id;
+}

@@ -1,0 +1,155 @@
+/**
+ * What the two HTTP client transports share: the SDK's Transport callbacks,
+ * one upstream pool, the exchanges in flight (all aborted on close), the
+ * protocol version header, opening SSE streams, and handing messages on.
+ * Errors reported are the transport's own (a status, a fixed phrase), never
+ * what the upstream wrote.
+ */
+import type { JSONRPCMessage, MessageExtraInfo, Transport } from '@modelcontextprotocol/client';
+import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
+import { Exchanges, type RequestId } from './exchanges.js';
+import { decodeMessages, messageFault, type MessageLimits } from './messages.js';
+import type { SseEvent } from './sse-parser.js';
+import { discard, isSuccess, mediaType, UpstreamHttp, type HttpCall, type HttpResponse } from './upstream-http.js';
+
+export interface HttpTransportOptions {
+    url: URL;
+    /** Configured headers, sent on every request. */
+    headers: Readonly<Record<string, string>>;
+    /** The upstream's timeoutMs: bounds what no request timeout covers (notifications, DELETE). */
+    timeoutMs: number;
+    /** The upstream's maxConcurrency: the pool has this many sockets, plus a few for streams and notifications. */
+    maxConcurrency: number;
+    /** Read when a message is read, so a reload applies to connections already open. */
+    limits: () => MessageLimits;
+}
+
+/** Sockets beyond maxConcurrency: the GET stream, notifications (cancellations) and pings. */
+const EXTRA_SOCKETS = 4;
+
+export abstract class HttpTransport implements Transport {
+    onclose?: () => void;
+    onerror?: (error: Error) => void;
+    onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+
+    protected readonly http: UpstreamHttp;
+    protected readonly exchanges = new Exchanges();
+    #protocolVersion: string | undefined;
+
+    constructor(protected readonly options: HttpTransportOptions) {
+        this.http = new UpstreamHttp({ url: options.url, headers: options.headers, connections: options.maxConcurrency + EXTRA_SOCKETS });
+    }
+
+    abstract start(): Promise<void>;
+    abstract send(message: JSONRPCMessage): Promise<void>;
+
+    setProtocolVersion(version: string): void {
+        this.#protocolVersion = version;
+    }
+
+    /** Aborts every exchange at once (requests still waiting fail now), then lets the subclass say goodbye. */
+    async close(): Promise<void> {
+        if (this.exchanges.closed) return;
+        this.exchanges.abortAll();
+        this.onclose?.();
+        try {
+            await this.farewell();
+        } finally {
+            await this.http.close();
+        }
+    }
+
+    /** Last words to the server after close (the pool is still open). */
+    protected async farewell(): Promise<void> {}
+
+    /** The headers of every request after the handshake, over the request's own. */
+    protected headers(own: Record<string, string>): Record<string, string> {
+        return this.#protocolVersion === undefined ? own : { ...own, 'mcp-protocol-version': this.#protocolVersion };
+    }
+
+    /**
+     * A POST whose answer is only a status (a notification, a response, or a legacy request, answered on the
+     * stream), bounded by timeoutMs. The exchange belongs to `requestId` if given, so cancelling it aborts it.
+     */
+    protected async postMessage(message: JSONRPCMessage, url: URL | undefined, requestId: RequestId | undefined): Promise<HttpResponse | undefined> {
+        const exchange = this.exchanges.open(requestId);
+        try {
+            const response = await this.http.request({
+                method: 'POST',
+                ...(url === undefined ? {} : { url }),
+                headers: this.headers({ accept: 'application/json, text/event-stream', 'content-type': 'application/json' }),
+                body: JSON.stringify(message),
+                signal: exchange.signal,
+                timeoutMs: this.options.timeoutMs
+            });
+            await discard(response);
+            if (!isSuccess(response)) throw new UpstreamHttpError(response.statusCode);
+            return response;
+        } catch (error) {
+            if (exchange.signal.aborted) return undefined;
+            this.report(error);
+            throw error;
+        } finally {
+            this.exchanges.done(exchange, requestId);
+        }
+    }
+
+    /** A GET for an SSE stream; undefined when the server offers none (405). Throws for anything but a stream. */
+    protected async openStream(exchange: AbortController, headers: Record<string, string>, requestId?: string): Promise<HttpResponse | undefined> {
+        const call: HttpCall = {
+            method: 'GET',
+            headers: this.headers({ accept: 'text/event-stream', ...headers }),
+            signal: exchange.signal,
+            // A quiet stream is normal; what bounds the wait for it to open is the caller's (a handshake deadline, close).
+            timeoutMs: 0,
+            requestId
+        };
+        const response = await this.http.request(call);
+        if (response.statusCode === 405) {
+            await discard(response);
+            return undefined;
+        }
+        if (!isSuccess(response)) {
+            await discard(response);
+            throw new UpstreamHttpError(response.statusCode);
+        }
+        if (mediaType(response) !== 'text/event-stream') {
+            await discard(response);
+            throw unexpectedContent();
+        }
+        return response;
+    }
+
+    /** The messages of one SSE event; what cannot be used is reported and left out. */
+    protected messagesOf(event: SseEvent, limit: number): JSONRPCMessage[] {
+        if (event.type !== 'message') return [];
+        const decoded = decodeMessages(event.data, limit);
+        if (decoded.kind === 'messages') return decoded.messages;
+        this.report(messageFault(decoded.kind));
+        return [];
+    }
+
+    protected deliver(message: JSONRPCMessage): void {
+        try {
+            this.onmessage?.(message);
+        } catch (error) {
+            this.report(error);
+        }
+    }
+
+    protected report(error: unknown): void {
+        if (this.exchanges.closed) return;
+        this.onerror?.(error instanceof Error ? error : new UpstreamWireError('transport error', undefined));
+    }
+}
+
+export function unexpectedContent(): UpstreamWireError {
+    return new UpstreamWireError('unexpected content type', 'http_error');
+}
+
+/** The request a `notifications/cancelled` cancels. */
+export function cancelledRequest(message: JSONRPCMessage): RequestId | undefined {
+    if (!('method' in message) || message.method !== 'notifications/cancelled' || 'id' in message) return undefined;
+    const requestId = message.params?.requestId;
+    return typeof requestId === 'string' || typeof requestId === 'number' ? requestId : undefined;
+}

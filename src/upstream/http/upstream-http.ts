@@ -1,0 +1,129 @@
+/**
+ * The HTTP side of one connection to an upstream: a keep-alive undici Pool on
+ * its origin, so requests reuse sockets and no more than a bounded number are
+ * open at once, and the headers every request carries (the configured ones,
+ * credentials from the URL, the X-Request-Id of the client request being
+ * served). Bodies are Node streams, read by the caller under its own bounds.
+ */
+import { Pool, type Dispatcher } from 'undici';
+import { currentRequestId, REQUEST_ID_HEADER } from '../../observability/request-context.js';
+import { ByteCollector, type Collected } from './byte-collector.js';
+
+export interface UpstreamHttpOptions {
+    /** The upstream's URL; a user and password in it are sent as Basic credentials (unless headers hold some). */
+    url: URL;
+    /** Sent on every request. */
+    headers: Readonly<Record<string, string>>;
+    /** Most sockets open at once. */
+    connections: number;
+}
+
+export interface HttpCall {
+    method: 'GET' | 'POST' | 'DELETE';
+    /** Default: the upstream's URL. Must be on its origin. */
+    url?: URL;
+    /** This request's own headers; they win over the configured ones. */
+    headers: Record<string, string>;
+    body?: string;
+    signal: AbortSignal;
+    /**
+     * Longest wait for the response headers, and between body chunks. 0: none, for streams that may be quiet for
+     * long and for requests the caller times out itself.
+     */
+    timeoutMs: number;
+    /** The id of the client request this call serves, if other than the current one (a stream resumed later). */
+    requestId?: string | undefined;
+}
+
+export type HttpResponse = Dispatcher.ResponseData;
+
+/** What is read of a body that is thrown away: enough to reuse the socket for a short one, no more. */
+const DISCARD_LIMIT = 64 * 1024;
+
+export class UpstreamHttp {
+    readonly #pool: Pool;
+    readonly #url: URL;
+    readonly #headers: Record<string, string>;
+
+    constructor(options: UpstreamHttpOptions) {
+        this.#url = withoutCredentials(options.url);
+        this.#headers = baseHeaders(options.url, options.headers);
+        this.#pool = new Pool(this.#url.origin, { connections: options.connections, pipelining: 1 });
+    }
+
+    get url(): URL {
+        return this.#url;
+    }
+
+    request(call: HttpCall): Promise<HttpResponse> {
+        const url = call.url ?? this.#url;
+        const requestId = call.requestId ?? currentRequestId();
+        const headers = { ...this.#headers, ...(requestId === undefined ? {} : { [REQUEST_ID_HEADER]: requestId }), ...call.headers };
+        return this.#pool.request({
+            method: call.method,
+            path: `${url.pathname}${url.search}`,
+            headers,
+            ...(call.body === undefined ? {} : { body: call.body }),
+            signal: call.signal,
+            headersTimeout: call.timeoutMs,
+            bodyTimeout: call.timeoutMs
+        });
+    }
+
+    /** Closes every socket at once; requests still running fail. */
+    close(): Promise<void> {
+        return this.#pool.destroy();
+    }
+}
+
+export function isSuccess(response: HttpResponse): boolean {
+    return response.statusCode >= 200 && response.statusCode <= 299;
+}
+
+/** `text/event-stream` from `Text/Event-Stream; charset=utf-8`; "" without one. */
+export function mediaType(response: HttpResponse): string {
+    const value = response.headers['content-type'];
+    return (Array.isArray(value) ? (value[0] ?? '') : (value ?? '')).split(';', 1)[0]!.trim().toLowerCase();
+}
+
+export function headerValue(response: HttpResponse, name: string): string | undefined {
+    const value = response.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+}
+
+/** Throws a body away without looking at it. */
+export async function discard(response: HttpResponse): Promise<void> {
+    await response.body.dump({ limit: DISCARD_LIMIT }).catch(() => {});
+}
+
+/**
+ * A body, read up to `limit` bytes and no further: past it (or when its Content-Length says it will pass it) the
+ * reading stops, and the caller must abort the exchange, which closes the socket.
+ */
+export async function readBounded(response: HttpResponse, limit: number): Promise<Collected> {
+    const collector = new ByteCollector(limit);
+    const declared = Number(headerValue(response, 'content-length'));
+    if (Number.isFinite(declared) && declared > limit) return { kind: 'oversized', head: '', tail: '', size: declared };
+    for await (const chunk of response.body) {
+        collector.push(chunk as Buffer);
+        if (collector.oversized) break;
+    }
+    return collector.take();
+}
+
+function baseHeaders(url: URL, configured: Readonly<Record<string, string>>): Record<string, string> {
+    // Lower-cased, so a configured "Accept" cannot sit beside the transport's own "accept".
+    const headers = Object.fromEntries(Object.entries(configured).map(([name, value]) => [name.toLowerCase(), value]));
+    if (headers.authorization === undefined && (url.username !== '' || url.password !== '')) {
+        const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+        headers.authorization = `Basic ${Buffer.from(credentials).toString('base64')}`;
+    }
+    return headers;
+}
+
+function withoutCredentials(url: URL): URL {
+    const bare = new URL(url);
+    bare.username = '';
+    bare.password = '';
+    return bare;
+}

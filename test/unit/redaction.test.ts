@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { describe, test } from 'node:test';
+import { parseConfig } from '../../src/config/load.js';
+import { configSecrets } from '../../src/config/secrets.js';
+import { createLogger, setLogSecrets } from '../../src/observability/logger.js';
+import { Redactor } from '../../src/observability/redaction.js';
+
+function configWith(extra: Record<string, unknown>) {
+    return parseConfig(JSON.stringify({ upstreams: [{ id: 'x', transport: 'stdio', command: 'true' }], ...extra }), 'test config', {});
+}
+
+describe('configSecrets', () => {
+    test('header and env values, Bearer and Basic tokens, URL passwords, auth.secret, cursorSecret, metrics.bearerToken', () => {
+        const config = configWith({
+            cursorSecret: 'cursor-secret-0123456789',
+            auth: { mode: 'jwt', secret: 'j'.repeat(32) },
+            clients: [{ id: 'c', apiKey: 'client-api-key-0123456789' }],
+            metrics: { bearerToken: 'metrics-token-0123456789' },
+            upstreams: [
+                { id: 'a', transport: 'stdio', command: 'true', env: { TOKEN: 'env-token-value', SHORT: 'abc' } },
+                { id: 'b', transport: 'http', url: 'https://user:p%40ss-word@example.com/mcp', headers: { Authorization: 'Bearer bearer-token-123', Accept: 'text/plain' } },
+                { id: 'c', transport: 'sse', url: 'https://example.com/sse', headers: { Authorization: 'Basic dXNlcjpwYXNzd29yZA==' } }
+            ]
+        });
+        const secrets = configSecrets(config);
+        for (const expected of [
+            'env-token-value',
+            'Bearer bearer-token-123',
+            'bearer-token-123',
+            'text/plain',
+            'p%40ss-word',
+            'p@ss-word',
+            Buffer.from('user:p@ss-word').toString('base64'),
+            'Basic dXNlcjpwYXNzd29yZA==',
+            'dXNlcjpwYXNzd29yZA==',
+            'j'.repeat(32),
+            'cursor-secret-0123456789',
+            'metrics-token-0123456789'
+        ]) {
+            assert.ok(secrets.includes(expected), expected);
+        }
+        assert.ok(!secrets.includes('abc'), 'values under 8 characters would match ordinary words');
+        assert.ok(!JSON.stringify(config).includes('client-api-key-0123456789'), 'client API keys are hashed at load, not kept');
+    });
+});
+
+describe('Redactor', () => {
+    test('every occurrence, longest value first, also in its JSON-escaped form', () => {
+        const redactor = new Redactor(['token-0123456789', 'Bearer token-0123456789', 'quote"and\\slash']);
+        assert.equal(redactor.redact('a Bearer token-0123456789 and token-0123456789'), 'a [redacted] and [redacted]');
+        assert.equal(redactor.redact(JSON.stringify({ msg: 'has quote"and\\slash inside' })), '{"msg":"has [redacted] inside"}');
+        assert.equal(redactor.redact('nothing here'), 'nothing here');
+    });
+
+    test('regular-expression characters in a value are plain text', () => {
+        const redactor = new Redactor(['a.b*c+(d)?[e]{2}|$^']);
+        assert.equal(redactor.redact('x a.b*c+(d)?[e]{2}|$^ y aXbbc'), 'x [redacted] y aXbbc');
+    });
+
+    test('update replaces the values; none at all leaves lines untouched', () => {
+        const redactor = new Redactor(['first-secret-value']);
+        redactor.update(['second-secret-value']);
+        assert.equal(redactor.redact('first-secret-value second-secret-value'), 'first-secret-value [redacted]');
+        redactor.update([]);
+        assert.equal(redactor.redact('second-secret-value'), 'second-secret-value');
+    });
+});
+
+describe('the logger', () => {
+    test('redacts the secrets it is given from every line, message, fields and nested objects alike', () => {
+        const written: string[] = [];
+        const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (written.push(chunk.toString()), done()) });
+        const logger = createLogger({ level: 'debug', format: 'json', destination: sink, secrets: ['first-secret-value'] });
+        logger.child({ upstream: 'u' }).info({ detail: { quoted: 'first-secret-value' } }, 'saw first-secret-value');
+        setLogSecrets(logger, ['second-secret-value']);
+        logger.warn('saw first-secret-value and second-secret-value');
+        const [first, second] = written.map(line => JSON.parse(line) as Record<string, unknown>);
+        assert.equal(first?.msg, 'saw [redacted]');
+        assert.deepEqual(first?.detail, { quoted: '[redacted]' });
+        assert.equal(second?.msg, 'saw first-secret-value and [redacted]');
+    });
+});
