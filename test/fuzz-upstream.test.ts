@@ -348,6 +348,19 @@ describe('fuzz: hostile upstream answers', () => {
         );
     });
 
+    test('counterexample: a second answer nested 20,000 deep is dropped where it enters, not serialised by the SDK (that crashed the gateway)', { timeout: 60_000 }, async () => {
+        const strays = gateway.faults.of('puppet').stray_message ?? 0;
+        const deep = envelope(`"result":{"messages":[],"_meta":${nestedText(20_000)}}`);
+        const crashed = new Promise<unknown>(resolve => process.once('unhandledRejection', resolve));
+        await (await puppet('puppet')).arm('get', [deep, deep], false);
+        const response = await request('prompts/get', { name: 'puppet__ok-0' });
+        assert.match(response?.error?.message ?? '', /nested deeper than 64 levels/);
+        await waitFor(() => (gateway.faults.of('puppet').stray_message ?? 0) > strays, 10_000, 'the second answer counted as stray');
+        const outcome = await Promise.race([crashed, new Promise(resolve => setTimeout(resolve, 200, 'no crash'))]);
+        assert.equal(outcome, 'no crash', String(outcome));
+        await healthyStillServed();
+    });
+
     test('afterwards: the gateway is healthy, the healthy upstream never dropped, the puppets are connected', { timeout: 60_000 }, async () => {
         const health = await fetch(new URL('/healthz', url));
         assert.equal(health.status, 200);

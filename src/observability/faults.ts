@@ -7,6 +7,7 @@ export const FAULT_KINDS = [
     'connect_failed',
     'disconnected',
     'garbage_output',
+    'stray_message',
     'invalid_result',
     'oversized_result',
     'oversized_prompt',

@@ -237,7 +237,9 @@ export class UpstreamConnection {
                 reportFault: (kind, message, details) => this.reportFault(kind, message, details),
                 onListChanged: () => this.#listChanged(),
                 onRequest: (method, seconds) => this.options.observer?.request(this.id, method, seconds),
-                onLost: (lost, reason) => this.#drop(lost, reason)
+                onLost: (lost, reason) => this.#drop(lost, reason),
+                onStray: kind =>
+                    this.reportFault('stray_message', kind === 'answer' ? 'upstream answered no request in flight; dropped' : 'upstream sent progress for no request in flight; dropped')
             });
             if (this.#state === 'closed') return await session.close();
             if (session.ended) throw new UpstreamFailedError(this.id, 'connection closed', undefined);

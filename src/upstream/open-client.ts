@@ -7,6 +7,7 @@ import { Client, type JSONRPCErrorResponse, type JSONRPCResponse, type Transport
 import type { UpstreamConfig } from '../config/schema.js';
 import { withDeadline } from '../lib/deadline.js';
 import type { Logger } from '../observability/logger.js';
+import { CorrelatedTransport } from './correlated.js';
 import { UpstreamFailedError, UpstreamHttpError } from './errors.js';
 import type { MessageLimits } from './http/messages.js';
 import { httpTransport, stdioTransport, type StdioHooks, type WireProtocol } from './transports.js';
@@ -24,6 +25,8 @@ export interface OpenClientOptions {
     prepare: (client: Client, wire: WireProtocol) => void;
     /** The client whose handshake is running (undefined once it ended), so the caller can close it meanwhile. */
     onHandshake: (client: Client | undefined) => void;
+    /** An answer to no request in flight, or progress for none, was dropped. */
+    onStray: (kind: 'answer' | 'progress') => void;
     /** The caller closed meanwhile: no further attempt. */
     isClosed: () => boolean;
 }
@@ -63,8 +66,9 @@ export async function openClient(options: OpenClientOptions): Promise<OpenedClie
     return handshake(options, httpTransport(config, 'sse', options.limits), 'sse');
 }
 
-async function handshake(options: OpenClientOptions, transport: Transport, wire: WireProtocol): Promise<OpenedClient> {
+async function handshake(options: OpenClientOptions, inner: Transport, wire: WireProtocol): Promise<OpenedClient> {
     const { id, timeoutMs } = options.config;
+    const transport = new CorrelatedTransport(inner, options.onStray);
     // A fresh Client per attempt: the SDK cannot reconnect a closed one.
     const client = new InOrderClient(options.clientInfo, { capabilities: {} });
     options.prepare(client, wire);

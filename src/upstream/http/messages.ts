@@ -3,7 +3,8 @@
  * have been read whole becomes the stand-in error for the request it answers,
  * when its first or last bytes say which (see ../oversized.ts).
  */
-import { parseJSONRPCMessage, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
+import { asJsonRpcMessage } from '../../lib/json-rpc.js';
 import { UpstreamWireError } from '../errors.js';
 import { oversizedResponse, requestIdOf } from '../oversized.js';
 import type { RequestId } from './exchanges.js';
@@ -17,14 +18,20 @@ export function decodeMessages(data: Collected, limit: number): Decoded {
         const id = requestIdOf(data.head, data.tail);
         return id === undefined ? { kind: 'dropped' } : { kind: 'messages', messages: [oversizedResponse(id, limit)] };
     }
+    let parsed: unknown;
     try {
-        const parsed: unknown = JSON.parse(data.bytes.toString('utf8'));
-        // A batch answer is still accepted from servers of the 2025-03-26 revision.
-        const messages = (Array.isArray(parsed) ? parsed : [parsed]).map(message => parseJSONRPCMessage(message));
-        return { kind: 'messages', messages };
+        parsed = JSON.parse(data.bytes.toString('utf8'));
     } catch {
         return { kind: 'invalid' };
     }
+    // A batch answer is still accepted from servers of the 2025-03-26 revision.
+    const messages: JSONRPCMessage[] = [];
+    for (const value of Array.isArray(parsed) ? (parsed as unknown[]) : [parsed]) {
+        const message = asJsonRpcMessage(value);
+        if (message === undefined) return { kind: 'invalid' };
+        messages.push(message);
+    }
+    return { kind: 'messages', messages };
 }
 
 /** `{"method":` or `{"jsonrpc":"2.0","method":`: a request or notification, not an answer. */
