@@ -224,6 +224,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
             const http = await startHttpEndpoint({
                 ...config.listen,
                 maxBodyBytes: config.limits.maxBodyBytes,
+                maxJsonDepth: () => config.limits.maxJsonDepth,
                 policy: () => policy,
                 idleTimeoutMs: config.sessions.idleTimeoutMs,
                 maxSessions: config.sessions.max,

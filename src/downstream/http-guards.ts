@@ -8,6 +8,7 @@
 import { SUPPORTED_PROTOCOL_VERSIONS, validateHostHeader, validateOriginHeader } from '@modelcontextprotocol/server';
 import cors from 'cors';
 import type { RequestHandler, Response } from 'express';
+import { exceedsDepth } from '../lib/json-bounds.js';
 import type { Logger } from '../observability/logger.js';
 import type { ClientProfile } from '../policy/clients.js';
 import type { GatewayPolicy } from '../policy/policy.js';
@@ -108,6 +109,20 @@ export function checkProtocolVersion(reject: Reject): RequestHandler {
         const version = req.headers['mcp-protocol-version'];
         if (version === undefined || (typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return next();
         return reject(res, 'unsupported_protocol_version');
+    };
+}
+
+/**
+ * Right after parsing: a message nested deeper than the limit is refused before the SDK (or anything else) walks
+ * it. Neither the message nor its id is echoed.
+ */
+export function refuseDeepMessages(maxDepth: () => number, reject: Reject): RequestHandler {
+    return (req, res, next) => {
+        const limit = maxDepth();
+        const body: unknown = req.body;
+        const messages: unknown[] = Array.isArray(body) ? body : [body];
+        if (!messages.some(message => exceedsDepth(message, limit))) return next();
+        return reject(res, 'too_deep', { message: `Invalid Request: nested deeper than ${limit} levels` });
     };
 }
 

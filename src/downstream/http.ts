@@ -4,7 +4,6 @@
  * DELETE to end a session, and idle sessions swept.
  */
 import { randomUUID } from 'node:crypto';
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { isInitializeRequest } from '@modelcontextprotocol/server';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { whenIdle } from '../lib/when-idle.js';
@@ -14,10 +13,11 @@ import type { ClientProfile } from '../policy/clients.js';
 import type { GatewayPolicy } from '../policy/policy.js';
 import { ClientRateLimiter } from '../policy/rate-limiter.js';
 import type { Endpoint } from './endpoint.js';
-import { authenticate, browserGuards, callerOf, checkProtocolVersion, rateLimit, type BrowserSafety } from './http-guards.js';
+import { authenticate, browserGuards, callerOf, checkProtocolVersion, rateLimit, refuseDeepMessages, type BrowserSafety } from './http-guards.js';
 import { hostChecks, listen } from './listener.js';
 import { healthRoutes, type HealthRoutesOptions } from './observability-routes.js';
 import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from './rejections.js';
+import { SessionTransport } from './session-transport.js';
 import type { Session, SessionRegistry, SessionServer } from './sessions.js';
 
 export interface HttpEndpointOptions {
@@ -25,6 +25,8 @@ export interface HttpEndpointOptions {
     port: number;
     path: string;
     maxBodyBytes: number;
+    /** limits.maxJsonDepth, read per request (a reload applies it at once). */
+    maxJsonDepth: () => number;
     idleTimeoutMs: number;
     maxSessions: number;
     allowedHosts?: string[] | undefined;
@@ -49,7 +51,7 @@ export interface HttpEndpoint extends Endpoint {
 }
 
 interface HttpSession extends Session {
-    readonly http: NodeStreamableHTTPServerTransport;
+    readonly http: SessionTransport;
     /** Only requests proving this client may use the session. */
     readonly clientId: string;
     lastSeen: number;
@@ -95,7 +97,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
         });
     };
     const admit = [authenticate(options.policy, logger, reject), rateLimit(new ClientRateLimiter(), reject), checkProtocolVersion(reject)];
-    app.post(options.path, ...admit, express.json({ limit: options.maxBodyBytes }), handle);
+    app.post(options.path, ...admit, express.json({ limit: options.maxBodyBytes }), refuseDeepMessages(options.maxJsonDepth, reject), handle);
     app.get(options.path, ...admit, handle);
     app.delete(options.path, ...admit, handle);
     // JSON, never express's HTML pages (which echo the path).
@@ -146,38 +148,59 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
         return count;
     }
 
+    /**
+     * The transport registers the session (onsessioninitialized) before the initialize is answered. A session lives
+     * on only if that answer was a result the client received: after anything else (an error, no answer at all as
+     * for an initialize sent as a notification, a client gone) it is closed at once, so it never counts against
+     * the client's maxSessions until the idle sweep.
+     */
     async function startSession(client: ClientProfile, req: Request, res: Response): Promise<void> {
         const { server, scope } = options.createServer(client);
-        const transport = new NodeStreamableHTTPServerTransport({
+        let registered = false;
+        const transport: SessionTransport = new SessionTransport({
             sessionIdGenerator: () => randomUUID(),
             onsessioninitialized: id => {
-                const session: HttpSession = {
-                    id,
-                    transport: 'http',
-                    server,
-                    scope,
-                    clientId: client.id,
-                    http: transport,
-                    lastSeen: Date.now(),
-                    inFlight: 0,
-                    openStreams: 0,
-                    notificationPending: false,
-                    canReceive: () => session.openStreams > 0
-                };
-                httpSessions.set(id, session);
-                sessions.add(session);
-                logger.debug({ session: id }, 'session opened');
-            }
+                registered = register({ id, server, scope, clientId: client.id, http: transport });
+            },
+            onHidden: data => logger.error({ err: describeError(data) }, 'MCP transport failed; answered "Internal error"')
         });
-        transport.onclose = () => {
+        transport.sdk.onclose = () => {
             const id = transport.sessionId;
             if (id === undefined) return;
             httpSessions.delete(id);
             sessions.delete(id);
             logger.debug({ session: id }, 'session closed');
         };
-        await server.connect(transport);
+        res.once('close', () => {
+            const answered = registered && res.writableFinished && res.statusCode === 200 && server.getNegotiatedProtocolVersion() !== undefined;
+            if (answered || transport.sessionId === undefined) return;
+            logger.debug({ session: transport.sessionId, status: res.statusCode }, 'initialize did not succeed; session dropped');
+            transport.close().catch((error: unknown) => logger.debug({ err: describeError(error) }, 'closing a failed session failed'));
+        });
+        await server.connect(transport.sdk);
         await transport.handleRequest(req, res, req.body);
+    }
+
+    /** Called back from inside the SDK transport, which answers any exception with its text: so it never throws. */
+    function register(fields: Pick<HttpSession, 'id' | 'server' | 'scope' | 'clientId' | 'http'>): boolean {
+        try {
+            const session: HttpSession = {
+                ...fields,
+                transport: 'http',
+                lastSeen: Date.now(),
+                inFlight: 0,
+                openStreams: 0,
+                notificationPending: false,
+                canReceive: () => session.openStreams > 0
+            };
+            httpSessions.set(session.id, session);
+            sessions.add(session);
+            logger.debug({ session: session.id }, 'session opened');
+            return true;
+        } catch (error) {
+            logger.error({ err: describeError(error), session: fields.id }, 'registering a session failed');
+            return false;
+        }
     }
 
     async function openStream(session: HttpSession, req: Request, res: Response): Promise<void> {
