@@ -89,15 +89,22 @@ export function authenticate(policy: () => GatewayPolicy, logger: Logger, reject
     };
 }
 
-/** One token per request to the MCP endpoint, per client; an empty bucket is 429 with Retry-After in whole seconds. */
+/**
+ * One token per request to the MCP endpoint, per client, before the body is read; the other messages of a batch
+ * are paid for once it is parsed (see batches.ts). An empty bucket is 429 with Retry-After in whole seconds.
+ */
 export function rateLimit(limiter: ClientRateLimiter, reject: Reject): RequestHandler {
     return (_req, res, next) => {
         const decision = limiter.take(callerOf(res));
         if (decision.allowed) return next();
-        const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
-        res.setHeader('retry-after', String(seconds));
-        return reject(res, 'rate_limited', { message: `Too many requests; retry after ${seconds} s` });
+        return tooManyRequests(res, decision.retryAfterMs, reject);
     };
+}
+
+export function tooManyRequests(res: Response, retryAfterMs: number, reject: Reject): void {
+    const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+    res.setHeader('retry-after', String(seconds));
+    reject(res, 'rate_limited', { message: `Too many requests; retry after ${seconds} s` });
 }
 
 /**

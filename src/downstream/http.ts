@@ -13,7 +13,8 @@ import type { ClientProfile } from '../policy/clients.js';
 import type { GatewayPolicy } from '../policy/policy.js';
 import { ClientRateLimiter } from '../policy/rate-limiter.js';
 import type { Endpoint } from './endpoint.js';
-import { authenticate, browserGuards, callerOf, checkProtocolVersion, rateLimit, refuseDeepMessages, type BrowserSafety } from './http-guards.js';
+import { batchLimit, judgeBatch } from './batches.js';
+import { authenticate, browserGuards, callerOf, checkProtocolVersion, rateLimit, refuseDeepMessages, tooManyRequests, type BrowserSafety } from './http-guards.js';
 import { hostChecks, listen } from './listener.js';
 import { healthRoutes, type HealthRoutesOptions } from './observability-routes.js';
 import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from './rejections.js';
@@ -96,7 +97,8 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
             if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
         });
     };
-    const admit = [authenticate(options.policy, logger, reject), rateLimit(new ClientRateLimiter(), reject), checkProtocolVersion(reject)];
+    const limiter = new ClientRateLimiter();
+    const admit = [authenticate(options.policy, logger, reject), rateLimit(limiter, reject), checkProtocolVersion(reject)];
     app.post(options.path, ...admit, express.json({ limit: options.maxBodyBytes }), refuseDeepMessages(options.maxJsonDepth, reject), handle);
     app.get(options.path, ...admit, handle);
     app.delete(options.path, ...admit, handle);
@@ -126,6 +128,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
                 session.lastSeen = Date.now();
             });
             if (req.method === 'GET') return openStream(session, req, res);
+            if (req.method === 'POST' && !admitBatch(session, client, req, res)) return;
             return session.http.handleRequest(req, res, req.body);
         }
         if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
@@ -140,6 +143,20 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
             });
         }
         return startSession(client, req, res);
+    }
+
+    /** A batch only where the session's revision has them; its other messages pay their tokens now, all or none. */
+    function admitBatch(session: HttpSession, client: ClientProfile, req: Request, res: Response): boolean {
+        const verdict = judgeBatch(req.body, session.server.getNegotiatedProtocolVersion(), batchLimit(client.rateLimit));
+        if (!verdict.ok) {
+            reject(res, 'batch_refused', { message: verdict.message });
+            return false;
+        }
+        if (verdict.messages === 1) return true;
+        const decision = limiter.take(client, client.id, verdict.messages - 1);
+        if (decision.allowed) return true;
+        tooManyRequests(res, decision.retryAfterMs, reject);
+        return false;
     }
 
     function sessionsOf(clientId: string): number {
