@@ -8,10 +8,12 @@
 import { SUPPORTED_PROTOCOL_VERSIONS, validateHostHeader, validateOriginHeader } from '@modelcontextprotocol/server';
 import cors from 'cors';
 import type { RequestHandler, Response } from 'express';
+import { clientAddress, type ProxyTrust } from '../lib/client-address.js';
 import { exceedsDepth } from '../lib/json-bounds.js';
 import type { Logger } from '../observability/logger.js';
 import type { ClientProfile } from '../policy/clients.js';
 import type { GatewayPolicy } from '../policy/policy.js';
+import { quotaKey } from '../policy/quota.js';
 import type { ClientRateLimiter } from '../policy/rate-limiter.js';
 import type { Reject } from './rejections.js';
 
@@ -95,7 +97,7 @@ export function authenticate(policy: () => GatewayPolicy, logger: Logger, reject
  */
 export function rateLimit(limiter: ClientRateLimiter, reject: Reject): RequestHandler {
     return (_req, res, next) => {
-        const decision = limiter.take(callerOf(res));
+        const decision = limiter.take(callerOf(res), quotaKeyOf(res));
         if (decision.allowed) return next();
         return tooManyRequests(res, decision.retryAfterMs, reject);
     };
@@ -133,7 +135,20 @@ export function refuseDeepMessages(maxDepth: () => number, reject: Reject): Requ
     };
 }
 
+/** After `authenticate`: whose quotas the request counts against (see `quotaKeyOf`). */
+export function keyQuota(trust: ProxyTrust): RequestHandler {
+    return (req, res, next) => {
+        res.locals.quotaKey = quotaKey(callerOf(res), clientAddress(req, trust));
+        next();
+    };
+}
+
 /** The client `authenticate` proved for this request. */
 export function callerOf(res: Response): ClientProfile {
     return res.locals.client as ClientProfile;
+}
+
+/** The key of the request's sessions-per-client and rate-limit quotas: the client's id, or an anonymous caller's address. */
+export function quotaKeyOf(res: Response): string {
+    return res.locals.quotaKey as string;
 }

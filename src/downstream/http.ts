@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { isInitializeRequest } from '@modelcontextprotocol/server';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
+import { compileProxyTrust } from '../lib/client-address.js';
 import { whenIdle } from '../lib/when-idle.js';
 import { describeError, type Logger } from '../observability/logger.js';
 import { inRequest, REQUEST_ID_HEADER, requestIdFrom } from '../observability/request-context.js';
@@ -14,7 +15,18 @@ import type { GatewayPolicy } from '../policy/policy.js';
 import { ClientRateLimiter } from '../policy/rate-limiter.js';
 import type { Endpoint } from './endpoint.js';
 import { batchLimit, judgeBatch } from './batches.js';
-import { authenticate, browserGuards, callerOf, checkProtocolVersion, rateLimit, refuseDeepMessages, tooManyRequests, type BrowserSafety } from './http-guards.js';
+import {
+    authenticate,
+    browserGuards,
+    callerOf,
+    checkProtocolVersion,
+    keyQuota,
+    quotaKeyOf,
+    rateLimit,
+    refuseDeepMessages,
+    tooManyRequests,
+    type BrowserSafety
+} from './http-guards.js';
 import { hostChecks, listen } from './listener.js';
 import { healthRoutes, type HealthRoutesOptions } from './observability-routes.js';
 import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from './rejections.js';
@@ -33,6 +45,8 @@ export interface HttpEndpointOptions {
     allowedHosts?: string[] | undefined;
     allowedOrigins?: string[] | undefined;
     cors?: BrowserSafety['cors'];
+    /** listen.trustProxy: proxies whose X-Forwarded-For names the caller (anonymous quotas are kept per address). */
+    trustProxy?: string[] | undefined;
     /** The current policy; read per request, so a reload applies at once. */
     policy: () => GatewayPolicy;
     sessions: SessionRegistry;
@@ -55,6 +69,8 @@ interface HttpSession extends Session {
     readonly http: SessionTransport;
     /** Only requests proving this client may use the session. */
     readonly clientId: string;
+    /** Whose maxSessions it counts against: the client, or for the anonymous client the address that opened it. */
+    readonly quotaKey: string;
     lastSeen: number;
     /** Requests whose response is still open, GET streams included: a session with one is never idle. */
     inFlight: number;
@@ -98,7 +114,12 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
         });
     };
     const limiter = new ClientRateLimiter();
-    const admit = [authenticate(options.policy, logger, reject), rateLimit(limiter, reject), checkProtocolVersion(reject)];
+    const admit = [
+        authenticate(options.policy, logger, reject),
+        keyQuota(compileProxyTrust(options.trustProxy)),
+        rateLimit(limiter, reject),
+        checkProtocolVersion(reject)
+    ];
     app.post(options.path, ...admit, express.json({ limit: options.maxBodyBytes }), refuseDeepMessages(options.maxJsonDepth, reject), handle);
     app.get(options.path, ...admit, handle);
     app.delete(options.path, ...admit, handle);
@@ -137,12 +158,12 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
         if (httpSessions.size >= options.maxSessions) {
             return reject(res, 'too_many_sessions');
         }
-        if (sessionsOf(client.id) >= client.maxSessions) {
+        if (sessionsOf(quotaKeyOf(res)) >= client.maxSessions) {
             return reject(res, 'client_session_limit', {
                 message: `Too many sessions for this client (at most ${client.maxSessions}); end unused ones with DELETE`
             });
         }
-        return startSession(client, req, res);
+        return startSession(client, quotaKeyOf(res), req, res);
     }
 
     /** A batch only where the session's revision has them; its other messages pay their tokens now, all or none. */
@@ -153,15 +174,15 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
             return false;
         }
         if (verdict.messages === 1) return true;
-        const decision = limiter.take(client, client.id, verdict.messages - 1);
+        const decision = limiter.take(client, quotaKeyOf(res), verdict.messages - 1);
         if (decision.allowed) return true;
         tooManyRequests(res, decision.retryAfterMs, reject);
         return false;
     }
 
-    function sessionsOf(clientId: string): number {
+    function sessionsOf(quotaKey: string): number {
         let count = 0;
-        for (const session of httpSessions.values()) if (session.clientId === clientId) count++;
+        for (const session of httpSessions.values()) if (session.quotaKey === quotaKey) count++;
         return count;
     }
 
@@ -171,13 +192,13 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
      * for an initialize sent as a notification, a client gone) it is closed at once, so it never counts against
      * the client's maxSessions until the idle sweep.
      */
-    async function startSession(client: ClientProfile, req: Request, res: Response): Promise<void> {
+    async function startSession(client: ClientProfile, quotaKey: string, req: Request, res: Response): Promise<void> {
         const { server, scope } = options.createServer(client);
         let registered = false;
         const transport: SessionTransport = new SessionTransport({
             sessionIdGenerator: () => randomUUID(),
             onsessioninitialized: id => {
-                registered = register({ id, server, scope, clientId: client.id, http: transport });
+                registered = register({ id, server, scope, clientId: client.id, quotaKey, http: transport });
             },
             onHidden: data => logger.error({ err: describeError(data) }, 'MCP transport failed; answered "Internal error"')
         });
@@ -199,7 +220,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     }
 
     /** Called back from inside the SDK transport, which answers any exception with its text: so it never throws. */
-    function register(fields: Pick<HttpSession, 'id' | 'server' | 'scope' | 'clientId' | 'http'>): boolean {
+    function register(fields: Pick<HttpSession, 'id' | 'server' | 'scope' | 'clientId' | 'quotaKey' | 'http'>): boolean {
         try {
             const session: HttpSession = {
                 ...fields,
