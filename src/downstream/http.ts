@@ -28,7 +28,8 @@ import {
     type BrowserSafety
 } from './http-guards.js';
 import { hostChecks, listen } from './listener.js';
-import { healthRoutes, type HealthRoutesOptions } from './observability-routes.js';
+import { bearerCheck, healthRoutes, type HealthRoutesOptions } from './observability-routes.js';
+import { healthDetailed, operatorRoutesOnMcpListener } from './operator-access.js';
 import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from './rejections.js';
 import { SessionTransport } from './session-transport.js';
 import type { Session, SessionRegistry, SessionServer } from './sessions.js';
@@ -55,6 +56,8 @@ export interface HttpEndpointOptions {
     readiness: HealthRoutesOptions['readiness'];
     /** Operator routes (metrics, dashboard) served beside the MCP endpoint, behind the same Host and Origin checks. */
     routes?: (reject: Reject) => Router;
+    /** metrics.bearerToken: with auth on, it alone opens the operator routes and the health checks' details here. */
+    operatorToken?: string | undefined;
     /** Each request turned away before MCP handled it. */
     onRejected?: (reason: RejectionReason) => void;
     logger: Logger;
@@ -96,8 +99,15 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     // Counted until the response is written, not until the handler returns: closing in between would lose the answer.
     let openPosts = 0;
     const postsDone: (() => void)[] = [];
-    app.use(healthRoutes({ health: options.health, readiness: options.readiness, draining: () => draining }));
-    if (options.routes !== undefined) app.use(options.routes(reject));
+    // Decided per request, from the current auth mode: a reload that turns auth on closes them at once.
+    const authMode = () => options.policy().authenticator.mode;
+    const operatorToken = options.operatorToken === undefined ? undefined : bearerCheck(options.operatorToken);
+    const detailed = (req: Request) => healthDetailed(authMode(), operatorToken?.(req.headers.authorization) === 'ok');
+    app.use(healthRoutes({ health: options.health, readiness: options.readiness, draining: () => draining, detailed }));
+    if (options.routes !== undefined) {
+        const routes = options.routes(reject);
+        app.use((req, res, next) => (operatorRoutesOnMcpListener(authMode(), options.operatorToken) ? routes(req, res, next) : next()));
+    }
 
     const handle: RequestHandler = (req, res) => {
         if (req.method === 'POST') {
