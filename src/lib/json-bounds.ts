@@ -15,7 +15,7 @@ export function exceedsDepth(value: unknown, maxDepth: number): boolean {
         const node = pending.pop()!;
         const depth = depths.pop()!;
         if (depth > maxDepth) return true;
-        const children = Array.isArray(node) ? (node as unknown[]) : Object.values(node);
+        const children: unknown[] = Array.isArray(node) ? node : Object.values(node);
         for (const child of children) {
             if (typeof child === 'object' && child !== null) {
                 pending.push(child);
