@@ -104,6 +104,7 @@ async function main(argv: string[]): Promise<number> {
     const gateway = await startGateway(config, { logger, stdio: args.stdio, ...(args.client === undefined ? {} : { client: args.client }) });
     if (gateway.url !== undefined) process.stderr.write(`listening on ${gateway.url}\n`);
     for (const [what, url] of Object.entries(gateway.operatorUrls)) process.stderr.write(`${what} at ${url}\n`);
+    for (const notice of gateway.notices) process.stderr.write(`${notice}\n`);
 
     const reloader = new ConfigReloader({
         file: configFile,

@@ -46,6 +46,8 @@ export interface RunningGateway {
     url: string | undefined;
     /** Where metrics and the dashboard are served, if they are. */
     operatorUrls: { metrics?: string; dashboard?: string };
+    /** Lines for the operator at start (the CLI prints them beside "listening on"): what is not served, and why. */
+    notices: string[];
     /** undefined when neither metrics nor the dashboard are on. */
     metrics: GatewayMetrics | undefined;
     /** The current upstreams, in config order. */
@@ -232,6 +234,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
             const http = await startHttpEndpoint({
                 ...config.listen,
                 maxBodyBytes: config.limits.maxBodyBytes,
+                maxJsonDepth: () => config.limits.maxJsonDepth,
                 policy: () => policy,
                 idleTimeoutMs: config.sessions.idleTimeoutMs,
                 maxSessions: config.sessions.max,
@@ -240,6 +243,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
                 health,
                 readiness: readyDetails,
                 ...(separate === undefined && telemetry.serving ? { routes: telemetry.routes } : {}),
+                operatorToken: config.metrics.bearerToken,
                 onRejected: telemetry.rejected,
                 logger
             });
@@ -247,9 +251,17 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
             endpoint = http;
         }
 
+        const notices: string[] = [];
+        const withheld = telemetry.withheld;
+        if (withheld !== undefined && url !== undefined) {
+            logger.warn(`${withheld.what} not served on the MCP listener: ${withheld.reason}`);
+            notices.push(`${withheld.what} not served on ${new URL(url).origin}: ${withheld.reason}`);
+        }
+
         return {
             url,
             operatorUrls: telemetry.urls(admin?.origin ?? (url === undefined ? undefined : new URL(url).origin)),
+            notices,
             metrics: telemetry.metrics,
             get upstreams() {
                 return pool.connections;

@@ -11,6 +11,7 @@ import type { PromptService } from './catalog/service.js';
 import type { UsageEvent } from './catalog/usage.js';
 import type { GatewayConfig } from './config/schema.js';
 import { isLoopback } from './downstream/listener.js';
+import { operatorRoutesOnMcpListener, withheldReason } from './downstream/operator-access.js';
 import { observabilityRoutes } from './downstream/observability-routes.js';
 import type { Reject, RejectionReason } from './downstream/rejections.js';
 import type { UpstreamStatus } from './observability/dashboard-data.js';
@@ -29,19 +30,33 @@ export interface TelemetrySources {
     faults: FaultCounters;
 }
 
+type TelemetryConfig = Pick<GatewayConfig, 'listen' | 'metrics' | 'dashboard' | 'auth'>;
+
+/** Operator routes that would be served but are not, and why (see operator-access.ts). */
+export interface Withheld {
+    /** "metrics", "dashboard" or "metrics and dashboard". */
+    what: string;
+    reason: string;
+}
+
 export class Telemetry {
     /** undefined when neither metrics nor the dashboard are served: then nothing is recorded at all. */
     readonly metrics: GatewayMetrics | undefined;
+    readonly withheld: Withheld | undefined;
     readonly #feed: DashboardFeed | undefined;
     readonly #served: { metrics: boolean; dashboard: boolean };
 
     constructor(
-        private readonly config: Pick<GatewayConfig, 'listen' | 'metrics' | 'dashboard'>,
+        private readonly config: TelemetryConfig,
         stdio: boolean,
         private readonly logger: Logger,
         private readonly sources: TelemetrySources
     ) {
-        this.#served = served(config, stdio);
+        const wanted = served(config, stdio);
+        const withheld = config.metrics.listen === undefined && !operatorRoutesOnMcpListener(config.auth.mode, config.metrics.bearerToken);
+        const what = [...(wanted.metrics ? ['metrics'] : []), ...(wanted.dashboard ? ['dashboard'] : [])].join(' and ');
+        if (withheld && what !== '') this.withheld = { what, reason: withheldReason(config.auth.mode) };
+        this.#served = withheld ? { metrics: false, dashboard: false } : wanted;
         if (!this.#served.metrics && !this.#served.dashboard) return;
         const metrics = (this.metrics = new GatewayMetrics(
             {
@@ -122,7 +137,7 @@ export class Telemetry {
 }
 
 /** Served over HTTP; in stdio mode only on a listener of their own. The dashboard defaults to on for loopback binds only. */
-function served(config: Pick<GatewayConfig, 'listen' | 'metrics' | 'dashboard'>, stdio: boolean): { metrics: boolean; dashboard: boolean } {
+function served(config: TelemetryConfig, stdio: boolean): { metrics: boolean; dashboard: boolean } {
     const listener = config.metrics.listen ?? (stdio ? undefined : config.listen);
     if (listener === undefined) return { metrics: false, dashboard: false };
     return { metrics: config.metrics.enabled, dashboard: config.dashboard.enabled ?? isLoopback(listener.host) };

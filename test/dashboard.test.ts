@@ -406,6 +406,8 @@ describe('dashboard in a browser: the numbers of /metrics, from the gateway alon
         browser = await launchChromium();
         gateway = await startTestGateway({
             auth: { mode: 'apiKey' },
+            // With auth on, the dashboard is served apart (or behind metrics.bearerToken), never open on the MCP listener.
+            metrics: { listen: { port: 0 } },
             limits: { rateLimit: { requestsPerSecond: 0, burst: 1 } },
             notifications: { debounceMs: 20, maxDelayMs: 100 },
             reconnect: { initialMs: 500, maxMs: 1000 },
@@ -495,7 +497,7 @@ describe('dashboard in a browser: the numbers of /metrics, from the gateway alon
     test('the broken upstream shows its last error', async () => {
         const broken = shown.page.upstreams.find(row => row.key === 'broken')!;
         // The same text /healthz gives for it.
-        const health = (await (await fetch(new URL('/healthz', gateway!.url))).json()) as { upstreams: { id: string; error?: string }[] };
+        const health = (await (await fetch(new URL('/healthz', gateway!.operatorUrls.dashboard))).json()) as { upstreams: { id: string; error?: string }[] };
         const error = health.upstreams.find(upstream => upstream.id === 'broken')?.error;
         assert.ok(error !== undefined && error.length > 0, '/healthz gives the broken upstream an error');
         assert.equal(broken.lastError, error, 'last error of the broken upstream on the page');

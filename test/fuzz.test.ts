@@ -44,6 +44,8 @@ const KEYS = {
     /** Sees the client-hidden prompts; never used by the fuzzer, only to prove those prompts exist. */
     auditor: `fuzz-auditor-${randomBytes(12).toString('hex')}`
 };
+/** metrics.bearerToken: with auth on, /healthz shows upstream details to it only. */
+const OPERATOR_TOKEN = `fuzz-operator-${randomBytes(12).toString('hex')}`;
 const CURSOR_SECRET = `cursor-secret-${randomBytes(12).toString('hex')}`;
 const ENV_CANARY = `ENVCANARY${randomBytes(8).toString('hex')}`;
 /** Values no answer may ever contain, whatever the request held. */
@@ -69,6 +71,7 @@ function gatewayConfig(): Record<string, unknown> {
     const dangerous = DANGEROUS.map(name => `*__${name}`);
     return {
         auth: { mode: 'apiKey' },
+        metrics: { bearerToken: OPERATOR_TOKEN },
         cursorSecret: '${FUZZ_CURSOR_SECRET}',
         pagination: { pageSize: 2 },
         limits: { ...LIMITS, maxSessionsPerClient: 100_000, rateLimit: { requestsPerSecond: 0, burst: 1 } },
@@ -1433,7 +1436,7 @@ describe('fuzz: random and malformed requests against a running gateway', () => 
         if (tally.nonJsonBodies.size > 0) t.diagnostic(`non-JSON bodies: ${[...tally.nonJsonBodies].map(([what, n]) => `${what} x${n}`).join('; ')}`);
         if (failedProperties === 0) assert.ok(tally.total >= 2000 * Math.min(1, RUNS), `only ${tally.total} requests were sent`);
 
-        const health = await fetch(new URL('/healthz', endpoint));
+        const health = await fetch(new URL('/healthz', endpoint), { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } });
         assert.equal(health.status, 200);
         const body = (await health.json()) as { status: string; upstreams: { id: string; state: string; faults: Record<string, number> }[] };
         assert.equal(body.status, 'ok');

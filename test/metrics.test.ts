@@ -26,6 +26,8 @@ describe('metrics after a known sequence of requests', () => {
     before(async () => {
         gateway = await startTestGateway({
             auth: { mode: 'apiKey' },
+            // With auth on, metrics are served apart (or behind metrics.bearerToken), never open on the MCP listener.
+            metrics: { listen: { port: 0 } },
             limits: { rateLimit: { requestsPerSecond: 0, burst: 1 } },
             notifications: { debounceMs: 20, maxDelayMs: 100 },
             clients: [

@@ -4,6 +4,7 @@
  * editor JSON Schema in `config/gateway.schema.json` (generated from this file).
  */
 import { z } from 'zod';
+import { invalidProxyEntry } from '../lib/client-address.js';
 import { AuthSchema, checkPolicyConfig, ClientSchema, CorsSchema, LimitsSchema, PromptPolicySchema } from './policy-schema.js';
 
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
@@ -145,7 +146,23 @@ const listenSchema = z
             .array(z.string().min(1))
             .optional()
             .describe('Origin hostnames accepted from browsers. Default: localhost origins when bound to a loopback address.'),
-        cors: CorsSchema
+        cors: CorsSchema,
+        trustProxy: z
+            .array(z.string().min(1))
+            .optional()
+            .superRefine((entries, ctx) => {
+                const invalid = entries === undefined ? undefined : invalidProxyEntry(entries);
+                if (invalid !== undefined) {
+                    ctx.addIssue({
+                        code: 'custom',
+                        path: [entries!.indexOf(invalid)],
+                        message: `"${invalid}" is not an IP address, a CIDR range (10.0.0.0/8) or one of loopback, linklocal, uniquelocal`
+                    });
+                }
+            })
+            .describe(
+                'Proxies whose X-Forwarded-For is believed when telling anonymous callers apart (auth.mode none): addresses, CIDR ranges, or loopback, linklocal, uniquelocal. Default: none; the socket\'s peer is the caller.'
+            )
     })
     .prefault({});
 

@@ -8,9 +8,12 @@
 import { SUPPORTED_PROTOCOL_VERSIONS, validateHostHeader, validateOriginHeader } from '@modelcontextprotocol/server';
 import cors from 'cors';
 import type { RequestHandler, Response } from 'express';
+import { clientAddress, type ProxyTrust } from '../lib/client-address.js';
+import { exceedsDepth } from '../lib/json-bounds.js';
 import type { Logger } from '../observability/logger.js';
 import type { ClientProfile } from '../policy/clients.js';
 import type { GatewayPolicy } from '../policy/policy.js';
+import { quotaKey } from '../policy/quota.js';
 import type { ClientRateLimiter } from '../policy/rate-limiter.js';
 import type { Reject } from './rejections.js';
 
@@ -88,15 +91,22 @@ export function authenticate(policy: () => GatewayPolicy, logger: Logger, reject
     };
 }
 
-/** One token per request to the MCP endpoint, per client; an empty bucket is 429 with Retry-After in whole seconds. */
+/**
+ * One token per request to the MCP endpoint, per client, before the body is read; the other messages of a batch
+ * are paid for once it is parsed (see batches.ts). An empty bucket is 429 with Retry-After in whole seconds.
+ */
 export function rateLimit(limiter: ClientRateLimiter, reject: Reject): RequestHandler {
     return (_req, res, next) => {
-        const decision = limiter.take(callerOf(res));
+        const decision = limiter.take(callerOf(res), quotaKeyOf(res));
         if (decision.allowed) return next();
-        const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
-        res.setHeader('retry-after', String(seconds));
-        return reject(res, 'rate_limited', { message: `Too many requests; retry after ${seconds} s` });
+        return tooManyRequests(res, decision.retryAfterMs, reject);
     };
+}
+
+export function tooManyRequests(res: Response, retryAfterMs: number, reject: Reject): void {
+    const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+    res.setHeader('retry-after', String(seconds));
+    reject(res, 'rate_limited', { message: `Too many requests; retry after ${seconds} s` });
 }
 
 /**
@@ -111,7 +121,34 @@ export function checkProtocolVersion(reject: Reject): RequestHandler {
     };
 }
 
+/**
+ * Right after parsing: a message nested deeper than the limit is refused before the SDK (or anything else) walks
+ * it. Neither the message nor its id is echoed.
+ */
+export function refuseDeepMessages(maxDepth: () => number, reject: Reject): RequestHandler {
+    return (req, res, next) => {
+        const limit = maxDepth();
+        const body: unknown = req.body;
+        const messages: unknown[] = Array.isArray(body) ? body : [body];
+        if (!messages.some(message => exceedsDepth(message, limit))) return next();
+        return reject(res, 'too_deep', { message: `Invalid Request: nested deeper than ${limit} levels` });
+    };
+}
+
+/** After `authenticate`: whose quotas the request counts against (see `quotaKeyOf`). */
+export function keyQuota(trust: ProxyTrust): RequestHandler {
+    return (req, res, next) => {
+        res.locals.quotaKey = quotaKey(callerOf(res), clientAddress(req, trust));
+        next();
+    };
+}
+
 /** The client `authenticate` proved for this request. */
 export function callerOf(res: Response): ClientProfile {
     return res.locals.client as ClientProfile;
+}
+
+/** The key of the request's sessions-per-client and rate-limit quotas: the client's id, or an anonymous caller's address. */
+export function quotaKeyOf(res: Response): string {
+    return res.locals.quotaKey as string;
 }

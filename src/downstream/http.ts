@@ -4,9 +4,9 @@
  * DELETE to end a session, and idle sessions swept.
  */
 import { randomUUID } from 'node:crypto';
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { isInitializeRequest } from '@modelcontextprotocol/server';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
+import { compileProxyTrust } from '../lib/client-address.js';
 import { whenIdle } from '../lib/when-idle.js';
 import { describeError, type Logger } from '../observability/logger.js';
 import { inRequest, REQUEST_ID_HEADER, requestIdFrom } from '../observability/request-context.js';
@@ -14,10 +14,24 @@ import type { ClientProfile } from '../policy/clients.js';
 import type { GatewayPolicy } from '../policy/policy.js';
 import { ClientRateLimiter } from '../policy/rate-limiter.js';
 import type { Endpoint } from './endpoint.js';
-import { authenticate, browserGuards, callerOf, checkProtocolVersion, rateLimit, type BrowserSafety } from './http-guards.js';
+import { batchLimit, judgeBatch } from './batches.js';
+import {
+    authenticate,
+    browserGuards,
+    callerOf,
+    checkProtocolVersion,
+    keyQuota,
+    quotaKeyOf,
+    rateLimit,
+    refuseDeepMessages,
+    tooManyRequests,
+    type BrowserSafety
+} from './http-guards.js';
 import { hostChecks, listen } from './listener.js';
-import { healthRoutes, type HealthRoutesOptions } from './observability-routes.js';
+import { bearerCheck, healthRoutes, type HealthRoutesOptions } from './observability-routes.js';
+import { healthDetailed, operatorRoutesOnMcpListener } from './operator-access.js';
 import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from './rejections.js';
+import { SessionTransport } from './session-transport.js';
 import type { Session, SessionRegistry, SessionServer } from './sessions.js';
 
 export interface HttpEndpointOptions {
@@ -25,11 +39,15 @@ export interface HttpEndpointOptions {
     port: number;
     path: string;
     maxBodyBytes: number;
+    /** limits.maxJsonDepth, read per request (a reload applies it at once). */
+    maxJsonDepth: () => number;
     idleTimeoutMs: number;
     maxSessions: number;
     allowedHosts?: string[] | undefined;
     allowedOrigins?: string[] | undefined;
     cors?: BrowserSafety['cors'];
+    /** listen.trustProxy: proxies whose X-Forwarded-For names the caller (anonymous quotas are kept per address). */
+    trustProxy?: string[] | undefined;
     /** The current policy; read per request, so a reload applies at once. */
     policy: () => GatewayPolicy;
     sessions: SessionRegistry;
@@ -38,6 +56,8 @@ export interface HttpEndpointOptions {
     readiness: HealthRoutesOptions['readiness'];
     /** Operator routes (metrics, dashboard) served beside the MCP endpoint, behind the same Host and Origin checks. */
     routes?: (reject: Reject) => Router;
+    /** metrics.bearerToken: with auth on, it alone opens the operator routes and the health checks' details here. */
+    operatorToken?: string | undefined;
     /** Each request turned away before MCP handled it. */
     onRejected?: (reason: RejectionReason) => void;
     logger: Logger;
@@ -49,9 +69,11 @@ export interface HttpEndpoint extends Endpoint {
 }
 
 interface HttpSession extends Session {
-    readonly http: NodeStreamableHTTPServerTransport;
+    readonly http: SessionTransport;
     /** Only requests proving this client may use the session. */
     readonly clientId: string;
+    /** Whose maxSessions it counts against: the client, or for the anonymous client the address that opened it. */
+    readonly quotaKey: string;
     lastSeen: number;
     /** Requests whose response is still open, GET streams included: a session with one is never idle. */
     inFlight: number;
@@ -77,8 +99,15 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     // Counted until the response is written, not until the handler returns: closing in between would lose the answer.
     let openPosts = 0;
     const postsDone: (() => void)[] = [];
-    app.use(healthRoutes({ health: options.health, readiness: options.readiness, draining: () => draining }));
-    if (options.routes !== undefined) app.use(options.routes(reject));
+    // Decided per request, from the current auth mode: a reload that turns auth on closes them at once.
+    const authMode = () => options.policy().authenticator.mode;
+    const operatorToken = options.operatorToken === undefined ? undefined : bearerCheck(options.operatorToken);
+    const detailed = (req: Request) => healthDetailed(authMode(), operatorToken?.(req.headers.authorization) === 'ok');
+    app.use(healthRoutes({ health: options.health, readiness: options.readiness, draining: () => draining, detailed }));
+    if (options.routes !== undefined) {
+        const routes = options.routes(reject);
+        app.use((req, res, next) => (operatorRoutesOnMcpListener(authMode(), options.operatorToken) ? routes(req, res, next) : next()));
+    }
 
     const handle: RequestHandler = (req, res) => {
         if (req.method === 'POST') {
@@ -94,8 +123,14 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
             if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
         });
     };
-    const admit = [authenticate(options.policy, logger, reject), rateLimit(new ClientRateLimiter(), reject), checkProtocolVersion(reject)];
-    app.post(options.path, ...admit, express.json({ limit: options.maxBodyBytes }), handle);
+    const limiter = new ClientRateLimiter();
+    const admit = [
+        authenticate(options.policy, logger, reject),
+        keyQuota(compileProxyTrust(options.trustProxy)),
+        rateLimit(limiter, reject),
+        checkProtocolVersion(reject)
+    ];
+    app.post(options.path, ...admit, express.json({ limit: options.maxBodyBytes }), refuseDeepMessages(options.maxJsonDepth, reject), handle);
     app.get(options.path, ...admit, handle);
     app.delete(options.path, ...admit, handle);
     // JSON, never express's HTML pages (which echo the path).
@@ -124,6 +159,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
                 session.lastSeen = Date.now();
             });
             if (req.method === 'GET') return openStream(session, req, res);
+            if (req.method === 'POST' && !admitBatch(session, client, req, res)) return;
             return session.http.handleRequest(req, res, req.body);
         }
         if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
@@ -132,52 +168,87 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
         if (httpSessions.size >= options.maxSessions) {
             return reject(res, 'too_many_sessions');
         }
-        if (sessionsOf(client.id) >= client.maxSessions) {
+        if (sessionsOf(quotaKeyOf(res)) >= client.maxSessions) {
             return reject(res, 'client_session_limit', {
                 message: `Too many sessions for this client (at most ${client.maxSessions}); end unused ones with DELETE`
             });
         }
-        return startSession(client, req, res);
+        return startSession(client, quotaKeyOf(res), req, res);
     }
 
-    function sessionsOf(clientId: string): number {
+    /** A batch only where the session's revision has them; its other messages pay their tokens now, all or none. */
+    function admitBatch(session: HttpSession, client: ClientProfile, req: Request, res: Response): boolean {
+        const verdict = judgeBatch(req.body, session.server.getNegotiatedProtocolVersion(), batchLimit(client.rateLimit));
+        if (!verdict.ok) {
+            reject(res, 'batch_refused', { message: verdict.message });
+            return false;
+        }
+        if (verdict.messages === 1) return true;
+        const decision = limiter.take(client, quotaKeyOf(res), verdict.messages - 1);
+        if (decision.allowed) return true;
+        tooManyRequests(res, decision.retryAfterMs, reject);
+        return false;
+    }
+
+    function sessionsOf(quotaKey: string): number {
         let count = 0;
-        for (const session of httpSessions.values()) if (session.clientId === clientId) count++;
+        for (const session of httpSessions.values()) if (session.quotaKey === quotaKey) count++;
         return count;
     }
 
-    async function startSession(client: ClientProfile, req: Request, res: Response): Promise<void> {
+    /**
+     * The transport registers the session (onsessioninitialized) before the initialize is answered. A session lives
+     * on only if that answer was a result the client received: after anything else (an error, no answer at all as
+     * for an initialize sent as a notification, a client gone) it is closed at once, so it never counts against
+     * the client's maxSessions until the idle sweep.
+     */
+    async function startSession(client: ClientProfile, quotaKey: string, req: Request, res: Response): Promise<void> {
         const { server, scope } = options.createServer(client);
-        const transport = new NodeStreamableHTTPServerTransport({
+        let registered = false;
+        const transport: SessionTransport = new SessionTransport({
             sessionIdGenerator: () => randomUUID(),
             onsessioninitialized: id => {
-                const session: HttpSession = {
-                    id,
-                    transport: 'http',
-                    server,
-                    scope,
-                    clientId: client.id,
-                    http: transport,
-                    lastSeen: Date.now(),
-                    inFlight: 0,
-                    openStreams: 0,
-                    notificationPending: false,
-                    canReceive: () => session.openStreams > 0
-                };
-                httpSessions.set(id, session);
-                sessions.add(session);
-                logger.debug({ session: id }, 'session opened');
-            }
+                registered = register({ id, server, scope, clientId: client.id, quotaKey, http: transport });
+            },
+            onHidden: data => logger.error({ err: describeError(data) }, 'MCP transport failed; answered "Internal error"')
         });
-        transport.onclose = () => {
+        transport.sdk.onclose = () => {
             const id = transport.sessionId;
             if (id === undefined) return;
             httpSessions.delete(id);
             sessions.delete(id);
             logger.debug({ session: id }, 'session closed');
         };
-        await server.connect(transport);
+        res.once('close', () => {
+            const answered = registered && res.writableFinished && res.statusCode === 200 && server.getNegotiatedProtocolVersion() !== undefined;
+            if (answered || transport.sessionId === undefined) return;
+            logger.debug({ session: transport.sessionId, status: res.statusCode }, 'initialize did not succeed; session dropped');
+            transport.close().catch((error: unknown) => logger.debug({ err: describeError(error) }, 'closing a failed session failed'));
+        });
+        await server.connect(transport.sdk);
         await transport.handleRequest(req, res, req.body);
+    }
+
+    /** Called back from inside the SDK transport, which answers any exception with its text: so it never throws. */
+    function register(fields: Pick<HttpSession, 'id' | 'server' | 'scope' | 'clientId' | 'quotaKey' | 'http'>): boolean {
+        try {
+            const session: HttpSession = {
+                ...fields,
+                transport: 'http',
+                lastSeen: Date.now(),
+                inFlight: 0,
+                openStreams: 0,
+                notificationPending: false,
+                canReceive: () => session.openStreams > 0
+            };
+            httpSessions.set(session.id, session);
+            sessions.add(session);
+            logger.debug({ session: session.id }, 'session opened');
+            return true;
+        } catch (error) {
+            logger.error({ err: describeError(error), session: fields.id }, 'registering a session failed');
+            return false;
+        }
     }
 
     async function openStream(session: HttpSession, req: Request, res: Response): Promise<void> {

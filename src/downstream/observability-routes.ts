@@ -5,7 +5,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import express, { type RequestHandler, type Router } from 'express';
+import express, { type Request, type RequestHandler, type Router } from 'express';
 import type { DashboardData } from '../observability/dashboard-data.js';
 import type { Reject } from './rejections.js';
 
@@ -21,18 +21,21 @@ export interface HealthRoutesOptions {
     readiness: () => Readiness;
     /** While the gateway stops: /healthz says so, /readyz turns 503. */
     draining: () => boolean;
+    /** Whether this request may see the details (upstream ids, states, errors); else the status alone. Default: yes. */
+    detailed?: (req: Request) => boolean;
 }
 
-export function healthRoutes({ health, readiness, draining }: HealthRoutesOptions): Router {
+export function healthRoutes({ health, readiness, draining, detailed = () => true }: HealthRoutesOptions): Router {
     const router = express.Router();
-    router.get('/healthz', (_req, res) => {
-        res.json({ status: draining() ? 'stopping' : 'ok', ...health() });
+    router.get('/healthz', (req, res) => {
+        const status = draining() ? 'stopping' : 'ok';
+        res.json(detailed(req) ? { status, ...health() } : { status });
     });
     // Readiness is for load balancers: not ready while a required upstream is down, and not while stopping.
-    router.get('/readyz', (_req, res) => {
+    router.get('/readyz', (req, res) => {
         const { ready, details } = readiness();
         const status = draining() ? 'stopping' : ready ? 'ready' : 'not ready';
-        res.status(status === 'ready' ? 200 : 503).json({ status, ...details });
+        res.status(status === 'ready' ? 200 : 503).json(detailed(req) ? { status, ...details } : { status });
     });
     return router;
 }
@@ -96,14 +99,26 @@ function readAsset(file: string): string {
     return readFileSync(new URL(`../observability/dashboard/${file}`, import.meta.url), 'utf8');
 }
 
+export type BearerCheck = (authorization: string | undefined) => 'ok' | 'missing' | 'invalid';
+
 /** Compares digests, so neither the comparison's time nor its length check tells anything about the token. */
-function requireBearer(token: string, reject: Reject): RequestHandler {
+export function bearerCheck(token: string): BearerCheck {
     const expected = digest(token);
+    return authorization => {
+        const match = /^Bearer ([\x21-\x7e]+)$/.exec(authorization ?? '');
+        if (match === null) return 'missing';
+        return timingSafeEqual(digest(match[1]!), expected) ? 'ok' : 'invalid';
+    };
+}
+
+function requireBearer(token: string, reject: Reject): RequestHandler {
+    const check = bearerCheck(token);
     return (req, res, next) => {
-        const match = /^Bearer ([\x21-\x7e]+)$/.exec(req.headers.authorization ?? '');
-        if (match !== null && timingSafeEqual(digest(match[1]!), expected)) return next();
-        res.setHeader('www-authenticate', match === null ? 'Bearer realm="metrics"' : 'Bearer realm="metrics", error="invalid_token"');
-        return reject(res, 'unauthorized', match === null ? { message: 'Unauthorized: credentials required' } : {});
+        const outcome = check(req.headers.authorization);
+        if (outcome === 'ok') return next();
+        const missing = outcome === 'missing';
+        res.setHeader('www-authenticate', missing ? 'Bearer realm="metrics"' : 'Bearer realm="metrics", error="invalid_token"');
+        return reject(res, 'unauthorized', missing ? { message: 'Unauthorized: credentials required' } : {});
     };
 }
 

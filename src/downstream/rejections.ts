@@ -21,6 +21,8 @@ const REJECTIONS = {
     body_too_large: { status: 413, code: -32600, message: 'Request body too large' },
     parse_error: { status: 400, code: -32700, message: 'Parse error: invalid JSON' },
     bad_request: { status: 400, code: -32600, message: 'Bad request' },
+    too_deep: { status: 400, code: -32600, message: 'Invalid Request: nested too deep' },
+    batch_refused: { status: 400, code: -32600, message: 'Invalid Request: batch not accepted' },
     session_required: { status: 400, code: -32000, message: 'Bad Request: Mcp-Session-Id header is required' },
     session_not_found: { status: 404, code: -32001, message: 'Session not found' },
     too_many_sessions: { status: 503, code: -32000, message: 'Too many sessions; try again later' },

@@ -63,9 +63,18 @@ export class SessionRegistry {
         return counts;
     }
 
+    /**
+     * Never throws: it runs inside the transport's handling of initialize. A baseline that cannot be taken is left
+     * unknown, so the next published change notifies the session (at worst once too often).
+     */
     add(session: Session): void {
-        const view = this.options.currentView();
-        session.fingerprint = view === undefined ? undefined : this.options.fingerprint(view, session.scope);
+        try {
+            const view = this.options.currentView();
+            session.fingerprint = view === undefined ? undefined : this.options.fingerprint(view, session.scope);
+        } catch (error) {
+            session.fingerprint = undefined;
+            this.options.logger.error({ session: session.id, err: describeError(error) }, 'view fingerprint failed; the session is notified of the next change');
+        }
         this.#sessions.set(session.id, session);
     }
 

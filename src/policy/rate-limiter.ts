@@ -1,4 +1,7 @@
-/** One token bucket per client, created on first use and forgotten once full again (so idle clients cost nothing). */
+/**
+ * One token bucket per quota key (a client's id, or an anonymous caller's address: see quota.ts), with that
+ * client's limit; created on first use and forgotten once full again (so idle callers cost nothing).
+ */
 import type { ClientProfile } from './clients.js';
 import { TokenBucket, type RateDecision } from './token-bucket.js';
 
@@ -10,14 +13,15 @@ export class ClientRateLimiter {
 
     constructor(private readonly now: () => number = Date.now) {}
 
-    take(client: ClientProfile): RateDecision {
+    /** `count` tokens from the bucket of `key`, all or none. */
+    take(client: ClientProfile, key: string = client.id, count = 1): RateDecision {
         if (client.rateLimit.requestsPerSecond === 0) return { allowed: true };
         const now = this.now();
         if (++this.#calls % SWEEP_EVERY === 0) this.#sweep(now);
-        let bucket = this.#buckets.get(client.id);
-        if (bucket === undefined) this.#buckets.set(client.id, (bucket = new TokenBucket(client.rateLimit, now)));
+        let bucket = this.#buckets.get(key);
+        if (bucket === undefined) this.#buckets.set(key, (bucket = new TokenBucket(client.rateLimit, now)));
         else bucket.setLimit(client.rateLimit);
-        return bucket.take(now);
+        return bucket.take(now, count);
     }
 
     #sweep(now: number): void {

@@ -30,17 +30,18 @@ export class TokenBucket {
         this.#tokens = Math.min(this.#tokens, limit.burst);
     }
 
-    take(now: number): RateDecision {
+    /** `count` tokens (one per message of a batch), all or none. */
+    take(now: number, count = 1): RateDecision {
         const { requestsPerSecond, burst } = this.limit;
         if (requestsPerSecond === 0) return { allowed: true };
         const elapsed = Math.max(0, now - this.#updatedAt);
         this.#tokens = Math.min(burst, this.#tokens + (elapsed * requestsPerSecond) / 1000);
         this.#updatedAt = now;
-        if (this.#tokens >= 1) {
-            this.#tokens -= 1;
+        if (this.#tokens >= count) {
+            this.#tokens -= count;
             return { allowed: true };
         }
-        return { allowed: false, retryAfterMs: Math.ceil(((1 - this.#tokens) * 1000) / requestsPerSecond) };
+        return { allowed: false, retryAfterMs: Math.ceil(((count - this.#tokens) * 1000) / requestsPerSecond) };
     }
 
     /** Whether the bucket is full again, so forgetting it changes nothing. */

@@ -26,7 +26,7 @@ describe('Correlation', () => {
     test('errors without an id settle nothing and are dropped', () => {
         const correlation = new Correlation();
         correlation.sent(request(0));
-        assert.equal(correlation.admits({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' } } as JSONRPCMessage), false);
+        assert.equal(correlation.admits({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' } }), false);
         assert.equal(correlation.admits(result(0)), true);
     });
 

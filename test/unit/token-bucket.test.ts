@@ -56,6 +56,17 @@ describe('TokenBucket', () => {
         assert.deepEqual(bucket.take(2000), ALLOWED);
     });
 
+    test('take(now, n) takes n tokens or none; the wait is until n are there', () => {
+        const bucket = new TokenBucket({ requestsPerSecond: 1, burst: 5 }, 0);
+        assert.deepEqual(bucket.take(0, 3), ALLOWED);
+        // 2 left: 3 do not fit, and the refused take spends nothing.
+        assert.deepEqual(bucket.take(0, 3), denied(1000));
+        assert.deepEqual(bucket.take(0, 2), ALLOWED);
+        assert.deepEqual(bucket.take(0, 1), denied(1000));
+        assert.deepEqual(bucket.take(0, 4), denied(4000));
+        assert.deepEqual(bucket.take(4000, 4), ALLOWED);
+    });
+
     test('a long quiet time earns no more than `burst` tokens', () => {
         const bucket = new TokenBucket({ requestsPerSecond: 10, burst: 3 }, 0);
         drain(bucket, 3, 0);
@@ -194,6 +205,15 @@ describe('ClientRateLimiter', () => {
         const after = profile(directory([{ id: 'a' }], { requestsPerSecond: 1, burst: 1 }), 'a');
         assert.deepEqual(limiter.take(after), ALLOWED);
         assert.deepEqual(limiter.take(after), denied(1000));
+    });
+
+    test('a key of its own (an anonymous caller\'s address) gets a bucket of its own, with the client\'s limit', () => {
+        const dir = directory([], { requestsPerSecond: 1, burst: 2 });
+        const limiter = new ClientRateLimiter(() => 0);
+        assert.deepEqual(limiter.take(dir.anonymous, 'anonymous@127.0.0.2', 2), ALLOWED);
+        assert.deepEqual(limiter.take(dir.anonymous, 'anonymous@127.0.0.2'), denied(1000));
+        assert.deepEqual(limiter.take(dir.anonymous, 'anonymous@127.0.0.3'), ALLOWED);
+        assert.deepEqual(limiter.take(dir.anonymous), ALLOWED, 'the client id is a key apart');
     });
 
     test('many clients and many calls (sweeps included) never let a drained client through early', () => {
