@@ -166,7 +166,8 @@ test('many requests at once: sockets bounded by maxConcurrency (plus a few), no 
     const answers = await Promise.all(Array.from({ length: 60 }, () => client.complete({ ref, argument: { name: 'topic', value: 'b' } })));
     for (const answer of answers) assert.deepEqual(answer.completion.values, ['beta']);
     const { peakConnections } = await statsOf(fixture);
-    assert.ok(peakConnections <= 4 + 4, `${peakConnections} sockets open at once`);
+    // The pool's maxConcurrency + 4, and the socket of this test's own /stats request while the pool's are still open.
+    assert.ok(peakConnections <= 4 + 4 + 1, `${peakConnections} sockets open at once`);
     assert.deepEqual(warnings.filter(warning => warning.includes('MaxListeners')), []);
 });
 

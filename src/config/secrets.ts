@@ -4,12 +4,17 @@
  * `Basic` header), passwords in upstream URLs (and the Basic credentials made
  * of them), `auth.secret`, `cursorSecret` and `metrics.bearerToken`. Values
  * shorter than MIN_SECRET_LENGTH are left out: they would match ordinary words
- * all over the log, and the schema asks more of every real secret field.
+ * all over the log, and the schema asks more of every real secret field. So are
+ * the environment variables that configure a process rather than authorise it
+ * (PATH, HOME, ...): a missing command's message names the PATH it searched.
  * (Client API keys are not here: they are hashed at load and never kept.)
  */
 import type { GatewayConfig } from './schema.js';
 
 const MIN_SECRET_LENGTH = 8;
+
+/** Environment variables whose values are locations and settings, never credentials. */
+const PLAIN_ENV = new Set(['PATH', 'HOME', 'PWD', 'TMPDIR', 'SHELL', 'TERM', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ', 'USER', 'LOGNAME', 'NODE_ENV']);
 
 const SCHEME_TOKEN = /^\s*(?:bearer|basic)\s+(\S+)\s*$/i;
 
@@ -17,7 +22,7 @@ export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'auth' |
     const values: string[] = [];
     for (const upstream of config.upstreams) {
         if (upstream.transport === 'stdio') {
-            values.push(...Object.values(upstream.env));
+            for (const [name, value] of Object.entries(upstream.env)) if (!PLAIN_ENV.has(name)) values.push(value);
             continue;
         }
         for (const value of Object.values(upstream.headers)) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
-import { connectionEvidence } from '../../src/upstream/errors.js';
+import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { connectionEvidence, UpstreamHttpError } from '../../src/upstream/errors.js';
 import { Liveness, type LivenessOptions } from '../../src/upstream/liveness.js';
 
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
@@ -9,7 +9,7 @@ const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 const timeout = () => new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out');
 const methodNotFound = () => new ProtocolError(-32601, 'Method not found');
 const refused = () => new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
-const http500 = () => new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, 'Error POSTing to endpoint', { status: 500 });
+const http500 = () => new UpstreamHttpError(500);
 
 /** A Liveness whose pings answer with `answer` (resolve, or reject with the error it returns), recording what happens. */
 function watch(answer: () => Error | undefined, options: Partial<LivenessOptions> = {}) {
@@ -37,7 +37,7 @@ test('connectionEvidence: an error reply is an answer; timeouts are silence; ref
     assert.equal(connectionEvidence(timeout()), 'no-answer');
     assert.equal(connectionEvidence(refused()), 'gone');
     assert.equal(connectionEvidence(new SdkError(SdkErrorCode.ConnectionClosed, 'closed')), 'gone');
-    assert.equal(connectionEvidence(new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, 'gone', { status: 404 })), 'gone');
+    assert.equal(connectionEvidence(new UpstreamHttpError(404)), 'gone');
     assert.equal(connectionEvidence(http500()), 'failed');
 });
 
