@@ -255,3 +255,51 @@ export async function freePort(): Promise<number> {
     await new Promise(resolve => server.close(resolve));
     return port;
 }
+
+/** A process as /proc shows it: its start time (clock ticks after boot) tells it apart from a later one with its PID. */
+export interface ProcessId {
+    pid: number;
+    started: string;
+    cmdline: string;
+}
+
+function processInfo(pid: number): (ProcessId & { ppid: number; state: string }) | undefined {
+    try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        // Fields after the command name, which may hold spaces: state, ppid, ..., starttime (field 22 of the line).
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+        return { pid, ppid: Number(fields[1]), state: fields[0]!, started: fields[19]!, cmdline };
+    } catch {
+        return undefined;
+    }
+}
+
+/** Every live process below `root` (children, grandchildren, ...). */
+export function descendantsOf(root: number): ProcessId[] {
+    const all = readdirSync('/proc')
+        .filter(entry => /^\d+$/.test(entry))
+        .map(entry => processInfo(Number(entry)))
+        .filter(info => info !== undefined && info.state !== 'Z');
+    const found: ProcessId[] = [];
+    const parents = new Set([root]);
+    for (let grew = true; grew; ) {
+        grew = false;
+        for (const info of all) {
+            if (info !== undefined && parents.has(info.ppid) && !parents.has(info.pid)) {
+                parents.add(info.pid);
+                found.push({ pid: info.pid, started: info.started, cmdline: info.cmdline });
+                grew = true;
+            }
+        }
+    }
+    return found;
+}
+
+/** Those of `processes` still running (not reaped, not a zombie, not replaced by a new process with the same PID). */
+export function stillRunning(processes: readonly ProcessId[]): ProcessId[] {
+    return processes.filter(known => {
+        const now = processInfo(known.pid);
+        return now !== undefined && now.state !== 'Z' && now.started === known.started;
+    });
+}
