@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport, SSEClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -45,9 +46,17 @@ function fixtureArgs(transport: string, options: FixtureOptions): string[] {
     ];
 }
 
+/**
+ * The timeoutMs of a fixture run as a stdio child unless a test sets its own. Connecting is bounded by timeoutMs, and
+ * starting a fixture (tsx, the SDK) takes seconds on a loaded machine: with a short timeoutMs every reconnect would
+ * time out and start another. A test about request timeouts sets a short one on an upstream that starts fast: an
+ * HTTP fixture (started once, by the test, without a bound) or a plain `node -e` child.
+ */
+const STDIO_FIXTURE_TIMEOUT_MS = 30_000;
+
 /** Config entry that makes the gateway start the fixture as a stdio child. */
 export function stdioFixture(id: string, options: FixtureOptions = {}, extra: Record<string, unknown> = {}) {
-    return { id, transport: 'stdio', command: process.execPath, args: fixtureArgs('stdio', options), cwd: ROOT, ...extra };
+    return { id, transport: 'stdio', command: process.execPath, args: fixtureArgs('stdio', options), cwd: ROOT, timeoutMs: STDIO_FIXTURE_TIMEOUT_MS, ...extra };
 }
 
 export function everythingUpstream(id = 'everything') {
@@ -61,17 +70,49 @@ export interface HttpFixture {
 }
 
 /** Starts the fixture as its own process serving Streamable HTTP or legacy SSE on 127.0.0.1:0. */
-export async function startHttpFixture(transport: 'streamable-http' | 'sse', options: FixtureOptions = {}): Promise<HttpFixture> {
-    const child = spawn(process.execPath, fixtureArgs(transport, options), { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+export function startHttpFixture(transport: 'streamable-http' | 'sse', options: FixtureOptions = {}): Promise<HttpFixture> {
+    return spawnHttpFixture(fixtureArgs(transport, options));
+}
+
+/**
+ * Spawns a fixture server and resolves once it prints its URL. Its stdin is a pipe this process keeps open: the
+ * fixture exits when it ends, so a test process killed on a timeout leaves no server behind (see lifetime.ts).
+ */
+async function spawnHttpFixture(args: string[]): Promise<HttpFixture> {
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'ignore', 'pipe'] });
     const url = await new Promise<string>((resolve, reject) => {
-        const lines = createInterface({ input: child.stderr });
-        lines.on('line', line => {
+        let stderr = '';
+        createInterface({ input: child.stderr }).on('line', line => {
+            stderr += `${line}\n`;
             const match = /^FIXTURE_URL=(\S+)/.exec(line);
             if (match) resolve(match[1]!);
         });
-        child.once('exit', code => reject(new Error(`fixture exited with ${code}`)));
+        child.once('error', reject);
+        child.once('exit', code => reject(new Error(`fixture ${path.basename(args[2] ?? '')} exited with ${code}:\n${stderr}`)));
     });
     return { url, child, close: () => stopChild(child) };
+}
+
+const teardowns = new WeakMap<TestContext, (() => unknown)[]>();
+
+/**
+ * Closes a resource when the test ends, however it ends (failed, timed out): call it the moment the resource exists.
+ * Resources close last-opened first, a client before its gateway before its fixture (node:test runs `after` hooks
+ * first-in, first-out); every one is closed even if another's close throws.
+ */
+export function closeAfter(t: TestContext, close: () => unknown): void {
+    const stack = teardowns.get(t);
+    if (stack !== undefined) {
+        stack.push(close);
+        return;
+    }
+    const closers = [close];
+    teardowns.set(t, closers);
+    t.after(async () => {
+        const failures: unknown[] = [];
+        for (const next of closers.reverse()) await Promise.resolve().then(next).catch((error: unknown) => failures.push(error));
+        if (failures.length > 0) throw failures[0];
+    });
 }
 
 export async function stopChild(child: ChildProcess): Promise<void> {
@@ -190,23 +231,12 @@ export const RAW_SERVER = path.join(ROOT, 'test/fixtures/raw-server.ts');
 
 /** Config entry for the hand-written, deliberately misbehaving fixture (see raw-server.ts) as a stdio child. */
 export function rawStdio(id: string, flags: string[] = [], extra: Record<string, unknown> = {}) {
-    return { id, transport: 'stdio', command: process.execPath, args: ['--import', 'tsx', RAW_SERVER, ...flags], cwd: ROOT, ...extra };
+    return { id, transport: 'stdio', command: process.execPath, args: ['--import', 'tsx', RAW_SERVER, ...flags], cwd: ROOT, timeoutMs: STDIO_FIXTURE_TIMEOUT_MS, ...extra };
 }
 
 /** Starts the raw fixture as its own Streamable HTTP process. */
-export async function startRawHttp(flags: string[] = []): Promise<HttpFixture> {
-    const child = spawn(process.execPath, ['--import', 'tsx', RAW_SERVER, '--transport', 'streamable-http', ...flags], {
-        cwd: ROOT,
-        stdio: ['ignore', 'ignore', 'pipe']
-    });
-    const url = await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stderr }).on('line', line => {
-            const match = /^FIXTURE_URL=(\S+)/.exec(line);
-            if (match) resolve(match[1]!);
-        });
-        child.once('exit', code => reject(new Error(`raw fixture exited with ${code}`)));
-    });
-    return { url, child, close: () => stopChild(child) };
+export function startRawHttp(flags: string[] = []): Promise<HttpFixture> {
+    return spawnHttpFixture(['--import', 'tsx', RAW_SERVER, '--transport', 'streamable-http', ...flags]);
 }
 
 /** GET a JSON endpoint of the gateway (e.g. /readyz), with its status. */
