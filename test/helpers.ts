@@ -59,6 +59,34 @@ export function stdioFixture(id: string, options: FixtureOptions = {}, extra: Re
     return { id, transport: 'stdio', command: process.execPath, args: fixtureArgs('stdio', options), cwd: ROOT, timeoutMs: STDIO_FIXTURE_TIMEOUT_MS, ...extra };
 }
 
+/**
+ * A minimal stdio MCP server, for tests of request timeouts and pings: it answers initialize and prompts/list, never answers prompts/get, and answers
+ * ping as PING_MODE says ("error": -32601, the way a server without ping support would; "answer": {}). It writes
+ * "ping" to stderr for every ping it receives, so the test can count them in the gateway's log. Plain JavaScript
+ * without imports: it starts in a fraction of the short timeoutMs these tests give it, even on a loaded machine.
+ */
+const SILENT_SERVER = `
+const readline = require('node:readline');
+const send = message => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...message }) + '\\n');
+readline.createInterface({ input: process.stdin }).on('line', line => {
+    const { id, method, params } = JSON.parse(line);
+    if (id === undefined) return;
+    if (method === 'initialize') {
+        send({ id, result: { protocolVersion: params.protocolVersion, capabilities: { prompts: {} }, serverInfo: { name: 'silent', version: '1' } } });
+    } else if (method === 'prompts/list') {
+        send({ id, result: { prompts: [{ name: 'p' }] } });
+    } else if (method === 'ping') {
+        process.stderr.write('ping\\n');
+        if (process.env.PING_MODE === 'error') send({ id, error: { code: -32601, message: 'Method not found' } });
+        else send({ id, result: {} });
+    }
+});
+`;
+
+export function silentStdio(id: string, pingMode: 'error' | 'answer', extra: Record<string, unknown>) {
+    return { id, transport: 'stdio', command: process.execPath, args: ['-e', SILENT_SERVER], env: { PING_MODE: pingMode }, ...extra };
+}
+
 export function everythingUpstream(id = 'everything') {
     return { id, transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'] };
 }

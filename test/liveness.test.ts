@@ -8,39 +8,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import type { UpstreamEvent } from '../src/upstream/connection.js';
-import { capturingLogger, closeAfter, connectHttp, fixtureStats, rpcError, startHttpFixture, startTestGateway, upstreamsReady, waitFor } from './helpers.js';
+import { capturingLogger, closeAfter, connectHttp, fixtureStats, rpcError, silentStdio, startHttpFixture, startTestGateway, upstreamsReady, waitFor } from './helpers.js';
 
 const FAST_RECONNECT = { initialMs: 50, maxMs: 400 };
 /** Bounds each test: its waits are on events, this only turns a hang into a failure. */
 const TIMEOUT = { timeout: 120_000 };
-
-/**
- * A minimal stdio MCP server: it answers initialize and prompts/list, never answers prompts/get, and answers
- * ping as PING_MODE says ("error": -32601, the way a server without ping support would; "answer": {}). It writes
- * "ping" to stderr for every ping it receives, so the test can count them in the gateway's log. Plain JavaScript
- * without imports: it starts in a fraction of the short timeoutMs these tests give it, even on a loaded machine.
- */
-const SILENT_SERVER = `
-const readline = require('node:readline');
-const send = message => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...message }) + '\\n');
-readline.createInterface({ input: process.stdin }).on('line', line => {
-    const { id, method, params } = JSON.parse(line);
-    if (id === undefined) return;
-    if (method === 'initialize') {
-        send({ id, result: { protocolVersion: params.protocolVersion, capabilities: { prompts: {} }, serverInfo: { name: 'silent', version: '1' } } });
-    } else if (method === 'prompts/list') {
-        send({ id, result: { prompts: [{ name: 'p' }] } });
-    } else if (method === 'ping') {
-        process.stderr.write('ping\\n');
-        if (process.env.PING_MODE === 'error') send({ id, error: { code: -32601, message: 'Method not found' } });
-        else send({ id, result: {} });
-    }
-});
-`;
-
-function silentStdio(id: string, pingMode: 'error' | 'answer', extra: Record<string, unknown>) {
-    return { id, transport: 'stdio', command: process.execPath, args: ['-e', SILENT_SERVER], env: { PING_MODE: pingMode }, ...extra };
-}
 
 function pingsLogged(lines: () => Record<string, unknown>[], upstream: string): number {
     return lines().filter(line => line.upstream === upstream && line.stream === 'stderr' && line.msg === 'ping').length;
