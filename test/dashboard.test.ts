@@ -252,7 +252,7 @@ interface Sandwich {
 /**
  * Scrape, wait for the page's next poll, read the page, scrape again. The broken upstream's reconnect attempts keep
  * counting meanwhile; everything else stood still since the traffic ended. Retried while the broken upstream is in a
- * reconnect attempt (state "connecting" for a few milliseconds a second).
+ * reconnect attempt (state "connecting" for a moment a second).
  */
 async function sandwich(page: Page, metricsUrl: string): Promise<Sandwich> {
     for (let attempt = 1; ; attempt++) {
@@ -261,7 +261,7 @@ async function sandwich(page: Page, metricsUrl: string): Promise<Sandwich> {
         const snapshot = await readDashboard(page);
         const second = await scrape(metricsUrl);
         const broken = snapshot.upstreams.find(row => row.key === 'broken');
-        if (broken?.cells.state === 'down' || attempt === 5) return { before: expectedFrom(first), after: expectedFrom(second), page: snapshot };
+        if (broken?.cells.state === 'down' || attempt === 10) return { before: expectedFrom(first), after: expectedFrom(second), page: snapshot };
     }
 }
 
@@ -401,7 +401,8 @@ describe('dashboard in a browser: the numbers of /metrics, from the gateway alon
             upstreams: [
                 stdioFixture('docs', { prompts: 3 }, { timeoutMs: 5000 }),
                 stdioFixture('code', { prompts: 2 }, { timeoutMs: 5000 }),
-                { id: 'broken', transport: 'stdio', command: process.execPath, args: ['-e', 'process.exit(3)'] }
+                // Fails to start at once (no such command), so it is hardly ever caught mid-attempt in state "connecting".
+                { id: 'broken', transport: 'stdio', command: 'no-such-command-for-the-dashboard-test' }
             ]
         });
         const started = gateway;

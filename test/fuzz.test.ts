@@ -330,7 +330,13 @@ const deleted = new Set<string>();
 const bearer = (who: Who | 'auditor'): [string, string] => ['authorization', `Bearer ${KEYS[who]}`];
 
 async function openSession(who: Who): Promise<string> {
-    return (await openRawSession(endpoint.href, PROTOCOL, Object.fromEntries([bearer(who)]))).id;
+    try {
+        return (await openRawSession(endpoint.href, PROTOCOL, Object.fromEntries([bearer(who)]))).id;
+    } catch (error) {
+        // fetch says only "fetch failed"; the socket error that caused it is what tells a reset from a refusal.
+        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+        throw new Error(`opening a session for ${who} failed: ${String(error)}${cause === undefined ? '' : ` (${cause.code ?? ''} ${cause.message ?? ''})`}`, { cause: error });
+    }
 }
 
 async function sessionOf(who: Who, slot: number): Promise<string> {
