@@ -37,8 +37,11 @@ test('a list slower than timeoutMs is served from the last good list, then updat
     assert.ok(before.includes('lagging__with-required'));
     const pages = Math.ceil((before.filter(name => name.startsWith('lagging__')).length + 1) / PAGE_SIZE);
     assert.ok(pages * PAGE_DELAY_MS >= 3 * TIMEOUT_MS, `${pages} pages of ${PAGE_DELAY_MS} ms: the late list must land well after timeoutMs`);
-    // The upstream's list_changed reaches the gateway before this call returns (the fixture sends it first).
+    // Over HTTP the upstream's list_changed comes on its own stream, not before the answer: wait for the gateway to get it.
+    let changed = false;
+    gateway.upstreams[0]!.events.subscribe(event => void (changed ||= event.type === 'prompts-changed'));
     await client.getPrompt({ name: 'lagging__set-list-delay', arguments: { ms: String(PAGE_DELAY_MS), add: 'late-one' } });
+    await waitFor(() => changed, 20_000, "the upstream's list_changed to reach the gateway");
     const started = Date.now();
     const during = (await listAllPages(client)).names;
     const took = Date.now() - started;

@@ -244,8 +244,8 @@ export async function rpcError(promise: Promise<unknown>): Promise<{ code: numbe
     throw new Error('expected the request to fail');
 }
 
-/** Resolves once `predicate` holds, polling; rejects after `ms`. */
-export async function waitFor(predicate: () => boolean | Promise<boolean>, ms = 10_000, what = 'condition'): Promise<void> {
+/** Resolves once `predicate` holds, polling; rejects after `ms` (a bound for a loaded machine: it costs nothing when the condition comes). */
+export async function waitFor(predicate: () => boolean | Promise<boolean>, ms = 20_000, what = 'condition'): Promise<void> {
     const deadline = Date.now() + ms;
     while (!(await predicate())) {
         if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
