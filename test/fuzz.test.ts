@@ -329,12 +329,18 @@ const deleted = new Set<string>();
 
 const bearer = (who: Who | 'auditor'): [string, string] => ['authorization', `Bearer ${KEYS[who]}`];
 
-async function openSession(who: Who): Promise<string> {
+/**
+ * Opens a session to fuzz on (set-up, not a fuzzed request). Once more if the first try's socket was reset: fetch
+ * reuses idle keep-alive sockets, and on a loaded machine it can pick one the gateway is closing after its 5 s
+ * keep-alive timeout (seen twice with both cores busy, on the first case, right after the long set-up).
+ */
+async function openSession(who: Who, retried = false): Promise<string> {
     try {
         return (await openRawSession(endpoint.href, PROTOCOL, Object.fromEntries([bearer(who)]))).id;
     } catch (error) {
         // fetch says only "fetch failed"; the socket error that caused it is what tells a reset from a refusal.
         const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+        if (!retried && cause?.code === 'ECONNRESET') return openSession(who, true);
         throw new Error(`opening a session for ${who} failed: ${String(error)}${cause === undefined ? '' : ` (${cause.code ?? ''} ${cause.message ?? ''})`}`, { cause: error });
     }
 }
