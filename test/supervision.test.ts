@@ -133,7 +133,8 @@ test('/readyz is 503 while a required upstream is down and 200 once it is up; op
     const ready = await getJson(readyz);
     assert.deepEqual(ready.body.requiredDown, []);
     const states = Object.fromEntries((ready.body.upstreams as { id: string; state: string }[]).map(u => [u.id, u.state]));
-    assert.deepEqual(states, { needed: 'ready', optional: 'down', local: 'ready' });
+    // "optional" is down or in one of its quick reconnect attempts: not up either way.
+    assert.deepEqual({ ...states, optional: states.optional === 'ready' ? 'ready' : 'not ready' }, { needed: 'ready', optional: 'not ready', local: 'ready' });
 
     await fixture.close();
     await waitFor(async () => (await getJson(readyz)).status === 503, 20_000, '/readyz to turn 503 when the required upstream goes away');
