@@ -8,16 +8,16 @@
  * spread, some failing), has the HTTP upstream announce a new prompt, then photographs /dashboard at 1280x800
  * while a trickle of traffic goes on. The mix is seeded, so runs look alike; exact counts follow the timing.
  *
- * Needs Chromium: /usr/bin/chromium (`apt-get install chromium`) or CHROMIUM_PATH; no browser is downloaded.
+ * The browser is the one the tests use (test/browser.ts): the Chromium of @sparticuz/chromium, or CHROMIUM_PATH.
  */
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
-import { chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchBrowser } from '../test/browser.js';
 import { connectHttp, freePort, sleep, startHttpFixture, startTestGateway, stdioFixture, waitFor, type HttpFixture } from '../test/helpers.js';
 import type { RunningGateway } from '../src/gateway.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const VIEWPORT = { width: 1280, height: 800 };
 /** Gets per second in each 5 s stretch: the sparkline's shape (the dashboard samples every 5 s). */
 const RATES = [8, 18, 6, 24, 12, 9];
@@ -63,14 +63,13 @@ function pick<T>(choices: readonly (readonly [T, number])[], next: () => number)
 }
 
 async function main(out: string): Promise<void> {
-    if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: install it with \`apt-get install chromium\` or set CHROMIUM_PATH.`);
     const next = random(20_250_901);
     const sent = { gets: 0, failed: 0, lists: 0, completions: 0 };
     let docs: HttpFixture | undefined;
     let gateway: RunningGateway | undefined;
     const clients = new Map<ClientId, Client>();
     let announcer: Client | undefined;
-    let browser: Awaited<ReturnType<typeof chromium.launch>> | undefined;
+    let browser: Browser | undefined;
     try {
         docs = await startHttpFixture('streamable-http', {
             name: 'docs',
@@ -155,7 +154,7 @@ async function main(out: string): Promise<void> {
             }
         })();
         try {
-            browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+            browser = await launchBrowser();
             const page = await browser.newPage({ viewport: VIEWPORT, deviceScaleFactor: 1, colorScheme: 'light' });
             await page.goto(running.operatorUrls.dashboard!);
             await page.waitForSelector('body[data-state="ready"]', { timeout: 10_000 });

@@ -151,13 +151,18 @@ function commandWarnings(config: GatewayConfig): string[] {
 /**
  * Signal handling from before start-up: SIGHUP's default action would kill the process, and a stop asked for
  * while upstreams are still connecting must be graceful too. What arrives early is done once the gateway runs.
- * A second SIGINT or SIGTERM while stopping exits at once (the watchdog still stops the children).
+ * A second SIGINT or SIGTERM while stopping exits at once (the watchdog still stops the children); one that comes
+ * within DUPLICATE_SIGNAL_MS of the first is the same request delivered twice: Ctrl-C under `npm start` reaches the
+ * gateway from the terminal and again forwarded by npm, as does a supervisor's SIGTERM to the whole process group.
  */
+const DUPLICATE_SIGNAL_MS = 1000;
+
 class SignalHandlers {
     #reload: (() => void) | undefined;
     #stop: ((reason: string) => void) | undefined;
     #reloadAsked = false;
     #stopAsked: string | undefined;
+    #stopAskedAt = 0;
 
     constructor(private readonly logger: Logger) {
         process.on('SIGHUP', () => {
@@ -168,11 +173,13 @@ class SignalHandlers {
         for (const signal of ['SIGINT', 'SIGTERM'] as const) {
             process.on(signal, () => {
                 if (this.#stopAsked !== undefined) {
+                    if (performance.now() - this.#stopAskedAt < DUPLICATE_SIGNAL_MS) return;
                     this.logger.warn({ signal }, 'second stop signal: exiting at once');
                     this.logger.flush(() => process.exit(1));
                     return;
                 }
                 this.#stopAsked = signal;
+                this.#stopAskedAt = performance.now();
                 if (this.#stop === undefined) this.logger.info({ signal }, 'stopping as soon as start-up is done');
                 else this.#stop(signal);
             });

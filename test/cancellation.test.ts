@@ -27,11 +27,11 @@ describe('cancellation', () => {
         const controller = new AbortController();
         const request = client.getPrompt({ name: 'local__slow', arguments: { ms: '20000' } }, { signal: controller.signal });
         request.catch(() => {});
-        await waitFor(() => active() === 1, 5000, 'the request to reach the upstream');
+        await waitFor(() => active() === 1, 20_000, 'the request to reach the upstream');
         controller.abort('user gave up');
         await assert.rejects(request);
-        await waitFor(async () => (await fixtureStats(client, 'local__stats')).slowCancelled === before.slowCancelled + 1, 3000, 'the upstream to see the cancellation');
-        await waitFor(() => active() === 0, 3000, 'the upstream slot to be freed');
+        await waitFor(async () => (await fixtureStats(client, 'local__stats')).slowCancelled === before.slowCancelled + 1, 20_000, 'the upstream to see the cancellation');
+        await waitFor(() => active() === 0, 20_000, 'the upstream slot to be freed');
     });
 
     test('a client whose HTTP connection goes away mid-request cancels the upstream request', async () => {
@@ -46,10 +46,10 @@ describe('cancellation', () => {
             controller.signal
         ).then(response => response.text());
         pending.catch(() => {});
-        await waitFor(() => active() === 1, 5000, 'the request to reach the upstream');
+        await waitFor(() => active() === 1, 20_000, 'the request to reach the upstream');
         controller.abort();
-        await waitFor(async () => (await fixtureStats(client, 'local__stats')).slowCancelled === before.slowCancelled + 1, 3000, 'the upstream to see the cancellation');
-        await waitFor(() => active() === 0, 3000, 'the upstream slot to be freed');
+        await waitFor(async () => (await fixtureStats(client, 'local__stats')).slowCancelled === before.slowCancelled + 1, 20_000, 'the upstream to see the cancellation');
+        await waitFor(() => active() === 0, 20_000, 'the upstream slot to be freed');
     });
 
     test('cancelled requests, however many in a row, are not taken for a hung upstream', async () => {
@@ -57,10 +57,10 @@ describe('cancellation', () => {
             const controller = new AbortController();
             const request = client.getPrompt({ name: 'local__slow', arguments: { ms: '20000' } }, { signal: controller.signal });
             request.catch(() => {});
-            await waitFor(() => active() === 1, 5000, 'the request to reach the upstream');
+            await waitFor(() => active() === 1, 20_000, 'the request to reach the upstream');
             controller.abort('user gave up');
             await assert.rejects(request);
-            await waitFor(() => active() === 0, 3000, 'the upstream slot to be freed');
+            await waitFor(() => active() === 0, 20_000, 'the upstream slot to be freed');
         }
         assert.equal(gateway.upstreams[0]!.state, 'ready');
         assert.equal(gateway.faults.of('local').disconnected, undefined, 'the connection was not dropped');

@@ -332,8 +332,23 @@ const deleted = new Set<string>();
 
 const bearer = (who: Who | 'auditor'): [string, string] => ['authorization', `Bearer ${KEYS[who]}`];
 
-async function openSession(who: Who): Promise<string> {
-    return (await openRawSession(endpoint.href, PROTOCOL, Object.fromEntries([bearer(who)]))).id;
+/**
+ * Opens a session to fuzz on (set-up, not a fuzzed request). Tried again while the socket turns out closed under it:
+ * fetch reuses idle keep-alive sockets, and on a loaded machine it can pick ones the gateway is closing after its 5 s
+ * keep-alive timeout (seen three times with both cores busy, on the first case, right after the long set-up: reset
+ * while writing, or closed before the answer).
+ */
+const STALE_SOCKET = new Set(['ECONNRESET', 'UND_ERR_SOCKET']);
+
+async function openSession(who: Who, tries = 3): Promise<string> {
+    try {
+        return (await openRawSession(endpoint.href, PROTOCOL, Object.fromEntries([bearer(who)]))).id;
+    } catch (error) {
+        // fetch says only "fetch failed"; the socket error that caused it is what tells a reset from a refusal.
+        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+        if (tries > 1 && STALE_SOCKET.has(cause?.code ?? '')) return openSession(who, tries - 1);
+        throw new Error(`opening a session for ${who} failed: ${String(error)}${cause === undefined ? '' : ` (${cause.code ?? ''} ${cause.message ?? ''})`}`, { cause: error });
+    }
 }
 
 async function sessionOf(who: Who, slot: number): Promise<string> {

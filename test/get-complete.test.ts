@@ -18,6 +18,8 @@ import {
     type HttpFixture
 } from './helpers.js';
 
+const BRIEF_TIMEOUT_MS = 1500;
+
 describe('prompts/get and completion/complete through the gateway', () => {
     let docs: HttpFixture;
     let gateway: RunningGateway;
@@ -29,10 +31,12 @@ describe('prompts/get and completion/complete through the gateway', () => {
         docs = await startHttpFixture('streamable-http', { name: 'docs' });
         gateway = await startTestGateway({
             upstreams: [
-                stdioFixture('local', {}, { timeoutMs: 1500 }),
+                stdioFixture('local'),
                 { id: 'docs', transport: 'streamable-http', url: docs.url },
                 everythingUpstream(),
-                stdioFixture('nocomplete', { flags: ['--no-completions'] })
+                stdioFixture('nocomplete', { flags: ['--no-completions'] }),
+                // The docs fixture again, with a short timeoutMs: over HTTP, connecting takes no start-up of a process.
+                { id: 'brief', transport: 'streamable-http', url: docs.url, timeoutMs: BRIEF_TIMEOUT_MS }
             ]
         });
         await upstreamsReady(gateway);
@@ -116,9 +120,9 @@ describe('prompts/get and completion/complete through the gateway', () => {
     });
 
     test('a request slower than timeoutMs is -32603 naming the timeout', async () => {
-        const error = await rpcError(client.getPrompt({ name: 'local__slow', arguments: { ms: '5000' } }));
+        const error = await rpcError(client.getPrompt({ name: 'brief__slow', arguments: { ms: String(BRIEF_TIMEOUT_MS + 3000) } }));
         assert.equal(error.code, -32603);
-        assert.equal(error.message, 'Upstream local failed: timed out after 1500 ms');
+        assert.equal(error.message, `Upstream brief failed: timed out after ${BRIEF_TIMEOUT_MS} ms`);
     });
 
     test('completion/complete is routed with the namespace stripped', async () => {
@@ -148,7 +152,7 @@ describe('prompts/get and completion/complete through the gateway', () => {
         // The other upstreams keep working while it is down.
         const fromDocs = await client.getPrompt({ name: 'docs__with-required', arguments: { topic: 'x' } });
         assert.ok(fromDocs.messages.length > 0);
-        await waitFor(() => gateway.upstreams[0]!.state === 'ready', 15_000, 'local to reconnect');
+        await waitFor(() => gateway.upstreams[0]!.state === 'ready', 60_000, 'local to reconnect');
         const back = await client.getPrompt({ name: 'local__with-required', arguments: { topic: 'x' } });
         assert.ok(back.messages.length > 0);
     });

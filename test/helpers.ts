@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport, SSEClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -45,9 +46,45 @@ function fixtureArgs(transport: string, options: FixtureOptions): string[] {
     ];
 }
 
+/**
+ * The timeoutMs of a fixture run as a stdio child unless a test sets its own. Connecting is bounded by timeoutMs, and
+ * starting a fixture (tsx, the SDK) takes seconds on a loaded machine: with a short timeoutMs every reconnect would
+ * time out and start another. A test about request timeouts sets a short one on an upstream that starts fast: an
+ * HTTP fixture (started once, by the test, without a bound) or a plain `node -e` child.
+ */
+const STDIO_FIXTURE_TIMEOUT_MS = 30_000;
+
 /** Config entry that makes the gateway start the fixture as a stdio child. */
 export function stdioFixture(id: string, options: FixtureOptions = {}, extra: Record<string, unknown> = {}) {
-    return { id, transport: 'stdio', command: process.execPath, args: fixtureArgs('stdio', options), cwd: ROOT, ...extra };
+    return { id, transport: 'stdio', command: process.execPath, args: fixtureArgs('stdio', options), cwd: ROOT, timeoutMs: STDIO_FIXTURE_TIMEOUT_MS, ...extra };
+}
+
+/**
+ * A minimal stdio MCP server, for tests of request timeouts and pings: it answers initialize and prompts/list, never answers prompts/get, and answers
+ * ping as PING_MODE says ("error": -32601, the way a server without ping support would; "answer": {}). It writes
+ * "ping" to stderr for every ping it receives, so the test can count them in the gateway's log. Plain JavaScript
+ * without imports: it starts in a fraction of the short timeoutMs these tests give it, even on a loaded machine.
+ */
+const SILENT_SERVER = `
+const readline = require('node:readline');
+const send = message => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...message }) + '\\n');
+readline.createInterface({ input: process.stdin }).on('line', line => {
+    const { id, method, params } = JSON.parse(line);
+    if (id === undefined) return;
+    if (method === 'initialize') {
+        send({ id, result: { protocolVersion: params.protocolVersion, capabilities: { prompts: {} }, serverInfo: { name: 'silent', version: '1' } } });
+    } else if (method === 'prompts/list') {
+        send({ id, result: { prompts: [{ name: 'p' }] } });
+    } else if (method === 'ping') {
+        process.stderr.write('ping\\n');
+        if (process.env.PING_MODE === 'error') send({ id, error: { code: -32601, message: 'Method not found' } });
+        else send({ id, result: {} });
+    }
+});
+`;
+
+export function silentStdio(id: string, pingMode: 'error' | 'answer', extra: Record<string, unknown>) {
+    return { id, transport: 'stdio', command: process.execPath, args: ['-e', SILENT_SERVER], env: { PING_MODE: pingMode }, ...extra };
 }
 
 export function everythingUpstream(id = 'everything') {
@@ -61,17 +98,49 @@ export interface HttpFixture {
 }
 
 /** Starts the fixture as its own process serving Streamable HTTP or legacy SSE on 127.0.0.1:0. */
-export async function startHttpFixture(transport: 'streamable-http' | 'sse', options: FixtureOptions = {}): Promise<HttpFixture> {
-    const child = spawn(process.execPath, fixtureArgs(transport, options), { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+export function startHttpFixture(transport: 'streamable-http' | 'sse', options: FixtureOptions = {}): Promise<HttpFixture> {
+    return spawnHttpFixture(fixtureArgs(transport, options));
+}
+
+/**
+ * Spawns a fixture server and resolves once it prints its URL. Its stdin is a pipe this process keeps open: the
+ * fixture exits when it ends, so a test process killed on a timeout leaves no server behind (see lifetime.ts).
+ */
+async function spawnHttpFixture(args: string[]): Promise<HttpFixture> {
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'ignore', 'pipe'] });
     const url = await new Promise<string>((resolve, reject) => {
-        const lines = createInterface({ input: child.stderr });
-        lines.on('line', line => {
+        let stderr = '';
+        createInterface({ input: child.stderr }).on('line', line => {
+            stderr += `${line}\n`;
             const match = /^FIXTURE_URL=(\S+)/.exec(line);
             if (match) resolve(match[1]!);
         });
-        child.once('exit', code => reject(new Error(`fixture exited with ${code}`)));
+        child.once('error', reject);
+        child.once('exit', code => reject(new Error(`fixture ${path.basename(args[2] ?? '')} exited with ${code}:\n${stderr}`)));
     });
     return { url, child, close: () => stopChild(child) };
+}
+
+const teardowns = new WeakMap<TestContext, (() => unknown)[]>();
+
+/**
+ * Closes a resource when the test ends, however it ends (failed, timed out): call it the moment the resource exists.
+ * Resources close last-opened first, a client before its gateway before its fixture (node:test runs `after` hooks
+ * first-in, first-out); every one is closed even if another's close throws.
+ */
+export function closeAfter(t: TestContext, close: () => unknown): void {
+    const stack = teardowns.get(t);
+    if (stack !== undefined) {
+        stack.push(close);
+        return;
+    }
+    const closers = [close];
+    teardowns.set(t, closers);
+    t.after(async () => {
+        const failures: unknown[] = [];
+        for (const next of closers.reverse()) await Promise.resolve().then(next).catch((error: unknown) => failures.push(error));
+        if (failures.length > 0) throw failures[0];
+    });
 }
 
 export async function stopChild(child: ChildProcess): Promise<void> {
@@ -175,8 +244,8 @@ export async function rpcError(promise: Promise<unknown>): Promise<{ code: numbe
     throw new Error('expected the request to fail');
 }
 
-/** Resolves once `predicate` holds, polling; rejects after `ms`. */
-export async function waitFor(predicate: () => boolean | Promise<boolean>, ms = 10_000, what = 'condition'): Promise<void> {
+/** Resolves once `predicate` holds, polling; rejects after `ms` (a bound for a loaded machine: it costs nothing when the condition comes). */
+export async function waitFor(predicate: () => boolean | Promise<boolean>, ms = 20_000, what = 'condition'): Promise<void> {
     const deadline = Date.now() + ms;
     while (!(await predicate())) {
         if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -190,23 +259,12 @@ export const RAW_SERVER = path.join(ROOT, 'test/fixtures/raw-server.ts');
 
 /** Config entry for the hand-written, deliberately misbehaving fixture (see raw-server.ts) as a stdio child. */
 export function rawStdio(id: string, flags: string[] = [], extra: Record<string, unknown> = {}) {
-    return { id, transport: 'stdio', command: process.execPath, args: ['--import', 'tsx', RAW_SERVER, ...flags], cwd: ROOT, ...extra };
+    return { id, transport: 'stdio', command: process.execPath, args: ['--import', 'tsx', RAW_SERVER, ...flags], cwd: ROOT, timeoutMs: STDIO_FIXTURE_TIMEOUT_MS, ...extra };
 }
 
 /** Starts the raw fixture as its own Streamable HTTP process. */
-export async function startRawHttp(flags: string[] = []): Promise<HttpFixture> {
-    const child = spawn(process.execPath, ['--import', 'tsx', RAW_SERVER, '--transport', 'streamable-http', ...flags], {
-        cwd: ROOT,
-        stdio: ['ignore', 'ignore', 'pipe']
-    });
-    const url = await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stderr }).on('line', line => {
-            const match = /^FIXTURE_URL=(\S+)/.exec(line);
-            if (match) resolve(match[1]!);
-        });
-        child.once('exit', code => reject(new Error(`raw fixture exited with ${code}`)));
-    });
-    return { url, child, close: () => stopChild(child) };
+export function startRawHttp(flags: string[] = []): Promise<HttpFixture> {
+    return spawnHttpFixture(['--import', 'tsx', RAW_SERVER, '--transport', 'streamable-http', ...flags]);
 }
 
 /** GET a JSON endpoint of the gateway (e.g. /readyz), with its status. */
@@ -254,4 +312,52 @@ export async function freePort(): Promise<number> {
     const { port } = server.address() as { port: number };
     await new Promise(resolve => server.close(resolve));
     return port;
+}
+
+/** A process as /proc shows it: its start time (clock ticks after boot) tells it apart from a later one with its PID. */
+export interface ProcessId {
+    pid: number;
+    started: string;
+    cmdline: string;
+}
+
+function processInfo(pid: number): (ProcessId & { ppid: number; state: string }) | undefined {
+    try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        // Fields after the command name, which may hold spaces: state, ppid, ..., starttime (field 22 of the line).
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+        return { pid, ppid: Number(fields[1]), state: fields[0]!, started: fields[19]!, cmdline };
+    } catch {
+        return undefined;
+    }
+}
+
+/** Every live process below `root` (children, grandchildren, ...). */
+export function descendantsOf(root: number): ProcessId[] {
+    const all = readdirSync('/proc')
+        .filter(entry => /^\d+$/.test(entry))
+        .map(entry => processInfo(Number(entry)))
+        .filter(info => info !== undefined && info.state !== 'Z');
+    const found: ProcessId[] = [];
+    const parents = new Set([root]);
+    for (let grew = true; grew; ) {
+        grew = false;
+        for (const info of all) {
+            if (info !== undefined && parents.has(info.ppid) && !parents.has(info.pid)) {
+                parents.add(info.pid);
+                found.push({ pid: info.pid, started: info.started, cmdline: info.cmdline });
+                grew = true;
+            }
+        }
+    }
+    return found;
+}
+
+/** Those of `processes` still running (not reaped, not a zombie, not replaced by a new process with the same PID). */
+export function stillRunning(processes: readonly ProcessId[]): ProcessId[] {
+    return processes.filter(known => {
+        const now = processInfo(known.pid);
+        return now !== undefined && now.state !== 'Z' && now.started === known.started;
+    });
 }

@@ -28,6 +28,10 @@ function sessionIdOf(client: Client): string {
     return id;
 }
 
+const NOTIFICATIONS = { debounceMs: 30, maxDelayMs: 150 };
+/** Long enough after a notification that a second one for the same burst would have arrived. */
+const QUIET_MS = NOTIFICATIONS.maxDelayMs + 4 * NOTIFICATIONS.debounceMs + 200;
+
 describe('session lifecycle over Streamable HTTP', () => {
     let gateway: RunningGateway;
     let url: string;
@@ -35,8 +39,8 @@ describe('session lifecycle over Streamable HTTP', () => {
 
     before(async () => {
         gateway = await startTestGateway({
-            notifications: { debounceMs: 30, maxDelayMs: 150 },
-            upstreams: [stdioFixture('local', {}, { timeoutMs: 30_000 }), everythingUpstream()]
+            notifications: NOTIFICATIONS,
+            upstreams: [stdioFixture('local'), everythingUpstream()]
         });
         url = gateway.url!;
     });
@@ -50,12 +54,12 @@ describe('session lifecycle over Streamable HTTP', () => {
         const { status, response } = await call(url, session, 'ping', {}, 'ping-1');
         assert.equal(status, 200);
         assert.deepEqual(response, { jsonrpc: '2.0', id: 'ping-1', result: {} });
-        const slow = call(url, session, 'prompts/get', { name: 'local__slow', arguments: { ms: '1500' } }, 'slow');
-        await waitFor(() => active() === 1, 5000, 'the slow request to reach the upstream');
-        const started = Date.now();
+        let slowAnswered = false;
+        const slow = call(url, session, 'prompts/get', { name: 'local__slow', arguments: { ms: '3000' } }, 'slow').finally(() => (slowAnswered = true));
+        await waitFor(() => active() === 1, 20_000, 'the slow request to reach the upstream');
         const beside = await call(url, session, 'ping', {}, 'ping-2');
         assert.deepEqual(beside.response, { jsonrpc: '2.0', id: 'ping-2', result: {} });
-        assert.ok(Date.now() - started < 1000, 'ping does not wait for the request in flight');
+        assert.ok(!slowAnswered, 'ping does not wait for the request in flight');
         assert.equal((await slow).response?.id, 'slow');
     });
 
@@ -96,20 +100,20 @@ describe('session lifecycle over Streamable HTTP', () => {
             const doomed = await openRawSession(url);
             const stream = new SseReader(await getStream(url, doomed.headers));
             assert.equal(stream.response.status, 200);
-            const inFlight = post(url, { jsonrpc: '2.0', id: 'slow', method: 'prompts/get', params: { name: 'local__slow', arguments: { ms: '20000' } } }, doomed.headers);
-            await waitFor(() => active() === 1, 5000, 'the slow request to reach the upstream');
+            const inFlight = post(url, { jsonrpc: '2.0', id: 'slow', method: 'prompts/get', params: { name: 'local__slow', arguments: { ms: '60000' } } }, doomed.headers);
+            await waitFor(() => active() === 1, 20_000, 'the slow request to reach the upstream');
 
             const deleted = await deleteSession(url, doomed.headers);
             assert.equal(deleted.status, 200);
-            await stream.closed(5000);
-            // The POST of the deleted session ends (with or without an answer) instead of hanging for 20 s.
+            await stream.closed(20_000);
+            // The POST of the deleted session ends (with or without an answer) instead of hanging for 60 s.
             const answer = await Promise.race([
                 inFlight.then(response => messagesOf(response)).catch(() => []),
-                new Promise<'hung'>(resolve => setTimeout(() => resolve('hung'), 5000))
+                new Promise<'hung'>(resolve => setTimeout(() => resolve('hung'), 20_000))
             ]);
             assert.notEqual(answer, 'hung', 'the request in flight on the deleted session ended');
-            await waitFor(() => active() === 0, 5000, 'the upstream slot to be freed');
-            await waitFor(async () => (await fixtureStats(other, 'local__stats')).slowCancelled === before.slowCancelled + 1, 5000, 'the upstream to see the cancellation');
+            await waitFor(() => active() === 0, 20_000, 'the upstream slot to be freed');
+            await waitFor(async () => (await fixtureStats(other, 'local__stats')).slowCancelled === before.slowCancelled + 1, 20_000, 'the upstream to see the cancellation');
 
             const gone = await call(url, doomed, 'ping', {}, 3);
             assert.equal(gone.status, 404);
@@ -213,7 +217,7 @@ describe('session lifecycle over Streamable HTTP', () => {
                 // Still the live stream: a change reaches it.
                 const trigger = await call(url, session, 'prompts/get', { name: 'local__emit-list-changed', arguments: { add: 'second-get-probe' } }, 5);
                 assert.match(textOf(trigger.response), /sent 1/);
-                await first.next(message => message.method === 'notifications/prompts/list_changed', 5000);
+                await first.next(message => message.method === 'notifications/prompts/list_changed', 20_000);
             } finally {
                 await first.cancel();
             }
@@ -224,7 +228,7 @@ describe('session lifecycle over Streamable HTTP', () => {
                     await again.body?.cancel();
                     return again.status === 200;
                 },
-                5000,
+                20_000,
                 'a new GET stream after the first closed'
             );
         });
@@ -234,31 +238,32 @@ describe('session lifecycle over Streamable HTTP', () => {
             const stream = new SseReader(await getStream(url, session.headers));
             try {
                 assert.equal(stream.response.status, 200);
-                const slowResponse = await post(url, { jsonrpc: '2.0', id: 'slow', method: 'prompts/get', params: { name: 'local__slow', arguments: { ms: '3000' } } }, session.headers);
+                // Slow enough that the notification, due within maxDelayMs of the burst, comes before its answer.
+                const slowResponse = await post(url, { jsonrpc: '2.0', id: 'slow', method: 'prompts/get', params: { name: 'local__slow', arguments: { ms: '10000' } } }, session.headers);
                 assert.equal(slowResponse.status, 200);
                 const slow = (slowResponse.headers.get('content-type') ?? '').includes('text/event-stream') ? new SseReader(slowResponse) : undefined;
                 const slowMessages = slow ? undefined : messagesOf(slowResponse);
-                await waitFor(() => active() >= 1, 5000, 'the slow request to reach the upstream');
+                await waitFor(() => active() >= 1, 20_000, 'the slow request to reach the upstream');
 
                 const trigger = await call(url, session, 'prompts/get', { name: 'local__emit-list-changed', arguments: { count: '5', add: 'streams-probe' } }, 'trigger');
                 assert.match(textOf(trigger.response), /sent 5/);
                 assert.ok(!trigger.messages.some(message => message.method === 'notifications/prompts/list_changed'), 'not on the POST stream that caused it');
-                const notified = await stream.next(message => message.method === 'notifications/prompts/list_changed', 3000);
+                const notified = await stream.next(message => message.method === 'notifications/prompts/list_changed', 20_000);
                 assert.equal(notified.id, undefined);
                 assert.equal(active(), 1, 'the slow request is still in flight when the notification arrives');
 
-                const answered = slow ? await slow.next(message => message.id === 'slow', 10_000) : (await slowMessages!).find(message => message.id === 'slow');
+                const answered = slow ? await slow.next(message => message.id === 'slow', 30_000) : (await slowMessages!).find(message => message.id === 'slow');
                 assert.match(textOf(answered), /slept/);
                 if (slow) {
-                    await slow.closed(5000);
+                    await slow.closed(20_000);
                     assert.deepEqual(
                         slow.messages.map(message => message.id ?? message.method),
                         ['slow'],
                         'the slow request stream carried its answer and nothing else'
                     );
                 }
-                // One burst, one notification, and the list shows the change.
-                await new Promise(resolve => setTimeout(resolve, 400));
+                // One burst, one notification, and the list shows the change: a second one would have come within maxDelayMs.
+                await new Promise(resolve => setTimeout(resolve, QUIET_MS));
                 assert.equal(stream.messages.filter(message => message.method === 'notifications/prompts/list_changed').length, 1);
                 const listed = await call(url, session, 'prompts/list', {}, 'list');
                 assert.ok((listed.response?.result?.prompts as { name: string }[]).some(prompt => prompt.name === 'local__streams-probe'));
@@ -288,11 +293,12 @@ describe('session lifecycle over stdio (the built CLI with --stdio)', () => {
 
     test('ping is answered with an empty result, also beside a request in flight', async () => {
         assert.deepEqual(await client.ping(), {});
-        const slow = client.getPrompt({ name: 'local__slow', arguments: { ms: '1500' } });
-        await new Promise(resolve => setTimeout(resolve, 200));
-        const started = Date.now();
+        const before = await fixtureStats(client, 'local__stats');
+        let slowAnswered = false;
+        const slow = client.getPrompt({ name: 'local__slow', arguments: { ms: '3000' } }).finally(() => (slowAnswered = true));
+        await waitFor(async () => (await fixtureStats(client, 'local__stats')).slowStarted > before.slowStarted, 20_000, 'the slow request to reach the upstream');
         assert.deepEqual(await client.ping(), {});
-        assert.ok(Date.now() - started < 1000, 'ping does not wait for the request in flight');
+        assert.ok(!slowAnswered, 'ping does not wait for the request in flight');
         assert.match(JSON.stringify((await slow).messages), /slept/);
     });
 });

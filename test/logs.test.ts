@@ -76,7 +76,7 @@ describe('request ids and the access log over HTTP', () => {
 
     test('an upstream failure: its lines carry the request id and the upstream id, the access line is a warning', async () => {
         await get('local__fail-internal', 'trace-fail-1');
-        await waitFor(() => linesOf('trace-fail-1').length >= 2, 5000, 'the failure logged');
+        await waitFor(() => linesOf('trace-fail-1').length >= 2, 20_000, 'the failure logged');
         const failure = linesOf('trace-fail-1').find(line => line.msg === 'upstream request failed');
         assert.equal(failure?.upstream, 'local');
         const access = linesOf('trace-fail-1').find(line => line.msg === 'prompt get');

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { parseConfig } from '../src/config/load.js';
 import type { RunningGateway } from '../src/gateway.js';
-import { capturingLogger, connectHttp, connectSse, connectStdio, FIXTURE, listAllPages, rpcError, startHttpFixture, startTestGateway, stdioFixture, waitFor, type HttpFixture } from './helpers.js';
+import { capturingLogger, closeAfter, connectHttp, connectSse, connectStdio, FIXTURE, listAllPages, rpcError, startHttpFixture, startTestGateway, stdioFixture, waitFor, type HttpFixture } from './helpers.js';
 
 describe('merged, paginated prompts/list', () => {
     let streamable: HttpFixture;
@@ -69,11 +69,11 @@ describe('merged, paginated prompts/list', () => {
         assert.equal(walk.cursors, walk.pages.length - 1, 'only the last page lacks nextCursor');
     });
 
-    test('prompt definitions pass through unchanged apart from the name', async () => {
+    test('prompt definitions pass through unchanged apart from the name', async t => {
         const viaGateway = (await client.request({ method: 'prompts/list', params: {} })).prompts[0]!;
         const local = await connectStdio(process.execPath, ['--import', 'tsx', FIXTURE, '--prompts', '9', '--page-size', '3']);
+        closeAfter(t, () => local.close());
         const localFirst = (await local.request({ method: 'prompts/list', params: {} })).prompts[0]!;
-        await local.close();
         assert.deepEqual(viaGateway, { ...localFirst, name: `local__${localFirst.name}` });
         // The comparison means something only if there are fields besides the name to lose.
         assert.ok(localFirst.title !== undefined && localFirst.description !== undefined && localFirst.arguments !== undefined);
@@ -131,7 +131,7 @@ describe('unprefixed upstreams and name clashes', () => {
             // An unprefixed name inside a namespaced upstream's namespace stays reserved for that upstream.
             await client.getPrompt({ name: 'mutate', arguments: { add: 'empty__sneaky' } });
             // Listing rebuilds the view; once it has seen the new name, the warning is logged.
-            await waitFor(async () => (await listAllPages(client), lines().some(line => line.prompt === 'empty__sneaky')), 5000, 'the reserved name to be seen');
+            await waitFor(async () => (await listAllPages(client), lines().some(line => line.prompt === 'empty__sneaky')), 20_000, 'the reserved name to be seen');
             const { names } = await listAllPages(client);
             await client.close();
             assert.ok(!names.includes('empty__sneaky'), 'a name in the "empty" namespace is not taken by an unprefixed upstream');
@@ -160,7 +160,7 @@ describe('pagination stays stable while an upstream changes mid-walk', () => {
             seen.push(...page.prompts.map(prompt => prompt.name));
             // Remove a prompt already returned and one not yet returned, add new ones, between pages.
             await client.getPrompt({ name: 'a__mutate', arguments: { remove: 'prompt-001,prompt-007', add: 'late-1,late-2' } });
-            await waitFor(async () => !(await listAllPages(client)).names.includes('a__prompt-007'), 5000, 'the change to show');
+            await waitFor(async () => !(await listAllPages(client)).names.includes('a__prompt-007'), 20_000, 'the change to show');
             while (page.nextCursor !== undefined) {
                 page = await client.request({ method: 'prompts/list', params: { cursor: page.nextCursor } });
                 seen.push(...page.prompts.map(prompt => prompt.name));

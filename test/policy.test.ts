@@ -26,9 +26,10 @@ const generic = (count: number) => Array.from({ length: count }, (_, i) => `prom
 const prefixed = (id: string, names: readonly string[]) => names.map(name => `${id}__${name}`);
 
 const NO_RATE_LIMIT = { rateLimit: { requestsPerSecond: 0, burst: 1 } };
-const NOTIFY = { debounceMs: 50, maxDelayMs: 300 };
+/** A burst ends after debounceMs without an event: wide enough that one upstream's events, sent at once, stay one burst on a loaded machine. */
+const NOTIFY = { debounceMs: 250, maxDelayMs: 1000 };
 /** Long enough after a notification that another one for the same change would have arrived. */
-const QUIET_MS = 1200;
+const QUIET_MS = NOTIFY.maxDelayMs + 4 * NOTIFY.debounceMs;
 
 const keyOf = (clientId: string) => `key-of-${clientId}-0123456789abcdef`;
 const bearer = (clientId: string) => ({ authorization: `Bearer ${keyOf(clientId)}` });
@@ -309,8 +310,7 @@ async function observe(url: string, headers: Record<string, string>): Promise<Ob
     client.setNotificationHandler('notifications/prompts/list_changed', () => {
         observed.count++;
     });
-    // Let the client open its standalone GET stream (a notification sent before is held for it anyway).
-    await sleep(200);
+    // No wait for the client's standalone GET stream: a notification sent before it opens is held for it.
     return observed;
 }
 
@@ -366,7 +366,7 @@ describe('per-client notifications, cursors and reloads', () => {
         const [a0, b0, w0] = counts();
         await a.client.getPrompt({ name: 'alpha__emit-list-changed', arguments: { count: '5', add: 'fresh-a' } });
         added.alpha.push('fresh-a');
-        await waitFor(() => a.count > a0!, 5000, 'the notification to A');
+        await waitFor(() => a.count > a0!, 20_000, 'the notification to A');
         await sleep(QUIET_MS);
         assert.deepEqual(counts(), [a0! + 1, b0, w0]);
         assert.deepEqual(await listChecked(a.client, PAGE), listOf('alpha'));
@@ -375,7 +375,7 @@ describe('per-client notifications, cursors and reloads', () => {
         // And the other way round, so B's silence above was not a broken stream.
         await b.client.getPrompt({ name: 'beta__emit-list-changed', arguments: { add: 'fresh-b' } });
         added.beta.push('fresh-b');
-        await waitFor(() => b.count > b0!, 5000, 'the notification to B');
+        await waitFor(() => b.count > b0!, 20_000, 'the notification to B');
         await sleep(QUIET_MS);
         assert.deepEqual(counts(), [a0! + 1, b0! + 1, w0]);
         assert.ok((await listChecked(b.client, PAGE)).includes('beta__fresh-b'));
@@ -416,7 +416,7 @@ describe('per-client notifications, cursors and reloads', () => {
             client.id === 'team-a' ? { ...client, prompts: { allow: ['alpha__*', 'beta__prompt-000'], deny: ['alpha__prompt-001'] } } : client
         );
         await reload(configWith(clients));
-        await waitFor(() => a.count > a0!, 5000, 'the notification to A');
+        await waitFor(() => a.count > a0!, 20_000, 'the notification to A');
         await sleep(QUIET_MS);
         assert.deepEqual(counts(), [a0! + 1, b0, w0]);
         assert.deepEqual(await listChecked(a.client, PAGE), [...listOf('alpha').filter(name => name !== 'alpha__prompt-001'), 'beta__prompt-000']);
@@ -433,7 +433,7 @@ describe('per-client notifications, cursors and reloads', () => {
         );
         // beta__prompt-002 is in B's view only; A sees just beta__prompt-000 of beta.
         await reload(configWith(clients, { deny: ['beta__prompt-002'] }));
-        await waitFor(() => b.count > b0!, 5000, 'the notification to B');
+        await waitFor(() => b.count > b0!, 20_000, 'the notification to B');
         await sleep(QUIET_MS);
         assert.deepEqual(counts(), [a0, b0! + 1, w0]);
         assert.deepEqual(await listChecked(b.client, PAGE), listOf('beta').filter(name => name !== 'beta__prompt-002'));

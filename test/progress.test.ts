@@ -98,6 +98,16 @@ function resultText(response: JsonRpcMessage): string {
     return textOf(response.result as GetPromptResult);
 }
 
+/**
+ * The short timeouts of the progress tests. Notifications come every STEP_MS, well within FAST_TIMEOUT_MS even on
+ * a loaded machine, and the whole request takes several timeouts; a pause of PAUSE_MS is well beyond it.
+ */
+const FAST_TIMEOUT_MS = 2000;
+const STEP_MS = 400;
+const STEPS = 10;
+const PAUSE_MS = 3 * FAST_TIMEOUT_MS;
+const CAP_MS = 5000;
+
 describe('progress of long requests', () => {
     let http: HttpFixture;
     let sse: HttpFixture;
@@ -108,10 +118,10 @@ describe('progress of long requests', () => {
         [http, sse] = await Promise.all([startHttpFixture('streamable-http', { name: 'timing', ...WITH_PROGRESS }), startHttpFixture('sse', WITH_PROGRESS)]);
         gateway = await startTestGateway({
             upstreams: [
-                stdioFixture('local', WITH_PROGRESS, { timeoutMs: 10_000 }),
+                stdioFixture('local', WITH_PROGRESS),
                 // The same HTTP fixture process twice: its stats are shared, its connections are not.
-                { id: 'fast', transport: 'streamable-http', url: http.url, timeoutMs: 600 },
-                { id: 'capped', transport: 'streamable-http', url: http.url, timeoutMs: 600, maxTotalTimeoutMs: 1500 },
+                { id: 'fast', transport: 'streamable-http', url: http.url, timeoutMs: FAST_TIMEOUT_MS },
+                { id: 'capped', transport: 'streamable-http', url: http.url, timeoutMs: FAST_TIMEOUT_MS, maxTotalTimeoutMs: CAP_MS },
                 { id: 'legacy', transport: 'sse', url: sse.url }
             ]
         });
@@ -239,56 +249,56 @@ describe('progress of long requests', () => {
         }
     });
 
-    test('with a progressToken each notification restarts timeoutMs: 6 x 250 ms passes a 600 ms timeout', async () => {
+    test(`with a progressToken each notification restarts timeoutMs: ${STEPS} x ${STEP_MS} ms passes a ${FAST_TIMEOUT_MS} ms timeout`, async () => {
         const started = Date.now();
-        const { seen, text } = await getWithProgress(client, 'fast__progress', { steps: '6', intervalMs: '250', message: 'slow', settleMs: '50' });
-        assert.ok(Date.now() - started >= 1500, 'it took longer than timeoutMs');
-        assert.deepEqual(seen, expected(6, 6, 'slow'));
-        assert.match(text, /; sent: 6$/);
+        const { seen, text } = await getWithProgress(client, 'fast__progress', { steps: String(STEPS), intervalMs: String(STEP_MS), message: 'slow', settleMs: '50' });
+        assert.ok(Date.now() - started >= STEPS * STEP_MS, 'it took longer than timeoutMs');
+        assert.deepEqual(seen, expected(STEPS, STEPS, 'slow'));
+        assert.match(text, new RegExp(`; sent: ${STEPS}$`));
     });
 
     test('without a progressToken the same request fails at timeoutMs', async () => {
         const started = Date.now();
-        const error = await rpcError(client.getPrompt({ name: 'fast__progress', arguments: { steps: '6', intervalMs: '250' } }));
+        const error = await rpcError(client.getPrompt({ name: 'fast__progress', arguments: { steps: String(STEPS), intervalMs: String(STEP_MS) } }));
         const elapsed = Date.now() - started;
         assert.equal(error.code, -32603);
-        assert.equal(error.message, 'Upstream fast failed: timed out after 600 ms');
-        assert.ok(elapsed >= 550 && elapsed < 1400, `failed after ${elapsed} ms, about 600 expected`);
+        assert.equal(error.message, `Upstream fast failed: timed out after ${FAST_TIMEOUT_MS} ms`);
+        assert.ok(elapsed >= FAST_TIMEOUT_MS - 50, `failed after ${elapsed} ms, before its timeout`);
     });
 
     test('with a progressToken, a pause between notifications longer than timeoutMs still times out', async () => {
         const started = Date.now();
         const seen: Progress[] = [];
         const error = await rpcError(
-            client.getPrompt({ name: 'fast__progress', arguments: { steps: '2', intervalMs: '1000' } }, { onprogress: progress => seen.push(progress) })
+            client.getPrompt({ name: 'fast__progress', arguments: { steps: '2', intervalMs: String(PAUSE_MS) } }, { onprogress: progress => seen.push(progress) })
         );
         const elapsed = Date.now() - started;
         assert.equal(error.code, -32603);
-        assert.match(error.message, /^Upstream fast failed: timed out after 600 ms/);
-        assert.deepEqual(seen, [], 'it failed before the first notification at 1000 ms');
-        assert.ok(elapsed >= 550 && elapsed < 1400, `failed after ${elapsed} ms, about 600 expected`);
+        assert.match(error.message, new RegExp(`^Upstream fast failed: timed out after ${FAST_TIMEOUT_MS} ms`));
+        assert.deepEqual(seen, [], `it failed before the first notification at ${PAUSE_MS} ms`);
+        assert.ok(elapsed >= FAST_TIMEOUT_MS - 50, `failed after ${elapsed} ms, before its timeout`);
     });
 
     test('maxTotalTimeoutMs bounds a request whose progress never ends; the upstream is told to stop', async () => {
         // Under the cap, progress works as without it.
-        const quick = await getWithProgress(client, 'capped__progress', { steps: '3', intervalMs: '150', settleMs: '50' });
+        const quick = await getWithProgress(client, 'capped__progress', { steps: '3', intervalMs: String(STEP_MS), settleMs: '50' });
         assert.deepEqual(quick.seen, expected(3, 3, undefined));
 
         const before = await progressStats(client, 'capped');
         const seen: Progress[] = [];
         const started = Date.now();
         const error = await rpcError(
-            client.getPrompt({ name: 'capped__progress', arguments: { steps: 'forever', intervalMs: '200' } }, { onprogress: progress => seen.push(progress) })
+            client.getPrompt({ name: 'capped__progress', arguments: { steps: 'forever', intervalMs: String(STEP_MS) } }, { onprogress: progress => seen.push(progress) })
         );
         const elapsed = Date.now() - started;
         assert.equal(error.code, -32603);
         assert.match(error.message, /^Upstream capped failed: /);
-        assert.match(error.message, /1500/, 'names the limit');
+        assert.match(error.message, new RegExp(String(CAP_MS)), 'names the limit');
         assert.match(error.message, /timed out|maxTotalTimeoutMs/);
-        assert.ok(elapsed >= 1400 && elapsed < 3000, `failed after ${elapsed} ms, about 1500 expected`);
+        assert.ok(elapsed >= CAP_MS - 50, `failed after ${elapsed} ms, before maxTotalTimeoutMs`);
         assert.ok(seen.length >= 3, `progress flowed until then (${seen.length} notifications)`);
         assert.deepEqual(seen, expected(seen.length, undefined, undefined), 'in order, no total');
-        await waitFor(async () => (await progressStats(client, 'capped')).cancelled === before.cancelled + 1, 3000, 'the upstream to see the cancellation');
+        await waitFor(async () => (await progressStats(client, 'capped')).cancelled === before.cancelled + 1, 20_000, 'the upstream to see the cancellation');
         assert.equal(upstream('capped').state, 'ready', 'a request cut off by the cap says nothing bad about the upstream');
     });
 
@@ -336,11 +346,11 @@ describe('progress of long requests', () => {
             { signal: controller.signal, onprogress: progress => seen.push(progress) }
         );
         request.catch(() => {});
-        await waitFor(() => seen.length >= 3, 5000, 'progress to flow');
+        await waitFor(() => seen.length >= 3, 20_000, 'progress to flow');
         controller.abort('user gave up');
         await assert.rejects(request);
-        await waitFor(async () => (await progressStats(client, 'local')).cancelled === before.cancelled + 1, 3000, 'the upstream to see the cancellation');
-        await waitFor(() => upstream('local').load.active === 0, 3000, 'the upstream slot to be freed');
+        await waitFor(async () => (await progressStats(client, 'local')).cancelled === before.cancelled + 1, 20_000, 'the upstream to see the cancellation');
+        await waitFor(() => upstream('local').load.active === 0, 20_000, 'the upstream slot to be freed');
         const sent = (await progressStats(client, 'local')).sent;
         await sleep(300);
         assert.equal((await progressStats(client, 'local')).sent, sent, 'the upstream sends no more');

@@ -152,7 +152,7 @@ export class SseReader {
     }
 
     /** The next message passing `predicate`; rejects after `ms` or if the stream ends first. */
-    async next(predicate: (message: JsonRpcMessage) => boolean = () => true, ms = 5000): Promise<JsonRpcMessage> {
+    async next(predicate: (message: JsonRpcMessage) => boolean = () => true, ms = 20_000): Promise<JsonRpcMessage> {
         const deadline = Date.now() + ms;
         for (;;) {
             const index = this.messages.findIndex((message, i) => i >= this.#taken && predicate(message));
@@ -174,7 +174,7 @@ export class SseReader {
     }
 
     /** Resolves when the server ends the stream; rejects after `ms`. */
-    async closed(ms = 5000): Promise<void> {
+    async closed(ms = 20_000): Promise<void> {
         await Promise.race([
             this.#done,
             new Promise((_, reject) => setTimeout(() => reject(new Error('the stream did not end')), ms).unref())

@@ -6,19 +6,21 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rename, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
-import { connectHttp, listAllPages, processesWith, ROOT, sleep, startTestGateway, stdioFixture, stopChild, waitFor } from './helpers.js';
+import { closeAfter, connectHttp, listAllPages, processesWith, ROOT, sleep, startTestGateway, stdioFixture, stopChild, waitFor } from './helpers.js';
 import { parseConfig } from '../src/config/load.js';
 
 const CLI = path.join(ROOT, 'dist/cli.js');
 const NOTIFY = { debounceMs: 50, maxDelayMs: 300 };
 /** Long enough after a notification that a second one for the same reload would have arrived. */
 const QUIET_MS = 1500;
+/** Bounds each test: its waits are on events, this only turns a hang into a failure. */
+const TIMEOUT = { timeout: 180_000 };
 
 interface RunningCli {
     child: ChildProcess;
@@ -53,8 +55,9 @@ function counting(client: Client): () => number {
     return () => count;
 }
 
-test('a changed file adds, removes and restarts upstreams under an open session, with one notification', async t => {
+test('a changed file adds, removes and restarts upstreams under an open session, with one notification', TIMEOUT, async t => {
     const dir = await mkdtemp(path.join(tmpdir(), 'gateway-reload-'));
+    closeAfter(t, () => rm(dir, { recursive: true, force: true }));
     const file = path.join(dir, 'gateway.json');
     const marker = { keep: randomUUID(), drop: randomUUID(), change: randomUUID(), changed: randomUUID(), added: randomUUID() };
     const base = { listen: { port: 0 }, log: { level: 'debug' }, notifications: NOTIFY };
@@ -63,109 +66,101 @@ test('a changed file adds, removes and restarts upstreams under an open session,
         upstreams: [stdioFixture('keep', { name: marker.keep }), stdioFixture('drop', { name: marker.drop }), stdioFixture('change', { name: marker.change, prompts: 2 })]
     });
     const gateway = await startCli(file);
+    closeAfter(t, () => stopChild(gateway.child));
     const client = await connectHttp(gateway.url);
+    closeAfter(t, () => client.close());
     const notifications = counting(client);
-    try {
-        const keepPids = processesWith(marker.keep);
-        assert.equal(keepPids.length, 1);
-        const before = (await listAllPages(client)).names;
-        assert.ok(before.includes('drop__prompt-000') && !before.includes('change__prompt-003'));
+    const keepPids = processesWith(marker.keep);
+    assert.equal(keepPids.length, 1);
+    const before = (await listAllPages(client)).names;
+    assert.ok(before.includes('drop__prompt-000') && !before.includes('change__prompt-003'));
 
-        const changedAt = Date.now();
-        await writeConfig(file, {
-            ...base,
-            upstreams: [
-                stdioFixture('keep', { name: marker.keep }),
-                stdioFixture('change', { name: marker.changed, prompts: 4 }),
-                stdioFixture('added', { name: marker.added })
-            ]
-        });
-        await waitFor(() => notifications() === 1, 15_000, 'the reload to be announced');
-        const announcedAfter = Date.now() - changedAt;
-        await sleep(QUIET_MS);
-        assert.equal(notifications(), 1, 'one notification for the whole reload');
+    const changedAt = Date.now();
+    await writeConfig(file, {
+        ...base,
+        upstreams: [
+            stdioFixture('keep', { name: marker.keep }),
+            stdioFixture('change', { name: marker.changed, prompts: 4 }),
+            stdioFixture('added', { name: marker.added })
+        ]
+    });
+    await waitFor(() => notifications() === 1, 60_000, 'the reload to be announced');
+    const announcedAfter = Date.now() - changedAt;
+    await sleep(QUIET_MS);
+    assert.equal(notifications(), 1, 'one notification for the whole reload');
 
-        const after = (await listAllPages(client)).names;
-        assert.ok(!after.some(name => name.startsWith('drop__')), 'removed upstream gone');
-        assert.ok(after.includes('change__prompt-003'), 'changed upstream restarted with its new arguments');
-        assert.ok(after.includes('added__with-required'), 'added upstream served');
-        assert.ok(after.includes('keep__with-required'));
-        const result = await client.getPrompt({ name: 'added__with-required', arguments: { topic: 'reload' } });
-        assert.match(JSON.stringify(result.messages), /Write about reload/);
+    const after = (await listAllPages(client)).names;
+    assert.ok(!after.some(name => name.startsWith('drop__')), 'removed upstream gone');
+    assert.ok(after.includes('change__prompt-003'), 'changed upstream restarted with its new arguments');
+    assert.ok(after.includes('added__with-required'), 'added upstream served');
+    assert.ok(after.includes('keep__with-required'));
+    const result = await client.getPrompt({ name: 'added__with-required', arguments: { topic: 'reload' } });
+    assert.match(JSON.stringify(result.messages), /Write about reload/);
 
-        assert.deepEqual(processesWith(marker.keep), keepPids, 'the unchanged upstream was left alone');
-        await waitFor(() => processesWith(marker.drop).length === 0 && processesWith(marker.change).length === 0, 5000, 'old children to be stopped');
-        assert.equal(processesWith(marker.added).length, 1);
-        const reloaded = gateway.logs.find(line => line.msg === 'config reloaded');
-        assert.deepEqual(
-            { added: reloaded?.added, removed: reloaded?.removed, restarted: reloaded?.restarted, unchanged: reloaded?.unchanged },
-            { added: ['added'], removed: ['drop'], restarted: ['change'], unchanged: ['keep'] }
-        );
-        t.diagnostic(`file written -> session notified: ${announcedAfter} ms`);
-    } finally {
-        await client.close();
-        await stopChild(gateway.child);
-    }
+    assert.deepEqual(processesWith(marker.keep), keepPids, 'the unchanged upstream was left alone');
+    await waitFor(() => processesWith(marker.drop).length === 0 && processesWith(marker.change).length === 0, 60_000, 'old children to be stopped');
+    assert.equal(processesWith(marker.added).length, 1);
+    const reloaded = gateway.logs.find(line => line.msg === 'config reloaded');
+    assert.deepEqual(
+        { added: reloaded?.added, removed: reloaded?.removed, restarted: reloaded?.restarted, unchanged: reloaded?.unchanged },
+        { added: ['added'], removed: ['drop'], restarted: ['change'], unchanged: ['keep'] }
+    );
+    t.diagnostic(`file written -> session notified: ${announcedAfter} ms`);
 });
 
-test('an invalid file is rejected with the start-up message and the running config stays; SIGHUP reloads', async () => {
+test('an invalid file is rejected with the start-up message and the running config stays; SIGHUP reloads', TIMEOUT, async t => {
     const dir = await mkdtemp(path.join(tmpdir(), 'gateway-reload-'));
+    closeAfter(t, () => rm(dir, { recursive: true, force: true }));
     const file = path.join(dir, 'gateway.json');
     const base = { listen: { port: 0 }, notifications: NOTIFY };
     await writeConfig(file, { ...base, upstreams: [stdioFixture('one')] });
     const gateway = await startCli(file);
+    closeAfter(t, () => stopChild(gateway.child));
     const client = await connectHttp(gateway.url);
+    closeAfter(t, () => client.close());
     const notifications = counting(client);
-    try {
-        const before = (await listAllPages(client)).names;
-        await writeConfig(file, { ...base, upstreams: [{ ...stdioFixture('Bad_Id') }] });
-        await waitFor(() => gateway.logs.some(line => line.msg === 'config reload rejected; keeping the running config'), 10_000, 'the rejection');
-        const rejection = gateway.logs.find(line => line.msg === 'config reload rejected; keeping the running config')!;
-        assert.match(String(rejection.problems), /upstreams\[0\]\.id: must be 1-63 characters/);
-        await sleep(QUIET_MS);
-        assert.deepEqual((await listAllPages(client)).names, before, 'still serving the old config');
-        assert.equal(notifications(), 0);
+    const before = (await listAllPages(client)).names;
+    await writeConfig(file, { ...base, upstreams: [{ ...stdioFixture('Bad_Id') }] });
+    await waitFor(() => gateway.logs.some(line => line.msg === 'config reload rejected; keeping the running config'), 60_000, 'the rejection');
+    const rejection = gateway.logs.find(line => line.msg === 'config reload rejected; keeping the running config')!;
+    assert.match(String(rejection.problems), /upstreams\[0\]\.id: must be 1-63 characters/);
+    await sleep(QUIET_MS);
+    assert.deepEqual((await listAllPages(client)).names, before, 'still serving the old config');
+    assert.equal(notifications(), 0);
 
-        // With watching off, only SIGHUP reloads.
-        await writeConfig(file, { ...base, reload: { watch: false }, upstreams: [stdioFixture('one'), stdioFixture('two')] });
-        await waitFor(() => gateway.logs.some(line => line.msg === 'config reloaded'), 10_000, 'the fixed file to be applied');
-        await waitFor(() => notifications() === 1, 5000, 'the notification');
-        await writeConfig(file, { ...base, reload: { watch: false }, upstreams: [stdioFixture('one')] });
-        await sleep(QUIET_MS);
-        assert.ok((await listAllPages(client)).names.includes('two__with-required'), 'the watcher kept running although the config turned it off');
-        gateway.child.kill('SIGHUP');
-        await waitFor(async () => !(await listAllPages(client)).names.includes('two__with-required'), 10_000, 'SIGHUP to reload');
-    } finally {
-        await client.close();
-        await stopChild(gateway.child);
-    }
+    // With watching off, only SIGHUP reloads.
+    await writeConfig(file, { ...base, reload: { watch: false }, upstreams: [stdioFixture('one'), stdioFixture('two')] });
+    await waitFor(() => gateway.logs.some(line => line.msg === 'config reloaded'), 60_000, 'the fixed file to be applied');
+    await waitFor(() => notifications() === 1, 60_000, 'the notification');
+    await writeConfig(file, { ...base, reload: { watch: false }, upstreams: [stdioFixture('one')] });
+    await sleep(QUIET_MS);
+    assert.ok((await listAllPages(client)).names.includes('two__with-required'), 'the watcher kept running although the config turned it off');
+    gateway.child.kill('SIGHUP');
+    await waitFor(async () => !(await listAllPages(client)).names.includes('two__with-required'), 60_000, 'SIGHUP to reload');
 });
 
-test('a reload that changes only settings restarts nothing and notifies only when the view changes', async () => {
+test('a reload that changes only settings restarts nothing and notifies only when the view changes', TIMEOUT, async t => {
     const config = { listen: { port: 0 }, notifications: NOTIFY, pagination: { pageSize: 5 }, upstreams: [stdioFixture('solo')] };
     const parse = (value: unknown) => parseConfig(JSON.stringify(value), 'test', process.env);
     const gateway = await startTestGateway(config);
+    closeAfter(t, () => gateway.close());
     const client = await connectHttp(gateway.url!);
+    closeAfter(t, () => client.close());
     const notifications = counting(client);
-    try {
-        const connection = gateway.upstreams[0]!;
-        const first = await client.request({ method: 'prompts/list', params: {} });
-        assert.equal(first.prompts.length, 5);
-        const result = await gateway.reload(parse({ ...config, pagination: { pageSize: 7 } }));
-        assert.deepEqual(result.unchanged, ['solo']);
-        assert.equal(gateway.upstreams[0], connection, 'same connection object: not restarted');
-        assert.equal((await client.request({ method: 'prompts/list', params: {} })).prompts.length, 7);
-        await sleep(QUIET_MS);
-        assert.equal(notifications(), 0, 'page size is not a change of the list');
+    const connection = gateway.upstreams[0]!;
+    const first = await client.request({ method: 'prompts/list', params: {} });
+    assert.equal(first.prompts.length, 5);
+    const result = await gateway.reload(parse({ ...config, pagination: { pageSize: 7 } }));
+    assert.deepEqual(result.unchanged, ['solo']);
+    assert.equal(gateway.upstreams[0], connection, 'same connection object: not restarted');
+    assert.equal((await client.request({ method: 'prompts/list', params: {} })).prompts.length, 7);
+    await sleep(QUIET_MS);
+    assert.equal(notifications(), 0, 'page size is not a change of the list');
 
-        const renamed = await gateway.reload(parse({ ...config, namespace: { separator: '::' } }));
-        assert.deepEqual(renamed.needRestart, []);
-        await waitFor(() => notifications() === 1, 5000, 'a notification for the new names');
-        assert.ok((await listAllPages(client)).names.includes('solo::with-required'));
-        const listen = await gateway.reload(parse({ ...config, listen: { port: 0, path: '/other' } }));
-        assert.deepEqual(listen.needRestart, ['listen']);
-    } finally {
-        await client.close();
-        await gateway.close();
-    }
+    const renamed = await gateway.reload(parse({ ...config, namespace: { separator: '::' } }));
+    assert.deepEqual(renamed.needRestart, []);
+    await waitFor(() => notifications() === 1, 60_000, 'a notification for the new names');
+    assert.ok((await listAllPages(client)).names.includes('solo::with-required'));
+    const listen = await gateway.reload(parse({ ...config, listen: { port: 0, path: '/other' } }));
+    assert.deepEqual(listen.needRestart, ['listen']);
 });

@@ -454,7 +454,7 @@ describe('every protocol revision, both directions (Streamable HTTP downstream)'
             assert.ok(added, JSON.stringify(answer));
             for (const revision of REVISIONS) {
                 const client = clients[revision];
-                await waitFor(() => client.notifications('notifications/prompts/list_changed').length > before[revision]!, 5000, `${revision} client to be told of ${upstream}'s change`);
+                await waitFor(() => client.notifications('notifications/prompts/list_changed').length > before[revision]!, 20_000, `${revision} client to be told of ${upstream}'s change`);
                 for (const notification of client.notifications('notifications/prompts/list_changed')) client.assertValid(notification, undefined);
                 const names = (await client.listAll()).map(prompt => prompt['name']);
                 assert.ok(names.includes(`${upstreamId(upstream)}${SEPARATOR}${added}`), `${revision} client lists ${added} of ${upstream}`);
@@ -512,7 +512,7 @@ describe('every protocol revision: stdio downstream', () => {
         }
         assert.deepEqual(await raw.callFailing('prompts/get', { name: name('fails') }), expected.fails);
         await raw.call('prompts/get', { name: name('trigger-change') });
-        await waitFor(() => raw.notifications('notifications/prompts/list_changed').length > 0, 5000, 'list_changed');
+        await waitFor(() => raw.notifications('notifications/prompts/list_changed').length > 0, 20_000, 'list_changed');
         const invalid = raw.received.map(({ message, requestMethod }) => raw.schema.problems(message, requestMethod)).filter(problems => problems.length > 0);
         assert.deepEqual(invalid, []);
         const connected = raw.stderr.map(line => JSON.parse(line) as Obj).find(line => line['msg'] === 'upstream connected');

@@ -13,12 +13,12 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
-import { connectHttp, getJson, processesWith, ROOT, sleep, stdioFixture, waitFor } from './helpers.js';
+import { connectHttp, fixtureStats, getJson, processesWith, ROOT, sleep, stdioFixture, waitFor } from './helpers.js';
 import { initializeBody, post } from './raw-http.js';
 
 const CLI = path.join(ROOT, 'dist/cli.js');
 const STUBBORN = path.join(ROOT, 'test/fixtures/stubborn-server.ts');
-const TIMEOUT = { timeout: 30_000 };
+const TIMEOUT = { timeout: 120_000 };
 let dir: string;
 
 interface Gateway {
@@ -41,7 +41,9 @@ function upstreams(token: string) {
             command: process.execPath,
             args: ['--import', 'tsx', STUBBORN, '--marker', `${token}-stubborn`, '--ignore-sigterm', '--grandchild'],
             cwd: ROOT,
-            killGraceMs: 300
+            killGraceMs: 300,
+            // Start-up of a tsx process on a loaded machine (connecting is bounded by timeoutMs).
+            timeoutMs: 30_000
         }
     ];
 }
@@ -87,7 +89,7 @@ async function startCli(token: string, extra: Record<string, unknown> = {}, deta
         void exited.then(code => reject(new Error(`gateway exited with ${code} before listening:\n${stderr}`)));
     });
     // fixture + stubborn + its grandchild
-    await waitFor(() => processesWith(token).length >= 3, 10_000, 'the upstream processes');
+    await waitFor(() => processesWith(token).length >= 3, 60_000, 'the upstream processes');
     return { child, url, exited, stderr: () => stderr, watchdog: Number(watchdogOf(child.pid!)) || undefined };
 }
 
@@ -124,6 +126,11 @@ const within = <T>(promise: Promise<T>, ms: number) => Promise.race([promise, sl
 
 const newToken = () => `shutdown-${randomBytes(6).toString('hex')}`;
 
+/** Waits until the fixture is working on a slow request (asked through the gateway, before it is signalled). */
+async function slowStarted(client: Client): Promise<void> {
+    await waitFor(async () => (await fixtureStats(client, 'local__stats')).slowStarted > 0, 20_000, 'the slow request to reach the fixture');
+}
+
 describe('CLI shutdown', () => {
     before(async () => {
         assert.ok(existsSync(CLI), 'dist/cli.js is missing: run `npm run build` (npm test does)');
@@ -144,28 +151,28 @@ describe('CLI shutdown', () => {
             const readyz = new URL('/readyz', gateway.url).href;
             assert.equal((await getJson(readyz)).status, 200);
 
-            const started = Date.now();
-            const slow = outcome(client.getPrompt({ name: 'local__slow', arguments: { ms: '1500' } }, { timeout: 25_000 }));
-            await sleep(300);
+            let slowSettled = false;
+            const slow = outcome(client.getPrompt({ name: 'local__slow', arguments: { ms: '5000' } }, { timeout: 25_000 })).finally(() => (slowSettled = true));
+            await slowStarted(other);
             const signalled = Date.now();
             gateway.child.kill('SIGTERM');
-            await waitFor(async () => (await getJson(readyz)).body.status === 'stopping', 2000, '/readyz to say stopping');
+            await waitFor(async () => (await getJson(readyz)).body.status === 'stopping', 10_000, '/readyz to say stopping');
             assert.equal((await getJson(readyz)).status, 503);
 
             const late = await post(gateway.url, initializeBody());
             assert.equal(late.status, 503, 'a new session during the drain');
             assert.match(JSON.stringify(await late.json()), /Gateway is shutting down/);
             await assert.rejects(other.listPrompts(), 'a request on an existing session during the drain');
-            assert.ok(Date.now() - started < 1500, 'the 503s came while the slow request was still running');
+            assert.ok(!slowSettled, 'the 503s came while the slow request was still running');
 
             assert.equal(await gateway.exited, 0, gateway.stderr());
-            t.diagnostic(`SIGTERM to exit: ${Date.now() - signalled} ms (request of 1500 ms in flight, 300 ms old at SIGTERM)`);
-            const settled = await within(slow, 2000);
-            assert.ok(settled !== undefined, 'no answer to the request in flight 2 s after the gateway exited: its response was lost');
+            t.diagnostic(`SIGTERM to exit: ${Date.now() - signalled} ms (request of 5000 ms in flight)`);
+            const settled = await within(slow, 10_000);
+            assert.ok(settled !== undefined, 'no answer to the request in flight 10 s after the gateway exited: its response was lost');
             assert.ok(settled.ok, `the request in flight failed: ${String(!settled.ok && settled.error)}`);
             const content = settled.value.messages[0]?.content;
             assert.equal(content?.type === 'text' ? content.text : undefined, 'slept');
-            await assertNothingLeft(gateway, token, 1000);
+            await assertNothingLeft(gateway, token, 10_000);
         } finally {
             for (const client of clients) await client.close().catch(() => {});
             cleanUp(gateway, token);
@@ -179,21 +186,23 @@ describe('CLI shutdown', () => {
         try {
             gateway = await startCli(token, { shutdownTimeoutMs: 500 });
             client = await connectHttp(gateway.url);
-            const slow = outcome(client.getPrompt({ name: 'local__slow', arguments: { ms: '20000' } }, { timeout: 25_000 }));
-            await sleep(300);
+            const slowMs = 60_000;
+            const slow = outcome(client.getPrompt({ name: 'local__slow', arguments: { ms: String(slowMs) } }, { timeout: slowMs + 5000 }));
+            await slowStarted(client);
             const signalled = Date.now();
             gateway.child.kill('SIGTERM');
             assert.equal(await gateway.exited, 0, gateway.stderr());
             const exitMs = Date.now() - signalled;
             t.diagnostic(`SIGTERM to exit: ${exitMs} ms (shutdownTimeoutMs 500, killGraceMs 300 / 2000)`);
-            assert.ok(exitMs < 6000, `exited after ${exitMs} ms`);
+            // Waiting for the request would take slowMs by construction.
+            assert.ok(exitMs < slowMs / 2, `exited after ${exitMs} ms`);
             assert.match(gateway.stderr(), /requests still in flight at shutdown/);
 
-            const settled = await within(slow, 2000);
-            assert.ok(settled !== undefined, 'the request in flight still hangs 2 s after the gateway exited: it got no error response');
+            const settled = await within(slow, 10_000);
+            assert.ok(settled !== undefined, 'the request in flight still hangs 10 s after the gateway exited: it got no error response');
             assert.ok(!settled.ok, 'the request in flight fails');
             t.diagnostic(`request failed ${settled.at - signalled} ms after SIGTERM: ${String(settled.error)}`);
-            await assertNothingLeft(gateway, token, 1000);
+            await assertNothingLeft(gateway, token, 10_000);
         } finally {
             await client?.close().catch(() => {});
             cleanUp(gateway, token);
@@ -207,7 +216,7 @@ describe('CLI shutdown', () => {
             gateway = await startCli(token);
             gateway.child.kill('SIGINT');
             assert.equal(await gateway.exited, 0, gateway.stderr());
-            await assertNothingLeft(gateway, token, 1000);
+            await assertNothingLeft(gateway, token, 10_000);
         } finally {
             cleanUp(gateway, token);
         }

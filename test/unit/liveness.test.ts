@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { connectionEvidence, UpstreamHttpError } from '../../src/upstream/errors.js';
 import { Liveness, type LivenessOptions } from '../../src/upstream/liveness.js';
+import { waitFor } from '../helpers.js';
 
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
@@ -42,15 +43,16 @@ test('connectionEvidence: an error reply is an answer; timeouts are silence; ref
 });
 
 test('pings only after pingIntervalMs without hearing from the upstream, busy or not', async () => {
-    const { liveness, pings } = watch(() => undefined, { pingIntervalMs: 100 });
+    // Heard every 10 ms, pinged after 1000 ms of silence: a gap that long between two timers of 10 ms would take a
+    // stall of the whole process, not just a loaded machine.
+    const { liveness, pings } = watch(() => undefined, { pingIntervalMs: 1000 });
     try {
         for (let i = 0; i < 20; i++) {
             liveness.heard();
             await sleep(10);
         }
         assert.equal(pings.length, 0, 'a talkative upstream is not pinged');
-        await sleep(250);
-        assert.ok(pings.length >= 1, 'a quiet one is');
+        await waitFor(() => pings.length >= 1, 10_000, 'a quiet one is pinged');
         assert.equal(pings[0], 1000, 'with the regular timeout');
     } finally {
         liveness.stop();
@@ -59,6 +61,7 @@ test('pings only after pingIntervalMs without hearing from the upstream, busy or
 
 test('two unanswered pings in a row: dead, once', async () => {
     const { liveness, deaths } = watch(timeout);
+    await waitFor(() => deaths.length > 0, 10_000, 'the death');
     await sleep(200);
     assert.deepEqual(deaths, ['no answer to 2 pings in a row']);
     liveness.stop();
@@ -66,7 +69,7 @@ test('two unanswered pings in a row: dead, once', async () => {
 
 test('a ping answered with a JSON-RPC error proves the upstream is alive', async () => {
     const { liveness, pings, deaths } = watch(methodNotFound);
-    await sleep(200);
+    await waitFor(() => pings.length >= 3, 10_000, 'three pings');
     liveness.stop();
     assert.ok(pings.length >= 3, `${pings.length} pings`);
     assert.deepEqual(deaths, []);
@@ -74,6 +77,7 @@ test('a ping answered with a JSON-RPC error proves the upstream is alive', async
 
 test('a ping that finds the connection gone: dead at once, with the reason', async () => {
     const { liveness, pings, deaths } = watch(refused);
+    await waitFor(() => deaths.length > 0, 10_000, 'the death');
     await sleep(100);
     liveness.stop();
     assert.equal(pings.length, 1);
@@ -104,6 +108,7 @@ test('suspect(): one short ping for a burst; silence or a lost connection is dea
     for (const [answer, expected] of outcomes) {
         const { liveness, pings, deaths } = watch(answer, { pingIntervalMs: 0 });
         for (let i = 0; i < 5; i++) liveness.suspect();
+        await waitFor(() => pings.length > 0 && deaths.length === expected.length, 10_000, 'the check to be done');
         await sleep(20);
         liveness.stop();
         assert.deepEqual(pings, [500], 'one check, with the short timeout');

@@ -131,7 +131,7 @@ describe('raw-server fixture', { concurrency: true }, () => {
                 client.setNotificationHandler('notifications/prompts/list_changed', () => void notified++);
                 const got = await client.getPrompt({ name: 'flood' });
                 assert.equal(got.messages.length, 1);
-                await waitFor(() => notified >= 100, 2000, '100 list_changed');
+                await waitFor(() => notified >= 100, 30_000, '100 list_changed');
                 assert.equal(notified, 100);
             }
         } finally {
@@ -207,7 +207,7 @@ describe('raw-server fixture', { concurrency: true }, () => {
                     }
                 });
             const response = (id: number) => parsed().find(value => typeof value === 'object' && value !== null && 'id' in value && value.id === id);
-            await waitFor(() => response(1) !== undefined && response(2) !== undefined, 5000, 'both responses');
+            await waitFor(() => response(1) !== undefined && response(2) !== undefined, 30_000, 'both responses');
 
             assert.ok(lines.some(line => line === '{not json'), 'a broken JSON line');
             assert.ok(lines.some(line => line === ''), 'an empty line');
