@@ -15,9 +15,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
-import type { CatalogView } from '../src/catalog/catalog.js';
+import type { CatalogView, Visibility } from '../src/catalog/catalog.js';
 import { CursorCodec } from '../src/catalog/cursor.js';
-import type { Visibility } from '../src/catalog/fingerprint.js';
 import type { VisibleSlice } from '../src/catalog/paginate.js';
 import { PromptService, type Caller } from '../src/catalog/service.js';
 import { VisibleSlices } from '../src/catalog/visible-slices.js';
@@ -46,11 +45,10 @@ export interface NarrowClientsResult {
     halfSliceBytes: number;
 }
 
-/** Cuts the slice again for every page: the cost of a page before slices were cached. */
+/** Cuts the slice again for every page (each page brings rules of its own): the cost of a page before slices were cached. */
 class CutPerPage extends VisibleSlices {
     override of(view: CatalogView, scope: string, visible: Visibility): VisibleSlice {
-        this.forget();
-        return super.of(view, scope, visible);
+        return super.of(view, scope, entry => visible(entry));
     }
 }
 

@@ -192,9 +192,6 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         const change = await pool.apply(next.upstreams, next.upstreamConnectConcurrency, upstreams => {
             policy = nextPolicy;
             service.reconfigure(cursors, serviceOptions(next, policy));
-            // Fingerprints computed under the old rules are dropped, so the next published change compares every
-            // session under the new ones.
-            slices.forget();
             catalog.setUpstreams(upstreams, { separator: next.namespace.separator });
             // Also when no upstream changed: a client whose view only the policy changed must hear of it.
             catalog.announce();

@@ -29,6 +29,9 @@ export interface CatalogEntry {
     digest: string;
 }
 
+/** Whether a client may see (and use) a catalog entry. */
+export type Visibility = (entry: CatalogEntry) => boolean;
+
 export interface CatalogView {
     segments: Segment<CatalogEntry>[];
     byName: ReadonlyMap<string, CatalogEntry>;
@@ -213,12 +216,12 @@ export class Catalog {
             const entries = list.prompts.map((prompt, at) => {
                 const name = exposedName(naming, upstream.id, upstream.config.namespace, prompt.name);
                 if (!upstream.config.namespace && inReservedNamespace(naming, name, namespacedIds)) {
-                    this.#log.warn({ prompt: name, upstream: upstream.id }, 'unprefixed prompt name lies in a namespaced upstream\'s namespace; leaving it out');
+                    this.#log.warn({ prompt: name.slice(0, 64), upstream: upstream.id }, 'unprefixed prompt name lies in a namespaced upstream\'s namespace; leaving it out');
                     return undefined;
                 }
                 const owner = byName.get(name);
                 if (owner !== undefined) {
-                    this.#log.warn({ prompt: name, kept: owner.upstream.id, dropped: upstream.id }, 'prompt name clash; keeping the first upstream in config order');
+                    this.#log.warn({ prompt: name.slice(0, 64), kept: owner.upstream.id, dropped: upstream.id }, 'prompt name clash; keeping the first upstream in config order');
                     return undefined;
                 }
                 const entry: CatalogEntry = { exposedName: name, upstream, originalName: prompt.name, prompt: { ...prompt, name }, digest: list.digests[at]! };

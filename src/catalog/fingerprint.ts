@@ -4,10 +4,8 @@
  * fingerprint look identical to that client, so it need not be notified.
  */
 import { createHash } from 'node:crypto';
-import type { CatalogEntry, CatalogView } from './catalog.js';
+import type { CatalogView } from './catalog.js';
 import { visibleSlice, type VisibleSlice } from './paginate.js';
-
-export type Visibility = (entry: CatalogEntry) => boolean;
 
 /** O(prompts in the slice): the slice (see visible-slices.ts) already holds what the client sees. */
 export function viewFingerprint(view: CatalogView, slice: VisibleSlice = visibleSlice(view.segments)): string {

@@ -17,9 +17,8 @@ import { UpstreamFailedError, UpstreamRejectedError } from '../upstream/errors.j
 import type { CallControl } from '../upstream/session.js';
 import { exceeds, exceedsDepth } from '../lib/json-bounds.js';
 import { checkStringMap, validateArguments } from './arguments.js';
-import type { Catalog, CatalogEntry } from './catalog.js';
+import type { Catalog, CatalogEntry, Visibility } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
-import type { Visibility } from './fingerprint.js';
 import { paginate } from './paginate.js';
 import type { VisibleSlices } from './visible-slices.js';
 import { outcomeOf, UnknownPromptError, type Operation, type UsageEvent } from './usage.js';

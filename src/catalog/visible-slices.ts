@@ -11,8 +11,8 @@
  * current and the last published one; older views are collected with their
  * slices).
  */
-import type { CatalogEntry, CatalogView } from './catalog.js';
-import { viewFingerprint, type Visibility } from './fingerprint.js';
+import type { CatalogEntry, CatalogView, Visibility } from './catalog.js';
+import { viewFingerprint } from './fingerprint.js';
 import { visibleSlice, type VisibleSlice } from './paginate.js';
 
 interface Cached {
@@ -38,11 +38,6 @@ export class VisibleSlices {
         const cached = this.#cached(view, scope, visible);
         cached.fingerprint ??= viewFingerprint(view, cached.slice);
         return cached.fingerprint;
-    }
-
-    /** The visibility rules changed (a reload): slices built under the old ones are dropped. */
-    forget(): void {
-        this.#views = new WeakMap();
     }
 
     #cached(view: CatalogView, scope: string, visible: Visibility): Cached {

@@ -158,6 +158,15 @@ export const LimitsSchema = z
             .max(1_000_000)
             .default(100_000)
             .describe('Most prompts read from one upstream\'s list; the rest are left out (fault "list_truncated").'),
+        maxListBytes: z
+            .number()
+            .int()
+            .min(65_536)
+            .max(4_294_967_296)
+            .default(67_108_864)
+            .describe(
+                'Most bytes of prompt definitions (as JSON) kept from one upstream\'s list; the prompts beyond are left out (fault "list_truncated"). Bounds the memory a hostile or runaway upstream can make the gateway hold.'
+            ),
         maxJsonDepth: z
             .number()
             .int()

@@ -9,6 +9,7 @@
  * (PATH, HOME, ...): a missing command's message names the PATH it searched.
  * (Client API keys are not here: they are hashed at load and never kept.)
  */
+import { urlCredentials } from '../lib/url-credentials.js';
 import type { GatewayConfig } from './schema.js';
 
 const MIN_SECRET_LENGTH = 8;
@@ -40,9 +41,8 @@ export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'auth' |
 
 /** The password of a URL as written and decoded, and the Basic credentials sent for it. */
 function urlSecrets(raw: string): string[] {
-    const url = new URL(raw);
-    if (url.password === '') return [];
-    const password = decodeURIComponent(url.password);
-    const basic = Buffer.from(`${decodeURIComponent(url.username)}:${password}`).toString('base64');
-    return [url.password, password, basic];
+    const credentials = urlCredentials(new URL(raw));
+    if (credentials === undefined || credentials.written.password === '') return [];
+    const basic = credentials.authorization.slice('Basic '.length);
+    return [credentials.written.password, credentials.decoded.password, basic];
 }

@@ -43,6 +43,13 @@ export function asJsonRpcMessage(value: unknown): JSONRPCMessage | undefined {
     return undefined;
 }
 
+/** The request a `notifications/cancelled` cancels; undefined for any other message. */
+export function cancelledRequestId(message: JSONRPCMessage): RequestId | undefined {
+    if (!('method' in message) || message.method !== 'notifications/cancelled' || 'id' in message) return undefined;
+    const requestId = message.params?.requestId;
+    return typeof requestId === 'string' || typeof requestId === 'number' ? requestId : undefined;
+}
+
 /** Parses one message from text; undefined for anything that is not JSON or not a JSON-RPC message. */
 export function parseJsonRpcMessage(text: string): JSONRPCMessage | undefined {
     let value: unknown;

@@ -4,8 +4,7 @@
  * names). One predicate serves prompts/list, prompts/get, completion/complete
  * and the fingerprint that decides list_changed, so they cannot disagree.
  */
-import type { CatalogEntry } from '../catalog/catalog.js';
-import type { Visibility } from '../catalog/fingerprint.js';
+import type { CatalogEntry, Visibility } from '../catalog/catalog.js';
 import type { GatewayConfig } from '../config/schema.js';
 import type { ClientDirectory } from './clients.js';
 import { compilePromptFilter, type NameFilter } from './prompt-filter.js';

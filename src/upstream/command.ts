@@ -40,7 +40,7 @@ const DEFAULT_PATH = '/usr/bin:/bin';
 /** A PATH longer than this is cut in messages. */
 const MAX_SHOWN_PATH = 1000;
 
-export function probeFile(file: string): FileKind {
+function probeFile(file: string): FileKind {
     try {
         if (statSync(file).isDirectory()) return 'directory';
     } catch (error) {

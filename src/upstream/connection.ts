@@ -48,6 +48,7 @@ export interface UpstreamObserver {
 /** Bounds on what an upstream sends, read when used, so a reload applies them to connections already open. */
 export interface UpstreamLimits extends PromptLimits {
     maxPromptsPerUpstream: number;
+    maxListBytes: number;
     maxUpstreamMessageBytes: number;
     maxResultBytes: number;
 }
@@ -162,25 +163,26 @@ export class UpstreamConnection {
         const client = session.client;
         if (client.getServerCapabilities()?.prompts === undefined) return { items: [] };
         const limits = this.options.limits();
+        // Each prompt is bounded as its page arrives: what is held while the list is read is what passed.
         const collected = await collectPages(
             cursor =>
                 session.call('prompts/list', async options => {
                     const page = await client.request({ method: 'prompts/list', params: cursor === undefined ? {} : { cursor } }, PromptPage, options);
                     return { items: page.prompts, nextCursor: page.nextCursor };
                 }),
-            { maxPages: MAX_LIST_PAGES, maxItems: limits.maxPromptsPerUpstream }
+            { maxPages: MAX_LIST_PAGES, maxItems: limits.maxPromptsPerUpstream, maxBytes: limits.maxListBytes },
+            prompt => {
+                const bounded = boundPrompt(prompt, limits);
+                if (typeof bounded !== 'string') return { kept: bounded, bytes: bounded.bytes };
+                // The name is cut: it is as untrusted as the rest of the definition.
+                this.reportFault('oversized_prompt', 'upstream prompt over the limits; left out', { prompt: prompt.name.slice(0, 64), reason: bounded });
+                return undefined;
+            }
         );
         if (collected.truncated !== undefined) {
             this.reportFault('list_truncated', 'upstream prompt list cut short', { reason: collected.truncated, prompts: collected.items.length });
         }
-        const items: UpstreamPrompt[] = [];
-        for (const prompt of collected.items) {
-            const bounded = boundPrompt(prompt, limits);
-            if (typeof bounded !== 'string') items.push(bounded);
-            // The name is cut: it is as untrusted as the rest of the definition.
-            else this.reportFault('oversized_prompt', 'upstream prompt over the limits; left out', { prompt: prompt.name.slice(0, 64), reason: bounded });
-        }
-        return collected.truncated === undefined ? { items } : { items, truncated: collected.truncated };
+        return collected;
     }
 
     getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl): Promise<GetPromptResult> {

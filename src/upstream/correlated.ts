@@ -6,7 +6,7 @@
  * that overflow the stack, off any request's path, and take the gateway down.
  */
 import type { JSONRPCMessage, MessageExtraInfo, Transport, TransportSendOptions } from '@modelcontextprotocol/client';
-import type { RequestId } from '../lib/json-rpc.js';
+import { cancelledRequestId, type RequestId } from '../lib/json-rpc.js';
 
 /** The requests in flight on one connection, by id and by progress token. Pure bookkeeping. */
 export class Correlation {
@@ -21,10 +21,20 @@ export class Correlation {
             const given = typeof token === 'string' || typeof token === 'number' ? token : undefined;
             this.#pending.set(message.id, given);
             if (given !== undefined) this.#tokens.add(given);
-        } else if ('method' in message && message.method === 'notifications/cancelled') {
-            const requestId = message.params?.requestId;
-            if (typeof requestId === 'string' || typeof requestId === 'number') this.#settle(requestId);
+        } else {
+            const cancelled = cancelledRequestId(message);
+            if (cancelled !== undefined) this.#settle(cancelled);
         }
+    }
+
+    /** Requests in flight: bounded by the upstream's concurrency, whatever it sends or fails to answer. */
+    get size(): number {
+        return this.#pending.size;
+    }
+
+    /** A message could not be sent: a request among them is not in flight. */
+    unsent(message: JSONRPCMessage): void {
+        if ('method' in message && 'id' in message) this.#settle(message.id);
     }
 
     /** Whether a message received may go on; an answer settles its request, so a second one would not. */
@@ -77,9 +87,15 @@ export class CorrelatedTransport implements Transport {
         return this.inner.start();
     }
 
-    send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
         this.#correlation.sent(message);
-        return this.inner.send(message, options);
+        try {
+            await this.inner.send(message, options);
+        } catch (error) {
+            // A request that never left is answered by its send failing: nothing from the upstream may settle it.
+            this.#correlation.unsent(message);
+            throw error;
+        }
     }
 
     close(): Promise<void> {

@@ -54,7 +54,7 @@ export class UpstreamWireError extends Error {
 export function toUpstreamError(upstreamId: string, error: unknown, timeoutMs: number): UpstreamRejectedError | UpstreamFailedError {
     if (error instanceof UpstreamRejectedError || error instanceof UpstreamFailedError) return error;
     if (error instanceof ProtocolError) {
-        if (isOversizedMark(error.data)) return new UpstreamFailedError(upstreamId, `${error.message} (limits.maxUpstreamMessageBytes)`, 'oversized_result');
+        if (isOversizedMark(error.data)) return new UpstreamFailedError(upstreamId, error.message, 'oversized_result');
         if (error.code === ProtocolErrorCode.InvalidParams) return new UpstreamRejectedError(stripCodePrefix(describeError(error)));
         return new UpstreamFailedError(upstreamId, `error ${error.code}`, 'request_failed');
     }

@@ -10,6 +10,8 @@
  *   more) and reported with the line's size once its newline arrives.
  */
 
+import { firstBytes, lastBytes } from '../lib/bytes.js';
+
 /** A line longer than maxBytes, as far as it was kept. */
 export interface OverlongLine {
     /** The whole line's size, without its newline. */
@@ -108,28 +110,4 @@ export class LineReader {
         this.#pendingBytes = 0;
         this.#options.onLine(line.toString('utf8').replace(/\r$/, ''));
     }
-}
-
-/** The first `count` bytes of the chunks, copied (a slice would keep a whole chunk alive). */
-function firstBytes(chunks: readonly Buffer[], count: number): Buffer {
-    const out = Buffer.allocUnsafe(count);
-    let filled = 0;
-    for (const chunk of chunks) {
-        if (filled === count) break;
-        filled += chunk.copy(out, filled, 0, Math.min(chunk.length, count - filled));
-    }
-    return out.subarray(0, filled);
-}
-
-/** The last `count` bytes of the chunks, copied. */
-function lastBytes(chunks: readonly Buffer[], count: number): Buffer {
-    const out = Buffer.allocUnsafe(count);
-    let start = count;
-    for (let index = chunks.length - 1; index >= 0 && start > 0; index--) {
-        const chunk = chunks[index]!;
-        const taken = Math.min(chunk.length, start);
-        start -= taken;
-        chunk.copy(out, start, chunk.length - taken);
-    }
-    return out.subarray(start);
 }

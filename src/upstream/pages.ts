@@ -1,8 +1,12 @@
 /**
  * Reads a paginated upstream list to the end by following its own `nextCursor`,
- * with guards against upstreams whose cursors loop or never end. Pure apart
- * from the injected page fetcher.
+ * with guards against upstreams whose lists never end, loop or grow without
+ * bound. Each item is admitted (or left out) as its page arrives, so what is
+ * held is what passed, within the item and byte budgets, never the raw pages.
+ * Pure apart from the injected page fetcher.
  */
+import { shortDigest } from '../lib/digest.js';
+
 export interface PageOf<T> {
     items: readonly T[];
     nextCursor?: string | undefined;
@@ -10,34 +14,50 @@ export interface PageOf<T> {
 
 export interface CollectLimits {
     maxPages: number;
+    /** Most items kept. */
     maxItems: number;
+    /** Most bytes of kept items, as `admit` measures them. */
+    maxBytes: number;
 }
 
-export const DEFAULT_COLLECT_LIMITS: CollectLimits = { maxPages: 1000, maxItems: 100_000 };
+/** An item kept, with its size against the byte budget. */
+export interface Admitted<K> {
+    kept: K;
+    bytes: number;
+}
 
-export interface Collected<T> {
-    items: T[];
+export interface Collected<K> {
+    items: K[];
     /** Why reading stopped before the upstream said it was done; undefined when complete. */
-    truncated?: 'cursor-loop' | 'too-many-pages' | 'too-many-items';
+    truncated?: 'cursor-loop' | 'too-many-pages' | 'too-many-items' | 'too-many-bytes';
 }
 
-export async function collectPages<T>(
+/** `admit` measures an item, or leaves it out (undefined) and says why itself. */
+export async function collectPages<T, K>(
     fetchPage: (cursor: string | undefined) => Promise<PageOf<T>>,
-    limits: CollectLimits = DEFAULT_COLLECT_LIMITS
-): Promise<Collected<T>> {
-    const items: T[] = [];
+    limits: CollectLimits,
+    admit: (item: T) => Admitted<K> | undefined
+): Promise<Collected<K>> {
+    const items: K[] = [];
+    let bytes = 0;
+    // Digests: an upstream's cursor may be as long as a message, and it is kept for the whole read.
     const seenCursors = new Set<string>();
     let cursor: string | undefined;
     for (let pages = 0; ; pages++) {
         if (pages === limits.maxPages) return { items, truncated: 'too-many-pages' };
         const page = await fetchPage(cursor);
         for (const item of page.items) {
+            const admitted = admit(item);
+            if (admitted === undefined) continue;
             if (items.length === limits.maxItems) return { items, truncated: 'too-many-items' };
-            items.push(item);
+            if (bytes + admitted.bytes > limits.maxBytes) return { items, truncated: 'too-many-bytes' };
+            bytes += admitted.bytes;
+            items.push(admitted.kept);
         }
         if (page.nextCursor === undefined || page.nextCursor === '') return { items };
-        if (seenCursors.has(page.nextCursor)) return { items, truncated: 'cursor-loop' };
-        seenCursors.add(page.nextCursor);
+        const seen = shortDigest(page.nextCursor);
+        if (seenCursors.has(seen)) return { items, truncated: 'cursor-loop' };
+        seenCursors.add(seen);
         cursor = page.nextCursor;
     }
 }

@@ -6,7 +6,7 @@
  */
 import type { Prompt } from '@modelcontextprotocol/client';
 import { shortDigest } from '../lib/digest.js';
-import { exceeds, exceedsDepth } from '../lib/json-bounds.js';
+import { exceedsDepth } from '../lib/json-bounds.js';
 
 export interface PromptLimits {
     /** Largest definition, as JSON bytes. */
@@ -18,6 +18,8 @@ export interface PromptLimits {
 export interface UpstreamPrompt {
     prompt: Prompt;
     digest: string;
+    /** Its definition's size as JSON, in UTF-8 bytes: what it costs against the list's budget. */
+    bytes: number;
 }
 
 export type PromptRejection = 'too_deep' | 'too_large';
@@ -25,6 +27,7 @@ export type PromptRejection = 'too_deep' | 'too_large';
 export function boundPrompt(prompt: Prompt, limits: PromptLimits): UpstreamPrompt | PromptRejection {
     if (exceedsDepth(prompt, limits.maxJsonDepth)) return 'too_deep';
     const json = JSON.stringify(prompt);
-    if (exceeds(json, limits.maxPromptBytes)) return 'too_large';
-    return { prompt, digest: shortDigest(json) };
+    const bytes = Buffer.byteLength(json, 'utf8');
+    if (bytes > limits.maxPromptBytes) return 'too_large';
+    return { prompt, digest: shortDigest(json), bytes };
 }

@@ -30,7 +30,7 @@ import { withDeadline } from '../lib/deadline.js';
 import { parseJsonRpcMessage } from '../lib/json-rpc.js';
 import { CommandNotStartedError, explainSpawnFailure } from './command.js';
 import { LineReader, type OverlongLine } from './lines.js';
-import { OVERSIZED_EDGE_BYTES, oversizedResponse, requestIdOf } from './oversized.js';
+import { messageLimit, OVERSIZED_EDGE_BYTES, oversizedResponse, requestIdOf } from './oversized.js';
 import { PROCESS_GROUPS, type ChildReaper } from './reaper.js';
 
 export const DEFAULT_MAX_PENDING_WRITE_BYTES = 16 * 1024 * 1024;
@@ -286,7 +286,7 @@ export class StdioProcessTransport implements Transport {
             this.#callSafely(this.#options.onOversizedDropped, line.bytes);
             return;
         }
-        this.#deliver(oversizedResponse(id, maxLineBytes));
+        this.#deliver(oversizedResponse(id, messageLimit(maxLineBytes)));
     }
 
     #handleLine(line: string): void {

@@ -47,6 +47,15 @@ describe('Correlation', () => {
         assert.equal(correlation.admits(progress(9)), false);
     });
 
+    test('a request that could not be sent is not in flight', () => {
+        const correlation = new Correlation();
+        correlation.sent(request(6, 10));
+        correlation.unsent(request(6, 10));
+        assert.equal(correlation.admits(result(6)), false);
+        assert.equal(correlation.admits(progress(10)), false);
+        assert.equal(correlation.size, 0, 'nothing kept for it');
+    });
+
     test('the upstream\'s own notifications and requests pass', () => {
         const correlation = new Correlation();
         assert.equal(correlation.admits({ jsonrpc: '2.0', method: 'notifications/prompts/list_changed' }), true);

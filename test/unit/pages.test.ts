@@ -1,6 +1,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { collectPages, type PageOf } from '../../src/upstream/pages.js';
+import { collectPages as collectAdmitted, type CollectLimits, type PageOf } from '../../src/upstream/pages.js';
+
+const LIMITS: CollectLimits = { maxPages: 1000, maxItems: 100_000, maxBytes: Number.MAX_SAFE_INTEGER };
+
+/** Every item kept, one byte each. */
+function collectPages<T>(fetchPage: (cursor: string | undefined) => Promise<PageOf<T>>, limits: Partial<CollectLimits> = {}) {
+    return collectAdmitted(fetchPage, { ...LIMITS, ...limits }, item => ({ kept: item, bytes: 1 }));
+}
 
 /** A fake upstream serving fixed pages; `cursor-N` is the cursor of page N. Records the cursors it was asked for. */
 function pagedUpstream(pages: readonly (readonly number[])[]) {
@@ -73,7 +80,7 @@ describe('collectPages', () => {
                 calls++;
                 return Promise.resolve({ items: [cursor ?? ''], nextCursor: `c${calls}` });
             },
-            { maxPages: 7, maxItems: 1000 }
+            { maxPages: 7 }
         );
         assert.equal(result.truncated, 'too-many-pages');
         assert.equal(calls, 7);
@@ -82,21 +89,41 @@ describe('collectPages', () => {
 
     test('exactly maxPages pages that end properly are complete', async () => {
         const { fetchPage } = pagedUpstream([[1], [2], [3]]);
-        const result = await collectPages(fetchPage, { maxPages: 3, maxItems: 1000 });
+        const result = await collectPages(fetchPage, { maxPages: 3 });
         assert.deepEqual(result, { items: [1, 2, 3] });
     });
 
     test('maxItems caps the items kept', async () => {
         const { fetchPage } = pagedUpstream([[1, 2, 3], [4, 5, 6], [7, 8, 9]]);
-        const result = await collectPages(fetchPage, { maxPages: 100, maxItems: 5 });
+        const result = await collectPages(fetchPage, { maxItems: 5 });
         assert.equal(result.truncated, 'too-many-items');
         assert.deepEqual(result.items, [1, 2, 3, 4, 5]);
     });
 
     test('a list of exactly maxItems items is complete', async () => {
         const { fetchPage } = pagedUpstream([[1, 2], [3, 4]]);
-        const result = await collectPages(fetchPage, { maxPages: 100, maxItems: 4 });
+        const result = await collectPages(fetchPage, { maxItems: 4 });
         assert.deepEqual(result, { items: [1, 2, 3, 4] });
+    });
+
+    test('items are admitted as their page arrives: left out ones never count, kept ones count their bytes', async () => {
+        const { fetchPage } = pagedUpstream([[1, 20, 3], [40, 5], [6]]);
+        const admitted: number[] = [];
+        const result = await collectAdmitted(fetchPage, { ...LIMITS, maxItems: 4 }, item => {
+            admitted.push(item);
+            return item >= 10 ? undefined : { kept: `#${item}`, bytes: item };
+        });
+        assert.deepEqual(result, { items: ['#1', '#3', '#5', '#6'] });
+        assert.deepEqual(admitted, [1, 20, 3, 40, 5, 6], 'each item seen once, in order');
+    });
+
+    test('maxBytes caps the bytes kept: the item that would pass it ends the list', async () => {
+        const { fetchPage } = pagedUpstream([[3, 3], [3, 1]]);
+        const result = await collectAdmitted(fetchPage, { ...LIMITS, maxBytes: 8 }, item => ({ kept: item, bytes: item }));
+        assert.equal(result.truncated, 'too-many-bytes');
+        assert.deepEqual(result.items, [3, 3]);
+        const exact = await collectAdmitted(pagedUpstream([[3, 3], [2]]).fetchPage, { ...LIMITS, maxBytes: 8 }, item => ({ kept: item, bytes: item }));
+        assert.deepEqual(exact, { items: [3, 3, 2] }, 'a list of exactly maxBytes is complete');
     });
 
     test('a fetch error propagates', async () => {

@@ -51,6 +51,12 @@ describe('SseParser', () => {
         assert.equal(parsed.lastEventId, 'e-1');
     });
 
+    test('an id counts once its event is whole: a stream cut after the id line resumes from the event before', () => {
+        assert.equal(parse(['id: 4\ndata: a\n\n', 'id: 5\ndata: b\n']).lastEventId, '4');
+        assert.equal(parse(['id: 4\ndata: a\n\n', 'id: 5\n']).lastEventId, '4');
+        assert.equal(parse(['id: 4\ndata: a\n\n', 'id: 5\n\n']).lastEventId, '5', 'an event without data still moves the resume point');
+    });
+
     test('an event not closed by a blank line is dropped at the end of the stream', () => {
         assert.deepEqual(parse(['data: complete\n\ndata: cut off\n']).events.map(event => event.data), ['complete']);
     });

@@ -5,6 +5,7 @@
  * (see ../oversized.ts), so memory stays bounded by the limit whatever the
  * upstream sends.
  */
+import { firstBytes, lastBytes } from '../../lib/bytes.js';
 import { OVERSIZED_EDGE_BYTES } from '../oversized.js';
 
 export type Collected = { kind: 'whole'; bytes: Buffer } | { kind: 'oversized'; head: string; tail: string; size: number };
@@ -60,28 +61,7 @@ export class ByteCollector {
     }
 }
 
-/**
- * A copy of the first or last OVERSIZED_EDGE_BYTES of `chunks`: a copy, since a slice would keep the whole chunk
- * it came from (and the pool it was read into) alive.
- */
+/** The first or last OVERSIZED_EDGE_BYTES of `chunks`, copied. */
 function edge(chunks: readonly Buffer[], end: 'first' | 'last'): Buffer {
-    const total = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
-    const take = Math.min(OVERSIZED_EDGE_BYTES, total);
-    const out = Buffer.allocUnsafe(take);
-    if (end === 'first') {
-        let written = 0;
-        for (const chunk of chunks) {
-            if (written === take) break;
-            written += chunk.copy(out, written, 0, Math.min(chunk.length, take - written));
-        }
-    } else {
-        let left = take;
-        for (let index = chunks.length - 1; index >= 0 && left > 0; index--) {
-            const chunk = chunks[index]!;
-            const count = Math.min(chunk.length, left);
-            chunk.copy(out, left - count, chunk.length - count);
-            left -= count;
-        }
-    }
-    return out;
+    return end === 'first' ? firstBytes(chunks, OVERSIZED_EDGE_BYTES) : lastBytes(chunks, OVERSIZED_EDGE_BYTES);
 }

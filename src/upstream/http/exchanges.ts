@@ -6,8 +6,8 @@
  * closed and its waits end.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { RequestId } from '../../lib/json-rpc.js';
 
-export type RequestId = string | number;
 
 export class Exchanges {
     readonly #all = new Set<AbortController>();

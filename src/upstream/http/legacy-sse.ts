@@ -7,10 +7,12 @@
  * the server knows nothing of, so the owner reconnects with a new handshake.
  */
 import { SdkError, SdkErrorCode, isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import { cancelledRequestId } from '../../lib/json-rpc.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
+import { messageLimit } from '../oversized.js';
 import { SseParser, type SseEvent } from './sse-parser.js';
 import { readEvents } from './sse-stream.js';
-import { cancelledRequest, HttpTransport } from './transport-base.js';
+import { HttpTransport } from './transport-base.js';
 import type { HttpResponse } from './upstream-http.js';
 
 export class LegacySseTransport extends HttpTransport {
@@ -30,9 +32,9 @@ export class LegacySseTransport extends HttpTransport {
             throw error;
         }
         await new Promise<void>((resolve, reject) => {
-            const limit = this.options.limits().maxUpstreamMessageBytes;
+            const limit = messageLimit(this.options.limits().maxUpstreamMessageBytes);
             const parser = new SseParser({
-                maxDataBytes: limit,
+                maxDataBytes: limit.bytes,
                 onEvent: event => {
                     if (event.type === 'endpoint') {
                         if (this.#endpoint !== undefined) return;
@@ -59,7 +61,7 @@ export class LegacySseTransport extends HttpTransport {
     async send(message: JSONRPCMessage): Promise<void> {
         const endpoint = this.#endpoint;
         if (endpoint === undefined || this.exchanges.closed) throw new SdkError(SdkErrorCode.NotConnected, 'Not connected');
-        const cancelled = cancelledRequest(message);
+        const cancelled = cancelledRequestId(message);
         if (cancelled !== undefined) this.exchanges.abort(cancelled);
         // Answered at once (202); the answer itself comes on the stream.
         await this.postMessage(message, endpoint, isJSONRPCRequest(message) ? message.id : undefined);

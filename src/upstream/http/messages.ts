@@ -4,16 +4,15 @@
  * when its first or last bytes say which (see ../oversized.ts).
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
-import { asJsonRpcMessage } from '../../lib/json-rpc.js';
+import { asJsonRpcMessage, type RequestId } from '../../lib/json-rpc.js';
 import { UpstreamWireError } from '../errors.js';
-import { oversizedResponse, requestIdOf } from '../oversized.js';
-import type { RequestId } from './exchanges.js';
+import { isRequestOrNotification, messageLimit, oversizedResponse, requestIdOf, type ReadLimit } from '../oversized.js';
 import type { Collected } from './byte-collector.js';
 
 type Decoded = { kind: 'messages'; messages: JSONRPCMessage[] } | { kind: 'dropped' } | { kind: 'invalid' };
 
 /** `limit` is the bound the data was read under, named in the stand-in error. */
-export function decodeMessages(data: Collected, limit: number): Decoded {
+export function decodeMessages(data: Collected, limit: ReadLimit): Decoded {
     if (data.kind === 'oversized') {
         const id = requestIdOf(data.head, data.tail);
         return id === undefined ? { kind: 'dropped' } : { kind: 'messages', messages: [oversizedResponse(id, limit)] };
@@ -34,17 +33,15 @@ export function decodeMessages(data: Collected, limit: number): Decoded {
     return { kind: 'messages', messages };
 }
 
-/** `{"method":` or `{"jsonrpc":"2.0","method":`: a request or notification, not an answer. */
-const METHOD_AT_START = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"method"\s*:/;
-
 /**
  * Whether an oversized message on the stream answering request `id` is that answer, from its first bytes alone:
  * yes if they show its id, or no id and no method (SDK servers write the id last). Only a message that shows
  * another id or a method is something else, to be read past.
  */
 export function answersRequest(head: string, id: RequestId): boolean {
+    if (isRequestOrNotification(head, '')) return false;
     const shown = requestIdOf(head, '');
-    return shown === undefined ? !METHOD_AT_START.test(head) : shown === id;
+    return shown === undefined || shown === id;
 }
 
 /** Why a decoded body or event was not handed on. */
@@ -66,7 +63,9 @@ const RESULT_ENVELOPE_BYTES = 64 * 1024;
  * The most bytes read of the answer to `method`: a prompt or completion result bigger than limits.maxResultBytes
  * would be refused anyway, so reading stops about there; every other message is bounded by maxUpstreamMessageBytes.
  */
-export function answerLimit(method: string, limits: MessageLimits): number {
+export function answerLimit(method: string, limits: MessageLimits): ReadLimit {
     const bound = limits.maxUpstreamMessageBytes;
-    return method === 'prompts/get' || method === 'completion/complete' ? Math.min(bound, limits.maxResultBytes + RESULT_ENVELOPE_BYTES) : bound;
+    const result = limits.maxResultBytes + RESULT_ENVELOPE_BYTES;
+    const isResult = method === 'prompts/get' || method === 'completion/complete';
+    return isResult && result < bound ? { bytes: result, field: 'maxResultBytes' } : messageLimit(bound);
 }

@@ -40,8 +40,10 @@ const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 type Mode = 'name' | 'value-start' | 'value' | 'ignore';
 
 export class SseParser {
-    /** The `id` of the last event that set one (the `Last-Event-ID` to resume from); undefined before any. */
+    /** The `id` of the last whole event that set one (the `Last-Event-ID` to resume from); undefined before any. */
     lastEventId: string | undefined;
+    /** The id set by the event being read, taken as `lastEventId` when the event is complete (as in a browser). */
+    #idBuffer: string | undefined;
 
     readonly #options: SseParserOptions;
     #mode: Mode = 'name';
@@ -175,7 +177,7 @@ export class SseParser {
                 this.#type = value;
                 break;
             case 'id':
-                if (!value.includes('\0')) this.lastEventId = value;
+                if (!value.includes('\0')) this.#idBuffer = value;
                 break;
             case 'retry':
                 if (/^\d{1,9}$/.test(value)) this.#options.onRetry?.(Number(value));
@@ -184,6 +186,8 @@ export class SseParser {
     }
 
     #dispatch(): void {
+        // Only a whole event moves the resume point: a stream cut after its id line must ask for it again.
+        this.lastEventId = this.#idBuffer;
         const lines = this.#dataLines;
         const type = this.#type === '' ? 'message' : this.#type;
         const data = this.#data.take();

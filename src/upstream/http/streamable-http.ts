@@ -23,18 +23,21 @@ import {
     type JSONRPCMessage,
     type JSONRPCRequest
 } from '@modelcontextprotocol/client';
+import { cancelledRequestId, type RequestId } from '../../lib/json-rpc.js';
 import { currentRequestId } from '../../observability/request-context.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
-import { oversizedResponse } from '../oversized.js';
-import { pause, type RequestId } from './exchanges.js';
+import { messageLimit, oversizedResponse, type ReadLimit } from '../oversized.js';
+import { pause } from './exchanges.js';
 import { answerLimit, answersRequest, decodeMessages, messageFault } from './messages.js';
 import { SseParser } from './sse-parser.js';
 import { MAX_STREAM_FAILURES, readEvents, reconnectDelay } from './sse-stream.js';
-import { cancelledRequest, HttpTransport, unexpectedContent } from './transport-base.js';
+import { HttpTransport, unexpectedContent } from './transport-base.js';
 import { discard, headerValue, isSuccess, mediaType, readBounded, type HttpResponse } from './upstream-http.js';
 
 /** The DELETE that ends the session at close waits no longer than this (or timeoutMs, if shorter). */
 const DELETE_TIMEOUT_MS = 2000;
+/** How long an answer's SSE stream may stay open after the answer before its exchange is cut. */
+const ANSWERED_STREAM_GRACE_MS = 1000;
 
 export class StreamableHttpTransport extends HttpTransport {
     #sessionId: string | undefined;
@@ -51,7 +54,7 @@ export class StreamableHttpTransport extends HttpTransport {
     async send(message: JSONRPCMessage): Promise<void> {
         if (this.exchanges.closed) throw new SdkError(SdkErrorCode.NotConnected, 'Not connected');
         if (isJSONRPCRequest(message)) return this.#request(message, currentRequestId());
-        const cancelled = cancelledRequest(message);
+        const cancelled = cancelledRequestId(message);
         if (cancelled !== undefined) this.exchanges.abort(cancelled);
         const response = await this.postMessage(message, undefined, undefined);
         if (response !== undefined && 'method' in message && message.method === 'notifications/initialized' && !this.#listening) {
@@ -112,7 +115,7 @@ export class StreamableHttpTransport extends HttpTransport {
                 await discard(response);
                 throw unexpectedContent();
             }
-            const body = await readBounded(response, limit);
+            const body = await readBounded(response, limit.bytes);
             if (body.kind === 'oversized') {
                 exchange.abort();
                 return this.deliver(oversizedResponse(id, limit));
@@ -134,10 +137,11 @@ export class StreamableHttpTransport extends HttpTransport {
      * The SSE stream answering request `id`: its messages (progress, then the answer) are handed on. If it ends
      * before the answer after events with ids, it is resumed from the last one with a GET, as the server asked.
      */
-    async #readAnswerStream(first: HttpResponse, id: RequestId, exchange: AbortController, limit: number, requestId: string | undefined): Promise<void> {
+    async #readAnswerStream(first: HttpResponse, id: RequestId, exchange: AbortController, limit: ReadLimit, requestId: string | undefined): Promise<void> {
         let answered = false;
+        let hangUp: NodeJS.Timeout | undefined;
         const parser = new SseParser({
-            maxDataBytes: limit,
+            maxDataBytes: limit.bytes,
             onRetry: ms => (this.#retryMs = ms),
             onEvent: event => {
                 if (answered) return;
@@ -145,6 +149,9 @@ export class StreamableHttpTransport extends HttpTransport {
                     if (isResponseTo(message, id)) answered = true;
                     this.deliver(message);
                 }
+                // A server should end the stream after the answer; one that keeps it open would hold a socket of the
+                // pool for good. It gets a moment (ending it lets the socket be reused), then the exchange is cut.
+                if (answered) hangUp = setTimeout(() => exchange.abort(), ANSWERED_STREAM_GRACE_MS).unref();
             },
             // The answer is too big: it is failed at once and the rest of it is not read.
             onOversized: head => {
@@ -168,6 +175,7 @@ export class StreamableHttpTransport extends HttpTransport {
                 response = await this.#reopen(exchange, parser.lastEventId, requestId);
             }
         } finally {
+            clearTimeout(hangUp);
             this.exchanges.done(exchange, id);
         }
     }
@@ -178,7 +186,7 @@ export class StreamableHttpTransport extends HttpTransport {
             maxDataBytes: this.options.limits().maxUpstreamMessageBytes,
             onRetry: ms => (this.#retryMs = ms),
             onEvent: event => {
-                for (const message of this.messagesOf(event, this.options.limits().maxUpstreamMessageBytes)) this.deliver(message);
+                for (const message of this.messagesOf(event, messageLimit(this.options.limits().maxUpstreamMessageBytes))) this.deliver(message);
             }
         });
         const exchange = this.exchanges.open();

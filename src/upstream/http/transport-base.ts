@@ -7,7 +7,9 @@
  */
 import type { JSONRPCMessage, MessageExtraInfo, Transport } from '@modelcontextprotocol/client';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
-import { Exchanges, type RequestId } from './exchanges.js';
+import type { RequestId } from '../../lib/json-rpc.js';
+import { Exchanges } from './exchanges.js';
+import type { ReadLimit } from '../oversized.js';
 import { decodeMessages, messageFault, type MessageLimits } from './messages.js';
 import type { SseEvent } from './sse-parser.js';
 import { discard, isSuccess, mediaType, UpstreamHttp, type HttpCall, type HttpResponse } from './upstream-http.js';
@@ -121,7 +123,7 @@ export abstract class HttpTransport implements Transport {
     }
 
     /** The messages of one SSE event; what cannot be used is reported and left out. */
-    protected messagesOf(event: SseEvent, limit: number): JSONRPCMessage[] {
+    protected messagesOf(event: SseEvent, limit: ReadLimit): JSONRPCMessage[] {
         if (event.type !== 'message') return [];
         const decoded = decodeMessages(event.data, limit);
         if (decoded.kind === 'messages') return decoded.messages;
@@ -145,11 +147,4 @@ export abstract class HttpTransport implements Transport {
 
 export function unexpectedContent(): UpstreamWireError {
     return new UpstreamWireError('unexpected content type', 'http_error');
-}
-
-/** The request a `notifications/cancelled` cancels. */
-export function cancelledRequest(message: JSONRPCMessage): RequestId | undefined {
-    if (!('method' in message) || message.method !== 'notifications/cancelled' || 'id' in message) return undefined;
-    const requestId = message.params?.requestId;
-    return typeof requestId === 'string' || typeof requestId === 'number' ? requestId : undefined;
 }

@@ -6,6 +6,7 @@
  * served). Bodies are Node streams, read by the caller under its own bounds.
  */
 import { Pool, type Dispatcher } from 'undici';
+import { urlCredentials } from '../../lib/url-credentials.js';
 import { currentRequestId, REQUEST_ID_HEADER } from '../../observability/request-context.js';
 import { ByteCollector, type Collected } from './byte-collector.js';
 
@@ -114,10 +115,8 @@ export async function readBounded(response: HttpResponse, limit: number): Promis
 function baseHeaders(url: URL, configured: Readonly<Record<string, string>>): Record<string, string> {
     // Lower-cased, so a configured "Accept" cannot sit beside the transport's own "accept".
     const headers = Object.fromEntries(Object.entries(configured).map(([name, value]) => [name.toLowerCase(), value]));
-    if (headers.authorization === undefined && (url.username !== '' || url.password !== '')) {
-        const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
-        headers.authorization = `Basic ${Buffer.from(credentials).toString('base64')}`;
-    }
+    const credentials = urlCredentials(url);
+    if (headers.authorization === undefined && credentials !== undefined) headers.authorization = credentials.authorization;
     return headers;
 }
 
