@@ -171,6 +171,16 @@ test('many requests at once: sockets bounded by maxConcurrency (plus a few), no 
     assert.deepEqual(warnings.filter(warning => warning.includes('MaxListeners')), []);
 });
 
+test('an answer stream the server keeps open after the answer is closed: sockets do not stay taken', { timeout: 120_000 }, async t => {
+    // 2 + 4 sockets: with each answer's stream held for good, the seventh request would find none free.
+    const { fixture, client } = await setUp(t, ['--sse-answers', '--keep-streams-open'], { maxConcurrency: 2 });
+    for (let request = 0; request < 10; request++) {
+        const result = await client.getPrompt({ name: 'web__ok-0', arguments: { topic: `n${request}` } });
+        assert.match(JSON.stringify(result.messages), new RegExp(`n${request}`));
+    }
+    await waitFor(async () => (await statsOf(fixture)).answers.closedEarly >= 10, 20_000, 'the held answer streams closed by the gateway');
+});
+
 /**
  * A Streamable HTTP server that ends its SSE streams early with a `retry` and an event id, as a server with an
  * event store does, and carries on when the client comes back with a GET and Last-Event-ID: the standalone stream

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../src/gateway.js';
-import { connectHttp, listAllPages, rawStdio, rpcError, startTestGateway, upstreamsReady, waitFor } from './helpers.js';
+import { closeAfter, connectHttp, listAllPages, rawStdio, rpcError, startTestGateway, stdioFixture, upstreamsReady, waitFor } from './helpers.js';
 import { scrape, value } from './prometheus.js';
 
 const LINE_LIMIT = 16 * 1024 * 1024;
@@ -112,4 +112,18 @@ describe('oversized messages from stdio upstreams', () => {
         );
         await stillFirstConnection('biglist');
     });
+});
+
+test('an upstream list past limits.maxListBytes is cut there, without dropping the connection', TIMEOUT, async t => {
+    // 2,000 prompts of about 200 bytes each: some 400 KB of definitions against a budget of 64 KiB.
+    const gateway = await startTestGateway({ limits: { maxListBytes: 65_536 }, upstreams: [stdioFixture('many', { prompts: 2000 })] });
+    closeAfter(t, () => gateway.close());
+    await upstreamsReady(gateway);
+    const client = await connectHttp(gateway.url!);
+    closeAfter(t, () => client.close());
+    const { names } = await listAllPages(client);
+    assert.ok(names.length > 100 && names.length < 2000, `${names.length} prompts listed`);
+    assert.equal(gateway.faults.of('many').list_truncated, 1);
+    assert.equal(gateway.faults.of('many').disconnected, undefined);
+    assert.equal(gateway.upstreams[0]!.state, 'ready');
 });

@@ -43,6 +43,20 @@ describe('configSecrets', () => {
         assert.ok(!secrets.includes('abc'), 'values under 8 characters would match ordinary words');
         assert.ok(!JSON.stringify(config).includes('client-api-key-0123456789'), 'client API keys are hashed at load, not kept');
     });
+
+    test('a password that is not valid percent-encoding is taken as written, and settings-like env values are kept', () => {
+        const config = configWith({
+            upstreams: [
+                { id: 'a', transport: 'http', url: 'https://user:50%off-sale@example.com/mcp' },
+                { id: 'b', transport: 'stdio', command: 'true', env: { PATH: '/opt/tools/bin:/usr/bin', API_TOKEN: 'stdio-api-token-1' } }
+            ]
+        });
+        const secrets = configSecrets(config);
+        assert.ok(secrets.includes('50%off-sale'));
+        assert.ok(secrets.includes(Buffer.from('user:50%off-sale').toString('base64')), 'the Basic credentials sent for it');
+        assert.ok(secrets.includes('stdio-api-token-1'));
+        assert.ok(!secrets.includes('/opt/tools/bin:/usr/bin'), 'PATH is a setting: a missing command names the PATH it searched');
+    });
 });
 
 describe('Redactor', () => {
