@@ -5,7 +5,20 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { capturingLogger, closeAfter, connectHttp, listAllPages, rpcError, startHttpFixture, startRawHttp, startTestGateway, stdioFixture, upstreamsReady, waitFor } from './helpers.js';
+import {
+    capturingLogger,
+    closeAfter,
+    connectHttp,
+    listAllPages,
+    rpcError,
+    silentStdio,
+    startHttpFixture,
+    startRawHttp,
+    startTestGateway,
+    stdioFixture,
+    upstreamsReady,
+    waitFor
+} from './helpers.js';
 
 /**
  * Each page of the lagging upstream's list answers within its timeoutMs, the whole list lands long after it: the
@@ -61,20 +74,28 @@ test('an upstream whose list never answers is left out after timeoutMs; later li
     const stuck = await startRawHttp(['--hang', 'list']);
     closeAfter(t, () => stuck.close());
     const gateway = await startTestGateway({
-        upstreams: [{ id: 'stuck', transport: 'streamable-http', url: stuck.url, timeoutMs }, stdioFixture('local')]
+        upstreams: [
+            { id: 'stuck', transport: 'streamable-http', url: stuck.url, timeoutMs },
+            silentStdio('hung', 'answer', { timeoutMs }),
+            stdioFixture('local')
+        ]
     });
     closeAfter(t, () => gateway.close());
     await upstreamsReady(gateway);
     const client = await connectHttp(gateway.url!);
     closeAfter(t, () => client.close());
     await listAllPages(client);
-    const started = Date.now();
+    // A clock of the gateway's own: a get that "hung" never answers fails at its timeoutMs, the same as stuck's. A
+    // later list that waited for stuck again would start after that get and so end after it.
+    const settled: string[] = [];
+    const hung = rpcError(client.getPrompt({ name: 'hung__p' })).finally(() => settled.push('get'));
+    await waitFor(() => gateway.upstreams[1]!.load.active === 1, 20_000, 'the get to reach hung');
     const names = (await listAllPages(client)).names;
-    const took = Date.now() - started;
+    settled.push('list');
+    assert.match((await hung).message, new RegExp(`Upstream hung failed: timed out after ${timeoutMs} ms`));
+    assert.deepEqual(settled, ['list', 'get'], 'the list waited for stuck again: it ended after a get to hung that began before it timed out');
     assert.ok(names.includes('local__with-required'));
     assert.ok(!names.some(name => name.startsWith('stuck__')));
-    // Waiting for the stuck upstream again would take timeoutMs by construction; a list of local prompts takes a fraction of it.
-    assert.ok(took < timeoutMs, `a list after the first took ${took} ms (timeoutMs ${timeoutMs}): it waited for the stuck upstream again`);
     assert.equal(gateway.upstreams[0]!.state, 'ready', 'a slow list is not a dead connection');
 });
 

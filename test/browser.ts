@@ -4,7 +4,7 @@
  * package, no browser download). playwright-core drives either.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,28 @@ import { chromium, type Browser, type LaunchOptions } from 'playwright-core';
 const PACKAGE = '@sparticuz/chromium';
 
 /**
- * The packaged Chromium, unpacked once per machine and version into the temp folder. The package itself unpacks to
+ * This user's own folder in the temp folder, made if missing. The browser is run from it, so no one else may be able
+ * to write there: a fixed name shared by all users could be made first by another local user and filled with their
+ * own binary. The name holds the uid, and the folder is used only if it is a real folder of this user's that neither
+ * group nor others can write to (uids and modes are POSIX; elsewhere the temp folder is the user's own already).
+ */
+function privateFolder(): string {
+    const uid = process.getuid?.();
+    const folder = path.join(tmpdir(), `mcp-gateway-${uid ?? 'user'}`);
+    try {
+        mkdirSync(folder, { mode: 0o700 });
+    } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const stat = lstatSync(folder);
+    if (!stat.isDirectory() || (uid !== undefined && (stat.uid !== uid || (stat.mode & 0o022) !== 0))) {
+        throw new Error(`${folder} is not a folder of this user's that only this user can write to: remove it, or set CHROMIUM_PATH`);
+    }
+    return folder;
+}
+
+/**
+ * The packaged Chromium, unpacked once per user and version into privateFolder(). The package itself unpacks to
  * fixed names in TMPDIR and checks only that the binary exists, so two runs at once could launch a half-written
  * binary: it unpacks into a private folder here (a child process with its own TMPDIR), which is then renamed into
  * place in one step; whoever renames second throws its copy away.
@@ -22,7 +43,7 @@ function unpackedChromium(): { executable: string; fontsConfig: string } {
     const entry = fileURLToPath(import.meta.resolve(PACKAGE));
     const root = path.resolve(path.dirname(entry), '..');
     const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
-    const home = path.join(tmpdir(), `mcp-gateway-chromium-${version}`);
+    const home = path.join(privateFolder(), `chromium-${version}`);
     const found = { executable: path.join(home, 'chromium'), fontsConfig: path.join(home, 'fonts.conf') };
     if (existsSync(found.fontsConfig)) return found;
 

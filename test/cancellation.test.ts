@@ -43,7 +43,7 @@ describe('cancellation', () => {
             gateway.url!,
             { jsonrpc: '2.0', id: 2, method: 'prompts/get', params: { name: 'local__slow', arguments: { ms: '20000' } } },
             session.headers,
-            controller.signal
+            { signal: controller.signal }
         ).then(response => response.text());
         pending.catch(() => {});
         await waitFor(() => active() === 1, 20_000, 'the request to reach the upstream');

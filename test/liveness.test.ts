@@ -89,7 +89,8 @@ test('an HTTP upstream killed while a response is streaming fails that request a
     closeAfter(t, () => web.close());
     const gateway = await startTestGateway({
         reconnect: FAST_RECONNECT,
-        upstreams: [{ id: 'web', transport: 'streamable-http', url: web.url, timeoutMs }]
+        // No pings: failed ones would find the dead upstream too, by another way than the one under test.
+        upstreams: [{ id: 'web', transport: 'streamable-http', url: web.url, timeoutMs, pingIntervalMs: 0 }]
     });
     closeAfter(t, () => gateway.close());
     const client = await connectHttp(gateway.url!);
@@ -101,15 +102,9 @@ test('an HTTP upstream killed while a response is streaming fails that request a
     const inFlight = rpcError(client.getPrompt({ name: 'web__slow', arguments: { ms: String(timeoutMs - 5000) } }));
     // The fixture is working on it: the response is open, its answer not yet written.
     await waitFor(async () => (await fixtureStats(direct, 'stats')).slowStarted === 1, 20_000, 'the slow request to reach the fixture');
-    const killedAt = Date.now();
     web.child.kill('SIGKILL');
-    const failure = await inFlight;
-    const failedAfter = Date.now() - killedAt;
-    t.diagnostic(`SIGKILL -> request failed: ${failedAfter} ms (timeoutMs ${timeoutMs})`);
-    assert.equal(failure.code, -32603);
-    assert.match(failure.message, /^Upstream web failed: /);
-    // Waiting for the timeout would take timeoutMs by construction.
-    assert.ok(failedAfter < timeoutMs / 2, `the request failed ${failedAfter} ms after the upstream died`);
+    // Failed by the cut-off, not by a timeout (the gateway's timeoutMs or the client's own, both 60 s).
+    assert.deepEqual(await inFlight, { code: -32603, message: 'Upstream web failed: connection closed' });
     await waitFor(() => gateway.upstreams[0]!.state !== 'ready', 20_000, 'the upstream to be marked down');
     assert.equal(gateway.faults.of('web').disconnected, 1, 'the lost connection is counted once');
     assert.match(gateway.upstreams[0]!.lastError ?? '', /^Upstream web failed: /);

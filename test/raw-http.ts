@@ -3,6 +3,7 @@
  * GET streams and SSE parsing (whole bodies, or message by message as they arrive).
  */
 import type { ReadableStreamReadResult } from 'node:stream/web';
+import { Agent, type Dispatcher } from 'undici';
 
 export const JSON_AND_SSE = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
@@ -19,16 +20,48 @@ export function initializeBody(protocolVersion = '2025-06-18', id: string | numb
     return { jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
 }
 
+/**
+ * Requests sent through it come from `localAddress`: any of 127.0.0.0/8 reaches this machine, so each address is
+ * another client as the gateway sees it. Close it when done.
+ */
+export function clientAt(localAddress: string): Agent {
+    return new Agent({ localAddress });
+}
+
+export interface SendOptions {
+    signal?: AbortSignal;
+    /** Sent through this agent (see clientAt) instead of fetch's own. */
+    from?: Dispatcher;
+}
+
 /** A POST as a client sends it; a string body goes as it is (hand-written or broken JSON), anything else as JSON. */
-export function post(url: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
+export function post(url: string, body: unknown, headers: Record<string, string> = {}, { signal, from }: SendOptions = {}): Promise<Response> {
     const text = typeof body === 'string' ? body : JSON.stringify(body);
-    return fetch(url, { method: 'POST', headers: { ...JSON_AND_SSE, ...headers }, body: text, ...(signal ? { signal } : {}) });
+    return fetch(url, { method: 'POST', headers: { ...JSON_AND_SSE, ...headers }, body: text, ...(signal ? { signal } : {}), ...dispatcher(from) });
+}
+
+/**
+ * fetch's `dispatcher` option for the agent. The global fetch is the undici bundled with Node and typed by
+ * undici-types, the agent comes from the undici package: two copies of the same interface that TypeScript cannot
+ * match up, while Node's fetch drives the agent through the handler API undici 7 still accepts.
+ */
+function dispatcher(from: Dispatcher | undefined): Pick<RequestInit, 'dispatcher'> {
+    return from === undefined ? {} : { dispatcher: from as unknown as RequestInit['dispatcher'] };
 }
 
 export interface RawSession {
     id: string;
     /** Session id and negotiated protocol version, as a client sends them on every later request. */
     headers: Record<string, string>;
+    /** The agent the session was opened through: its later requests come the same way. */
+    from?: Dispatcher;
+}
+
+export interface OpenOptions {
+    /** Replaces the usual initialize body (see initializeBody). */
+    initialize?: unknown;
+    /** Sends the session's requests through this agent (see clientAt). */
+    from?: Dispatcher;
 }
 
 /** What a client sends on every request of its session: MCP-Protocol-Version only from 2025-06-18, which brought it. */
@@ -36,24 +69,24 @@ export function sessionHeaders(id: string, protocolVersion: string): Record<stri
     return { 'mcp-session-id': id, ...(protocolVersion >= '2025-06-18' ? { 'mcp-protocol-version': protocolVersion } : {}) };
 }
 
-/** initialize + notifications/initialized, as a client does it; `initialize` replaces the usual initialize body. */
+/** initialize + notifications/initialized, as a client does it. */
 export async function openRawSession(
     url: string,
     protocolVersion = '2025-06-18',
     extra: Record<string, string> = {},
-    initialize: unknown = initializeBody(protocolVersion)
+    { initialize = initializeBody(protocolVersion), from }: OpenOptions = {}
 ): Promise<RawSession> {
-    const init = await post(url, initialize, extra);
+    const init = await post(url, initialize, extra, { from });
     if (init.status !== 200) throw new Error(`initialize answered ${init.status}: ${await init.text()}`);
     const id = init.headers.get('mcp-session-id');
     if (id === null) throw new Error('initialize answered without Mcp-Session-Id');
     const [answer] = await messagesOf(init);
     const negotiated = (answer?.result as { protocolVersion?: string } | undefined)?.protocolVersion ?? protocolVersion;
     const headers = { ...extra, ...sessionHeaders(id, negotiated) };
-    const initialized = await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
+    const initialized = await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers, { from });
     await initialized.body?.cancel();
     if (initialized.status !== 202) throw new Error(`notifications/initialized answered ${initialized.status}`);
-    return { id, headers };
+    return { id, headers, ...(from ? { from } : {}) };
 }
 
 /** Opens a session's standalone GET stream. */
@@ -112,7 +145,7 @@ export async function call(
     id: string | number = 2,
     headers: Record<string, string> = session.headers
 ): Promise<{ status: number; messages: JsonRpcMessage[]; response: JsonRpcMessage | undefined }> {
-    const response = await post(url, { jsonrpc: '2.0', id, method, params }, headers);
+    const response = await post(url, { jsonrpc: '2.0', id, method, params }, headers, { from: session.from });
     const messages = await messagesOf(response);
     return { status: response.status, messages, response: messages.find(message => message.id === id && message.method === undefined) };
 }

@@ -300,7 +300,10 @@ describe('safe keys', () => {
             gateway.url!,
             '2025-06-18',
             {},
-            '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"__proto__":{"polluted":"yes"},"protocolVersion":"2025-06-18","capabilities":{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}}},"clientInfo":{"name":"keys","version":"1","__proto__":{"isAdmin":true}}}}'
+            {
+                initialize:
+                    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"__proto__":{"polluted":"yes"},"protocolVersion":"2025-06-18","capabilities":{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}}},"clientInfo":{"name":"keys","version":"1","__proto__":{"isAdmin":true}}}}'
+            }
         );
         const poisoned = [
             '{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"tap__needs-proto","arguments":{"__proto__":{"polluted":"yes"}}}}',

@@ -52,25 +52,19 @@ test('a stdio upstream that crashes mid-request fails that request at once, the 
         (error: { code: number; message: string }) => ({ code: error.code, message: error.message })
     );
     await waitFor(() => gateway.upstreams[0]!.load.active === 1, 20_000, 'the slow request to reach the upstream');
-    const crashedAt = Date.now();
     await client.getPrompt({ name: 'victim__crash' }).catch(() => {});
     const failure = await inFlight;
-    const failedAfter = Date.now() - crashedAt;
-    assert.equal(failure.code, -32603);
-    assert.match(failure.message, /Upstream victim failed: connection closed/);
-    // Waiting for the timeout would take timeoutMs by construction.
-    assert.ok(failedAfter < timeoutMs / 2, `the request in flight failed ${failedAfter} ms after the crash; it should not wait for its ${timeoutMs} ms timeout`);
+    // Failed by the crash, not by a timeout (the gateway's timeoutMs or the client's own, both 60 s).
+    assert.deepEqual(failure, { code: -32603, message: 'Upstream victim failed: connection closed' });
 
     // While the victim is down (or already back), the steady upstream is listed and served.
     assert.ok((await namesOf(client)).includes('steady__with-required'));
     await assertServed(client, 'steady__all-content');
 
     await waitFor(() => gateway.upstreams[0]!.state === 'ready', 60_000, 'the victim to reconnect');
-    const recoveredAfter = Date.now() - crashedAt;
     await waitFor(async () => (await namesOf(client)).includes('victim__with-required'), 20_000, 'victim prompts back in the list');
     await assertServed(client, 'victim__all-content');
     await waitFor(() => notified >= 1, 20_000, 'sessions notified of the change');
-    t.diagnostic(`crash -> request failed: ${failedAfter} ms; crash -> upstream ready again: ${recoveredAfter} ms`);
     assert.ok((gateway.faults.of('victim').disconnected ?? 0) >= 1, 'the disconnect is counted');
     assert.equal(gateway.faults.of('steady').disconnected, undefined, 'the steady upstream has no fault');
 });
@@ -91,12 +85,12 @@ test('an HTTP upstream that goes away fails fast and rejoins when it is back on 
     await assertServed(client, 'web__all-content');
     await web.close();
     web = undefined;
-    const goneAt = Date.now();
     const failure = await rpcError(client.getPrompt({ name: 'web__all-content' }));
-    const failedAfter = Date.now() - goneAt;
     // Either the request reaches the dead port (-32603), or a ping already took the upstream out (-32602 unknown).
     assert.ok(failure.code === -32603 || failure.code === -32602, `unexpected ${failure.code} ${failure.message}`);
-    assert.ok(failedAfter < timeoutMs / 2, `failed after ${failedAfter} ms, not at once (timeoutMs ${timeoutMs})`);
+    // At once, not by a timeout (the gateway's timeoutMs or the client's own, both 60 s).
+    assert.doesNotMatch(failure.message, /timed out/);
+    assert.equal(gateway.faults.of('web').timeout, undefined, 'no request to web timed out');
     await waitFor(() => gateway.upstreams[0]!.state !== 'ready', 20_000, 'the upstream to be marked down');
     assert.ok(!(await namesOf(client)).some(name => name.startsWith('web__')), 'a down upstream\'s prompts leave the list');
     await assertServed(client, 'local__all-content');
@@ -106,7 +100,7 @@ test('an HTTP upstream that goes away fails fast and rejoins when it is back on 
     await waitFor(() => gateway.upstreams[0]!.state === 'ready', 30_000, 'web to reconnect with a new session');
     await waitFor(async () => (await namesOf(client)).includes('web__all-content'), 20_000, 'web prompts back');
     await assertServed(client, 'web__all-content');
-    t.diagnostic(`HTTP upstream gone -> request failed: ${failedAfter} ms; back -> ready: ${Date.now() - backAt} ms`);
+    t.diagnostic(`back -> ready: ${Date.now() - backAt} ms`);
 });
 
 test('/readyz is 503 while a required upstream is down and 200 once it is up; optional ones do not count', TIMEOUT, async t => {

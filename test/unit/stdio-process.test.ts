@@ -108,6 +108,8 @@ describe('StdioProcessTransport: stdout', () => {
             out('{"jsonrpc":"2.0",');
             setTimeout(() => out('"method":"notifications/split"}\\n'), 50);
             process.stderr.write('to stderr\\n');
+            // Says so if it is signalled: it should end by itself, when its stdin does.
+            process.on('SIGTERM', () => { process.stderr.write('SIGTERM\\n'); process.exit(1); });
             // Echo every line from stdin; ends when stdin ends.
             require('node:readline').createInterface({ input: process.stdin }).on('line', line => out(line + '\\n'));
         `;
@@ -144,9 +146,8 @@ describe('StdioProcessTransport: stdout', () => {
             assert.deepEqual(errors, []);
 
             // This child ends when its stdin does: close() needs no signal.
-            const started = Date.now();
             await transport.close();
-            assert.ok(Date.now() - started < 1500, 'ended by closing stdin, before the grace period ran out');
+            assert.ok(!stderr.includes('SIGTERM'), 'the child got SIGTERM: close() did not let it end by itself on stdin end');
             assert.equal(close.count(), 1);
             await assert.rejects(transport.send({ jsonrpc: '2.0', method: 'x' }), (error: unknown) => {
                 return error instanceof SdkError && error.code === SdkErrorCode.NotConnected;
@@ -291,7 +292,6 @@ describe('StdioProcessTransport: ending children', () => {
 
             assert.deepEqual(markerPids(marker), []);
             assert.ok(elapsed >= 2 * 500 - 50, `stdin end and SIGTERM each got their grace period (took ${elapsed} ms)`);
-            assert.ok(elapsed < 10_000, `took ${elapsed} ms`);
             assert.equal(close.count(), 1);
         } finally {
             killByMarker(marker);
