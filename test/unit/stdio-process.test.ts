@@ -187,7 +187,7 @@ describe('StdioProcessTransport: stdout', () => {
             await transport.send({ jsonrpc: '2.0', id: 8, method: 'ping' });
             await waitFor('the echo', () => messages.length === 4);
 
-            const standIn = (id: string | number) => ({ jsonrpc: '2.0', id, error: { code: -32603, message: 'response larger than 1024 bytes' } });
+            const standIn = (id: string | number) => ({ jsonrpc: '2.0', id, error: { code: -32603, message: 'response larger than 1024 bytes (limits.maxUpstreamMessageBytes)' } });
             const [first, second, ...rest] = messages.map(message => {
                 if (!('error' in message)) return message;
                 assert.ok(isOversizedMark(message.error.data), 'marked as the stand-in for an oversized response');
