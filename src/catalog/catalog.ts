@@ -2,26 +2,27 @@
  * The merged, namespaced view of every upstream's prompts, and the one place
  * that announces changes to it.
  *
- * Each upstream's list is cached (see list-cache.ts). Upstream events (a
- * list_changed, an upstream entering or leaving "ready", a reload changing the
- * set of upstreams) are coalesced into bursts; at the end of a burst the new
- * view is built and published with it, so subscribers compare what they can see
- * instead of guessing from the events. Old versions of each name list are kept
+ * Upstreams are seen through the catalog's own port (upstream-port.ts). Each
+ * upstream's list is cached (see list-cache.ts) and named (names.ts). Upstream
+ * events (a list_changed, an upstream entering or leaving "ready", a reload
+ * changing the set of upstreams) are coalesced into bursts; at the end of a
+ * burst the new view is built and published with it, so subscribers compare
+ * what they can see instead of guessing from the events. Old versions of each name list are kept
  * in a size-bounded LRU so cursors cut from them can resume exactly.
  */
 import { LRUCache } from 'lru-cache';
 import type { Prompt } from '@modelcontextprotocol/client';
 import { Bus } from '../lib/bus.js';
 import { describeError, type Logger } from '../observability/logger.js';
-import type { UpstreamConnection, UpstreamEvent } from '../upstream/connection.js';
 import { Coalescer } from './coalescer.js';
 import { UpstreamListCache, type UpstreamList } from './list-cache.js';
-import { exposedName, inReservedNamespace, type NamingRule } from './names.js';
+import { nameTable, type NamingRule } from './names.js';
 import type { Segment } from './paginate.js';
+import type { UpstreamPort, UpstreamPortEvent } from './upstream-port.js';
 
 export interface CatalogEntry {
     exposedName: string;
-    upstream: UpstreamConnection;
+    upstream: UpstreamPort;
     originalName: string;
     /** The prompt as clients see it: the upstream's definition under its exposed name. */
     prompt: Prompt;
@@ -62,7 +63,7 @@ export class Catalog {
     /** Coalesced: one event per burst of changes. */
     readonly changes: Bus<CatalogChange>;
     #members = new Map<string, Member>();
-    #order: UpstreamConnection[] = [];
+    #order: UpstreamPort[] = [];
     #naming: NamingRule;
     readonly #history: LRUCache<string, readonly string[]>;
     #coalescer: Coalescer<string>;
@@ -92,7 +93,7 @@ export class Catalog {
      * Replaces the set of upstreams and the naming rule (start and reload). Upstreams kept keep their cached
      * lists; the change is announced like any other, once the burst ends.
      */
-    setUpstreams(upstreams: readonly UpstreamConnection[], naming: NamingRule = this.#naming): void {
+    setUpstreams(upstreams: readonly UpstreamPort[], naming: NamingRule = this.#naming): void {
         if (naming.separator !== this.#naming.separator) {
             this.#naming = naming;
             for (const upstream of this.#order) this.#coalescer.push(upstream.id);
@@ -152,7 +153,7 @@ export class Catalog {
         const lists = await Promise.all(order.map(upstream => this.#members.get(upstream.id)?.cache.read() ?? Promise.resolve(undefined)));
         const memo = this.#memo;
         if (memo !== undefined && memo.lists.length === lists.length && memo.lists.every((list, i) => list === lists[i])) return memo.view;
-        const view = this.#buildView(order, lists);
+        const view = nameTable(order, lists, this.#naming, this.#log);
         // A reload during the reads: this view is for the old set, and must not be remembered as the current one.
         if (order === this.#order) this.#memo = { lists, view };
         return view;
@@ -197,7 +198,7 @@ export class Catalog {
         this.changes.publish({ upstreamIds, view });
     }
 
-    #onUpstreamEvent(event: UpstreamEvent): void {
+    #onUpstreamEvent(event: UpstreamPortEvent): void {
         // Only changes clients can see count: a list change, or an upstream entering or leaving "ready".
         if (event.type === 'state' && event.state !== 'ready' && event.previous !== 'ready') return;
         const member = this.#members.get(event.upstreamId);
@@ -206,35 +207,7 @@ export class Catalog {
         else member.cache.connectionChanged();
         this.#coalescer.push(event.upstreamId);
     }
-
-    #buildView(order: readonly UpstreamConnection[], lists: readonly (UpstreamList | undefined)[]): CatalogView {
-        const byName = new Map<string, CatalogEntry>();
-        const naming = this.#naming;
-        const namespacedIds = new Set(order.filter(upstream => upstream.config.namespace).map(upstream => upstream.id));
-        const segments = order.map((upstream, index): Segment<CatalogEntry> => {
-            const list = lists[index] ?? EMPTY_LIST;
-            const entries = list.prompts.map((prompt, at) => {
-                const name = exposedName(naming, upstream.id, upstream.config.namespace, prompt.name);
-                if (!upstream.config.namespace && inReservedNamespace(naming, name, namespacedIds)) {
-                    this.#log.warn({ prompt: name.slice(0, 64), upstream: upstream.id }, 'unprefixed prompt name lies in a namespaced upstream\'s namespace; leaving it out');
-                    return undefined;
-                }
-                const owner = byName.get(name);
-                if (owner !== undefined) {
-                    this.#log.warn({ prompt: name.slice(0, 64), kept: owner.upstream.id, dropped: upstream.id }, 'prompt name clash; keeping the first upstream in config order');
-                    return undefined;
-                }
-                const entry: CatalogEntry = { exposedName: name, upstream, originalName: prompt.name, prompt: { ...prompt, name }, digest: list.digests[at]! };
-                byName.set(name, entry);
-                return entry;
-            });
-            return { upstreamId: upstream.id, version: list.version, names: list.names, entries };
-        });
-        return { segments, byName };
-    }
 }
-
-const EMPTY_LIST: UpstreamList = { prompts: [], digests: [], names: [], version: 'empty' };
 
 function historyKey(upstreamId: string, version: string): string {
     return `${upstreamId}\u0000${version}`;

@@ -15,8 +15,7 @@ import type { Prompt } from '@modelcontextprotocol/client';
 import { withDeadline } from '../lib/deadline.js';
 import { shortDigest } from '../lib/digest.js';
 import { describeError, type Logger } from '../observability/logger.js';
-import type { UpstreamConnection } from '../upstream/connection.js';
-import type { UpstreamPrompt } from '../upstream/prompt-bounds.js';
+import type { ListedPrompt, UpstreamPort } from './upstream-port.js';
 
 export interface UpstreamList {
     prompts: Prompt[];
@@ -53,7 +52,7 @@ export class UpstreamListCache {
     #servedStale = false;
 
     constructor(
-        readonly upstream: UpstreamConnection,
+        readonly upstream: UpstreamPort,
         private readonly options: ListCacheOptions
     ) {}
 
@@ -129,7 +128,7 @@ export class UpstreamListCache {
         }
     }
 
-    #toList(listed: readonly UpstreamPrompt[]): UpstreamList {
+    #toList(listed: readonly ListedPrompt[]): UpstreamList {
         const seen = new Set<string>();
         const prompts: Prompt[] = [];
         const digests: string[] = [];

@@ -14,12 +14,12 @@ import type {
 } from '@modelcontextprotocol/client';
 import { Bus } from '../lib/bus.js';
 import { UpstreamFailedError, UpstreamRejectedError } from '../upstream/errors.js';
-import type { CallControl } from '../upstream/session.js';
 import { exceeds, exceedsDepth } from '../lib/json-bounds.js';
 import { checkStringMap, validateArguments } from './arguments.js';
 import type { Catalog, CatalogEntry, Visibility } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
 import { paginate } from './paginate.js';
+import type { CallControl } from './upstream-port.js';
 import type { VisibleSlices } from './visible-slices.js';
 import { outcomeOf, UnknownPromptError, type Operation, type UsageEvent } from './usage.js';
 

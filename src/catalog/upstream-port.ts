@@ -1,0 +1,52 @@
+/**
+ * What the catalog needs of an upstream, declared on the catalog's side: the
+ * upstream layer's connections satisfy it as they are (by shape, no import
+ * this way), and unit tests give the catalog small in-memory upstreams.
+ *
+ * The port's contract beyond the types: `listPrompts` reads every page and
+ * returns only prompts that passed the upstream's limits, each with a digest
+ * of its definition; `getPrompt` and `complete` throw `UpstreamRejectedError`
+ * when the upstream rejected the arguments and `UpstreamFailedError` when it
+ * failed (../upstream/errors.ts), which the service maps to JSON-RPC errors.
+ */
+import type { CompleteRequest, CompleteResult, GetPromptResult, Progress, Prompt } from '@modelcontextprotocol/client';
+import type { FaultKind } from '../observability/faults.js';
+
+/** A prompt as an upstream listed it, within its limits. */
+export interface ListedPrompt {
+    prompt: Prompt;
+    /** Digest of the definition: with the exposed name, it tells whether a client's view changed. */
+    digest: string;
+}
+
+/** How a caller follows (progress) or abandons (signal) a call it made. */
+export interface CallControl {
+    signal?: AbortSignal | undefined;
+    onProgress?: ((progress: Progress) => void) | undefined;
+}
+
+/**
+ * The catalog tells only "ready" (requests can be sent) from every other state. An upstream's list is read
+ * again after a list change, and dropped when it enters or leaves "ready".
+ */
+export type UpstreamPortEvent =
+    | { type: 'state'; upstreamId: string; state: string; previous: string }
+    | { type: 'prompts-changed'; upstreamId: string };
+
+export interface UpstreamPort {
+    readonly id: string;
+    readonly state: string;
+    readonly config: {
+        /** The longest a list read keeps a reader waiting, before the last good list is served. */
+        readonly timeoutMs: number;
+        /** Whether its prompts are exposed as `<id><separator><name>`. */
+        readonly namespace: boolean;
+    };
+    readonly events: { subscribe(listener: (event: UpstreamPortEvent) => void): () => void };
+    listPrompts(): Promise<{ items: readonly ListedPrompt[] }>;
+    getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl): Promise<GetPromptResult>;
+    /** undefined when the upstream does not offer completions. */
+    complete(params: CompleteRequest['params'], control?: CallControl): Promise<CompleteResult | undefined>;
+    /** Counts a fault of this upstream and logs it. */
+    reportFault(kind: FaultKind, message: string, details?: Record<string, unknown>): void;
+}
