@@ -1,0 +1,68 @@
+import { describe, test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { Catalog, type CatalogChange, type CatalogView } from '../../src/catalog/catalog.js';
+import { FakeUpstream, prompt, silentLogger } from './fake-upstream.js';
+
+async function setup(t: TestContext, upstreams: FakeUpstream[]) {
+    const catalog = new Catalog({ naming: { separator: '__' }, logger: silentLogger, notifications: { debounceMs: 5, maxDelayMs: 50 } });
+    t.after(() => catalog.close());
+    catalog.setUpstreams(upstreams);
+    await catalog.warm();
+    return catalog;
+}
+
+/**
+ * The next change the catalog publishes. The catalog's timers do not hold the process open (unref'd), so this
+ * does until the change comes (or the test ends).
+ */
+function nextChange(t: TestContext, catalog: Catalog): Promise<CatalogChange> {
+    const keepAlive = setInterval(() => {}, 60_000);
+    t.after(() => clearInterval(keepAlive));
+    return new Promise(resolve => {
+        const unsubscribe = catalog.changes.subscribe(change => {
+            unsubscribe();
+            clearInterval(keepAlive);
+            resolve(change);
+        });
+    });
+}
+
+const names = (view: CatalogView) => [...view.byName.keys()];
+
+describe('catalog over in-memory upstreams', () => {
+    test("an upstream's list changes re-read its list alone, and a burst of them is announced once", { timeout: 10_000 }, async t => {
+        const docs = new FakeUpstream('docs', [prompt('a')]);
+        const code = new FakeUpstream('code', [prompt('b')]);
+        const catalog = await setup(t, [docs, code]);
+        assert.deepEqual(names(await catalog.view()), ['docs__a', 'code__b']);
+        const announced = nextChange(t, catalog);
+        docs.changeList([prompt('a2')]);
+        docs.changeList([prompt('a3')]);
+        const change = await announced;
+        assert.deepEqual(change.upstreamIds, ['docs']);
+        assert.deepEqual(names(change.view), ['docs__a3', 'code__b']);
+        assert.deepEqual([docs.listCalls, code.listCalls], [2, 1]);
+    });
+
+    test('an upstream leaving "ready" takes its prompts out of the view; moves between other states are no news', { timeout: 10_000 }, async t => {
+        const docs = new FakeUpstream('docs', [prompt('a')]);
+        const code = new FakeUpstream('code', [prompt('b')]);
+        const catalog = await setup(t, [docs, code]);
+        const announced = nextChange(t, catalog);
+        docs.setState('down');
+        assert.equal(catalog.cachedEntry('docs__a'), undefined, 'a get does not go to an upstream that is not ready');
+        assert.deepEqual(names((await announced).view), ['code__b']);
+
+        docs.setState('connecting');
+        docs.setState('down');
+        const other = nextChange(t, catalog);
+        code.changeList([prompt('b2')]);
+        assert.deepEqual((await other).upstreamIds, ['code'], 'the moves between states that are not "ready" joined no burst');
+        const back = nextChange(t, catalog);
+        docs.setState('ready');
+        const returned = await back;
+        assert.deepEqual(returned.upstreamIds, ['docs']);
+        assert.deepEqual(names(returned.view), ['docs__a', 'code__b2']);
+        assert.equal(docs.listCalls, 2, 'the list is read again for the new connection');
+    });
+});
