@@ -15,7 +15,7 @@ export interface ArgumentRules {
     passUnknown: boolean;
 }
 
-export const DEFAULT_ARGUMENT_RULES: ArgumentRules = { maxArguments: 64, maxArgumentBytes: 65_536, passUnknown: false };
+const DEFAULT_ARGUMENT_RULES: ArgumentRules = { maxArguments: 64, maxArgumentBytes: 65_536, passUnknown: false };
 
 /** The arguments to forward (undefined for none), or a -32602 ProtocolError naming what is wrong. */
 export function validateArguments(prompt: Prompt, args: unknown, rules: ArgumentRules = DEFAULT_ARGUMENT_RULES): Record<string, string> | undefined {

@@ -14,7 +14,7 @@ export interface Timers {
     clearTimeout(handle: unknown): void;
 }
 
-export const realTimers: Timers = {
+const realTimers: Timers = {
     now: () => performance.now(),
     setTimeout: (callback, ms) => {
         const handle = setTimeout(callback, ms);

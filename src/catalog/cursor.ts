@@ -28,7 +28,10 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { UPSTREAM_FILTER_BYTES } from './upstream-filter.js';
 
-/** 3: upstreams located by id, with the order digest and the filter of pending upstreams (2 located them by config index). */
+/**
+ * 3: upstreams located by id, with the order digest and the filter of pending upstreams (2 located them by config index).
+ * @internal exported for its tests
+ */
 export const CURSOR_FORMAT_VERSION = 3;
 /** Names the key derivation, unchanged since format 2; the format version inside tells formats apart. */
 const CURSOR_KEY_INFO = 'mcp-prompt-gateway cursor v2';

@@ -110,7 +110,10 @@ export function visibleSlice<E>(segments: readonly Segment<E>[], visible: (entry
     };
 }
 
-/** A fixed-size stand-in for a prompt name, so cursors stay small whatever upstreams call their prompts. */
+/**
+ * A fixed-size stand-in for a prompt name, so cursors stay small whatever upstreams call their prompts.
+ * @internal exported for its tests
+ */
 export function anchorOf(name: string): string {
     return shortDigest(name);
 }

@@ -23,7 +23,7 @@ import type { CallControl } from './upstream-port.js';
 import type { VisibleSlices } from './visible-slices.js';
 import { outcomeOf, UnknownPromptError, type Operation, type UsageEvent } from './usage.js';
 
-export const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
+const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
 
 /** The spec's bound on completion values in one result. */
 const MAX_COMPLETION_VALUES = 100;

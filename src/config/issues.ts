@@ -5,7 +5,10 @@ export interface ConfigIssue {
     message: string;
 }
 
-/** `upstreams[0].headers.Authorization`; keys that are not identifiers are quoted. */
+/**
+ * `upstreams[0].headers.Authorization`; keys that are not identifiers are quoted.
+ * @internal exported for its tests
+ */
 export function formatPath(path: readonly PropertyKey[]): string {
     let out = '';
     for (const part of path) {

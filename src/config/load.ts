@@ -46,7 +46,10 @@ async function readJwksFile(auth: GatewayConfig['auth'], source: string): Promis
     return { ...auth, jwks: jwks.data };
 }
 
-/** Validates config text. `source` names the file in error messages. */
+/**
+ * Validates config text. `source` names the file in error messages.
+ * @internal exported for tests and benchmarks, which build their configs as text
+ */
 export function parseConfig(text: string, source: string, env: Environment): GatewayConfig {
     let document: unknown;
     try {

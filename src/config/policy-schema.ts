@@ -25,8 +25,6 @@ export const PromptPolicySchema = z
     })
     .prefault({});
 
-export type PromptPolicyConfig = z.infer<typeof PromptPolicySchema>;
-
 const rateLimitFields = {
     requestsPerSecond: z
         .number()

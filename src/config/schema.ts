@@ -11,7 +11,7 @@ export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-export const UPSTREAM_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const UPSTREAM_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 const upstreamId = z
     .string()
@@ -393,6 +393,6 @@ export function resolveReconnect(global: ReconnectPolicy, upstream: Pick<Upstrea
     return { initialMs: upstream.reconnect?.initialMs ?? global.initialMs, maxMs: upstream.reconnect?.maxMs ?? global.maxMs };
 }
 export type UpstreamConfig = z.infer<typeof UpstreamSchema>;
-export type { AuthConfig, ClientConfig, PromptPolicyConfig } from './policy-schema.js';
+export type { AuthConfig } from './policy-schema.js';
 export type StdioUpstreamConfig = z.infer<typeof StdioUpstreamSchema>;
 export type HttpUpstreamConfig = Exclude<UpstreamConfig, StdioUpstreamConfig>;

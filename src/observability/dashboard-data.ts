@@ -72,6 +72,7 @@ export interface DashboardData {
     history: { intervalSeconds: number; promptGets: number[] };
 }
 
+/** @internal exported for its tests */
 export const TOP_PROMPTS = 10;
 
 /** Outcomes that speak of the upstream's health, not of the caller's mistakes. */

@@ -16,7 +16,7 @@ import { currentRequestId } from './request-context.js';
 
 export type { Logger };
 
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
     'headers.authorization',
     'headers["x-api-key"]',
     'headers.cookie',

@@ -8,7 +8,10 @@ export type Credentials =
     | { kind: 'malformed' }
     | { kind: 'token'; token: string; via: 'bearer' | 'x-api-key' };
 
-/** Longer tokens are refused before any hashing or parsing. */
+/**
+ * Longer tokens are refused before any hashing or parsing.
+ * @internal exported for its tests
+ */
 export const MAX_CREDENTIAL_LENGTH = 8192;
 
 type HeaderValue = string | string[] | undefined;

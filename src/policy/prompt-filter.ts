@@ -23,6 +23,7 @@ const PREFIX = '\uE001';
 // posix: `[!a]` is "not a" as in every shell; without it picomatch reads "! or a", and a deny list would invert.
 const OPTIONS: picomatch.PicomatchOptions = { dot: true, nonegate: true, posix: true, windows: false };
 
+/** @internal exported for its tests */
 export const EVERY_NAME: NameFilter = () => true;
 
 export function compilePromptFilter(policy: PromptPolicy): NameFilter {

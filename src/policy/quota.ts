@@ -19,7 +19,10 @@ export function quotaKey(client: ClientProfile, address: string | undefined): st
     return `${ANONYMOUS_CLIENT_ID}@${address === undefined ? 'unknown' : addressKey(address)}`;
 }
 
-/** IPv4 as it is (IPv4-mapped IPv6 too), IPv6 as its /64 prefix; anything else as it came, bounded. */
+/**
+ * IPv4 as it is (IPv4-mapped IPv6 too), IPv6 as its /64 prefix; anything else as it came, bounded.
+ * @internal exported for its tests
+ */
 export function addressKey(address: string): string {
     if (!ipaddr.isValid(address)) return address.slice(0, MAX_KEY_LENGTH);
     const parsed = ipaddr.parse(address);

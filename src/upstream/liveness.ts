@@ -9,8 +9,8 @@
 import { connectionEvidence, failureReason } from './errors.js';
 
 /** Request timeouts in a row, with nothing heard in between, that mean the upstream hangs rather than is slow. */
-export const UNANSWERED_REQUESTS_LIMIT = 3;
-export const UNANSWERED_PINGS_LIMIT = 2;
+const UNANSWERED_REQUESTS_LIMIT = 3;
+const UNANSWERED_PINGS_LIMIT = 2;
 
 export interface LivenessOptions {
     /** Ping when nothing was heard for this long; 0: no regular pings. */

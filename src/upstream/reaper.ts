@@ -41,7 +41,7 @@ import { withDeadline } from '../lib/deadline.js';
 /** Whether process groups exist here (POSIX); see the header for Windows. */
 export const PROCESS_GROUPS = process.platform !== 'win32';
 
-export const DEFAULT_REAPER_GRACE_MS = 2000;
+const DEFAULT_REAPER_GRACE_MS = 2000;
 
 /**
  * The watchdog. Plain JavaScript for `node -e`, so it needs no build step and no

@@ -33,7 +33,7 @@ import { LineReader, type OverlongLine } from './lines.js';
 import { messageLimit, OVERSIZED_EDGE_BYTES, oversizedResponse, requestIdOf } from './oversized.js';
 import { PROCESS_GROUPS, type ChildReaper } from './reaper.js';
 
-export const DEFAULT_MAX_PENDING_WRITE_BYTES = 16 * 1024 * 1024;
+const DEFAULT_MAX_PENDING_WRITE_BYTES = 16 * 1024 * 1024;
 const MAX_STDERR_LINE_BYTES = 4096;
 const MAX_NOISE_LINE = 200;
 /**
