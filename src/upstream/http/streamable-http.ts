@@ -45,10 +45,6 @@ export class StreamableHttpTransport extends HttpTransport {
     #retryMs: number | undefined;
     #listening = false;
 
-    get sessionId(): string | undefined {
-        return this.#sessionId;
-    }
-
     async start(): Promise<void> {}
 
     async send(message: JSONRPCMessage): Promise<void> {
