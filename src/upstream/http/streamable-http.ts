@@ -14,16 +14,8 @@
  * the server's `retry` with Last-Event-ID; an answer stream that ends early is
  * resumed the same way; the session is ended with DELETE on close (bounded).
  */
-import {
-    SdkError,
-    SdkErrorCode,
-    isJSONRPCErrorResponse,
-    isJSONRPCRequest,
-    isJSONRPCResultResponse,
-    type JSONRPCMessage,
-    type JSONRPCRequest
-} from '@modelcontextprotocol/client';
-import { cancelledRequestId, type RequestId } from '../../lib/json-rpc.js';
+import { SdkError, SdkErrorCode, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/client';
+import { answeredId, cancelledRequestId, isRequest, type RequestId } from '../../lib/json-rpc.js';
 import { currentRequestId } from '../../observability/request-context.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import { messageLimit, oversizedResponse, type ReadLimit } from '../oversized.js';
@@ -49,7 +41,7 @@ export class StreamableHttpTransport extends HttpTransport {
 
     async send(message: JSONRPCMessage): Promise<void> {
         if (this.exchanges.closed) throw new SdkError(SdkErrorCode.NotConnected, 'Not connected');
-        if (isJSONRPCRequest(message)) return this.#request(message, currentRequestId());
+        if (isRequest(message)) return this.#request(message, currentRequestId());
         const cancelled = cancelledRequestId(message);
         if (cancelled !== undefined) this.exchanges.abort(cancelled);
         const response = await this.postMessage(message, undefined, undefined);
@@ -142,7 +134,7 @@ export class StreamableHttpTransport extends HttpTransport {
             onEvent: event => {
                 if (answered) return;
                 for (const message of this.messagesOf(event, limit)) {
-                    if (isResponseTo(message, id)) answered = true;
+                    if (answeredId(message) === id) answered = true;
                     this.deliver(message);
                 }
                 // A server should end the stream after the answer; one that keeps it open would hold a socket of the
@@ -227,8 +219,4 @@ export class StreamableHttpTransport extends HttpTransport {
             }
         }
     }
-}
-
-function isResponseTo(message: JSONRPCMessage, id: RequestId): boolean {
-    return (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id === id;
 }
