@@ -13,7 +13,7 @@
  * or cancellation, progress under a token never given) is dropped here and
  * reported as a stray, never looked into.
  *
- * The client is era-agnostic: what the handshake settles (see initialize.ts)
+ * The client is era-agnostic: what the handshake settles (see handshake.ts)
  * and what each request carries are its caller's business.
  */
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/client';
