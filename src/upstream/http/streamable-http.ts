@@ -5,7 +5,7 @@
  *   prompts/get and completion/complete the result limit): a bigger JSON answer
  *   is not read further, its exchange is aborted and its request gets the
  *   stand-in error; a bigger SSE event costs no more than the bound;
- * - a request the SDK cancels (on timeout, or for the caller) has its POST and
+ * - a request the client cancels (on timeout, or for the caller) has its POST and
  *   SSE answer aborted at once, and close() aborts everything, so no socket is
  *   left open;
  * - errors carry the HTTP status only, never the response body.
@@ -81,7 +81,7 @@ export class StreamableHttpTransport extends HttpTransport {
                 headers: this.headers({ accept: 'application/json, text/event-stream', 'content-type': 'application/json' }),
                 body: JSON.stringify(message),
                 signal: exchange.signal,
-                // The SDK times the request out and cancels it, which aborts this exchange.
+                // The client times the request out and cancels it, which aborts this exchange.
                 timeoutMs: 0,
                 requestId
             });
@@ -112,7 +112,7 @@ export class StreamableHttpTransport extends HttpTransport {
             if (decoded.kind !== 'messages') throw messageFault(decoded.kind);
             for (const answer of decoded.messages) this.deliver(answer);
         } catch (error) {
-            // Aborted here: cancelled, answered by a stand-in, or closed; the SDK has settled the request already.
+            // Aborted here: cancelled, answered by a stand-in, or closed; the client has settled the request already.
             if (exchange.signal.aborted) return;
             this.report(error);
             throw error;
