@@ -12,7 +12,7 @@ import { isInitializeResult } from './result-schemas.js';
 import type { RpcClient } from './rpc-client.js';
 
 /** The 2025-era revisions the gateway speaks with upstreams, newest (the one offered) first. */
-export const INITIALIZE_REVISIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const;
+const INITIALIZE_REVISIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const;
 
 export interface ServerProfile {
     /** The revision both sides speak on this connection. */

@@ -21,7 +21,7 @@ import type { RequestId } from '../lib/json-rpc.js';
 import type { ResultGuard } from './result-schemas.js';
 import type { UpstreamTransport } from './transports.js';
 
-export interface RpcRequestOptions {
+interface RpcRequestOptions {
     /** How long to wait for the answer; with onProgress, each progress notification restarts this wait. */
     timeoutMs: number;
     /** With onProgress: the longest the request may take in all, however much progress comes. */
@@ -44,7 +44,7 @@ export interface RpcClientEvents {
 }
 
 /** The timeout's data when `maxTotalTimeoutMs` ended the request, rather than silence. */
-export interface TotalTimeoutData {
+interface TotalTimeoutData {
     maxTotalTimeout: number;
 }
 
