@@ -5,7 +5,7 @@
  * Only the envelope is checked here; what `params` or `result` must hold is the
  * business of whoever handles the method.
  */
-import type { JSONRPCMessage } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
 
 export type RequestId = string | number;
 
@@ -41,6 +41,17 @@ export function asJsonRpcMessage(value: unknown): JSONRPCMessage | undefined {
         return (id === undefined || id === null || isRequestId(id)) && onlyKeys(value, ERROR_KEYS) ? (value as JSONRPCMessage) : undefined;
     }
     return undefined;
+}
+
+/** Whether a message (checked, or the gateway's own) is a request: the SDK's guard of the same name is a zod parse. */
+export function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {
+    return 'method' in message && 'id' in message;
+}
+
+/** The request a message (checked, or the gateway's own) answers; undefined for a request or notification. */
+export function answeredId(message: JSONRPCMessage): RequestId | undefined {
+    // An error about a request that could not be read has a null id, whatever the SDK's type says.
+    return 'method' in message ? undefined : (message.id ?? undefined);
 }
 
 /** The request a `notifications/cancelled` cancels; undefined for any other message. */

@@ -1,10 +1,9 @@
 /**
- * One upstream MCP server: its SDK client, its connection state, reconnects
+ * One upstream MCP server: its client connection, its connection state, reconnects
  * with backoff, and the three prompt calls the gateway makes. A failure here is
  * contained: it changes this upstream's state and is reported, never thrown at
  * the gateway as a whole.
  */
-import { ProtocolError, ProtocolErrorCode, type Client } from '@modelcontextprotocol/client';
 import type { CompleteRequest, CompleteResult, GetPromptResult, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { UpstreamConfig } from '../config/schema.js';
 import { Bus } from '../lib/bus.js';
@@ -18,7 +17,8 @@ import { FloodDetector } from './flood.js';
 import { childOutputLog } from './output-log.js';
 import { collectPages, type Collected } from './pages.js';
 import { boundPrompt, type PromptLimits, type UpstreamPrompt } from './prompt-bounds.js';
-import { CompletionResult, PromptPage } from './result-schemas.js';
+import { isCompleteResult, isGetPromptResult, isPromptPage } from './result-schemas.js';
+import type { RpcClient } from './rpc-client.js';
 import { UpstreamSession, type CallControl, type UpstreamMethod } from './session.js';
 import type { StdioHooks, WireProtocol } from './transports.js';
 
@@ -76,7 +76,7 @@ export class UpstreamConnection {
     #retryTimer: NodeJS.Timeout | undefined;
     #stableTimer: NodeJS.Timeout | undefined;
     /** The client of a handshake in progress, so close() can stop it too. */
-    #connecting: Client | undefined;
+    #connecting: RpcClient | undefined;
     readonly #bulkhead: Bulkhead;
     readonly #faults: FaultLog;
     readonly #flood = new FloodDetector(FLOOD_PER_SECOND, 1000);
@@ -124,7 +124,7 @@ export class UpstreamConnection {
     }
 
     get capabilities(): ServerCapabilities | undefined {
-        return this.#state === 'ready' ? this.#session?.client.getServerCapabilities() : undefined;
+        return this.#state === 'ready' ? this.#session?.profile.capabilities : undefined;
     }
 
     /** Resolves after the first connection attempt, whatever its outcome. */
@@ -160,16 +160,14 @@ export class UpstreamConnection {
      */
     async listPrompts(): Promise<Collected<UpstreamPrompt>> {
         const session = this.#readySession();
-        const client = session.client;
-        if (client.getServerCapabilities()?.prompts === undefined) return { items: [] };
+        if (session.profile.capabilities.prompts === undefined) return { items: [] };
         const limits = this.options.limits();
         // Each prompt is bounded as its page arrives: what is held while the list is read is what passed.
         const collected = await collectPages(
-            cursor =>
-                session.call('prompts/list', async options => {
-                    const page = await client.request({ method: 'prompts/list', params: cursor === undefined ? {} : { cursor } }, PromptPage, options);
-                    return { items: page.prompts, nextCursor: page.nextCursor };
-                }),
+            async cursor => {
+                const page = await session.call('prompts/list', cursor === undefined ? {} : { cursor }, isPromptPage);
+                return { items: page.prompts, nextCursor: page.nextCursor };
+            },
             { maxPages: MAX_LIST_PAGES, maxItems: limits.maxPromptsPerUpstream, maxBytes: limits.maxListBytes },
             prompt => {
                 const bounded = boundPrompt(prompt, limits);
@@ -187,21 +185,15 @@ export class UpstreamConnection {
 
     getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl): Promise<GetPromptResult> {
         const session = this.#readySession();
-        return session.call('prompts/get', options => session.client.getPrompt({ name, ...(args === undefined ? {} : { arguments: args }) }, options), control);
+        return session.call('prompts/get', args === undefined ? { name } : { name, arguments: args }, isGetPromptResult, control);
     }
 
     /** undefined when the upstream does not offer completions. */
     async complete(params: CompleteRequest['params'], control?: CallControl): Promise<CompleteResult | undefined> {
         const session = this.#readySession();
         if (!this.offersCompletions) return undefined;
-        return session.call('completion/complete', async options => {
-            try {
-                return await session.client.request({ method: 'completion/complete', params }, CompletionResult, options);
-            } catch (error) {
-                if (error instanceof ProtocolError && error.code === ProtocolErrorCode.MethodNotFound) return undefined;
-                throw error;
-            }
-        }, control);
+        // One that declared completions yet cannot answer says method-not-found: an empty completion too.
+        return session.callOptional('completion/complete', params, isCompleteResult, control);
     }
 
     /**
@@ -209,11 +201,9 @@ export class UpstreamConnection {
      * completion/complete (one that cannot answers method-not-found, which is an empty completion too).
      */
     get offersCompletions(): boolean {
-        const client = this.#session?.client;
-        if (client === undefined) return false;
-        if (client.getServerCapabilities()?.completions !== undefined) return true;
-        const version = client.getNegotiatedProtocolVersion();
-        return version !== undefined && version < COMPLETIONS_CAPABILITY_SINCE;
+        const profile = this.#session?.profile;
+        if (profile === undefined) return false;
+        return profile.capabilities.completions !== undefined || profile.protocolVersion < COMPLETIONS_CAPABILITY_SINCE;
     }
 
     #readySession(): UpstreamSession {
@@ -252,8 +242,8 @@ export class UpstreamConnection {
             // connecting is not restarted several times a second.
             clearTimeout(this.#stableTimer);
             this.#stableTimer = setTimeout(() => (this.#attempt = 0), STABLE_AFTER_MS).unref();
-            const { client } = session;
-            this.#log.info({ wire: session.wire, server: client.getServerVersion()?.name, protocol: client.getNegotiatedProtocolVersion() }, 'upstream connected');
+            const { profile } = session;
+            this.#log.info({ wire: session.wire, server: profile.serverInfo.name, protocol: profile.protocolVersion }, 'upstream connected');
             this.#setState('ready');
         } catch (error) {
             if (this.#state === 'closed') return;

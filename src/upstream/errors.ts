@@ -64,7 +64,7 @@ export function toUpstreamError(upstreamId: string, error: unknown, timeoutMs: n
 
 /**
  * What a failed request shows about the connection it was sent on: the upstream answered (any JSON-RPC error
- * reply, or a reply the SDK could not use, proves it is there), it did not answer in time, the connection is
+ * reply, or a reply the client could not use, proves it is there), it did not answer in time, the connection is
  * gone, or something else failed on the way (an HTTP error, a transport error).
  */
 export type ConnectionEvidence = 'answered' | 'no-answer' | 'gone' | 'failed';

@@ -18,7 +18,7 @@ export interface LivenessOptions {
     pingTimeoutMs: number;
     /** Timeout of the ping sent when the transport reports an error: short, since the caller suspects the worst. */
     checkTimeoutMs: number;
-    /** Rejects as the SDK's requests do (ProtocolError for a JSON-RPC error reply, SdkError on timeout, ...). */
+    /** Rejects as the client's requests do (ProtocolError for a JSON-RPC error reply, SdkError on timeout, ...). */
     ping: (timeoutMs: number) => Promise<unknown>;
     /** Called at most once, then the watch stops. */
     onDead: (reason: string) => void;

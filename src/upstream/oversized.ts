@@ -12,7 +12,7 @@ import type { JSONRPCErrorResponse } from '@modelcontextprotocol/client';
 export const OVERSIZED_EDGE_BYTES = 1024;
 
 /**
- * The `data` of the stand-in error, compared by identity: the response object reaches the SDK client's pending
+ * The `data` of the stand-in error, compared by identity: the response object reaches the client's pending
  * request without serialisation, so no upstream can forge it.
  */
 const OVERSIZED_MARK: Readonly<Record<string, never>> = Object.freeze({});

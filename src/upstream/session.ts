@@ -5,26 +5,27 @@
  * the connection gone, the liveness watch); reconnecting is the owner's business.
  */
 import { performance } from 'node:perf_hooks';
-import type { Client, JSONRPCMessage, Progress } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, type Progress } from '@modelcontextprotocol/client';
 import { maxTotalTimeout } from '../config/schema.js';
 import type { FaultKind } from '../observability/faults.js';
 import { BulkheadFullError, BulkheadTimeoutError, type Bulkhead } from './bulkhead.js';
 import { connectionEvidence, failureReason, toUpstreamError, UpstreamFailedError, type UpstreamRejectedError } from './errors.js';
+import type { ServerProfile } from './handshake.js';
 import { Liveness } from './liveness.js';
 import { openClient, type OpenClientOptions } from './open-client.js';
+import { isAnyResult, type ResultGuard } from './result-schemas.js';
+import { isTotalTimeout, type RpcClient } from './rpc-client.js';
 import type { WireProtocol } from './transports.js';
-
-function isPromptListChanged(message: JSONRPCMessage): boolean {
-    return 'method' in message && message.method === 'notifications/prompts/list_changed' && !('id' in message);
-}
 
 /** The check after a transport error: an upstream that is there answers a ping at once, whatever its timeoutMs. */
 const CHECK_TIMEOUT_MS = 2000;
 
-export interface SessionOptions extends Omit<OpenClientOptions, 'prepare'> {
+export interface SessionOptions extends Omit<OpenClientOptions, 'events'> {
     bulkhead: Bulkhead;
     reportFault: (kind: FaultKind, message: string, details: Record<string, unknown>) => void;
     onListChanged: () => void;
+    /** An answer to no request in flight, or progress for none, was dropped. */
+    onStray: (kind: 'answer' | 'progress') => void;
     /** Every request's time, from the call until it settled (a wait for a bulkhead slot included). */
     onRequest: (method: UpstreamMethod, seconds: number) => void;
     /** Called at most once, and never after close(). */
@@ -40,19 +41,13 @@ export interface CallControl {
     onProgress?: ((progress: Progress) => void) | undefined;
 }
 
-export type RequestOptions = {
-    timeout: number;
-    signal?: AbortSignal | undefined;
-    onprogress?: (progress: Progress) => void;
-    resetTimeoutOnProgress?: boolean;
-};
-
 export class UpstreamSession {
     readonly #liveness: Liveness;
     #ended = false;
 
     private constructor(
-        readonly client: Client,
+        readonly client: RpcClient,
+        readonly profile: ServerProfile,
         readonly wire: WireProtocol,
         private readonly options: SessionOptions
     ) {
@@ -61,44 +56,33 @@ export class UpstreamSession {
             pingIntervalMs,
             pingTimeoutMs: timeoutMs,
             checkTimeoutMs: Math.min(timeoutMs, CHECK_TIMEOUT_MS),
-            ping: timeout => client.ping({ timeout }),
-            onDead: reason => this.#lose(reason)
+            ping: timeout => client.request('ping', undefined, isAnyResult, { timeoutMs: timeout }),
+            onDead: reason => this.lose(reason)
         });
     }
 
     static async open(options: SessionOptions): Promise<UpstreamSession> {
-        // The handlers must be in place before the handshake, the session exists only after it.
+        // The client reports from before its handshake; the session exists only after it.
         const opening: { session?: UpstreamSession } = {};
-        const opened = await openClient({
+        const { client, profile, wire } = await openClient({
             ...options,
-            prepare: (client, wire) => {
-                client.setNotificationHandler('notifications/prompts/list_changed', options.onListChanged);
-                client.onclose = () => {
-                    if (opening.session !== undefined) opening.session.#lose('connection closed');
-                };
-                client.onerror = error => {
+            events: {
+                // Anything the upstream sends proves it is alive: a late response as much as a notification.
+                onHeard: () => opening.session?.heard(),
+                onListChanged: options.onListChanged,
+                onStray: options.onStray,
+                onClosed: () => opening.session?.lose('connection closed'),
+                onError: error => {
                     // The classified reason only: a raw error may quote what the upstream sent, or the request's headers.
                     options.log.debug({ reason: failureReason(error, options.config.timeoutMs) }, 'upstream transport error');
                     // Over HTTP, a response stream cut off mid-way is reported here only: its request would wait for its timeout.
-                    if (wire !== 'stdio' && opening.session !== undefined) opening.session.#liveness.suspect();
-                };
+                    if (opening.session?.wire !== 'stdio') opening.session?.suspect();
+                }
             }
         });
-        const { client, transport } = opened;
-        if (client.transport === undefined) {
-            // Closed between the end of its handshake and here, while its onclose had no session to tell.
-            throw new UpstreamFailedError(options.config.id, 'connection closed', undefined);
-        }
-        const session = (opening.session = new UpstreamSession(client, opened.wire, options));
-        // Anything the upstream sends proves it is alive: a late response as much as a notification.
-        const deliver = transport.onmessage;
-        transport.onmessage = (message, extra) => {
-            session.#liveness.heard();
-            // The one notification upstreams send in floods skips the SDK client's schema checks of every message.
-            if (isPromptListChanged(message)) return options.onListChanged();
-            deliver?.(message, extra);
-        };
-        return session;
+        // Closed between the end of its handshake and here, while its onClosed had no session to tell.
+        if (client.closed) throw new UpstreamFailedError(options.config.id, 'connection closed', undefined);
+        return (opening.session = new UpstreamSession(client, profile, wire, options));
     }
 
     /**
@@ -107,42 +91,73 @@ export class UpstreamSession {
      * A caller that follows progress asks for more: each progress notification restarts `timeoutMs`, and
      * `maxTotalTimeoutMs` bounds the whole request.
      */
-    async call<T>(method: UpstreamMethod, request: (options: RequestOptions) => Promise<T>, control: CallControl = {}): Promise<T> {
+    call<T>(method: UpstreamMethod, params: Record<string, unknown>, guard: ResultGuard<T>, control?: CallControl): Promise<T> {
+        return this.#timed(method, params, guard, control, false) as Promise<T>;
+    }
+
+    /** As call(), for a method the upstream may not have: its method-not-found answer is undefined, not a failure. */
+    callOptional<T>(method: UpstreamMethod, params: Record<string, unknown>, guard: ResultGuard<T>, control?: CallControl): Promise<T | undefined> {
+        return this.#timed(method, params, guard, control, true);
+    }
+
+    async #timed<T>(method: UpstreamMethod, params: Record<string, unknown>, guard: ResultGuard<T>, control: CallControl = {}, optional: boolean): Promise<T | undefined> {
         const started = performance.now();
         try {
-            return await this.#call(request, control);
+            return await this.#call(method, params, guard, control, optional);
         } finally {
             this.options.onRequest(method, (performance.now() - started) / 1000);
         }
     }
 
-    async #call<T>(request: (options: RequestOptions) => Promise<T>, control: CallControl): Promise<T> {
-        const { timeoutMs } = this.options.config;
-        const maxTotalTimeoutMs = maxTotalTimeout(this.options.config);
-        const deadline = Date.now() + timeoutMs;
-        const { onProgress, signal: callerSignal } = control;
-        const totalTimer = onProgress === undefined ? undefined : AbortSignal.timeout(maxTotalTimeoutMs);
-        const signal = totalTimer === undefined ? callerSignal : callerSignal === undefined ? totalTimer : AbortSignal.any([callerSignal, totalTimer]);
-        const progress = onProgress === undefined ? {} : { onprogress: onProgress, resetTimeoutOnProgress: true };
+    async #call<T>(method: UpstreamMethod, params: Record<string, unknown>, guard: ResultGuard<T>, control: CallControl, optional: boolean): Promise<T | undefined> {
+        const { config, bulkhead } = this.options;
+        const now = Date.now();
+        const deadline = now + config.timeoutMs;
+        const { signal, onProgress } = control;
+        // Counted from the call, as the timeout is: the wait for a slot is part of the request.
+        const totalDeadline = onProgress === undefined ? undefined : now + maxTotalTimeout(config);
         try {
-            return await this.options.bulkhead.run(() => request({ timeout: Math.max(1, deadline - Date.now()), signal, ...progress }), { deadline, signal });
+            return await bulkhead.run(
+                () =>
+                    this.client.request(method, params, guard, {
+                        timeoutMs: Math.max(1, deadline - Date.now()),
+                        signal,
+                        onProgress,
+                        maxTotalTimeoutMs: totalDeadline === undefined ? undefined : Math.max(1, totalDeadline - Date.now())
+                    }),
+                { deadline, signal }
+            );
         } catch (error) {
-            const failure =
-                totalTimer?.aborted === true && callerSignal?.aborted !== true
-                    ? new UpstreamFailedError(this.options.config.id, `timed out after ${maxTotalTimeoutMs} ms in all (maxTotalTimeoutMs)`, 'timeout')
-                    : this.#failure(error, timeoutMs, signal);
-            if (failure instanceof UpstreamFailedError && failure.fault !== undefined) {
-                this.options.reportFault(failure.fault, 'upstream request failed', { reason: failure.reason });
-            }
-            // A cancelled request says nothing about the upstream (the SDK reports it like a timeout); nor does one
-            // cut off by maxTotalTimeoutMs, as its progress showed the upstream alive.
-            if (signal?.aborted !== true) {
-                const evidence = connectionEvidence(error);
-                if (evidence === 'gone') this.#lose(failureReason(error, timeoutMs));
-                else if (evidence === 'no-answer') this.#liveness.requestTimedOut();
-            }
-            throw failure;
+            if (optional && error instanceof ProtocolError && error.code === ProtocolErrorCode.MethodNotFound) return undefined;
+            throw this.#failed(error, signal);
         }
+    }
+
+    /** The failure a caller sees, counted and weighed as evidence about the connection. */
+    #failed(error: unknown, signal: AbortSignal | undefined): UpstreamRejectedError | UpstreamFailedError {
+        const { config } = this.options;
+        const failure = this.#failure(error, config.timeoutMs, signal);
+        if (failure instanceof UpstreamFailedError && failure.fault !== undefined) {
+            this.options.reportFault(failure.fault, 'upstream request failed', { reason: failure.reason });
+        }
+        // A cancelled request says nothing about the upstream; nor does one cut off by maxTotalTimeoutMs, as its
+        // progress showed the upstream alive.
+        if (signal?.aborted !== true && !isTotalTimeout(error)) {
+            const evidence = connectionEvidence(error);
+            if (evidence === 'gone') this.lose(failureReason(error, config.timeoutMs));
+            else if (evidence === 'no-answer') this.#liveness.requestTimedOut();
+        }
+        return failure;
+    }
+
+    /** The upstream sent something. */
+    private heard(): void {
+        this.#liveness.heard();
+    }
+
+    /** The transport reported an error that may have cost the connection. */
+    private suspect(): void {
+        this.#liveness.suspect();
     }
 
     /** Lost or closed: its requests fail, and it will not report anything again. */
@@ -160,17 +175,18 @@ export class UpstreamSession {
     #failure(error: unknown, timeoutMs: number, signal: AbortSignal | undefined): UpstreamRejectedError | UpstreamFailedError {
         const id = this.options.config.id;
         if (signal?.aborted === true) return new UpstreamFailedError(id, 'cancelled', undefined);
+        if (isTotalTimeout(error)) return new UpstreamFailedError(id, `timed out after ${maxTotalTimeout(this.options.config)} ms in all (maxTotalTimeoutMs)`, 'timeout');
         if (error instanceof BulkheadFullError) return new UpstreamFailedError(id, 'upstream busy, try again later', 'busy');
         if (error instanceof BulkheadTimeoutError) return new UpstreamFailedError(id, `timed out after ${timeoutMs} ms (waiting for a free slot)`, 'timeout');
         return toUpstreamError(id, error, timeoutMs);
     }
 
-    #lose(reason: string): void {
+    private lose(reason: string): void {
         if (this.#ended) return;
         this.#ended = true;
         this.#liveness.stop();
         this.options.onLost(this, reason);
-        // Rejects the requests still waiting on it at once (SDK "connection closed"), rather than at their timeout.
+        // Rejects the requests still waiting on it at once ("connection closed"), rather than at their timeout.
         this.client.close().catch(() => {});
     }
 }

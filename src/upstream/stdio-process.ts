@@ -18,20 +18,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-    SdkError,
-    SdkErrorCode,
-    serializeMessage,
-    type JSONRPCMessage,
-    type MessageExtraInfo,
-    type Transport
-} from '@modelcontextprotocol/client';
+import { SdkError, SdkErrorCode, serializeMessage, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import { withDeadline } from '../lib/deadline.js';
 import { parseJsonRpcMessage } from '../lib/json-rpc.js';
 import { CommandNotStartedError, explainSpawnFailure } from './command.js';
 import { LineReader, type OverlongLine } from './lines.js';
 import { messageLimit, OVERSIZED_EDGE_BYTES, oversizedResponse, requestIdOf } from './oversized.js';
 import { PROCESS_GROUPS, type ChildReaper } from './reaper.js';
+import type { UpstreamTransport } from './transports.js';
 
 const DEFAULT_MAX_PENDING_WRITE_BYTES = 16 * 1024 * 1024;
 const MAX_STDERR_LINE_BYTES = 4096;
@@ -68,10 +62,10 @@ export interface StdioProcessOptions {
     maxPendingWriteBytes?: number;
 }
 
-export class StdioProcessTransport implements Transport {
-    onclose?: () => void;
-    onerror?: (error: Error) => void;
-    onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+export class StdioProcessTransport implements UpstreamTransport {
+    onclose?: (() => void) | undefined;
+    onerror?: ((error: Error) => void) | undefined;
+    onmessage?: ((message: JSONRPCMessage) => void) | undefined;
 
     readonly #options: StdioProcessOptions;
     #child: ChildProcess | undefined;

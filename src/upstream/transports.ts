@@ -1,5 +1,5 @@
 /** Builds the client transport for one upstream from its config. */
-import type { Transport } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import type { HttpUpstreamConfig, StdioUpstreamConfig } from '../config/schema.js';
 import { LegacySseTransport } from './http/legacy-sse.js';
@@ -10,6 +10,24 @@ import { sharedReaper } from './reaper.js';
 import { StdioProcessTransport } from './stdio-process.js';
 
 export type WireProtocol = 'stdio' | 'streamable-http' | 'sse';
+
+/**
+ * One connection's wire, whatever carries it: messages out, checked messages in (each parsed once, where it
+ * entered), and word of errors and of the end. The shape of the SDK's Transport, so either side could use the other.
+ */
+export interface UpstreamTransport {
+    onclose?: (() => void) | undefined;
+    onerror?: ((error: Error) => void) | undefined;
+    onmessage?: ((message: JSONRPCMessage) => void) | undefined;
+    /** Opens the connection; resolves once messages can be sent. */
+    start(): Promise<void>;
+    /** Resolves once the message is on its way (over HTTP: once the exchange it started is over). */
+    send(message: JSONRPCMessage): Promise<void>;
+    /** Ends the connection; `onclose` follows (or came first). */
+    close(): Promise<void>;
+    /** The revision the handshake settled, for transports that send it with every request. */
+    setProtocolVersion?(version: string): void;
+}
 
 export interface StdioHooks {
     onStderrLine: (line: string) => void;
@@ -46,7 +64,7 @@ export function stdioTransport(config: StdioUpstreamConfig, hooks: StdioHooks, m
  * The gateway's own HTTP transports rather than the SDK's: bodies are read under the message limits, cancelled
  * requests are aborted, and errors carry statuses, never response bodies (see http/streamable-http.ts).
  */
-export function httpTransport(config: HttpUpstreamConfig, wire: 'streamable-http' | 'sse', limits: () => MessageLimits): Transport {
+export function httpTransport(config: HttpUpstreamConfig, wire: 'streamable-http' | 'sse', limits: () => MessageLimits): UpstreamTransport {
     const { headers, timeoutMs, maxConcurrency } = config;
     const options: HttpTransportOptions = { url: new URL(config.url), headers, timeoutMs, maxConcurrency, limits };
     return wire === 'streamable-http' ? new StreamableHttpTransport(options) : new LegacySseTransport(options);

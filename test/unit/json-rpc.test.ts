@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { specTypeSchemas } from '@modelcontextprotocol/client';
+import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, specTypeSchemas, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import fc from 'fast-check';
-import { asJsonRpcMessage, parseJsonRpcMessage } from '../../src/lib/json-rpc.js';
+import { answeredId, asJsonRpcMessage, isRequest, parseJsonRpcMessage } from '../../src/lib/json-rpc.js';
 
 /** The SDK's own judgement of a message, through the Standard Schema interface it exports. */
 function isValid(value: unknown): boolean {
@@ -64,6 +64,25 @@ describe('asJsonRpcMessage', () => {
             }),
             { numRuns: 5000 }
         );
+    });
+});
+
+describe('isRequest and answeredId', () => {
+    test('say what the SDK guards say of every message asJsonRpcMessage takes', () => {
+        const id = fc.oneof(fc.integer(), fc.string(), fc.constant(null));
+        const member = fc.oneof(fc.anything(), fc.dictionary(fc.string(), fc.anything()));
+        const envelope = fc.record({ jsonrpc: fc.constant('2.0'), id, method: fc.string(), params: member, result: member, error: member }, { requiredKeys: ['jsonrpc'] });
+        const messages = envelope.map(value => asJsonRpcMessage(JSON.parse(JSON.stringify(value)) as unknown)).filter(message => message !== undefined);
+        fc.assert(
+            fc.property(messages, message => {
+                assert.equal(isRequest(message), isJSONRPCRequest(message), JSON.stringify(message));
+                const answer = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
+                assert.equal(answeredId(message), answer ? (message.id ?? undefined) : undefined, JSON.stringify(message));
+            }),
+            { numRuns: 5000 }
+        );
+        // Rare among generated messages: an error about a request that could not be read answers none.
+        assert.equal(answeredId({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } } as unknown as JSONRPCMessage), undefined);
     });
 });
 

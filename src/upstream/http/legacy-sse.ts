@@ -6,8 +6,8 @@
  * The stream ending ends the connection: a new stream would be a new session
  * the server knows nothing of, so the owner reconnects with a new handshake.
  */
-import { SdkError, SdkErrorCode, isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/client';
-import { cancelledRequestId } from '../../lib/json-rpc.js';
+import { SdkError, SdkErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import { cancelledRequestId, isRequest } from '../../lib/json-rpc.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import { messageLimit } from '../oversized.js';
 import { SseParser, type SseEvent } from './sse-parser.js';
@@ -64,7 +64,7 @@ export class LegacySseTransport extends HttpTransport {
         const cancelled = cancelledRequestId(message);
         if (cancelled !== undefined) this.exchanges.abort(cancelled);
         // Answered at once (202); the answer itself comes on the stream.
-        await this.postMessage(message, endpoint, isJSONRPCRequest(message) ? message.id : undefined);
+        await this.postMessage(message, endpoint, isRequest(message) ? message.id : undefined);
     }
 
     /** The stream is over: before the endpoint event that fails start(), after it the connection. */

@@ -5,7 +5,7 @@
  *   prompts/get and completion/complete the result limit): a bigger JSON answer
  *   is not read further, its exchange is aborted and its request gets the
  *   stand-in error; a bigger SSE event costs no more than the bound;
- * - a request the SDK cancels (on timeout, or for the caller) has its POST and
+ * - a request the client cancels (on timeout, or for the caller) has its POST and
  *   SSE answer aborted at once, and close() aborts everything, so no socket is
  *   left open;
  * - errors carry the HTTP status only, never the response body.
@@ -14,16 +14,8 @@
  * the server's `retry` with Last-Event-ID; an answer stream that ends early is
  * resumed the same way; the session is ended with DELETE on close (bounded).
  */
-import {
-    SdkError,
-    SdkErrorCode,
-    isJSONRPCErrorResponse,
-    isJSONRPCRequest,
-    isJSONRPCResultResponse,
-    type JSONRPCMessage,
-    type JSONRPCRequest
-} from '@modelcontextprotocol/client';
-import { cancelledRequestId, type RequestId } from '../../lib/json-rpc.js';
+import { SdkError, SdkErrorCode, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/client';
+import { answeredId, cancelledRequestId, isRequest, type RequestId } from '../../lib/json-rpc.js';
 import { currentRequestId } from '../../observability/request-context.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import { messageLimit, oversizedResponse, type ReadLimit } from '../oversized.js';
@@ -45,15 +37,11 @@ export class StreamableHttpTransport extends HttpTransport {
     #retryMs: number | undefined;
     #listening = false;
 
-    get sessionId(): string | undefined {
-        return this.#sessionId;
-    }
-
     async start(): Promise<void> {}
 
     async send(message: JSONRPCMessage): Promise<void> {
         if (this.exchanges.closed) throw new SdkError(SdkErrorCode.NotConnected, 'Not connected');
-        if (isJSONRPCRequest(message)) return this.#request(message, currentRequestId());
+        if (isRequest(message)) return this.#request(message, currentRequestId());
         const cancelled = cancelledRequestId(message);
         if (cancelled !== undefined) this.exchanges.abort(cancelled);
         const response = await this.postMessage(message, undefined, undefined);
@@ -93,7 +81,7 @@ export class StreamableHttpTransport extends HttpTransport {
                 headers: this.headers({ accept: 'application/json, text/event-stream', 'content-type': 'application/json' }),
                 body: JSON.stringify(message),
                 signal: exchange.signal,
-                // The SDK times the request out and cancels it, which aborts this exchange.
+                // The client times the request out and cancels it, which aborts this exchange.
                 timeoutMs: 0,
                 requestId
             });
@@ -124,7 +112,7 @@ export class StreamableHttpTransport extends HttpTransport {
             if (decoded.kind !== 'messages') throw messageFault(decoded.kind);
             for (const answer of decoded.messages) this.deliver(answer);
         } catch (error) {
-            // Aborted here: cancelled, answered by a stand-in, or closed; the SDK has settled the request already.
+            // Aborted here: cancelled, answered by a stand-in, or closed; the client has settled the request already.
             if (exchange.signal.aborted) return;
             this.report(error);
             throw error;
@@ -146,7 +134,7 @@ export class StreamableHttpTransport extends HttpTransport {
             onEvent: event => {
                 if (answered) return;
                 for (const message of this.messagesOf(event, limit)) {
-                    if (isResponseTo(message, id)) answered = true;
+                    if (answeredId(message) === id) answered = true;
                     this.deliver(message);
                 }
                 // A server should end the stream after the answer; one that keeps it open would hold a socket of the
@@ -231,8 +219,4 @@ export class StreamableHttpTransport extends HttpTransport {
             }
         }
     }
-}
-
-function isResponseTo(message: JSONRPCMessage, id: RequestId): boolean {
-    return (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id === id;
 }

@@ -1,12 +1,13 @@
 /**
- * What the two HTTP client transports share: the SDK's Transport callbacks,
+ * What the two HTTP client transports share: the transport callbacks,
  * one upstream pool, the exchanges in flight (all aborted on close), the
  * protocol version header, opening SSE streams, and handing messages on.
  * Errors reported are the transport's own (a status, a fixed phrase), never
  * what the upstream wrote.
  */
-import type { JSONRPCMessage, MessageExtraInfo, Transport } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
+import type { UpstreamTransport } from '../transports.js';
 import type { RequestId } from '../../lib/json-rpc.js';
 import { Exchanges } from './exchanges.js';
 import type { ReadLimit } from '../oversized.js';
@@ -29,10 +30,10 @@ export interface HttpTransportOptions {
 /** Sockets beyond maxConcurrency: the GET stream, notifications (cancellations) and pings. */
 const EXTRA_SOCKETS = 4;
 
-export abstract class HttpTransport implements Transport {
-    onclose?: () => void;
-    onerror?: (error: Error) => void;
-    onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+export abstract class HttpTransport implements UpstreamTransport {
+    onclose?: (() => void) | undefined;
+    onerror?: ((error: Error) => void) | undefined;
+    onmessage?: ((message: JSONRPCMessage) => void) | undefined;
 
     protected readonly http: UpstreamHttp;
     protected readonly exchanges = new Exchanges();

@@ -1,0 +1,239 @@
+/**
+ * The gateway's own JSON-RPC client of one upstream connection, in place of
+ * the SDK's Client on the request path: request ids, the requests in flight,
+ * their timeouts (restarted by progress when asked, bounded in all), their
+ * cancellation (`notifications/cancelled`, which also aborts an HTTP exchange),
+ * progress, the upstream's own notifications and requests. What it needs of a
+ * message was checked where the message entered (the transports parse and
+ * check each envelope once), so nothing here parses or serialises again.
+ *
+ * What an upstream may send back is answers to requests in flight and progress
+ * for them, besides its own notifications and requests. Anything else (an
+ * answer to no request in flight, a second answer, an answer after a timeout
+ * or cancellation, progress under a token never given) is dropped here and
+ * reported as a stray, never looked into.
+ *
+ * The client is era-agnostic: what the handshake settles (see handshake.ts)
+ * and what each request carries are its caller's business.
+ */
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/client';
+import type { RequestId } from '../lib/json-rpc.js';
+import type { ResultGuard } from './result-schemas.js';
+import type { UpstreamTransport } from './transports.js';
+
+interface RpcRequestOptions {
+    /** How long to wait for the answer; with onProgress, each progress notification restarts this wait. */
+    timeoutMs: number;
+    /** With onProgress: the longest the request may take in all, however much progress comes. */
+    maxTotalTimeoutMs?: number | undefined;
+    signal?: AbortSignal | undefined;
+    /** Asks the upstream for progress (under a token of the client's own) and hears it. */
+    onProgress?: ((progress: Progress) => void) | undefined;
+}
+
+/** What the client tells its owner. Each is called synchronously, as the message arrives. */
+export interface RpcClientEvents {
+    /** The upstream sent something, whatever it was: it is alive. */
+    onHeard(): void;
+    onListChanged(): void;
+    /** A message dropped as a stray: what it was, in a word (never its content). */
+    onStray(kind: 'answer' | 'progress'): void;
+    /** The connection is gone; the requests in flight have failed. Called once, and not after close(). */
+    onClosed(): void;
+    onError(error: Error): void;
+}
+
+/** The timeout's data when `maxTotalTimeoutMs` ended the request, rather than silence. */
+interface TotalTimeoutData {
+    maxTotalTimeout: number;
+}
+
+type Params = Record<string, unknown>;
+
+interface Pending {
+    /** Called only with a result its guard accepted. */
+    resolve(value: unknown): void;
+    reject(error: unknown): void;
+    guard: ResultGuard<unknown>;
+    timeoutMs: number;
+    timer: NodeJS.Timeout;
+    totalTimer: NodeJS.Timeout | undefined;
+    onProgress: ((progress: Progress) => void) | undefined;
+    signal: AbortSignal | undefined;
+    onAbort: (() => void) | undefined;
+}
+
+const METHOD_NOT_FOUND = { code: ProtocolErrorCode.MethodNotFound, message: 'Method not found' };
+
+export class RpcClient {
+    readonly #transport: UpstreamTransport;
+    readonly #events: RpcClientEvents;
+    readonly #pending = new Map<RequestId, Pending>();
+    #nextId = 0;
+    #closed = false;
+
+    constructor(transport: UpstreamTransport, events: RpcClientEvents) {
+        this.#transport = transport;
+        this.#events = events;
+        transport.onmessage = message => this.#receive(message);
+        transport.onerror = error => events.onError(error);
+        transport.onclose = () => {
+            if (this.#end()) events.onClosed();
+        };
+    }
+
+    get transport(): UpstreamTransport {
+        return this.#transport;
+    }
+
+    /** Closed by its owner or by the connection: every request fails from now on. */
+    get closed(): boolean {
+        return this.#closed;
+    }
+
+    /** Requests in flight: bounded by the upstream's concurrency, whatever it sends or fails to answer. */
+    get inFlight(): number {
+        return this.#pending.size;
+    }
+
+    /**
+     * Sends a request and resolves with its result once `guard` accepts it. Rejects with ProtocolError for an error
+     * answer, SdkError for a timeout (RequestTimeout), an invalid result (InvalidResult) or a lost connection
+     * (ConnectionClosed, NotConnected), an AbortError when `signal` aborts it, or what the transport failed with.
+     */
+    request<T>(method: string, params: Params | undefined, guard: ResultGuard<T>, options: RpcRequestOptions): Promise<T> {
+        if (this.#closed) return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
+        const { signal, onProgress } = options;
+        if (signal?.aborted === true) return Promise.reject(cancelled());
+        const id = this.#nextId++;
+        const sent = onProgress === undefined ? params : { ...params, _meta: { ...(params?._meta as Params | undefined), progressToken: id } };
+        const message = (sent === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: sent }) as JSONRPCMessage;
+        return new Promise<T>((resolve, reject) => {
+            const pending: Pending = {
+                resolve,
+                reject,
+                guard,
+                timeoutMs: options.timeoutMs,
+                timer: setTimeout(this.#timedOut, options.timeoutMs, id),
+                totalTimer: onProgress === undefined || options.maxTotalTimeoutMs === undefined ? undefined : setTimeout(this.#timedOutInAll, options.maxTotalTimeoutMs, id, options.maxTotalTimeoutMs),
+                onProgress,
+                signal,
+                onAbort: undefined
+            };
+            if (signal !== undefined) {
+                pending.onAbort = () => this.#cancel(id, cancelled(), 'cancelled');
+                signal.addEventListener('abort', pending.onAbort, { once: true });
+            }
+            this.#pending.set(id, pending);
+            this.#transport.send(message).catch((error: unknown) => {
+                // Never left: nothing from the upstream may settle it, and there is nothing to cancel.
+                this.#settle(id)?.reject(error);
+            });
+        });
+    }
+
+    notify(method: string, params?: Params): Promise<void> {
+        if (this.#closed) return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
+        return this.#transport.send(params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params });
+    }
+
+    /** Fails every request in flight at once, then closes the transport; the owner is not told (it asked). */
+    async close(): Promise<void> {
+        this.#end();
+        await this.#transport.close();
+    }
+
+    /** Whether this call ended the client. */
+    #end(): boolean {
+        if (this.#closed) return false;
+        this.#closed = true;
+        for (const id of [...this.#pending.keys()]) this.#settle(id)?.reject(new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed'));
+        return true;
+    }
+
+    #receive(message: JSONRPCMessage): void {
+        this.#events.onHeard();
+        if ('method' in message) {
+            if ('id' in message) this.#answer(message.id, message.method);
+            else this.#notification(message.method, message.params);
+            return;
+        }
+        const pending = this.#settle(message.id);
+        if (pending === undefined) return this.#events.onStray('answer');
+        if ('error' in message) {
+            const { code, message: text, data } = message.error;
+            pending.reject(new ProtocolError(code, text, data));
+        } else if (pending.guard(message.result)) {
+            pending.resolve(message.result);
+        } else {
+            pending.reject(new SdkError(SdkErrorCode.InvalidResult, 'Invalid result'));
+        }
+    }
+
+    #notification(method: string, params: Params | undefined): void {
+        if (method === 'notifications/prompts/list_changed') return this.#events.onListChanged();
+        if (method === 'notifications/progress') return this.#progress(params);
+        // Logging, other lists' changes, cancellations of its own requests: nothing the gateway acts on.
+    }
+
+    /** Progress for a request that asked for it restarts its timeout and is handed on; a malformed one is dropped. */
+    #progress(params: Params | undefined): void {
+        const token = params?.progressToken;
+        const pending = typeof token === 'number' || typeof token === 'string' ? this.#pending.get(token) : undefined;
+        if (pending?.onProgress === undefined) return this.#events.onStray('progress');
+        const { progress, total, message } = params!;
+        if (typeof progress !== 'number' || (total !== undefined && typeof total !== 'number') || (message !== undefined && typeof message !== 'string')) return;
+        pending.timer.refresh();
+        try {
+            pending.onProgress({ progress, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) });
+        } catch (error) {
+            this.#events.onError(error instanceof Error ? error : new Error(String(error)));
+        }
+    }
+
+    /** The upstream's own requests: a ping is answered, nothing else is offered (the client declares no capability). */
+    #answer(id: RequestId, method: string): void {
+        const answer = method === 'ping' ? { jsonrpc: '2.0', id, result: {} } : { jsonrpc: '2.0', id, error: METHOD_NOT_FOUND };
+        // A failed send is the transport's to report; the upstream will time its request out.
+        this.#transport.send(answer as JSONRPCMessage).catch(() => {});
+    }
+
+    readonly #timedOut = (id: RequestId): void => {
+        const timeoutMs = this.#pending.get(id)?.timeoutMs;
+        this.#cancel(id, new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs }), 'timed out');
+    };
+
+    readonly #timedOutInAll = (id: RequestId, maxTotalTimeout: number): void => {
+        const data: TotalTimeoutData = { maxTotalTimeout };
+        this.#cancel(id, new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out in all', data), 'timed out in all');
+    };
+
+    /** Fails a request still in flight and tells the upstream to stop working on it. */
+    #cancel(id: RequestId, error: Error, reason: string): void {
+        const pending = this.#settle(id);
+        if (pending === undefined) return;
+        pending.reject(error);
+        this.notify('notifications/cancelled', { requestId: id, reason }).catch(() => {});
+    }
+
+    /** Takes a request out of flight, with its timers and listener; undefined if it was not in flight. */
+    #settle(id: RequestId | undefined): Pending | undefined {
+        if (id === undefined) return undefined;
+        const pending = this.#pending.get(id);
+        if (pending === undefined) return undefined;
+        this.#pending.delete(id);
+        clearTimeout(pending.timer);
+        clearTimeout(pending.totalTimer);
+        if (pending.onAbort !== undefined) pending.signal?.removeEventListener('abort', pending.onAbort);
+        return pending;
+    }
+}
+
+function cancelled(): DOMException {
+    return new DOMException('Request cancelled', 'AbortError');
+}
+
+/** Whether a request failed because `maxTotalTimeoutMs` ran out (not because the upstream fell silent). */
+export function isTotalTimeout(error: unknown): error is SdkError & { data: TotalTimeoutData } {
+    return error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout && typeof (error.data as Partial<TotalTimeoutData> | undefined)?.maxTotalTimeout === 'number';
+}

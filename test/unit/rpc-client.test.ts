@@ -1,0 +1,222 @@
+/**
+ * RpcClient over a scripted transport: what it sends, and what it makes of each answer, stray and notification
+ * the upstream could send. (Over real transports and processes: progress, cancellation, liveness, fuzz-upstream.)
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ProtocolError, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/client';
+import { isAnyResult, isGetPromptResult } from '../../src/upstream/result-schemas.js';
+import { isTotalTimeout, RpcClient, type RpcClientEvents } from '../../src/upstream/rpc-client.js';
+import type { UpstreamTransport } from '../../src/upstream/transports.js';
+
+type Message = Record<string, unknown> & { id?: unknown; method?: string; params?: Record<string, unknown> };
+
+/** Keeps what the client sends; `deliver` plays the upstream. */
+class ScriptedTransport implements UpstreamTransport {
+    onclose?: (() => void) | undefined;
+    onerror?: ((error: Error) => void) | undefined;
+    onmessage?: ((message: JSONRPCMessage) => void) | undefined;
+    readonly sent: Message[] = [];
+    failSends = false;
+    closed = false;
+
+    start(): Promise<void> {
+        return Promise.resolve();
+    }
+
+    send(message: JSONRPCMessage): Promise<void> {
+        if (this.failSends) return Promise.reject(new Error('EPIPE'));
+        this.sent.push(message);
+        return Promise.resolve();
+    }
+
+    close(): Promise<void> {
+        this.closed = true;
+        this.onclose?.();
+        return Promise.resolve();
+    }
+
+    deliver(message: Message): void {
+        this.onmessage?.(message as JSONRPCMessage);
+    }
+
+    /** The last request sent with `method`. */
+    request(method: string): Message {
+        const found = this.sent.findLast(message => message.method === method && 'id' in message);
+        assert.ok(found, `a ${method} request was sent`);
+        return found;
+    }
+}
+
+function setUp() {
+    const transport = new ScriptedTransport();
+    const seen = { heard: 0, listChanged: 0, strays: [] as string[], closed: 0, errors: [] as Error[] };
+    const events: RpcClientEvents = {
+        onHeard: () => seen.heard++,
+        onListChanged: () => seen.listChanged++,
+        onStray: kind => seen.strays.push(kind),
+        onClosed: () => seen.closed++,
+        onError: error => seen.errors.push(error)
+    };
+    return { transport, seen, client: new RpcClient(transport, events) };
+}
+
+const LONG = { timeoutMs: 60_000 };
+const GET = { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }] };
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+    try {
+        await promise;
+    } catch (error) {
+        return error;
+    }
+    assert.fail('the request should have failed');
+}
+
+describe('RpcClient: answers', () => {
+    test('an answer to a request in flight settles it once; a second one, or one to no request, is a stray', async () => {
+        const { transport, seen, client } = setUp();
+        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, LONG);
+        const { id } = transport.request('prompts/get');
+        assert.deepEqual(transport.sent[0], { jsonrpc: '2.0', id, method: 'prompts/get', params: { name: 'x' } });
+        transport.deliver({ jsonrpc: '2.0', id: 999, result: GET });
+        transport.deliver({ jsonrpc: '2.0', id: String(id), result: GET });
+        transport.deliver({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' } });
+        transport.deliver({ jsonrpc: '2.0', id, result: GET });
+        transport.deliver({ jsonrpc: '2.0', id, result: GET });
+        assert.deepEqual(await result, GET);
+        assert.deepEqual(seen.strays, ['answer', 'answer', 'answer', 'answer'], 'unknown id, the id as a string, no id, a second answer');
+        assert.equal(seen.heard, 5, 'everything received proves the upstream alive');
+        assert.equal(client.inFlight, 0);
+    });
+
+    test('the result is the very object received, every field kept', async () => {
+        const { transport, client } = setUp();
+        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, LONG);
+        const sent = { ...GET, extra: { anything: [1, 2] }, _meta: { 'example.com/x': 1 } };
+        transport.deliver({ jsonrpc: '2.0', id: transport.request('prompts/get').id, result: sent });
+        assert.equal(await result, sent);
+    });
+
+    test('an error answer is a ProtocolError with its code, message and data; a result its guard refuses is InvalidResult', async () => {
+        const { transport, client } = setUp();
+        const failing = client.request('prompts/get', { name: 'x' }, isGetPromptResult, LONG);
+        transport.deliver({ jsonrpc: '2.0', id: transport.request('prompts/get').id, error: { code: -32602, message: 'bad topic', data: { field: 'topic' } } });
+        const error = await rejection(failing);
+        assert.ok(error instanceof ProtocolError);
+        assert.deepEqual([error.code, error.message, error.data], [-32602, 'bad topic', { field: 'topic' }]);
+        const invalid = client.request('prompts/get', { name: 'x' }, isGetPromptResult, LONG);
+        transport.deliver({ jsonrpc: '2.0', id: transport.request('prompts/get').id, result: { messages: [{ role: 'robot', content: { type: 'text', text: '' } }] } });
+        const refused = await rejection(invalid);
+        assert.ok(refused instanceof SdkError && refused.code === SdkErrorCode.InvalidResult);
+    });
+});
+
+describe('RpcClient: progress', () => {
+    test('a request that asks for progress carries a token of the client (its id) beside its own _meta, and hears its progress only', async () => {
+        const { transport, seen, client } = setUp();
+        const heard: Progress[] = [];
+        const result = client.request('prompts/get', { name: 'x', _meta: { 'example.com/trace': 't' } }, isGetPromptResult, { ...LONG, onProgress: progress => heard.push(progress) });
+        const plain = client.request('prompts/get', { name: 'y' }, isGetPromptResult, LONG);
+        const [asked, other] = transport.sent as [Message, Message];
+        assert.deepEqual(asked.params, { name: 'x', _meta: { 'example.com/trace': 't', progressToken: asked.id } });
+        assert.deepEqual(other.params, { name: 'y' }, 'no token without onProgress');
+        const progress = (params: Record<string, unknown>) => transport.deliver({ jsonrpc: '2.0', method: 'notifications/progress', params });
+        progress({ progressToken: asked.id, progress: 1, total: 3, message: 'one', extra: 'left out' });
+        progress({ progressToken: asked.id, progress: 2 });
+        progress({ progressToken: other.id, progress: 1 });
+        progress({ progressToken: String(asked.id), progress: 1 });
+        progress({ progressToken: 12345, progress: 1 });
+        progress({ progressToken: asked.id, progress: 'three' });
+        transport.deliver({ jsonrpc: '2.0', id: asked.id, result: GET });
+        progress({ progressToken: asked.id, progress: 4 });
+        await result;
+        assert.deepEqual(heard, [{ progress: 1, total: 3, message: 'one' }, { progress: 2 }], 'a malformed notification is dropped');
+        assert.deepEqual(seen.strays, ['progress', 'progress', 'progress', 'progress'], 'a request that did not ask, a wrong type, no request, an answered one');
+        transport.deliver({ jsonrpc: '2.0', id: other.id, result: GET });
+        await plain;
+    });
+
+    test('maxTotalTimeoutMs ends a request whatever progress comes, and tells the upstream', async () => {
+        const { transport, client } = setUp();
+        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { timeoutMs: 60_000, maxTotalTimeoutMs: 50, onProgress: () => {} });
+        const error = await rejection(result);
+        assert.ok(isTotalTimeout(error), String(error));
+        const { id } = transport.request('prompts/get');
+        assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timed out in all' } });
+    });
+});
+
+describe('RpcClient: timeouts, cancellation, the end', () => {
+    test('a timeout fails the request with RequestTimeout, tells the upstream, and makes its late answer a stray', async () => {
+        const { transport, seen, client } = setUp();
+        const error = await rejection(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { timeoutMs: 20 }));
+        assert.ok(error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout && !isTotalTimeout(error));
+        const { id } = transport.request('prompts/get');
+        assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timed out' } });
+        transport.deliver({ jsonrpc: '2.0', id, result: GET });
+        assert.deepEqual(seen.strays, ['answer']);
+    });
+
+    test('an aborted signal fails the request at once as an AbortError and cancels it upstream; an aborted one is never sent', async () => {
+        const { transport, client } = setUp();
+        const controller = new AbortController();
+        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, signal: controller.signal });
+        controller.abort('the client gave up');
+        const error = await rejection(result);
+        assert.ok(error instanceof Error && error.name === 'AbortError');
+        const { id } = transport.request('prompts/get');
+        assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'cancelled' } });
+        const count = transport.sent.length;
+        await rejection(client.request('prompts/get', { name: 'y' }, isGetPromptResult, { ...LONG, signal: controller.signal }));
+        assert.equal(transport.sent.length, count, 'nothing sent for a request cancelled before it started');
+        assert.equal(client.inFlight, 0);
+    });
+
+    test('a request the transport could not send fails with its error and is not in flight', async () => {
+        const { transport, client } = setUp();
+        transport.failSends = true;
+        const error = await rejection(client.request('prompts/get', { name: 'x' }, isGetPromptResult, LONG));
+        assert.match(String(error), /EPIPE/);
+        assert.equal(client.inFlight, 0);
+    });
+
+    test('the connection closing fails every request in flight at once, and the owner is told once; closing it oneself tells no one', async () => {
+        const { transport, seen, client } = setUp();
+        const requests = [client.request('prompts/get', { name: 'x' }, isGetPromptResult, LONG), client.request('ping', undefined, isAnyResult, LONG)];
+        transport.onclose?.();
+        transport.onclose?.();
+        for (const request of requests) {
+            const error = await rejection(request);
+            assert.ok(error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed);
+        }
+        assert.equal(seen.closed, 1);
+        const after = await rejection(client.request('ping', undefined, isAnyResult, LONG));
+        assert.ok(after instanceof SdkError && after.code === SdkErrorCode.NotConnected);
+
+        const other = setUp();
+        const pending = other.client.request('ping', undefined, isAnyResult, LONG);
+        await other.client.close();
+        assert.ok((await rejection(pending)) instanceof SdkError);
+        assert.equal(other.transport.closed, true);
+        assert.equal(other.seen.closed, 0);
+    });
+});
+
+describe("RpcClient: the upstream's own messages", () => {
+    test('its ping is answered, any other request is -32601; list_changed is reported, other notifications ignored', () => {
+        const { transport, seen } = setUp();
+        transport.deliver({ jsonrpc: '2.0', id: 'p-1', method: 'ping' });
+        transport.deliver({ jsonrpc: '2.0', id: 7, method: 'sampling/createMessage', params: {} });
+        transport.deliver({ jsonrpc: '2.0', method: 'notifications/prompts/list_changed' });
+        transport.deliver({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } });
+        transport.deliver({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3 } });
+        assert.deepEqual(transport.sent, [
+            { jsonrpc: '2.0', id: 'p-1', result: {} },
+            { jsonrpc: '2.0', id: 7, error: { code: -32601, message: 'Method not found' } }
+        ]);
+        assert.equal(seen.listChanged, 1);
+        assert.deepEqual(seen.strays, []);
+        assert.equal(seen.heard, 5);
+    });
+});
