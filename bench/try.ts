@@ -1,0 +1,17 @@
+import { onProcessFailure } from './lib/processes.js';
+import { startLineup } from './targets.js';
+import { measureLatency } from './scenarios/latency.js';
+import { measureThroughput } from './scenarios/throughput.js';
+onProcessFailure(e => { console.error('FATAL', e.message); process.exit(1); });
+const t0 = performance.now();
+const lineup = await startLineup({ prompts: 100, variants: true });
+console.log('started in', performance.now() - t0);
+const lat = await measureLatency(lineup.targets, 200);
+for (const r of lat) console.log(r.name, r.latency);
+const t1 = performance.now();
+const tp = await measureThroughput(lineup.targets, { levels: [1, 8, 32, 128], sliceMs: 300, rounds: 1, idleMs: 300 });
+console.log('throughput in', performance.now() - t1);
+for (const c of tp) console.log(c.name, c.concurrency, c.requests, c.perSecond.toFixed(0), c.cpuUsPerGet.toFixed(0));
+console.log(lineup.gateway.warnings);
+await lineup.stop();
+process.exit(0);
