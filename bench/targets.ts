@@ -57,6 +57,7 @@ function streamable(name: string, process: Watched, url: string, prompt: string,
 export interface Lineup {
     targets: Target[];
     upstream: Watched & { url: string };
+    floor: Watched & { url: string };
     gateway: GatewayProcess;
     stop(): Promise<void>;
 }
@@ -74,16 +75,25 @@ function policyConfig(upstreamUrl: string) {
     };
 }
 
-export async function startLineup(options: { prompts: number; variants: boolean }): Promise<Lineup> {
+export interface LineupOptions {
+    prompts: number;
+    /** Also the gateway with metrics off, and with API keys and policy. */
+    variants: boolean;
+    /** Another build of the gateway (a checkout's root) measured beside this one, e.g. main before a change. */
+    baselineRoot?: string;
+}
+
+export async function startLineup(options: LineupOptions): Promise<Lineup> {
     const upstream = await startBenchServer('upstream', 'upstream.ts', ['--prompts', String(options.prompts)]);
     const upstreams = { upstreams: [httpUpstream('up', upstream.url)] };
-    const baselineRoot = process.env.BENCH_BASELINE_ROOT;
+    const baselineRoot = options.baselineRoot;
     const [floor, rawHop, sdkProxy, hub, gateway, metricsOff, policy, baseline] = await Promise.all([
         startBenchServer('floor', 'floor.ts'),
         startBenchServer('raw hop', 'raw-hop.ts', ['--upstream', upstream.url]),
         startBenchServer('naive SDK proxy', 'sdk-proxy.ts', ['--upstream', upstream.url]),
         startMcpHub({ up: upstream.url }),
-        startGateway(GATEWAY, upstreams),
+        // With the inspector listening (idle unless attached), so the profile scenario can watch it afterwards.
+        startGateway(GATEWAY, upstreams, { inspect: true }),
         options.variants ? startGateway(GATEWAY_METRICS_OFF, { ...upstreams, metrics: { enabled: false }, dashboard: { enabled: false } }) : undefined,
         options.variants ? startGateway(GATEWAY_POLICY, policyConfig(upstream.url)) : undefined,
         baselineRoot === undefined ? undefined : startGateway(GATEWAY_BASELINE, upstreams, { root: baselineRoot })
@@ -106,6 +116,7 @@ export async function startLineup(options: { prompts: number; variants: boolean 
     return {
         targets,
         upstream,
+        floor,
         gateway,
         stop: async () => {
             await Promise.all(processes.map(p => p.stop()));

@@ -1,15 +1,35 @@
 /**
- * The gateway as users run it: the built CLI (`dist/cli.js` of GATEWAY_ROOT, by default this tree) in a process of
- * its own, from a config file. The bench lifts the per-client quotas (one bench client opens thousands of sessions
+ * The gateway as users run it: the built CLI (`dist/cli.js` of the tree under test, by default this one; see
+ * `measureGatewayAt`) in a process of its own, from a config file. The bench talks to it only through its CLI, its
+ * config and HTTP, so the same harness measures any build of it. The bench lifts the per-client quotas (one bench client opens thousands of sessions
  * and sends thousands of requests a second: the limits would measure themselves) and keeps every other default.
  */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT, spawnWatched, type Watched } from './processes.js';
 
-/** Which build is measured: GATEWAY_ROOT=/other/checkout measures that one's dist/cli.js (build it there first). */
-export const GATEWAY_ROOT = process.env.GATEWAY_ROOT ?? ROOT;
+let gatewayRoot = ROOT;
+
+/** Measures the gateway built in another checkout (its dist/cli.js: build it there first). */
+export function measureGatewayAt(root: string): void {
+    const resolved = path.resolve(root);
+    if (!existsSync(path.join(resolved, 'dist/cli.js'))) throw new Error(`no dist/cli.js in ${resolved}: run \`npm run build\` there first`);
+    gatewayRoot = resolved;
+}
+
+/** The tree under test and its commit (with "+changes" when its work tree differs from it). */
+export function gatewayUnderTest(root = gatewayRoot): { root: string; commit: string } {
+    const git = (...args: string[]) => execFileSync('git', ['-C', root, ...args], { encoding: 'utf8' }).trim();
+    try {
+        const dirty = git('status', '--porcelain', '--untracked-files=no', '--', 'src') !== '';
+        return { root, commit: `${git('rev-parse', '--short', 'HEAD')}${dirty ? '+changes' : ''}` };
+    } catch {
+        return { root, commit: 'unknown' };
+    }
+}
 
 export const BENCH_LIMITS = { rateLimit: { requestsPerSecond: 0 }, maxSessionsPerClient: 1_000_000 };
 
@@ -19,6 +39,8 @@ export interface GatewayProcess extends Watched {
     inspector: string | undefined;
     /** Milliseconds from spawn until it printed "listening on". */
     startedInMs: number;
+    /** `performance.now()` when it was spawned. */
+    spawnedAt: number;
 }
 
 export interface StartOptions {
@@ -34,7 +56,7 @@ export async function startGateway(name: string, config: Record<string, unknown>
     const limits = { ...BENCH_LIMITS, ...(config.limits as object | undefined) };
     const sessions = { max: 1_000_000, ...(config.sessions as object | undefined) };
     await writeFile(file, JSON.stringify({ ...config, limits, sessions, listen: { port: 0 } }));
-    const root = options.root ?? GATEWAY_ROOT;
+    const root = options.root ?? gatewayRoot;
     const started = performance.now();
     const watched = await spawnWatched(
         name,
@@ -48,7 +70,7 @@ export async function startGateway(name: string, config: Record<string, unknown>
         .map(line => /^Debugger listening on (ws:\S+)$/.exec(line)?.[1])
         .find(url => url !== undefined);
     if (options.inspect === true && inspector === undefined) throw new Error(`${name}: no inspector URL in its output`);
-    return { ...watched, url: watched.readyMatch[1]!, inspector, startedInMs };
+    return { ...watched, url: watched.readyMatch[1]!, inspector, startedInMs, spawnedAt: started };
 }
 
 /** A Streamable HTTP upstream entry; the bench's bulkhead is wide enough that the load, not the bulkhead, is measured. */

@@ -34,7 +34,8 @@ async function idleRates(targets: Target[], idleMs: number): Promise<number[]> {
     return targets.map((target, i) => Math.max(0, (cpuNs(target.process.pid) - before[i]!) / idleMs));
 }
 
-async function slice(target: Target, channels: Channel[], durationMs: number): Promise<{ requests: number; ms: number; cpuNs: number }> {
+/** `channels` send prompts/get back to back for `durationMs`; the requests done and the process's CPU meanwhile. */
+export async function slice(target: Target, channels: Channel[], durationMs: number): Promise<{ requests: number; ms: number; cpuNs: number }> {
     const cpuBefore = cpuNs(target.process.pid);
     const start = performance.now();
     const end = start + durationMs;
@@ -52,9 +53,10 @@ async function slice(target: Target, channels: Channel[], durationMs: number): P
 
 export async function measureThroughput(targets: Target[], options: ThroughputOptions): Promise<ThroughputCell[]> {
     const most = Math.max(...options.levels);
+    const opening = targets.map(target => Promise.all(Array.from({ length: most }, () => target.open())));
     const channels: Channel[][] = [];
     try {
-        for (const target of targets) channels.push(await Promise.all(Array.from({ length: most }, () => target.open())));
+        for (const target of opening) channels.push(await target);
         const idle = await idleRates(targets, options.idleMs);
         const cells: ThroughputCell[] = [];
         for (const concurrency of options.levels) {

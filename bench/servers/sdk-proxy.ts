@@ -7,6 +7,7 @@
  *   node --import tsx bench/servers/sdk-proxy.ts --upstream <url>
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseArgs } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
@@ -40,9 +41,11 @@ async function newSession(): Promise<NodeStreamableHTTPServerTransport> {
     return transport;
 }
 
-await serve(async (req, res) => {
+async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const id = req.headers['mcp-session-id'];
     const known = typeof id === 'string' ? transports.get(id) : undefined;
     if (id !== undefined && known === undefined) return void res.writeHead(404).end('unknown session');
     await (known ?? (await newSession())).handleRequest(req, res);
-});
+}
+
+await serve((req, res) => void handle(req, res));

@@ -13,18 +13,14 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseArgs } from 'node:util';
-import { promptName } from './prompt-names.js';
+import { benchPrompt } from './prompt-names.js';
 import { readBody, serve } from './serve.js';
 
 const { values } = parseArgs({ options: { prompts: { type: 'string', default: '100' } } });
 const PROMPTS = Number(values.prompts);
 const VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
 
-const prompts = Array.from({ length: PROMPTS }, (_, i) => ({
-    name: promptName(i),
-    description: `Benchmark prompt number ${i}`,
-    arguments: [{ name: 'topic', description: 'What to talk about', required: false }]
-}));
+const prompts = Array.from({ length: PROMPTS }, (_, i) => benchPrompt(i));
 /** Every server's list is the same, written once. */
 const LIST = JSON.stringify({ prompts });
 const known = new Set(prompts.map(prompt => prompt.name));
