@@ -3,14 +3,15 @@
  * run on this machine, the targets interleaved. See BENCHMARKS.md for what each scenario does.
  *
  *   npm run bench                                   # full run: writes BENCHMARKS.md and bench/results/<commit>.json
- *   npm run bench -- --quick                        # every scenario small (< 1 min), writes nothing (CI runs it)
+ *   npm run bench -- --quick                        # every scenario small (< 1 min), its report in a temporary folder (CI runs it)
  *   npm run bench -- --gateway /path/to/checkout    # measure that checkout's dist/cli.js (build it there first)
  *   npm run bench -- --baseline /path/to/checkout   # also that build, interleaved, as "gateway, baseline build"
  *   npm run bench -- --before bench/results/before-da4130c.json   # BENCHMARKS.md shows those results beside
  *   npm run bench -- --save bench/results/x.json    # where the results go (full run)
  *   npm run bench -- --label da4130c                # what the gateway is called (default: its checkout's commit)
+ *   node --import tsx bench/run.ts --render bench/results/x.json   # BENCHMARKS.md again from saved results, no run
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -33,7 +34,8 @@ const { values: args } = parseArgs({
         baseline: { type: 'string' },
         before: { type: 'string' },
         save: { type: 'string' },
-        label: { type: 'string' }
+        label: { type: 'string' },
+        render: { type: 'string' }
     }
 });
 
@@ -81,7 +83,20 @@ async function freshGatewayScenarios(floorUrl: string, upstreamUrl: string) {
     return [await logged('catalog', scenarios[0]), await logged('sessions', scenarios[1]), await logged('storm', scenarios[2])] as const;
 }
 
+const readResults = async (file: string) => JSON.parse(await readFile(file, 'utf8')) as BenchResults;
+
+async function writeReport(folder: string, results: BenchResults, resultsFile: string): Promise<string> {
+    const before = args.before === undefined ? undefined : await readResults(args.before);
+    const report = path.join(folder, 'BENCHMARKS.md');
+    await writeFile(report, renderReport(results, { before, resultsFile: path.relative(folder, resultsFile) }));
+    return report;
+}
+
 async function main(): Promise<void> {
+    if (args.render !== undefined) {
+        process.stdout.write(`wrote ${await writeReport(ROOT, await readResults(args.render), path.resolve(args.render))}\n`);
+        return;
+    }
     onProcessFailure(error => {
         process.stderr.write(`benchmark failed: ${error.message}\n`);
         process.exit(1);
@@ -118,13 +133,12 @@ async function main(): Promise<void> {
         gatewayWarnings
     };
     process.stdout.write(`${renderVerdicts(results)}\n`);
-    if (args.quick) return;
-    const save = path.resolve(args.save ?? path.join(ROOT, 'bench/results', `${results.gateway.commit}.json`));
+    // A quick run's numbers say only that the bench works: its report goes to a temporary folder, not the tree's.
+    const folder = args.quick ? await mkdtemp(path.join(os.tmpdir(), 'gateway-bench-quick-')) : ROOT;
+    const save = path.resolve(args.save ?? path.join(folder, 'bench/results', `${results.gateway.commit}.json`));
     await mkdir(path.dirname(save), { recursive: true });
     await writeFile(save, `${JSON.stringify(results, null, 2)}\n`);
-    const before = args.before === undefined ? undefined : (JSON.parse(await readFile(args.before, 'utf8')) as BenchResults);
-    await writeFile(path.join(ROOT, 'BENCHMARKS.md'), renderReport(results, { before, resultsFile: path.relative(ROOT, save) }));
-    log(`wrote BENCHMARKS.md and ${path.relative(ROOT, save)}`);
+    log(`wrote ${await writeReport(folder, results, save)} and ${save}`);
 }
 
 main().then(
