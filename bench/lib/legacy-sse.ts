@@ -4,7 +4,7 @@
  * stream. The stream and the POSTs have a connection each.
  */
 import type { Dispatcher } from 'undici';
-import { connect, initializeParams, readEvents, resultOf, TIMEOUT_MS, type Channel, type JsonRpcMessage, type Result } from './mcp-client.js';
+import { connect, connectStream, initializeParams, readEvents, resultOf, TIMEOUT_MS, type Channel, type JsonRpcMessage, type Result } from './mcp-client.js';
 
 interface Pending {
     resolve: (message: JsonRpcMessage) => void;
@@ -21,7 +21,7 @@ export class LegacySseChannel implements Channel {
     readonly #posts: Dispatcher;
 
     private constructor(origin: string) {
-        this.#stream = connect(origin);
+        this.#stream = connectStream(origin);
         this.#posts = connect(origin);
     }
 

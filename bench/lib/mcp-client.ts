@@ -36,6 +36,14 @@ export function connect(origin: string, connections = 1): Dispatcher {
     return connections === 1 ? new Client(origin, options) : new Pool(origin, { ...options, connections });
 }
 
+/**
+ * A connection for a long-lived SSE stream: quiet for as long as nothing happens (while other targets take their
+ * turn, minutes in a full run), so no body timeout; each request on it has its own timer.
+ */
+export function connectStream(origin: string): Dispatcher {
+    return new Client(origin, { headersTimeout: TIMEOUT_MS, bodyTimeout: 0, keepAliveTimeout: 60_000 });
+}
+
 export class RpcError extends Error {
     constructor(
         readonly code: number,
@@ -147,7 +155,7 @@ export class StreamableChannel implements Channel {
 
     /** Opens the session's GET stream on a connection of its own; `onMessage` gets every message on it. Call the answer to close it. */
     async listen(onMessage: (message: JsonRpcMessage) => void): Promise<() => Promise<void>> {
-        const stream = connect(this.#origin);
+        const stream = connectStream(this.#origin);
         const { statusCode, body } = await stream.request({ path: this.#path, method: 'GET', headers: { ...this.#headers, accept: 'text/event-stream' } });
         if (statusCode !== 200) throw new Error(`GET stream answered HTTP ${statusCode}`);
         readEvents(body, event => onMessage(JSON.parse(event.data) as JsonRpcMessage));
