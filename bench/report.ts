@@ -1,0 +1,226 @@
+/** BENCHMARKS.md from a run's results (and, optionally, an earlier run's beside them). */
+import { addedP50, cpuPerGet, throughputRatio, verdicts, type BenchResults, type Verdict } from './results.js';
+import { count, kib, mib, ms, ratio, us } from './lib/stats.js';
+import { DIRECT, FLOOR, GATEWAY, RAW_HOP } from './targets.js';
+
+const table = (head: string[], rows: string[][]) =>
+    [`| ${head.join(' | ')} |`, `| ${head.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`, ...rows.map(row => `| ${row.join(' | ')} |`)].join('\n');
+
+const mark = (verdict: Verdict) => `${verdict.met ? 'met' : '**missed**'} (${verdict.margin.replace(/^(met|missed) by /, '')})`;
+
+/** The issue's targets, judged: measure, target, value (and the earlier run's), met or missed by how much. */
+export function renderVerdicts(results: BenchResults, before?: BenchResults): string {
+    const now = verdicts(results);
+    const then = before === undefined ? undefined : verdicts(before);
+    const head = ['measure', 'target', ...(then ? [`before (${before!.gateway.commit})`] : []), `gateway ${results.gateway.commit}`, 'verdict'];
+    return table(
+        head,
+        now.map((verdict, i) => [verdict.measure, verdict.target, ...(then ? [`${then[i]!.value} (${then[i]!.met ? 'met' : 'missed'})`] : []), verdict.value, mark(verdict)])
+    );
+}
+
+function latencySection(r: BenchResults): string {
+    const raw = addedP50(r, RAW_HOP);
+    const rows = r.latency.map(row => {
+        const hop = r.hops.includes(row.name);
+        return [row.name, us(row.latency.p50), us(row.latency.p99), hop ? us(addedP50(r, row.name)) : '', hop ? ratio(addedP50(r, row.name) / raw) : ''];
+    });
+    return table(['target', 'p50', 'p99', `added p50 (vs ${DIRECT})`, 'added, vs raw hop'], rows);
+}
+
+function throughputSection(r: BenchResults): string {
+    const levels = [...new Set(r.throughput.map(c => c.concurrency))];
+    const names = [...new Set(r.throughput.map(c => c.name))];
+    const rows = names.map(name => [
+        name,
+        ...levels.map(level => {
+            const c = r.throughput.find(t => t.name === name && t.concurrency === level)!;
+            return `${count(c.perSecond)}/s (${ratio(throughputRatio(r, name, level))})`;
+        })
+    ]);
+    return table(['target', ...levels.map(level => `concurrency ${level} (vs direct)`)], rows);
+}
+
+function cpuSection(r: BenchResults): string {
+    const levels = [...new Set(r.throughput.map(c => c.concurrency))];
+    const raw = cpuPerGet(r, RAW_HOP);
+    const rows = [DIRECT, ...r.hops].map(name => [
+        name,
+        ...levels.map(level => us(r.throughput.find(t => t.name === name && t.concurrency === level)!.cpuUsPerGet)),
+        ratio(cpuPerGet(r, name) / raw),
+        mib(r.throughput.filter(t => t.name === name).at(-1)!.rssBytes)
+    ]);
+    return table(['process', ...levels.map(level => `concurrency ${level}`), `vs raw hop (concurrency ${r.cpuConcurrency})`, 'RSS after'], rows);
+}
+
+function profileSection(r: BenchResults): string {
+    const total = r.profile.reduce((sum, row) => sum + row.usPerGet, 0);
+    const rows = r.profile.filter(row => row.usPerGet >= 5).map(row => [row.owner, us(row.usPerGet), `${((row.usPerGet / total) * 100).toFixed(0)}%`]);
+    return table(['charged to', 'main-thread CPU per get', 'share'], [...rows, ['total (main thread, sampled)', us(total), '100%']]);
+}
+
+/** The largest rows of the profile, as prose: "@hono/node-server 532 us, ...". */
+function largestCosts(r: BenchResults, rows = 5): string {
+    return r.profile
+        .slice(0, rows)
+        .map(row => `${row.owner} ${us(row.usPerGet)}`)
+        .join(', ');
+}
+
+/** Why a missed target is missed and what would close it: the run's own numbers, read against issue 14's plan. */
+function whyMissed(r: BenchResults, index: number): string {
+    const hot = `The profile's largest rows per get: ${largestCosts(r)}.`;
+    const plan = "Issue 14's plan takes them off the path: a node:http handler (no web Request/Response conversion, no express), its own keep-alive upstream client (no fetch, web streams or SDK client per request), hand-written guards instead of a zod parse per message, sessions as small records.";
+    switch (index) {
+        case 0:
+            return `What the gateway adds beyond the raw hop is its own work per request. ${hot} ${plan}`;
+        case 1:
+            return `On 2 cores shared by the bench client, the upstream, the hop and whoever else uses the machine, throughput at 32 is bound by the CPU per request of every process on the path (the gateway's ${us(cpuPerGet(r, GATEWAY))} against the raw hop's ${us(cpuPerGet(r, RAW_HOP))}). Even the raw hop reaches ${ratio(throughputRatio(r, RAW_HOP, 32))} of direct in this run, ${ratio(throughputRatio(r, GATEWAY, 32) / throughputRatio(r, RAW_HOP, 32))} of which the gateway reaches: the gateway's part of the gap closes with CPU per get; the rest is the hop itself on this machine.`;
+        case 2:
+            return `${hot} ${plan}`;
+        case 3:
+            return 'A session is an SDK server and its transport with their handlers and closures; the record of issue 14 (client id, revision, capabilities, stream handle) needs a few hundred bytes.';
+        case 4:
+            return 'Sessions that did not answer a ping had been dropped (cap, quota or sweep).';
+        case 5:
+            return `The gateway lists and indexes every upstream after it starts (/readyz at ${ms(r.catalog.readyzMs, 0)}, every prompt seen at ${ms(r.catalog.completeMs, 0)}); with ${r.catalog.upstreams} upstreams on 2 cores that is connect, initialize and one list per upstream, and the catalog built from them.`;
+        case 6:
+            return 'A page is cut from the visible list, its cursor sealed and the page serialized per request, behind the same request path as prompts/get (see the profile).';
+        case 7:
+            return 'Memory grows with the catalog: per-prompt records, the name table and the cached views.';
+        default:
+            return 'The storm is read and coalesced on the event loop that serves the other requests.';
+    }
+}
+
+function missedSection(r: BenchResults): string {
+    const missed = verdicts(r)
+        .map((verdict, i) => ({ verdict, i }))
+        .filter(({ verdict }) => !verdict.met);
+    if (missed.length === 0) return 'Every target is met.';
+    return missed.map(({ verdict, i }) => `- **${verdict.measure}**: ${verdict.value}, target ${verdict.target}, ${verdict.margin}. ${whyMissed(r, i)}`).join('\n');
+}
+
+export function renderReport(r: BenchResults, options: { before?: BenchResults; resultsFile: string }): string {
+    const m = r.machine;
+    const c = r.catalog;
+    const s = r.storm;
+    const warnings = Object.entries(r.gatewayWarnings);
+    return `# Benchmarks
+
+Generated by \`npm run bench\` on ${r.date.slice(0, 16).replace('T', ' ')} UTC in ${r.durationS.toFixed(0)} s, gateway
+**${r.gateway.commit}**; raw results in \`${options.resultsFile}\`. Machine: Node ${m.node}, ${m.cores} cores
+(${m.cpu}), ${m.memoryGiB} GiB, load average at start ${m.loadAtStart.map(l => l.toFixed(2)).join(' / ')} (the
+machine is shared: read the ratios, which compare targets measured in the same run, interleaved, not the absolute
+numbers).
+
+## The issue's targets
+
+${renderVerdicts(r, options.before)}
+
+${missedSection(r)}
+
+## How it is measured
+
+Every target runs in a process of its own on 127.0.0.1, in front of (or being) the same upstream, and is timed
+from the bench process by a lean MCP client (raw JSON-RPC over undici keep-alive connections: one serialization,
+one POST and one parse per request, so the client costs less than any target):
+
+- **${FLOOR}**: node:http answering a canned result: the least a round trip from this client costs;
+- **${DIRECT}**: the bench upstream itself (\`bench/servers/upstream.ts\`, Streamable HTTP in plain node:http);
+- **${RAW_HOP}**: ~70 lines of plain node:http that parse the JSON-RPC message, rename the prompt and forward it
+  over a keep-alive agent (\`bench/servers/raw-hop.ts\`): the cost of one hop, the reference;
+- **naive SDK proxy**: ~50 lines on the official SDK, one SDK server and transport per session
+  (\`bench/servers/sdk-proxy.ts\`), and **mcp-hub** from the npm registry (legacy HTTP+SSE endpoint): peers;
+- **${GATEWAY}**: the built CLI (\`dist/cli.js\`) with one Streamable HTTP upstream and the default config but
+  per-client quotas lifted (they would measure themselves); in a full run also with metrics and dashboard off, and
+  with API keys for 100 clients and prompt policy at every level.
+
+Every request is a \`prompts/get\` whose answer is checked. Latency is timed one request at a time, the targets
+taking turns request by request (each round starting at another); throughput runs each target for a slice with
+N sessions sending back to back, the targets taking turns slice by slice for several rounds. CPU per get is the
+CPU time of the hop's process, all threads (\`/proc/<pid>/task/*/schedstat\`), over the slices, less its idle CPU
+over as long, per request. The big catalog, the idle sessions and the storm each run on a fresh gateway after the
+line-up's scenarios.
+
+## Latency at concurrency 1
+
+${latencySection(r)}
+
+## Throughput
+
+${throughputSection(r)}
+
+## CPU per get (all threads of the process)
+
+The first row is the upstream itself (what every request costs it, behind any hop). On 2 cores the bench client,
+the upstream and the hop share, throughput is bound by the sum of their CPU per request: a hop that costs
+three times what the upstream does cannot reach 0.7x direct here, whatever its latency.
+
+${cpuSection(r)}
+
+## Where the gateway's CPU goes
+
+A V8 CPU profile of the gateway's main thread (over the inspector) at concurrency ${r.cpuConcurrency}, each sample
+charged to the nearest package on its stack (the gateway's own code by folder; Node's bundled undici behind
+\`fetch\` as a package), per request (rows under 5 us left out):
+
+${profileSection(r)}
+
+${warnings.length === 0 ? 'The gateway printed no process warnings under load.' : `Under load the gateway printed ${warnings.map(([name, n]) => `${count(n)} ${name}`).join(', ')}.`}
+
+## A ${count(c.prompts)}-prompt catalog
+
+${c.upstreams} upstreams of ${count(c.prompts / c.upstreams)} prompts (one bench upstream process serving each on a
+path of its own) behind a fresh gateway, default page size:
+
+${table(
+    ['measure', 'value'],
+    [
+        ['spawn to `/readyz` 200', ms(c.readyzMs, 0)],
+        [`spawn to the end of the first walk seeing all ${count(c.prompts)} prompts`, `${ms(c.completeMs, 0)} (that walk: ${count(c.pages)} pages, ${ms(c.walkMs, 0)})`],
+        ['catalog complete when /readyz turned 200', c.completeAtReadyz ? 'yes (ready = /readyz time)' : 'no (ready = first complete walk)'],
+        ['warm page (mid-list cursor) p50 / p99', `${us(c.page.p50)} / ${us(c.page.p99)}`],
+        ['floor, canned page of the same size, p50 / p99', `${us(c.floorPage.p50)} / ${us(c.floorPage.p99)}`],
+        ['gateway RSS after / peak', `${mib(c.rssBytes)} / ${mib(c.peakRssBytes)}`]
+    ]
+)}
+
+## Idle sessions
+
+A fresh gateway started with the inspector; sessions opened (initialize + initialized) over 16 shared
+connections and left idle. Memory is the gateway's heap used plus external memory after a full GC (forced over
+the inspector, twice), less the same before the first session; held sessions are those that answer a ping after.
+
+${table(
+    ['sessions', 'per session after a full GC', 'held', 'opened in', 'RSS'],
+    r.sessions.map(step => [count(step.sessions), kib(step.bytesPerSession), count(step.held), ms(step.openMs, 0), mib(step.rssBytes)])
+)}
+
+## A storm of list_changed
+
+A gateway with a stdio upstream that sends ${count(s.events)} \`notifications/prompts/list_changed\` as fast as the
+gateway reads them, and the bench upstream over HTTP; \`prompts/get\` of the latter timed one at a time, idle and
+during the storm (${ms(s.stormMs, 0)}, ${count(s.storm.samples)} requests). A session with a GET stream got
+${count(s.listChangedReceived)} list_changed for the whole storm (the fixture's list stays the same, so a gateway
+that notifies only clients whose visible list changed sends none).
+
+${table(
+    ['', 'p50', 'p99'],
+    [
+        ['idle', us(s.idle.p50), us(s.idle.p99)],
+        ['during the storm', us(s.storm.p50), us(s.storm.p99)]
+    ]
+)}
+
+## Reproduce
+
+\`\`\`sh
+npm ci
+npm run bench                                        # this tree's gateway: BENCHMARKS.md + bench/results/<commit>.json
+npm run bench -- --gateway ../other-checkout         # another build of the gateway (npm run build there first)
+npm run bench -- --before bench/results/before-da4130c.json   # with an earlier run's values beside
+npm run bench -- --quick                             # every scenario small, in under a minute; writes nothing
+\`\`\`
+`;
+}
