@@ -124,7 +124,7 @@ async function main(): Promise<void> {
     });
     try {
         const url = await new Promise<URL>((resolve, reject) => {
-            createInterface({ input: gateway.stderr! }).on('line', line => {
+            createInterface({ input: gateway.stderr }).on('line', line => {
                 const match = /^listening on (\S+)/.exec(line);
                 if (match) resolve(new URL(match[1]!));
             });

@@ -98,7 +98,7 @@ export class Dispatcher {
 
     async #run(request: JSONRPCRequest, exchange: Exchange): Promise<Record<string, unknown>> {
         const { method } = request;
-        const params = request.params as Params;
+        const params: Params = request.params;
         const { service, inFlight } = this.options;
         const { session } = exchange;
         switch (method) {

@@ -128,9 +128,10 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
         closed,
         drain: () => inFlight.refuseNew('Gateway is shutting down; try again later'),
         settled: timeoutMs => inFlight.drained(timeoutMs),
-        close: async () => {
+        close: () => {
             input.pause();
             sessions.close(SESSION_ID);
+            return Promise.resolve();
         }
     };
 }
