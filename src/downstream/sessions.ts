@@ -69,6 +69,11 @@ export class Session {
         this.#record.lastSeen = Date.now();
     }
 
+    /** Nothing open and nothing asked since `time`. */
+    idleSince(time: number): boolean {
+        return this.openResponses === 0 && this.#record.lastSeen < time;
+    }
+
     /** Cancels every request in flight (their answers are dropped) and leaves change delivery. */
     end(): void {
         for (const request of this.requests.values()) request.abort();

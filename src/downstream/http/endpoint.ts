@@ -6,7 +6,6 @@
  * requests away with 503 while those taken finish.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { compileProxyTrust } from '../../lib/client-address.js';
 import { whenIdle } from '../../lib/when-idle.js';
 import { describeError, type Logger } from '../../observability/logger.js';
 import { inRequest, REQUEST_ID_HEADER, requestIdFrom } from '../../observability/request-context.js';
@@ -17,11 +16,12 @@ import type { Dispatcher } from '../dispatcher.js';
 import type { Endpoint } from '../endpoint.js';
 import { healthDetailed, operatorRoutesOnMcpListener } from '../operator-access.js';
 import type { SessionTable } from '../sessions.js';
-import { authenticator, browserGuards, protocolVersionAccepted, quotaKeyOf, takeTokens, type BrowserSafety } from './guards.js';
+import { admission, browserGuards, type BrowserSafety } from './guards.js';
 import { hostChecks, listen } from './listener.js';
 import { McpEndpoint } from './mcp.js';
 import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from './rejections.js';
 import { pathOf, type Routes } from './routes.js';
+import { sweepIdleSessions } from './sweeper.js';
 
 export interface HttpEndpointOptions {
     host: string;
@@ -63,9 +63,8 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     const { sessions, logger } = options;
     const reject = rejecter(options.onRejected);
     const guard = browserGuards({ ...hostChecks(options.host, options, logger, 'listen.allowedHosts'), cors: options.cors });
-    const authenticate = authenticator(options.policy, logger, reject);
-    const trust = compileProxyTrust(options.trustProxy);
     const limiter = new ClientRateLimiter();
+    const admit = admission({ ...options, limiter, reject });
     const mcp = new McpEndpoint({ ...options, limiter, reject });
 
     let draining = false;
@@ -107,12 +106,8 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
             res.setHeader('connection', 'close');
             return reject(res, 'shutting_down');
         }
-        const client = await authenticate(req, res);
-        if (client === undefined) return;
-        const quotaKey = quotaKeyOf(client, req, trust);
-        if (!takeTokens(limiter, client, quotaKey, res, reject)) return;
-        if (!protocolVersionAccepted(req)) return reject(res, 'unsupported_protocol_version');
-        const admitted = { client, quotaKey };
+        const admitted = await admit(req, res);
+        if (admitted === undefined) return;
         if (method === 'POST') return mcp.post(req, res, admitted);
         if (method === 'GET') return mcp.stream(req, res, admitted);
         return mcp.end(req, res, admitted);
@@ -129,16 +124,10 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
         });
     };
 
-    const sweeper = setInterval(() => {
-        const idleSince = Date.now() - options.idleTimeoutMs;
-        for (const session of sessions.values()) {
-            if (session.transport === 'http' && session.openResponses === 0 && session.record.lastSeen < idleSince) {
-                logger.info({ session: session.id }, 'closing idle session');
-                mcp.close(session);
-            }
-        }
-    }, Math.min(60_000, Math.max(250, options.idleTimeoutMs / 4)));
-    sweeper.unref();
+    const stopSweeping = sweepIdleSessions(sessions, options.idleTimeoutMs, session => {
+        logger.info({ session: session.id }, 'closing idle session');
+        mcp.close(session);
+    });
 
     const listening = await listen(handler, options.host, options.port);
     return {
@@ -148,7 +137,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
         },
         settled: timeoutMs => whenIdle(() => openPosts === 0, postsDone, timeoutMs),
         async close() {
-            clearInterval(sweeper);
+            stopSweeping();
             for (const session of [...sessions.values()]) if (session.transport === 'http') mcp.close(session);
             await listening.close();
         }

@@ -9,7 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { validateHostHeader, validateOriginHeader } from '@modelcontextprotocol/server';
 import { ANONYMOUS_CLIENT_ID } from '../../config/policy-schema.js';
-import { clientAddress, type ProxyTrust } from '../../lib/client-address.js';
+import { clientAddress, compileProxyTrust, type ProxyTrust } from '../../lib/client-address.js';
 import type { Logger } from '../../observability/logger.js';
 import type { ClientProfile } from '../../policy/clients.js';
 import type { GatewayPolicy } from '../../policy/policy.js';
@@ -80,7 +80,7 @@ export function browserGuards({ allowedHosts, allowedOrigins, cors }: BrowserSaf
 const OUTAGE_LOG_INTERVAL_MS = 10_000;
 
 /** The calling client, or undefined once a 401 with a Bearer challenge (or a 503) is answered. */
-export function authenticator(policy: () => GatewayPolicy, logger: Logger, reject: Reject): (req: IncomingMessage, res: ServerResponse) => Promise<ClientProfile | undefined> {
+function authenticator(policy: () => GatewayPolicy, logger: Logger, reject: Reject): (req: IncomingMessage, res: ServerResponse) => Promise<ClientProfile | undefined> {
     let outageLoggedAt = -Infinity;
     return async (req, res) => {
         // headersDistinct keeps every copy of a repeated header, where `headers` silently keeps the first Authorization.
@@ -108,7 +108,7 @@ export function authenticator(policy: () => GatewayPolicy, logger: Logger, rejec
  * The key of the request's sessions-per-client and rate-limit quotas: the client's id, or an anonymous caller's
  * address (only then is the address worked out: behind proxies that means parsing X-Forwarded-For).
  */
-export function quotaKeyOf(client: ClientProfile, req: IncomingMessage, trust: ProxyTrust): string {
+function quotaKeyOf(client: ClientProfile, req: IncomingMessage, trust: ProxyTrust): string {
     return quotaKey(client, client.id === ANONYMOUS_CLIENT_ID ? clientAddress(req, trust) : undefined);
 }
 
@@ -125,8 +125,39 @@ export function takeTokens(limiter: ClientRateLimiter, client: ClientProfile, ke
     return false;
 }
 
+/** Who is asking, as admission established it. */
+export interface Admitted {
+    client: ClientProfile;
+    /** Whose session and rate quotas the request counts against (see policy/quota.ts). */
+    quotaKey: string;
+}
+
+export interface AdmissionOptions {
+    policy: () => GatewayPolicy;
+    /** listen.trustProxy: proxies whose X-Forwarded-For names the caller. */
+    trustProxy?: string[] | undefined;
+    limiter: ClientRateLimiter;
+    reject: Reject;
+    logger: Logger;
+}
+
+/** The MCP endpoint's checks, in order: authentication, one rate-limit token, the MCP-Protocol-Version header. */
+export function admission({ policy, trustProxy, limiter, reject, logger }: AdmissionOptions): (req: IncomingMessage, res: ServerResponse) => Promise<Admitted | undefined> {
+    const authenticate = authenticator(policy, logger, reject);
+    const trust = compileProxyTrust(trustProxy);
+    return async (req, res) => {
+        const client = await authenticate(req, res);
+        if (client === undefined) return undefined;
+        const quotaKey = quotaKeyOf(client, req, trust);
+        if (!takeTokens(limiter, client, quotaKey, res, reject)) return undefined;
+        if (protocolVersionAccepted(req)) return { client, quotaKey };
+        reject(res, 'unsupported_protocol_version');
+        return undefined;
+    };
+}
+
 /** Absent is fine: the session's negotiated version applies. Checked before anything, and never repeated in the answer. */
-export function protocolVersionAccepted(req: IncomingMessage): boolean {
+function protocolVersionAccepted(req: IncomingMessage): boolean {
     const version = req.headers['mcp-protocol-version'];
     return version === undefined || (typeof version === 'string' && isSupportedVersion(version));
 }

@@ -12,24 +12,16 @@ import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/clien
 import { exceedsDepth } from '../../lib/json-bounds.js';
 import { asJsonRpcMessage } from '../../lib/json-rpc.js';
 import type { Logger } from '../../observability/logger.js';
-import type { ClientProfile } from '../../policy/clients.js';
 import type { ClientRateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit, judgeBatch } from '../batches.js';
 import { errorResponse, initialize, invalidParams, type Dispatcher } from '../dispatcher.js';
 import type { Session, SessionTable } from '../sessions.js';
 import { readBody } from './body.js';
-import { takeTokens } from './guards.js';
+import { takeTokens, type Admitted } from './guards.js';
 import type { Reject } from './rejections.js';
 import { Reply } from './reply.js';
 import { sendEmpty, sendJson } from './respond.js';
 import { SseStream } from './sse.js';
-
-/** Who is asking, as admission established it. */
-export interface Admitted {
-    client: ClientProfile;
-    /** Whose session and rate quotas the request counts against (see policy/quota.ts). */
-    quotaKey: string;
-}
 
 export interface McpEndpointOptions {
     dispatcher: Dispatcher;
