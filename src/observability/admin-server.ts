@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { browserGuards } from '../downstream/http/guards.js';
 import { hostChecks, listen } from '../downstream/http/listener.js';
 import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from '../downstream/http/rejections.js';
-import { pathOf, Routes } from '../downstream/http/routes.js';
+import { routeKeyOf, Routes } from '../downstream/http/routes.js';
 import { describeError, type Logger } from './logger.js';
 
 export interface AdminServerOptions {
@@ -33,7 +33,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
         const refusal = guard(req, res);
         if (refusal === 'answered') return;
         if (refusal !== undefined) return reject(res, refusal);
-        const handler = routes.match(req.method, pathOf(req.url));
+        const handler = routes.match(req.method, routeKeyOf(req.url));
         if (handler === undefined) return reject(res, 'not_found');
         return handler(req, res);
     };

@@ -20,7 +20,7 @@ import { admission, browserGuards, type BrowserSafety } from './guards.js';
 import { hostChecks, listen } from './listener.js';
 import { McpEndpoint } from './mcp.js';
 import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from './rejections.js';
-import { pathOf, type Routes } from './routes.js';
+import { routeKey, routeKeyOf, type Routes } from './routes.js';
 import { sweepIdleSessions } from './sweeper.js';
 
 export interface HttpEndpointOptions {
@@ -77,13 +77,14 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     const detailed = (req: IncomingMessage) => healthDetailed(authMode(), operatorToken?.(req.headers.authorization) === 'ok');
     const health = healthRoutes({ health: options.health, readiness: options.readiness, draining: () => draining, detailed });
     const operator = options.routes?.(reject);
+    const mcpPath = routeKey(options.path);
 
     async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
         const refusal = guard(req, res);
         if (refusal === 'answered') return;
         if (refusal !== undefined) return reject(res, refusal);
-        const path = pathOf(req.url);
-        if (path === options.path) return mcpRequest(req, res);
+        const path = routeKeyOf(req.url);
+        if (path === mcpPath) return mcpRequest(req, res);
         const handler =
             health.match(req.method, path) ?? (operatorRoutesOnMcpListener(authMode(), options.operatorToken) ? operator?.match(req.method, path) : undefined);
         if (handler !== undefined) return handler(req, res);

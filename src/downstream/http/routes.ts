@@ -1,7 +1,8 @@
 /**
  * A few GET routes by exact path (health checks, metrics, the dashboard): all
  * the routing the gateway's listeners need beside the MCP endpoint. HEAD is
- * answered like GET (Node leaves out the body).
+ * answered like GET (Node leaves out the body). Paths match as they did when
+ * express routed them: in any case, with or without one trailing slash.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -11,7 +12,7 @@ export class Routes {
     readonly #get = new Map<string, RouteHandler>();
 
     get(paths: string | string[], handler: RouteHandler): this {
-        for (const path of Array.isArray(paths) ? paths : [paths]) this.#get.set(path, handler);
+        for (const path of Array.isArray(paths) ? paths : [paths]) this.#get.set(routeKey(path), handler);
         return this;
     }
 
@@ -21,14 +22,20 @@ export class Routes {
         return this;
     }
 
-    match(method: string | undefined, path: string): RouteHandler | undefined {
-        return method === 'GET' || method === 'HEAD' ? this.#get.get(path) : undefined;
+    /** `key` as routeKeyOf gives it. */
+    match(method: string | undefined, key: string): RouteHandler | undefined {
+        return method === 'GET' || method === 'HEAD' ? this.#get.get(key) : undefined;
     }
 }
 
-/** The path of a request target, without its query. */
-export function pathOf(url: string | undefined): string {
+/** What a path is matched by: lower case, without one trailing slash. */
+export function routeKey(path: string): string {
+    return (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).toLowerCase();
+}
+
+/** The route key of a request target's path (its query left out). */
+export function routeKeyOf(url: string | undefined): string {
     if (url === undefined) return '/';
     const query = url.indexOf('?');
-    return query === -1 ? url : url.slice(0, query);
+    return routeKey(query === -1 ? url : url.slice(0, query));
 }
