@@ -20,7 +20,7 @@ export interface Subscriber {
     close?(): void;
 }
 
-export const LIST_CHANGED: JSONRPCNotification = { jsonrpc: '2.0', method: 'notifications/prompts/list_changed' };
+const LIST_CHANGED: JSONRPCNotification = { jsonrpc: '2.0', method: 'notifications/prompts/list_changed' };
 
 export interface ChangeDeliveryOptions {
     changes: Bus<CatalogChange>;

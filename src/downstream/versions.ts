@@ -6,7 +6,7 @@
  */
 
 /** Newest first. */
-export const PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
+const PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
 
 export const LATEST_PROTOCOL_VERSION = PROTOCOL_VERSIONS[0]!;
 

@@ -7,7 +7,7 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import type { Subscriber } from '../delivery.js';
 
-export const KEEP_ALIVE_MS = 15_000;
+const KEEP_ALIVE_MS = 15_000;
 
 const SSE_HEADERS: OutgoingHttpHeaders = {
     'content-type': 'text/event-stream',
