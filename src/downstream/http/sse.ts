@@ -21,11 +21,11 @@ export class SseStream implements Subscriber {
     readonly #keepAlive: NodeJS.Timeout;
 
     /** Writes the head at once (200), with `headers` besides the stream's own. */
-    constructor(res: ServerResponse, headers: OutgoingHttpHeaders) {
+    constructor(res: ServerResponse, headers: OutgoingHttpHeaders, keepAliveMs = KEEP_ALIVE_MS) {
         this.#res = res;
         res.writeHead(200, { ...headers, ...SSE_HEADERS });
         res.flushHeaders();
-        this.#keepAlive = setInterval(() => res.write(': keepalive\n\n'), KEEP_ALIVE_MS).unref();
+        this.#keepAlive = setInterval(() => res.write(': keepalive\n\n'), keepAliveMs).unref();
         res.once('close', () => clearInterval(this.#keepAlive));
     }
 
