@@ -10,22 +10,22 @@ import { Catalog } from './catalog/catalog.js';
 import { CursorCodec } from './catalog/cursor.js';
 import { PromptService, type Caller, type PromptServiceOptions } from './catalog/service.js';
 import { VisibleSlices } from './catalog/visible-slices.js';
-import { startAdminServer, type AdminServer } from './downstream/admin-server.js';
+import { ChangeDelivery } from './downstream/delivery.js';
+import { Dispatcher } from './downstream/dispatcher.js';
 import type { Endpoint } from './downstream/endpoint.js';
-import { startHttpEndpoint } from './downstream/http.js';
+import { startHttpEndpoint } from './downstream/http/endpoint.js';
 import { InFlight } from './downstream/in-flight.js';
-import { healthRoutes, type Readiness } from './downstream/observability-routes.js';
-import { createPromptServer } from './downstream/prompt-server.js';
-import { SessionRegistry } from './downstream/sessions.js';
+import { SessionTable } from './downstream/sessions.js';
 import { startStdioEndpoint } from './downstream/stdio.js';
+import { startAdminServer, type AdminServer } from './observability/admin-server.js';
 import { FaultCounters } from './observability/faults.js';
 import { describeError, setLogSecrets, type Logger } from './observability/logger.js';
 import type { GatewayMetrics } from './observability/metrics.js';
-import type { ClientProfile } from './policy/clients.js';
 import { compilePolicy, type GatewayPolicy } from './policy/policy.js';
 import { UpstreamConnection } from './upstream/connection.js';
 import { UpstreamPool, type PoolChange } from './upstream/pool.js';
-import { Telemetry } from './telemetry.js';
+import { healthRoutes, type Readiness } from './observability/routes.js';
+import { Telemetry } from './observability/telemetry.js';
 import { GATEWAY_INFO } from './version.js';
 
 export interface GatewayOptions {
@@ -116,14 +116,16 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
     const slices = new VisibleSlices();
     const service = new PromptService(catalog, cursors, serviceOptions(config, policy), slices);
     telemetry.watch(service);
-    const sessions = new SessionRegistry({
+    const delivery = new ChangeDelivery({
         changes: catalog.changes,
         currentView: () => catalog.publishedView,
         fingerprint: (view, scope) => slices.fingerprint(view, scope, policy.access.visibility(scope)),
         onNotified: telemetry.notified,
         logger
     });
+    const sessions = new SessionTable({ delivery, callerFor });
     const inFlight = new InFlight();
+    const dispatcher = new Dispatcher({ service, inFlight, logger });
     let endpoint: Endpoint | undefined;
     let admin: AdminServer | undefined;
     let closing: Promise<void> | undefined;
@@ -132,21 +134,13 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
     const stopAll = async () => {
         telemetry.close();
         await admin?.close();
-        sessions.close();
+        delivery.close();
         catalog.close();
         await pool.close();
     };
 
-    const createServer = (client: ClientProfile) => ({
-        scope: client.id,
-        server: createPromptServer({
-            service,
-            caller: callerFor(client.id),
-            inFlight,
-            // An upstream not connected yet may offer completions later; the answer for it is empty meanwhile.
-            completions: pool.connections.some(upstream => upstream.state !== 'ready' || upstream.offersCompletions)
-        })
-    });
+    // An upstream not connected yet may offer completions later; the answer for it is empty meanwhile.
+    const completions = () => pool.connections.some(upstream => upstream.state !== 'ready' || upstream.offersCompletions);
 
     const upstreamHealth = () =>
         pool.connections.map(upstream => ({
@@ -224,7 +218,16 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         if (options.stdio === true) {
             const client = policy.clients.get(options.client ?? ANONYMOUS_CLIENT_ID);
             if (client === undefined) throw new Error(`--client "${options.client ?? ''}" is not a configured client`);
-            const stdio = await startStdioEndpoint(createServer(client), sessions, inFlight);
+            const stdio = startStdioEndpoint({
+                client,
+                dispatcher,
+                sessions,
+                inFlight,
+                completions,
+                maxLineBytes: config.limits.maxBodyBytes,
+                maxJsonDepth: () => config.limits.maxJsonDepth,
+                logger
+            });
             done = stdio.closed;
             endpoint = stdio;
         } else {
@@ -235,8 +238,9 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
                 policy: () => policy,
                 idleTimeoutMs: config.sessions.idleTimeoutMs,
                 maxSessions: config.sessions.max,
+                dispatcher,
                 sessions,
-                createServer,
+                completions,
                 health,
                 readiness: readyDetails,
                 ...(separate === undefined && telemetry.serving ? { routes: telemetry.routes } : {}),

@@ -82,6 +82,16 @@ describe('downstream Streamable HTTP endpoint', () => {
         assert.deepEqual(body.upstreams.map(upstream => `${upstream.id}:${upstream.state}`), ['local:ready', 'auto:ready', 'old:ready']);
     });
 
+    test('paths match with a trailing slash and in any case, as they always have: /mcp/, /MCP, /healthz/, /HEALTHZ', async () => {
+        const { origin, pathname } = new URL(gateway.url!);
+        for (const path of [`${pathname}/`, pathname.toUpperCase()]) {
+            const session = await openRawSession(`${origin}${path}`);
+            assert.equal((await deleteSession(`${origin}${path}`, session.headers)).status, 200, path);
+        }
+        for (const path of ['/healthz/', '/HEALTHZ']) assert.equal((await fetch(`${origin}${path}`)).status, 200, path);
+        assert.equal((await fetch(`${origin}${pathname}//`, { method: 'POST' })).status, 404, 'only one trailing slash');
+    });
+
     test('an unknown session id is 404; a request without one (not initialize) is 400', async () => {
         const unknown = await post(gateway.url!, { jsonrpc: '2.0', id: 2, method: 'prompts/list', params: {} }, { 'mcp-session-id': 'no-such-session' });
         assert.equal(unknown.status, 404);

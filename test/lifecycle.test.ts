@@ -238,11 +238,10 @@ describe('session lifecycle over Streamable HTTP', () => {
             const stream = new SseReader(await getStream(url, session.headers));
             try {
                 assert.equal(stream.response.status, 200);
-                // Slow enough that the notification, due within maxDelayMs of the burst, comes before its answer.
-                const slowResponse = await post(url, { jsonrpc: '2.0', id: 'slow', method: 'prompts/get', params: { name: 'local__slow', arguments: { ms: '10000' } } }, session.headers);
-                assert.equal(slowResponse.status, 200);
-                const slow = (slowResponse.headers.get('content-type') ?? '').includes('text/event-stream') ? new SseReader(slowResponse) : undefined;
-                const slowMessages = slow ? undefined : messagesOf(slowResponse);
+                // Slow enough that the notification, due within maxDelayMs of the burst, comes before its answer. Not awaited
+                // yet: an answer sent as JSON has its headers only once the answer is known, an SSE answer at once.
+                const slowPosted = post(url, { jsonrpc: '2.0', id: 'slow', method: 'prompts/get', params: { name: 'local__slow', arguments: { ms: '10000' } } }, session.headers);
+                slowPosted.catch(() => {});
                 await waitFor(() => active() >= 1, 20_000, 'the slow request to reach the upstream');
 
                 const trigger = await call(url, session, 'prompts/get', { name: 'local__emit-list-changed', arguments: { count: '5', add: 'streams-probe' } }, 'trigger');
@@ -252,6 +251,10 @@ describe('session lifecycle over Streamable HTTP', () => {
                 assert.equal(notified.id, undefined);
                 assert.equal(active(), 1, 'the slow request is still in flight when the notification arrives');
 
+                const slowResponse = await slowPosted;
+                assert.equal(slowResponse.status, 200);
+                const slow = (slowResponse.headers.get('content-type') ?? '').includes('text/event-stream') ? new SseReader(slowResponse) : undefined;
+                const slowMessages = slow ? undefined : messagesOf(slowResponse);
                 const answered = slow ? await slow.next(message => message.id === 'slow', 30_000) : (await slowMessages!).find(message => message.id === 'slow');
                 assert.match(textOf(answered), /slept/);
                 if (slow) {

@@ -99,11 +99,11 @@ export function deleteSession(url: string, headers: Record<string, string>): Pro
     return fetch(url, { method: 'DELETE', headers });
 }
 
-/** Every JSON-RPC message of a POST's answer: the JSON body, or each `data:` of an SSE body read to its end. */
+/** Every JSON-RPC message of a POST's answer: the JSON body (one message, or a batch's array), or each `data:` of an SSE body read to its end. */
 export async function messagesOf(response: Response): Promise<JsonRpcMessage[]> {
     const text = await response.text();
     if ((response.headers.get('content-type') ?? '').includes('text/event-stream')) return parseSse(text).map(data => JSON.parse(data) as JsonRpcMessage);
-    return text === '' ? [] : [JSON.parse(text) as JsonRpcMessage];
+    return text === '' ? [] : [JSON.parse(text) as JsonRpcMessage | JsonRpcMessage[]].flat();
 }
 
 /** The `data` of each event in an SSE text (events without data, such as priming events, are skipped). */

@@ -1,36 +1,34 @@
 /**
  * The prompt requests being served: counted, so a shutdown can wait for them,
  * and cancellable all at once, so the ones that outlive the wait still get an
- * answer (an error) instead of a stream that just ends.
+ * answer (an error) instead of a stream that just ends. Each request keeps its
+ * own way to fail in a set: no listener per request on a shared signal (which
+ * Node reports as a leak beyond ten).
  */
-import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import { whenIdle } from '../lib/when-idle.js';
 
 export class InFlight {
-    #count = 0;
+    readonly #failers = new Set<(error: Error) => void>();
     readonly #idle: (() => void)[] = [];
-    readonly #cancel = new AbortController();
     #refusal: string | undefined;
+    #cancelled: ProtocolError | undefined;
 
     get count(): number {
-        return this.#count;
+        return this.#failers.size;
     }
 
     async track<T>(work: () => Promise<T>): Promise<T> {
         if (this.#refusal !== undefined) throw new ProtocolError(ProtocolErrorCode.InternalError, this.#refusal);
-        this.#count++;
-        const signal = this.#cancel.signal;
-        let onCancel = () => {};
-        const cancelled = new Promise<never>((_resolve, reject) => {
-            onCancel = () => reject(signal.reason as Error);
-            if (signal.aborted) onCancel();
-            else signal.addEventListener('abort', onCancel, { once: true });
-        });
+        if (this.#cancelled !== undefined) throw this.#cancelled;
+        let fail: (error: Error) => void = () => {};
+        const cancelled = new Promise<never>((_resolve, reject) => (fail = reject));
+        this.#failers.add(fail);
         try {
             return await Promise.race([work(), cancelled]);
         } finally {
-            signal.removeEventListener('abort', onCancel);
-            if (--this.#count === 0) for (const resolve of this.#idle.splice(0)) resolve();
+            this.#failers.delete(fail);
+            if (this.#failers.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
         }
     }
 
@@ -41,11 +39,12 @@ export class InFlight {
 
     /** Every request in flight, and every later one, fails at once with -32603 and `message`. */
     cancelAll(message: string): void {
-        this.#cancel.abort(new ProtocolError(ProtocolErrorCode.InternalError, message));
+        this.#cancelled = new ProtocolError(ProtocolErrorCode.InternalError, message);
+        for (const fail of this.#failers) fail(this.#cancelled);
     }
 
     /** Resolves true once nothing is in flight, or false after `timeoutMs`. */
     drained(timeoutMs: number): Promise<boolean> {
-        return whenIdle(() => this.#count === 0, this.#idle, timeoutMs);
+        return whenIdle(() => this.#failers.size === 0, this.#idle, timeoutMs);
     }
 }

@@ -1,56 +1,99 @@
 /**
- * Open downstream sessions and the delivery of catalog changes to them.
- *
- * Each session remembers the fingerprint of the list it can see. A published
- * change notifies only the sessions whose fingerprint changed, once per
- * coalesced burst. A session with no open stream to receive it (Streamable
- * HTTP without a GET stream) keeps the notification pending and gets it when a
- * stream opens.
+ * Downstream 2025-era sessions, in one table. A session is a small record,
+ * what `initialize` settled (the only part another process would need: it is
+ * what a sealed session id would carry), plus what lives only here while the
+ * client is connected: its requests in flight, its open responses, and its
+ * place in change delivery. No SDK server or transport per session.
  */
-import type { Server } from '@modelcontextprotocol/server';
-import type { CatalogChange, CatalogView } from '../catalog/catalog.js';
-import type { Bus } from '../lib/bus.js';
-import { describeError, type Logger } from '../observability/logger.js';
+import type { Caller } from '../catalog/service.js';
+import type { RequestId } from '../lib/json-rpc.js';
+import type { Audience, ChangeDelivery } from './delivery.js';
+import { revisionOf, type Revision } from './revisions.js';
 
-/** A session's MCP server and the scope of the caller it serves. */
-export interface SessionServer {
-    server: Server;
-    scope: string;
+export interface SessionRecord {
+    readonly id: string;
+    /** Only requests proving this client may use the session. */
+    readonly clientId: string;
+    /** Whose session quota it counts against: the client, or for the anonymous client the address that opened it. */
+    readonly quotaKey: string;
+    readonly protocolVersion: string;
+    readonly clientCapabilities: Record<string, unknown>;
+    readonly clientInfo: { readonly name: string; readonly version: string };
+    /** Whether the gateway declared `completions` at initialize: completion/complete is served only then. */
+    readonly completions: boolean;
+    readonly createdAt: number;
+    lastSeen: number;
 }
 
 export type SessionTransport = 'http' | 'stdio';
 
-export interface Session {
-    readonly id: string;
-    readonly transport: SessionTransport;
-    readonly server: Server;
-    /** Sessions with the same scope see the same prompts. */
-    readonly scope: string;
-    /** Fingerprint of the list this session was last told about. */
-    fingerprint?: string | undefined;
-    notificationPending: boolean;
-    /** Whether the session can receive a server-initiated message now. */
-    readonly canReceive: () => boolean;
-}
+export class Session {
+    /** Requests in flight by JSON-RPC id: `notifications/cancelled` and the end of the session abort them. */
+    readonly requests = new Map<RequestId, AbortController>();
+    /** HTTP responses still open, the GET stream included: a session with one is never idle. */
+    openResponses = 0;
+    #record: SessionRecord;
+    #revision: Revision;
 
-export interface SessionRegistryOptions {
-    changes: Bus<CatalogChange>;
-    /** The view clients currently know: the baseline of a new session. */
-    currentView: () => CatalogView | undefined;
-    /** What a scope sees of a view, as a digest; cached by the caller, which drops it when the rules change. */
-    fingerprint: (view: CatalogView, scope: string) => string;
-    /** A list_changed notification was handed to a session's transport. */
-    onNotified?: () => void;
-    logger: Logger;
-}
-
-export class SessionRegistry {
-    readonly #sessions = new Map<string, Session>();
-    readonly #unsubscribe: () => void;
-
-    constructor(private readonly options: SessionRegistryOptions) {
-        this.#unsubscribe = options.changes.subscribe(change => this.#onChange(change.view));
+    constructor(
+        record: SessionRecord,
+        readonly transport: SessionTransport,
+        readonly caller: Caller,
+        /** Where catalog changes reach this session. */
+        readonly audience: Audience
+    ) {
+        this.#record = record;
+        this.#revision = revisionOf(record.protocolVersion);
     }
+
+    get id(): string {
+        return this.#record.id;
+    }
+
+    get record(): SessionRecord {
+        return this.#record;
+    }
+
+    /** What the session's protocol revision can carry. */
+    get revision(): Revision {
+        return this.#revision;
+    }
+
+    /** A new `initialize` on a connection that is its own session (stdio). */
+    renegotiate(record: SessionRecord): void {
+        this.#record = record;
+        this.#revision = revisionOf(record.protocolVersion);
+    }
+
+    touch(): void {
+        this.#record.lastSeen = Date.now();
+    }
+
+    /** Nothing open and nothing asked since `time`. */
+    idleSince(time: number): boolean {
+        return this.openResponses === 0 && this.#record.lastSeen < time;
+    }
+
+    /** Cancels every request in flight (their answers are dropped) and leaves change delivery. */
+    end(): void {
+        for (const request of this.requests.values()) request.abort();
+        this.requests.clear();
+        this.audience.leave();
+    }
+}
+
+export interface SessionTableOptions {
+    delivery: ChangeDelivery;
+    /** The caller a client's requests are served as (its policy is read per request). */
+    callerFor: (clientId: string) => Caller;
+}
+
+export class SessionTable {
+    readonly #sessions = new Map<string, Session>();
+    /** Open sessions per quota key (see SessionRecord.quotaKey). */
+    readonly #perQuota = new Map<string, number>();
+
+    constructor(private readonly options: SessionTableOptions) {}
 
     get size(): number {
         return this.#sessions.size;
@@ -63,54 +106,35 @@ export class SessionRegistry {
         return counts;
     }
 
-    /**
-     * Never throws: it runs inside the transport's handling of initialize. A baseline that cannot be taken is left
-     * unknown, so the next published change notifies the session (at worst once too often).
-     */
-    add(session: Session): void {
-        try {
-            const view = this.options.currentView();
-            session.fingerprint = view === undefined ? undefined : this.options.fingerprint(view, session.scope);
-        } catch (error) {
-            session.fingerprint = undefined;
-            this.options.logger.error({ session: session.id, err: describeError(error) }, 'view fingerprint failed; the session is notified of the next change');
-        }
-        this.#sessions.set(session.id, session);
+    get(id: string): Session | undefined {
+        return this.#sessions.get(id);
     }
 
-    /** Forgets the session; closing its transport is the caller's business. */
-    delete(id: string): boolean {
-        return this.#sessions.delete(id);
+    values(): IterableIterator<Session> {
+        return this.#sessions.values();
     }
 
-    /** Delivers a notification held back while the session had no stream. */
-    flushPending(session: Session): void {
-        if (session.notificationPending) this.#notify(session);
+    countOf(quotaKey: string): number {
+        return this.#perQuota.get(quotaKey) ?? 0;
     }
 
-    close(): void {
-        this.#unsubscribe();
-        this.#sessions.clear();
+    open(record: SessionRecord, transport: SessionTransport): Session {
+        const session = new Session(record, transport, this.options.callerFor(record.clientId), this.options.delivery.join(record.id, record.clientId));
+        this.#sessions.set(record.id, session);
+        this.#perQuota.set(record.quotaKey, this.countOf(record.quotaKey) + 1);
+        return session;
     }
 
-    #onChange(view: CatalogView): void {
-        for (const session of this.#sessions.values()) {
-            const fingerprint = this.options.fingerprint(view, session.scope);
-            if (fingerprint === session.fingerprint) continue;
-            session.fingerprint = fingerprint;
-            this.#notify(session);
-        }
-    }
-
-    #notify(session: Session): void {
-        if (!session.canReceive()) {
-            session.notificationPending = true;
-            return;
-        }
-        session.notificationPending = false;
-        this.options.onNotified?.();
-        session.server.sendPromptListChanged().catch((error: unknown) => {
-            this.options.logger.debug({ session: session.id, err: describeError(error) }, 'list_changed not delivered');
-        });
+    /** Ends the session and forgets it; false when it was not (or no longer) open. */
+    close(id: string): boolean {
+        const session = this.#sessions.get(id);
+        if (session === undefined) return false;
+        this.#sessions.delete(id);
+        const quotaKey = session.record.quotaKey;
+        const left = this.countOf(quotaKey) - 1;
+        if (left > 0) this.#perQuota.set(quotaKey, left);
+        else this.#perQuota.delete(quotaKey);
+        session.end();
+        return true;
     }
 }

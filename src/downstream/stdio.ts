@@ -1,43 +1,137 @@
-/** The downstream side over stdio: one session on the process's stdin/stdout. */
-import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+/**
+ * The downstream side over stdio: one client, one session, newline-delimited
+ * JSON-RPC on the process's stdin and stdout, served by the same dispatcher as
+ * HTTP. A line is bounded by limits.maxBodyBytes and by limits.maxJsonDepth;
+ * what cannot be read gets a JSON-RPC error without an id. Until `initialize`
+ * the session speaks the newest revision; notifications wait until the client
+ * has sent `notifications/initialized`.
+ */
+import type { Readable, Writable } from 'node:stream';
+import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
+import { exceedsDepth } from '../lib/json-bounds.js';
+import { asJsonRpcMessage } from '../lib/json-rpc.js';
+import { describeError, type Logger } from '../observability/logger.js';
+import { inSomeRequest } from '../observability/request-context.js';
+import type { ClientProfile } from '../policy/clients.js';
+import { LineReader } from '../upstream/lines.js';
+import { judgeBatch, MAX_BATCH_MESSAGES } from './batches.js';
+import type { Subscriber } from './delivery.js';
+import { errorResponse, initialize, invalidParams, type Dispatcher } from './dispatcher.js';
 import type { Endpoint } from './endpoint.js';
 import type { InFlight } from './in-flight.js';
-import type { Session, SessionRegistry, SessionServer } from './sessions.js';
+import type { SessionRecord, SessionTable } from './sessions.js';
+import { LATEST_PROTOCOL_VERSION } from './versions.js';
+
+const SESSION_ID = 'stdio';
+
+export interface StdioEndpointOptions {
+    client: ClientProfile;
+    dispatcher: Dispatcher;
+    sessions: SessionTable;
+    inFlight: InFlight;
+    /** Whether `completions` is offered to the client (decided at start and at each initialize). */
+    completions: () => boolean;
+    /** limits.maxBodyBytes: the longest line taken. */
+    maxLineBytes: number;
+    /** limits.maxJsonDepth, read per message. */
+    maxJsonDepth: () => number;
+    logger: Logger;
+    input?: Readable;
+    output?: Writable;
+}
 
 export interface StdioEndpoint extends Endpoint {
     /** Resolves when the client closes stdin. */
     closed: Promise<void>;
 }
 
+type Reply = JSONRPCMessage | JSONRPCMessage[];
+
 /** One client, so draining means refusing its new requests (with an error answer) while the ones taken finish. */
-export async function startStdioEndpoint(
-    { server, scope }: SessionServer,
-    sessions: SessionRegistry,
-    inFlight: InFlight
-): Promise<StdioEndpoint> {
-    const transport = new StdioServerTransport();
-    let initialized = false;
-    const session: Session = { id: 'stdio', transport: 'stdio', server, scope, notificationPending: false, canReceive: () => initialized };
-    sessions.add(session);
-    // Notifications wait until the client has finished the handshake; one held back meanwhile is sent then.
-    server.oninitialized = () => {
-        initialized = true;
-        sessions.flushPending(session);
+export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint {
+    const { client, dispatcher, sessions, inFlight, logger } = options;
+    const input = options.input ?? process.stdin;
+    const output = options.output ?? process.stdout;
+    // A client gone mid-answer (EPIPE) ends the session through stdin; nothing to do here but not crash.
+    output.on('error', (error: unknown) => logger.debug({ err: describeError(error) }, 'stdout write failed'));
+    const write = (reply: Reply) => void output.write(`${JSON.stringify(reply)}\n`);
+    const peer: Subscriber = { deliver: write };
+
+    const recordFor = (protocolVersion: string, clientCapabilities: Record<string, unknown>, clientInfo: SessionRecord['clientInfo']): SessionRecord => {
+        const now = Date.now();
+        return { id: SESSION_ID, clientId: client.id, quotaKey: client.id, protocolVersion, clientCapabilities, clientInfo, completions: options.completions(), createdAt: now, lastSeen: now };
     };
+    const session = sessions.open(recordFor(LATEST_PROTOCOL_VERSION, {}, { name: '', version: '' }), 'stdio');
+
+    const unreadable = (code: number, message: string) => write({ jsonrpc: '2.0', id: null, error: { code, message } } as unknown as JSONRPCMessage);
+
+    async function answer(request: JSONRPCRequest): Promise<JSONRPCMessage | undefined> {
+        if (request.method !== 'initialize') return dispatcher.answer(request, { session, cancel: new AbortController(), notify: write });
+        const initialized = initialize(request.params, options.completions());
+        if (initialized === undefined) {
+            const { code, message } = invalidParams('initialize');
+            return errorResponse(request, { code, message });
+        }
+        session.renegotiate(recordFor(initialized.protocolVersion, initialized.params.capabilities, initialized.params.clientInfo));
+        return { jsonrpc: '2.0', id: request.id, result: initialized.result };
+    }
+
+    async function handle(line: string): Promise<void> {
+        let value: unknown;
+        try {
+            value = JSON.parse(line);
+        } catch {
+            return unreadable(-32700, 'Parse error');
+        }
+        const maxDepth = options.maxJsonDepth();
+        if (exceedsDepth(value, maxDepth)) return unreadable(-32600, `Invalid Request: nested deeper than ${maxDepth} levels`);
+        const verdict = judgeBatch(value, session.record.protocolVersion, MAX_BATCH_MESSAGES);
+        if (!verdict.ok) return unreadable(-32600, verdict.message);
+        const messages: JSONRPCMessage[] = [];
+        for (const item of Array.isArray(value) ? value : [value]) {
+            const message = asJsonRpcMessage(item);
+            if (message === undefined) return unreadable(-32600, 'Invalid Request');
+            messages.push(message);
+        }
+        const answers: Promise<JSONRPCMessage | undefined>[] = [];
+        for (const message of messages) {
+            if ('method' in message && 'id' in message) answers.push(answer(message));
+            else if ('method' in message && message.method === 'notifications/initialized') session.audience.attach(peer);
+            else if ('method' in message) dispatcher.notification(message, session);
+        }
+        const given = (await Promise.all(answers)).filter(reply => reply !== undefined);
+        if (given.length > 0) write(Array.isArray(value) ? given : given[0]!);
+    }
+
+    const reader = new LineReader({
+        maxBytes: options.maxLineBytes,
+        overlong: 'report',
+        edgeBytes: 0,
+        onLine: line => {
+            if (line.trim() === '') return;
+            inSomeRequest(() => handle(line)).catch((error: unknown) => logger.error({ err: describeError(error) }, 'stdio message failed'));
+        },
+        onOverlong: () => unreadable(-32600, 'Request body too large')
+    });
     const closed = new Promise<void>(resolve => {
-        transport.onclose = () => {
-            initialized = false;
-            sessions.delete('stdio');
+        const end = () => {
+            reader.end();
+            sessions.close(SESSION_ID);
             resolve();
         };
+        input.once('end', end);
+        input.once('close', end);
     });
-    // The SDK's stdio transport does not notice end of input on its own.
-    process.stdin.once('end', () => void transport.close());
-    await server.connect(transport);
+    input.on('data', (chunk: Buffer) => reader.push(chunk));
+
     return {
         closed,
         drain: () => inFlight.refuseNew('Gateway is shutting down; try again later'),
         settled: timeoutMs => inFlight.drained(timeoutMs),
-        close: () => server.close()
+        close: () => {
+            input.pause();
+            sessions.close(SESSION_ID);
+            return Promise.resolve();
+        }
     };
 }

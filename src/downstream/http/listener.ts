@@ -2,9 +2,9 @@
  * What every HTTP listener of the gateway shares: binding, and the defaults of
  * the Host and Origin checks that follow from the address it binds.
  */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Express } from 'express';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../../observability/logger.js';
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 
@@ -34,10 +34,27 @@ export interface Listening {
     close(): Promise<void>;
 }
 
-export function listen(app: Express, host: string, port: number): Promise<Listening> {
+/**
+ * Idle keep-alive connections are kept longer than common clients keep theirs (undici 4 s, browsers and many
+ * proxies up to 60 s): the server closing one just as a client reuses it fails that request (seen under load with
+ * Node's default 5 s). Headers must come within headersTimeout of a request's start (a little more than the
+ * keep-alive time, as Node advises), a whole request body within requestTimeout.
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+const HEADERS_TIMEOUT_MS = 66_000;
+const REQUEST_TIMEOUT_MS = 120_000;
+
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+export function listen(handler: RequestHandler, host: string, port: number): Promise<Listening> {
+    const server = createServer(handler);
+    server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+    server.headersTimeout = HEADERS_TIMEOUT_MS;
+    server.requestTimeout = REQUEST_TIMEOUT_MS;
     return new Promise((resolve, reject) => {
-        const server = app.listen(port, host, error => {
-            if (error) return reject(error);
+        server.once('error', reject);
+        server.listen(port, host, () => {
+            server.off('error', reject);
             const address = server.address() as AddressInfo;
             const bound = address.family === 'IPv6' ? `[${address.address}]` : address.address;
             resolve({

@@ -1,13 +1,15 @@
 /**
  * HTTP routes for operators: Prometheus metrics, the dashboard page and its
- * data, and the health checks. Mounted on the MCP listener, or on a listener of
+ * data, and the health checks. Served on the MCP listener, or on a listener of
  * their own (`metrics.listen`, see admin-server.ts).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import express, { type Request, type RequestHandler, type Router } from 'express';
-import type { DashboardData } from '../observability/dashboard-data.js';
-import type { Reject } from './rejections.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Reject } from '../downstream/http/rejections.js';
+import { sendJson, sendText } from '../downstream/http/respond.js';
+import { Routes, type RouteHandler } from '../downstream/http/routes.js';
+import type { DashboardData } from './dashboard-data.js';
 
 export interface Readiness {
     ready: boolean;
@@ -22,22 +24,25 @@ export interface HealthRoutesOptions {
     /** While the gateway stops: /healthz says so, /readyz turns 503. */
     draining: () => boolean;
     /** Whether this request may see the details (upstream ids, states, errors); else the status alone. Default: yes. */
-    detailed?: (req: Request) => boolean;
+    detailed?: (req: IncomingMessage) => boolean;
 }
 
-export function healthRoutes({ health, readiness, draining, detailed = () => true }: HealthRoutesOptions): Router {
-    const router = express.Router();
-    router.get('/healthz', (req, res) => {
-        const status = draining() ? 'stopping' : 'ok';
-        res.json(detailed(req) ? { status, ...health() } : { status });
-    });
-    // Readiness is for load balancers: not ready while a required upstream is down, and not while stopping.
-    router.get('/readyz', (req, res) => {
-        const { ready, details } = readiness();
-        const status = draining() ? 'stopping' : ready ? 'ready' : 'not ready';
-        res.status(status === 'ready' ? 200 : 503).json(detailed(req) ? { status, ...details } : { status });
-    });
-    return router;
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+export function healthRoutes({ health, readiness, draining, detailed = () => true }: HealthRoutesOptions): Routes {
+    return (
+        new Routes()
+            .get('/healthz', (req, res) => {
+                const status = draining() ? 'stopping' : 'ok';
+                sendJson(res, 200, detailed(req) ? { status, ...health() } : { status });
+            })
+            // Readiness is for load balancers: not ready while a required upstream is down, and not while stopping.
+            .get('/readyz', (req, res) => {
+                const { ready, details } = readiness();
+                const status = draining() ? 'stopping' : ready ? 'ready' : 'not ready';
+                sendJson(res, status === 'ready' ? 200 : 503, detailed(req) ? { status, ...details } : { status });
+            })
+    );
 }
 
 export interface ObservabilityRoutesOptions {
@@ -57,46 +62,43 @@ const DASHBOARD_FILES = {
 const DASHBOARD_CSP =
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-export function observabilityRoutes({ metrics, dashboard, bearerToken, reject }: ObservabilityRoutesOptions): Router {
-    const router = express.Router();
-    const authorized = bearerToken === undefined ? [] : [requireBearer(bearerToken, reject)];
+export function observabilityRoutes({ metrics, dashboard, bearerToken, reject }: ObservabilityRoutesOptions): Routes {
+    const routes = new Routes();
+    const authorized = bearerToken === undefined ? (handler: RouteHandler) => handler : requireBearer(bearerToken, reject);
     if (metrics !== undefined) {
-        router.get(metrics.path, ...authorized, (_req, res, next) => {
-            metrics.exposition().then(({ contentType, body }) => {
-                res.setHeader('cache-control', 'no-store');
-                res.type(contentType).send(body);
-            }, next);
-        });
+        routes.get(
+            metrics.path,
+            authorized(async (_req, res) => {
+                const { contentType, body } = await metrics.exposition();
+                sendText(res, 200, body, contentType, { 'cache-control': 'no-store' });
+            })
+        );
     }
     if (dashboard !== undefined) {
         const base = dashboard.path.replace(/\/$/, '');
         const page = readAsset('index.html').replaceAll('{{base}}', base);
-        router.get([base, `${base}/`], (_req, res) => {
-            res.setHeader('content-security-policy', DASHBOARD_CSP);
-            res.setHeader('x-content-type-options', 'nosniff');
-            res.setHeader('referrer-policy', 'no-referrer');
-            res.type('text/html; charset=utf-8').send(page);
-        });
+        routes.get([base, `${base}/`], (_req, res) =>
+            sendText(res, 200, page, 'text/html; charset=utf-8', {
+                'content-security-policy': DASHBOARD_CSP,
+                'x-content-type-options': 'nosniff',
+                'referrer-policy': 'no-referrer'
+            })
+        );
         for (const [file, type] of Object.entries(DASHBOARD_FILES)) {
             const body = readAsset(file);
-            router.get(`${base}/${file}`, (_req, res) => {
-                res.setHeader('x-content-type-options', 'nosniff');
-                res.type(type).send(body);
-            });
+            routes.get(`${base}/${file}`, (_req, res) => sendText(res, 200, body, type, { 'x-content-type-options': 'nosniff' }));
         }
-        router.get(`${base}/data`, ...authorized, (_req, res, next) => {
-            dashboard.data().then(data => {
-                res.setHeader('cache-control', 'no-store');
-                res.json(data);
-            }, next);
-        });
+        routes.get(
+            `${base}/data`,
+            authorized(async (_req, res) => sendText(res, 200, JSON.stringify(await dashboard.data()), JSON_TYPE, { 'cache-control': 'no-store' }))
+        );
     }
-    return router;
+    return routes;
 }
 
 /** Read once at start: the files ship beside the compiled code (the build copies them). */
 function readAsset(file: string): string {
-    return readFileSync(new URL(`../observability/dashboard/${file}`, import.meta.url), 'utf8');
+    return readFileSync(new URL(`./dashboard/${file}`, import.meta.url), 'utf8');
 }
 
 export type BearerCheck = (authorization: string | undefined) => 'ok' | 'missing' | 'invalid';
@@ -111,11 +113,11 @@ export function bearerCheck(token: string): BearerCheck {
     };
 }
 
-function requireBearer(token: string, reject: Reject): RequestHandler {
+function requireBearer(token: string, reject: Reject): (handler: RouteHandler) => RouteHandler {
     const check = bearerCheck(token);
-    return (req, res, next) => {
+    return handler => (req: IncomingMessage, res: ServerResponse) => {
         const outcome = check(req.headers.authorization);
-        if (outcome === 'ok') return next();
+        if (outcome === 'ok') return handler(req, res);
         const missing = outcome === 'missing';
         res.setHeader('www-authenticate', missing ? 'Bearer realm="metrics"' : 'Bearer realm="metrics", error="invalid_token"');
         return reject(res, 'unauthorized', missing ? { message: 'Unauthorized: credentials required' } : {});

@@ -5,22 +5,22 @@
  * operator routes that serve them. The layers only know their own observer
  * interfaces; this is the one place that knows them all.
  */
-import type { Router } from 'express';
-import type { CatalogView } from './catalog/catalog.js';
-import type { PromptService } from './catalog/service.js';
-import type { UsageEvent } from './catalog/usage.js';
-import type { GatewayConfig } from './config/schema.js';
-import { isLoopback } from './downstream/listener.js';
-import { operatorRoutesOnMcpListener, withheldReason } from './downstream/operator-access.js';
-import { observabilityRoutes } from './downstream/observability-routes.js';
-import type { Reject, RejectionReason } from './downstream/rejections.js';
-import type { UpstreamStatus } from './observability/dashboard-data.js';
-import { DashboardFeed } from './observability/dashboard-feed.js';
-import type { FaultCounters } from './observability/faults.js';
-import type { Logger } from './observability/logger.js';
-import { GatewayMetrics } from './observability/metrics.js';
-import type { UpstreamConnection, UpstreamObserver } from './upstream/connection.js';
-import { VERSION } from './version.js';
+import type { CatalogView } from '../catalog/catalog.js';
+import type { PromptService } from '../catalog/service.js';
+import type { UsageEvent } from '../catalog/usage.js';
+import type { GatewayConfig } from '../config/schema.js';
+import { isLoopback } from '../downstream/http/listener.js';
+import type { Reject, RejectionReason } from '../downstream/http/rejections.js';
+import type { Routes } from '../downstream/http/routes.js';
+import { operatorRoutesOnMcpListener, withheldReason } from '../downstream/operator-access.js';
+import type { UpstreamConnection, UpstreamObserver } from '../upstream/connection.js';
+import { VERSION } from '../version.js';
+import type { UpstreamStatus } from './dashboard-data.js';
+import { DashboardFeed } from './dashboard-feed.js';
+import type { FaultCounters } from './faults.js';
+import type { Logger } from './logger.js';
+import { GatewayMetrics } from './metrics.js';
+import { observabilityRoutes } from './routes.js';
 
 export interface TelemetrySources {
     upstreams: () => readonly UpstreamConnection[];
@@ -110,7 +110,7 @@ export class Telemetry {
         );
     }
 
-    readonly routes = (reject: Reject): Router => {
+    readonly routes = (reject: Reject): Routes => {
         const { metrics, dashboard } = this.config;
         const recorded = this.metrics;
         const feed = this.#feed;

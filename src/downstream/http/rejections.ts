@@ -3,7 +3,8 @@
  * status, the JSON-RPC error and a reason from a closed list, so each refusal
  * is answered the same way everywhere and counted under a bounded label.
  */
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import { sendJson } from './respond.js';
 
 interface Rejection {
     status: number;
@@ -18,13 +19,18 @@ const REJECTIONS = {
     auth_unavailable: { status: 503, code: -32000, message: 'Authentication is temporarily unavailable; try again later' },
     rate_limited: { status: 429, code: -32000, message: 'Too many requests' },
     unsupported_protocol_version: { status: 400, code: -32000, message: 'Bad Request: unsupported MCP-Protocol-Version' },
+    not_acceptable: { status: 406, code: -32000, message: 'Not Acceptable: Client must accept both application/json and text/event-stream' },
+    unsupported_media_type: { status: 415, code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' },
     body_too_large: { status: 413, code: -32600, message: 'Request body too large' },
     parse_error: { status: 400, code: -32700, message: 'Parse error: invalid JSON' },
+    invalid_message: { status: 400, code: -32700, message: 'Parse error: Invalid JSON-RPC message' },
     bad_request: { status: 400, code: -32600, message: 'Bad request' },
     too_deep: { status: 400, code: -32600, message: 'Invalid Request: nested too deep' },
     batch_refused: { status: 400, code: -32600, message: 'Invalid Request: batch not accepted' },
+    already_initialized: { status: 400, code: -32600, message: 'Invalid Request: Server already initialized' },
     session_required: { status: 400, code: -32000, message: 'Bad Request: Mcp-Session-Id header is required' },
     session_not_found: { status: 404, code: -32001, message: 'Session not found' },
+    stream_conflict: { status: 409, code: -32000, message: 'Conflict: Only one SSE stream is allowed per session' },
     too_many_sessions: { status: 503, code: -32000, message: 'Too many sessions; try again later' },
     client_session_limit: { status: 429, code: -32000, message: 'Too many sessions for this client' },
     shutting_down: { status: 503, code: -32000, message: 'Gateway is shutting down; try again later' },
@@ -35,7 +41,7 @@ const REJECTIONS = {
 export type RejectionReason = keyof typeof REJECTIONS;
 
 /** Answers with the reason's status and error; `detail` replaces the message, `status` the status (a 4xx of the same kind). */
-export type Reject = (res: Response, reason: RejectionReason, detail?: { message?: string; status?: number }) => void;
+export type Reject = (res: ServerResponse, reason: RejectionReason, detail?: { message?: string; status?: number }) => void;
 
 export function rejecter(onRejected: (reason: RejectionReason) => void = () => {}): Reject {
     return (res, reason, detail = {}) => {
@@ -45,6 +51,6 @@ export function rejecter(onRejected: (reason: RejectionReason) => void = () => {
     };
 }
 
-export function sendJsonRpcError(res: Response, status: number, code: number, message: string): void {
-    res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+export function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+    sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
 }

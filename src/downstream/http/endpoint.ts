@@ -1,0 +1,146 @@
+/**
+ * The downstream Streamable HTTP listener on node:http: browser guards for
+ * every path, the health checks and (when served here) the operator routes,
+ * and the MCP endpoint behind authentication, rate limit and protocol version
+ * checks (mcp.ts serves it). Idle sessions are swept; a drain turns new
+ * requests away with 503 while those taken finish.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { whenIdle } from '../../lib/when-idle.js';
+import { describeError, type Logger } from '../../observability/logger.js';
+import { inRequest, REQUEST_ID_HEADER, requestIdFrom } from '../../observability/request-context.js';
+import { bearerCheck, healthRoutes, type HealthRoutesOptions } from '../../observability/routes.js';
+import type { GatewayPolicy } from '../../policy/policy.js';
+import { ClientRateLimiter } from '../../policy/rate-limiter.js';
+import type { Dispatcher } from '../dispatcher.js';
+import type { Endpoint } from '../endpoint.js';
+import { healthDetailed, operatorRoutesOnMcpListener } from '../operator-access.js';
+import type { SessionTable } from '../sessions.js';
+import { admission, browserGuards, type BrowserSafety } from './guards.js';
+import { hostChecks, listen } from './listener.js';
+import { McpEndpoint } from './mcp.js';
+import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from './rejections.js';
+import { routeKey, routeKeyOf, type Routes } from './routes.js';
+import { sweepIdleSessions } from './sweeper.js';
+
+export interface HttpEndpointOptions {
+    host: string;
+    port: number;
+    path: string;
+    maxBodyBytes: number;
+    /** limits.maxJsonDepth, read per request (a reload applies it at once). */
+    maxJsonDepth: () => number;
+    idleTimeoutMs: number;
+    maxSessions: number;
+    allowedHosts?: string[] | undefined;
+    allowedOrigins?: string[] | undefined;
+    cors?: BrowserSafety['cors'];
+    /** listen.trustProxy: proxies whose X-Forwarded-For names the caller (anonymous quotas are kept per address). */
+    trustProxy?: string[] | undefined;
+    /** The current policy; read per request, so a reload applies at once. */
+    policy: () => GatewayPolicy;
+    dispatcher: Dispatcher;
+    sessions: SessionTable;
+    /** Whether a session opened now is offered `completions`. */
+    completions: () => boolean;
+    health: HealthRoutesOptions['health'];
+    readiness: HealthRoutesOptions['readiness'];
+    /** Operator routes (metrics, dashboard) served beside the MCP endpoint, behind the same Host and Origin checks. */
+    routes?: ((reject: Reject) => Routes) | undefined;
+    /** metrics.bearerToken: with auth on, it alone opens the operator routes and the health checks' details here. */
+    operatorToken?: string | undefined;
+    /** Each request turned away before MCP handled it. */
+    onRejected?: (reason: RejectionReason) => void;
+    logger: Logger;
+}
+
+/** While draining, new requests get HTTP 503 and /readyz turns 503. GET streams do not count as requests in flight. */
+export interface HttpEndpoint extends Endpoint {
+    url: string;
+}
+
+export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<HttpEndpoint> {
+    const { sessions, logger } = options;
+    const reject = rejecter(options.onRejected);
+    const guard = browserGuards({ ...hostChecks(options.host, options, logger, 'listen.allowedHosts'), cors: options.cors });
+    const limiter = new ClientRateLimiter();
+    const admit = admission({ ...options, limiter, reject });
+    const mcp = new McpEndpoint({ ...options, limiter, reject });
+
+    let draining = false;
+    // Counted until the response is written, not until the handler returns: closing in between would lose the answer.
+    let openPosts = 0;
+    const postsDone: (() => void)[] = [];
+    // Decided per request, from the current auth mode: a reload that turns auth on closes them at once.
+    const authMode = () => options.policy().authenticator.mode;
+    const operatorToken = options.operatorToken === undefined ? undefined : bearerCheck(options.operatorToken);
+    const detailed = (req: IncomingMessage) => healthDetailed(authMode(), operatorToken?.(req.headers.authorization) === 'ok');
+    const health = healthRoutes({ health: options.health, readiness: options.readiness, draining: () => draining, detailed });
+    const operator = options.routes?.(reject);
+    const mcpPath = routeKey(options.path);
+
+    async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+        const refusal = guard(req, res);
+        if (refusal === 'answered') return;
+        if (refusal !== undefined) return reject(res, refusal);
+        const path = routeKeyOf(req.url);
+        if (path === mcpPath) return mcpRequest(req, res);
+        const handler =
+            health.match(req.method, path) ?? (operatorRoutesOnMcpListener(authMode(), options.operatorToken) ? operator?.match(req.method, path) : undefined);
+        if (handler !== undefined) return handler(req, res);
+        return reject(res, 'not_found');
+    }
+
+    async function mcpRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+        const method = req.method;
+        if (method !== 'POST' && method !== 'GET' && method !== 'DELETE') {
+            res.setHeader('allow', 'GET, POST, DELETE');
+            return reject(res, 'method_not_allowed');
+        }
+        if (method === 'POST') {
+            openPosts++;
+            res.once('close', () => {
+                if (--openPosts === 0) for (const resolve of postsDone.splice(0)) resolve();
+            });
+        }
+        if (draining) {
+            res.setHeader('connection', 'close');
+            return reject(res, 'shutting_down');
+        }
+        const admitted = await admit(req, res);
+        if (admitted === undefined) return;
+        if (method === 'POST') return mcp.post(req, res, admitted);
+        if (method === 'GET') return mcp.stream(req, res, admitted);
+        return mcp.end(req, res, admitted);
+    }
+
+    const handler = (req: IncomingMessage, res: ServerResponse): void => {
+        // First, so every answer (refusals included) names the request id the logs use.
+        const requestId = requestIdFrom(req.headers[REQUEST_ID_HEADER]);
+        res.setHeader(REQUEST_ID_HEADER, requestId);
+        inRequest(requestId, () => route(req, res)).catch((error: unknown) => {
+            logger.error({ err: describeError(error), method: req.method }, 'HTTP request failed');
+            if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
+            else res.end();
+        });
+    };
+
+    const stopSweeping = sweepIdleSessions(sessions, options.idleTimeoutMs, session => {
+        logger.info({ session: session.id }, 'closing idle session');
+        mcp.close(session);
+    });
+
+    const listening = await listen(handler, options.host, options.port);
+    return {
+        url: `${listening.origin}${options.path}`,
+        drain() {
+            draining = true;
+        },
+        settled: timeoutMs => whenIdle(() => openPosts === 0, postsDone, timeoutMs),
+        async close() {
+            stopSweeping();
+            for (const session of [...sessions.values()]) if (session.transport === 'http') mcp.close(session);
+            await listening.close();
+        }
+    };
+}

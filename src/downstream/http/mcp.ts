@@ -1,0 +1,210 @@
+/**
+ * The MCP endpoint's three methods, for a request already admitted (see
+ * guards.ts): POST carries JSON-RPC messages (without a session only an
+ * `initialize`, which opens one), GET opens the session's stream for server
+ * notifications, DELETE ends the session. Sessions are keyed by
+ * `Mcp-Session-Id`; another client's session is answered like one that does
+ * not exist, so session ids are not confirmed to strangers.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
+import { exceedsDepth } from '../../lib/json-bounds.js';
+import { asJsonRpcMessage } from '../../lib/json-rpc.js';
+import type { Logger } from '../../observability/logger.js';
+import type { ClientRateLimiter } from '../../policy/rate-limiter.js';
+import { batchLimit, judgeBatch } from '../batches.js';
+import { errorResponse, initialize, invalidParams, type Dispatcher } from '../dispatcher.js';
+import type { Session, SessionTable } from '../sessions.js';
+import { readBody } from './body.js';
+import { takeTokens, type Admitted } from './guards.js';
+import type { Reject } from './rejections.js';
+import { Reply } from './reply.js';
+import { sendEmpty, sendJson } from './respond.js';
+import { SseStream } from './sse.js';
+
+export interface McpEndpointOptions {
+    dispatcher: Dispatcher;
+    sessions: SessionTable;
+    limiter: ClientRateLimiter;
+    reject: Reject;
+    maxBodyBytes: number;
+    /** limits.maxJsonDepth, read per request (a reload applies it at once). */
+    maxJsonDepth: () => number;
+    maxSessions: number;
+    /** Whether a session opened now is offered `completions`. */
+    completions: () => boolean;
+    logger: Logger;
+}
+
+export class McpEndpoint {
+    constructor(private readonly options: McpEndpointOptions) {}
+
+    async post(req: IncomingMessage, res: ServerResponse, admitted: Admitted): Promise<void> {
+        const { reject } = this.options;
+        const session = req.headers['mcp-session-id'] === undefined ? undefined : this.#sessionOf(req, res, admitted);
+        if (session === null) return;
+        const accept = req.headers.accept;
+        if (accept === undefined || !accept.includes('application/json') || !accept.includes('text/event-stream')) return reject(res, 'not_acceptable');
+        if (!isJsonContentType(req.headers['content-type'])) return reject(res, 'unsupported_media_type');
+        if (session !== undefined) this.#holdOpen(session, res);
+        const body = await readBody(req, this.options.maxBodyBytes);
+        if (body.kind === 'gone') return;
+        if (body.kind === 'too_large') return reject(res, 'body_too_large');
+        const value = parseJson(body.text);
+        if (value === undefined) return reject(res, 'parse_error');
+        const maxDepth = this.options.maxJsonDepth();
+        // Before anything walks it: neither the message nor its id is echoed.
+        if (exceedsDepth(value, maxDepth)) return reject(res, 'too_deep', { message: `Invalid Request: nested deeper than ${maxDepth} levels` });
+        if (session !== undefined && !this.#admitBatch(value, session, admitted, res)) return;
+        const messages: JSONRPCMessage[] = [];
+        for (const item of Array.isArray(value) ? value : [value]) {
+            const message = asJsonRpcMessage(item);
+            if (message === undefined) return reject(res, 'invalid_message');
+            messages.push(message);
+        }
+        if (session === undefined) return this.#open(value, messages, res, admitted);
+        if (messages.some(message => isRequest(message) && message.method === 'initialize')) return reject(res, 'already_initialized');
+        return this.#serve(session, messages, Array.isArray(value), res);
+    }
+
+    /** The session's stream of server notifications (list_changed); one at a time. */
+    stream(req: IncomingMessage, res: ServerResponse, admitted: Admitted): void {
+        const session = this.#sessionOf(req, res, admitted);
+        if (session === null) return;
+        if (!(req.headers.accept ?? '').includes('text/event-stream')) {
+            return this.options.reject(res, 'not_acceptable', { message: 'Not Acceptable: Client must accept text/event-stream' });
+        }
+        if (session.audience.subscriber !== undefined) return this.options.reject(res, 'stream_conflict');
+        this.#holdOpen(session, res);
+        const stream = new SseStream(res, { 'mcp-session-id': session.id });
+        res.once('close', () => session.audience.detach(stream));
+        session.audience.attach(stream);
+    }
+
+    /** Ends the session: its requests in flight are cancelled, its stream ends. */
+    end(req: IncomingMessage, res: ServerResponse, admitted: Admitted): void {
+        const session = this.#sessionOf(req, res, admitted);
+        if (session === null) return;
+        this.close(session);
+        sendEmpty(res, 200);
+    }
+
+    close(session: Session): void {
+        if (this.options.sessions.close(session.id)) this.options.logger.debug({ session: session.id }, 'session closed');
+    }
+
+    /** The request's session; null once refused (no Mcp-Session-Id: 400; unknown, or another client's: 404). */
+    #sessionOf(req: IncomingMessage, res: ServerResponse, { client }: Admitted): Session | null {
+        const id = req.headers['mcp-session-id'];
+        if (id === undefined) {
+            this.options.reject(res, 'session_required');
+            return null;
+        }
+        const session = typeof id === 'string' ? this.options.sessions.get(id) : undefined;
+        if (session === undefined || session.record.clientId !== client.id) {
+            this.options.reject(res, 'session_not_found');
+            return null;
+        }
+        return session;
+    }
+
+    /** An open response keeps its session from being idle. */
+    #holdOpen(session: Session, res: ServerResponse): void {
+        session.touch();
+        session.openResponses++;
+        res.once('close', () => {
+            session.openResponses--;
+            session.touch();
+        });
+    }
+
+    /** A batch only where the session's revision has them; its other messages pay their tokens now, all or none. */
+    #admitBatch(value: unknown, session: Session, { client, quotaKey }: Admitted, res: ServerResponse): boolean {
+        const verdict = judgeBatch(value, session.record.protocolVersion, batchLimit(client.rateLimit));
+        if (!verdict.ok) {
+            this.options.reject(res, 'batch_refused', { message: verdict.message });
+            return false;
+        }
+        return verdict.messages === 1 || takeTokens(this.options.limiter, client, quotaKey, res, this.options.reject, verdict.messages - 1);
+    }
+
+    /**
+     * Without a session, only an initialize is taken. The session lives on only if its answer reached the client:
+     * one whose answer could not be written is dropped at once, so it never counts against maxSessions.
+     */
+    #open(value: unknown, messages: JSONRPCMessage[], res: ServerResponse, { client, quotaKey }: Admitted): void {
+        const { reject, sessions, logger } = this.options;
+        const request = messages[0];
+        if (Array.isArray(value) || request === undefined || !isRequest(request) || request.method !== 'initialize') return reject(res, 'session_required');
+        const completions = this.options.completions();
+        const initialized = initialize(request.params, completions);
+        if (initialized === undefined) {
+            const { code, message } = invalidParams('initialize');
+            return sendJson(res, 200, errorResponse(request, { code, message }));
+        }
+        if (sessions.size >= this.options.maxSessions) return reject(res, 'too_many_sessions');
+        if (sessions.countOf(quotaKey) >= client.maxSessions) {
+            return reject(res, 'client_session_limit', { message: `Too many sessions for this client (at most ${client.maxSessions}); end unused ones with DELETE` });
+        }
+        const now = Date.now();
+        const { capabilities, clientInfo } = initialized.params;
+        const session = sessions.open(
+            { id: randomUUID(), clientId: client.id, quotaKey, protocolVersion: initialized.protocolVersion, clientCapabilities: capabilities, clientInfo, completions, createdAt: now, lastSeen: now },
+            'http'
+        );
+        res.once('close', () => {
+            if (res.writableFinished) return;
+            logger.debug({ session: session.id }, 'initialize answer not delivered; session dropped');
+            sessions.close(session.id);
+        });
+        logger.debug({ session: session.id }, 'session opened');
+        sendJson(res, 200, { jsonrpc: '2.0', id: request.id, result: initialized.result }, { 'mcp-session-id': session.id });
+    }
+
+    async #serve(session: Session, messages: JSONRPCMessage[], batch: boolean, res: ServerResponse): Promise<void> {
+        const { dispatcher } = this.options;
+        const requests: JSONRPCRequest[] = [];
+        for (const message of messages) {
+            if (isRequest(message)) requests.push(message);
+            else if ('method' in message) dispatcher.notification(message, session);
+            // A response: the gateway sends clients no requests, so nothing awaits one.
+        }
+        const headers = { 'mcp-session-id': session.id };
+        if (requests.length === 0) return sendEmpty(res, 202, headers);
+        const cancels = requests.map(() => new AbortController());
+        // A client gone before its answers were written: the upstream calls stop too.
+        res.once('close', () => {
+            if (!res.writableFinished) for (const cancel of cancels) cancel.abort();
+        });
+        const reply = new Reply(res, headers, batch);
+        const answers = await Promise.all(requests.map((request, index) => dispatcher.answer(request, { session, cancel: cancels[index]!, notify: reply.notify })));
+        reply.finish(answers);
+    }
+}
+
+function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {
+    return 'method' in message && 'id' in message;
+}
+
+/** Objects and arrays only, as JSON-RPC has no other messages; undefined for anything else. */
+function parseJson(text: string): unknown {
+    try {
+        const value: unknown = JSON.parse(text);
+        return typeof value === 'object' && value !== null ? value : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+/** `application/json`, in any case, with no charset but UTF-8 (the only one JSON has). */
+export function isJsonContentType(header: string | undefined): boolean {
+    if (header === 'application/json') return true;
+    if (header === undefined) return false;
+    const [type = '', ...parameters] = header.split(';');
+    if (type.trim().toLowerCase() !== 'application/json') return false;
+    return parameters.every(parameter => {
+        const [name = '', value = ''] = parameter.split('=');
+        return name.trim().toLowerCase() !== 'charset' || /^"?utf-8"?$/i.test(value.trim());
+    });
+}

@@ -1,0 +1,40 @@
+/**
+ * The answer to a POST that carried requests. JSON, once every response is
+ * known (an array for a batch); SSE only when something must reach the client
+ * before that, a progress notification of a request that asked for progress:
+ * the stream opens with it, and the responses follow on it. A POST whose
+ * requests all end unanswered (cancelled, or their session ended) gets an
+ * empty stream, which tells the client no more than that.
+ */
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { JSONRPCNotification, JSONRPCResponse } from '@modelcontextprotocol/client';
+import { sendJson } from './respond.js';
+import { SseStream } from './sse.js';
+
+export class Reply {
+    #stream: SseStream | undefined;
+
+    constructor(
+        private readonly res: ServerResponse,
+        private readonly headers: OutgoingHttpHeaders,
+        /** The body was a batch: a JSON answer is an array. */
+        private readonly batch: boolean
+    ) {}
+
+    readonly notify = (notification: JSONRPCNotification): void => {
+        if (this.res.destroyed) return;
+        (this.#stream ??= new SseStream(this.res, this.headers)).send(notification);
+    };
+
+    finish(answers: readonly (JSONRPCResponse | undefined)[]): void {
+        const responses = answers.filter(answer => answer !== undefined);
+        if (this.res.destroyed) return;
+        if (this.#stream === undefined && responses.length > 0) {
+            sendJson(this.res, 200, this.batch ? responses : responses[0], this.headers);
+            return;
+        }
+        const stream = (this.#stream ??= new SseStream(this.res, this.headers));
+        for (const response of responses) stream.send(response);
+        stream.close();
+    }
+}
