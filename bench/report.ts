@@ -1,10 +1,9 @@
 /** BENCHMARKS.md from a run's results (and, optionally, an earlier run's beside them). */
 import { addedP50, cpuPerGet, throughputRatio, verdicts, type BenchResults, type Verdict } from './results.js';
+import { table } from './lib/markdown.js';
 import { count, kib, mib, ms, ratio, us } from './lib/stats.js';
+import { scenarioSections } from './report-scenarios.js';
 import { DIRECT, FLOOR, GATEWAY, RAW_HOP } from './targets.js';
-
-const table = (head: string[], rows: string[][]) =>
-    [`| ${head.join(' | ')} |`, `| ${head.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`, ...rows.map(row => `| ${row.join(' | ')} |`)].join('\n');
 
 const mark = (verdict: Verdict) => `${verdict.met ? 'met' : '**missed**'} (${verdict.margin.replace(/^(met|missed) by /, '')})`;
 
@@ -140,8 +139,9 @@ Every request is a \`prompts/get\` whose answer is checked. Latency is timed one
 taking turns request by request (each round starting at another); throughput runs each target for a slice with
 N sessions sending back to back, the targets taking turns slice by slice for several rounds. CPU per get is the
 CPU time of the hop's process, all threads (\`/proc/<pid>/task/*/schedstat\`), over the slices, less its idle CPU
-over as long, per request. The big catalog, the idle sessions and the storm each run on a fresh gateway after the
-line-up's scenarios.
+over as long, per request. The big catalog, the idle sessions, the storm, the answers over the limits and the
+overload each run on a fresh gateway after the line-up's scenarios; narrow clients and the cost of metrics are
+measured last, in the bench process.
 
 ## Latency at concurrency 1
 
@@ -213,7 +213,7 @@ ${table(
     ]
 )}
 
-## Reproduce
+${scenarioSections(r)}## Reproduce
 
 \`\`\`sh
 npm ci

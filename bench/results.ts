@@ -1,6 +1,10 @@
 /** What one bench run measured (saved as JSON under bench/results/), and the targets judged from it. */
 import type { CatalogResult } from './scenarios/catalog.js';
+import type { HttpMemoryRow } from './scenarios/http-memory.js';
 import type { LatencyRow } from './scenarios/latency.js';
+import type { MetricsCostResult } from './scenarios/metrics-cost.js';
+import type { NarrowClientsResult } from './scenarios/narrow-clients.js';
+import type { OverloadResult } from './scenarios/overload.js';
 import type { ProfileRow } from './scenarios/profile.js';
 import type { SessionStep } from './scenarios/sessions.js';
 import type { StormResult } from './scenarios/storm.js';
@@ -32,6 +36,11 @@ export interface BenchResults {
     sessions: SessionStep[];
     storm: StormResult;
     profile: ProfileRow[];
+    /** The scenarios below were added after the first saved runs: absent from those, and left out of their reports. */
+    narrowClients?: NarrowClientsResult;
+    metricsCost?: MetricsCostResult;
+    httpMemory?: HttpMemoryRow[];
+    overload?: OverloadResult;
     /** Process warnings the line-up's gateway printed, by name. */
     gatewayWarnings: Record<string, number>;
 }

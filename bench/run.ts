@@ -20,7 +20,11 @@ import { onProcessFailure, ROOT } from './lib/processes.js';
 import { renderReport, renderVerdicts } from './report.js';
 import type { BenchResults } from './results.js';
 import { measureCatalog } from './scenarios/catalog.js';
+import { measureHttpMemory } from './scenarios/http-memory.js';
 import { measureLatency } from './scenarios/latency.js';
+import { measureMetricsCost } from './scenarios/metrics-cost.js';
+import { measureNarrowClients } from './scenarios/narrow-clients.js';
+import { measureOverload } from './scenarios/overload.js';
 import { profileTarget } from './scenarios/profile.js';
 import { measureSessions } from './scenarios/sessions.js';
 import { measureStorm } from './scenarios/storm.js';
@@ -48,6 +52,10 @@ const SIZES = args.quick
           catalog: { upstreams: 5, promptsEach: 200, pageRounds: 30 },
           sessions: [100, 300],
           storm: { events: 1_000, idleRequests: 30 },
+          httpMemory: { parallel: 4, settleMs: 200 },
+          overload: { sessions: 10, perSession: 10, slowMs: 1_000, probes: 20 },
+          narrowClients: { upstreams: 4, promptsEach: 2_000, pages: 20 },
+          metricsCostRounds: 20_000,
           profileMs: 300
       }
     : {
@@ -57,6 +65,10 @@ const SIZES = args.quick
           catalog: { upstreams: 50, promptsEach: 1_000, pageRounds: 500 },
           sessions: [1_000, 10_000],
           storm: { events: 50_000, idleRequests: 300 },
+          httpMemory: { parallel: 8, settleMs: 2_000 },
+          overload: { sessions: 20, perSession: 100, slowMs: 3_000, probes: 50 },
+          narrowClients: { upstreams: 4, promptsEach: 50_000, pages: 200 },
+          metricsCostRounds: 200_000,
           profileMs: 3_000
       };
 const CPU_CONCURRENCY = 32;
@@ -68,20 +80,43 @@ const started = performance.now();
  * The scenarios that each start a gateway of their own: one after another in a full run; at once in a quick one,
  * whose numbers only show that every scenario still runs.
  */
-async function freshGatewayScenarios(floorUrl: string, upstreamUrl: string) {
-    const scenarios = [
-        () => measureCatalog(floorUrl, SIZES.catalog),
-        () => measureSessions(upstreamUrl, SIZES.sessions),
-        () => measureStorm(upstreamUrl, SIZES.storm)
-    ] as const;
-    const logged = async <T>(name: string, run: () => Promise<T>) => {
+const freshGatewayScenarios = (floorUrl: string, upstreamUrl: string) =>
+    measureAll(
+        {
+            catalog: () => measureCatalog(floorUrl, SIZES.catalog),
+            sessions: () => measureSessions(upstreamUrl, SIZES.sessions),
+            storm: () => measureStorm(upstreamUrl, SIZES.storm),
+            httpMemory: () => measureHttpMemory(SIZES.httpMemory),
+            overload: () => measureOverload(upstreamUrl, SIZES.overload)
+        },
+        args.quick
+    );
+
+type Measured<T extends Record<string, () => Promise<unknown>>> = { [name in keyof T]: Awaited<ReturnType<T[name]>> };
+
+/** Runs each scenario (at once, or one after another), logs when each is done, and gives their results by name. */
+async function measureAll<T extends Record<string, () => Promise<unknown>>>(scenarios: T, atOnce: boolean): Promise<Measured<T>> {
+    const measure = async ([name, run]: [string, () => Promise<unknown>]) => {
         const value = await run();
         log(`${name} done`);
-        return value;
+        return [name, value] as const;
     };
-    if (args.quick) return Promise.all([logged('catalog', scenarios[0]), logged('sessions', scenarios[1]), logged('storm', scenarios[2])]);
-    return [await logged('catalog', scenarios[0]), await logged('sessions', scenarios[1]), await logged('storm', scenarios[2])] as const;
+    const entries = Object.entries(scenarios);
+    const results = [];
+    if (atOnce) results.push(...(await Promise.all(entries.map(measure))));
+    else for (const entry of entries) results.push(await measure(entry));
+    return Object.fromEntries(results) as Measured<T>;
 }
+
+/** Measures of the gateway's layers in this process: after the others, whose timing they would disturb. */
+const inProcessScenarios = () =>
+    measureAll(
+        {
+            narrowClients: () => measureNarrowClients(SIZES.narrowClients),
+            metricsCost: () => Promise.resolve(measureMetricsCost(SIZES.metricsCostRounds))
+        },
+        false
+    );
 
 const readResults = async (file: string) => JSON.parse(await readFile(file, 'utf8')) as BenchResults;
 
@@ -112,9 +147,10 @@ async function main(): Promise<void> {
     const gateway = lineup.targets.find(target => target.name === GATEWAY)!;
     const profile = await profileTarget(gateway, lineup.gateway.inspector!, { concurrency: CPU_CONCURRENCY, durationMs: SIZES.profileMs });
     log('profile done');
-    const [catalog, sessions, storm] = await freshGatewayScenarios(lineup.floor.url, lineup.upstream.url);
+    const fresh = await freshGatewayScenarios(lineup.floor.url, lineup.upstream.url);
     const gatewayWarnings = Object.fromEntries(lineup.gateway.warnings);
     await lineup.stop();
+    const inProcess = await inProcessScenarios();
 
     const results: BenchResults = {
         date: new Date().toISOString(),
@@ -126,10 +162,9 @@ async function main(): Promise<void> {
         latency,
         throughput,
         cpuConcurrency: CPU_CONCURRENCY,
-        catalog,
-        sessions,
-        storm,
+        ...fresh,
         profile,
+        ...inProcess,
         gatewayWarnings
     };
     process.stdout.write(`${renderVerdicts(results)}\n`);
