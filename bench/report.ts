@@ -3,7 +3,7 @@ import { addedP50, cpuPerGet, throughputRatio, verdicts, type BenchResults, type
 import { table } from './lib/markdown.js';
 import { count, kib, mib, ms, ratio, us } from './lib/stats.js';
 import { scenarioSections } from './report-scenarios.js';
-import { DIRECT, FLOOR, GATEWAY, RAW_HOP } from './targets.js';
+import { DIRECT, FLOOR, GATEWAY, GATEWAY_METRICS_OFF, RAW_HOP } from './targets.js';
 
 const mark = (verdict: Verdict) => `${verdict.met ? 'met' : '**missed**'} (${verdict.margin.replace(/^(met|missed) by /, '')})`;
 
@@ -66,29 +66,50 @@ function largestCosts(r: BenchResults, rows = 5): string {
         .join(', ');
 }
 
-/** Why a missed target is missed and what would close it: the run's own numbers, read against issue 14's plan. */
+/** CPU per get of a target, if the run had it (a quick run has no variants). */
+function optionalCpuPerGet(r: BenchResults, name: string): number | undefined {
+    return r.throughput.some(cell => cell.name === name) ? cpuPerGet(r, name) : undefined;
+}
+
+/**
+ * What the gateway does per request that the raw hop does not, from the run's own numbers: the gateway's own
+ * code is small next to Node's HTTP and socket work, which the hop does too; what is left are its features.
+ */
+function whatRemains(r: BenchResults): string {
+    const metricsOff = optionalCpuPerGet(r, GATEWAY_METRICS_OFF);
+    const withoutMetrics =
+        metricsOff === undefined ? '' : ` With metrics and the dashboard off the gateway costs ${us(metricsOff)} per get, ${ratio(metricsOff / cpuPerGet(r, RAW_HOP))} the raw hop's.`;
+    return (
+        "The largest row is Node's own HTTP and socket work with no package on the stack (the raw hop does the same reads and writes); " +
+        "the rest is what the gateway does that a hop does not: the access-log line (pino, sonic-boom), four metric updates " +
+        '(prom-client; the per-prompt summary keeps a t-digest), the request id carried through the request, the client check, ' +
+        `argument validation and the bounds check of the result.${withoutMetrics} What would close the rest: a histogram instead of ` +
+        'the per-prompt summary, and the access log written in batches rather than a line at a time.'
+    );
+}
+
+/** Why a missed target is missed and what would close it: the run's own numbers, read against the rebuilt engine. */
 function whyMissed(r: BenchResults, index: number): string {
     const hot = `The profile's largest rows per get: ${largestCosts(r)}.`;
-    const plan = "Issue 14's plan takes them off the path: a node:http handler (no web Request/Response conversion, no express), its own keep-alive upstream client (no fetch, web streams or SDK client per request), hand-written guards instead of a zod parse per message, sessions as small records.";
     switch (index) {
         case 0:
-            return `What the gateway adds beyond the raw hop is its own work per request. ${hot} ${plan}`;
+            return `What the gateway adds beyond the raw hop is its own work per request. ${hot} ${whatRemains(r)}`;
         case 1:
             return `On 2 cores shared by the bench client, the upstream, the hop and whoever else uses the machine, throughput at 32 is bound by the CPU per request of every process on the path (the gateway's ${us(cpuPerGet(r, GATEWAY))} against the raw hop's ${us(cpuPerGet(r, RAW_HOP))}). Even the raw hop reaches ${ratio(throughputRatio(r, RAW_HOP, 32))} of direct in this run, ${ratio(throughputRatio(r, GATEWAY, 32) / throughputRatio(r, RAW_HOP, 32))} of which the gateway reaches: the gateway's part of the gap closes with CPU per get; the rest is the hop itself on this machine.`;
         case 2:
-            return `${hot} ${plan}`;
+            return `${hot} ${whatRemains(r)}`;
         case 3:
-            return 'A session is an SDK server and its transport with their handlers and closures; the record of issue 14 (client id, revision, capabilities, stream handle) needs a few hundred bytes.';
+            return 'A session is its record (client id, revision, capabilities, times) and its live state (requests in flight, open responses, its place in change delivery); more than that per session means something per-session was added.';
         case 4:
             return 'Sessions that did not answer a ping had been dropped (cap, quota or sweep).';
         case 5:
             return `The gateway lists and indexes every upstream after it starts (/readyz at ${ms(r.catalog.readyzMs, 0)}, every prompt seen at ${ms(r.catalog.completeMs, 0)}); with ${r.catalog.upstreams} upstreams on 2 cores that is connect, initialize and one list per upstream, and the catalog built from them.`;
         case 6:
-            return 'A page is cut from the visible list, its cursor sealed and the page serialized per request, behind the same request path as prompts/get (see the profile).';
+            return 'A warm page goes through the same request path as a get (see the profile), then its slice of the cached visible list is serialized (50 prompts with their arguments) and a fresh cursor sealed; the floor writes a canned page. What would close it: keeping the serialized page per list version, visible slice and position, so a warm page is a lookup and one write.';
         case 7:
             return 'Memory grows with the catalog: per-prompt records, the name table and the cached views.';
         default:
-            return 'The storm is read and coalesced on the event loop that serves the other requests.';
+            return `The p99 of ${count(r.storm.storm.samples)} requests timed during a ${ms(r.storm.stormMs, 0)} storm is close to its slowest one: one pause of the event loop decides it. The storm is read from the upstream's pipe in 64 KiB chunks (hundreds of notifications each, a few microseconds apiece) on the event loop that serves the other requests; a longer storm (more samples) or yielding between chunks would tell a pause of the gateway's from the machine's.`;
     }
 }
 
