@@ -14,8 +14,11 @@ export type ProxyTrust = (address: string, hop: number) => boolean;
 
 /** Addresses, CIDR ranges and the names `loopback`, `linklocal`, `uniquelocal`; none (the default) trusts no proxy. */
 export function compileProxyTrust(trusted: readonly string[] | undefined): ProxyTrust {
-    return proxyaddr.compile([...(trusted ?? [])]);
+    return trusted === undefined || trusted.length === 0 ? TRUST_NO_PROXY : proxyaddr.compile([...trusted]);
 }
+
+/** The default: the peer is the client, so its X-Forwarded-For need not even be parsed. */
+const TRUST_NO_PROXY: ProxyTrust = () => false;
 
 /** The first of `trusted` that is not an address, a range or a name proxy-addr knows, if any. */
 export function invalidProxyEntry(trusted: readonly string[]): string | undefined {
@@ -37,6 +40,7 @@ export interface AddressedRequest {
 
 /** undefined when the socket is already gone (its peer unknown). */
 export function clientAddress(req: AddressedRequest, trust: ProxyTrust): string | undefined {
-    const address: string | undefined = proxyaddr(req as IncomingMessage, trust);
+    // Parsing X-Forwarded-For costs ~6 us a request (bench/profile-get.ts), for nothing when no proxy is trusted.
+    const address: string | undefined = trust === TRUST_NO_PROXY ? req.socket.remoteAddress : proxyaddr(req as IncomingMessage, trust);
     return address === '' ? undefined : address;
 }
