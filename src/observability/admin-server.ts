@@ -5,10 +5,10 @@
  * MCP listener at all).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { browserGuards } from '../downstream/http/guards.js';
-import { hostChecks, listen } from '../downstream/http/listener.js';
-import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from '../downstream/http/rejections.js';
-import { routeKeyOf, Routes } from '../downstream/http/routes.js';
+import { browserGuards } from '../http/browser-safety.js';
+import { hostChecks, listen } from '../http/listener.js';
+import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from '../http/rejections.js';
+import { routeKeyOf, Routes } from '../http/routes.js';
 import { describeError, type Logger } from './logger.js';
 
 export interface AdminServerOptions {

@@ -9,10 +9,9 @@ import type { CatalogView } from '../catalog/catalog.js';
 import type { PromptService } from '../catalog/service.js';
 import type { UsageEvent } from '../catalog/usage.js';
 import type { GatewayConfig } from '../config/schema.js';
-import { isLoopback } from '../downstream/http/listener.js';
-import type { Reject, RejectionReason } from '../downstream/http/rejections.js';
-import type { Routes } from '../downstream/http/routes.js';
-import { operatorRoutesOnMcpListener, withheldReason } from '../downstream/operator-access.js';
+import { isLoopback } from '../http/listener.js';
+import type { Reject, RejectionReason } from '../http/rejections.js';
+import type { Routes } from '../http/routes.js';
 import type { UpstreamConnection, UpstreamObserver } from '../upstream/connection.js';
 import { VERSION } from '../version.js';
 import type { UpstreamStatus } from './dashboard-data.js';
@@ -20,6 +19,7 @@ import { DashboardFeed } from './dashboard-feed.js';
 import type { FaultCounters } from './faults.js';
 import type { Logger } from './logger.js';
 import { GatewayMetrics } from './metrics.js';
+import { operatorRoutesOnMcpListener, withheldReason } from './operator-access.js';
 import { observabilityRoutes } from './routes.js';
 
 export interface TelemetrySources {

@@ -1,7 +1,7 @@
 /** Who may read the operator endpoints on the MCP listener, by auth mode and operator token. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { healthDetailed, operatorRoutesOnMcpListener, withheldReason } from '../../src/downstream/operator-access.js';
+import { healthDetailed, operatorRoutesOnMcpListener, withheldReason } from '../../src/observability/operator-access.js';
 
 describe('operator access on the MCP listener', () => {
     test('metrics and the dashboard: always with auth off; with auth on only behind a token', () => {

@@ -6,21 +6,22 @@
  * requests away with 503 while those taken finish.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { browserGuards, type BrowserSafety } from '../../http/browser-safety.js';
+import { hostChecks, listen } from '../../http/listener.js';
+import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from '../../http/rejections.js';
+import { routeKey, routeKeyOf, type Routes } from '../../http/routes.js';
 import { whenIdle } from '../../lib/when-idle.js';
 import { describeError, type Logger } from '../../observability/logger.js';
+import { healthDetailed, operatorRoutesOnMcpListener } from '../../observability/operator-access.js';
 import { inRequest, REQUEST_ID_HEADER, requestIdFrom } from '../../observability/request-context.js';
 import { bearerCheck, healthRoutes, type HealthRoutesOptions } from '../../observability/routes.js';
 import type { GatewayPolicy } from '../../policy/policy.js';
 import { ClientRateLimiter } from '../../policy/rate-limiter.js';
 import type { Dispatcher } from '../dispatcher.js';
 import type { Endpoint } from '../endpoint.js';
-import { healthDetailed, operatorRoutesOnMcpListener } from '../operator-access.js';
 import type { SessionTable } from '../sessions.js';
-import { admission, browserGuards, type BrowserSafety } from './guards.js';
-import { hostChecks, listen } from './listener.js';
+import { admission } from './admission.js';
 import { McpEndpoint } from './mcp.js';
-import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from './rejections.js';
-import { routeKey, routeKeyOf, type Routes } from './routes.js';
 import { sweepIdleSessions } from './sweeper.js';
 
 export interface HttpEndpointOptions {

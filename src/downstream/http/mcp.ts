@@ -1,6 +1,6 @@
 /**
  * The MCP endpoint's three methods, for a request already admitted (see
- * guards.ts): POST carries JSON-RPC messages (without a session only an
+ * admission.ts): POST carries JSON-RPC messages (without a session only an
  * `initialize`, which opens one), GET opens the session's stream for server
  * notifications, DELETE ends the session. Sessions are keyed by
  * `Mcp-Session-Id`; another client's session is answered like one that does
@@ -9,6 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
+import type { Reject } from '../../http/rejections.js';
+import { sendEmpty, sendJson } from '../../http/respond.js';
 import { exceedsDepth } from '../../lib/json-bounds.js';
 import { asJsonRpcMessage } from '../../lib/json-rpc.js';
 import type { Logger } from '../../observability/logger.js';
@@ -17,10 +19,8 @@ import { batchLimit, judgeBatch } from '../batches.js';
 import { errorResponse, initialize, invalidParams, type Dispatcher } from '../dispatcher.js';
 import type { Session, SessionTable } from '../sessions.js';
 import { readBody } from './body.js';
-import { takeTokens, type Admitted } from './guards.js';
-import type { Reject } from './rejections.js';
+import { takeTokens, type Admitted } from './admission.js';
 import { Reply } from './reply.js';
-import { sendEmpty, sendJson } from './respond.js';
 import { SseStream } from './sse.js';
 
 export interface McpEndpointOptions {

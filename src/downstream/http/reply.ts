@@ -8,7 +8,7 @@
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { JSONRPCNotification, JSONRPCResponse } from '@modelcontextprotocol/client';
-import { sendJson } from './respond.js';
+import { sendJson } from '../../http/respond.js';
 import { SseStream } from './sse.js';
 
 export class Reply {

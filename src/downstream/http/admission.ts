@@ -1,14 +1,13 @@
 /**
- * What an HTTP request must pass before any MCP processing, in order: CORS
- * (a preflight is answered here, only when configured), the Host and Origin
- * checks against DNS rebinding, then for the MCP endpoint authentication
- * (401), the client's rate limit (429) and the MCP-Protocol-Version header.
- * Only then is the body read, so unauthenticated callers cannot make the
- * gateway read megabytes of JSON.
+ * What a request to the MCP endpoint must pass before any MCP processing, after
+ * the browser-safety checks (see http/browser-safety.ts), in order:
+ * authentication (401), the client's rate limit (429) and the
+ * MCP-Protocol-Version header. Only then is the body read, so unauthenticated
+ * callers cannot make the gateway read megabytes of JSON.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { validateHostHeader, validateOriginHeader } from '@modelcontextprotocol/server';
 import { ANONYMOUS_CLIENT_ID } from '../../config/policy-schema.js';
+import type { Reject } from '../../http/rejections.js';
 import { clientAddress, compileProxyTrust, type ProxyTrust } from '../../lib/client-address.js';
 import type { Logger } from '../../observability/logger.js';
 import type { ClientProfile } from '../../policy/clients.js';
@@ -16,65 +15,8 @@ import type { GatewayPolicy } from '../../policy/policy.js';
 import { quotaKey } from '../../policy/quota.js';
 import type { ClientRateLimiter } from '../../policy/rate-limiter.js';
 import { isSupportedVersion } from '../versions.js';
-import type { Reject, RejectionReason } from './rejections.js';
-import { sendEmpty } from './respond.js';
 
 const REALM = 'mcp-prompt-gateway';
-
-const CORS_METHODS = 'GET,POST,DELETE';
-const CORS_ALLOWED_HEADERS = 'content-type,accept,authorization,x-api-key,mcp-session-id,mcp-protocol-version,last-event-id,x-request-id';
-const CORS_EXPOSED_HEADERS = 'mcp-session-id,mcp-protocol-version,www-authenticate,retry-after,x-request-id';
-
-export interface BrowserSafety {
-    allowedHosts: string[] | undefined;
-    allowedOrigins: string[] | undefined;
-    cors: { origins: string[]; maxAgeSec: number } | undefined;
-}
-
-/** Decisions on header values, kept for the values seen (clients send the same few); emptied when it grows large. */
-function remembered(decide: (value: string | undefined) => boolean): (value: string | undefined) => boolean {
-    const decisions = new Map<string | undefined, boolean>();
-    return value => {
-        let decision = decisions.get(value);
-        if (decision === undefined) {
-            if (decisions.size >= 256) decisions.clear();
-            decisions.set(value, (decision = decide(value)));
-        }
-        return decision;
-    };
-}
-
-/**
- * CORS first (a preflight carries no credentials), then Host, then Origin; a configured CORS origin passes the
- * Origin check. Returns the refusal, 'answered' for a preflight it answered, or undefined to go on. The SDK's checks
- * are used, not its answers: those repeat the header's value, and errors never echo headers.
- */
-export function browserGuards({ allowedHosts, allowedOrigins, cors }: BrowserSafety): (req: IncomingMessage, res: ServerResponse) => RejectionReason | 'answered' | undefined {
-    const corsOrigins = new Set(cors?.origins ?? []);
-    const origins = allowedOrigins ?? (corsOrigins.size > 0 ? [] : undefined);
-    const hostAllowed = allowedHosts === undefined ? undefined : remembered(host => validateHostHeader(host, allowedHosts).ok);
-    const originAllowed = origins === undefined ? undefined : remembered(origin => corsOrigins.has(origin ?? '') || validateOriginHeader(origin, origins).ok);
-    return (req, res) => {
-        const origin = req.headers.origin;
-        // Other origins get no CORS header at all and fall through to the Origin check (403), preflights included.
-        if (cors !== undefined && origin !== undefined && corsOrigins.has(origin)) {
-            res.setHeader('access-control-allow-origin', origin);
-            res.setHeader('vary', 'Origin');
-            if (req.method === 'OPTIONS') {
-                sendEmpty(res, 204, {
-                    'access-control-allow-methods': CORS_METHODS,
-                    'access-control-allow-headers': CORS_ALLOWED_HEADERS,
-                    'access-control-max-age': String(cors.maxAgeSec)
-                });
-                return 'answered';
-            }
-            res.setHeader('access-control-expose-headers', CORS_EXPOSED_HEADERS);
-        }
-        if (hostAllowed !== undefined && !hostAllowed(req.headers.host)) return 'forbidden_host';
-        if (originAllowed !== undefined && !originAllowed(origin)) return 'forbidden_origin';
-        return undefined;
-    };
-}
 
 /** An identity-provider outage is an operator's business, but one line per failed request would flood the log. */
 const OUTAGE_LOG_INTERVAL_MS = 10_000;
