@@ -88,6 +88,14 @@ function whatRemains(r: BenchResults): string {
     );
 }
 
+/** Whether the gateway itself paused during the storm, or the machine's other processes held the probe up. */
+function stormExplanation(r: BenchResults): string {
+    const sampled = `The p99 of ${count(r.storm.storm.samples)} requests timed during a ${ms(r.storm.stormMs, 0)} storm is close to its slowest one.`;
+    const delay = r.storm.loopDelayMaxMs;
+    if (delay === undefined) return `${sampled} The storm is read and coalesced on the event loop that serves the other requests.`;
+    return `${sampled} The gateway's own event loop was held at most ${ms(delay, 1)} during the storm (its nodejs_eventloop_lag_max_seconds, 10 ms resolution: a loop that never waits reads about 10 ms), so the slowest requests waited for a core, not for the gateway: on 2 cores the stdio upstream writing the storm, the gateway reading it, the bench client and the HTTP upstream take turns. A machine with a core for each would show it; here the gateway's part is the loop delay.`;
+}
+
 /** Why a missed target is missed and what would close it: the run's own numbers, read against the rebuilt engine. */
 function whyMissed(r: BenchResults, index: number): string {
     const hot = `The profile's largest rows per get: ${largestCosts(r)}.`;
@@ -109,7 +117,7 @@ function whyMissed(r: BenchResults, index: number): string {
         case 7:
             return 'Memory grows with the catalog: per-prompt records, the name table and the cached views.';
         default:
-            return `The p99 of ${count(r.storm.storm.samples)} requests timed during a ${ms(r.storm.stormMs, 0)} storm is close to its slowest one: one pause of the event loop decides it. The storm is read from the upstream's pipe in 64 KiB chunks (hundreds of notifications each, a few microseconds apiece) on the event loop that serves the other requests; a longer storm (more samples) or yielding between chunks would tell a pause of the gateway's from the machine's.`;
+            return stormExplanation(r);
     }
 }
 
@@ -222,7 +230,7 @@ ${table(
 
 A gateway with a stdio upstream that sends ${count(s.events)} \`notifications/prompts/list_changed\` as fast as the
 gateway reads them, and the bench upstream over HTTP; \`prompts/get\` of the latter timed one at a time, idle and
-during the storm (${ms(s.stormMs, 0)}, ${count(s.storm.samples)} requests). A session with a GET stream got
+during the storm (${ms(s.stormMs, 0)}, ${count(s.storm.samples)} requests${s.loopDelayMaxMs === undefined ? '' : `; the gateway's event loop held at most ${ms(s.loopDelayMaxMs, 1)}, by its own nodejs_eventloop_lag_max_seconds at 10 ms resolution`}). A session with a GET stream got
 ${count(s.listChangedReceived)} list_changed for the whole storm (the fixture's list stays the same, so a gateway
 that notifies only clients whose visible list changed sends none).
 

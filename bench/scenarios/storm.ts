@@ -19,6 +19,19 @@ export interface StormResult {
     idle: Percentiles;
     storm: Percentiles;
     listChangedReceived: number;
+    /**
+     * The longest the gateway's event loop was held during the storm, by its own `nodejs_eventloop_lag_max_seconds`
+     * (prom-client's monitorEventLoopDelay, 10 ms resolution, reset at each scrape). Absent in older results.
+     */
+    loopDelayMaxMs?: number;
+}
+
+/** Scrapes the gateway's event-loop delay (and so resets it: prom-client reports it since the last scrape). */
+async function loopDelayMaxMs(gatewayUrl: string): Promise<number> {
+    const text = await (await fetch(new URL('/metrics', gatewayUrl))).text();
+    const line = text.split('\n').find(candidate => candidate.startsWith('nodejs_eventloop_lag_max_seconds '));
+    if (line === undefined) throw new Error('the gateway reported no nodejs_eventloop_lag_max_seconds');
+    return Number(line.split(' ')[1]) * 1000;
 }
 
 const STORM_TIMEOUT_MS = 300_000;
@@ -39,6 +52,7 @@ export async function measureStorm(upstreamUrl: string, options: { events: numbe
         const idle: number[] = [];
         for (let i = 0; i < options.idleRequests; i++) idle.push(await timedUs(get));
         listChangedReceived = 0;
+        await loopDelayMaxMs(gateway.url);
         const during: number[] = [];
         let done = false;
         const started = performance.now();
@@ -46,10 +60,11 @@ export async function measureStorm(upstreamUrl: string, options: { events: numbe
         while (!done) during.push(await timedUs(get));
         await flood;
         const stormMs = performance.now() - started;
+        const loopDelay = await loopDelayMaxMs(gateway.url);
         // A coalesced notification (only if a client's visible list changed: the fixture's list stays the same, so
         // none is the right count) comes at most the default notifications.maxDelayMs after the burst began.
         await sleep(SETTLE_MS);
-        return { events: options.events, stormMs, idle: percentiles(idle), storm: percentiles(during), listChangedReceived };
+        return { events: options.events, stormMs, idle: percentiles(idle), storm: percentiles(during), listChangedReceived, loopDelayMaxMs: loopDelay };
     } finally {
         await stopListening();
         await Promise.all([probe, trigger, watcher].map(channel => channel!.close()));
