@@ -80,7 +80,8 @@ function whatRemains(r: BenchResults): string {
     const withoutMetrics =
         metricsOff === undefined ? '' : ` With metrics and the dashboard off the gateway costs ${us(metricsOff)} per get, ${ratio(metricsOff / cpuPerGet(r, RAW_HOP))} the raw hop's.`;
     return (
-        "The largest row is Node's own HTTP and socket work with no package on the stack (the raw hop does the same reads and writes); " +
+        'Most of those rows are HTTP and socket work on both sides (undici to the upstream; the HTTP server, its parser and the ' +
+        "socket writes, charged to Node core and to the gateway's http folder), which the raw hop does too; " +
         "the rest is what the gateway does that a hop does not: the access-log line (pino, sonic-boom), four metric updates " +
         '(prom-client; the per-prompt summary keeps a t-digest), the request id carried through the request, the client check, ' +
         `argument validation and the bounds check of the result.${withoutMetrics} What would close the rest: a histogram instead of ` +
