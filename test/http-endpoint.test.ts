@@ -107,6 +107,35 @@ describe('downstream Streamable HTTP endpoint', () => {
         assert.equal(after.status, 404);
     });
 
+    test('a POST whose body was still arriving when its session ended is refused like an unknown session', { timeout: 30_000 }, async t => {
+        const { headers } = await openRawSession(gateway.url!);
+        const body = JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'prompts/get', params: { name: 'local__slow', arguments: { ms: '1' } } });
+        const half = Math.floor(body.length / 2);
+        const { request } = await import('node:http');
+        const pending = request(gateway.url!, {
+            method: 'POST',
+            // 100-continue: the gateway answers it as the request arrives, so once it is seen the session was looked up and the body is awaited.
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(body), expect: '100-continue', ...headers }
+        });
+        const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
+            pending.once('response', response => {
+                let text = '';
+                response.setEncoding('utf8');
+                response.on('data', (chunk: string) => (text += chunk));
+                response.once('end', () => resolve({ status: response.statusCode ?? 0, text }));
+            });
+            pending.once('error', reject);
+        });
+        t.after(() => pending.destroy());
+        await new Promise<void>(resolve => pending.once('continue', () => resolve()));
+        pending.write(body.slice(0, half));
+        assert.equal((await deleteSession(gateway.url!, headers)).status, 200);
+        pending.end(body.slice(half));
+        const { status, text } = await answered;
+        assert.equal(status, 404, text);
+        assert.deepEqual((JSON.parse(text) as { error: unknown }).error, { code: -32001, message: 'Session not found' });
+    });
+
     test('a body over limits.maxBodyBytes is 413 with a JSON-RPC error, no stack trace', async () => {
         const response = await post(gateway.url!, { ...initializeBody(), padding: 'x'.repeat(10_000) });
         assert.equal(response.status, 413);

@@ -9,7 +9,8 @@
  * -32602 `Invalid params for <method>`, and the catalog's errors pass as they
  * are (it throws JSON-RPC errors). Anything else is -32603 "Internal error":
  * messages never carry exception text, inputs or internals; the log gets them.
- * A request cancelled by its client, or whose session ended, gets no answer.
+ * A request cancelled by its client, or whose session ended, gets no answer; one
+ * reusing the id of a request still in flight in its session is -32600.
  */
 import {
     ProtocolError,
@@ -79,6 +80,10 @@ export class Dispatcher {
     /** The response to `request`; undefined when it was cancelled (no answer is due). Never throws. */
     async answer(request: JSONRPCRequest, exchange: Exchange): Promise<JSONRPCResponse | undefined> {
         const { session, cancel } = exchange;
+        // Ids are how notifications/cancelled names a request: a second one in flight under the same id would make it ambiguous.
+        if (session.requests.has(request.id)) {
+            return errorResponse(request, { code: ProtocolErrorCode.InvalidRequest, message: 'Invalid Request: id already in use by a request in flight' });
+        }
         session.requests.set(request.id, cancel);
         try {
             const result = await this.#run(request, exchange);

@@ -50,6 +50,8 @@ export class McpEndpoint {
         if (session !== undefined) this.#holdOpen(session, res);
         const body = await readBody(req, this.options.maxBodyBytes);
         if (body.kind === 'gone') return;
+        // The session may have ended (DELETE, idle sweep, shutdown) while the body arrived: an ended one serves nothing.
+        if (session !== undefined && this.options.sessions.get(session.id) !== session) return reject(res, 'session_not_found');
         if (body.kind === 'too_large') return reject(res, 'body_too_large');
         const value = parseJson(body.text);
         if (value === undefined) return reject(res, 'parse_error');
