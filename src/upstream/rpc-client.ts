@@ -55,6 +55,7 @@ interface Pending {
     resolve(value: unknown): void;
     reject(error: unknown): void;
     guard: ResultGuard<unknown>;
+    method: string;
     timeoutMs: number;
     timer: NodeJS.Timeout;
     totalTimer: NodeJS.Timeout | undefined;
@@ -113,6 +114,7 @@ export class RpcClient {
                 resolve,
                 reject,
                 guard,
+                method,
                 timeoutMs: options.timeoutMs,
                 timer: setTimeout(this.#timedOut, options.timeoutMs, id),
                 totalTimer: onProgress === undefined || options.maxTotalTimeoutMs === undefined ? undefined : setTimeout(this.#timedOutInAll, options.maxTotalTimeoutMs, id, options.maxTotalTimeoutMs),
@@ -208,11 +210,15 @@ export class RpcClient {
         this.#cancel(id, new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out in all', data), 'timed out in all');
     };
 
-    /** Fails a request still in flight and tells the upstream to stop working on it. */
+    /**
+     * Fails a request still in flight and tells the upstream to stop working on it, except `initialize`, which a
+     * client MUST NOT cancel (MCP 2024-11-05 and later): it is only abandoned, and the caller closes the connection.
+     */
     #cancel(id: RequestId, error: Error, reason: string): void {
         const pending = this.#settle(id);
         if (pending === undefined) return;
         pending.reject(error);
+        if (pending.method === 'initialize') return;
         this.notify('notifications/cancelled', { requestId: id, reason }).catch(() => {});
     }
 

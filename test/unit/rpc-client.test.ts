@@ -158,6 +158,16 @@ describe('RpcClient: timeouts, cancellation, the end', () => {
         assert.deepEqual(seen.strays, ['answer']);
     });
 
+    test('an initialize that times out is never cancelled upstream (the spec forbids it); another method still is', async () => {
+        const { transport, client } = setUp();
+        const error = await rejection(client.request('initialize', {}, isAnyResult, { timeoutMs: 20 }));
+        assert.ok(error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout);
+        assert.equal(client.inFlight, 0, 'abandoned locally all the same');
+        await rejection(client.request('prompts/list', {}, isAnyResult, { timeoutMs: 20 }));
+        const cancellations = transport.sent.filter(message => message.method === 'notifications/cancelled');
+        assert.deepEqual(cancellations.map(message => message.params?.requestId), [transport.request('prompts/list').id]);
+    });
+
     test('an aborted signal fails the request at once as an AbortError and cancels it upstream; an aborted one is never sent', async () => {
         const { transport, client } = setUp();
         const controller = new AbortController();
