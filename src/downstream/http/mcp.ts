@@ -51,7 +51,8 @@ export class McpEndpoint {
         const body = await readBody(req, this.options.maxBodyBytes);
         if (body.kind === 'gone') return;
         if (body.kind === 'too_large') return reject(res, 'body_too_large');
-        const value = parseJson(body.text);
+        if (body.kind === 'unsupported_encoding') return reject(res, 'unsupported_encoding');
+        const value = body.kind === 'undecodable' ? undefined : parseJson(body.text);
         if (value === undefined) return reject(res, 'parse_error');
         const maxDepth = this.options.maxJsonDepth();
         // Before anything walks it: neither the message nor its id is echoed.
