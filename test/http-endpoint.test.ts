@@ -1,6 +1,7 @@
 /** The downstream Streamable HTTP endpoint: protocol revisions, sessions, limits and browser safety. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import type { RunningGateway } from '../src/gateway.js';
 import { connectHttp, startHttpFixture, startTestGateway, stdioFixture, waitFor, type HttpFixture } from './helpers.js';
 import { deleteSession, initializeBody, openRawSession, post } from './raw-http.js';
@@ -142,6 +143,26 @@ describe('downstream Streamable HTTP endpoint', () => {
         const body = await response.text();
         assert.match(body, /"code":-32600/);
         assert.doesNotMatch(body, /at \w+ \(|node_modules|<html/i);
+    });
+
+    test('a gzip or deflate body is decompressed, an unknown Content-Encoding is 415', async () => {
+        const json = JSON.stringify(initializeBody());
+        for (const [encoding, body] of [['gzip', gzipSync(json)], ['deflate', deflateSync(json)], ['identity', Buffer.from(json)]] as const) {
+            const response = await post(gateway.url!, body, { 'content-encoding': encoding });
+            assert.equal(response.status, 200, encoding);
+            assert.match(await response.text(), /"protocolVersion"/);
+        }
+        const unknown = await post(gateway.url!, brotliCompressSync(json), { 'content-encoding': 'br' });
+        assert.equal(unknown.status, 415);
+        assert.match(await unknown.text(), /"code":-32000.*Content-Encoding/);
+    });
+
+    test('a gzip bomb (small compressed, over limits.maxBodyBytes decompressed) is 413', async () => {
+        const bomb = gzipSync(JSON.stringify({ ...initializeBody(), padding: 'x'.repeat(1024 * 1024) }));
+        assert.ok(bomb.length < 4096, 'small enough compressed to pass the limit on the wire');
+        const response = await post(gateway.url!, bomb, { 'content-encoding': 'gzip' });
+        assert.equal(response.status, 413);
+        assert.match(await response.text(), /"code":-32600/);
     });
 
     test('malformed JSON is 400 with a parse error', async () => {

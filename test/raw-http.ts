@@ -36,7 +36,7 @@ export interface SendOptions {
 
 /** A POST as a client sends it; a string body goes as it is (hand-written or broken JSON), anything else as JSON. */
 export function post(url: string, body: unknown, headers: Record<string, string> = {}, { signal, from }: SendOptions = {}): Promise<Response> {
-    const text = typeof body === 'string' ? body : JSON.stringify(body);
+    const text = typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body);
     return fetch(url, { method: 'POST', headers: { ...JSON_AND_SSE, ...headers }, body: text, ...(signal ? { signal } : {}), ...dispatcher(from) });
 }
 

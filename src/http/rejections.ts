@@ -21,6 +21,7 @@ const REJECTIONS = {
     unsupported_protocol_version: { status: 400, code: -32000, message: 'Bad Request: unsupported MCP-Protocol-Version' },
     not_acceptable: { status: 406, code: -32000, message: 'Not Acceptable: Client must accept both application/json and text/event-stream' },
     unsupported_media_type: { status: 415, code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' },
+    unsupported_encoding: { status: 415, code: -32000, message: 'Unsupported Media Type: Content-Encoding must be gzip, deflate or identity' },
     body_too_large: { status: 413, code: -32600, message: 'Request body too large' },
     parse_error: { status: 400, code: -32700, message: 'Parse error: invalid JSON' },
     invalid_message: { status: 400, code: -32700, message: 'Parse error: Invalid JSON-RPC message' },

@@ -53,7 +53,8 @@ export class McpEndpoint {
         // The session may have ended (DELETE, idle sweep, shutdown) while the body arrived: an ended one serves nothing.
         if (session !== undefined && this.options.sessions.get(session.id) !== session) return reject(res, 'session_not_found');
         if (body.kind === 'too_large') return reject(res, 'body_too_large');
-        const value = parseJson(body.text);
+        if (body.kind === 'unsupported_encoding') return reject(res, 'unsupported_encoding');
+        const value = body.kind === 'undecodable' ? undefined : parseJson(body.text);
         if (value === undefined) return reject(res, 'parse_error');
         const maxDepth = this.options.maxJsonDepth();
         // Before anything walks it: neither the message nor its id is echoed.
