@@ -145,7 +145,7 @@ describe('downstream Streamable HTTP endpoint', () => {
         assert.doesNotMatch(body, /at \w+ \(|node_modules|<html/i);
     });
 
-    test('a gzip or deflate body is decompressed, an unknown Content-Encoding is 415', async () => {
+    test('a gzip or deflate body is decompressed, an unknown Content-Encoding is 415', { timeout: 30_000 }, async () => {
         const json = JSON.stringify(initializeBody());
         for (const [encoding, body] of [['gzip', gzipSync(json)], ['deflate', deflateSync(json)], ['identity', Buffer.from(json)]] as const) {
             const response = await post(gateway.url!, body, { 'content-encoding': encoding });
@@ -157,7 +157,7 @@ describe('downstream Streamable HTTP endpoint', () => {
         assert.match(await unknown.text(), /"code":-32000.*Content-Encoding/);
     });
 
-    test('a gzip bomb (small compressed, over limits.maxBodyBytes decompressed) is 413', async () => {
+    test('a gzip bomb (small compressed, over limits.maxBodyBytes decompressed) is 413', { timeout: 30_000 }, async () => {
         const bomb = gzipSync(JSON.stringify({ ...initializeBody(), padding: 'x'.repeat(1024 * 1024) }));
         assert.ok(bomb.length < 4096, 'small enough compressed to pass the limit on the wire');
         const response = await post(gateway.url!, bomb, { 'content-encoding': 'gzip' });

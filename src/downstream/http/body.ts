@@ -36,8 +36,11 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Body> 
         };
         if (inflate !== undefined) {
             inflate.on('data', (chunk: Buffer) => {
-                // Past the limit nothing more is inflated; the wire is still read off (and counted) to its end.
-                if (!body.add(chunk)) inflate.destroy();
+                // Past the limit nothing more is inflated; the wire is still read off (and counted) to its end,
+                // and if it has ended already (the inflater lags the socket), the answer is due now.
+                if (body.add(chunk)) return;
+                inflate.destroy();
+                if (ended) finish();
             });
             inflate.once('end', finish);
             inflate.once('error', () => resolve({ kind: 'undecodable' }));
