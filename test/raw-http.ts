@@ -219,3 +219,40 @@ export class SseReader {
         await this.#done;
     }
 }
+
+/** What a 2026-07-28 client puts in every request's `_meta` (a stateless revision: no session, no handshake). */
+export function modernMeta(protocolVersion = '2026-07-28', clientCapabilities: Record<string, unknown> = {}): Record<string, unknown> {
+    return {
+        'io.modelcontextprotocol/protocolVersion': protocolVersion,
+        'io.modelcontextprotocol/clientInfo': { name: 'raw-modern', version: '1' },
+        'io.modelcontextprotocol/clientCapabilities': clientCapabilities
+    };
+}
+
+/** A 2026-07-28 request body: `params` with the request `_meta` merged in. */
+export function modernRequest(method: string, params: Record<string, unknown> = {}, id: string | number = 1, protocolVersion = '2026-07-28') {
+    const meta = { ...modernMeta(protocolVersion), ...((params._meta as Record<string, unknown> | undefined) ?? {}) };
+    return { jsonrpc: '2.0' as const, id, method, params: { ...params, _meta: meta } };
+}
+
+/**
+ * The headers a 2026-07-28 client mirrors from the body: MCP-Protocol-Version, Mcp-Method, and Mcp-Name for a
+ * prompts/get (in the base64 sentinel form when the name is not a plain header value).
+ */
+export function modernHeaders(body: { method: string; params?: Record<string, unknown> }, protocolVersion = '2026-07-28'): Record<string, string> {
+    const headers: Record<string, string> = { 'mcp-protocol-version': protocolVersion, 'mcp-method': body.method };
+    const name = body.params?.name;
+    if (body.method === 'prompts/get' && typeof name === 'string') headers['mcp-name'] = headerValue(name);
+    return headers;
+}
+
+function headerValue(value: string): string {
+    const plain = /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(value) && !(value.startsWith('=?base64?') && value.endsWith('?='));
+    return plain ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
+}
+
+/** One stateless 2026-07-28 request, with the headers a conforming client sends (`headers` adds or overrides). */
+export function postModern(url: string, method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}, options: SendOptions = {}): Promise<Response> {
+    const body = modernRequest(method, params);
+    return post(url, body, { ...modernHeaders(body), ...headers }, options);
+}

@@ -10,24 +10,30 @@ import addFormatsModule from 'ajv-formats';
 import { ROOT } from './helpers.js';
 import type { JsonRpcMessage as Message } from './raw-http.js';
 
+/** The handshake-era revisions, negotiated with `initialize`. */
 export const REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'] as const;
-export type Revision = (typeof REVISIONS)[number];
+/** The stateless revision: every request names it in `_meta`. */
+export const MODERN_REVISION = '2026-07-28';
+export type Revision = (typeof REVISIONS)[number] | typeof MODERN_REVISION;
 
 type Obj = Record<string, unknown>;
 
 // ajv-formats is CommonJS with `exports.default`; under Node's ESM interop the default import is the module object.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
 
-/** The definition a result of each method must match (all four revisions have these). */
+/** The definition a result of each method must match (where the revision has the method). */
 const RESULT_DEFINITION: Record<string, string> = {
     initialize: 'InitializeResult',
     ping: 'EmptyResult',
+    'server/discover': 'DiscoverResult',
+    'subscriptions/listen': 'SubscriptionsListenResult',
     'prompts/list': 'ListPromptsResult',
     'prompts/get': 'GetPromptResult',
     'completion/complete': 'CompleteResult'
 };
 const NOTIFICATION_DEFINITION: Record<string, string> = {
     'notifications/prompts/list_changed': 'PromptListChangedNotification',
+    'notifications/subscriptions/acknowledged': 'SubscriptionsAcknowledgedNotification',
     'notifications/message': 'LoggingMessageNotification',
     'notifications/progress': 'ProgressNotification',
     'notifications/cancelled': 'CancelledNotification'
@@ -85,7 +91,7 @@ export class SpecSchema {
             problems.push(...this.check(this.pick('JSONRPCErrorResponse', 'JSONRPCError'), message));
         } else if ('result' in message) {
             problems.push(...this.check(this.pick('JSONRPCResultResponse', 'JSONRPCResponse'), message));
-            const definition = requestMethod === undefined ? undefined : RESULT_DEFINITION[requestMethod];
+            const definition = requestMethod === undefined ? undefined : resultDefinition(requestMethod, message.result);
             if (definition === undefined) problems.push(`a response to ${String(requestMethod)}, which was never sent`);
             else problems.push(...this.check(definition, message.result));
         } else if ('id' in message) {
@@ -99,3 +105,9 @@ export class SpecSchema {
     }
 }
 
+
+/** From 2026-07-28 a result may ask for input instead (multi round-trip requests); it says so in `resultType`. */
+function resultDefinition(requestMethod: string, result: unknown): string | undefined {
+    const inputRequired = typeof result === 'object' && result !== null && (result as Obj).resultType === 'input_required';
+    return inputRequired ? 'InputRequiredResult' : RESULT_DEFINITION[requestMethod];
+}
