@@ -209,6 +209,23 @@ export async function connectStdio(command: string, args: string[]): Promise<Cli
     return client;
 }
 
+/**
+ * An SDK client pinned to 2026-07-28 (stateless: its connect is a `server/discover`, each request carries `_meta`):
+ * it fails loudly unless the server speaks that revision.
+ */
+export async function connectModernHttp(url: string, options: Omit<ConnectOptions, 'protocolVersion'> = {}): Promise<Client> {
+    const client = new Client({ name: 'gateway-test-2026', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), options.headers === undefined ? {} : { requestInit: { headers: options.headers } }));
+    return client;
+}
+
+/** As connectModernHttp, over stdio (the gateway with --stdio, or a server it starts). */
+export async function connectModernStdio(command: string, args: string[]): Promise<Client> {
+    const client = new Client({ name: 'gateway-test-2026', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new StdioClientTransport({ command, args, cwd: ROOT, stderr: 'pipe' }));
+    return client;
+}
+
 function newClient(options: ConnectOptions): Client {
     return new Client(
         { name: 'gateway-test', version: '1.0.0' },
