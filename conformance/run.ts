@@ -1,7 +1,8 @@
 /**
  * `npm run conformance`: the official MCP conformance suite
  * (`@modelcontextprotocol/conformance`, a root devDependency) against the
- * gateway, at protocol revisions 2025-06-18 and 2025-11-25. Writes
+ * gateway, at protocol revisions 2025-06-18, 2025-11-25 and 2026-07-28 (the
+ * stateless one: the suite's client and the scenario servers speak it). Writes
  * CONFORMANCE.md and keeps the suite's per-check results in
  * conformance/results/ (gitignored).
  *
@@ -38,7 +39,7 @@ const EXPECTED_FAILURES = path.join(HERE, 'expected-failures.yml');
 const SUITE_PACKAGE = path.join(ROOT, 'node_modules/@modelcontextprotocol/conformance');
 const SUITE_CLI = path.join(SUITE_PACKAGE, 'dist/index.js');
 const RUNTIME_NODE = path.join(HERE, 'node_modules/.bin/node');
-const SPEC_VERSIONS = ['2025-06-18', '2025-11-25'] as const;
+const SPEC_VERSIONS = ['2025-06-18', '2025-11-25', '2026-07-28'] as const;
 /** Client scenarios run this many at a time (each starts a gateway; the machine may have 2 cores). */
 const CLIENT_CONCURRENCY = Number(process.env.CONFORMANCE_CONCURRENCY ?? 2);
 const REPRODUCE = 'npm ci && npm run conformance';
