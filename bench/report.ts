@@ -3,7 +3,7 @@ import { addedP50, cpuPerGet, throughputRatio, verdicts, type BenchResults, type
 import { table } from './lib/markdown.js';
 import { count, kib, mib, ms, ratio, us } from './lib/stats.js';
 import { scenarioSections } from './report-scenarios.js';
-import { DIRECT, FLOOR, GATEWAY, GATEWAY_METRICS_OFF, RAW_HOP } from './targets.js';
+import { DIRECT, FLOOR, GATEWAY, GATEWAY_METRICS_OFF, GATEWAY_STATELESS, RAW_HOP } from './targets.js';
 
 const mark = (verdict: Verdict) => `${verdict.met ? 'met' : '**missed**'} (${verdict.margin.replace(/^(met|missed) by /, '')})`;
 
@@ -25,6 +25,19 @@ function latencySection(r: BenchResults): string {
         return [row.name, us(row.latency.p50), us(row.latency.p99), hop ? us(addedP50(r, row.name)) : '', hop ? ratio(addedP50(r, row.name) / raw) : ''];
     });
     return table(['target', 'p50', 'p99', `added p50 (vs ${DIRECT})`, 'added, vs raw hop'], rows);
+}
+
+/** The two eras' paths through the same gateway process, from this run's latency and CPU rows. */
+function erasParagraph(r: BenchResults): string {
+    const p50 = (name: string) => r.latency.find(row => row.name === name)?.latency.p50;
+    const [legacy, stateless] = [p50(GATEWAY), p50(GATEWAY_STATELESS)];
+    const cpu = optionalCpuPerGet(r, GATEWAY_STATELESS);
+    if (legacy === undefined || stateless === undefined || cpu === undefined) return '';
+    return `**The 2026-07-28 path against the 2025 path** (one gateway process, asked by a stateless 2026-07-28 client and by a
+2025-06-18 session, interleaved): p50 ${us(stateless)} vs ${us(legacy)} (${ratio(stateless / legacy)}), added p50 ${ratio(addedP50(r, GATEWAY_STATELESS) / addedP50(r, GATEWAY))},
+CPU per get ${us(cpu)} vs ${us(cpuPerGet(r, GATEWAY))} (${ratio(cpu / cpuPerGet(r, GATEWAY))}). A stateless request carries its
+revision, client info and capabilities in \`_meta\` and mirrors its method and prompt name in headers, which the gateway checks
+against the body; a 2025 request names its session instead.`;
 }
 
 function throughputSection(r: BenchResults): string {
@@ -162,8 +175,9 @@ one POST and one parse per request, so the client costs less than any target):
 - **naive SDK proxy**: ~50 lines on the official SDK, one SDK server and transport per session
   (\`bench/servers/sdk-proxy.ts\`), and **mcp-hub** from the npm registry (legacy HTTP+SSE endpoint): peers;
 - **${GATEWAY}**: the built CLI (\`dist/cli.js\`) with one Streamable HTTP upstream and the default config but
-  per-client quotas lifted (they would measure themselves); in a full run also with metrics and dashboard off, and
-  with API keys for 100 clients and prompt policy at every level.
+  per-client quotas lifted (they would measure themselves), asked by a 2025-06-18 session; **${GATEWAY_STATELESS}**
+  is the same process asked by a stateless 2026-07-28 client; in a full run also with metrics and dashboard off,
+  and with API keys for 100 clients and prompt policy at every level.
 
 Every request is a \`prompts/get\` whose answer is checked. Latency is timed one request at a time, the targets
 taking turns request by request (each round starting at another); throughput runs each target for a slice with
@@ -176,6 +190,8 @@ measured last, in the bench process.
 ## Latency at concurrency 1
 
 ${latencySection(r)}
+
+${erasParagraph(r)}
 
 ## Throughput
 

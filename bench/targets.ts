@@ -6,7 +6,8 @@
  * - raw hop: ~80 lines of plain node:http forwarding to the upstream (bench/servers/raw-hop.ts), the reference;
  * - naive SDK proxy: ~60 lines on the official SDK (bench/servers/sdk-proxy.ts);
  * - mcp-hub: from the npm registry;
- * - gateway: the built CLI, as users run it; with `variants`, also with metrics and dashboard off, and with API
+ * - gateway: the built CLI, as users run it, asked by a 2025-06-18 session and by a stateless 2026-07-28 client
+ *   (the same process: one era's path against the other's); with `variants`, also with metrics and dashboard off, and with API
  *   keys for 100 clients and prompt policy at every level (the cost of those features).
  *
  * Each target's `get` is one prompts/get of the same upstream prompt, its answer checked.
@@ -31,6 +32,8 @@ export const GATEWAY = 'gateway';
 export const GATEWAY_METRICS_OFF = 'gateway, metrics and dashboard off';
 export const GATEWAY_POLICY = 'gateway, API keys (100 clients) + policy';
 export const GATEWAY_BASELINE = 'gateway, baseline build';
+/** The same gateway process as GATEWAY, asked by a stateless 2026-07-28 client instead of a 2025 session. */
+export const GATEWAY_STATELESS = 'gateway, 2026-07-28 client';
 
 export interface Target {
     name: string;
@@ -50,8 +53,9 @@ export async function getAndCheck(channel: Channel, name: string): Promise<void>
     if (text !== EXPECTED_TEXT) throw new Error(`prompts/get ${name} answered ${JSON.stringify(result).slice(0, 200)}`);
 }
 
-function streamable(name: string, process: Watched, url: string, prompt: string, hop: boolean, headers: Record<string, string> = {}): Target {
-    return { name, process, hop, open: () => StreamableChannel.open(url, { headers }), get: channel => getAndCheck(channel, prompt) };
+function streamable(name: string, process: Watched, url: string, prompt: string, hop: boolean, headers: Record<string, string> = {}, stateless?: string): Target {
+    const options = stateless === undefined ? { headers } : { headers, stateless };
+    return { name, process, hop, open: () => StreamableChannel.open(url, options), get: channel => getAndCheck(channel, prompt) };
 }
 
 export interface Lineup {
@@ -105,7 +109,8 @@ export async function startLineup(options: LineupOptions): Promise<Lineup> {
         streamable(RAW_HOP, rawHop, rawHop.url, gatewayPrompt, true),
         streamable(SDK_PROXY, sdkProxy, sdkProxy.url, gatewayPrompt, true),
         { name: MCP_HUB, process: hub, hop: true, open: () => LegacySseChannel.open(hub.url), get: channel => getAndCheck(channel, gatewayPrompt) },
-        streamable(GATEWAY, gateway, gateway.url, gatewayPrompt, true)
+        streamable(GATEWAY, gateway, gateway.url, gatewayPrompt, true),
+        streamable(GATEWAY_STATELESS, gateway, gateway.url, gatewayPrompt, true, {}, '2026-07-28')
     ];
     if (metricsOff !== undefined) targets.push(streamable(GATEWAY_METRICS_OFF, metricsOff, metricsOff.url, gatewayPrompt, true));
     if (policy !== undefined) {

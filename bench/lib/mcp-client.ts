@@ -102,6 +102,20 @@ export interface StreamableOptions {
     /** Connections to send through (shared by other channels: closing the channel leaves them open). */
     via?: Dispatcher;
     protocolVersion?: string;
+    /**
+     * Speak a stateless revision (2026-07-28 on): no session; every request carries the version, client info and
+     * capabilities in `_meta`, and mirrors its method (and a prompt's name) in headers, as a conforming client does.
+     */
+    stateless?: string;
+}
+
+/** What a stateless client puts in each request's `_meta`. */
+function statelessMeta(protocolVersion: string): Record<string, unknown> {
+    return {
+        'io.modelcontextprotocol/protocolVersion': protocolVersion,
+        'io.modelcontextprotocol/clientInfo': { name: 'gateway-bench', version: '1.0.0' },
+        'io.modelcontextprotocol/clientCapabilities': {}
+    };
 }
 
 /** A session over Streamable HTTP. */
@@ -112,6 +126,7 @@ export class StreamableChannel implements Channel {
     readonly #headers: Record<string, string>;
     readonly #dispatcher: Dispatcher;
     readonly #owned: boolean;
+    readonly #meta: Record<string, unknown> | undefined;
     sessionId: string | undefined;
 
     private constructor(url: URL, options: StreamableOptions) {
@@ -120,11 +135,15 @@ export class StreamableChannel implements Channel {
         this.#headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...options.headers };
         this.#owned = options.via === undefined;
         this.#dispatcher = options.via ?? connect(url.origin);
+        if (options.stateless !== undefined) {
+            this.#meta = statelessMeta(options.stateless);
+            this.#headers['mcp-protocol-version'] = options.stateless;
+        }
     }
 
     static async open(url: string, options: StreamableOptions = {}): Promise<StreamableChannel> {
         const channel = new StreamableChannel(new URL(url), options);
-        if (options.session === false) return channel;
+        if (options.session === false || options.stateless !== undefined) return channel;
         try {
             const { message, headers } = await channel.#exchange('initialize', initializeParams(options.protocolVersion));
             const init = resultOf(message, 0) as { protocolVersion?: string };
@@ -163,11 +182,13 @@ export class StreamableChannel implements Channel {
     }
 
     async #exchange(method: string, params: Record<string, unknown>, id = 0): Promise<{ message: JsonRpcMessage | undefined; headers: Dispatcher.ResponseData['headers'] }> {
+        const stateless = this.#meta !== undefined;
+        const name = typeof params.name === 'string' && method === 'prompts/get' ? { 'mcp-name': params.name } : {};
         const { statusCode, headers, body } = await this.#dispatcher.request({
             path: this.#path,
             method: 'POST',
-            headers: this.#headers,
-            body: JSON.stringify({ jsonrpc: '2.0', id, method, params })
+            headers: stateless ? { ...this.#headers, 'mcp-method': method, ...name } : this.#headers,
+            body: JSON.stringify({ jsonrpc: '2.0', id, method, params: stateless ? { ...params, _meta: this.#meta } : params })
         });
         const text = await body.text();
         if (statusCode !== 200) throw new Error(`${method} answered HTTP ${statusCode}: ${text.slice(0, 200)}`);
