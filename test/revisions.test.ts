@@ -1,7 +1,7 @@
 /**
- * Every protocol revision, both directions: downstream clients speaking 2024-11-05, 2025-03-26, 2025-06-18 or
- * 2025-11-25 in front of upstreams speaking each of them (16 combinations, one gateway with one upstream per
- * revision and one client per revision). Clients are raw JSON-RPC over fetch (and over a stdio pipe), so the
+ * Every protocol revision, both directions: downstream clients speaking 2024-11-05, 2025-03-26, 2025-06-18,
+ * 2025-11-25 or 2026-07-28 (stateless) in front of upstreams speaking each of them (25 combinations, one gateway
+ * with one upstream per revision and one client per revision, all at the same time on one URL). Clients are raw JSON-RPC over fetch (and over a stdio pipe), so the
  * exact wire JSON is seen; every message a client receives is validated against the official JSON Schema of the
  * revision it negotiated (test/fixtures/spec-schemas), and results must be what the upstream itself answers,
  * fitted to the client's revision by the rules in SINCE below.
@@ -15,13 +15,18 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../src/gateway.js';
 import { capturingLogger, ROOT, startTestGateway, stopChild, waitFor } from './helpers.js';
-import { deleteSession, getStream, post, sessionHeaders, sseMessages, type JsonRpcMessage as Message } from './raw-http.js';
-import { REVISIONS, SpecSchema, type Revision } from './spec-schema.js';
+import { deleteSession, getStream, modernHeaders, modernMeta, post, sessionHeaders, sseMessages, type JsonRpcMessage as Message } from './raw-http.js';
+import { MODERN_REVISION, REVISIONS as LEGACY_REVISIONS, SpecSchema, type Revision } from './spec-schema.js';
 
 const REVISION_SERVER = path.join(ROOT, 'test/fixtures/revision-server.ts');
+const ANSWER_TIMEOUT_MS = 20_000;
 const SEPARATOR = '__';
 
 type Obj = Record<string, unknown>;
+
+/** Every revision, the stateless one last. */
+const REVISIONS: readonly Revision[] = [...LEGACY_REVISIONS, MODERN_REVISION];
+const isModern = (revision: Revision) => revision === MODERN_REVISION;
 
 const SCHEMAS = Object.fromEntries(REVISIONS.map(revision => [revision, new SpecSchema(revision)])) as Record<Revision, SpecSchema>;
 
@@ -105,7 +110,40 @@ function fitContent(content: Obj, revision: Revision): Obj {
 function fitGetResult(result: Obj, revision: Revision): Obj {
     const fitted = structuredClone(result);
     fitted['messages'] = (result['messages'] as Obj[]).map(message => ({ ...message, content: fitContent(message['content'] as Obj, revision) }));
+    return fitResult(fitted, revision);
+}
+
+const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
+
+/**
+ * What the stateless revision adds to every result, fitted: a 2026-07-28 upstream's `resultType` and caching hints,
+ * and the `serverInfo` it names itself by, are its own; the gateway answers with its own (`resultType` and, on lists,
+ * the hints for a 2026-07-28 client; nothing for the others). The rest of a result's `_meta` is kept.
+ */
+function fitResult(result: Obj, revision: Revision): Obj {
+    const { resultType: _resultType, ttlMs: _ttlMs, cacheScope: _cacheScope, ...fitted } = result;
+    const meta = fitted['_meta'] as Obj | undefined;
+    if (meta !== undefined && SERVER_INFO in meta) {
+        const { [SERVER_INFO]: _serverInfo, ...rest } = meta;
+        if (Object.keys(rest).length > 0) fitted['_meta'] = rest;
+        else delete fitted['_meta'];
+    }
+    if (isModern(revision)) fitted['resultType'] = 'complete';
     return fitted;
+}
+
+/**
+ * A result as received, without what only the revision's envelope decides: the gateway's own `serverInfo` in `_meta`
+ * (a SHOULD of 2026-07-28, checked to name the gateway) and the caching hints (checked in their own test).
+ */
+function received(result: Obj, revision: Revision): Obj {
+    const { ttlMs: _ttlMs, cacheScope: _cacheScope, ...rest } = result;
+    const meta = rest['_meta'] as Obj | undefined;
+    if (meta === undefined || !(SERVER_INFO in meta)) return rest;
+    assert.ok(isModern(revision), `a ${revision} client got ${SERVER_INFO}`);
+    assert.equal((meta[SERVER_INFO] as Obj)['name'], 'mcp-prompt-gateway', 'the gateway names itself, not the upstream');
+    const { [SERVER_INFO]: _serverInfo, ...others } = meta;
+    return Object.keys(others).length > 0 ? { ...rest, _meta: others } : (({ _meta: _dropped, ...bare }) => bare)(rest);
 }
 
 /** `expected` with each Matching replaced by the actual value when it matches (so deepEqual shows only real differences). */
@@ -121,6 +159,19 @@ function resolve(expected: unknown, actual: unknown): unknown {
 
 function assertFits(actual: unknown, expected: unknown, what: string): void {
     assert.deepEqual(actual, resolve(expected, actual), what);
+}
+
+/** 2026-07-28 list results say how long they stay fresh, and for whom (the gateway's list depends on who asks). */
+function assertCacheHints(page: Obj): void {
+    assert.equal(page['resultType'], 'complete');
+    assert.ok(Number.isInteger(page['ttlMs']) && (page['ttlMs'] as number) >= 0, `ttlMs ${String(page['ttlMs'])}`);
+    assert.ok(page['cacheScope'] === 'public' || page['cacheScope'] === 'private', `cacheScope ${String(page['cacheScope'])}`);
+}
+
+/** `ping` is gone in 2026-07-28 (-32601); before, it answers an empty result. */
+async function assertPing(client: RawClient): Promise<void> {
+    if (client.modern) assert.equal((await client.callFailing('ping')).code, -32601);
+    else assert.deepEqual(await client.call('ping'), {});
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -165,11 +216,26 @@ abstract class RawClient {
         }
     }
 
+    /** Speaks 2026-07-28: no handshake, every request names its revision in `_meta`. */
+    get modern(): boolean {
+        return isModern(this.revision);
+    }
+
     /** Sends a request and resolves with the response message, valid or not. */
     async request(method: string, params: Obj = {}): Promise<Message> {
         const id = this.#nextId++;
-        const response = new Promise<Message>(resolve => this.#pending.set(id, { method, resolve }));
-        await this.send({ jsonrpc: '2.0', id, method, params });
+        const response = new Promise<Message>((resolve, reject) => {
+            // An answer without this id (an HTTP-level refusal has none) would otherwise leave the test waiting.
+            const timer = setTimeout(() => reject(new Error(`no answer to ${method} (id ${id}) within ${ANSWER_TIMEOUT_MS} ms`)), ANSWER_TIMEOUT_MS);
+            this.#pending.set(id, {
+                method,
+                resolve: message => {
+                    clearTimeout(timer);
+                    resolve(message);
+                }
+            });
+        });
+        await this.send({ jsonrpc: '2.0', id, method, params: this.modern ? { ...params, _meta: modernMeta(this.revision) } : params });
         return response;
     }
 
@@ -198,7 +264,13 @@ abstract class RawClient {
         assert.deepEqual(this.schema.problems(message, requestMethod), [], `${this.revision} client got ${JSON.stringify(message)}`);
     }
 
+    /** initialize + initialized; for a 2026-07-28 client, server/discover (its result, with the revision it will use). */
     async initialize(): Promise<Obj> {
+        if (this.modern) {
+            const discovered = await this.call('server/discover');
+            assert.ok((discovered['supportedVersions'] as string[]).includes(this.revision), JSON.stringify(discovered));
+            return { ...discovered, protocolVersion: this.revision };
+        }
         const result = await this.call('initialize', {
             protocolVersion: this.revision,
             capabilities: {},
@@ -219,6 +291,7 @@ abstract class RawClient {
         for (let pages = 0; ; pages++) {
             assert.ok(pages < 100, 'pagination does not end');
             const page = await this.call('prompts/list', cursor === undefined ? {} : { cursor });
+            if (this.modern && this.validate) assertCacheHints(page);
             prompts.push(...(page['prompts'] as Obj[]));
             cursor = page['nextCursor'] as string | undefined;
             if (cursor === undefined) return prompts;
@@ -240,7 +313,8 @@ class HttpClient extends RawClient {
     }
 
     protected async send(message: Message): Promise<void> {
-        const response = await post(this.url, message, this.#session);
+        const headers = this.modern ? modernHeaders({ method: message.method ?? '', ...(message.params ? { params: message.params } : {}) }, this.revision) : this.#session;
+        const response = await post(this.url, message, headers);
         const sessionId = response.headers.get('mcp-session-id');
         if (sessionId !== null) this.#session ??= sessionHeaders(sessionId, this.revision);
         const type = response.headers.get('content-type') ?? '';
@@ -255,16 +329,29 @@ class HttpClient extends RawClient {
         for await (const message of sseMessages(response.body!.getReader())) this.receive(message);
     }
 
-    /** Opens the standalone GET stream (server-initiated notifications) and resolves once it is open. */
+    /**
+     * Opens the stream of server notifications and resolves once it is open: the session's GET stream, or for a
+     * 2026-07-28 client a subscriptions/listen for prompt list changes (acknowledged first).
+     */
     async openStream(): Promise<void> {
+        if (this.modern) return this.#listen();
         const response = await getStream(this.url, this.#session ?? {}, this.#streams.signal);
         assert.equal(response.status, 200, 'GET stream');
         this.#receiveEach(response).catch(() => {});
     }
 
+    async #listen(): Promise<void> {
+        const message: Message = { jsonrpc: '2.0', id: 'listen', method: 'subscriptions/listen', params: { notifications: { promptsListChanged: true }, _meta: modernMeta(this.revision) } };
+        const response = await post(this.url, message, modernHeaders({ method: 'subscriptions/listen' }, this.revision), { signal: this.#streams.signal });
+        assert.equal(response.status, 200, `subscriptions/listen: ${response.status}`);
+        assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
+        this.#receiveEach(response).catch(() => {});
+        await waitFor(() => this.notifications('notifications/subscriptions/acknowledged').length > 0, 10_000, 'the subscription to be acknowledged');
+    }
+
     async close(): Promise<void> {
         this.#streams.abort();
-        if (this.#session !== undefined) await deleteSession(this.url, this.#session).catch(() => {});
+        if (this.#session !== undefined && !this.modern) await deleteSession(this.url, this.#session).catch(() => {});
     }
 }
 
@@ -319,7 +406,7 @@ async function askDirectly(revision: Revision): Promise<Direct> {
     const config = revisionServer(revision);
     const child = spawn(config.command, config.args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
     try {
-        const client = new StdioClient(child, LATEST, false);
+        const client = new StdioClient(child, isModern(revision) ? MODERN_REVISION : LATEST, false);
         const { protocolVersion } = await client.initialize();
         return {
             negotiated: protocolVersion,
@@ -406,11 +493,11 @@ describe('every protocol revision, both directions (Streamable HTTP downstream)'
 
     for (const revision of REVISIONS) {
         describe(`${revision} client`, () => {
-            test('initialize: the client gets its own revision, a valid InitializeResult (checked as it arrived), and ping works', async () => {
+            test('initialize (server/discover at 2026-07-28): the client gets its own revision, a valid result (checked as it arrived); ping as the revision has it', async () => {
                 const client = clients[revision];
                 assert.equal(initialized[revision]['protocolVersion'], revision);
                 assert.deepEqual((initialized[revision]['capabilities'] as Obj)['prompts'], { listChanged: true });
-                assert.deepEqual(await client.call('ping'), {});
+                await assertPing(client);
             });
 
             test('prompts/list: every page valid; the merged list is every upstream prompt, fitted to the revision', async () => {
@@ -422,13 +509,13 @@ describe('every protocol revision, both directions (Streamable HTTP downstream)'
                     const client = clients[revision];
                     const name = (prompt: string) => `${upstreamId(upstream)}${SEPARATOR}${prompt}`;
                     const rich = await client.call('prompts/get', { name: name('rich'), arguments: RICH_ARGS });
-                    assertFits(rich, fitGetResult(direct[upstream].rich, revision), 'rich');
+                    assertFits(received(rich, revision), fitGetResult(direct[upstream].rich, revision), 'rich');
                     const plain = await client.call('prompts/get', { name: name('plain') });
-                    assertFits(plain, fitGetResult(direct[upstream].plain, revision), 'plain');
+                    assertFits(received(plain, revision), fitGetResult(direct[upstream].plain, revision), 'plain');
                     assert.match(JSON.stringify(plain), new RegExp(`negotiated ${upstream}`), 'the upstream speaks its own revision');
                     for (const [index, { argument }] of COMPLETIONS.entries()) {
                         const completion = await client.call('completion/complete', { ref: { type: 'ref/prompt', name: name('rich') }, argument });
-                        assert.deepEqual(completion, direct[upstream].completions[index]);
+                        assert.deepEqual(received(completion, revision), fitResult(direct[upstream].completions[index]!, revision));
                     }
                     assert.deepEqual(await client.callFailing('prompts/get', { name: name('fails') }), direct[upstream].fails, "the upstream's -32602 passes through");
                     const missing = await client.callFailing('prompts/get', { name: name('rich') });
@@ -476,46 +563,53 @@ describe('every protocol revision, both directions (Streamable HTTP downstream)'
 
 describe('every protocol revision: stdio downstream', () => {
     let directory: string;
-    let child: ChildProcess | undefined;
 
     before(() => {
         directory = mkdtempSync(path.join(tmpdir(), 'revisions-'));
     });
 
-    after(async () => {
-        if (child) await stopChild(child);
-        rmSync(directory, { recursive: true, force: true });
-    });
+    after(() => rmSync(directory, { recursive: true, force: true }));
 
-    test('a 2024-11-05 client over stdio in front of a 2025-11-25 upstream gets valid, fitted messages', async () => {
-        const client = '2024-11-05';
-        const upstream = '2025-11-25';
-        const config = path.join(directory, 'gateway.json');
-        writeFileSync(config, JSON.stringify({ notifications: { debounceMs: 20, maxDelayMs: 100 }, upstreams: [revisionServer(upstream)] }));
-        const answers = askDirectly(upstream);
-        child = spawn(process.execPath, [path.join(ROOT, 'dist/cli.js'), '--stdio', '--config', config], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
-        const raw = new StdioClient(child, client);
-        const result = await raw.initialize();
-        assert.equal(result['protocolVersion'], client);
-        assert.deepEqual(await raw.call('ping'), {});
-        const expected = await answers;
-        const name = (prompt: string) => `${upstreamId(upstream)}${SEPARATOR}${prompt}`;
-        await waitFor(async () => (await raw.listAll()).length === expected.prompts.length, 10_000, 'the upstream to be listed');
-        assertFits(
-            await raw.listAll(),
-            expected.prompts.map(prompt => fitPrompt({ ...prompt, name: name(String(prompt['name'])) }, client)),
-            'list'
-        );
-        assertFits(await raw.call('prompts/get', { name: name('rich'), arguments: RICH_ARGS }), fitGetResult(expected.rich, client), 'rich');
-        for (const [index, { argument }] of COMPLETIONS.entries()) {
-            assert.deepEqual(await raw.call('completion/complete', { ref: { type: 'ref/prompt', name: name('rich') }, argument }), expected.completions[index]);
-        }
-        assert.deepEqual(await raw.callFailing('prompts/get', { name: name('fails') }), expected.fails);
-        await raw.call('prompts/get', { name: name('trigger-change') });
-        await waitFor(() => raw.notifications('notifications/prompts/list_changed').length > 0, 20_000, 'list_changed');
-        const invalid = raw.received.map(({ message, requestMethod }) => raw.schema.problems(message, requestMethod)).filter(problems => problems.length > 0);
-        assert.deepEqual(invalid, []);
-        const connected = raw.stderr.map(line => JSON.parse(line) as Obj).find(line => line['msg'] === 'upstream connected');
-        assert.equal(connected?.['protocol'], upstream);
-    });
+    for (const [client, upstream] of [
+        ['2024-11-05', '2025-11-25'],
+        [MODERN_REVISION, '2024-11-05'],
+        [MODERN_REVISION, MODERN_REVISION]
+    ] as const) {
+        test(`a ${client} client over stdio in front of a ${upstream} upstream gets valid, fitted messages`, { timeout: 120_000 }, async t => {
+            const config = path.join(directory, `gateway-${client}-${upstream}.json`);
+            writeFileSync(config, JSON.stringify({ notifications: { debounceMs: 20, maxDelayMs: 100 }, upstreams: [revisionServer(upstream)] }));
+            const answers = askDirectly(upstream);
+            const child = spawn(process.execPath, [path.join(ROOT, 'dist/cli.js'), '--stdio', '--config', config], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+            t.after(() => stopChild(child));
+            const raw = new StdioClient(child, client);
+            const result = await raw.initialize();
+            assert.equal(result['protocolVersion'], client);
+            await assertPing(raw);
+            const expected = await answers;
+            const name = (prompt: string) => `${upstreamId(upstream)}${SEPARATOR}${prompt}`;
+            await waitFor(async () => (await raw.listAll()).length === expected.prompts.length, 10_000, 'the upstream to be listed');
+            assertFits(
+                await raw.listAll(),
+                expected.prompts.map(prompt => fitPrompt({ ...prompt, name: name(String(prompt['name'])) }, client)),
+                'list'
+            );
+            assertFits(received(await raw.call('prompts/get', { name: name('rich'), arguments: RICH_ARGS }), client), fitGetResult(expected.rich, client), 'rich');
+            for (const [index, { argument }] of COMPLETIONS.entries()) {
+                const completion = await raw.call('completion/complete', { ref: { type: 'ref/prompt', name: name('rich') }, argument });
+                assert.deepEqual(received(completion, client), fitResult(expected.completions[index]!, client));
+            }
+            assert.deepEqual(await raw.callFailing('prompts/get', { name: name('fails') }), expected.fails);
+            if (raw.modern) {
+                // Stays open: its response comes only when the subscription ends.
+                void raw.request('subscriptions/listen', { notifications: { promptsListChanged: true } });
+                await waitFor(() => raw.notifications('notifications/subscriptions/acknowledged').length > 0, 10_000, 'the subscription to be acknowledged');
+            }
+            await raw.call('prompts/get', { name: name('trigger-change') });
+            await waitFor(() => raw.notifications('notifications/prompts/list_changed').length > 0, 20_000, 'list_changed');
+            const invalid = raw.received.map(({ message, requestMethod }) => raw.schema.problems(message, requestMethod)).filter(problems => problems.length > 0);
+            assert.deepEqual(invalid, []);
+            const connected = raw.stderr.map(line => JSON.parse(line) as Obj).find(line => line['msg'] === 'upstream connected');
+            assert.equal(connected?.['protocol'], upstream);
+        });
+    }
 });
