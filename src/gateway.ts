@@ -125,7 +125,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
     });
     const sessions = new SessionTable({ delivery, callerFor });
     const inFlight = new InFlight();
-    const dispatcher = new Dispatcher({ service, inFlight, logger });
+    const dispatcher = new Dispatcher({ service, inFlight, logger, ttlMs: () => ({ list: config.caching.listTtlMs, discover: config.caching.discoverTtlMs }) });
     let endpoint: Endpoint | undefined;
     let admin: AdminServer | undefined;
     let closing: Promise<void> | undefined;

@@ -250,6 +250,27 @@ export const GatewayConfigSchema = z
             })
             .prefault({})
             .describe('Coalescing of notifications/prompts/list_changed sent to clients.'),
+        caching: z
+            .strictObject({
+                listTtlMs: z
+                    .number()
+                    .int()
+                    .min(0)
+                    .max(86_400_000)
+                    .default(60_000)
+                    .describe(
+                        'ttlMs on prompts/list pages for 2026-07-28 clients: how long a client may reuse a page without asking again. The gateway re-reads an upstream when it announces a change and tells subscribed clients at once (subscriptions/listen), which invalidates earlier; 0: ask every time.'
+                    ),
+                discoverTtlMs: z
+                    .number()
+                    .int()
+                    .min(0)
+                    .max(86_400_000)
+                    .default(300_000)
+                    .describe('ttlMs on server/discover results (versions and capabilities change only with a reload).')
+            })
+            .prefault({})
+            .describe('Caching hints for 2026-07-28 clients.'),
         sessions: z
             .strictObject({
                 idleTimeoutMs: z

@@ -3,7 +3,10 @@
  * stdio hand it parsed, envelope-checked messages): `ping`, `prompts/list`,
  * `prompts/get`, `completion/complete`, and the notifications `initialized` and
  * `cancelled`. `initialize` itself is the transport's (it opens the session),
- * with the answer built here.
+ * with the answer built here. A request of the stateless revision (2026-07-28)
+ * is served from what it carries (its RequestContext): `server/discover` in
+ * place of `ping`, `resultType` on every result, caching hints on lists;
+ * `subscriptions/listen` is the transport's (it holds a stream open).
  *
  * Errors: a method the gateway does not serve is -32601, malformed params
  * -32602 `Invalid params for <method>`, and the catalog's errors pass as they
@@ -21,22 +24,40 @@ import {
     type JSONRPCRequest,
     type JSONRPCResponse
 } from '@modelcontextprotocol/client';
-import type { PromptService } from '../catalog/service.js';
-import { cancelledRequestId } from '../lib/json-rpc.js';
+import type { Caller, PromptService } from '../catalog/service.js';
+import { cancelledRequestId, type RequestId } from '../lib/json-rpc.js';
 import { describeError, type Logger } from '../observability/logger.js';
 import { GATEWAY_INFO } from '../version.js';
 import type { InFlight } from './in-flight.js';
 import { completeParams, getParams, initializeParams, listParams, metaOf, type InitializeParams, type Params, type ProgressToken } from './params.js';
-import { adaptGetPrompt, adaptProgress, adaptPromptList } from './revisions.js';
-import type { Session } from './sessions.js';
+import { META_KEYS, SUPPORTED_VERSIONS } from './era.js';
+import { adaptGetPrompt, adaptProgress, adaptPromptList, type Revision } from './revisions.js';
 import { negotiateVersion } from './versions.js';
 
 /** What an upstream call is given: the catalog's PromptService takes it with get and complete. */
 type CallControl = NonNullable<Parameters<PromptService['get']>[3]>;
 
+/** Who may keep a 2026-07-28 list page (cacheScope): anyone, or only the same caller. */
+export type CacheScope = 'public' | 'private';
+
+/**
+ * What the dispatcher needs of who asks: a 2025-era session (sessions.ts) is one; a 2026-07-28 request gets one of
+ * its own, from what it carries.
+ */
+export interface RequestContext {
+    readonly caller: Caller;
+    readonly revision: Revision;
+    /** Whether completion/complete is served (the gateway declared `completions`). */
+    readonly completions: boolean;
+    /** Requests in flight by JSON-RPC id: `notifications/cancelled` aborts them. */
+    readonly requests: Map<RequestId, AbortController>;
+    /** For 2026-07-28 list pages: "public" only when every caller is served the same view. */
+    readonly cacheScope: CacheScope;
+}
+
 /** One request as its transport carries it. */
 export interface Exchange {
-    session: Session;
+    context: RequestContext;
     /** Aborted when the client cancels, goes away, or its session ends: the upstream call stops, the answer is dropped. */
     cancel: AbortController;
     /** Sends a notification about this request (progress) where its answer goes; absent where none can go. */
@@ -47,6 +68,8 @@ export interface DispatcherOptions {
     service: PromptService;
     inFlight: InFlight;
     logger: Logger;
+    /** caching.listTtlMs and caching.discoverTtlMs, read per request (a reload applies them at once). */
+    ttlMs: () => { list: number; discover: number };
 }
 
 export interface Initialized {
@@ -79,71 +102,112 @@ export class Dispatcher {
 
     /** The response to `request`; undefined when it was cancelled (no answer is due). Never throws. */
     async answer(request: JSONRPCRequest, exchange: Exchange): Promise<JSONRPCResponse | undefined> {
-        const { session, cancel } = exchange;
+        const { context, cancel } = exchange;
         // Ids are how notifications/cancelled names a request: a second one in flight under the same id would make it ambiguous.
-        if (session.requests.has(request.id)) {
+        if (context.requests.has(request.id)) {
             return errorResponse(request, { code: ProtocolErrorCode.InvalidRequest, message: 'Invalid Request: id already in use by a request in flight' });
         }
-        session.requests.set(request.id, cancel);
+        context.requests.set(request.id, cancel);
         try {
             const result = await this.#run(request, exchange);
-            return cancel.signal.aborted ? undefined : { jsonrpc: '2.0', id: request.id, result };
+            if (cancel.signal.aborted) return undefined;
+            return { jsonrpc: '2.0', id: request.id, result: context.revision.modern ? this.#modern(request.method, result, context) : result };
         } catch (error) {
             return cancel.signal.aborted ? undefined : errorResponse(request, this.#errorOf(error, request.method));
         } finally {
-            if (session.requests.get(request.id) === cancel) session.requests.delete(request.id);
+            if (context.requests.get(request.id) === cancel) context.requests.delete(request.id);
         }
     }
 
-    notification(notification: JSONRPCNotification, session: Session): void {
+    notification(notification: JSONRPCNotification, context: RequestContext): void {
         if (notification.method !== 'notifications/cancelled') return;
         const requestId = cancelledRequestId(notification);
-        if (requestId !== undefined) session.requests.get(requestId)?.abort();
+        if (requestId !== undefined) context.requests.get(requestId)?.abort();
+    }
+
+    /** Whether a request of the context's revision can be served here (else -32601; over HTTP, 404 for 2026-07-28). */
+    serves(method: string, context: RequestContext): boolean {
+        switch (method) {
+            case 'prompts/list':
+            case 'prompts/get':
+                return true;
+            case 'completion/complete':
+                return context.completions;
+            case 'server/discover':
+                return context.revision.modern;
+            case 'ping':
+                return !context.revision.modern;
+            default:
+                return false;
+        }
+    }
+
+    /**
+     * 2026-07-28 results: `resultType`, the gateway naming itself in `_meta` (an upstream's own serverInfo is replaced),
+     * and on list pages how long they stay fresh and for whom (the same scope on every page of a walk: it follows
+     * from how callers authenticate, and a cursor is bound to its caller).
+     */
+    #modern(method: string, result: Record<string, unknown>, context: RequestContext): Record<string, unknown> {
+        const meta = { ...(result._meta as Record<string, unknown> | undefined), [META_KEYS.serverInfo]: GATEWAY_INFO };
+        const modern = { ...result, resultType: result.resultType === 'input_required' ? 'input_required' : 'complete', _meta: meta };
+        if (method === 'prompts/list') return { ...modern, ttlMs: this.options.ttlMs().list, cacheScope: context.cacheScope };
+        return modern;
     }
 
     async #run(request: JSONRPCRequest, exchange: Exchange): Promise<Record<string, unknown>> {
         const { method } = request;
         const params: Params = request.params;
         const { service, inFlight } = this.options;
-        const { session } = exchange;
+        const { context } = exchange;
+        if (method === 'initialize' && !context.revision.modern) {
+            throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'Invalid Request: Server already initialized');
+        }
+        if (!this.serves(method, context)) throw methodNotFound();
         switch (method) {
             case 'ping':
                 if (metaOf(params) === undefined) throw invalidParams(method);
                 return {};
+            case 'server/discover':
+                return this.#discover(context);
             case 'prompts/list': {
                 const valid = listParams(params) ?? throwError(invalidParams(method));
-                return adaptPromptList(await inFlight.track(() => service.list(valid.cursor, session.caller)), session.revision);
+                return adaptPromptList(await inFlight.track(() => service.list(valid.cursor, context.caller)), context.revision);
             }
             case 'prompts/get': {
                 const valid = getParams(params) ?? throwError(invalidParams(method));
                 const control = this.#control(exchange, valid.progressToken);
-                return adaptGetPrompt(await inFlight.track(() => service.get(valid.name, valid.arguments, session.caller, control)), session.revision);
+                return adaptGetPrompt(await inFlight.track(() => service.get(valid.name, valid.arguments, context.caller, control)), context.revision);
             }
-            case 'completion/complete': {
-                if (!session.record.completions) throw methodNotFound();
+            default: {
                 const valid = completeParams(params) ?? throwError(invalidParams(method));
                 const control = this.#control(exchange, valid.progressToken);
-                return inFlight.track(() => service.complete(valid.request, session.caller, control));
+                return inFlight.track(() => service.complete(valid.request, context.caller, control));
             }
-            case 'initialize':
-                throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'Invalid Request: Server already initialized');
-            default:
-                throw methodNotFound();
         }
+    }
+
+    /** The same for every caller (what it may see is its lists' business): "public". */
+    #discover(context: RequestContext): Record<string, unknown> {
+        return {
+            supportedVersions: [...SUPPORTED_VERSIONS],
+            capabilities: { prompts: { listChanged: true }, ...(context.completions ? { completions: {} } : {}) },
+            ttlMs: this.options.ttlMs().discover,
+            cacheScope: 'public'
+        };
     }
 
     /**
      * Cancellation, and progress when the client asked for it: the upstream gets a token of the gateway's own, and
      * each of its progress notifications reaches the client under the client's token, where the answer goes.
      */
-    #control({ cancel, notify, session }: Exchange, progressToken: ProgressToken | undefined): CallControl {
+    #control({ cancel, notify, context }: Exchange, progressToken: ProgressToken | undefined): CallControl {
         const signal = cancel.signal;
         if (progressToken === undefined || notify === undefined) return { signal };
         return {
             signal,
             onProgress: progress => {
                 if (signal.aborted) return;
-                notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...adaptProgress(progress, session.revision) } });
+                notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...adaptProgress(progress, context.revision) } });
             }
         };
     }

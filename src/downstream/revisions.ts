@@ -13,6 +13,11 @@
  * - `audio` content: from 2025-03-26; before, a text block naming what was left out.
  * - `resource_link` content: from 2025-06-18; before, a text block with its name and URI.
  * - progress `message`: from 2025-03-26.
+ * - `resultType` on every result: from 2026-07-28 ("complete"; the stateless
+ *   revision). `ttlMs` and `cacheScope` on `prompts/list` and
+ *   `server/discover`: from 2026-07-28. What an upstream of that revision
+ *   puts there (and the `serverInfo` it names itself by in `_meta`) is its
+ *   own and never passed on: the gateway answers with its own.
  *
  * A revision newer than the gateway knows (or none yet) gets everything unchanged.
  */
@@ -29,6 +34,8 @@ export interface Revision {
     readonly audio: boolean;
     readonly resourceLinks: boolean;
     readonly progressMessage: boolean;
+    /** Stateless: `resultType` on every result, caching hints on lists, no handshake, no session. */
+    readonly modern: boolean;
 }
 
 /** Protocol versions are dates, so they compare as strings. */
@@ -43,7 +50,8 @@ export function revisionOf(version: string | undefined): Revision {
         lastModified: since('2025-06-18'),
         audio: since('2025-03-26'),
         resourceLinks: since('2025-06-18'),
-        progressMessage: since('2025-03-26')
+        progressMessage: since('2025-03-26'),
+        modern: version !== undefined && version >= '2026-07-28'
     };
 }
 

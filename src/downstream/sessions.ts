@@ -8,6 +8,7 @@
 import type { Caller } from '../catalog/service.js';
 import type { RequestId } from '../lib/json-rpc.js';
 import type { Audience, ChangeDelivery } from './delivery.js';
+import type { CacheScope, RequestContext } from './dispatcher.js';
 import { revisionOf, type Revision } from './revisions.js';
 
 export interface SessionRecord {
@@ -27,7 +28,9 @@ export interface SessionRecord {
 
 export type SessionTransport = 'http' | 'stdio';
 
-export class Session {
+export class Session implements RequestContext {
+    /** Only 2026-07-28 list pages carry a cache scope; a session's never do. */
+    readonly cacheScope: CacheScope = 'private';
     /** Requests in flight by JSON-RPC id: `notifications/cancelled` and the end of the session abort them. */
     readonly requests = new Map<RequestId, AbortController>();
     /** HTTP responses still open, the GET stream included: a session with one is never idle. */
@@ -52,6 +55,10 @@ export class Session {
 
     get record(): SessionRecord {
         return this.#record;
+    }
+
+    get completions(): boolean {
+        return this.#record.completions;
     }
 
     /** What the session's protocol revision can carry. */
@@ -108,6 +115,11 @@ export class SessionTable {
 
     get(id: string): Session | undefined {
         return this.#sessions.get(id);
+    }
+
+    /** The caller a client's requests are served as (also for 2026-07-28 requests, which have no session). */
+    callerFor(clientId: string): Caller {
+        return this.options.callerFor(clientId);
     }
 
     values(): IterableIterator<Session> {

@@ -66,7 +66,7 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
     const unreadable = (code: number, message: string) => write({ jsonrpc: '2.0', id: null, error: { code, message } } as unknown as JSONRPCMessage);
 
     async function answer(request: JSONRPCRequest): Promise<JSONRPCMessage | undefined> {
-        if (request.method !== 'initialize') return dispatcher.answer(request, { session, cancel: new AbortController(), notify: write });
+        if (request.method !== 'initialize') return dispatcher.answer(request, { context: session, cancel: new AbortController(), notify: write });
         const initialized = initialize(request.params, options.completions());
         if (initialized === undefined) {
             const { code, message } = invalidParams('initialize');

@@ -5,8 +5,8 @@
  * strings. 2024-10-07, a draft some SDKs still list, is not among them.
  */
 
-/** Newest first. */
-const PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
+/** The handshake-era revisions, newest first (the stateless ones are in era.ts). */
+export const PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
 
 export const LATEST_PROTOCOL_VERSION = PROTOCOL_VERSIONS[0]!;
 

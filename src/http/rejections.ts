@@ -18,7 +18,11 @@ const REJECTIONS = {
     unauthorized: { status: 401, code: -32000, message: 'Unauthorized: invalid credentials' },
     auth_unavailable: { status: 503, code: -32000, message: 'Authentication is temporarily unavailable; try again later' },
     rate_limited: { status: 429, code: -32000, message: 'Too many requests' },
-    unsupported_protocol_version: { status: 400, code: -32000, message: 'Bad Request: unsupported MCP-Protocol-Version' },
+    // The revision's UnsupportedProtocolVersionError (-32022), whichever era asks; data lists the supported versions.
+    unsupported_protocol_version: { status: 400, code: -32022, message: 'Unsupported protocol version' },
+    header_mismatch: { status: 400, code: -32020, message: 'Header mismatch' },
+    // 2026-07-28: a method the server does not implement is 404 with -32601 (the body tells it from a missing endpoint).
+    unknown_method: { status: 404, code: -32601, message: 'Method not found' },
     not_acceptable: { status: 406, code: -32000, message: 'Not Acceptable: Client must accept both application/json and text/event-stream' },
     unsupported_media_type: { status: 415, code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' },
     unsupported_encoding: { status: 415, code: -32000, message: 'Unsupported Media Type: Content-Encoding must be gzip, deflate or identity' },
@@ -41,14 +45,18 @@ const REJECTIONS = {
 
 export type RejectionReason = keyof typeof REJECTIONS;
 
-/** Answers with the reason's status and error; `detail` replaces the message, `status` the status (a 4xx of the same kind). */
-export type Reject = (res: ServerResponse, reason: RejectionReason, detail?: { message?: string; status?: number }) => void;
+/**
+ * Answers with the reason's status and error; `detail` replaces the message, `status` the status (a 4xx of the same
+ * kind), adds the error's `data`, and names the request (`id`) once the body was read.
+ */
+export type Reject = (res: ServerResponse, reason: RejectionReason, detail?: { message?: string; status?: number; data?: unknown; id?: string | number | null }) => void;
 
 export function rejecter(onRejected: (reason: RejectionReason) => void = () => {}): Reject {
     return (res, reason, detail = {}) => {
         const rejection = REJECTIONS[reason];
         onRejected(reason);
-        sendJsonRpcError(res, detail.status ?? rejection.status, rejection.code, detail.message ?? rejection.message);
+        const error = { code: rejection.code, message: detail.message ?? rejection.message, ...(detail.data === undefined ? {} : { data: detail.data }) };
+        sendJson(res, detail.status ?? rejection.status, { jsonrpc: '2.0', error, id: detail.id ?? null });
     };
 }
 

@@ -14,6 +14,7 @@ import type { ClientProfile } from '../../policy/clients.js';
 import type { GatewayPolicy } from '../../policy/policy.js';
 import { quotaKey } from '../../policy/quota.js';
 import type { ClientRateLimiter } from '../../policy/rate-limiter.js';
+import { isModernVersion, unsupportedVersionError } from '../era.js';
 import { isSupportedVersion } from '../versions.js';
 
 const REALM = 'mcp-prompt-gateway';
@@ -93,13 +94,16 @@ export function admission({ policy, trustProxy, limiter, reject, logger }: Admis
         const quotaKey = quotaKeyOf(client, req, trust);
         if (!takeTokens(limiter, client, quotaKey, res, reject)) return undefined;
         if (protocolVersionAccepted(req)) return { client, quotaKey };
-        reject(res, 'unsupported_protocol_version');
+        reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(String(req.headers['mcp-protocol-version'])).data });
         return undefined;
     };
 }
 
-/** Absent is fine: the session's negotiated version applies. Checked before anything, and never repeated in the answer. */
+/**
+ * Absent is fine: the session's negotiated version applies (a 2026-07-28 request without it is refused once its body
+ * says so). Checked before anything, and never repeated in the answer.
+ */
 function protocolVersionAccepted(req: IncomingMessage): boolean {
     const version = req.headers['mcp-protocol-version'];
-    return version === undefined || (typeof version === 'string' && isSupportedVersion(version));
+    return version === undefined || (typeof version === 'string' && (isSupportedVersion(version) || isModernVersion(version)));
 }

@@ -17,7 +17,7 @@ import { inRequest, REQUEST_ID_HEADER, requestIdFrom } from '../../observability
 import { bearerCheck, healthRoutes, type HealthRoutesOptions } from '../../observability/routes.js';
 import type { GatewayPolicy } from '../../policy/policy.js';
 import { ClientRateLimiter } from '../../policy/rate-limiter.js';
-import type { Dispatcher } from '../dispatcher.js';
+import type { CacheScope, Dispatcher } from '../dispatcher.js';
 import type { Endpoint } from '../endpoint.js';
 import type { SessionTable } from '../sessions.js';
 import { admission } from './admission.js';
@@ -66,7 +66,9 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     const guard = browserGuards({ ...hostChecks(options.host, options, logger, 'listen.allowedHosts'), cors: options.cors });
     const limiter = new ClientRateLimiter();
     const admit = admission({ ...options, limiter, reject });
-    const mcp = new McpEndpoint({ ...options, limiter, reject });
+    // With authentication off every caller is the anonymous client, served one view: a shared cache may keep it.
+    const cacheScope = (): CacheScope => (options.policy().authenticator.mode === 'none' ? 'public' : 'private');
+    const mcp = new McpEndpoint({ ...options, limiter, reject, cacheScope });
 
     let draining = false;
     // Counted until the response is written, not until the handler returns: closing in between would lose the answer.

@@ -5,6 +5,12 @@
  * notifications, DELETE ends the session. Sessions are keyed by
  * `Mcp-Session-Id`; another client's session is answered like one that does
  * not exist, so session ids are not confirmed to strangers.
+ *
+ * A POST of the stateless revision (2026-07-28: its `MCP-Protocol-Version`
+ * header, or its `_meta`, names it) is served on its own, no session: its
+ * mirrored headers checked against the body (400 HeaderMismatch), an
+ * unsupported version 400, a method not served 404, a notification 202.
+ * `Mcp-Session-Id` on such a request is ignored, never minted nor echoed.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -16,7 +22,9 @@ import { asJsonRpcMessage } from '../../lib/json-rpc.js';
 import type { Logger } from '../../observability/logger.js';
 import type { ClientRateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit, judgeBatch } from '../batches.js';
-import { errorResponse, initialize, invalidParams, type Dispatcher } from '../dispatcher.js';
+import { errorResponse, initialize, invalidParams, type CacheScope, type Dispatcher, type RequestContext } from '../dispatcher.js';
+import { claimedVersion, headerMismatch, isModernVersion, unsupportedVersionError } from '../era.js';
+import { revisionOf } from '../revisions.js';
 import type { Session, SessionTable } from '../sessions.js';
 import { readBody } from './body.js';
 import { takeTokens, type Admitted } from './admission.js';
@@ -34,6 +42,8 @@ export interface McpEndpointOptions {
     maxSessions: number;
     /** Whether a session opened now is offered `completions`. */
     completions: () => boolean;
+    /** "public" when every caller is served the same view (no authentication), else "private": for 2026-07-28 list pages. */
+    cacheScope: () => CacheScope;
     logger: Logger;
 }
 
@@ -42,7 +52,8 @@ export class McpEndpoint {
 
     async post(req: IncomingMessage, res: ServerResponse, admitted: Admitted): Promise<void> {
         const { reject } = this.options;
-        const session = req.headers['mcp-session-id'] === undefined ? undefined : this.#sessionOf(req, res, admitted);
+        const modernHeader = isModernVersion(header(req, 'mcp-protocol-version'));
+        const session = modernHeader || req.headers['mcp-session-id'] === undefined ? undefined : this.#sessionOf(req, res, admitted);
         if (session === null) return;
         const accept = req.headers.accept;
         if (accept === undefined || !accept.includes('application/json') || !accept.includes('text/event-stream')) return reject(res, 'not_acceptable');
@@ -66,13 +77,15 @@ export class McpEndpoint {
             if (message === undefined) return reject(res, 'invalid_message');
             messages.push(message);
         }
+        if (session === undefined && (modernHeader || isStateless(value))) return this.#serveStateless(value, messages, req, res, admitted);
         if (session === undefined) return this.#open(value, messages, res, admitted);
         if (messages.some(message => isRequest(message) && message.method === 'initialize')) return reject(res, 'already_initialized');
         return this.#serve(session, messages, Array.isArray(value), res);
     }
 
-    /** The session's stream of server notifications (list_changed); one at a time. */
+    /** The session's stream of server notifications (list_changed); one at a time. 2026-07-28 has none: 405. */
     stream(req: IncomingMessage, res: ServerResponse, admitted: Admitted): void {
+        if (this.#statelessWithoutSession(req, res)) return;
         const session = this.#sessionOf(req, res, admitted);
         if (session === null) return;
         if (!(req.headers.accept ?? '').includes('text/event-stream')) {
@@ -87,10 +100,54 @@ export class McpEndpoint {
 
     /** Ends the session: its requests in flight are cancelled, its stream ends. */
     end(req: IncomingMessage, res: ServerResponse, admitted: Admitted): void {
+        if (this.#statelessWithoutSession(req, res)) return;
         const session = this.#sessionOf(req, res, admitted);
         if (session === null) return;
         this.close(session);
         sendEmpty(res, 200);
+    }
+
+    /** GET and DELETE belong to sessions: a 2026-07-28 client without one gets 405, as the revision says. */
+    #statelessWithoutSession(req: IncomingMessage, res: ServerResponse): boolean {
+        if (req.headers['mcp-session-id'] !== undefined || !isModernVersion(header(req, 'mcp-protocol-version'))) return false;
+        res.setHeader('allow', 'POST');
+        this.options.reject(res, 'method_not_allowed', { message: 'Method not allowed: 2026-07-28 has no sessions and no GET stream; use subscriptions/listen' });
+        return true;
+    }
+
+    /**
+     * One 2026-07-28 message: checked in the revision's order (version, then the headers against the body), then
+     * served with a context built from the request alone.
+     */
+    async #serveStateless(value: unknown, messages: JSONRPCMessage[], req: IncomingMessage, res: ServerResponse, { client }: Admitted): Promise<void> {
+        const { reject, dispatcher } = this.options;
+        const message = messages[0];
+        if (Array.isArray(value) || message === undefined) return reject(res, 'batch_refused', { message: 'Invalid Request: 2026-07-28 has no batches; send one message per POST' });
+        if (!('method' in message)) return reject(res, 'invalid_message', { message: 'Invalid Request: a client sends no responses in 2026-07-28' });
+        const id = 'id' in message ? message.id : null;
+        const requested = claimedVersion(message.params);
+        if (requested !== undefined && !isModernVersion(requested)) {
+            return reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(requested).data, id });
+        }
+        const headers = { protocolVersion: header(req, 'mcp-protocol-version'), method: header(req, 'mcp-method'), name: header(req, 'mcp-name') };
+        const mismatch = requested === undefined ? 'Header mismatch: _meta does not name the protocol version' : headerMismatch(headers, message.method, message.params, requested);
+        if (mismatch !== undefined) return reject(res, 'header_mismatch', { message: mismatch, id });
+        // The revision defines no notification a client sends over HTTP (closing a stream is how it cancels).
+        if (!('id' in message)) return sendEmpty(res, 202);
+        const context: RequestContext = {
+            caller: this.options.sessions.callerFor(client.id),
+            revision: revisionOf(requested),
+            completions: this.options.completions(),
+            requests: new Map(),
+            cacheScope: this.options.cacheScope()
+        };
+        if (!dispatcher.serves(message.method, context)) return reject(res, 'unknown_method', { id });
+        const cancel = new AbortController();
+        res.once('close', () => {
+            if (!res.writableFinished) cancel.abort();
+        });
+        const reply = new Reply(res, {}, false);
+        reply.finish([await dispatcher.answer(message, { context, cancel, notify: reply.notify })]);
     }
 
     close(session: Session): void {
@@ -181,9 +238,19 @@ export class McpEndpoint {
             if (!res.writableFinished) for (const cancel of cancels) cancel.abort();
         });
         const reply = new Reply(res, headers, batch);
-        const answers = await Promise.all(requests.map((request, index) => dispatcher.answer(request, { session, cancel: cancels[index]!, notify: reply.notify })));
+        const answers = await Promise.all(requests.map((request, index) => dispatcher.answer(request, { context: session, cancel: cancels[index]!, notify: reply.notify })));
         reply.finish(answers);
     }
+}
+
+/** A single message whose `_meta` names a protocol version: the stateless revision, whatever the headers say. */
+function isStateless(value: unknown): boolean {
+    return !Array.isArray(value) && claimedVersion((value as { params?: unknown }).params) !== undefined;
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+    const value = req.headers[name];
+    return typeof value === 'string' ? value : undefined;
 }
 
 function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {

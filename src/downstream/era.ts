@@ -1,0 +1,129 @@
+/**
+ * The stateless revision (2026-07-28 on, "modern"), as far as a request tells
+ * it: every request names its protocol version, client info and capabilities
+ * in `_meta` (no `initialize`, no session), and over HTTP mirrors its version,
+ * method and prompt name in headers, which must match the body. Pure: the
+ * transports call it with what they read.
+ *
+ * A request is modern when its `_meta` names a protocol version; `initialize`
+ * (and a request on a session) is the handshake era, as before.
+ */
+import type { JSONRPCErrorResponse } from '@modelcontextprotocol/client';
+import { PROTOCOL_VERSIONS } from './versions.js';
+
+/** The stateless revisions the gateway serves, newest first. */
+export const MODERN_PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28'];
+
+export const META_KEYS = {
+    protocolVersion: 'io.modelcontextprotocol/protocolVersion',
+    clientInfo: 'io.modelcontextprotocol/clientInfo',
+    clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
+    serverInfo: 'io.modelcontextprotocol/serverInfo',
+    subscriptionId: 'io.modelcontextprotocol/subscriptionId'
+} as const;
+
+/** Error codes the specification reserves (-32020 to -32099). */
+export const MCP_ERROR = {
+    headerMismatch: -32020,
+    missingRequiredClientCapability: -32021,
+    unsupportedProtocolVersion: -32022
+} as const;
+
+/** Every revision the gateway serves, for `server/discover` and the unsupported-version error: modern first. */
+export const SUPPORTED_VERSIONS: readonly string[] = [...MODERN_PROTOCOL_VERSIONS, ...PROTOCOL_VERSIONS];
+
+export interface ModernMeta {
+    protocolVersion: string;
+    clientCapabilities: Record<string, unknown>;
+    clientInfo?: { name: string; version: string } | undefined;
+}
+
+export function isModernVersion(version: string | undefined): boolean {
+    return version !== undefined && MODERN_PROTOCOL_VERSIONS.includes(version);
+}
+
+/** The version a request's `_meta` names, if any (whatever it is: supported or not is the caller's question). */
+export function claimedVersion(params: unknown): string | undefined {
+    const meta = metaObject(params);
+    const version = meta?.[META_KEYS.protocolVersion];
+    return typeof version === 'string' ? version : undefined;
+}
+
+/** The request metadata of a modern request; undefined when it names no version or its fields are malformed. */
+export function modernMetaOf(params: unknown): ModernMeta | undefined {
+    const meta = metaObject(params);
+    const protocolVersion = meta?.[META_KEYS.protocolVersion];
+    if (meta === undefined || typeof protocolVersion !== 'string') return undefined;
+    const capabilities = meta[META_KEYS.clientCapabilities] ?? {};
+    if (!isPlainObject(capabilities)) return undefined;
+    const info = meta[META_KEYS.clientInfo];
+    if (info !== undefined && !(isPlainObject(info) && typeof info.name === 'string' && typeof info.version === 'string')) return undefined;
+    return { protocolVersion, clientCapabilities: capabilities, clientInfo: info === undefined ? undefined : { name: info.name as string, version: info.version as string } };
+}
+
+/** `requested` is the client's own (a header or `_meta`): cut short, it names what was asked without carrying a payload. */
+export function unsupportedVersionError(requested: string): JSONRPCErrorResponse['error'] & { data: { supported: string[]; requested: string } } {
+    return { code: MCP_ERROR.unsupportedProtocolVersion, message: 'Unsupported protocol version', data: { supported: [...SUPPORTED_VERSIONS], requested: requested.slice(0, 64) } };
+}
+
+const SENTINEL = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/;
+/** A header value as RFC 9110 allows it: visible ASCII, inner spaces and tabs, nothing at either end. */
+const PLAIN_VALUE = /^[\x21-\x7e]([\x20-\x7e\t]*[\x21-\x7e])?$/;
+
+/** The value a client meant: plain ASCII as it is, the `=?base64?...?=` form decoded; undefined when malformed. */
+export function decodeHeaderValue(header: string): string | undefined {
+    const encoded = SENTINEL.exec(header);
+    if (encoded === null) return PLAIN_VALUE.test(header) ? header : undefined;
+    const bytes = Buffer.from(encoded[1]!, 'base64');
+    // Buffer.from drops what is not base64: a value that does not round-trip was not base64.
+    if (bytes.toString('base64') !== encoded[1]) return undefined;
+    const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+    try {
+        return text.decode(bytes);
+    } catch {
+        return undefined;
+    }
+}
+
+/** The header form of a value: as it is when it is plain ASCII (and not itself sentinel-shaped), else base64. */
+export function encodeHeaderValue(value: string): string {
+    if (PLAIN_VALUE.test(value) && !SENTINEL.test(value) && !(value.startsWith('=?base64?') && value.endsWith('?='))) return value;
+    return `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
+}
+
+/** What an HTTP request mirrors of its body. */
+export interface MirroredHeaders {
+    protocolVersion: string | undefined;
+    method: string | undefined;
+    name: string | undefined;
+}
+
+/** Methods whose target is mirrored in `Mcp-Name` (the others the gateway serves have none). */
+const NAMED_METHODS = new Set(['prompts/get', 'tools/call', 'resources/read']);
+
+/**
+ * Why the headers do not match the body (a HeaderMismatch, HTTP 400), or undefined when they do. Messages name the
+ * header, never echo values: they are the client's own.
+ */
+export function headerMismatch(headers: MirroredHeaders, method: string, params: unknown, protocolVersion: string): string | undefined {
+    if (headers.protocolVersion === undefined) return 'Header mismatch: MCP-Protocol-Version header is required';
+    if (headers.protocolVersion !== protocolVersion) return 'Header mismatch: MCP-Protocol-Version header does not match _meta';
+    if (headers.method === undefined) return 'Header mismatch: Mcp-Method header is required';
+    if (headers.method !== method) return 'Header mismatch: Mcp-Method header does not match the body';
+    if (!NAMED_METHODS.has(method)) return undefined;
+    if (headers.name === undefined) return 'Header mismatch: Mcp-Name header is required';
+    const name = decodeHeaderValue(headers.name);
+    if (name === undefined) return 'Header mismatch: Mcp-Name header is malformed';
+    const target = isPlainObject(params) ? (params.name ?? params.uri) : undefined;
+    return name === target ? undefined : 'Header mismatch: Mcp-Name header does not match the body';
+}
+
+function metaObject(params: unknown): Record<string, unknown> | undefined {
+    if (!isPlainObject(params)) return undefined;
+    const meta = params._meta;
+    return isPlainObject(meta) ? meta : undefined;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
