@@ -16,6 +16,7 @@ import type { Endpoint } from './downstream/endpoint.js';
 import { startHttpEndpoint } from './downstream/http/endpoint.js';
 import { InFlight } from './downstream/in-flight.js';
 import { SessionTable } from './downstream/sessions.js';
+import { Subscriptions } from './downstream/subscriptions.js';
 import { startStdioEndpoint } from './downstream/stdio.js';
 import { startAdminServer, type AdminServer } from './observability/admin-server.js';
 import { FaultCounters } from './observability/faults.js';
@@ -124,6 +125,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         logger
     });
     const sessions = new SessionTable({ delivery, callerFor });
+    const subscriptions = new Subscriptions(delivery, () => config.subscriptions);
     const inFlight = new InFlight();
     const dispatcher = new Dispatcher({ service, inFlight, logger, ttlMs: () => ({ list: config.caching.listTtlMs, discover: config.caching.discoverTtlMs }) });
     let endpoint: Endpoint | undefined;
@@ -222,6 +224,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
                 client,
                 dispatcher,
                 sessions,
+                subscriptions,
                 inFlight,
                 completions,
                 maxLineBytes: config.limits.maxBodyBytes,
@@ -240,6 +243,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
                 maxSessions: config.sessions.max,
                 dispatcher,
                 sessions,
+                subscriptions,
                 completions,
                 health,
                 readiness: readyDetails,
@@ -279,6 +283,8 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
             close() {
                 closing ??= (async () => {
                     endpoint?.drain();
+                    // Answered (the revision's graceful end) and closed: a listen stream is a request that never ends.
+                    subscriptions.closeAll();
                     if (!(await endpoint?.settled(config.shutdownTimeoutMs))) {
                         logger.warn({ inFlight: inFlight.count, waitedMs: config.shutdownTimeoutMs }, 'requests still in flight at shutdown; cancelling them');
                         // An error answer: a client whose response stream just ends would wait for its own timeout.

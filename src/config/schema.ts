@@ -271,6 +271,18 @@ export const GatewayConfigSchema = z
             })
             .prefault({})
             .describe('Caching hints for 2026-07-28 clients.'),
+        subscriptions: z
+            .strictObject({
+                max: z.number().int().min(1).default(1000).describe('Most open subscriptions/listen streams (2026-07-28 clients); beyond it new ones get HTTP 503.'),
+                maxPerClient: z
+                    .number()
+                    .int()
+                    .min(1)
+                    .default(16)
+                    .describe('Most open subscriptions/listen streams per client (per address for the anonymous client); beyond it HTTP 429.')
+            })
+            .prefault({})
+            .describe('Change notification streams of 2026-07-28 clients (subscriptions/listen).'),
         sessions: z
             .strictObject({
                 idleTimeoutMs: z

@@ -5,9 +5,16 @@
  * what cannot be read gets a JSON-RPC error without an id. Until `initialize`
  * the session speaks the newest revision; notifications wait until the client
  * has sent `notifications/initialized`.
+ *
+ * A request whose `_meta` names a protocol version is of the stateless
+ * revision (2026-07-28) and served on its own, beside the session if there is
+ * one; its change notifications come only through `subscriptions/listen`,
+ * tagged with the subscription's id on the one channel, and end with the
+ * connection (nothing of it survives a reconnect).
  */
 import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
+import { ANONYMOUS_CLIENT_ID } from '../config/policy-schema.js';
 import { exceedsDepth } from '../lib/json-bounds.js';
 import { asJsonRpcMessage } from '../lib/json-rpc.js';
 import { describeError, type Logger } from '../observability/logger.js';
@@ -16,7 +23,12 @@ import type { ClientProfile } from '../policy/clients.js';
 import { LineReader } from '../upstream/lines.js';
 import { judgeBatch, MAX_BATCH_MESSAGES } from './batches.js';
 import type { Subscriber } from './delivery.js';
-import { errorResponse, initialize, invalidParams, type Dispatcher } from './dispatcher.js';
+import { errorResponse, initialize, invalidParams, type Dispatcher, type RequestContext } from './dispatcher.js';
+import { claimedVersion, isModernVersion, modernMetaOf, unsupportedVersionError } from './era.js';
+import { revisionOf } from './revisions.js';
+import { honouredFilter, type Subscription, type Subscriptions } from './subscriptions.js';
+import type { RequestId } from '../lib/json-rpc.js';
+import { cancelledRequestId } from '../lib/json-rpc.js';
 import type { Endpoint } from './endpoint.js';
 import type { InFlight } from './in-flight.js';
 import type { SessionRecord, SessionTable } from './sessions.js';
@@ -28,6 +40,7 @@ export interface StdioEndpointOptions {
     client: ClientProfile;
     dispatcher: Dispatcher;
     sessions: SessionTable;
+    subscriptions: Subscriptions;
     inFlight: InFlight;
     /** Whether `completions` is offered to the client (decided at start and at each initialize). */
     completions: () => boolean;
@@ -65,7 +78,52 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
 
     const unreadable = (code: number, message: string) => write({ jsonrpc: '2.0', id: null, error: { code, message } } as unknown as JSONRPCMessage);
 
+    // 2026-07-28 requests in flight and open subscriptions, by id: notifications/cancelled names them.
+    const modernRequests = new Map<RequestId, AbortController>();
+    const listens = new Map<RequestId, Subscription>();
+
+    function modernContext(protocolVersion: string): RequestContext {
+        // One client on the channel: what it may see does not depend on credentials it presents.
+        const cacheScope = client.id === ANONYMOUS_CLIENT_ID ? 'public' : 'private';
+        return { caller: sessions.callerFor(client.id), revision: revisionOf(protocolVersion), completions: options.completions(), requests: modernRequests, cacheScope };
+    }
+
+    async function answerModern(request: JSONRPCRequest, protocolVersion: string): Promise<JSONRPCMessage | undefined> {
+        if (!isModernVersion(protocolVersion)) return errorResponse(request, unsupportedVersionError(protocolVersion));
+        if (modernMetaOf(request.params) === undefined) {
+            const { code, message } = invalidParams(request.method);
+            return errorResponse(request, { code, message });
+        }
+        const context = modernContext(protocolVersion);
+        if (request.method === 'subscriptions/listen') return listen(request, context);
+        return dispatcher.answer(request, { context, cancel: new AbortController(), notify: write });
+    }
+
+    /** Acknowledged on the channel; no answer until the gateway ends it (shutdown). */
+    function listen(request: JSONRPCRequest, context: RequestContext): JSONRPCMessage | undefined {
+        const filter = honouredFilter(request.params);
+        if (filter === undefined || listens.has(request.id)) {
+            const { code, message } = invalidParams(request.method);
+            return errorResponse(request, { code, message });
+        }
+        const subscription = options.subscriptions.open(request.id, context.caller.scope, client.id, filter, { send: write, end: () => listens.delete(request.id) });
+        if (typeof subscription === 'string') return errorResponse(request, { code: -32000, message: 'Too many subscriptions' });
+        listens.set(request.id, subscription);
+        return undefined;
+    }
+
+    function cancel(notification: JSONRPCMessage & { method: string }): void {
+        dispatcher.notification(notification, session);
+        const requestId = cancelledRequestId(notification);
+        if (requestId === undefined) return;
+        modernRequests.get(requestId)?.abort();
+        listens.get(requestId)?.cancel();
+        listens.delete(requestId);
+    }
+
     async function answer(request: JSONRPCRequest): Promise<JSONRPCMessage | undefined> {
+        const claimed = claimedVersion(request.params);
+        if (claimed !== undefined && request.method !== 'initialize') return answerModern(request, claimed);
         if (request.method !== 'initialize') return dispatcher.answer(request, { context: session, cancel: new AbortController(), notify: write });
         const initialized = initialize(request.params, options.completions());
         if (initialized === undefined) {
@@ -97,7 +155,7 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
         for (const message of messages) {
             if ('method' in message && 'id' in message) answers.push(answer(message));
             else if ('method' in message && message.method === 'notifications/initialized') session.audience.attach(peer);
-            else if ('method' in message) dispatcher.notification(message, session);
+            else if ('method' in message) cancel(message);
         }
         const given = (await Promise.all(answers)).filter(reply => reply !== undefined);
         if (given.length > 0) write(Array.isArray(value) ? given : given[0]!);
@@ -116,6 +174,7 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
     const closed = new Promise<void>(resolve => {
         const end = () => {
             reader.end();
+            for (const subscription of listens.values()) subscription.cancel();
             sessions.close(SESSION_ID);
             resolve();
         };
@@ -130,6 +189,7 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
         settled: timeoutMs => inFlight.drained(timeoutMs),
         close: () => {
             input.pause();
+            for (const subscription of listens.values()) subscription.cancel();
             sessions.close(SESSION_ID);
             return Promise.resolve();
         }

@@ -38,6 +38,8 @@ const REJECTIONS = {
     stream_conflict: { status: 409, code: -32000, message: 'Conflict: Only one SSE stream is allowed per session' },
     too_many_sessions: { status: 503, code: -32000, message: 'Too many sessions; try again later' },
     client_session_limit: { status: 429, code: -32000, message: 'Too many sessions for this client' },
+    too_many_subscriptions: { status: 503, code: -32000, message: 'Too many subscriptions; try again later' },
+    client_subscription_limit: { status: 429, code: -32000, message: 'Too many subscriptions for this client; close unused ones' },
     shutting_down: { status: 503, code: -32000, message: 'Gateway is shutting down; try again later' },
     not_found: { status: 404, code: -32000, message: 'Not found' },
     method_not_allowed: { status: 405, code: -32000, message: 'Method not allowed' }

@@ -18,6 +18,7 @@ import { bearerCheck, healthRoutes, type HealthRoutesOptions } from '../../obser
 import type { GatewayPolicy } from '../../policy/policy.js';
 import { ClientRateLimiter } from '../../policy/rate-limiter.js';
 import type { CacheScope, Dispatcher } from '../dispatcher.js';
+import type { Subscriptions } from '../subscriptions.js';
 import type { Endpoint } from '../endpoint.js';
 import type { SessionTable } from '../sessions.js';
 import { admission } from './admission.js';
@@ -42,6 +43,8 @@ export interface HttpEndpointOptions {
     policy: () => GatewayPolicy;
     dispatcher: Dispatcher;
     sessions: SessionTable;
+    /** 2026-07-28 clients' subscriptions/listen streams. */
+    subscriptions: Subscriptions;
     /** Whether a session opened now is offered `completions`. */
     completions: () => boolean;
     health: HealthRoutesOptions['health'];

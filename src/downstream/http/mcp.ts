@@ -26,6 +26,7 @@ import { errorResponse, initialize, invalidParams, type CacheScope, type Dispatc
 import { claimedVersion, headerMismatch, isModernVersion, unsupportedVersionError } from '../era.js';
 import { revisionOf } from '../revisions.js';
 import type { Session, SessionTable } from '../sessions.js';
+import { honouredFilter, type Subscriptions } from '../subscriptions.js';
 import { readBody } from './body.js';
 import { takeTokens, type Admitted } from './admission.js';
 import { Reply } from './reply.js';
@@ -34,6 +35,7 @@ import { SseStream } from './sse.js';
 export interface McpEndpointOptions {
     dispatcher: Dispatcher;
     sessions: SessionTable;
+    subscriptions: Subscriptions;
     limiter: ClientRateLimiter;
     reject: Reject;
     maxBodyBytes: number;
@@ -119,7 +121,7 @@ export class McpEndpoint {
      * One 2026-07-28 message: checked in the revision's order (version, then the headers against the body), then
      * served with a context built from the request alone.
      */
-    async #serveStateless(value: unknown, messages: JSONRPCMessage[], req: IncomingMessage, res: ServerResponse, { client }: Admitted): Promise<void> {
+    async #serveStateless(value: unknown, messages: JSONRPCMessage[], req: IncomingMessage, res: ServerResponse, { client, quotaKey }: Admitted): Promise<void> {
         const { reject, dispatcher } = this.options;
         const message = messages[0];
         if (Array.isArray(value) || message === undefined) return reject(res, 'batch_refused', { message: 'Invalid Request: 2026-07-28 has no batches; send one message per POST' });
@@ -141,6 +143,7 @@ export class McpEndpoint {
             requests: new Map(),
             cacheScope: this.options.cacheScope()
         };
+        if (message.method === 'subscriptions/listen') return this.#listen(message, context, quotaKey, res);
         if (!dispatcher.serves(message.method, context)) return reject(res, 'unknown_method', { id });
         const cancel = new AbortController();
         res.once('close', () => {
@@ -148,6 +151,20 @@ export class McpEndpoint {
         });
         const reply = new Reply(res, {}, false);
         reply.finish([await dispatcher.answer(message, { context, cancel, notify: reply.notify })]);
+    }
+
+    /** The response is the subscription's stream: it opens with the acknowledgment, and the client closing it ends it. */
+    #listen(request: JSONRPCRequest, context: RequestContext, quotaKey: string, res: ServerResponse): void {
+        const filter = honouredFilter(request.params);
+        if (filter === undefined) {
+            const { code, message } = invalidParams(request.method);
+            return sendJson(res, 200, errorResponse(request, { code, message }));
+        }
+        let stream: SseStream | undefined;
+        const sink = { send: (message: JSONRPCMessage) => (stream ??= new SseStream(res, {})).send(message), end: () => stream?.close() };
+        const subscription = this.options.subscriptions.open(request.id, context.caller.scope, quotaKey, filter, sink);
+        if (typeof subscription === 'string') return this.options.reject(res, subscription, { id: request.id });
+        res.once('close', () => subscription.cancel());
     }
 
     close(session: Session): void {
