@@ -461,6 +461,8 @@ describe('every protocol revision, both directions (Streamable HTTP downstream)'
             {
                 pagination: { pageSize: 3 },
                 notifications: { debounceMs: 20, maxDelayMs: 100 },
+                // Five clients at one address share the anonymous client's quota; the rate limit is not what is tested.
+                limits: { rateLimit: { requestsPerSecond: 0, burst: 1 } },
                 upstreams: REVISIONS.map(revisionServer)
             },
             log.logger

@@ -50,6 +50,12 @@ const commonUpstreamFields = {
         .default(true)
         .describe('false exposes this upstream\'s prompt names without the "<id><separator>" prefix.'),
     timeoutMs,
+    protocol: z
+        .enum(['auto', '2025', '2026-07-28'])
+        .default('auto')
+        .describe(
+            'Which era of MCP the upstream speaks. "auto" asks it (a server/discover first, then initialize for a 2025-era server; the verdict is kept until a connection fails) ; "2025" (initialize, revisions 2024-11-05 to 2025-11-25) and "2026-07-28" (stateless) skip the question.'
+        ),
     maxTotalTimeoutMs: z
         .number()
         .int()

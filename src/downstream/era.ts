@@ -9,6 +9,7 @@
  * (and a request on a session) is the handshake era, as before.
  */
 import type { JSONRPCErrorResponse } from '@modelcontextprotocol/client';
+import { decodeHeaderValue } from '../lib/header-value.js';
 import { PROTOCOL_VERSIONS } from './versions.js';
 
 /** The stateless revisions the gateway serves, newest first. */
@@ -64,31 +65,6 @@ export function modernMetaOf(params: unknown): ModernMeta | undefined {
 /** `requested` is the client's own (a header or `_meta`): cut short, it names what was asked without carrying a payload. */
 export function unsupportedVersionError(requested: string): JSONRPCErrorResponse['error'] & { data: { supported: string[]; requested: string } } {
     return { code: MCP_ERROR.unsupportedProtocolVersion, message: 'Unsupported protocol version', data: { supported: [...SUPPORTED_VERSIONS], requested: requested.slice(0, 64) } };
-}
-
-const SENTINEL = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/;
-/** A header value as RFC 9110 allows it: visible ASCII, inner spaces and tabs, nothing at either end. */
-const PLAIN_VALUE = /^[\x21-\x7e]([\x20-\x7e\t]*[\x21-\x7e])?$/;
-
-/** The value a client meant: plain ASCII as it is, the `=?base64?...?=` form decoded; undefined when malformed. */
-export function decodeHeaderValue(header: string): string | undefined {
-    const encoded = SENTINEL.exec(header);
-    if (encoded === null) return PLAIN_VALUE.test(header) ? header : undefined;
-    const bytes = Buffer.from(encoded[1]!, 'base64');
-    // Buffer.from drops what is not base64: a value that does not round-trip was not base64.
-    if (bytes.toString('base64') !== encoded[1]) return undefined;
-    const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-    try {
-        return text.decode(bytes);
-    } catch {
-        return undefined;
-    }
-}
-
-/** The header form of a value: as it is when it is plain ASCII (and not itself sentinel-shaped), else base64. */
-export function encodeHeaderValue(value: string): string {
-    if (PLAIN_VALUE.test(value) && !SENTINEL.test(value) && !(value.startsWith('=?base64?') && value.endsWith('?='))) return value;
-    return `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
 }
 
 /** What an HTTP request mirrors of its body. */

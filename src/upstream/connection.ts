@@ -14,10 +14,11 @@ import { Bulkhead } from './bulkhead.js';
 import { toUpstreamError, UpstreamFailedError } from './errors.js';
 import { FaultLog } from './fault-log.js';
 import { FloodDetector } from './flood.js';
+import { ProbeEndedConnection, STATELESS_REVISION, type Era } from './handshake.js';
 import { childOutputLog } from './output-log.js';
 import { collectPages, type Collected } from './pages.js';
 import { boundPrompt, type PromptLimits, type UpstreamPrompt } from './prompt-bounds.js';
-import { isCompleteResult, isGetPromptResult, isPromptPage } from './result-schemas.js';
+import { isCompleteResult, isGetPromptAnswer, isPromptPage, withoutEnvelope } from './result-schemas.js';
 import type { RpcClient } from './rpc-client.js';
 import { UpstreamSession, type CallControl, type UpstreamMethod } from './session.js';
 import type { StdioHooks, WireProtocol } from './transports.js';
@@ -70,6 +71,8 @@ export class UpstreamConnection {
     #lastError: string | undefined;
     #session: UpstreamSession | undefined;
     #wire: WireProtocol | undefined;
+    /** What the last probe found ("auto"); a failed connection forgets it, so the next one asks again. */
+    #learnedEra: Era | undefined;
     #attempt = 0;
     #attempted = false;
     #closing: Promise<void> | undefined;
@@ -183,9 +186,12 @@ export class UpstreamConnection {
         return collected;
     }
 
-    getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl): Promise<GetPromptResult> {
+    async getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl): Promise<GetPromptResult> {
         const session = this.#readySession();
-        return session.call('prompts/get', args === undefined ? { name } : { name, arguments: args }, isGetPromptResult, control);
+        const result = await session.call('prompts/get', args === undefined ? { name } : { name, arguments: args }, isGetPromptAnswer, control);
+        if ('messages' in result) return this.#own(session, result);
+        // Multi round-trip requests are not relayed (yet): a clear failure rather than a result the client cannot use.
+        throw new UpstreamFailedError(this.id, 'the upstream asked for more input first (input_required), which the gateway does not relay', undefined);
     }
 
     /** undefined when the upstream does not offer completions. */
@@ -193,7 +199,13 @@ export class UpstreamConnection {
         const session = this.#readySession();
         if (!this.offersCompletions) return undefined;
         // One that declared completions yet cannot answer says method-not-found: an empty completion too.
-        return session.callOptional('completion/complete', params, isCompleteResult, control);
+        const result = await session.callOptional('completion/complete', params, isCompleteResult, control);
+        return result === undefined ? undefined : this.#own(session, result);
+    }
+
+    /** A 2026-07-28 upstream's result, without what it adds for its own client. */
+    #own<T extends object>(session: UpstreamSession, result: T): T {
+        return session.profile.protocolVersion === STATELESS_REVISION ? withoutEnvelope(result) : result;
     }
 
     /**
@@ -204,6 +216,13 @@ export class UpstreamConnection {
         const profile = this.#session?.profile;
         if (profile === undefined) return false;
         return profile.capabilities.completions !== undefined || profile.protocolVersion < COMPLETIONS_CAPABILITY_SINCE;
+    }
+
+    #knownEra(): Era | undefined {
+        const { protocol } = this.config;
+        if (protocol === '2025') return 'handshake';
+        if (protocol === '2026-07-28') return 'stateless';
+        return this.#learnedEra;
     }
 
     #readySession(): UpstreamSession {
@@ -221,6 +240,8 @@ export class UpstreamConnection {
                 clientInfo: this.options.clientInfo,
                 log: this.#log,
                 knownWire: this.#wire,
+                knownEra: this.#knownEra(),
+                onEra: era => (this.#learnedEra = era),
                 stdio: this.#childOutput,
                 limits: this.options.limits,
                 onHandshake: client => (this.#connecting = client),
@@ -247,6 +268,9 @@ export class UpstreamConnection {
             this.#setState('ready');
         } catch (error) {
             if (this.#state === 'closed') return;
+            // The probe's verdict stands only if the connection that followed it worked: a stdio server that exits on
+            // the probe has told its era (kept); any other failure may mean the server changed, so ask again.
+            if (!(error instanceof ProbeEndedConnection)) this.#learnedEra = undefined;
             // The mapped reason only: raw errors can quote header values or the upstream's response body.
             const failure = toUpstreamError(this.id, error, this.config.timeoutMs);
             const reason = failure instanceof UpstreamFailedError ? failure.reason : 'rejected';

@@ -3,13 +3,40 @@
  * 2025 era settles it once per connection with `initialize`: the client offers
  * the latest revision it speaks, the server answers the one it will speak
  * (which the client must speak too), then the client confirms with
- * `notifications/initialized`. A later era that settles it per request (with
- * `server/discover`) fills in the same profile.
+ * `notifications/initialized`. The stateless revision (2026-07-28) has no
+ * handshake: every request names the revision in `_meta`, and
+ * `server/discover` tells the same profile.
+ *
+ * With `protocol: "auto"` the era is probed as the revision says (the gateway
+ * runs its own client, so its own probe rather than the SDK's): a
+ * `server/discover` first; a result, or a recognised 2026-07-28 error, means a
+ * stateless server; any other error, or silence within a short wait, means a
+ * 2025-era one, which then gets `initialize`. The verdict is kept by the
+ * connection (prior knowledge) so a reconnect skips the probe.
  */
-import type { Implementation, ServerCapabilities } from '@modelcontextprotocol/client';
+import { ProtocolError, type Implementation, type ServerCapabilities } from '@modelcontextprotocol/client';
+import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { UpstreamWireError } from './errors.js';
-import { isInitializeResult } from './result-schemas.js';
+import { isDiscoverResult, isInitializeResult } from './result-schemas.js';
 import type { RpcClient } from './rpc-client.js';
+
+/** The stateless revision the gateway speaks with upstreams. */
+export const STATELESS_REVISION = '2026-07-28';
+
+/** The errors only a stateless server sends (the range the specification reserves): proof of its era. */
+const MODERN_ERROR_CODES = { min: -32099, max: -32020 };
+
+/** How long a probe waits at most (within the upstream's timeoutMs): a 2025-era server may not answer at all. */
+const PROBE_TIMEOUT_MS = 3000;
+
+/** A 2025-era server that ended the connection over the probe (some exit on any request before initialize). */
+export class ProbeEndedConnection extends UpstreamWireError {
+    constructor() {
+        super('connection closed by the era probe; next time as a 2025-era server', undefined);
+    }
+}
+
+export type Era = 'stateless' | 'handshake';
 
 /** The 2025-era revisions the gateway speaks with upstreams, newest (the one offered) first. */
 const INITIALIZE_REVISIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const;
@@ -19,6 +46,52 @@ export interface ServerProfile {
     protocolVersion: string;
     capabilities: ServerCapabilities;
     serverInfo: Implementation;
+}
+
+/**
+ * Settles the connection's era and profile. `known` is what an earlier connection learned (or the config says):
+ * no probe then. Throws when the upstream speaks neither era the gateway does; `onEra` hears each verdict.
+ */
+export async function negotiate(client: RpcClient, clientInfo: Implementation, timeoutMs: number, known: Era | undefined, onEra: (era: Era) => void): Promise<ServerProfile> {
+    if (known === 'handshake') return initialize(client, clientInfo, timeoutMs);
+    const discovered = await discover(client, clientInfo, known === 'stateless' ? timeoutMs : Math.min(PROBE_TIMEOUT_MS, timeoutMs / 2));
+    if (discovered !== undefined) {
+        onEra('stateless');
+        return discovered;
+    }
+    if (known === 'stateless') throw new UpstreamWireError('no answer to server/discover (protocol "2026-07-28")', 'request_failed');
+    onEra('handshake');
+    if (client.closed) throw new ProbeEndedConnection();
+    return initialize(client, clientInfo, timeoutMs);
+}
+
+/** The profile of a stateless server; undefined when the answer says 2025 era (no result, nor a 2026 error). */
+async function discover(client: RpcClient, clientInfo: Implementation, timeoutMs: number): Promise<ServerProfile | undefined> {
+    client.transport.setProtocolVersion?.(STATELESS_REVISION);
+    client.setRequestMeta({
+        'io.modelcontextprotocol/protocolVersion': STATELESS_REVISION,
+        'io.modelcontextprotocol/clientInfo': clientInfo,
+        'io.modelcontextprotocol/clientCapabilities': {}
+    });
+    try {
+        const result = await client.request('server/discover', undefined, isDiscoverResult, { timeoutMs });
+        if (!result.supportedVersions.includes(STATELESS_REVISION)) throw new UpstreamWireError(`the upstream does not speak ${STATELESS_REVISION}`, 'request_failed');
+        const info = result._meta?.['io.modelcontextprotocol/serverInfo'];
+        const serverInfo = isImplementation(info) ? info : { name: '(unnamed)', version: '' };
+        return { protocolVersion: STATELESS_REVISION, capabilities: result.capabilities, serverInfo };
+    } catch (error) {
+        if (error instanceof ProtocolError && error.code >= MODERN_ERROR_CODES.min && error.code <= MODERN_ERROR_CODES.max) {
+            throw new UpstreamWireError(`the upstream speaks a stateless revision other than ${STATELESS_REVISION}`, 'request_failed');
+        }
+        if (error instanceof UpstreamWireError || (error instanceof SdkError && error.code === SdkErrorCode.InvalidResult)) throw error;
+        client.setRequestMeta(undefined);
+        client.transport.setProtocolVersion?.(undefined);
+        return undefined;
+    }
+}
+
+function isImplementation(value: unknown): value is Implementation {
+    return typeof value === 'object' && value !== null && typeof (value as Implementation).name === 'string' && typeof (value as Implementation).version === 'string';
 }
 
 export async function initialize(client: RpcClient, clientInfo: Implementation, timeoutMs: number): Promise<ServerProfile> {

@@ -8,7 +8,7 @@ import type { UpstreamConfig } from '../config/schema.js';
 import { withDeadline } from '../lib/deadline.js';
 import type { Logger } from '../observability/logger.js';
 import { UpstreamFailedError, UpstreamHttpError } from './errors.js';
-import { initialize, type ServerProfile } from './handshake.js';
+import { negotiate, type Era, type ServerProfile } from './handshake.js';
 import type { MessageLimits } from './http/messages.js';
 import { RpcClient, type RpcClientEvents } from './rpc-client.js';
 import { httpTransport, stdioTransport, type StdioHooks, type UpstreamTransport, type WireProtocol } from './transports.js';
@@ -19,6 +19,10 @@ export interface OpenClientOptions {
     log: Logger;
     /** The wire that worked before: an "http" upstream known to be legacy SSE is not asked for Streamable HTTP again. */
     knownWire: WireProtocol | undefined;
+    /** The era, if known (from config, or an earlier connection's probe): no probe then. */
+    knownEra: Era | undefined;
+    /** What a probe found. */
+    onEra: (era: Era) => void;
     stdio: StdioHooks;
     /** Bounds on what is read from an HTTP upstream, read when used (a reload may change them). */
     limits: () => MessageLimits;
@@ -63,7 +67,9 @@ async function handshake(options: OpenClientOptions, transport: UpstreamTranspor
         const profile = await withDeadline(
             (async () => {
                 await transport.start();
-                return initialize(client, options.clientInfo, timeoutMs);
+                // The legacy HTTP+SSE transport has no stateless revision.
+                const known = wire === 'sse' ? 'handshake' : options.knownEra;
+                return negotiate(client, options.clientInfo, timeoutMs, known, options.onEra);
             })(),
             timeoutMs,
             () => {

@@ -192,5 +192,44 @@ export const isInitializeResult: ResultGuard<InitializeResult> = (value): value 
     );
 };
 
+/** What `server/discover` must return (2026-07-28); only what the gateway reads is checked inside. */
+export interface DiscoverResult {
+    supportedVersions: string[];
+    capabilities: ServerCapabilities;
+    _meta?: Record<string, unknown>;
+}
+
+export const isDiscoverResult: ResultGuard<DiscoverResult> = (value): value is DiscoverResult => {
+    if (!isResult(value) || !isArrayOf(value.supportedVersions, isString)) return false;
+    const { capabilities } = value;
+    return isRecord(capabilities) && isOptional(capabilities.prompts, isRecord) && isOptional(capabilities.completions, isRecord) && isOptional(value._meta, isRecord);
+};
+
+/** A 2026-07-28 server's answer asking the client for input first (multi round-trip requests). */
+export interface InputRequired {
+    resultType: 'input_required';
+}
+
+/** A prompt, or a 2026-07-28 server asking for input first. */
+export const isGetPromptAnswer: ResultGuard<GetPromptResult | InputRequired> = (value): value is GetPromptResult | InputRequired =>
+    isGetPromptResult(value) || (isResult(value) && value.resultType === 'input_required');
+
+/**
+ * A result without what a 2026-07-28 server adds for its own client (`resultType`, caching hints, its `serverInfo`
+ * in `_meta`): the gateway answers its clients with its own.
+ */
+export function withoutEnvelope<T extends object>(result: T): T {
+    const { resultType: _type, ttlMs: _ttl, cacheScope: _scope, ...rest } = result as Record<string, unknown>;
+    const meta = rest._meta;
+    if (isRecord(meta) && SERVER_INFO in meta) {
+        const { [SERVER_INFO]: _info, ...others } = meta;
+        if (Object.keys(others).length > 0) rest._meta = others;
+        else delete rest._meta;
+    }
+    return rest as T;
+}
+
+const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
+
 /** Any result at all: a ping's answer only has to come. */
 export const isAnyResult: ResultGuard<Fields> = isResult;

@@ -22,7 +22,10 @@ import type { ResultGuard } from './result-schemas.js';
 import type { UpstreamTransport } from './transports.js';
 
 interface RpcRequestOptions {
-    /** How long to wait for the answer; with onProgress, each progress notification restarts this wait. */
+    /**
+     * How long to wait for the answer; with onProgress, each progress notification restarts this wait. Infinity: no
+     * limit (a long-lived request, such as subscriptions/listen, which the connection's end settles).
+     */
     timeoutMs: number;
     /** With onProgress: the longest the request may take in all, however much progress comes. */
     maxTotalTimeoutMs?: number | undefined;
@@ -57,7 +60,7 @@ interface Pending {
     guard: ResultGuard<unknown>;
     method: string;
     timeoutMs: number;
-    timer: NodeJS.Timeout;
+    timer: NodeJS.Timeout | undefined;
     totalTimer: NodeJS.Timeout | undefined;
     onProgress: ((progress: Progress) => void) | undefined;
     signal: AbortSignal | undefined;
@@ -72,6 +75,8 @@ export class RpcClient {
     readonly #pending = new Map<RequestId, Pending>();
     #nextId = 0;
     #closed = false;
+    /** Merged into every request's `_meta`: what a stateless (2026-07-28) upstream is told on each request. */
+    #requestMeta: Params | undefined;
 
     constructor(transport: UpstreamTransport, events: RpcClientEvents) {
         this.#transport = transport;
@@ -85,6 +90,11 @@ export class RpcClient {
 
     get transport(): UpstreamTransport {
         return this.#transport;
+    }
+
+    /** Sets (or, undefined, clears) what every request's `_meta` carries from now on. */
+    setRequestMeta(meta: Params | undefined): void {
+        this.#requestMeta = meta;
     }
 
     /** Closed by its owner or by the connection: every request fails from now on. */
@@ -107,7 +117,7 @@ export class RpcClient {
         const { signal, onProgress } = options;
         if (signal?.aborted === true) return Promise.reject(cancelled());
         const id = this.#nextId++;
-        const sent = onProgress === undefined ? params : { ...params, _meta: { ...(params?._meta as Params | undefined), progressToken: id } };
+        const sent = this.#withMeta(params, onProgress === undefined ? undefined : id);
         const message = (sent === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: sent }) as JSONRPCMessage;
         return new Promise<T>((resolve, reject) => {
             const pending: Pending = {
@@ -116,7 +126,7 @@ export class RpcClient {
                 guard,
                 method,
                 timeoutMs: options.timeoutMs,
-                timer: setTimeout(this.#timedOut, options.timeoutMs, id),
+                timer: Number.isFinite(options.timeoutMs) ? setTimeout(this.#timedOut, options.timeoutMs, id) : undefined,
                 totalTimer: onProgress === undefined || options.maxTotalTimeoutMs === undefined ? undefined : setTimeout(this.#timedOutInAll, options.maxTotalTimeoutMs, id, options.maxTotalTimeoutMs),
                 onProgress,
                 signal,
@@ -132,6 +142,13 @@ export class RpcClient {
                 this.#settle(id)?.reject(error);
             });
         });
+    }
+
+    /** `params` with the request `_meta` and the progress token, if any; as it was when there is neither. */
+    #withMeta(params: Params | undefined, progressToken: RequestId | undefined): Params | undefined {
+        const meta = this.#requestMeta;
+        if (meta === undefined && progressToken === undefined) return params;
+        return { ...params, _meta: { ...(params?._meta as Params | undefined), ...meta, ...(progressToken === undefined ? {} : { progressToken }) } };
     }
 
     notify(method: string, params?: Params): Promise<void> {
@@ -185,7 +202,7 @@ export class RpcClient {
         if (pending?.onProgress === undefined) return this.#events.onStray('progress');
         const { progress, total, message } = params!;
         if (typeof progress !== 'number' || (total !== undefined && typeof total !== 'number') || (message !== undefined && typeof message !== 'string')) return;
-        pending.timer.refresh();
+        pending.timer?.refresh();
         try {
             pending.onProgress({ progress, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) });
         } catch (error) {

@@ -10,7 +10,7 @@ import { maxTotalTimeout } from '../config/schema.js';
 import type { FaultKind } from '../observability/faults.js';
 import { BulkheadFullError, BulkheadTimeoutError, type Bulkhead } from './bulkhead.js';
 import { connectionEvidence, failureReason, toUpstreamError, UpstreamFailedError, type UpstreamRejectedError } from './errors.js';
-import type { ServerProfile } from './handshake.js';
+import { STATELESS_REVISION, type ServerProfile } from './handshake.js';
 import { Liveness } from './liveness.js';
 import { openClient, type OpenClientOptions } from './open-client.js';
 import { isAnyResult, type ResultGuard } from './result-schemas.js';
@@ -19,6 +19,8 @@ import type { WireProtocol } from './transports.js';
 
 /** The check after a transport error: an upstream that is there answers a ping at once, whatever its timeoutMs. */
 const CHECK_TIMEOUT_MS = 2000;
+/** A stateless upstream's subscription that ended is opened again after this pause. */
+const RELISTEN_MS = 1000;
 
 export interface SessionOptions extends Omit<OpenClientOptions, 'events'> {
     bulkhead: Bulkhead;
@@ -44,6 +46,7 @@ export interface CallControl {
 export class UpstreamSession {
     readonly #liveness: Liveness;
     #ended = false;
+    #relisten: NodeJS.Timeout | undefined;
 
     private constructor(
         readonly client: RpcClient,
@@ -56,7 +59,8 @@ export class UpstreamSession {
             pingIntervalMs,
             pingTimeoutMs: timeoutMs,
             checkTimeoutMs: Math.min(timeoutMs, CHECK_TIMEOUT_MS),
-            ping: timeout => client.request('ping', undefined, isAnyResult, { timeoutMs: timeout }),
+            // 2026-07-28 has no ping: server/discover is as cheap, and any answer proves the server there.
+            ping: timeout => client.request(this.stateless ? 'server/discover' : 'ping', undefined, isAnyResult, { timeoutMs: timeout }),
             onDead: reason => this.lose(reason)
         });
     }
@@ -82,7 +86,28 @@ export class UpstreamSession {
         });
         // Closed between the end of its handshake and here, while its onClosed had no session to tell.
         if (client.closed) throw new UpstreamFailedError(options.config.id, 'connection closed', undefined);
-        return (opening.session = new UpstreamSession(client, profile, wire, options));
+        const session = (opening.session = new UpstreamSession(client, profile, wire, options));
+        if (session.stateless && profile.capabilities.prompts?.listChanged === true) session.#listen(false);
+        return session;
+    }
+
+    /** Speaks the stateless revision (2026-07-28): no handshake, no ping, list changes on a subscription. */
+    get stateless(): boolean {
+        return this.profile.protocolVersion === STATELESS_REVISION;
+    }
+
+    /**
+     * A stateless upstream tells list changes only on a `subscriptions/listen` stream: held open while the session
+     * lives (the liveness watch sees to the connection), opened again after a pause when it ends, and then the list
+     * is read again, as a change may have come meanwhile.
+     */
+    #listen(again: boolean): void {
+        if (this.#ended) return;
+        if (again) this.options.onListChanged();
+        const ended = () => {
+            if (!this.#ended) this.#relisten = setTimeout(() => this.#listen(true), RELISTEN_MS).unref();
+        };
+        this.client.request('subscriptions/listen', { notifications: { promptsListChanged: true } }, isAnyResult, { timeoutMs: Infinity }).then(ended, ended);
     }
 
     /**
@@ -168,6 +193,7 @@ export class UpstreamSession {
     /** Ends the session without telling the owner (it asked). */
     async close(): Promise<void> {
         this.#ended = true;
+        clearTimeout(this.#relisten);
         this.#liveness.stop();
         await this.client.close().catch(() => {});
     }
@@ -184,6 +210,7 @@ export class UpstreamSession {
     private lose(reason: string): void {
         if (this.#ended) return;
         this.#ended = true;
+        clearTimeout(this.#relisten);
         this.#liveness.stop();
         this.options.onLost(this, reason);
         // Rejects the requests still waiting on it at once ("connection closed"), rather than at their timeout.

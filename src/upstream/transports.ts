@@ -26,7 +26,7 @@ export interface UpstreamTransport {
     /** Ends the connection; `onclose` follows (or came first). */
     close(): Promise<void>;
     /** The revision the handshake settled, for transports that send it with every request. */
-    setProtocolVersion?(version: string): void;
+    setProtocolVersion?(version: string | undefined): void;
 }
 
 export interface StdioHooks {

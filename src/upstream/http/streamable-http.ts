@@ -13,11 +13,18 @@
  * handshake; the standalone GET stream for server messages, reconnected after
  * the server's `retry` with Last-Event-ID; an answer stream that ends early is
  * resumed the same way; the session is ended with DELETE on close (bounded).
+ * Under the stateless revision (2026-07-28): no session and no GET stream;
+ * each request mirrors its method (and a prompt's name) in headers; a
+ * notification is never posted (closing an exchange is how a request is
+ * cancelled); a 4xx whose body is a JSON-RPC error answering the request (the
+ * revision answers that way) is that request's answer.
  */
 import { SdkError, SdkErrorCode, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/client';
+import { encodeHeaderValue } from '../../lib/header-value.js';
 import { answeredId, cancelledRequestId, isRequest, type RequestId } from '../../lib/json-rpc.js';
 import { currentRequestId } from '../../observability/request-context.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
+import { STATELESS_REVISION } from '../handshake.js';
 import { messageLimit, oversizedResponse, type ReadLimit } from '../oversized.js';
 import { pause } from './exchanges.js';
 import { answerLimit, answersRequest, decodeMessages, messageFault } from './messages.js';
@@ -30,6 +37,14 @@ import { discard, headerValue, isSuccess, mediaType, readBounded, type HttpRespo
 const DELETE_TIMEOUT_MS = 2000;
 /** How long an answer's SSE stream may stay open after the answer before its exchange is cut. */
 const ANSWERED_STREAM_GRACE_MS = 1000;
+/** The most read of a refusal's body (a JSON-RPC error is small). */
+const REFUSAL_BYTES = 64 * 1024;
+/** The errors the stateless revision reserves: a refusal with no id carrying one of these is still its answer. */
+const MODERN_ERROR_CODES = { min: -32099, max: -32020 };
+
+function streamEnded(id: RequestId): JSONRPCMessage {
+    return { jsonrpc: '2.0', id, error: { code: -32603, message: 'stream ended without an answer' } };
+}
 
 export class StreamableHttpTransport extends HttpTransport {
     #sessionId: string | undefined;
@@ -44,11 +59,37 @@ export class StreamableHttpTransport extends HttpTransport {
         if (isRequest(message)) return this.#request(message, currentRequestId());
         const cancelled = cancelledRequestId(message);
         if (cancelled !== undefined) this.exchanges.abort(cancelled);
+        if (this.#stateless) return;
         const response = await this.postMessage(message, undefined, undefined);
         if (response !== undefined && 'method' in message && message.method === 'notifications/initialized' && !this.#listening) {
             this.#listening = true;
             void this.#listen();
         }
+    }
+
+    get #stateless(): boolean {
+        return this.protocolVersion === STATELESS_REVISION;
+    }
+
+    /** What a stateless request mirrors of its body. */
+    #mirrored(message: JSONRPCRequest): Record<string, string> {
+        if (!this.#stateless) return {};
+        const name = message.method === 'prompts/get' ? message.params?.name : undefined;
+        return typeof name === 'string' ? { 'mcp-method': message.method, 'mcp-name': encodeHeaderValue(name) } : { 'mcp-method': message.method };
+    }
+
+    /** A stateless server's JSON-RPC error in a 4xx body, as the answer to request `id`; undefined otherwise (body consumed). */
+    async #refusal(response: HttpResponse, id: RequestId): Promise<JSONRPCMessage | undefined> {
+        if (!this.#stateless || mediaType(response) !== 'application/json') {
+            await discard(response);
+            return undefined;
+        }
+        const decoded = decodeMessages(await readBounded(response, REFUSAL_BYTES), messageLimit(REFUSAL_BYTES));
+        const answer = decoded.kind === 'messages' && decoded.messages.length === 1 ? decoded.messages[0] : undefined;
+        if (answer === undefined || !('error' in answer)) return undefined;
+        if (answer.id === id) return answer;
+        const { code } = answer.error;
+        return answer.id === null && code >= MODERN_ERROR_CODES.min && code <= MODERN_ERROR_CODES.max ? { ...answer, id } : undefined;
     }
 
     protected override headers(own: Record<string, string>): Record<string, string> {
@@ -78,7 +119,7 @@ export class StreamableHttpTransport extends HttpTransport {
         try {
             const response = await this.http.request({
                 method: 'POST',
-                headers: this.headers({ accept: 'application/json, text/event-stream', 'content-type': 'application/json' }),
+                headers: this.headers({ accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...this.#mirrored(message) }),
                 body: JSON.stringify(message),
                 signal: exchange.signal,
                 // The client times the request out and cancels it, which aborts this exchange.
@@ -86,7 +127,8 @@ export class StreamableHttpTransport extends HttpTransport {
                 requestId
             });
             if (!isSuccess(response)) {
-                await discard(response);
+                const refusal = await this.#refusal(response, id);
+                if (refusal !== undefined) return this.deliver(refusal);
                 throw new UpstreamHttpError(response.statusCode);
             }
             if (message.method === 'initialize') this.#sessionId = headerValue(response, 'mcp-session-id');
@@ -96,7 +138,7 @@ export class StreamableHttpTransport extends HttpTransport {
             const type = mediaType(response);
             if (type === 'text/event-stream') {
                 streaming = true;
-                void this.#readAnswerStream(response, id, exchange, limit, requestId);
+                void this.#readAnswerStream(response, id, exchange, limit, requestId, message.method === 'subscriptions/listen');
                 return;
             }
             if (type !== 'application/json') {
@@ -125,7 +167,7 @@ export class StreamableHttpTransport extends HttpTransport {
      * The SSE stream answering request `id`: its messages (progress, then the answer) are handed on. If it ends
      * before the answer after events with ids, it is resumed from the last one with a GET, as the server asked.
      */
-    async #readAnswerStream(first: HttpResponse, id: RequestId, exchange: AbortController, limit: ReadLimit, requestId: string | undefined): Promise<void> {
+    async #readAnswerStream(first: HttpResponse, id: RequestId, exchange: AbortController, limit: ReadLimit, requestId: string | undefined, endless = false): Promise<void> {
         let answered = false;
         let hangUp: NodeJS.Timeout | undefined;
         const parser = new SseParser({
@@ -159,6 +201,8 @@ export class StreamableHttpTransport extends HttpTransport {
                     this.report(error);
                 }
                 if (answered || exchange.signal.aborted) return;
+                // A subscription has no timeout to end it: its end without an answer fails it, so it is opened again.
+                if (endless && (parser.lastEventId === undefined || this.#stateless)) return this.deliver(streamEnded(id));
                 if (parser.lastEventId === undefined) return this.report(new UpstreamWireError('answer stream ended without the answer', undefined));
                 response = await this.#reopen(exchange, parser.lastEventId, requestId);
             }

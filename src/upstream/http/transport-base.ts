@@ -46,8 +46,13 @@ export abstract class HttpTransport implements UpstreamTransport {
     abstract start(): Promise<void>;
     abstract send(message: JSONRPCMessage): Promise<void>;
 
-    setProtocolVersion(version: string): void {
+    setProtocolVersion(version: string | undefined): void {
         this.#protocolVersion = version;
+    }
+
+    /** The revision requests are sent under, once known (or being probed). */
+    protected get protocolVersion(): string | undefined {
+        return this.#protocolVersion;
     }
 
     /** Aborts every exchange at once (requests still waiting fail now), then lets the subclass say goodbye. */
