@@ -1,0 +1,193 @@
+/**
+ * 2026-07-28 (stateless) clients on the same URL as 2025 sessions: the request checks and statuses the revision
+ * prescribes, subscriptions/listen (acknowledgment, per-client precision, bounds, the graceful end at shutdown), and
+ * SDK clients of both eras side by side in front of a 2026-07-28-only upstream (`legacy: 'reject'`).
+ */
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import type { RunningGateway } from '../src/gateway.js';
+import { connectHttp, connectModernHttp, ROOT, startTestGateway, upstreamsReady, waitFor } from './helpers.js';
+import { modernHeaders, modernMeta, modernRequest, post, postModern, SseReader, type JsonRpcMessage } from './raw-http.js';
+import { MODERN_REVISION, SpecSchema } from './spec-schema.js';
+
+const SCHEMA = new SpecSchema(MODERN_REVISION);
+const keyOf = (clientId: string) => `key-of-${clientId}-0123456789abcdef`;
+const bearer = (clientId: string) => ({ authorization: `Bearer ${keyOf(clientId)}` });
+
+/** The revision fixture at 2026-07-28 only: initialize is refused, list changes go to subscriptions/listen. */
+function modernUpstream(id = 'up') {
+    return { id, transport: 'stdio', command: process.execPath, args: ['--import', 'tsx', path.join(ROOT, 'test/fixtures/revision-server.ts'), '--revision', MODERN_REVISION], cwd: ROOT };
+}
+
+async function startGateway(t: { after(fn: () => unknown): void }, config: Record<string, unknown> = {}): Promise<RunningGateway> {
+    const gateway = await startTestGateway({ notifications: { debounceMs: 20, maxDelayMs: 100 }, limits: { rateLimit: { requestsPerSecond: 0, burst: 1 } }, upstreams: [modernUpstream()], ...config });
+    t.after(() => gateway.close());
+    await upstreamsReady(gateway);
+    return gateway;
+}
+
+async function json(response: Response): Promise<JsonRpcMessage> {
+    return (await response.json()) as JsonRpcMessage;
+}
+
+/** A subscriptions/listen stream, open once acknowledged. */
+async function listen(url: string, headers: Record<string, string> = {}, id: string | number = 'listen-1'): Promise<SseReader> {
+    const body = { jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications: { promptsListChanged: true, toolsListChanged: true }, _meta: modernMeta() } };
+    const response = await post(url, body, { ...modernHeaders(body), ...headers });
+    assert.equal(response.status, 200, `listen: ${response.status}`);
+    const reader = new SseReader(response);
+    const ack = await reader.next();
+    assert.equal(ack.method, 'notifications/subscriptions/acknowledged');
+    assert.deepEqual(ack.params, { notifications: { promptsListChanged: true }, _meta: { 'io.modelcontextprotocol/subscriptionId': id } }, 'only what is honoured');
+    assert.deepEqual(SCHEMA.problems(ack, undefined), []);
+    return reader;
+}
+
+describe('2026-07-28 clients', () => {
+    test('the mirrored headers must match the body: HTTP 400 -32020 HeaderMismatch, nothing served', { timeout: 60_000 }, async t => {
+        const { url } = await startGateway(t);
+        const cases: [string, Promise<Response>][] = [
+            ['no MCP-Protocol-Version', post(url!, modernRequest('prompts/list'), { 'mcp-method': 'prompts/list' })],
+            ['MCP-Protocol-Version other than _meta', postModern(url!, 'prompts/list', {}, { 'mcp-protocol-version': '2025-11-25' })],
+            ['no Mcp-Method', post(url!, modernRequest('prompts/list'), { 'mcp-protocol-version': MODERN_REVISION })],
+            ['Mcp-Method other than the body', postModern(url!, 'prompts/list', {}, { 'mcp-method': 'prompts/get' })],
+            ['no Mcp-Name on prompts/get', post(url!, modernRequest('prompts/get', { name: 'up__plain' }), { 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': 'prompts/get' })],
+            ['Mcp-Name other than the body', postModern(url!, 'prompts/get', { name: 'up__plain' }, { 'mcp-name': 'up__rich' })],
+            ['Mcp-Name malformed base64', postModern(url!, 'prompts/get', { name: 'up__plain' }, { 'mcp-name': '=?base64?not*base64?=' })]
+        ];
+        for (const [what, pending] of cases) {
+            const response = await pending;
+            assert.equal(response.status, 400, what);
+            const message = await json(response);
+            assert.equal(message.error?.code, -32020, what);
+            assert.equal(message.result, undefined);
+        }
+    });
+
+    test('Mcp-Name in its base64 form is decoded before it is compared', { timeout: 60_000 }, async t => {
+        const { url } = await startGateway(t);
+        const encoded = `=?base64?${Buffer.from('up__plain').toString('base64')}?=`;
+        const response = await postModern(url!, 'prompts/get', { name: 'up__plain' }, { 'mcp-name': encoded });
+        assert.equal(response.status, 200);
+        const message = await json(response);
+        assert.equal(message.result?.resultType, 'complete');
+        assert.deepEqual(SCHEMA.problems(message, 'prompts/get'), []);
+    });
+
+    test('versions, methods and shapes the revision refuses: 400 -32022 with the supported versions, 404 -32601, 405, batches 400', { timeout: 60_000 }, async t => {
+        const { url } = await startGateway(t);
+        const unsupported = await post(url!, modernRequest('prompts/list', {}, 7, '2099-01-01'), { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'prompts/list' });
+        assert.equal(unsupported.status, 400);
+        const refusal = await json(unsupported);
+        assert.equal(refusal.error?.code, -32022);
+        assert.deepEqual(refusal.error?.data, { supported: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'], requested: '2099-01-01' });
+        for (const method of ['ping', 'logging/setLevel', 'tools/list', 'resources/list']) {
+            const response = await postModern(url!, method);
+            assert.equal(response.status, 404, method);
+            const message = await json(response);
+            assert.equal(message.error?.code, -32601, method);
+            assert.equal(message.id, 1, 'the error answers the request');
+            assert.deepEqual(SCHEMA.problems(message, method), [], method);
+        }
+        for (const method of ['GET', 'DELETE']) {
+            const response = await fetch(url!, { method, headers: { 'mcp-protocol-version': MODERN_REVISION, accept: 'text/event-stream' } });
+            assert.equal(response.status, 405, method);
+            await response.body?.cancel();
+        }
+        const batch = [modernRequest('prompts/list', {}, 1), modernRequest('prompts/list', {}, 2)];
+        const batched = await post(url!, batch, { 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': 'prompts/list' });
+        assert.equal(batched.status, 400);
+        await batched.body?.cancel();
+        const notification = await post(url!, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, _meta: modernMeta() } }, { 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': 'notifications/cancelled' });
+        assert.equal(notification.status, 202);
+    });
+
+    test('Mcp-Session-Id on a 2026-07-28 request is ignored, never minted nor echoed', { timeout: 60_000 }, async t => {
+        const { url } = await startGateway(t);
+        const response = await postModern(url!, 'prompts/list', {}, { 'mcp-session-id': 'made-up' });
+        assert.equal(response.status, 200);
+        assert.equal(response.headers.get('mcp-session-id'), null);
+        const message = await json(response);
+        assert.equal(message.result?.cacheScope, 'public', 'no authentication: one view for everyone');
+        assert.deepEqual(SCHEMA.problems(message, 'prompts/list'), []);
+    });
+
+    test('subscriptions/listen: acknowledged first, then list changes tagged with its id; a client that cannot see the change hears nothing', { timeout: 90_000 }, async t => {
+        const { url } = await startGateway(t, {
+            auth: { mode: 'apiKey' },
+            clients: [
+                { id: 'all', apiKey: keyOf('all') },
+                { id: 'narrow', apiKey: keyOf('narrow'), prompts: { allow: ['up__rich'] } }
+            ]
+        });
+        const list = await json(await postModern(url!, 'prompts/list', {}, bearer('narrow')));
+        assert.equal(list.result?.cacheScope, 'private', 'authenticated callers see lists of their own');
+        const all = await listen(url!, bearer('all'), 'all-1');
+        t.after(() => all.cancel());
+        const narrow = await listen(url!, bearer('narrow'), 'narrow-1');
+        t.after(() => narrow.cancel());
+        const trigger = await json(await postModern(url!, 'prompts/get', { name: 'up__trigger-change' }, bearer('all')));
+        assert.match(JSON.stringify(trigger.result), /added added-/);
+        const changed = await all.next(message => message.method === 'notifications/prompts/list_changed');
+        assert.deepEqual(changed.params, { _meta: { 'io.modelcontextprotocol/subscriptionId': 'all-1' } });
+        assert.deepEqual(SCHEMA.problems(changed, undefined), []);
+        // Delivered in the same pass over the audiences: had the narrow client been told, it would have it by now.
+        await new Promise(resolve => setImmediate(resolve));
+        assert.deepEqual(narrow.messages.map(message => message.method), ['notifications/subscriptions/acknowledged']);
+    });
+
+    test('subscriptions are bounded per client (HTTP 429) and the client closing its stream frees its place', { timeout: 60_000 }, async t => {
+        const { url } = await startGateway(t, { subscriptions: { maxPerClient: 1 } });
+        const first = await listen(url!);
+        const second = await postModern(url!, 'subscriptions/listen', { notifications: { promptsListChanged: true } });
+        assert.equal(second.status, 429);
+        assert.equal((await json(second)).error?.code, -32000);
+        await first.cancel();
+        await waitFor(async () => {
+            const again = await postModern(url!, 'subscriptions/listen', { notifications: { promptsListChanged: true } });
+            await again.body?.cancel();
+            return again.status === 200;
+        }, 10_000, 'the closed subscription to free its place');
+    });
+
+    test('at shutdown each subscription is answered (its graceful end), then its stream ends', { timeout: 60_000 }, async t => {
+        const gateway = await startGateway(t);
+        const reader = await listen(gateway.url!, {}, 42);
+        await gateway.close();
+        const end = await reader.next(message => message.id === 42);
+        assert.deepEqual(end, { jsonrpc: '2.0', id: 42, result: { resultType: 'complete', _meta: { 'io.modelcontextprotocol/subscriptionId': 42 } } });
+        assert.deepEqual(SCHEMA.problems(end, 'subscriptions/listen'), []);
+        await reader.closed();
+    });
+
+    test('an SDK client pinned to 2026-07-28 and a 2025 SDK client on the same URL, in front of a 2026-07-28-only upstream', { timeout: 90_000 }, async t => {
+        const { url } = await startGateway(t);
+        const modern = await connectModernHttp(url!);
+        t.after(() => modern.close());
+        const legacy = await connectHttp(url!);
+        t.after(() => legacy.close());
+        assert.equal(modern.getProtocolEra(), 'modern');
+        let modernHeard = 0;
+        let legacyHeard = 0;
+        modern.setNotificationHandler('notifications/prompts/list_changed', () => void modernHeard++);
+        legacy.setNotificationHandler('notifications/prompts/list_changed', () => void legacyHeard++);
+        const subscription = await modern.listen({ promptsListChanged: true });
+        t.after(() => subscription.close());
+        const [modernList, legacyList] = await Promise.all([modern.listPrompts(), legacy.listPrompts()]);
+        assert.deepEqual(
+            modernList.prompts.map(prompt => prompt.name),
+            legacyList.prompts.map(prompt => prompt.name)
+        );
+        const [fromModern, fromLegacy] = await Promise.all([
+            modern.getPrompt({ name: 'up__plain' }),
+            legacy.getPrompt({ name: 'up__plain' })
+        ]);
+        assert.deepEqual(fromModern.messages, fromLegacy.messages);
+        assert.match(JSON.stringify(fromModern.messages), /negotiated 2026-07-28/, 'the upstream speaks 2026-07-28 to the gateway');
+        await legacy.getPrompt({ name: 'up__trigger-change' });
+        await waitFor(() => modernHeard > 0 && legacyHeard > 0, 20_000, 'both clients to hear of the upstream change');
+        const names = (await modern.listPrompts()).prompts.map(prompt => prompt.name);
+        assert.ok(names.some(name => /^up__added-\d+$/.test(name)), names.join(', '));
+    });
+});
