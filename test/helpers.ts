@@ -102,6 +102,11 @@ export function startHttpFixture(transport: 'streamable-http' | 'sse', options: 
     return spawnHttpFixture(fixtureArgs(transport, options));
 }
 
+/** A 2026-07-28-only server over Streamable HTTP (the SDK's createMcpHandler with legacy: 'reject'). */
+export function startModernHttpFixture(): Promise<HttpFixture> {
+    return spawnHttpFixture(['--import', 'tsx', path.join(ROOT, 'test/fixtures/modern-http-server.ts')]);
+}
+
 /**
  * Spawns a fixture server and resolves once it prints its URL. Its stdin is a pipe this process keeps open: the
  * fixture exits when it ends, so a test process killed on a timeout leaves no server behind (see lifetime.ts).

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { RunningGateway } from '../src/gateway.js';
-import { connectHttp, connectModernHttp, ROOT, startTestGateway, upstreamsReady, waitFor } from './helpers.js';
+import { connectHttp, connectModernHttp, ROOT, startHttpFixture, startModernHttpFixture, startTestGateway, upstreamsReady, waitFor } from './helpers.js';
 import { modernHeaders, modernMeta, modernRequest, post, postModern, SseReader, type JsonRpcMessage } from './raw-http.js';
 import { MODERN_REVISION, SpecSchema } from './spec-schema.js';
 
@@ -189,5 +189,58 @@ describe('2026-07-28 clients', () => {
         await waitFor(() => modernHeard > 0 && legacyHeard > 0, 20_000, 'both clients to hear of the upstream change');
         const names = (await modern.listPrompts()).prompts.map(prompt => prompt.name);
         assert.ok(names.some(name => /^up__added-\d+$/.test(name)), names.join(', '));
+    });
+});
+
+describe('2026-07-28 upstreams over Streamable HTTP', () => {
+    test('an SDK v2 server with legacy: "reject" behind the gateway: found by the probe, served to clients of both eras, its list changes heard', { timeout: 90_000 }, async t => {
+        const fixture = await startModernHttpFixture();
+        t.after(() => fixture.close());
+        const gateway = await startTestGateway({
+            notifications: { debounceMs: 20, maxDelayMs: 100 },
+            limits: { rateLimit: { requestsPerSecond: 0, burst: 1 } },
+            upstreams: [{ id: 'web', transport: 'http', url: fixture.url }]
+        });
+        t.after(() => gateway.close());
+        await upstreamsReady(gateway);
+        const modern = await connectModernHttp(gateway.url!);
+        t.after(() => modern.close());
+        const legacy = await connectHttp(gateway.url!, { protocolVersion: '2025-06-18' });
+        t.after(() => legacy.close());
+        let modernHeard = 0;
+        let legacyHeard = 0;
+        modern.setNotificationHandler('notifications/prompts/list_changed', () => void modernHeard++);
+        legacy.setNotificationHandler('notifications/prompts/list_changed', () => void legacyHeard++);
+        const subscription = await modern.listen({ promptsListChanged: true });
+        t.after(() => subscription.close());
+        for (const client of [modern, legacy]) {
+            const greeting = await client.getPrompt({ name: 'web__greet', arguments: { name: 'Ada' } });
+            assert.deepEqual(greeting.messages, [{ role: 'user', content: { type: 'text', text: 'Hello, Ada' } }]);
+        }
+        const missing = await legacy.getPrompt({ name: 'web__greet', arguments: {} }).then(
+            () => assert.fail('a missing argument must fail'),
+            (error: unknown) => error as { code?: number }
+        );
+        assert.equal(missing.code, -32602, "the gateway checks arguments before the upstream is asked");
+        await modern.getPrompt({ name: 'web__add-prompt' });
+        await waitFor(() => modernHeard > 0 && legacyHeard > 0, 20_000, 'both clients to hear of the upstream change (via its subscriptions/listen)');
+        await waitFor(async () => (await legacy.listPrompts()).prompts.some(prompt => prompt.name === 'web__added-1'), 10_000, 'the added prompt to be listed');
+    });
+
+    test('protocol "2025" before a 2026-07-28-only server does not connect (initialize is refused); "auto" finds a 2025-era server beside it', { timeout: 90_000 }, async t => {
+        const modern = await startModernHttpFixture();
+        t.after(() => modern.close());
+        const legacy = await startHttpFixture('streamable-http');
+        t.after(() => legacy.close());
+        const gateway = await startTestGateway({
+            upstreams: [
+                { id: 'pinned', transport: 'http', url: modern.url, protocol: '2025' },
+                { id: 'old', transport: 'http', url: legacy.url }
+            ]
+        });
+        t.after(() => gateway.close());
+        await upstreamsReady(gateway, ['old']);
+        await waitFor(() => gateway.upstreams.find(upstream => upstream.id === 'pinned')?.state === 'down', 20_000, 'the pinned upstream to fail');
+        assert.equal(gateway.upstreams.find(upstream => upstream.id === 'old')?.state, 'ready');
     });
 });
