@@ -62,9 +62,13 @@ export function modernMetaOf(params: unknown): ModernMeta | undefined {
     return { protocolVersion, clientCapabilities: capabilities, clientInfo: info === undefined ? undefined : { name: info.name as string, version: info.version as string } };
 }
 
-/** `requested` is the client's own (a header or `_meta`): cut short, it names what was asked without carrying a payload. */
+/**
+ * `requested` is the client's own (a header or `_meta`), and the gateway repeats no header value it did not choose:
+ * only a version shaped like one (a date) is named back, anything else as "".
+ */
 export function unsupportedVersionError(requested: string): JSONRPCErrorResponse['error'] & { data: { supported: string[]; requested: string } } {
-    return { code: MCP_ERROR.unsupportedProtocolVersion, message: 'Unsupported protocol version', data: { supported: [...SUPPORTED_VERSIONS], requested: requested.slice(0, 64) } };
+    const named = /^\d{4}-\d{2}-\d{2}$/.test(requested) ? requested : '';
+    return { code: MCP_ERROR.unsupportedProtocolVersion, message: 'Unsupported protocol version', data: { supported: [...SUPPORTED_VERSIONS], requested: named } };
 }
 
 /** What an HTTP request mirrors of its body. */

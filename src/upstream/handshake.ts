@@ -15,7 +15,6 @@
  * connection (prior knowledge) so a reconnect skips the probe.
  */
 import { ProtocolError, type Implementation, type ServerCapabilities } from '@modelcontextprotocol/client';
-import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { UpstreamWireError } from './errors.js';
 import { isDiscoverResult, isInitializeResult } from './result-schemas.js';
 import type { RpcClient } from './rpc-client.js';
@@ -83,7 +82,9 @@ async function discover(client: RpcClient, clientInfo: Implementation, timeoutMs
         if (error instanceof ProtocolError && error.code >= MODERN_ERROR_CODES.min && error.code <= MODERN_ERROR_CODES.max) {
             throw new UpstreamWireError(`the upstream speaks a stateless revision other than ${STATELESS_REVISION}`, 'request_failed');
         }
-        if (error instanceof UpstreamWireError || (error instanceof SdkError && error.code === SdkErrorCode.InvalidResult)) throw error;
+        // Anything else, a result that is no DiscoverResult included (a 2025-era server answering every method), is
+        // the 2025 era's answer.
+        if (error instanceof UpstreamWireError) throw error;
         client.setRequestMeta(undefined);
         client.transport.setProtocolVersion?.(undefined);
         return undefined;
