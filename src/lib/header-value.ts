@@ -11,7 +11,8 @@ const PLAIN_VALUE = /^[\x21-\x7e]([\x20-\x7e\t]*[\x21-\x7e])?$/;
 /** The value a client meant: plain ASCII as it is, the `=?base64?...?=` form decoded; undefined when malformed. */
 export function decodeHeaderValue(header: string): string | undefined {
     const encoded = SENTINEL.exec(header);
-    if (encoded === null) return PLAIN_VALUE.test(header) ? header : undefined;
+    // A plain value shaped like the encoded form must have been encoded: this one is not valid base64.
+    if (encoded === null) return PLAIN_VALUE.test(header) && !looksEncoded(header) ? header : undefined;
     const bytes = Buffer.from(encoded[1]!, 'base64');
     // Buffer.from drops what is not base64: a value that does not round-trip was not base64.
     if (bytes.toString('base64') !== encoded[1]) return undefined;
@@ -25,6 +26,10 @@ export function decodeHeaderValue(header: string): string | undefined {
 
 /** The header form of a value: as it is when it is plain ASCII (and not itself sentinel-shaped), else base64. */
 export function encodeHeaderValue(value: string): string {
-    if (PLAIN_VALUE.test(value) && !SENTINEL.test(value) && !(value.startsWith('=?base64?') && value.endsWith('?='))) return value;
+    if (PLAIN_VALUE.test(value) && !looksEncoded(value)) return value;
     return `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
+}
+
+function looksEncoded(value: string): boolean {
+    return value.startsWith('=?base64?') && value.endsWith('?=');
 }
