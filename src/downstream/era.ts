@@ -13,7 +13,7 @@ import { decodeHeaderValue } from '../lib/header-value.js';
 import { PROTOCOL_VERSIONS } from './versions.js';
 
 /** The stateless revisions the gateway serves, newest first. */
-export const MODERN_PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28'];
+const MODERN_PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28'];
 
 export const META_KEYS = {
     protocolVersion: 'io.modelcontextprotocol/protocolVersion',
@@ -23,12 +23,8 @@ export const META_KEYS = {
     subscriptionId: 'io.modelcontextprotocol/subscriptionId'
 } as const;
 
-/** Error codes the specification reserves (-32020 to -32099). */
-export const MCP_ERROR = {
-    headerMismatch: -32020,
-    missingRequiredClientCapability: -32021,
-    unsupportedProtocolVersion: -32022
-} as const;
+/** UnsupportedProtocolVersionError (HeaderMismatch, -32020, is the HTTP side's: src/http/rejections.ts). */
+const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
 /** Every revision the gateway serves, for `server/discover` and the unsupported-version error: modern first. */
 export const SUPPORTED_VERSIONS: readonly string[] = [...MODERN_PROTOCOL_VERSIONS, ...PROTOCOL_VERSIONS];
@@ -68,7 +64,7 @@ export function modernMetaOf(params: unknown): ModernMeta | undefined {
  */
 export function unsupportedVersionError(requested: string): JSONRPCErrorResponse['error'] & { data: { supported: string[]; requested: string } } {
     const named = /^\d{4}-\d{2}-\d{2}$/.test(requested) ? requested : '';
-    return { code: MCP_ERROR.unsupportedProtocolVersion, message: 'Unsupported protocol version', data: { supported: [...SUPPORTED_VERSIONS], requested: named } };
+    return { code: UNSUPPORTED_PROTOCOL_VERSION, message: 'Unsupported protocol version', data: { supported: [...SUPPORTED_VERSIONS], requested: named } };
 }
 
 /** What an HTTP request mirrors of its body. */

@@ -71,3 +71,8 @@ export function parseJsonRpcMessage(text: string): JSONRPCMessage | undefined {
     }
     return asJsonRpcMessage(value);
 }
+
+/** The error codes the MCP specification reserves for itself from 2026-07-28 on: only a stateless server sends them. */
+export function isSpecReservedError(code: number): boolean {
+    return code >= -32099 && code <= -32020;
+}

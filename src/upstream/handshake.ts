@@ -15,15 +15,13 @@
  * connection (prior knowledge) so a reconnect skips the probe.
  */
 import { ProtocolError, type Implementation, type ServerCapabilities } from '@modelcontextprotocol/client';
+import { isSpecReservedError } from '../lib/json-rpc.js';
 import { UpstreamWireError } from './errors.js';
 import { isDiscoverResult, isInitializeResult } from './result-schemas.js';
 import type { RpcClient } from './rpc-client.js';
 
 /** The stateless revision the gateway speaks with upstreams. */
 export const STATELESS_REVISION = '2026-07-28';
-
-/** The errors only a stateless server sends (the range the specification reserves): proof of its era. */
-const MODERN_ERROR_CODES = { min: -32099, max: -32020 };
 
 /** How long a probe waits at most (within the upstream's timeoutMs): a 2025-era server may not answer at all. */
 const PROBE_TIMEOUT_MS = 3000;
@@ -79,7 +77,8 @@ async function discover(client: RpcClient, clientInfo: Implementation, timeoutMs
         const serverInfo = isImplementation(info) ? info : { name: '(unnamed)', version: '' };
         return { protocolVersion: STATELESS_REVISION, capabilities: result.capabilities, serverInfo };
     } catch (error) {
-        if (error instanceof ProtocolError && error.code >= MODERN_ERROR_CODES.min && error.code <= MODERN_ERROR_CODES.max) {
+        // Only a stateless server answers with the codes the specification reserves: proof of its era.
+        if (error instanceof ProtocolError && isSpecReservedError(error.code)) {
             throw new UpstreamWireError(`the upstream speaks a stateless revision other than ${STATELESS_REVISION}`, 'request_failed');
         }
         // Anything else, a result that is no DiscoverResult included (a 2025-era server answering every method), is
@@ -95,7 +94,7 @@ function isImplementation(value: unknown): value is Implementation {
     return typeof value === 'object' && value !== null && typeof (value as Implementation).name === 'string' && typeof (value as Implementation).version === 'string';
 }
 
-export async function initialize(client: RpcClient, clientInfo: Implementation, timeoutMs: number): Promise<ServerProfile> {
+async function initialize(client: RpcClient, clientInfo: Implementation, timeoutMs: number): Promise<ServerProfile> {
     const result = await client.request(
         'initialize',
         { protocolVersion: INITIALIZE_REVISIONS[0], capabilities: {}, clientInfo },

@@ -21,7 +21,7 @@
  */
 import { SdkError, SdkErrorCode, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/client';
 import { encodeHeaderValue } from '../../lib/header-value.js';
-import { answeredId, cancelledRequestId, isRequest, type RequestId } from '../../lib/json-rpc.js';
+import { answeredId, cancelledRequestId, isRequest, isSpecReservedError, type RequestId } from '../../lib/json-rpc.js';
 import { currentRequestId } from '../../observability/request-context.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import { STATELESS_REVISION } from '../handshake.js';
@@ -39,8 +39,7 @@ const DELETE_TIMEOUT_MS = 2000;
 const ANSWERED_STREAM_GRACE_MS = 1000;
 /** The most read of a refusal's body (a JSON-RPC error is small). */
 const REFUSAL_BYTES = 64 * 1024;
-/** The errors the stateless revision reserves: a refusal with no id carrying one of these is still its answer. */
-const MODERN_ERROR_CODES = { min: -32099, max: -32020 };
+
 
 function streamEnded(id: RequestId): JSONRPCMessage {
     return { jsonrpc: '2.0', id, error: { code: -32603, message: 'stream ended without an answer' } };
@@ -88,8 +87,8 @@ export class StreamableHttpTransport extends HttpTransport {
         const answer = decoded.kind === 'messages' && decoded.messages.length === 1 ? decoded.messages[0] : undefined;
         if (answer === undefined || !('error' in answer)) return undefined;
         if (answer.id === id) return answer;
-        const { code } = answer.error;
-        return answer.id === null && code >= MODERN_ERROR_CODES.min && code <= MODERN_ERROR_CODES.max ? { ...answer, id } : undefined;
+        // A refusal before the body was read has no id; one with a code only the revision uses is still this answer.
+        return answer.id === null && isSpecReservedError(answer.error.code) ? { ...answer, id } : undefined;
     }
 
     protected override headers(own: Record<string, string>): Record<string, string> {
