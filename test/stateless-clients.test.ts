@@ -4,6 +4,8 @@
  * SDK clients of both eras side by side in front of a 2026-07-28-only upstream (`legacy: 'reject'`).
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { RunningGateway } from '../src/gateway.js';
@@ -242,5 +244,58 @@ describe('2026-07-28 upstreams over Streamable HTTP', () => {
         await upstreamsReady(gateway, ['old']);
         await waitFor(() => gateway.upstreams.find(upstream => upstream.id === 'pinned')?.state === 'down', 20_000, 'the pinned upstream to fail');
         assert.equal(gateway.upstreams.find(upstream => upstream.id === 'old')?.state, 'ready');
+    });
+});
+
+/**
+ * A minimal 2026-07-28 server over node:http that remembers the headers of each prompts/get: what the gateway
+ * passes on is seen exactly.
+ */
+async function startHeaderRecordingUpstream(t: { after(fn: () => unknown): void }) {
+    const gets: Record<string, string | string[] | undefined>[] = [];
+    const server = createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+            const message = JSON.parse(Buffer.concat(chunks).toString()) as { id?: number; method: string };
+            if (message.id === undefined) return void res.writeHead(202).end();
+            const results: Record<string, unknown> = {
+                'server/discover': { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: { prompts: {} }, ttlMs: 0, cacheScope: 'public' },
+                'prompts/list': { resultType: 'complete', prompts: [{ name: 'p' }], ttlMs: 0, cacheScope: 'public' },
+                'prompts/get': { resultType: 'complete', messages: [{ role: 'user', content: { type: 'text', text: 'p' } }] }
+            };
+            if (message.method === 'prompts/get') gets.push({ ...req.headers });
+            const result = results[message.method];
+            const body = result === undefined ? { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } } : { jsonrpc: '2.0', id: message.id, result };
+            res.writeHead(result === undefined ? 404 : 200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        });
+    });
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+    t.after(() => {
+        server.closeAllConnections();
+        return new Promise(resolve => server.close(resolve));
+    });
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, gets };
+}
+
+describe('Mcp-Param-* headers', () => {
+    test('are passed on, as they came, with the prompts/get they came with; the upstream gets the mirrored headers of its own request', { timeout: 60_000 }, async t => {
+        const upstream = await startHeaderRecordingUpstream(t);
+        const gateway = await startTestGateway({ upstreams: [{ id: 'rec', transport: 'http', url: upstream.url, protocol: '2026-07-28' }] });
+        t.after(() => gateway.close());
+        await upstreamsReady(gateway);
+        const response = await postModern(gateway.url!, 'prompts/get', { name: 'rec__p' }, { 'mcp-param-region': 'us-west1', 'mcp-param-greeting': '=?base64?SGVsbG8sIOS4lueVjA==?=' });
+        assert.equal(response.status, 200);
+        await response.body?.cancel();
+        const [seen] = upstream.gets;
+        assert.ok(seen);
+        assert.equal(seen['mcp-param-region'], 'us-west1');
+        assert.equal(seen['mcp-param-greeting'], '=?base64?SGVsbG8sIOS4lueVjA==?=');
+        assert.equal(seen['mcp-protocol-version'], '2026-07-28');
+        assert.equal(seen['mcp-method'], 'prompts/get');
+        assert.equal(seen['mcp-name'], 'p', "the upstream's own name for it");
+        const plain = await postModern(gateway.url!, 'prompts/get', { name: 'rec__p' });
+        await plain.body?.cancel();
+        assert.equal(upstream.gets[1]?.['mcp-param-region'], undefined, 'nothing carries over to the next request');
     });
 });

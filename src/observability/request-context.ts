@@ -1,7 +1,8 @@
 /**
  * The id of the client request being served, carried through async calls, so
  * every log line written on its behalf (upstream lines included) names it, and
- * HTTP upstreams receive it as `X-Request-Id`.
+ * HTTP upstreams receive it as `X-Request-Id`; with it, the `Mcp-Param-*`
+ * headers of a 2026-07-28 request, which an intermediary forwards as they are.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
@@ -10,6 +11,7 @@ export const REQUEST_ID_HEADER = 'x-request-id';
 
 interface RequestContext {
     requestId: string;
+    forwardHeaders?: Record<string, string>;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();
@@ -23,6 +25,16 @@ export function requestIdFrom(incoming: unknown): string {
 
 export function currentRequestId(): string | undefined {
     return storage.getStore()?.requestId;
+}
+
+/** Headers of the client request to pass on to the upstream that serves it (set once it is known to have some). */
+export function setForwardHeaders(headers: Record<string, string>): void {
+    const context = storage.getStore();
+    if (context !== undefined) context.forwardHeaders = headers;
+}
+
+export function currentForwardHeaders(): Record<string, string> | undefined {
+    return storage.getStore()?.forwardHeaders;
 }
 
 /** Runs `work` as part of request `requestId`. */

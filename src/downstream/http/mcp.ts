@@ -20,6 +20,7 @@ import { sendEmpty, sendJson } from '../../http/respond.js';
 import { exceedsDepth } from '../../lib/json-bounds.js';
 import { asJsonRpcMessage } from '../../lib/json-rpc.js';
 import type { Logger } from '../../observability/logger.js';
+import { setForwardHeaders } from '../../observability/request-context.js';
 import type { ClientRateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit, judgeBatch } from '../batches.js';
 import { errorResponse, initialize, invalidParams, type CacheScope, type Dispatcher, type RequestContext } from '../dispatcher.js';
@@ -145,6 +146,8 @@ export class McpEndpoint {
         };
         if (message.method === 'subscriptions/listen') return this.#listen(message, context, quotaKey, res);
         if (!dispatcher.serves(message.method, context)) return reject(res, 'unknown_method', { id });
+        const forwarded = paramHeaders(req);
+        if (forwarded !== undefined) setForwardHeaders(forwarded);
         const cancel = new AbortController();
         res.once('close', () => {
             if (!res.writableFinished) cancel.abort();
@@ -263,6 +266,23 @@ export class McpEndpoint {
 /** A single message whose `_meta` names a protocol version: the stateless revision, whatever the headers say. */
 function isStateless(value: unknown): boolean {
     return !Array.isArray(value) && claimedVersion((value as { params?: unknown }).params) !== undefined;
+}
+
+/** Most `Mcp-Param-*` headers passed on from one request (Node bounds their total size already). */
+const MAX_PARAM_HEADERS = 32;
+
+/**
+ * The request's `Mcp-Param-*` headers: the gateway recognises none (they mirror tool arguments), and the revision
+ * has intermediaries forward such headers as they are, to the upstream that serves the request.
+ */
+function paramHeaders(req: IncomingMessage): Record<string, string> | undefined {
+    let found: Record<string, string> | undefined;
+    let count = 0;
+    for (const [name, value] of Object.entries(req.headers)) {
+        if (!name.startsWith('mcp-param-') || typeof value !== 'string' || count++ >= MAX_PARAM_HEADERS) continue;
+        (found ??= {})[name] = value;
+    }
+    return found;
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

@@ -22,7 +22,7 @@
 import { SdkError, SdkErrorCode, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/client';
 import { encodeHeaderValue } from '../../lib/header-value.js';
 import { answeredId, cancelledRequestId, isRequest, isSpecReservedError, type RequestId } from '../../lib/json-rpc.js';
-import { currentRequestId } from '../../observability/request-context.js';
+import { currentForwardHeaders, currentRequestId } from '../../observability/request-context.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import { STATELESS_REVISION } from '../handshake.js';
 import { messageLimit, oversizedResponse, type ReadLimit } from '../oversized.js';
@@ -37,6 +37,8 @@ import { discard, headerValue, isSuccess, mediaType, readBounded, type HttpRespo
 const DELETE_TIMEOUT_MS = 2000;
 /** How long an answer's SSE stream may stay open after the answer before its exchange is cut. */
 const ANSWERED_STREAM_GRACE_MS = 1000;
+/** The requests made on a client's behalf: its `Mcp-Param-*` headers go with them (list reads are the gateway's own). */
+const FORWARDED_FOR = new Set(['prompts/get', 'completion/complete']);
 /** The most read of a refusal's body (a JSON-RPC error is small). */
 const REFUSAL_BYTES = 64 * 1024;
 
@@ -55,7 +57,7 @@ export class StreamableHttpTransport extends HttpTransport {
 
     async send(message: JSONRPCMessage): Promise<void> {
         if (this.exchanges.closed) throw new SdkError(SdkErrorCode.NotConnected, 'Not connected');
-        if (isRequest(message)) return this.#request(message, currentRequestId());
+        if (isRequest(message)) return this.#request(message, currentRequestId(), FORWARDED_FOR.has(message.method) ? currentForwardHeaders() : undefined);
         const cancelled = cancelledRequestId(message);
         if (cancelled !== undefined) this.exchanges.abort(cancelled);
         if (this.#stateless) return;
@@ -111,14 +113,14 @@ export class StreamableHttpTransport extends HttpTransport {
     }
 
     /** A request: its answer is a JSON body or an SSE stream, both read under the bound for its method. */
-    async #request(message: JSONRPCRequest, requestId: string | undefined): Promise<void> {
+    async #request(message: JSONRPCRequest, requestId: string | undefined, forwarded: Record<string, string> | undefined): Promise<void> {
         const { id } = message;
         const exchange = this.exchanges.open(id);
         let streaming = false;
         try {
             const response = await this.http.request({
                 method: 'POST',
-                headers: this.headers({ accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...this.#mirrored(message) }),
+                headers: this.headers({ ...forwarded, accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...this.#mirrored(message) }),
                 body: JSON.stringify(message),
                 signal: exchange.signal,
                 // The client times the request out and cancels it, which aborts this exchange.
