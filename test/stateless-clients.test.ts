@@ -58,6 +58,17 @@ describe('2026-07-28 clients', () => {
             ['Mcp-Name other than the body', postModern(url!, 'prompts/get', { name: 'up__plain' }, { 'mcp-name': 'up__rich' })],
             ['Mcp-Name malformed base64', postModern(url!, 'prompts/get', { name: 'up__plain' }, { 'mcp-name': '=?base64?not*base64?=' })]
         ];
+        const withoutCapabilities = modernRequest('prompts/list', { _meta: { 'io.modelcontextprotocol/clientCapabilities': 'none' } });
+        for (const [what, body] of [
+            ['no _meta', { jsonrpc: '2.0', id: 5, method: 'prompts/list', params: {} }],
+            ['clientCapabilities not an object', withoutCapabilities]
+        ] as const) {
+            const response = await post(url!, body, { 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': 'prompts/list' });
+            assert.equal(response.status, 400, what);
+            const message = await json(response);
+            assert.equal(message.error?.code, -32602, what);
+            assert.equal(message.id, body.id, `${what}: the error answers the request`);
+        }
         for (const [what, pending] of cases) {
             const response = await pending;
             assert.equal(response.status, 400, what);

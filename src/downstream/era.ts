@@ -51,7 +51,8 @@ export function modernMetaOf(params: unknown): ModernMeta | undefined {
     const meta = metaObject(params);
     const protocolVersion = meta?.[META_KEYS.protocolVersion];
     if (meta === undefined || typeof protocolVersion !== 'string') return undefined;
-    const capabilities = meta[META_KEYS.clientCapabilities] ?? {};
+    // Required: what the client can do is part of every request (a missing one is -32602, as a malformed one).
+    const capabilities = meta[META_KEYS.clientCapabilities];
     if (!isPlainObject(capabilities)) return undefined;
     const info = meta[META_KEYS.clientInfo];
     if (info !== undefined && !(isPlainObject(info) && typeof info.name === 'string' && typeof info.version === 'string')) return undefined;
@@ -59,11 +60,12 @@ export function modernMetaOf(params: unknown): ModernMeta | undefined {
 }
 
 /**
- * `requested` is the client's own (a header or `_meta`), and the gateway repeats no header value it did not choose:
- * only a version shaped like one (a date) is named back, anything else as "".
+ * `requested` is the client's own. Named back as it was when it came in the body (`_meta`: JSON in JSON, cut to 64
+ * characters); from a header only when shaped like a version (a date), as the gateway repeats no header value it did
+ * not choose.
  */
-export function unsupportedVersionError(requested: string): JSONRPCErrorResponse['error'] & { data: { supported: string[]; requested: string } } {
-    const named = /^\d{4}-\d{2}-\d{2}$/.test(requested) ? requested : '';
+export function unsupportedVersionError(requested: string, from: 'body' | 'header'): JSONRPCErrorResponse['error'] & { data: { supported: string[]; requested: string } } {
+    const named = from === 'body' ? requested.slice(0, 64) : /^\d{4}-\d{2}-\d{2}$/.test(requested) ? requested : '';
     return { code: UNSUPPORTED_PROTOCOL_VERSION, message: 'Unsupported protocol version', data: { supported: [...SUPPORTED_VERSIONS], requested: named } };
 }
 

@@ -89,7 +89,7 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
     }
 
     async function answerModern(request: JSONRPCRequest, protocolVersion: string): Promise<JSONRPCMessage | undefined> {
-        if (!isModernVersion(protocolVersion)) return errorResponse(request, unsupportedVersionError(protocolVersion));
+        if (!isModernVersion(protocolVersion)) return errorResponse(request, unsupportedVersionError(protocolVersion, 'body'));
         if (modernMetaOf(request.params) === undefined) {
             const { code, message } = invalidParams(request.method);
             return errorResponse(request, { code, message });

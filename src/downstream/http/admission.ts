@@ -84,7 +84,10 @@ export interface AdmissionOptions {
     logger: Logger;
 }
 
-/** The MCP endpoint's checks, in order: authentication, one rate-limit token, the MCP-Protocol-Version header. */
+/**
+ * The MCP endpoint's checks, in order: authentication, one rate-limit token, the MCP-Protocol-Version header of a GET
+ * or DELETE.
+ */
 export function admission({ policy, trustProxy, limiter, reject, logger }: AdmissionOptions): (req: IncomingMessage, res: ServerResponse) => Promise<Admitted | undefined> {
     const authenticate = authenticator(policy, logger, reject);
     const trust = compileProxyTrust(trustProxy);
@@ -93,17 +96,15 @@ export function admission({ policy, trustProxy, limiter, reject, logger }: Admis
         if (client === undefined) return undefined;
         const quotaKey = quotaKeyOf(client, req, trust);
         if (!takeTokens(limiter, client, quotaKey, res, reject)) return undefined;
-        if (protocolVersionAccepted(req)) return { client, quotaKey };
-        reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(String(req.headers['mcp-protocol-version'])).data });
+        // A POST's version is judged with its body (which era it is, and the id to answer), see mcp.ts.
+        if (req.method === 'POST' || protocolVersionAccepted(req)) return { client, quotaKey };
+        reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(String(req.headers['mcp-protocol-version']), 'header').data });
         return undefined;
     };
 }
 
-/**
- * Absent is fine: the session's negotiated version applies (a 2026-07-28 request without it is refused once its body
- * says so). Checked before anything, and never repeated in the answer.
- */
-function protocolVersionAccepted(req: IncomingMessage): boolean {
+/** Absent is fine: the session's negotiated version applies. */
+export function protocolVersionAccepted(req: IncomingMessage): boolean {
     const version = req.headers['mcp-protocol-version'];
     return version === undefined || (typeof version === 'string' && (isSupportedVersion(version) || isModernVersion(version)));
 }

@@ -24,12 +24,12 @@ import { setForwardHeaders } from '../../observability/request-context.js';
 import type { ClientRateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit, judgeBatch } from '../batches.js';
 import { errorResponse, initialize, invalidParams, type CacheScope, type Dispatcher, type RequestContext } from '../dispatcher.js';
-import { claimedVersion, headerMismatch, isModernVersion, unsupportedVersionError } from '../era.js';
+import { claimedVersion, headerMismatch, isModernVersion, modernMetaOf, unsupportedVersionError } from '../era.js';
 import { revisionOf } from '../revisions.js';
 import type { Session, SessionTable } from '../sessions.js';
 import { honouredFilter, type Subscriptions } from '../subscriptions.js';
 import { readBody } from './body.js';
-import { takeTokens, type Admitted } from './admission.js';
+import { protocolVersionAccepted, takeTokens, type Admitted } from './admission.js';
 import { Reply } from './reply.js';
 import { SseStream } from './sse.js';
 
@@ -81,6 +81,11 @@ export class McpEndpoint {
             messages.push(message);
         }
         if (session === undefined && (modernHeader || isStateless(value))) return this.#serveStateless(value, messages, req, res, admitted);
+        if (!protocolVersionAccepted(req)) {
+            const version = String(req.headers['mcp-protocol-version']);
+            const id = !Array.isArray(value) && messages[0] !== undefined && 'id' in messages[0] ? messages[0].id : null;
+            return reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(version, 'header').data, id });
+        }
         if (session === undefined) return this.#open(value, messages, res, admitted);
         if (messages.some(message => isRequest(message) && message.method === 'initialize')) return reject(res, 'already_initialized');
         return this.#serve(session, messages, Array.isArray(value), res);
@@ -129,12 +134,12 @@ export class McpEndpoint {
         if (!('method' in message)) return reject(res, 'invalid_message', { message: 'Invalid Request: a client sends no responses in 2026-07-28' });
         const id = 'id' in message ? message.id : null;
         const requested = claimedVersion(message.params);
-        if (requested !== undefined && !isModernVersion(requested)) {
-            return reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(requested).data, id });
-        }
+        if (requested === undefined) return reject(res, 'invalid_request_meta', { id });
+        if (!isModernVersion(requested)) return reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(requested, 'body').data, id });
         const headers = { protocolVersion: header(req, 'mcp-protocol-version'), method: header(req, 'mcp-method'), name: header(req, 'mcp-name') };
-        const mismatch = requested === undefined ? 'Header mismatch: _meta does not name the protocol version' : headerMismatch(headers, message.method, message.params, requested);
+        const mismatch = headerMismatch(headers, message.method, message.params, requested);
         if (mismatch !== undefined) return reject(res, 'header_mismatch', { message: mismatch, id });
+        if (modernMetaOf(message.params) === undefined) return reject(res, 'invalid_request_meta', { id });
         // The revision defines no notification a client sends over HTTP (closing a stream is how it cancels).
         if (!('id' in message)) return sendEmpty(res, 202);
         const context: RequestContext = {
