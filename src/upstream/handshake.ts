@@ -70,24 +70,36 @@ async function discover(client: RpcClient, clientInfo: Implementation, timeoutMs
         'io.modelcontextprotocol/clientInfo': clientInfo,
         'io.modelcontextprotocol/clientCapabilities': {}
     });
-    try {
-        const result = await client.request('server/discover', undefined, isDiscoverResult, { timeoutMs });
-        if (!result.supportedVersions.includes(STATELESS_REVISION)) throw new UpstreamWireError(`the upstream does not speak ${STATELESS_REVISION}`, 'request_failed');
-        const info = result._meta?.['io.modelcontextprotocol/serverInfo'];
-        const serverInfo = isImplementation(info) ? info : { name: '(unnamed)', version: '' };
-        return { protocolVersion: STATELESS_REVISION, capabilities: result.capabilities, serverInfo };
-    } catch (error) {
-        // Only a stateless server answers with the codes the specification reserves: proof of its era.
-        if (error instanceof ProtocolError && isSpecReservedError(error.code)) {
+    // A stateless server that refuses the version while listing it (a transient refusal) is asked once more.
+    for (let attempt = 0; ; attempt++) {
+        try {
+            const result = await client.request('server/discover', undefined, isDiscoverResult, { timeoutMs });
+            if (!result.supportedVersions.includes(STATELESS_REVISION)) throw new UpstreamWireError(`the upstream does not speak ${STATELESS_REVISION}`, 'request_failed');
+            const info = result._meta?.['io.modelcontextprotocol/serverInfo'];
+            const serverInfo = isImplementation(info) ? info : { name: '(unnamed)', version: '' };
+            return { protocolVersion: STATELESS_REVISION, capabilities: result.capabilities, serverInfo };
+        } catch (error) {
+            if (error instanceof UpstreamWireError) throw error;
+            // Only a stateless server answers with the codes the specification reserves: proof of its era.
+            if (!(error instanceof ProtocolError && isSpecReservedError(error.code))) break;
+            const supported = supportedOf(error);
+            if (supported.includes(STATELESS_REVISION) && attempt === 0) continue;
+            // A server that names 2025-era revisions only takes the handshake; one that names neither, nothing.
+            if (supported.some(version => (INITIALIZE_REVISIONS as readonly string[]).includes(version))) break;
             throw new UpstreamWireError(`the upstream speaks a stateless revision other than ${STATELESS_REVISION}`, 'request_failed');
         }
-        // Anything else, a result that is no DiscoverResult included (a 2025-era server answering every method), is
-        // the 2025 era's answer.
-        if (error instanceof UpstreamWireError) throw error;
-        client.setRequestMeta(undefined);
-        client.transport.setProtocolVersion?.(undefined);
-        return undefined;
     }
+    // Anything else, a result that is no DiscoverResult included (a 2025-era server answering every method), is the
+    // 2025 era's answer.
+    client.setRequestMeta(undefined);
+    client.transport.setProtocolVersion?.(undefined);
+    return undefined;
+}
+
+/** The versions an UnsupportedProtocolVersionError lists (untrusted: strings only, at most 32). */
+function supportedOf(error: ProtocolError): string[] {
+    const supported = (error.data as { supported?: unknown } | undefined)?.supported;
+    return Array.isArray(supported) ? supported.slice(0, 32).filter((version): version is string => typeof version === 'string') : [];
 }
 
 function isImplementation(value: unknown): value is Implementation {
