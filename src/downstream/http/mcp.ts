@@ -7,9 +7,11 @@
  * not exist, so session ids are not confirmed to strangers.
  *
  * A POST of the stateless revision (2026-07-28: its `MCP-Protocol-Version`
- * header, or its `_meta`, names it) is served on its own, no session: its
- * mirrored headers checked against the body (400 HeaderMismatch), an
- * unsupported version 400, a method not served 404, a notification 202.
+ * header, or its `_meta`, names it) is served on its own, no session, checked
+ * in this order: `_meta` without a version 400 -32602, its mirrored headers
+ * against the body 400 -32020 (HeaderMismatch), an unsupported version 400
+ * -32022, malformed `_meta` 400 -32602; then a method not served 404, a
+ * notification 202.
  * `Mcp-Session-Id` on such a request is ignored, never minted nor echoed.
  */
 import { randomUUID } from 'node:crypto';
@@ -135,10 +137,11 @@ export class McpEndpoint {
         const id = 'id' in message ? message.id : null;
         const requested = claimedVersion(message.params);
         if (requested === undefined) return reject(res, 'invalid_request_meta', { id });
-        if (!isModernVersion(requested)) return reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(requested, 'body').data, id });
+        // Headers against the body first: a version the two disagree on is a mismatch, whether supported or not.
         const headers = { protocolVersion: header(req, 'mcp-protocol-version'), method: header(req, 'mcp-method'), name: header(req, 'mcp-name') };
         const mismatch = headerMismatch(headers, message.method, message.params, requested);
         if (mismatch !== undefined) return reject(res, 'header_mismatch', { message: mismatch, id });
+        if (!isModernVersion(requested)) return reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(requested, 'body').data, id });
         if (modernMetaOf(message.params) === undefined) return reject(res, 'invalid_request_meta', { id });
         // The revision defines no notification a client sends over HTTP (closing a stream is how it cancels).
         if (!('id' in message)) return sendEmpty(res, 202);
