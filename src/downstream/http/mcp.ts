@@ -27,7 +27,7 @@ import type { ClientRateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit, judgeBatch } from '../batches.js';
 import { errorResponse, initialize, invalidParams, type CacheScope, type Dispatcher, type RequestContext } from '../dispatcher.js';
 import { claimedVersion, headerMismatch, isModernVersion, modernMetaOf, unsupportedVersionError } from '../era.js';
-import { revisionOf } from '../revisions.js';
+import { revisionOf, type Revision } from '../revisions.js';
 import type { Session, SessionTable } from '../sessions.js';
 import { honouredFilter, type Subscriptions } from '../subscriptions.js';
 import { readBody } from './body.js';
@@ -147,7 +147,7 @@ export class McpEndpoint {
         if (!('id' in message)) return sendEmpty(res, 202);
         const context: RequestContext = {
             caller: this.options.sessions.callerFor(client.id),
-            revision: revisionOf(requested),
+            revision: modernRevision(requested),
             completions: this.options.completions(),
             requests: new Map(),
             cacheScope: this.options.cacheScope()
@@ -291,6 +291,15 @@ function paramHeaders(req: IncomingMessage): Record<string, string> | undefined 
         (found ??= {})[name] = value;
     }
     return found;
+}
+
+/** The rules of each stateless revision served (a handful: only supported versions get here), built once. */
+const modernRevisions = new Map<string, Revision>();
+
+function modernRevision(version: string): Revision {
+    let revision = modernRevisions.get(version);
+    if (revision === undefined) modernRevisions.set(version, (revision = revisionOf(version)));
+    return revision;
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
