@@ -8,6 +8,7 @@ import { configSecrets } from './config/secrets.js';
 import { resolveReconnect, type GatewayConfig } from './config/schema.js';
 import { Catalog } from './catalog/catalog.js';
 import { CursorCodec } from './catalog/cursor.js';
+import { RequestStates } from './catalog/request-state.js';
 import { PromptService, type Caller, type PromptServiceOptions } from './catalog/service.js';
 import { VisibleSlices } from './catalog/visible-slices.js';
 import { ChangeDelivery } from './downstream/delivery.js';
@@ -112,10 +113,11 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
     );
     const catalog: Catalog = new Catalog({ naming: { separator: config.namespace.separator }, logger, notifications: config.notifications, onCacheRead: telemetry.cacheRead });
     let cursors = new CursorCodec(config.cursorSecret);
+    let requestStates = new RequestStates(config.cursorSecret);
     let policy = compilePolicy(config);
     // One cache of what each client sees per view, for its pages and its list_changed decisions alike.
     const slices = new VisibleSlices();
-    const service = new PromptService(catalog, cursors, serviceOptions(config, policy), slices);
+    const service = new PromptService(catalog, cursors, serviceOptions(config, policy), slices, requestStates);
     telemetry.watch(service);
     const delivery = new ChangeDelivery({
         changes: catalog.changes,
@@ -181,13 +183,16 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         setLogSecrets(logger, [...configSecrets(next), ...configSecrets(previous)]);
         if (process.env.LOG_LEVEL === undefined) logger.level = next.log.level;
         // Same secret, same codec: an empty secret must not draw a new random key and void every cursor out there.
-        if (next.cursorSecret !== previous.cursorSecret) cursors = new CursorCodec(next.cursorSecret);
+        if (next.cursorSecret !== previous.cursorSecret) {
+            cursors = new CursorCodec(next.cursorSecret);
+            requestStates = new RequestStates(next.cursorSecret);
+        }
         const nextPolicy = compilePolicy(next);
         if (!isDeepStrictEqual(next.notifications, previous.notifications)) catalog.setNotificationTiming(next.notifications);
         // Names, upstreams and policy change together, so a reload is one change, announced once.
         const change = await pool.apply(next.upstreams, next.upstreamConnectConcurrency, upstreams => {
             policy = nextPolicy;
-            service.reconfigure(cursors, serviceOptions(next, policy));
+            service.reconfigure(cursors, serviceOptions(next, policy), requestStates);
             catalog.setUpstreams(upstreams, { separator: next.namespace.separator });
             // Also when no upstream changed: a client whose view only the policy changed must hear of it.
             catalog.announce();

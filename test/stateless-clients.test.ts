@@ -264,18 +264,22 @@ describe('2026-07-28 upstreams over Streamable HTTP', () => {
  */
 async function startHeaderRecordingUpstream(t: { after(fn: () => unknown): void }) {
     const gets: Record<string, string | string[] | undefined>[] = [];
+    const states: (string | undefined)[] = [];
     const server = createServer((req, res) => {
         const chunks: Buffer[] = [];
         req.on('data', (chunk: Buffer) => chunks.push(chunk));
         req.on('end', () => {
-            const message = JSON.parse(Buffer.concat(chunks).toString()) as { id?: number; method: string };
+            const message = JSON.parse(Buffer.concat(chunks).toString()) as { id?: number; method: string; params?: GetParams };
             if (message.id === undefined) return void res.writeHead(202).end();
             const results: Record<string, unknown> = {
                 'server/discover': { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: { prompts: {} }, ttlMs: 0, cacheScope: 'public' },
-                'prompts/list': { resultType: 'complete', prompts: [{ name: 'p' }], ttlMs: 0, cacheScope: 'public' },
-                'prompts/get': { resultType: 'complete', messages: [{ role: 'user', content: { type: 'text', text: 'p' } }] }
+                'prompts/list': { resultType: 'complete', prompts: [{ name: 'p' }, { name: 'ask' }], ttlMs: 0, cacheScope: 'public' },
+                'prompts/get': message.params?.name === 'ask' ? ask(message.params) : { resultType: 'complete', messages: [{ role: 'user', content: { type: 'text', text: 'p' } }] }
             };
-            if (message.method === 'prompts/get') gets.push({ ...req.headers });
+            if (message.method === 'prompts/get') {
+                gets.push({ ...req.headers });
+                states.push(message.params?.requestState);
+            }
             const result = results[message.method];
             const body = result === undefined ? { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } } : { jsonrpc: '2.0', id: message.id, result };
             res.writeHead(result === undefined ? 404 : 200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -286,7 +290,23 @@ async function startHeaderRecordingUpstream(t: { after(fn: () => unknown): void 
         server.closeAllConnections();
         return new Promise(resolve => server.close(resolve));
     });
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, gets };
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, gets, states };
+}
+
+interface GetParams {
+    name: string;
+    inputResponses?: { who?: { content?: { name?: string } } };
+    requestState?: string;
+}
+
+/** `ask` asks for a name first (multi round-trip requests), then greets it; its own state is plain text. */
+function ask(params: GetParams): unknown {
+    const name = params.inputResponses?.who?.content?.name;
+    if (params.requestState === 'upstream-state-1' && name !== undefined) {
+        return { resultType: 'complete', messages: [{ role: 'user', content: { type: 'text', text: `Hello, ${name}` } }] };
+    }
+    const requestedSchema = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
+    return { resultType: 'input_required', inputRequests: { who: { method: 'elicitation/create', params: { mode: 'form', message: 'Your name?', requestedSchema } } }, requestState: 'upstream-state-1' };
 }
 
 describe('Mcp-Param-* headers', () => {
@@ -308,5 +328,58 @@ describe('Mcp-Param-* headers', () => {
         const plain = await postModern(gateway.url!, 'prompts/get', { name: 'rec__p' });
         await plain.body?.cancel();
         assert.equal(upstream.gets[1]?.['mcp-param-region'], undefined, 'nothing carries over to the next request');
+    });
+});
+
+describe('input_required (multi round-trip requests)', () => {
+    test('passes from a 2026-07-28 upstream to a 2026-07-28 client, its state sealed to the caller and prompt; the retry reaches the upstream with its own state', { timeout: 60_000 }, async t => {
+        const upstream = await startHeaderRecordingUpstream(t);
+        const gateway = await startTestGateway({
+            auth: { mode: 'apiKey' },
+            clients: [
+                { id: 'alice', apiKey: keyOf('alice') },
+                { id: 'bob', apiKey: keyOf('bob') }
+            ],
+            upstreams: [{ id: 'rec', transport: 'http', url: upstream.url }]
+        });
+        t.after(() => gateway.close());
+        await upstreamsReady(gateway);
+        const first = await json(await postModern(gateway.url!, 'prompts/get', { name: 'rec__ask' }, bearer('alice')));
+        assert.deepEqual(SCHEMA.problems(first, 'prompts/get'), []);
+        const result = first.result as { resultType: string; inputRequests: unknown; requestState: string };
+        assert.equal(result.resultType, 'input_required');
+        assert.deepEqual(Object.keys(result.inputRequests as object), ['who']);
+        assert.notEqual(result.requestState, 'upstream-state-1', "the upstream's state is sealed, not shown");
+        const inputResponses = { who: { action: 'accept', content: { name: 'Ada' } } };
+        const retry = await json(await postModern(gateway.url!, 'prompts/get', { name: 'rec__ask', inputResponses, requestState: result.requestState }, bearer('alice')));
+        assert.deepEqual(SCHEMA.problems(retry, 'prompts/get'), []);
+        assert.deepEqual((retry.result as { messages: unknown }).messages, [{ role: 'user', content: { type: 'text', text: 'Hello, Ada' } }]);
+        assert.deepEqual(upstream.states, [undefined, 'upstream-state-1'], 'the upstream got its own state back');
+        const tampered = `${result.requestState.slice(0, -2)}${result.requestState.endsWith('AA') ? 'BB' : 'AA'}`;
+        for (const [what, state, who, name] of [
+            ['altered', tampered, 'alice', 'rec__ask'],
+            ["another client's", result.requestState, 'bob', 'rec__ask'],
+            ['for another prompt', result.requestState, 'alice', 'rec__p'],
+            ["the upstream's own", 'upstream-state-1', 'alice', 'rec__ask']
+        ] as const) {
+            const refused = await json(await postModern(gateway.url!, 'prompts/get', { name, inputResponses, requestState: state }, bearer(who)));
+            assert.equal(refused.error?.code, -32602, what);
+        }
+        assert.equal(upstream.states.length, 2, 'no refused state reached the upstream');
+    });
+
+    test('a handshake-era client gets a clear -32603: it has no way to answer', { timeout: 60_000 }, async t => {
+        const upstream = await startHeaderRecordingUpstream(t);
+        const gateway = await startTestGateway({ upstreams: [{ id: 'rec', transport: 'http', url: upstream.url }] });
+        t.after(() => gateway.close());
+        await upstreamsReady(gateway);
+        const legacy = await connectHttp(gateway.url!);
+        t.after(() => legacy.close());
+        const error = await legacy.getPrompt({ name: 'rec__ask' }).then(
+            () => assert.fail('must fail'),
+            (failure: unknown) => failure as { code?: number; message?: string }
+        );
+        assert.equal(error.code, -32603);
+        assert.match(error.message ?? '', /input_required/);
     });
 });

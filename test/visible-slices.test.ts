@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { CatalogEntry } from '../src/catalog/catalog.js';
 import { CursorCodec } from '../src/catalog/cursor.js';
+import { RequestStates } from '../src/catalog/request-state.js';
 import { viewFingerprint } from '../src/catalog/fingerprint.js';
 import { visibleSlice } from '../src/catalog/paginate.js';
 import { PromptService, type Caller } from '../src/catalog/service.js';
@@ -37,7 +38,7 @@ async function setUp(t: TestContext): Promise<{ gateway: RunningGateway; service
     const gateway = await startTestGateway({ upstreams: [stdioFixture('big', { prompts: 60 }), stdioFixture('small', { prompts: 3 })] });
     t.after(() => gateway.close());
     const slices = new VisibleSlices();
-    const service = new PromptService(gateway.catalog, new CursorCodec('a-secret-of-at-least-16-chars'), OPTIONS, slices);
+    const service = new PromptService(gateway.catalog, new CursorCodec('a-secret-of-at-least-16-chars'), OPTIONS, slices, new RequestStates('a-secret-of-at-least-16-chars'));
     return { gateway, service, slices };
 }
 

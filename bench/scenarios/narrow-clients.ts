@@ -11,6 +11,7 @@
  */
 import { Catalog, type CatalogView, type Visibility } from '../../src/catalog/catalog.js';
 import { CursorCodec } from '../../src/catalog/cursor.js';
+import { RequestStates } from '../../src/catalog/request-state.js';
 import type { VisibleSlice } from '../../src/catalog/paginate.js';
 import { PromptService, type Caller } from '../../src/catalog/service.js';
 import { VisibleSlices } from '../../src/catalog/visible-slices.js';
@@ -113,8 +114,8 @@ export async function measureNarrowClients(options: NarrowClientsOptions): Promi
         await catalog.warm();
         const codec = new CursorCodec('bench-secret-of-16-chars');
         const slices = new VisibleSlices();
-        const cached = new PromptService(catalog, codec, SERVICE_OPTIONS, slices);
-        const cutPerPage = new PromptService(catalog, codec, SERVICE_OPTIONS, new CutPerPage());
+        const cached = new PromptService(catalog, codec, SERVICE_OPTIONS, slices, new RequestStates('bench-secret-of-16-chars'));
+        const cutPerPage = new PromptService(catalog, codec, SERVICE_OPTIONS, new CutPerPage(), new RequestStates('bench-secret-of-16-chars'));
 
         const view = await catalog.view();
         const everything = slices.of(view, wide.scope, wide.visible).offsets;

@@ -25,7 +25,7 @@
  * The random IV makes encodings of one position differ: pages stay stable
  * because of what a cursor holds, not because of its bytes.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { Sealer } from '../lib/sealed.js';
 import { UPSTREAM_FILTER_BYTES } from './upstream-filter.js';
 
 /**
@@ -37,8 +37,6 @@ export const CURSOR_FORMAT_VERSION = 3;
 const CURSOR_KEY_INFO = 'mcp-prompt-gateway cursor v2';
 const CURSOR_PAD_BLOCK = 256;
 const MAX_CURSOR_LENGTH = 4096;
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 
 export interface CursorPosition {
     /** Whose view the cursor belongs to (a client id); a cursor is valid only in the same scope. */
@@ -60,12 +58,11 @@ export interface CursorPosition {
 }
 
 export class CursorCodec {
-    readonly #key: Buffer;
+    readonly #sealer: Sealer;
 
     /** An empty secret means a random key for this process only. */
     constructor(secret: string) {
-        const ikm = secret === '' ? randomBytes(32) : Buffer.from(secret, 'utf8');
-        this.#key = Buffer.from(hkdfSync('sha256', ikm, Buffer.alloc(0), CURSOR_KEY_INFO, 32));
+        this.#sealer = new Sealer(secret, CURSOR_KEY_INFO);
     }
 
     encode(position: CursorPosition): string {
@@ -83,29 +80,13 @@ export class CursorCodec {
         const length = Buffer.byteLength(json, 'utf8');
         const own = Buffer.byteLength(JSON.stringify(position.scope), 'utf8');
         const padded = own + Math.ceil((length - own) / CURSOR_PAD_BLOCK) * CURSOR_PAD_BLOCK;
-        const plaintext = Buffer.from(json + ' '.repeat(padded - length), 'utf8');
-        const iv = randomBytes(IV_BYTES);
-        const cipher = createCipheriv('aes-256-gcm', this.#key, iv, { authTagLength: TAG_BYTES });
-        const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-        return Buffer.concat([iv, ciphertext, cipher.getAuthTag()]).toString('base64url');
+        return this.#sealer.seal(Buffer.from(json + ' '.repeat(padded - length), 'utf8'));
     }
 
     /** The position, or undefined for anything that is not a cursor sealed with this key. */
     decode(cursor: string): CursorPosition | undefined {
-        if (cursor.length > MAX_CURSOR_LENGTH) return undefined;
-        const sealed = Buffer.from(cursor, 'base64url');
-        // Base64url decoding skips stray characters and padding: accept only the canonical text.
-        if (sealed.toString('base64url') !== cursor) return undefined;
-        if (sealed.length < IV_BYTES + TAG_BYTES + 1) return undefined;
-        let plaintext: string;
-        try {
-            const decipher = createDecipheriv('aes-256-gcm', this.#key, sealed.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
-            decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
-            const bytes = Buffer.concat([decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
-            plaintext = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-        } catch {
-            return undefined;
-        }
+        const plaintext = this.#sealer.open(cursor, MAX_CURSOR_LENGTH);
+        if (plaintext === undefined) return undefined;
         let fields: unknown;
         try {
             fields = JSON.parse(plaintext);

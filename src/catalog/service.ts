@@ -19,7 +19,8 @@ import { checkStringMap, validateArguments } from './arguments.js';
 import type { Catalog, CatalogEntry, Visibility } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
 import { paginate } from './paginate.js';
-import type { CallControl } from './upstream-port.js';
+import { MAX_REQUEST_STATE_BYTES, type RequestStates } from './request-state.js';
+import { isInputRequired, type CallControl, type Continuation, type InputRequired } from './upstream-port.js';
 import type { VisibleSlices } from './visible-slices.js';
 import { outcomeOf, UnknownPromptError, type Operation, type UsageEvent } from './usage.js';
 
@@ -54,13 +55,15 @@ export class PromptService {
         private readonly catalog: Catalog,
         private cursors: CursorCodec,
         private options: PromptServiceOptions,
-        private readonly slices: VisibleSlices
+        private readonly slices: VisibleSlices,
+        private states: RequestStates
     ) {}
 
-    /** A reload's new cursor key and page size; cursors sealed with an old key become invalid. */
-    reconfigure(cursors: CursorCodec, options: PromptServiceOptions): void {
+    /** A reload's new keys and page size; cursors and request states sealed with an old key become invalid. */
+    reconfigure(cursors: CursorCodec, options: PromptServiceOptions, states: RequestStates): void {
         this.cursors = cursors;
         this.options = options;
+        this.states = states;
     }
 
     list(cursor: string | undefined, caller: Caller): Promise<ListPromptsResult> {
@@ -77,14 +80,35 @@ export class PromptService {
         });
     }
 
-    get(name: string, args: unknown, caller: Caller, control?: CallControl): Promise<GetPromptResult> {
+    /**
+     * A prompt, or (from a 2026-07-28 upstream) its request for input first, whose `requestState` the gateway seals to
+     * this caller and prompt; `continuation` is the client's retry with the input, its state opened here.
+     */
+    get(name: string, args: unknown, caller: Caller, control?: CallControl, continuation?: Continuation): Promise<GetPromptResult | InputRequired> {
         return this.#recorded('get', caller, async found => {
             const entry = found(await this.#lookup(name, caller));
             const { maxArguments, maxArgumentBytes } = this.options;
             const passUnknown = this.options.passUnknownArguments(entry.upstream.id);
             const validArgs = validateArguments(entry.prompt, args, { maxArguments, maxArgumentBytes, passUnknown });
-            return this.#sizeChecked(entry, await entry.upstream.getPrompt(entry.originalName, validArgs, control));
+            const binding = { scope: caller.scope, name };
+            const upstreamContinuation = continuation === undefined ? undefined : this.#opened(continuation, entry, binding);
+            const result = this.#sizeChecked(entry, await entry.upstream.getPrompt(entry.originalName, validArgs, control, upstreamContinuation));
+            if (!isInputRequired(result) || result.requestState === undefined) return result;
+            if (exceeds(result.requestState, MAX_REQUEST_STATE_BYTES)) {
+                entry.upstream.reportFault('oversized_result', 'upstream requestState over 64 KiB; not forwarded');
+                throw new ProtocolError(ProtocolErrorCode.InternalError, `Upstream ${entry.upstream.id} failed: requestState larger than ${MAX_REQUEST_STATE_BYTES} bytes`);
+            }
+            return { ...result, requestState: this.states.seal(result.requestState, entry.upstream.id, binding) };
         });
+    }
+
+    /** The client's retry with the upstream's own state: a state sealed for another caller, prompt or upstream is -32602. */
+    #opened(continuation: Continuation, entry: CatalogEntry, binding: { scope: string; name: string }): Continuation {
+        const { inputResponses, requestState } = continuation;
+        if (requestState === undefined) return { inputResponses };
+        const opened = this.states.open(requestState, binding);
+        if (opened === undefined || opened.upstreamId !== entry.upstream.id) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid requestState');
+        return { inputResponses, requestState: opened.state };
     }
 
     complete(params: CompleteRequest['params'], caller: Caller, control?: CallControl): Promise<CompleteResult> {

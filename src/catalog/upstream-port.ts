@@ -19,6 +19,27 @@ export interface ListedPrompt {
     digest: string;
 }
 
+/**
+ * A 2026-07-28 upstream's answer to `prompts/get` asking the client for input first (multi round-trip requests): the
+ * client retries with `inputResponses`, and `requestState` as it was given.
+ */
+export interface InputRequired {
+    resultType: 'input_required';
+    inputRequests?: Record<string, unknown> | undefined;
+    requestState?: string | undefined;
+    _meta?: Record<string, unknown> | undefined;
+}
+
+/** What a client sends back to an InputRequired answer (the state already opened by the gateway). */
+export interface Continuation {
+    inputResponses?: Record<string, unknown> | undefined;
+    requestState?: string | undefined;
+}
+
+export function isInputRequired(result: GetPromptResult | InputRequired): result is InputRequired {
+    return (result as InputRequired).resultType === 'input_required';
+}
+
 /** How a caller follows (progress) or abandons (signal) a call it made. */
 export interface CallControl {
     signal?: AbortSignal | undefined;
@@ -44,7 +65,7 @@ export interface UpstreamPort {
     };
     readonly events: { subscribe(listener: (event: UpstreamPortEvent) => void): () => void };
     listPrompts(): Promise<{ items: readonly ListedPrompt[] }>;
-    getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl): Promise<GetPromptResult>;
+    getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl, continuation?: Continuation): Promise<GetPromptResult | InputRequired>;
     /** undefined when the upstream does not offer completions. */
     complete(params: CompleteRequest['params'], control?: CallControl): Promise<CompleteResult | undefined>;
     /** Counts a fault of this upstream and logs it. */

@@ -25,6 +25,7 @@ import {
     type JSONRPCResponse
 } from '@modelcontextprotocol/client';
 import type { Caller, PromptService } from '../catalog/service.js';
+import { isInputRequired } from '../catalog/upstream-port.js';
 import { cancelledRequestId, type RequestId } from '../lib/json-rpc.js';
 import { describeError, type Logger } from '../observability/logger.js';
 import { GATEWAY_INFO } from '../version.js';
@@ -176,7 +177,11 @@ export class Dispatcher {
             case 'prompts/get': {
                 const valid = getParams(params) ?? throwError(invalidParams(method));
                 const control = this.#control(exchange, valid.progressToken);
-                return adaptGetPrompt(await inFlight.track(() => service.get(valid.name, valid.arguments, context.caller, control)), context.revision);
+                const result = await inFlight.track(() => service.get(valid.name, valid.arguments, context.caller, control, valid.continuation));
+                if (!isInputRequired(result)) return adaptGetPrompt(result, context.revision);
+                // Passed on as it came (its state sealed); a handshake-era client has no way to answer it.
+                if (context.revision.modern) return { ...result };
+                throw new ProtocolError(ProtocolErrorCode.InternalError, `The upstream asked for more input first (input_required), which MCP ${context.revision.version} cannot carry`);
             }
             default: {
                 const valid = completeParams(params) ?? throwError(invalidParams(method));

@@ -28,6 +28,7 @@ export interface GetParams extends Meta {
     name: string;
     /** Checked by the catalog, which names the argument at fault. */
     arguments: unknown;
+    continuation?: { inputResponses?: Record<string, unknown> | undefined; requestState?: string | undefined };
 }
 
 export interface CompleteParams extends Meta {
@@ -69,7 +70,11 @@ export function listParams(params: Params): ListParams | undefined {
 export function getParams(params: Params): GetParams | undefined {
     const meta = metaOf(params);
     if (meta === undefined || typeof params?.name !== 'string') return undefined;
-    return { ...meta, name: params.name, arguments: params.arguments };
+    const { inputResponses, requestState } = params;
+    // A retry after input_required (2026-07-28): the answers, and the state as the gateway sealed it.
+    if ((inputResponses !== undefined && !isObject(inputResponses)) || (requestState !== undefined && typeof requestState !== 'string')) return undefined;
+    const continuation = inputResponses === undefined && requestState === undefined ? undefined : { inputResponses, requestState };
+    return { ...meta, name: params.name, arguments: params.arguments, ...(continuation === undefined ? {} : { continuation }) };
 }
 
 export function completeParams(params: Params): CompleteParams | undefined {

@@ -18,7 +18,7 @@ import { ProbeEndedConnection, STATELESS_REVISION, type Era } from './handshake.
 import { childOutputLog } from './output-log.js';
 import { collectPages, type Collected } from './pages.js';
 import { boundPrompt, type PromptLimits, type UpstreamPrompt } from './prompt-bounds.js';
-import { isCompleteResult, isGetPromptAnswer, isPromptPage, withoutEnvelope } from './result-schemas.js';
+import { isCompleteResult, isGetPromptAnswer, isPromptPage, withoutEnvelope, type InputRequired } from './result-schemas.js';
 import type { RpcClient } from './rpc-client.js';
 import { UpstreamSession, type CallControl, type UpstreamMethod } from './session.js';
 import type { StdioHooks, WireProtocol } from './transports.js';
@@ -186,12 +186,22 @@ export class UpstreamConnection {
         return collected;
     }
 
-    async getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl): Promise<GetPromptResult> {
+    /** A prompt, or a 2026-07-28 upstream's request for input first; `continuation` is the retry with that input. */
+    async getPrompt(
+        name: string,
+        args: Record<string, string> | undefined,
+        control?: CallControl,
+        continuation?: { inputResponses?: Record<string, unknown> | undefined; requestState?: string | undefined }
+    ): Promise<GetPromptResult | InputRequired> {
         const session = this.#readySession();
-        const result = await session.call('prompts/get', args === undefined ? { name } : { name, arguments: args }, isGetPromptAnswer, control);
+        const params: Record<string, unknown> = args === undefined ? { name } : { name, arguments: args };
+        if (continuation?.inputResponses !== undefined) params.inputResponses = continuation.inputResponses;
+        if (continuation?.requestState !== undefined) params.requestState = continuation.requestState;
+        const result = await session.call('prompts/get', params, isGetPromptAnswer, control);
         if ('messages' in result) return this.#own(session, result);
-        // Multi round-trip requests are not relayed (yet): a clear failure rather than a result the client cannot use.
-        throw new UpstreamFailedError(this.id, 'the upstream asked for more input first (input_required), which the gateway does not relay', undefined);
+        // Only the stateless revision has multi round-trip requests: from anyone else this answer is malformed.
+        if (!session.stateless) throw new UpstreamFailedError(this.id, 'invalid result (input_required from a 2025-era server)', 'invalid_result');
+        return { ...withoutEnvelope(result), resultType: 'input_required' };
     }
 
     /** undefined when the upstream does not offer completions. */

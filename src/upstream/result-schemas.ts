@@ -208,11 +208,15 @@ export const isDiscoverResult: ResultGuard<DiscoverResult> = (value): value is D
 /** A 2026-07-28 server's answer asking the client for input first (multi round-trip requests). */
 export interface InputRequired {
     resultType: 'input_required';
+    inputRequests?: Record<string, unknown>;
+    requestState?: string;
+    _meta?: Record<string, unknown>;
 }
 
-/** A prompt, or a 2026-07-28 server asking for input first. */
+/** A prompt, or a 2026-07-28 server asking for input first (what it asks is the client's to read). */
 export const isGetPromptAnswer: ResultGuard<GetPromptResult | InputRequired> = (value): value is GetPromptResult | InputRequired =>
-    isGetPromptResult(value) || (isResult(value) && value.resultType === 'input_required');
+    isGetPromptResult(value) ||
+    (isResult(value) && value.resultType === 'input_required' && isOptional(value.inputRequests, isRecord) && isOptionalString(value.requestState) && isOptional(value._meta, isRecord));
 
 /**
  * A result without what a 2026-07-28 server adds for its own client (`resultType`, caching hints, its `serverInfo`

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { ProtocolError, ProtocolErrorCode, type CompleteRequest } from '@modelcontextprotocol/client';
 import { Catalog, type CatalogEntry } from '../../src/catalog/catalog.js';
 import { CursorCodec } from '../../src/catalog/cursor.js';
+import { RequestStates } from '../../src/catalog/request-state.js';
 import { PromptService, type Caller, type PromptServiceOptions } from '../../src/catalog/service.js';
 import type { UsageEvent } from '../../src/catalog/usage.js';
 import { VisibleSlices } from '../../src/catalog/visible-slices.js';
@@ -26,7 +27,7 @@ function setup(t: TestContext, upstreams: FakeUpstream[]) {
     const catalog = new Catalog({ naming: { separator: '__' }, logger: silentLogger, notifications: { debounceMs: 10, maxDelayMs: 100 } });
     t.after(() => catalog.close());
     catalog.setUpstreams(upstreams);
-    const service = new PromptService(catalog, new CursorCodec('test secret'), OPTIONS, new VisibleSlices());
+    const service = new PromptService(catalog, new CursorCodec('test secret'), OPTIONS, new VisibleSlices(), new RequestStates('test secret'));
     const usage: UsageEvent[] = [];
     service.usage.subscribe(event => usage.push(event));
     return { service, usage };

@@ -1,0 +1,47 @@
+/**
+ * Small values the gateway hands out and takes back unchanged (pagination
+ * cursors, `requestState`), encrypted and authenticated so that a client can
+ * neither read nor forge them: AES-256-GCM under a key derived with
+ * HKDF-SHA256 from a secret and a purpose, so one secret gives each purpose a
+ * key of its own. An empty secret means a random key for this process only.
+ *
+ * Wire form: base64url(iv || ciphertext || tag), no padding; iv is 12 random
+ * bytes, tag the 16-byte GCM tag.
+ */
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+export class Sealer {
+    readonly #key: Buffer;
+
+    constructor(secret: string, purpose: string) {
+        const ikm = secret === '' ? randomBytes(32) : Buffer.from(secret, 'utf8');
+        this.#key = Buffer.from(hkdfSync('sha256', ikm, Buffer.alloc(0), purpose, 32));
+    }
+
+    seal(plaintext: Buffer): string {
+        const iv = randomBytes(IV_BYTES);
+        const cipher = createCipheriv('aes-256-gcm', this.#key, iv, { authTagLength: TAG_BYTES });
+        const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+        return Buffer.concat([iv, ciphertext, cipher.getAuthTag()]).toString('base64url');
+    }
+
+    /** The plaintext, as UTF-8 text; undefined for anything longer than `maxLength` or not sealed with this key. */
+    open(sealed: string, maxLength: number): string | undefined {
+        if (sealed.length > maxLength) return undefined;
+        const bytes = Buffer.from(sealed, 'base64url');
+        // Base64url decoding skips stray characters and padding: accept only the canonical text.
+        if (bytes.toString('base64url') !== sealed) return undefined;
+        if (bytes.length < IV_BYTES + TAG_BYTES + 1) return undefined;
+        try {
+            const decipher = createDecipheriv('aes-256-gcm', this.#key, bytes.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
+            decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
+            const plaintext = Buffer.concat([decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)), decipher.final()]);
+            return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(plaintext);
+        } catch {
+            return undefined;
+        }
+    }
+}
