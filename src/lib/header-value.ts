@@ -5,8 +5,10 @@
  */
 
 const SENTINEL = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/;
-/** A header value as RFC 9110 allows it: visible ASCII, inner spaces and tabs, nothing at either end. */
+/** A header value as RFC 9110 allows it, taken as it is: visible ASCII, inner spaces and tabs, nothing at either end. */
 const PLAIN_VALUE = /^[\x21-\x7e]([\x20-\x7e\t]*[\x21-\x7e])?$/;
+/** What the gateway itself sends as it is: the same without tabs, which some intermediaries rewrite. */
+const PLAIN_TO_SEND = /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/;
 
 /** The value a client meant: plain ASCII as it is, the `=?base64?...?=` form decoded; undefined when malformed. */
 export function decodeHeaderValue(header: string): string | undefined {
@@ -26,7 +28,7 @@ export function decodeHeaderValue(header: string): string | undefined {
 
 /** The header form of a value: as it is when it is plain ASCII (and not itself sentinel-shaped), else base64. */
 export function encodeHeaderValue(value: string): string {
-    if (PLAIN_VALUE.test(value) && !looksEncoded(value)) return value;
+    if (PLAIN_TO_SEND.test(value) && !looksEncoded(value)) return value;
     return `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
 }
 

@@ -84,6 +84,8 @@ describe('header values in their base64 form', () => {
         assert.equal(encodeHeaderValue('us-west1'), 'us-west1');
         assert.equal(encodeHeaderValue('Hello, 世界'), '=?base64?SGVsbG8sIOS4lueVjA==?=');
         assert.equal(encodeHeaderValue(' padded '), '=?base64?IHBhZGRlZCA=?=');
+        assert.equal(encodeHeaderValue('a\tb'), '=?base64?YQli?=', 'a tab is legal in a header, but sent encoded');
+        assert.equal(decodeHeaderValue('a\tb'), 'a\tb', 'and taken as it is');
         assert.equal(encodeHeaderValue('=?base64?literal?='), '=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=');
     });
 
