@@ -10,7 +10,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { RunningGateway } from '../src/gateway.js';
 import { connectHttp, connectModernHttp, ROOT, startHttpFixture, startModernHttpFixture, startTestGateway, upstreamsReady, waitFor } from './helpers.js';
-import { modernHeaders, modernMeta, modernRequest, post, postModern, SseReader, type JsonRpcMessage } from './raw-http.js';
+import { initializeBody, modernHeaders, modernMeta, modernRequest, post, postModern, SseReader, type JsonRpcMessage } from './raw-http.js';
 import { MODERN_REVISION, SpecSchema } from './spec-schema.js';
 
 const SCHEMA = new SpecSchema(MODERN_REVISION);
@@ -114,6 +114,15 @@ describe('2026-07-28 clients', () => {
         await batched.body?.cancel();
         const notification = await post(url!, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, _meta: modernMeta() } }, { 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': 'notifications/cancelled' });
         assert.equal(notification.status, 202);
+    });
+
+    test('an initialize selects the 2025 era whatever its _meta says', { timeout: 60_000 }, async t => {
+        const { url } = await startGateway(t);
+        const body = { ...initializeBody('2025-11-25'), params: { ...initializeBody('2025-11-25').params, _meta: modernMeta() } };
+        const response = await post(url!, body);
+        assert.equal(response.status, 200);
+        assert.ok(response.headers.get('mcp-session-id'), 'a session is opened');
+        assert.equal((await json(response)).result?.protocolVersion, '2025-11-25');
     });
 
     test('Mcp-Session-Id on a 2026-07-28 request is ignored, never minted nor echoed', { timeout: 60_000 }, async t => {

@@ -271,9 +271,14 @@ export class McpEndpoint {
     }
 }
 
-/** A single message whose `_meta` names a protocol version: the stateless revision, whatever the headers say. */
+/**
+ * A single message whose `_meta` names a protocol version: the stateless revision, whatever the headers say. An
+ * `initialize` selects the handshake era whatever its `_meta` (as on stdio).
+ */
 function isStateless(value: unknown): boolean {
-    return !Array.isArray(value) && claimedVersion((value as { params?: unknown }).params) !== undefined;
+    if (Array.isArray(value)) return false;
+    const message = value as { method?: unknown; params?: unknown };
+    return message.method !== 'initialize' && claimedVersion(message.params) !== undefined;
 }
 
 /** Most `Mcp-Param-*` headers passed on from one request (Node bounds their total size already). */
