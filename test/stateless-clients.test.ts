@@ -29,6 +29,23 @@ async function startGateway(t: { after(fn: () => unknown): void }, config: Recor
     return gateway;
 }
 
+/**
+ * An SDK client pinned to 2026-07-28 (listening for prompt list changes) and a 2025-06-18 SDK client (its session's
+ * GET stream), on one URL; `heard` counts the list_changed notifications each got.
+ */
+async function clientsOfBothEras(t: { after(fn: () => unknown): void }, url: string) {
+    const modern = await connectModernHttp(url);
+    t.after(() => modern.close());
+    const legacy = await connectHttp(url, { protocolVersion: '2025-06-18' });
+    t.after(() => legacy.close());
+    const heard = { modern: 0, legacy: 0 };
+    modern.setNotificationHandler('notifications/prompts/list_changed', () => void heard.modern++);
+    legacy.setNotificationHandler('notifications/prompts/list_changed', () => void heard.legacy++);
+    const subscription = await modern.listen({ promptsListChanged: true });
+    t.after(() => subscription.close());
+    return { modern, legacy, heard };
+}
+
 async function json(response: Response): Promise<JsonRpcMessage> {
     return (await response.json()) as JsonRpcMessage;
 }
@@ -185,17 +202,8 @@ describe('2026-07-28 clients', () => {
 
     test('an SDK client pinned to 2026-07-28 and a 2025 SDK client on the same URL, in front of a 2026-07-28-only upstream', { timeout: 90_000 }, async t => {
         const { url } = await startGateway(t);
-        const modern = await connectModernHttp(url!);
-        t.after(() => modern.close());
-        const legacy = await connectHttp(url!);
-        t.after(() => legacy.close());
+        const { modern, legacy, heard } = await clientsOfBothEras(t, url!);
         assert.equal(modern.getProtocolEra(), 'modern');
-        let modernHeard = 0;
-        let legacyHeard = 0;
-        modern.setNotificationHandler('notifications/prompts/list_changed', () => void modernHeard++);
-        legacy.setNotificationHandler('notifications/prompts/list_changed', () => void legacyHeard++);
-        const subscription = await modern.listen({ promptsListChanged: true });
-        t.after(() => subscription.close());
         const [modernList, legacyList] = await Promise.all([modern.listPrompts(), legacy.listPrompts()]);
         assert.deepEqual(
             modernList.prompts.map(prompt => prompt.name),
@@ -208,7 +216,7 @@ describe('2026-07-28 clients', () => {
         assert.deepEqual(fromModern.messages, fromLegacy.messages);
         assert.match(JSON.stringify(fromModern.messages), /negotiated 2026-07-28/, 'the upstream speaks 2026-07-28 to the gateway');
         await legacy.getPrompt({ name: 'up__trigger-change' });
-        await waitFor(() => modernHeard > 0 && legacyHeard > 0, 20_000, 'both clients to hear of the upstream change');
+        await waitFor(() => heard.modern > 0 && heard.legacy > 0, 20_000, 'both clients to hear of the upstream change');
         const names = (await modern.listPrompts()).prompts.map(prompt => prompt.name);
         assert.ok(names.some(name => /^up__added-\d+$/.test(name)), names.join(', '));
     });
@@ -225,16 +233,7 @@ describe('2026-07-28 upstreams over Streamable HTTP', () => {
         });
         t.after(() => gateway.close());
         await upstreamsReady(gateway);
-        const modern = await connectModernHttp(gateway.url!);
-        t.after(() => modern.close());
-        const legacy = await connectHttp(gateway.url!, { protocolVersion: '2025-06-18' });
-        t.after(() => legacy.close());
-        let modernHeard = 0;
-        let legacyHeard = 0;
-        modern.setNotificationHandler('notifications/prompts/list_changed', () => void modernHeard++);
-        legacy.setNotificationHandler('notifications/prompts/list_changed', () => void legacyHeard++);
-        const subscription = await modern.listen({ promptsListChanged: true });
-        t.after(() => subscription.close());
+        const { modern, legacy, heard } = await clientsOfBothEras(t, gateway.url!);
         for (const client of [modern, legacy]) {
             const greeting = await client.getPrompt({ name: 'web__greet', arguments: { name: 'Ada' } });
             assert.deepEqual(greeting.messages, [{ role: 'user', content: { type: 'text', text: 'Hello, Ada' } }]);
@@ -245,7 +244,7 @@ describe('2026-07-28 upstreams over Streamable HTTP', () => {
         );
         assert.equal(missing.code, -32602, "the gateway checks arguments before the upstream is asked");
         await modern.getPrompt({ name: 'web__add-prompt' });
-        await waitFor(() => modernHeard > 0 && legacyHeard > 0, 20_000, 'both clients to hear of the upstream change (via its subscriptions/listen)');
+        await waitFor(() => heard.modern > 0 && heard.legacy > 0, 20_000, 'both clients to hear of the upstream change (via its subscriptions/listen)');
         await waitFor(async () => (await legacy.listPrompts()).prompts.some(prompt => prompt.name === 'web__added-1'), 10_000, 'the added prompt to be listed');
     });
 

@@ -85,15 +85,7 @@ export class CursorCodec {
 
     /** The position, or undefined for anything that is not a cursor sealed with this key. */
     decode(cursor: string): CursorPosition | undefined {
-        const plaintext = this.#sealer.open(cursor, MAX_CURSOR_LENGTH);
-        if (plaintext === undefined) return undefined;
-        let fields: unknown;
-        try {
-            fields = JSON.parse(plaintext);
-        } catch {
-            return undefined;
-        }
-        return toPosition(fields);
+        return toPosition(this.#sealer.openJson(cursor, MAX_CURSOR_LENGTH));
     }
 }
 

@@ -37,14 +37,7 @@ export class RequestStates {
 
     /** The upstream's own state and which upstream gave it; undefined unless sealed here for this caller and prompt, in time. */
     open(sealed: string, binding: StateBinding, now = Date.now()): { upstreamId: string; state: string } | undefined {
-        const plaintext = this.#sealer.open(sealed, MAX_SEALED_LENGTH);
-        if (plaintext === undefined) return undefined;
-        let fields: unknown;
-        try {
-            fields = JSON.parse(plaintext);
-        } catch {
-            return undefined;
-        }
+        const fields = this.#sealer.openJson(sealed, MAX_SEALED_LENGTH);
         if (!Array.isArray(fields) || fields.length !== 6) return undefined;
         const [format, scope, name, upstreamId, expiresAt, state] = fields as unknown[];
         if (format !== FORMAT || scope !== binding.scope || name !== binding.name || typeof upstreamId !== 'string' || typeof state !== 'string') return undefined;

@@ -16,7 +16,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
 import { ANONYMOUS_CLIENT_ID } from '../config/policy-schema.js';
 import { exceedsDepth } from '../lib/json-bounds.js';
-import { asJsonRpcMessage } from '../lib/json-rpc.js';
+import { asJsonRpcMessage, cancelledRequestId, type RequestId } from '../lib/json-rpc.js';
 import { describeError, type Logger } from '../observability/logger.js';
 import { inSomeRequest } from '../observability/request-context.js';
 import type { ClientProfile } from '../policy/clients.js';
@@ -27,8 +27,6 @@ import { errorResponse, initialize, invalidParams, type Dispatcher, type Request
 import { claimedVersion, isModernVersion, modernMetaOf, unsupportedVersionError } from './era.js';
 import { revisionOf } from './revisions.js';
 import { honouredFilter, type Subscription, type Subscriptions } from './subscriptions.js';
-import type { RequestId } from '../lib/json-rpc.js';
-import { cancelledRequestId } from '../lib/json-rpc.js';
 import type { Endpoint } from './endpoint.js';
 import type { InFlight } from './in-flight.js';
 import type { SessionRecord, SessionTable } from './sessions.js';

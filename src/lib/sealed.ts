@@ -28,8 +28,18 @@ export class Sealer {
         return Buffer.concat([iv, ciphertext, cipher.getAuthTag()]).toString('base64url');
     }
 
-    /** The plaintext, as UTF-8 text; undefined for anything longer than `maxLength` or not sealed with this key. */
-    open(sealed: string, maxLength: number): string | undefined {
+    /** The JSON value sealed; undefined for anything longer than `maxLength`, not sealed with this key, or not JSON. */
+    openJson(sealed: string, maxLength: number): unknown {
+        const plaintext = this.#open(sealed, maxLength);
+        if (plaintext === undefined) return undefined;
+        try {
+            return JSON.parse(plaintext) as unknown;
+        } catch {
+            return undefined;
+        }
+    }
+
+    #open(sealed: string, maxLength: number): string | undefined {
         if (sealed.length > maxLength) return undefined;
         const bytes = Buffer.from(sealed, 'base64url');
         // Base64url decoding skips stray characters and padding: accept only the canonical text.
