@@ -60,8 +60,8 @@ export function stdioFixture(id: string, options: FixtureOptions = {}, extra: Re
 }
 
 /**
- * A minimal stdio MCP server, for tests of request timeouts and pings: it answers initialize and prompts/list, never answers prompts/get, and answers
- * ping as PING_MODE says ("error": -32601, the way a server without ping support would; "answer": {}). It writes
+ * A minimal stdio MCP server, for tests of request timeouts and pings: it answers initialize and prompts/list, never answers prompts/get, answers
+ * other methods (server/discover included) with -32601, and answers ping as PING_MODE says ("error": -32601, the way a server without ping support would; "answer": {}). It writes
  * "ping" to stderr for every ping it receives, so the test can count them in the gateway's log. Plain JavaScript
  * without imports: it starts in a fraction of the short timeoutMs these tests give it, even on a loaded machine.
  */
@@ -79,6 +79,8 @@ readline.createInterface({ input: process.stdin }).on('line', line => {
         process.stderr.write('ping\\n');
         if (process.env.PING_MODE === 'error') send({ id, error: { code: -32601, message: 'Method not found' } });
         else send({ id, result: {} });
+    } else if (method !== 'prompts/get') {
+        send({ id, error: { code: -32601, message: 'Method not found' } });
     }
 });
 `;

@@ -615,3 +615,16 @@ describe('every protocol revision: stdio downstream', () => {
         });
     }
 });
+
+test('a 2026-07-28-only stdio server that takes 4 s to start is found by the probe on its first connection: its start-up counts against the wait', { timeout: 120_000 }, async t => {
+    const server = revisionServer(MODERN_REVISION);
+    const log = capturingLogger();
+    // Over 3 s (the wait over HTTP, where the server is up already); timeoutMs leaves the probe half of 20 s.
+    const gateway = await startTestGateway({ upstreams: [{ ...server, args: [...server.args, '--start-delay', '4000'], timeoutMs: 20_000 }] }, log.logger);
+    t.after(() => gateway.close());
+    const upstream = gateway.upstreams[0]!;
+    await waitFor(() => upstream.state === 'ready' || Object.keys(gateway.faults.of(upstream.id)).length > 0, 60_000, 'the first connection to succeed or fail');
+    assert.deepEqual(gateway.faults.of(upstream.id), {}, 'no failed connection, no stray answer');
+    assert.equal(upstream.state, 'ready');
+    assert.deepEqual(negotiatedUpstream(log.lines()), { [upstream.id]: MODERN_REVISION });
+});

@@ -19,12 +19,16 @@ import { isSpecReservedError } from '../lib/json-rpc.js';
 import { UpstreamWireError } from './errors.js';
 import { isDiscoverResult, isInitializeResult } from './result-schemas.js';
 import type { RpcClient } from './rpc-client.js';
+import type { WireProtocol } from './transports.js';
 
 /** The stateless revision the gateway speaks with upstreams. */
 export const STATELESS_REVISION = '2026-07-28';
 
-/** How long a probe waits at most (within the upstream's timeoutMs): a 2025-era server may not answer at all. */
-const PROBE_TIMEOUT_MS = 3000;
+/**
+ * How long a probe over HTTP waits at most (within the upstream's timeoutMs): the server is up, and a 2025-era one
+ * may not answer an unknown method at all.
+ */
+const HTTP_PROBE_TIMEOUT_MS = 3000;
 
 /** A 2025-era server that ended the connection over the probe (some exit on any request before initialize). */
 export class ProbeEndedConnection extends UpstreamWireError {
@@ -46,12 +50,28 @@ export interface ServerProfile {
 }
 
 /**
- * Settles the connection's era and profile. `known` is what an earlier connection learned (or the config says):
- * no probe then. Throws when the upstream speaks neither era the gateway does; `onEra` hears each verdict.
+ * How long the probe waits for an answer before taking silence for the 2025 era. A stdio child is asked as it
+ * starts, so its start-up counts against the wait (a slow starter is no 2025-era sign; the short HTTP wait misjudged
+ * a 2026-07-28 child that took over 3 s to start); half the connect deadline leaves the other half to initialize.
  */
-export async function negotiate(client: RpcClient, clientInfo: Implementation, timeoutMs: number, known: Era | undefined, onEra: (era: Era) => void): Promise<ServerProfile> {
+function probeTimeoutMs(wire: WireProtocol, timeoutMs: number): number {
+    return wire === 'stdio' ? timeoutMs / 2 : Math.min(HTTP_PROBE_TIMEOUT_MS, timeoutMs / 2);
+}
+
+interface Negotiation {
+    clientInfo: Implementation;
+    timeoutMs: number;
+    wire: WireProtocol;
+    /** What an earlier connection learned (or the config says): no probe then. */
+    known: Era | undefined;
+    /** Hears each verdict. */
+    onEra: (era: Era) => void;
+}
+
+/** Settles the connection's era and profile. Throws when the upstream speaks neither era the gateway does. */
+export async function negotiate(client: RpcClient, { clientInfo, timeoutMs, wire, known, onEra }: Negotiation): Promise<ServerProfile> {
     if (known === 'handshake') return initialize(client, clientInfo, timeoutMs);
-    const discovered = await discover(client, clientInfo, known === 'stateless' ? timeoutMs : Math.min(PROBE_TIMEOUT_MS, timeoutMs / 2));
+    const discovered = await discover(client, clientInfo, known === 'stateless' ? timeoutMs : probeTimeoutMs(wire, timeoutMs));
     if (discovered !== undefined) {
         onEra('stateless');
         return discovered;

@@ -69,7 +69,7 @@ async function handshake(options: OpenClientOptions, transport: UpstreamTranspor
                 await transport.start();
                 // The legacy HTTP+SSE transport has no stateless revision.
                 const known = wire === 'sse' ? 'handshake' : options.knownEra;
-                return negotiate(client, options.clientInfo, timeoutMs, known, options.onEra);
+                return negotiate(client, { clientInfo: options.clientInfo, timeoutMs, wire, known, onEra: options.onEra });
             })(),
             timeoutMs,
             () => {

@@ -8,10 +8,12 @@
  * check each envelope once), so nothing here parses or serialises again.
  *
  * What an upstream may send back is answers to requests in flight and progress
- * for them, besides its own notifications and requests. Anything else (an
- * answer to no request in flight, a second answer, an answer after a timeout
- * or cancellation, progress under a token never given) is dropped here and
- * reported as a stray, never looked into.
+ * for them, besides its own notifications and requests. An answer or progress
+ * for a request the client gave up on (timed out or cancelled) may still be on
+ * its way when the client gives up: the race every revision tells both sides
+ * to expect, so it is dropped quietly. Anything else (an answer to no request
+ * ever sent, a second answer, progress under a token never given) is dropped
+ * and reported as a stray, never looked into.
  *
  * The client is era-agnostic: what the handshake settles (see handshake.ts)
  * and what each request carries are its caller's business.
@@ -69,10 +71,15 @@ interface Pending {
 
 const METHOD_NOT_FOUND = { code: ProtocolErrorCode.MethodNotFound, message: 'Method not found' };
 
+/** How many given-up requests are remembered for their late answers: the oldest are forgotten first. */
+const ABANDONED_REMEMBERED = 1024;
+
 export class RpcClient {
     readonly #transport: UpstreamTransport;
     readonly #events: RpcClientEvents;
     readonly #pending = new Map<RequestId, Pending>();
+    /** Requests given up on whose answer has not come (yet), in the order they were given up. */
+    readonly #abandoned = new Set<RequestId>();
     #nextId = 0;
     #closed = false;
     /** Merged into every request's `_meta`: what a stateless (2026-07-28) upstream is told on each request. */
@@ -178,7 +185,10 @@ export class RpcClient {
             return;
         }
         const pending = this.#settle(message.id);
-        if (pending === undefined) return this.#events.onStray('answer');
+        if (pending === undefined) {
+            if (message.id === undefined || !this.#abandoned.delete(message.id)) this.#events.onStray('answer');
+            return;
+        }
         if ('error' in message) {
             const { code, message: text, data } = message.error;
             pending.reject(new ProtocolError(code, text, data));
@@ -198,8 +208,12 @@ export class RpcClient {
     /** Progress for a request that asked for it restarts its timeout and is handed on; a malformed one is dropped. */
     #progress(params: Params | undefined): void {
         const token = params?.progressToken;
-        const pending = typeof token === 'number' || typeof token === 'string' ? this.#pending.get(token) : undefined;
-        if (pending?.onProgress === undefined) return this.#events.onStray('progress');
+        const id = typeof token === 'number' || typeof token === 'string' ? token : undefined;
+        const pending = id === undefined ? undefined : this.#pending.get(id);
+        if (pending?.onProgress === undefined) {
+            if (id === undefined || !this.#abandoned.has(id)) this.#events.onStray('progress');
+            return;
+        }
         const { progress, total, message } = params!;
         if (typeof progress !== 'number' || (total !== undefined && typeof total !== 'number') || (message !== undefined && typeof message !== 'string')) return;
         pending.timer?.refresh();
@@ -235,6 +249,8 @@ export class RpcClient {
         const pending = this.#settle(id);
         if (pending === undefined) return;
         pending.reject(error);
+        this.#abandoned.add(id);
+        if (this.#abandoned.size > ABANDONED_REMEMBERED) this.#abandoned.delete(this.#abandoned.values().next().value!);
         if (pending.method === 'initialize') return;
         this.notify('notifications/cancelled', { requestId: id, reason }).catch(() => {});
     }

@@ -148,14 +148,30 @@ describe('RpcClient: progress', () => {
 });
 
 describe('RpcClient: timeouts, cancellation, the end', () => {
-    test('a timeout fails the request with RequestTimeout, tells the upstream, and makes its late answer a stray', async () => {
+    test('a timeout fails the request with RequestTimeout and tells the upstream; its late progress and answer are dropped quietly, a second answer is a stray', async () => {
         const { transport, seen, client } = setUp();
-        const error = await rejection(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { timeoutMs: 20 }));
+        const error = await rejection(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { timeoutMs: 20, onProgress: () => assert.fail('no progress after the timeout') }));
         assert.ok(error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout && !isTotalTimeout(error));
         const { id } = transport.request('prompts/get');
         assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timed out' } });
+        transport.deliver({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: id, progress: 1 } });
+        transport.deliver({ jsonrpc: '2.0', id, result: GET });
+        assert.deepEqual(seen.strays, [], 'the race the spec tells both sides to expect');
         transport.deliver({ jsonrpc: '2.0', id, result: GET });
         assert.deepEqual(seen.strays, ['answer']);
+    });
+
+    test('late answers are expected for the last 1024 requests given up on only', async () => {
+        const { transport, seen, client } = setUp();
+        const controllers = Array.from({ length: 1025 }, () => new AbortController());
+        const requests = controllers.map(controller => rejection(client.request('prompts/list', {}, isAnyResult, { ...LONG, signal: controller.signal })));
+        for (const controller of controllers) controller.abort();
+        await Promise.all(requests);
+        const ids = transport.sent.filter(message => message.method === 'prompts/list').map(message => message.id);
+        transport.deliver({ jsonrpc: '2.0', id: ids.at(-1), result: {} });
+        assert.deepEqual(seen.strays, []);
+        transport.deliver({ jsonrpc: '2.0', id: ids[0], result: {} });
+        assert.deepEqual(seen.strays, ['answer'], 'the oldest was forgotten');
     });
 
     test('an initialize that times out is never cancelled upstream (the spec forbids it); another method still is', async () => {
@@ -169,7 +185,7 @@ describe('RpcClient: timeouts, cancellation, the end', () => {
     });
 
     test('an aborted signal fails the request at once as an AbortError and cancels it upstream; an aborted one is never sent', async () => {
-        const { transport, client } = setUp();
+        const { transport, seen, client } = setUp();
         const controller = new AbortController();
         const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, signal: controller.signal });
         controller.abort('the client gave up');
@@ -177,6 +193,8 @@ describe('RpcClient: timeouts, cancellation, the end', () => {
         assert.ok(error instanceof Error && error.name === 'AbortError');
         const { id } = transport.request('prompts/get');
         assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'cancelled' } });
+        transport.deliver({ jsonrpc: '2.0', id, error: { code: -32800, message: 'Request cancelled' } });
+        assert.deepEqual(seen.strays, [], 'an answer that crossed the cancellation is expected');
         const count = transport.sent.length;
         await rejection(client.request('prompts/get', { name: 'y' }, isGetPromptResult, { ...LONG, signal: controller.signal }));
         assert.equal(transport.sent.length, count, 'nothing sent for a request cancelled before it started');
