@@ -16,6 +16,8 @@ import { Dispatcher } from './downstream/dispatcher.js';
 import type { Endpoint } from './downstream/endpoint.js';
 import { startHttpEndpoint } from './downstream/http/endpoint.js';
 import { InFlight } from './downstream/in-flight.js';
+import { LocalRevocations } from './downstream/revocations.js';
+import { SessionSeal } from './downstream/session-seal.js';
 import { SessionTable } from './downstream/sessions.js';
 import { Subscriptions } from './downstream/subscriptions.js';
 import { startStdioEndpoint } from './downstream/stdio.js';
@@ -77,6 +79,7 @@ const RESTART_ONLY: Record<string, (config: GatewayConfig) => unknown> = {
     dashboard: config => config.dashboard,
     'log.format': config => config.log.format,
     sessions: config => config.sessions,
+    cluster: config => config.cluster,
     'limits.maxBodyBytes': config => config.limits.maxBodyBytes
 };
 
@@ -126,7 +129,13 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         onNotified: telemetry.notified,
         logger
     });
-    const sessions = new SessionTable({ delivery, callerFor });
+    const sessions = new SessionTable({
+        delivery,
+        callerFor,
+        seal: new SessionSeal(config.sessions.secrets, config.cursorSecret),
+        revocations: new LocalRevocations(),
+        max: config.sessions.max
+    });
     const subscriptions = new Subscriptions(delivery, () => config.subscriptions);
     const inFlight = new InFlight();
     const dispatcher = new Dispatcher({ service, inFlight, logger, ttlMs: () => ({ list: config.caching.listTtlMs, discover: config.caching.discoverTtlMs }) });
@@ -245,7 +254,8 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
                 maxJsonDepth: () => config.limits.maxJsonDepth,
                 policy: () => policy,
                 idleTimeoutMs: config.sessions.idleTimeoutMs,
-                maxSessions: config.sessions.max,
+                sessionLifetimeMs: config.sessions.maxLifetimeMs,
+                idleEndsSession: config.cluster === undefined,
                 dispatcher,
                 sessions,
                 subscriptions,

@@ -242,7 +242,7 @@ describe('metrics: where and to whom they are served', () => {
     });
 
     test('not bound to loopback: the dashboard is off unless configured, metrics stay on', async () => {
-        const gateway = await startTestGateway({ listen: { host: '0.0.0.0', port: 0, allowedHosts: ['127.0.0.1'] }, upstreams: [stdioFixture('alpha')] });
+        const gateway = await startTestGateway({ listen: { host: '0.0.0.0', port: 0, allowedHosts: ['127.0.0.1'] }, cursorSecret: 'a shared secret of 32 characters', upstreams: [stdioFixture('alpha')] });
         try {
             assert.equal(gateway.operatorUrls.dashboard, undefined);
             const origin = `http://127.0.0.1:${new URL(gateway.url!).port}`;

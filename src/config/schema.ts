@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { invalidProxyEntry } from '../lib/client-address.js';
+import { isLoopback } from '../lib/loopback.js';
 import { AuthSchema, checkPolicyConfig, ClientSchema, CorsSchema, LimitsSchema, PromptPolicySchema } from './policy-schema.js';
 
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
@@ -179,6 +180,9 @@ const urlPath = (fallback: string, what: string) =>
         .default(fallback)
         .describe(what);
 
+/** A secret keys are derived from: long enough to be one, and from the environment rather than the file. */
+const secretString = (variable: string) => z.string().min(16, { message: `must be at least 16 characters (use "\${${variable}}" and a long random value)` });
+
 const metricsSchema = z
     .strictObject({
         enabled: z.boolean().default(true).describe('Serve Prometheus metrics.'),
@@ -297,9 +301,43 @@ export const GatewayConfigSchema = z
                     .min(1000)
                     .default(1_800_000)
                     .describe('An HTTP session with no request and no open stream for this long is closed.'),
-                max: z.number().int().min(1).default(10_000).describe('Most concurrent HTTP sessions; beyond it new sessions get HTTP 503.')
+                max: z.number().int().min(1).default(10_000).describe('Most concurrent HTTP sessions held by this process; beyond it new sessions get HTTP 503.'),
+                maxLifetimeMs: z
+                    .number()
+                    .int()
+                    .min(60_000)
+                    .max(30 * 86_400_000)
+                    .default(86_400_000)
+                    .describe('Sealed into each session id: the session ends this long after initialize, however active (the client initializes again).'),
+                secrets: z
+                    .array(secretString('SESSION_SECRET'))
+                    .max(8)
+                    .default([])
+                    .describe(
+                        'Key ring for session ids, which carry the session sealed (AES-256-GCM) so that any replica sharing it can serve any session. Newest first: new sessions are sealed with the first, older ones are still opened until they expire; drop a secret once maxLifetimeMs has passed since it stopped being first. Empty: a key derived from cursorSecret (its own HKDF label).'
+                    )
             })
             .prefault({}),
+        cluster: z
+            .strictObject({
+                redis: z
+                    .strictObject({
+                        url: z
+                            .string()
+                            .regex(/^rediss?:\/\//, { message: 'must be a redis:// or rediss:// URL, e.g. "${REDIS_URL}" with redis://:password@redis:6379/0' })
+                            .describe('Redis for the state replicas share: per-client rate limits and session quotas, ended sessions. Credentials in the URL are kept out of logs.'),
+                        keyPrefix: z
+                            .string()
+                            .min(1)
+                            .max(64)
+                            .default('mcp-prompt-gateway:')
+                            .describe('Put before every Redis key and channel, so gateways of different deployments can share one Redis.')
+                    })
+                    .optional()
+                    .describe('Without it every replica keeps its own limits and ended sessions (see the README, "Running several replicas").')
+            })
+            .optional()
+            .describe('Set when several replicas serve one endpoint: cursorSecret becomes required, and idle sessions are not ended by one replica alone.'),
         auth: AuthSchema,
         clients: z.array(ClientSchema).default([]).describe('The clients allowed in, with their credentials and prompt policies.'),
         anonymous: z
@@ -386,6 +424,13 @@ export const GatewayConfigSchema = z
                 code: 'custom',
                 path: ['cursorSecret'],
                 message: 'must be at least 16 characters (or empty for a random per-process secret)'
+            });
+        }
+        if (config.cursorSecret === '' && (config.cluster !== undefined || !isLoopback(config.listen.host))) {
+            ctx.addIssue({
+                code: 'custom',
+                path: ['cursorSecret'],
+                message: `is required when ${config.cluster === undefined ? `listen.host (${config.listen.host}) is not a loopback address` : 'cluster is set'}: every replica and restart must share it, or cursors and sessions break between them; set "\${CURSOR_SECRET}" and a long random value`
             });
         }
         checkPolicyConfig(config, ctx);

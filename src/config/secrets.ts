@@ -2,7 +2,8 @@
  * The values of a config that must never appear in a log line: every upstream
  * header value and stdio environment value (and the token of a `Bearer` or
  * `Basic` header), passwords in upstream URLs (and the Basic credentials made
- * of them), `auth.secret`, `cursorSecret` and `metrics.bearerToken`. Values
+ * of them), `auth.secret`, `cursorSecret`, `sessions.secrets`, the password of
+ * `cluster.redis.url` and `metrics.bearerToken`. Values
  * shorter than MIN_SECRET_LENGTH are left out: they would match ordinary words
  * all over the log, and the schema asks more of every real secret field. So are
  * the environment variables that configure a process rather than authorise it
@@ -19,7 +20,7 @@ const PLAIN_ENV = new Set(['PATH', 'HOME', 'PWD', 'TMPDIR', 'SHELL', 'TERM', 'LA
 
 const SCHEME_TOKEN = /^\s*(?:bearer|basic)\s+(\S+)\s*$/i;
 
-export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'auth' | 'cursorSecret' | 'metrics'>): string[] {
+export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'auth' | 'cursorSecret' | 'sessions' | 'cluster' | 'metrics'>): string[] {
     const values: string[] = [];
     for (const upstream of config.upstreams) {
         if (upstream.transport === 'stdio') {
@@ -34,7 +35,8 @@ export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'auth' |
         values.push(...urlSecrets(upstream.url));
     }
     if (config.auth.mode === 'jwt' && config.auth.secret !== undefined) values.push(config.auth.secret);
-    values.push(config.cursorSecret);
+    values.push(config.cursorSecret, ...(config.sessions.secrets));
+    if (config.cluster?.redis !== undefined) values.push(...urlSecrets(config.cluster.redis.url));
     if (config.metrics.bearerToken !== undefined) values.push(config.metrics.bearerToken);
     return [...new Set(values.filter(value => value.length >= MIN_SECRET_LENGTH))];
 }

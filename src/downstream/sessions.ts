@@ -1,28 +1,22 @@
 /**
  * Downstream 2025-era sessions, in one table. A session is a small record,
- * what `initialize` settled (the only part another process would need: it is
- * what a sealed session id would carry), plus what lives only here while the
- * client is connected: its requests in flight, its open responses, and its
- * place in change delivery. No SDK server or transport per session.
+ * what `initialize` settled, sealed into its id (session-seal.ts) so that any
+ * replica can serve it: the table holds the sessions this process is serving
+ * now, opened here or brought in from an id sealed elsewhere, with what lives
+ * only here: requests in flight, open responses, the place in change delivery.
+ * No SDK server or transport per session.
  */
 import type { Caller } from '../catalog/service.js';
 import type { RequestId } from '../lib/json-rpc.js';
 import type { Audience, ChangeDelivery } from './delivery.js';
 import type { CacheScope, RequestContext } from './dispatcher.js';
+import type { SessionRevocations } from './revocations.js';
 import { revisionOf, type Revision } from './revisions.js';
+import type { SealedSession, SessionSeal } from './session-seal.js';
 
-export interface SessionRecord {
+export interface SessionRecord extends SealedSession {
     readonly id: string;
-    /** Only requests proving this client may use the session. */
-    readonly clientId: string;
-    /** Whose session quota it counts against: the client, or for the anonymous client the address that opened it. */
-    readonly quotaKey: string;
-    readonly protocolVersion: string;
-    readonly clientCapabilities: Record<string, unknown>;
-    readonly clientInfo: { readonly name: string; readonly version: string };
-    /** Whether the gateway declared `completions` at initialize: completion/complete is served only then. */
-    readonly completions: boolean;
-    readonly createdAt: number;
+    /** When this process last served it. */
     lastSeen: number;
 }
 
@@ -93,11 +87,18 @@ export interface SessionTableOptions {
     delivery: ChangeDelivery;
     /** The caller a client's requests are served as (its policy is read per request). */
     callerFor: (clientId: string) => Caller;
+    seal: SessionSeal;
+    revocations: SessionRevocations;
+    /** Most sessions held at once (opened here or brought in). */
+    max: number;
 }
+
+/** Why a session id serves nothing: unknown, ended, expired or another client's (404), or no room here (503). */
+export type SessionRefusal = 'session_not_found' | 'too_many_sessions';
 
 export class SessionTable {
     readonly #sessions = new Map<string, Session>();
-    /** Open sessions per quota key (see SessionRecord.quotaKey). */
+    /** Sessions held per quota key (see SealedSession.quotaKey). */
     readonly #perQuota = new Map<string, number>();
 
     constructor(private readonly options: SessionTableOptions) {}
@@ -106,7 +107,12 @@ export class SessionTable {
         return this.#sessions.size;
     }
 
-    /** Open sessions by transport. */
+    /** Whether a new session would find room. */
+    get full(): boolean {
+        return this.#sessions.size >= this.options.max;
+    }
+
+    /** Held sessions by transport. */
     counts(): Record<SessionTransport, number> {
         const counts = { http: 0, stdio: 0 };
         for (const session of this.#sessions.values()) counts[session.transport]++;
@@ -130,6 +136,29 @@ export class SessionTable {
         return this.#perQuota.get(quotaKey) ?? 0;
     }
 
+    /** A new HTTP session: its id is the record sealed. */
+    create(fields: Omit<SealedSession, 'nonce'>): Session {
+        const { id, sealed } = this.options.seal.seal(fields);
+        return this.open({ id, ...sealed, lastSeen: fields.createdAt }, 'http');
+    }
+
+    /**
+     * The session an HTTP request names, held here or brought in from its sealed id: refused when the id opens
+     * nowhere, has expired, was ended, or is another client's.
+     */
+    resolve(id: string, clientId: string, now: number): Session | SessionRefusal {
+        const held = this.#sessions.get(id);
+        const record = held?.record ?? this.options.seal.open(id, now);
+        if (record === undefined || record.clientId !== clientId) return 'session_not_found';
+        if (record.expiresAt <= now || this.options.revocations.has(record.nonce)) {
+            if (held !== undefined) this.close(id);
+            return 'session_not_found';
+        }
+        if (held !== undefined) return held;
+        if (this.full) return 'too_many_sessions';
+        return this.open({ id, ...record, lastSeen: now }, 'http');
+    }
+
     open(record: SessionRecord, transport: SessionTransport): Session {
         const session = new Session(record, transport, this.options.callerFor(record.clientId), this.options.delivery.join(record.id, record.clientId));
         this.#sessions.set(record.id, session);
@@ -137,7 +166,14 @@ export class SessionTable {
         return session;
     }
 
-    /** Ends the session and forgets it; false when it was not (or no longer) open. */
+    /** Ends the session everywhere (DELETE, idle expiry): revoked, then closed here. */
+    async end(session: Session): Promise<void> {
+        const { nonce, expiresAt } = session.record;
+        this.close(session.id);
+        await this.options.revocations.add(nonce, expiresAt);
+    }
+
+    /** Stops serving the session here (its id still opens elsewhere); false when it was not (or no longer) held. */
     close(id: string): boolean {
         const session = this.#sessions.get(id);
         if (session === undefined) return false;

@@ -68,11 +68,12 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
     const write = (reply: Reply) => void output.write(`${JSON.stringify(reply)}\n`);
     const peer: Subscriber = { deliver: write };
 
-    const recordFor = (protocolVersion: string, clientCapabilities: Record<string, unknown>, clientInfo: SessionRecord['clientInfo']): SessionRecord => {
+    // The pipe is the session: its record is never sealed, and it ends with the pipe.
+    const recordFor = (protocolVersion: string): SessionRecord => {
         const now = Date.now();
-        return { id: SESSION_ID, clientId: client.id, quotaKey: client.id, protocolVersion, clientCapabilities, clientInfo, completions: options.completions(), createdAt: now, lastSeen: now };
+        return { id: SESSION_ID, nonce: SESSION_ID, clientId: client.id, quotaKey: client.id, protocolVersion, completions: options.completions(), createdAt: now, expiresAt: Number.MAX_SAFE_INTEGER, lastSeen: now };
     };
-    const session = sessions.open(recordFor(LATEST_PROTOCOL_VERSION, {}, { name: '', version: '' }), 'stdio');
+    const session = sessions.open(recordFor(LATEST_PROTOCOL_VERSION), 'stdio');
 
     const unreadable = (code: number, message: string) => write({ jsonrpc: '2.0', id: null, error: { code, message } } as unknown as JSONRPCMessage);
 
@@ -128,7 +129,7 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
             const { code, message } = invalidParams('initialize');
             return errorResponse(request, { code, message });
         }
-        session.renegotiate(recordFor(initialized.protocolVersion, initialized.params.capabilities, initialized.params.clientInfo));
+        session.renegotiate(recordFor(initialized.protocolVersion));
         return { jsonrpc: '2.0', id: request.id, result: initialized.result };
     }
 

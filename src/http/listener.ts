@@ -4,16 +4,13 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isLoopback } from '../lib/loopback.js';
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 
 /** What hostChecks needs of a logger: the gateway's own fits, and src/http stays free of observability. */
 interface WarningLogger {
     warn(fields: object, message: string): void;
-}
-
-export function isLoopback(host: string): boolean {
-    return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 /** Loopback binds accept only loopback names; other binds check nothing unless configured (and say so). */

@@ -8,17 +8,20 @@
  * Wire form: base64url(iv || ciphertext || tag), no padding; iv is 12 random
  * bytes, tag the 16-byte GCM tag.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
 export class Sealer {
     readonly #key: Buffer;
+    /** Names the key among others (8 hex digits of its SHA-256): tells nothing of the key, which is random-looking. */
+    readonly keyId: string;
 
     constructor(secret: string, purpose: string) {
         const ikm = secret === '' ? randomBytes(32) : Buffer.from(secret, 'utf8');
         this.#key = Buffer.from(hkdfSync('sha256', ikm, Buffer.alloc(0), purpose, 32));
+        this.keyId = createHash('sha256').update(this.#key).digest('hex').slice(0, 8);
     }
 
     seal(plaintext: Buffer): string {

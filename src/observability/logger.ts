@@ -25,6 +25,7 @@ const REDACTED_PATHS = [
     'req.headers.cookie',
     'env',
     'cursorSecret',
+    'sessions.secrets',
     '*.headers',
     '*.env'
 ];

@@ -9,7 +9,7 @@ import type { CatalogView } from '../catalog/catalog.js';
 import type { PromptService } from '../catalog/service.js';
 import type { UsageEvent } from '../catalog/usage.js';
 import type { GatewayConfig } from '../config/schema.js';
-import { isLoopback } from '../http/listener.js';
+import { isLoopback } from '../lib/loopback.js';
 import type { Reject, RejectionReason } from '../http/rejections.js';
 import type { Routes } from '../http/routes.js';
 import type { UpstreamConnection, UpstreamObserver } from '../upstream/connection.js';

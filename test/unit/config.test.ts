@@ -212,6 +212,21 @@ describe('parseConfig: errors name the path and say what to do', () => {
         assert.doesNotThrow(() => parseConfig(json({ cursorSecret: 'x'.repeat(16), upstreams: [STDIO] }), SOURCE, {}));
     });
 
+    test('no cursorSecret where replicas or restarts must share it: a non-loopback listener, or cluster set', () => {
+        const exposed = lineFor(rejects(json({ listen: { host: '0.0.0.0' }, upstreams: [STDIO] })), 'cursorSecret');
+        assert.match(exposed, /required when listen\.host \(0\.0\.0\.0\) is not a loopback address/);
+        assert.match(exposed, /\$\{CURSOR_SECRET\}/, 'says how to fix it');
+        assert.match(lineFor(rejects(json({ cluster: {}, upstreams: [STDIO] })), 'cursorSecret'), /required when cluster is set/);
+        assert.doesNotThrow(() => parseConfig(json({ listen: { host: '0.0.0.0' }, cursorSecret: 'x'.repeat(16), upstreams: [STDIO] }), SOURCE, {}));
+        assert.doesNotThrow(() => parseConfig(json({ listen: { host: '127.0.0.2' }, upstreams: [STDIO] }), SOURCE, {}), 'loopback: one process');
+    });
+
+    test('sessions.secrets shorter than 16 characters, and a cluster.redis.url that is no Redis URL', () => {
+        assert.match(lineFor(rejects(json({ sessions: { secrets: ['short'] }, upstreams: [STDIO] })), 'sessions.secrets[0]'), /at least 16 characters.*SESSION_SECRET/);
+        const redis = rejects(json({ cursorSecret: 'x'.repeat(16), cluster: { redis: { url: 'http://redis:6379' } }, upstreams: [STDIO] }));
+        assert.match(lineFor(redis, 'cluster.redis.url'), /redis:\/\/ or rediss:\/\//);
+    });
+
     test('an unset environment variable in a header', () => {
         const error = rejects(json({ upstreams: [{ ...HTTP, headers: { Authorization: 'Bearer ${API_TOKEN}' } }] }));
         const line = lineFor(error, 'upstreams[0].headers.Authorization');

@@ -4,6 +4,8 @@ import { describe, test } from 'node:test';
 import { pino } from 'pino';
 import type { CatalogChange, CatalogView } from '../../src/catalog/catalog.js';
 import { ChangeDelivery, type Subscriber } from '../../src/downstream/delivery.js';
+import { LocalRevocations } from '../../src/downstream/revocations.js';
+import { SessionSeal } from '../../src/downstream/session-seal.js';
 import { SessionTable, type SessionRecord } from '../../src/downstream/sessions.js';
 import { Bus } from '../../src/lib/bus.js';
 
@@ -119,22 +121,26 @@ describe('ChangeDelivery', () => {
 function record(id: string, quotaKey: string): SessionRecord {
     return {
         id,
+        nonce: id,
         clientId: 'c',
         quotaKey,
         protocolVersion: '2025-06-18',
-        clientCapabilities: {},
-        clientInfo: { name: 'n', version: '1' },
         completions: false,
         createdAt: 0,
+        expiresAt: Number.MAX_SAFE_INTEGER,
         lastSeen: 0
     };
+}
+
+function sessionTable(delivery: ChangeDelivery): SessionTable {
+    return new SessionTable({ delivery, callerFor: scope => ({ scope, visible: () => true }), seal: new SessionSeal([], ''), revocations: new LocalRevocations(), max: 100 });
 }
 
 describe('SessionTable', () => {
     test('counts sessions per quota key as they open and close', () => {
         const { delivery, seen, initial } = setup();
         seen.set(initial, { c: 'c1' });
-        const sessions = new SessionTable({ delivery, callerFor: scope => ({ scope, visible: () => true }) });
+        const sessions = sessionTable(delivery);
         sessions.open(record('1', 'k1'), 'http');
         sessions.open(record('2', 'k1'), 'http');
         sessions.open(record('3', 'k2'), 'stdio');
@@ -149,7 +155,7 @@ describe('SessionTable', () => {
     test('closing a session aborts its requests in flight and ends its stream', () => {
         const { delivery, seen, initial, publish } = setup();
         seen.set(initial, { c: 'c1' });
-        const sessions = new SessionTable({ delivery, callerFor: scope => ({ scope, visible: () => true }) });
+        const sessions = sessionTable(delivery);
         const session = sessions.open(record('1', 'k'), 'http');
         const request = new AbortController();
         session.requests.set(7, request);

@@ -33,7 +33,13 @@ export interface HttpEndpointOptions {
     /** limits.maxJsonDepth, read per request (a reload applies it at once). */
     maxJsonDepth: () => number;
     idleTimeoutMs: number;
-    maxSessions: number;
+    /** sessions.maxLifetimeMs: sealed into each new session id. */
+    sessionLifetimeMs: number;
+    /**
+     * Whether a session idle here has ended (one process serves the endpoint), or only left this replica, its id
+     * still good on the others (cluster set: this one cannot tell that the client went quiet everywhere).
+     */
+    idleEndsSession: boolean;
     allowedHosts?: string[] | undefined;
     allowedOrigins?: string[] | undefined;
     cors?: BrowserSafety['cors'];
@@ -132,8 +138,9 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     };
 
     const stopSweeping = sweepIdleSessions(sessions, options.idleTimeoutMs, session => {
-        logger.info({ session: session.id }, 'closing idle session');
-        mcp.close(session);
+        if (!options.idleEndsSession) return mcp.close(session);
+        logger.info({ session: session.record.nonce }, 'ending idle session');
+        sessions.end(session).catch((error: unknown) => logger.warn({ err: describeError(error) }, 'recording the end of an idle session failed'));
     });
 
     const listening = await listen(handler, options.host, options.port);

@@ -14,7 +14,6 @@
  * notification 202.
  * `Mcp-Session-Id` on such a request is ignored, never minted nor echoed.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
 import type { Reject } from '../../http/rejections.js';
@@ -44,7 +43,8 @@ export interface McpEndpointOptions {
     maxBodyBytes: number;
     /** limits.maxJsonDepth, read per request (a reload applies it at once). */
     maxJsonDepth: () => number;
-    maxSessions: number;
+    /** sessions.maxLifetimeMs: sealed into each new session id. */
+    sessionLifetimeMs: number;
     /** Whether a session opened now is offered `completions`. */
     completions: () => boolean;
     /** "public" when every caller is served the same view (no authentication), else "private": for 2026-07-28 list pages. */
@@ -108,12 +108,16 @@ export class McpEndpoint {
         session.audience.attach(stream);
     }
 
-    /** Ends the session: its requests in flight are cancelled, its stream ends. */
-    end(req: IncomingMessage, res: ServerResponse, admitted: Admitted): void {
+    /**
+     * DELETE ends the session everywhere: revoked (answered once the revocation is recorded, shared or not), its
+     * requests in flight here cancelled, its stream here ended.
+     */
+    async end(req: IncomingMessage, res: ServerResponse, admitted: Admitted): Promise<void> {
         if (this.#statelessWithoutSession(req, res)) return;
         const session = this.#sessionOf(req, res, admitted);
         if (session === null) return;
-        this.close(session);
+        await this.options.sessions.end(session);
+        this.options.logger.debug({ session: session.record.nonce }, 'session ended by the client');
         sendEmpty(res, 200);
     }
 
@@ -178,20 +182,24 @@ export class McpEndpoint {
         res.once('close', () => subscription.cancel());
     }
 
+    /** Stops serving the session here (shutdown): its id still opens on another replica, or here after a restart. */
     close(session: Session): void {
-        if (this.options.sessions.close(session.id)) this.options.logger.debug({ session: session.id }, 'session closed');
+        if (this.options.sessions.close(session.id)) this.options.logger.debug({ session: session.record.nonce }, 'session closed here');
     }
 
-    /** The request's session; null once refused (no Mcp-Session-Id: 400; unknown, or another client's: 404). */
+    /**
+     * The request's session, held here or brought in from its sealed id; null once refused (no Mcp-Session-Id: 400;
+     * unknown, ended, expired or another client's: 404; no room: 503).
+     */
     #sessionOf(req: IncomingMessage, res: ServerResponse, { client }: Admitted): Session | null {
         const id = req.headers['mcp-session-id'];
         if (id === undefined) {
             this.options.reject(res, 'session_required');
             return null;
         }
-        const session = typeof id === 'string' ? this.options.sessions.get(id) : undefined;
-        if (session === undefined || session.record.clientId !== client.id) {
-            this.options.reject(res, 'session_not_found');
+        const session = typeof id === 'string' ? this.options.sessions.resolve(id, client.id, Date.now()) : 'session_not_found';
+        if (typeof session === 'string') {
+            this.options.reject(res, session);
             return null;
         }
         return session;
@@ -231,22 +239,19 @@ export class McpEndpoint {
             const { code, message } = invalidParams('initialize');
             return sendJson(res, 200, errorResponse(request, { code, message }));
         }
-        if (sessions.size >= this.options.maxSessions) return reject(res, 'too_many_sessions');
+        if (sessions.full) return reject(res, 'too_many_sessions');
         if (sessions.countOf(quotaKey) >= client.maxSessions) {
             return reject(res, 'client_session_limit', { message: `Too many sessions for this client (at most ${client.maxSessions}); end unused ones with DELETE` });
         }
         const now = Date.now();
-        const { capabilities, clientInfo } = initialized.params;
-        const session = sessions.open(
-            { id: randomUUID(), clientId: client.id, quotaKey, protocolVersion: initialized.protocolVersion, clientCapabilities: capabilities, clientInfo, completions, createdAt: now, lastSeen: now },
-            'http'
-        );
+        const { protocolVersion } = initialized;
+        const session = sessions.create({ clientId: client.id, quotaKey, protocolVersion, completions, createdAt: now, expiresAt: now + this.options.sessionLifetimeMs });
         res.once('close', () => {
             if (res.writableFinished) return;
-            logger.debug({ session: session.id }, 'initialize answer not delivered; session dropped');
+            logger.debug({ session: session.record.nonce }, 'initialize answer not delivered; session dropped');
             sessions.close(session.id);
         });
-        logger.debug({ session: session.id }, 'session opened');
+        logger.debug({ session: session.record.nonce }, 'session opened');
         sendJson(res, 200, { jsonrpc: '2.0', id: request.id, result: initialized.result }, { 'mcp-session-id': session.id });
     }
 
