@@ -41,7 +41,7 @@ test('redis answers PING, is gone once stopped, and answers again on the same po
     assert.equal(await redisPing(redis.port), false, 'a crashed redis answers no more');
 });
 
-test('three replicas behind nginx: round robin over all, a killed one skipped, a restarted one back on its port', { timeout: TIMEOUT, skip }, async t => {
+test('three replicas behind nginx: round robin over all, a killed one skipped, a restarted one back on its port, a reload drops one', { timeout: TIMEOUT, skip }, async t => {
     const config = { cursorSecret: CURSOR_SECRET, upstreams: [stdioFixture('local')] };
     const replicas = await Promise.all([0, 1, 2].map(() => startReplica(t, config)));
     const addresses = replicas.map(replica => `127.0.0.1:${replica.port}`);
@@ -63,4 +63,8 @@ test('three replicas behind nginx: round robin over all, a killed one skipped, a
     assert.equal(new URL(killed!.url).port, String(killed!.port));
     const afterRestart = await answeredBy(nginx, 6);
     assert.ok(countOf(afterRestart, addresses[1]!) >= 1, `the restarted replica serves again on its port: ${afterRestart.join(' ')}`);
+
+    await nginx.reload([replicas[0]!.port, replicas[2]!.port]);
+    const afterReload = await answeredBy(nginx, 4);
+    assert.equal(countOf(afterReload, addresses[1]!), 0, `a replica reloaded out of nginx gets nothing: ${afterReload.join(' ')}`);
 });

@@ -20,8 +20,8 @@ export const CLUSTER_SKIP_MESSAGE = `needs redis-server and nginx (Debian: ${CLU
 const CLI = path.join(ROOT, 'dist/cli.js');
 /** Bounds a start on a loaded machine; a start that works costs only its own time. */
 const START_DEADLINE_MS = 60_000;
-/** How long a process gets to stop on its polite signal before it is killed. */
-const STOP_GRACE_MS = 10_000;
+/** How long a process gets to stop on its polite signal before it is killed: above the gateway's default shutdownTimeoutMs (10 s) of draining. */
+const STOP_GRACE_MS = 20_000;
 /** Lines of redis's and nginx's output kept to explain a failed start (a replica's are all kept: tests read its logs). */
 const KEPT_LINES = 200;
 
