@@ -16,7 +16,7 @@ import { Dispatcher } from './downstream/dispatcher.js';
 import type { Endpoint } from './downstream/endpoint.js';
 import { startHttpEndpoint } from './downstream/http/endpoint.js';
 import { InFlight } from './downstream/in-flight.js';
-import { LocalRevocations } from './downstream/revocations.js';
+import { startSharedState } from './cluster/shared-state.js';
 import { SessionSeal } from './downstream/session-seal.js';
 import { SessionTable } from './downstream/sessions.js';
 import { Subscriptions } from './downstream/subscriptions.js';
@@ -102,6 +102,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         upstreams: () => pool.connections,
         publishedView: () => catalog.publishedView,
         sessions: () => sessions.counts(),
+        sharedState: () => shared.status(),
         faults
     });
     const pool: UpstreamPool = new UpstreamPool(
@@ -129,12 +130,15 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         onNotified: telemetry.notified,
         logger
     });
+    // Before anything else that could fail: started, it must be closed (its timers and connections).
+    const shared = await startSharedState(config, logger);
     const sessions = new SessionTable({
         delivery,
         callerFor,
         seal: new SessionSeal(config.sessions.secrets, config.cursorSecret),
-        revocations: new LocalRevocations(),
-        max: config.sessions.max
+        revocations: shared.revocations,
+        max: config.sessions.max,
+        shared: shared.sessions
     });
     const subscriptions = new Subscriptions(delivery, () => config.subscriptions);
     const inFlight = new InFlight();
@@ -150,6 +154,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         delivery.close();
         catalog.close();
         await pool.close();
+        await shared.close();
     };
 
     // An upstream not connected yet may offer completions later; the answer for it is empty meanwhile.
@@ -169,7 +174,9 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         const upstreams = pool.connections;
         const waiting = upstreams.filter(upstream => !upstream.attempted).map(upstream => upstream.id);
         const requiredDown = upstreams.filter(upstream => upstream.config.required && upstream.state !== 'ready').map(upstream => upstream.id);
-        return { ready: waiting.length === 0 && requiredDown.length === 0, details: { waiting, requiredDown } };
+        // Redis away does not make a replica unready: it serves on with local limits, and says so here.
+        const sharedState = shared.status();
+        return { ready: waiting.length === 0 && requiredDown.length === 0, details: { waiting, requiredDown, ...(sharedState === 'local' ? {} : { sharedState: sharedState === 'up' ? 'redis' : 'local (Redis unreachable)' }) } };
     };
 
     // Read per request, so a reload's policy applies to sessions already open.
@@ -255,7 +262,8 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
                 policy: () => policy,
                 idleTimeoutMs: config.sessions.idleTimeoutMs,
                 sessionLifetimeMs: config.sessions.maxLifetimeMs,
-                idleEndsSession: config.cluster === undefined,
+                idleEndsSession: config.cluster === undefined || config.cluster.redis !== undefined,
+                limiter: shared.rateLimiter,
                 dispatcher,
                 sessions,
                 subscriptions,

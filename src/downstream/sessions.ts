@@ -14,6 +14,16 @@ import type { SessionRevocations } from './revocations.js';
 import { revisionOf, type Revision } from './revisions.js';
 import type { SealedSession, SessionSeal } from './session-seal.js';
 
+/** What replicas share of sessions (cluster/shared-sessions.ts): quotas and last uses. */
+export interface SharedSessionState {
+    /** Whether the quota key had room for the session; undefined when the shared state cannot say now. */
+    admit(session: SealedSession, max: number): Promise<boolean | undefined>;
+    release(session: SealedSession): void;
+    seen(nonce: string, at: number): void;
+    /** Last use on any replica, per nonce; undefined when the shared state cannot say now. */
+    lastSeen(nonces: readonly string[]): Promise<(number | undefined)[] | undefined>;
+}
+
 export interface SessionRecord extends SealedSession {
     readonly id: string;
     /** When this process last served it. */
@@ -91,6 +101,8 @@ export interface SessionTableOptions {
     revocations: SessionRevocations;
     /** Most sessions held at once (opened here or brought in). */
     max: number;
+    /** Shared with other replicas (cluster.redis); without it, quotas and idleness are this process's own. */
+    shared?: SharedSessionState | undefined;
 }
 
 /** Why a session id serves nothing: unknown, ended, expired or another client's (404), or no room here (503). */
@@ -166,11 +178,42 @@ export class SessionTable {
         return session;
     }
 
+    /**
+     * Counts a session just created against its client's quota, shared by the replicas when they share state (else,
+     * or while the shared state cannot say, the sessions held here): false, and the session let go, when full.
+     */
+    async admit(session: Session, max: number): Promise<boolean> {
+        const shared = await this.options.shared?.admit(session.record, max);
+        // Held here already counts this one.
+        if (shared ?? this.countOf(session.record.quotaKey) <= max) return true;
+        this.close(session.id);
+        return false;
+    }
+
+    /** The session was used now (what tells idle sessions apart, on every replica when they share state). */
+    touch(session: Session): void {
+        session.touch();
+        this.options.shared?.seen(session.record.nonce, session.record.lastSeen);
+    }
+
     /** Ends the session everywhere (DELETE, idle expiry): revoked, then closed here. */
     async end(session: Session): Promise<void> {
         const { nonce, expiresAt } = session.record;
         this.close(session.id);
+        this.options.shared?.release(session.record);
         await this.options.revocations.add(nonce, expiresAt);
+    }
+
+    /**
+     * Of sessions idle here, those idle on every replica too (by their shared last use); all of them when nothing is
+     * shared; none while the shared state cannot say.
+     */
+    async idleEverywhere(idle: readonly Session[], since: number): Promise<Session[]> {
+        const shared = this.options.shared;
+        if (shared === undefined) return [...idle];
+        const lastSeen = await shared.lastSeen(idle.map(session => session.record.nonce));
+        if (lastSeen === undefined) return [];
+        return idle.filter((session, index) => (lastSeen[index] ?? session.record.lastSeen) < since);
     }
 
     /** Stops serving the session here (its id still opens elsewhere); false when it was not (or no longer) held. */

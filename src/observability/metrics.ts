@@ -26,6 +26,8 @@ const LATENCY_WINDOW_SECONDS = 600;
 export interface MetricSources {
     upstreams(): readonly { id: string; up: boolean; prompts: number }[];
     sessions(): Record<string, number>;
+    /** With cluster.redis only: whether that Redis is reachable. */
+    sharedStateUp?: (() => boolean) | undefined;
     faults(): Iterable<{ upstream: string; kind: string; count: number }>;
 }
 
@@ -158,6 +160,17 @@ export class GatewayMetrics {
                 for (const [transport, count] of Object.entries(sources.sessions())) this.set({ transport }, count);
             }
         });
+        const sharedStateUp = sources.sharedStateUp;
+        if (sharedStateUp !== undefined) {
+            new Gauge({
+                name: 'mcp_gateway_shared_state_up',
+                help: 'With cluster.redis: 1 while the Redis the replicas share is reachable, 0 while each replica limits on its own.',
+                registers,
+                collect() {
+                    this.set(sharedStateUp() ? 1 : 0);
+                }
+            });
+        }
         this.#rejected = counter('mcp_gateway_requests_rejected_total', 'HTTP requests turned away before MCP handled them, by reason.', ['reason']);
         this.#cacheHits = counter('mcp_gateway_catalog_cache_hits_total', 'Reads of an upstream\'s prompt list served from the catalog cache.', [
             'upstream'

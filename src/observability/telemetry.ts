@@ -27,10 +27,12 @@ export interface TelemetrySources {
     /** The catalog clients were last told about: its prompts per upstream. */
     publishedView: () => CatalogView | undefined;
     sessions: () => Record<string, number>;
+    /** Whether the Redis the replicas share is there ('local': none configured). */
+    sharedState: () => 'local' | 'up' | 'down';
     faults: FaultCounters;
 }
 
-type TelemetryConfig = Pick<GatewayConfig, 'listen' | 'metrics' | 'dashboard' | 'auth'>;
+type TelemetryConfig = Pick<GatewayConfig, 'listen' | 'metrics' | 'dashboard' | 'auth' | 'cluster'>;
 
 /** Operator routes that would be served but are not, and why (see operator-access.ts). */
 export interface Withheld {
@@ -65,6 +67,7 @@ export class Telemetry {
                     return sources.upstreams().map(upstream => ({ id: upstream.id, up: upstream.state === 'ready', prompts: counts.get(upstream.id) ?? 0 }));
                 },
                 sessions: sources.sessions,
+                ...(config.cluster?.redis === undefined ? {} : { sharedStateUp: () => sources.sharedState() === 'up' }),
                 faults: () =>
                     sources.upstreams().flatMap(upstream => Object.entries(sources.faults.of(upstream.id)).map(([kind, count]) => ({ upstream: upstream.id, kind, count })))
             },

@@ -7,7 +7,12 @@ import { TokenBucket, type RateDecision } from './token-bucket.js';
 
 const SWEEP_EVERY = 1024;
 
-export class ClientRateLimiter {
+/** Takes `count` tokens of a quota key, all or none: at once in one process, or asking shared state (cluster/). */
+export interface RateLimiter {
+    take(client: ClientProfile, key?: string, count?: number): RateDecision | Promise<RateDecision>;
+}
+
+export class ClientRateLimiter implements RateLimiter {
     readonly #buckets = new Map<string, TokenBucket>();
     #calls = 0;
 

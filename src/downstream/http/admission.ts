@@ -13,7 +13,7 @@ import type { Logger } from '../../observability/logger.js';
 import type { ClientProfile } from '../../policy/clients.js';
 import type { GatewayPolicy } from '../../policy/policy.js';
 import { quotaKey } from '../../policy/quota.js';
-import type { ClientRateLimiter } from '../../policy/rate-limiter.js';
+import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { isModernVersion, unsupportedVersionError } from '../era.js';
 import { isSupportedVersion } from '../versions.js';
 
@@ -59,8 +59,8 @@ function quotaKeyOf(client: ClientProfile, req: IncomingMessage, trust: ProxyTru
  * `count` tokens (one per request to the MCP endpoint, taken before the body is read; the other messages of a batch
  * once it is parsed, see batches.ts), or a 429 with Retry-After in whole seconds. True when taken.
  */
-export function takeTokens(limiter: ClientRateLimiter, client: ClientProfile, key: string, res: ServerResponse, reject: Reject, count = 1): boolean {
-    const decision = limiter.take(client, key, count);
+export async function takeTokens(limiter: RateLimiter, client: ClientProfile, key: string, res: ServerResponse, reject: Reject, count = 1): Promise<boolean> {
+    const decision = await limiter.take(client, key, count);
     if (decision.allowed) return true;
     const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
     res.setHeader('retry-after', String(seconds));
@@ -79,7 +79,7 @@ export interface AdmissionOptions {
     policy: () => GatewayPolicy;
     /** listen.trustProxy: proxies whose X-Forwarded-For names the caller. */
     trustProxy?: string[] | undefined;
-    limiter: ClientRateLimiter;
+    limiter: RateLimiter;
     reject: Reject;
     logger: Logger;
 }
@@ -95,7 +95,7 @@ export function admission({ policy, trustProxy, limiter, reject, logger }: Admis
         const client = await authenticate(req, res);
         if (client === undefined) return undefined;
         const quotaKey = quotaKeyOf(client, req, trust);
-        if (!takeTokens(limiter, client, quotaKey, res, reject)) return undefined;
+        if (!(await takeTokens(limiter, client, quotaKey, res, reject))) return undefined;
         // A POST's version is judged with its body (which era it is, and the id to answer), see mcp.ts.
         if (req.method === 'POST' || protocolVersionAccepted(req)) return { client, quotaKey };
         reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(String(req.headers['mcp-protocol-version']), 'header').data });

@@ -16,7 +16,7 @@ import { healthDetailed, operatorRoutesOnMcpListener } from '../../observability
 import { inRequest, REQUEST_ID_HEADER, requestIdFrom } from '../../observability/request-context.js';
 import { bearerCheck, healthRoutes, type HealthRoutesOptions } from '../../observability/routes.js';
 import type { GatewayPolicy } from '../../policy/policy.js';
-import { ClientRateLimiter } from '../../policy/rate-limiter.js';
+import type { RateLimiter } from '../../policy/rate-limiter.js';
 import type { CacheScope, Dispatcher } from '../dispatcher.js';
 import type { Subscriptions } from '../subscriptions.js';
 import type { Endpoint } from '../endpoint.js';
@@ -36,10 +36,12 @@ export interface HttpEndpointOptions {
     /** sessions.maxLifetimeMs: sealed into each new session id. */
     sessionLifetimeMs: number;
     /**
-     * Whether a session idle here has ended (one process serves the endpoint), or only left this replica, its id
-     * still good on the others (cluster set: this one cannot tell that the client went quiet everywhere).
+     * Whether idleness ends a session: one process serves the endpoint, or replicas share when sessions were last
+     * used (cluster.redis). Else (cluster without Redis) an idle session is only let go here, its id good elsewhere.
      */
     idleEndsSession: boolean;
+    /** Rate limits: this process's own, or shared by the replicas (cluster/). */
+    limiter: RateLimiter;
     allowedHosts?: string[] | undefined;
     allowedOrigins?: string[] | undefined;
     cors?: BrowserSafety['cors'];
@@ -73,7 +75,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     const { sessions, logger } = options;
     const reject = rejecter(options.onRejected);
     const guard = browserGuards({ ...hostChecks(options.host, options, logger, 'listen.allowedHosts'), cors: options.cors });
-    const limiter = new ClientRateLimiter();
+    const { limiter } = options;
     const admit = admission({ ...options, limiter, reject });
     // With authentication off every caller is the anonymous client, served one view: a shared cache may keep it.
     const cacheScope = (): CacheScope => (options.policy().authenticator.mode === 'none' ? 'public' : 'private');
@@ -137,10 +139,14 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
         });
     };
 
-    const stopSweeping = sweepIdleSessions(sessions, options.idleTimeoutMs, session => {
-        if (!options.idleEndsSession) return mcp.close(session);
-        logger.info({ session: session.record.nonce }, 'ending idle session');
-        sessions.end(session).catch((error: unknown) => logger.warn({ err: describeError(error) }, 'recording the end of an idle session failed'));
+    const stopSweeping = sweepIdleSessions(sessions, {
+        idleTimeoutMs: options.idleTimeoutMs,
+        idleEnds: options.idleEndsSession,
+        letGo: session => mcp.close(session),
+        end: session => {
+            logger.info({ session: session.record.nonce }, 'ending idle session');
+            sessions.end(session).catch((error: unknown) => logger.warn({ err: describeError(error) }, 'recording the end of an idle session failed'));
+        }
     });
 
     const listening = await listen(handler, options.host, options.port);

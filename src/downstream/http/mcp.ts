@@ -22,7 +22,7 @@ import { exceedsDepth } from '../../lib/json-bounds.js';
 import { asJsonRpcMessage } from '../../lib/json-rpc.js';
 import type { Logger } from '../../observability/logger.js';
 import { setForwardHeaders } from '../../observability/request-context.js';
-import type { ClientRateLimiter } from '../../policy/rate-limiter.js';
+import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit, judgeBatch } from '../batches.js';
 import { errorResponse, initialize, invalidParams, type CacheScope, type Dispatcher, type RequestContext } from '../dispatcher.js';
 import { claimedVersion, headerMismatch, isModernVersion, modernMetaOf, unsupportedVersionError } from '../era.js';
@@ -38,7 +38,7 @@ export interface McpEndpointOptions {
     dispatcher: Dispatcher;
     sessions: SessionTable;
     subscriptions: Subscriptions;
-    limiter: ClientRateLimiter;
+    limiter: RateLimiter;
     reject: Reject;
     maxBodyBytes: number;
     /** limits.maxJsonDepth, read per request (a reload applies it at once). */
@@ -75,7 +75,7 @@ export class McpEndpoint {
         const maxDepth = this.options.maxJsonDepth();
         // Before anything walks it: neither the message nor its id is echoed.
         if (exceedsDepth(value, maxDepth)) return reject(res, 'too_deep', { message: `Invalid Request: nested deeper than ${maxDepth} levels` });
-        if (session !== undefined && !this.#admitBatch(value, session, admitted, res)) return;
+        if (session !== undefined && !(await this.#admitBatch(value, session, admitted, res))) return;
         const messages: JSONRPCMessage[] = [];
         for (const item of Array.isArray(value) ? value : [value]) {
             const message = asJsonRpcMessage(item);
@@ -207,16 +207,17 @@ export class McpEndpoint {
 
     /** An open response keeps its session from being idle. */
     #holdOpen(session: Session, res: ServerResponse): void {
-        session.touch();
+        const { sessions } = this.options;
+        sessions.touch(session);
         session.openResponses++;
         res.once('close', () => {
             session.openResponses--;
-            session.touch();
+            sessions.touch(session);
         });
     }
 
     /** A batch only where the session's revision has them; its other messages pay their tokens now, all or none. */
-    #admitBatch(value: unknown, session: Session, { client, quotaKey }: Admitted, res: ServerResponse): boolean {
+    async #admitBatch(value: unknown, session: Session, { client, quotaKey }: Admitted, res: ServerResponse): Promise<boolean> {
         const verdict = judgeBatch(value, session.record.protocolVersion, batchLimit(client.rateLimit));
         if (!verdict.ok) {
             this.options.reject(res, 'batch_refused', { message: verdict.message });
@@ -229,7 +230,7 @@ export class McpEndpoint {
      * Without a session, only an initialize is taken. The session lives on only if its answer reached the client:
      * one whose answer could not be written is dropped at once, so it never counts against maxSessions.
      */
-    #open(value: unknown, messages: JSONRPCMessage[], res: ServerResponse, { client, quotaKey }: Admitted): void {
+    async #open(value: unknown, messages: JSONRPCMessage[], res: ServerResponse, { client, quotaKey }: Admitted): Promise<void> {
         const { reject, sessions, logger } = this.options;
         const request = messages[0];
         if (Array.isArray(value) || request === undefined || !isRequest(request) || request.method !== 'initialize') return reject(res, 'session_required');
@@ -240,16 +241,17 @@ export class McpEndpoint {
             return sendJson(res, 200, errorResponse(request, { code, message }));
         }
         if (sessions.full) return reject(res, 'too_many_sessions');
-        if (sessions.countOf(quotaKey) >= client.maxSessions) {
-            return reject(res, 'client_session_limit', { message: `Too many sessions for this client (at most ${client.maxSessions}); end unused ones with DELETE` });
-        }
         const now = Date.now();
         const { protocolVersion } = initialized;
         const session = sessions.create({ clientId: client.id, quotaKey, protocolVersion, completions, createdAt: now, expiresAt: now + this.options.sessionLifetimeMs });
+        if (!(await sessions.admit(session, client.maxSessions))) {
+            return reject(res, 'client_session_limit', { message: `Too many sessions for this client (at most ${client.maxSessions}); end unused ones with DELETE` });
+        }
         res.once('close', () => {
             if (res.writableFinished) return;
             logger.debug({ session: session.record.nonce }, 'initialize answer not delivered; session dropped');
-            sessions.close(session.id);
+            // Ended, not only let go: its quota is freed on every replica.
+            void sessions.end(session);
         });
         logger.debug({ session: session.record.nonce }, 'session opened');
         sendJson(res, 200, { jsonrpc: '2.0', id: request.id, result: initialized.result }, { 'mcp-session-id': session.id });

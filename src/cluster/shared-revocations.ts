@@ -1,0 +1,92 @@
+/**
+ * Ended sessions shared by every replica: a Redis sorted set (nonce scored by
+ * the seal's expiry) is the record, and a channel tells the other replicas at
+ * once. Each replica answers `has` from its own copy (a request never waits on
+ * Redis): the copy is loaded whole whenever the subscription (re)starts, and
+ * kept by the channel meanwhile. Ended while Redis was away: kept here, and
+ * written to Redis when it is back, so the others learn of it then.
+ */
+import { LocalRevocations, type SessionRevocations } from '../downstream/revocations.js';
+import type { Logger } from '../observability/logger.js';
+import type { RedisLink } from './redis-link.js';
+
+const SWEEP_EVERY_MS = 60_000;
+
+export class SharedRevocations implements SessionRevocations {
+    readonly #copy: LocalRevocations;
+    /** Ended here while Redis was away: nonce -> expiry. */
+    readonly #unshared = new Map<string, number>();
+    readonly #set: string;
+    readonly #channel: string;
+    readonly #sweeper: NodeJS.Timeout;
+
+    constructor(
+        private readonly link: RedisLink,
+        private readonly logger: Logger,
+        private readonly now: () => number = Date.now
+    ) {
+        this.#copy = new LocalRevocations(now);
+        this.#set = `${link.keyPrefix}revoked`;
+        this.#channel = `${link.keyPrefix}revoked`;
+        link.subscriber.on('message', (channel: string, message: string) => {
+            if (channel === this.#channel) this.#heard(message);
+        });
+        // On every (re)connection of either: the copy may have missed messages meanwhile (ioredis resubscribes by itself).
+        for (const client of [link.subscriber, link.commands]) client.on('ready', () => void this.#resync());
+        this.#sweeper = setInterval(() => void this.#sweep(), SWEEP_EVERY_MS).unref();
+    }
+
+    has(nonce: string): boolean {
+        return this.#copy.has(nonce);
+    }
+
+    async add(nonce: string, expiresAt: number): Promise<boolean> {
+        const first = this.#copy.remember(nonce, expiresAt);
+        try {
+            const [[, added]] = (await this.link.commands
+                .multi()
+                .zadd(this.#set, 'NX', expiresAt, nonce)
+                .publish(this.#channel, `${nonce} ${expiresAt}`)
+                .exec()) as [[Error | null, number], unknown];
+            return added === 1;
+        } catch {
+            this.#unshared.set(nonce, expiresAt);
+            return first;
+        }
+    }
+
+    close(): void {
+        clearInterval(this.#sweeper);
+    }
+
+    #heard(message: string): void {
+        const [nonce, expiry] = message.split(' ');
+        const expiresAt = Number(expiry);
+        if (nonce !== undefined && nonce.length > 0 && Number.isSafeInteger(expiresAt)) this.#copy.remember(nonce, expiresAt);
+    }
+
+    async #resync(): Promise<void> {
+        try {
+            await this.link.subscriber.subscribe(this.#channel);
+            await this.#share();
+            const entries = await this.link.commands.zrangebyscore(this.#set, this.now(), '+inf', 'WITHSCORES');
+            for (let index = 0; index + 1 < entries.length; index += 2) this.#copy.remember(entries[index]!, Number(entries[index + 1]));
+        } catch (error) {
+            this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'shared state: reading ended sessions from Redis failed; retried on the next reconnection');
+        }
+    }
+
+    /** Writes what was ended while Redis was away. */
+    async #share(): Promise<void> {
+        if (this.#unshared.size === 0) return;
+        const pending = [...this.#unshared];
+        const batch = this.link.commands.multi();
+        for (const [nonce, expiresAt] of pending) batch.zadd(this.#set, 'NX', expiresAt, nonce).publish(this.#channel, `${nonce} ${expiresAt}`);
+        await batch.exec();
+        for (const [nonce] of pending) this.#unshared.delete(nonce);
+    }
+
+    async #sweep(): Promise<void> {
+        await this.link.commands.zremrangebyscore(this.#set, '-inf', this.now()).catch(() => {});
+    }
+}

@@ -1,0 +1,99 @@
+/**
+ * What replicas share of 2025-era sessions besides their ends: how many each
+ * quota key holds (a sorted set per key, scored by the seal's expiry, so an
+ * expired session stops counting by itself and a replica that dies leaks
+ * nothing), and when each was last used anywhere (one sorted set, written in
+ * batches), so that a session quiet on one replica is ended only when it is
+ * quiet on all of them.
+ */
+import type { SealedSession } from '../downstream/session-seal.js';
+import type { RedisLink } from './redis-link.js';
+
+/** KEYS[1]: the quota key's set. ARGV: now, nonce, expiresAt, max. 1: counted; 0: the key holds max already. */
+const ADMIT_SCRIPT = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
+redis.call('PEXPIREAT', KEYS[1], ARGV[3], 'GT')
+if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIREAT', KEYS[1], ARGV[3]) end
+return 1
+`;
+
+/** How often the last uses seen here are written; well within any idle timeout (at least 1 s). */
+const MAX_FLUSH_EVERY_MS = 5000;
+
+export class SharedSessions {
+    /** Nonce -> last use here, since the last write. */
+    readonly #seen = new Map<string, number>();
+    readonly #flusher: NodeJS.Timeout;
+    readonly #seenKey: string;
+
+    constructor(
+        private readonly link: RedisLink,
+        idleTimeoutMs: number,
+        private readonly now: () => number = Date.now
+    ) {
+        this.#seenKey = `${link.keyPrefix}seen`;
+        link.commands.defineCommand('gatewayAdmitSession', { numberOfKeys: 1, lua: ADMIT_SCRIPT });
+        this.#flusher = setInterval(() => void this.flush(), Math.max(1000, Math.min(MAX_FLUSH_EVERY_MS, idleTimeoutMs / 8))).unref();
+    }
+
+    /** Counts a new session against its quota key: whether there was room; undefined when Redis cannot say. */
+    async admit(session: SealedSession, max: number): Promise<boolean | undefined> {
+        if (!this.link.up) return undefined;
+        try {
+            // defineCommand adds the method at run time; ioredis types such commands only through module augmentation.
+            const command = this.link.commands as unknown as { gatewayAdmitSession(key: string, ...args: (number | string)[]): Promise<number> };
+            const admitted = await command.gatewayAdmitSession(this.#quotaKey(session), this.now(), session.nonce, session.expiresAt, max);
+            if (admitted === 1) this.seen(session.nonce, session.createdAt);
+            return admitted === 1;
+        } catch {
+            return undefined;
+        }
+    }
+
+    /** The session ended: it counts no more, and its last use is of no interest. */
+    release(session: SealedSession): void {
+        this.#seen.delete(session.nonce);
+        if (!this.link.up) return;
+        this.link.commands.multi().zrem(this.#quotaKey(session), session.nonce).zrem(this.#seenKey, session.nonce).exec().catch(() => {});
+    }
+
+    seen(nonce: string, at: number): void {
+        this.#seen.set(nonce, at);
+    }
+
+    /** When each session was last used on any replica (as written so far); undefined when Redis cannot say. */
+    async lastSeen(nonces: readonly string[]): Promise<(number | undefined)[] | undefined> {
+        if (!this.link.up || nonces.length === 0) return nonces.length === 0 ? [] : undefined;
+        try {
+            await this.flush();
+            const scores = await this.link.commands.zmscore(this.#seenKey, ...nonces);
+            return scores.map(score => (score === null ? undefined : Number(score)));
+        } catch {
+            return undefined;
+        }
+    }
+
+    /** Writes the last uses seen here (a later one wins: GT). */
+    async flush(): Promise<void> {
+        if (this.#seen.size === 0 || !this.link.up) return;
+        const batch = [...this.#seen];
+        this.#seen.clear();
+        const write = this.link.commands.multi();
+        for (const [nonce, at] of batch) write.zadd(this.#seenKey, 'GT', at, nonce);
+        // Sessions past any lifetime are of no interest: the set is swept by age as it is written.
+        write.zremrangebyscore(this.#seenKey, '-inf', this.now() - 31 * 86_400_000);
+        await write.exec().catch(() => {
+            for (const [nonce, at] of batch) if ((this.#seen.get(nonce) ?? 0) < at) this.#seen.set(nonce, at);
+        });
+    }
+
+    close(): void {
+        clearInterval(this.#flusher);
+    }
+
+    #quotaKey(session: SealedSession): string {
+        return `${this.link.keyPrefix}sessions:${session.quotaKey}`;
+    }
+}

@@ -1,0 +1,51 @@
+/**
+ * What replicas share, behind one face: with `cluster.redis`, per-client rate
+ * limits and session quotas counted across replicas, ended sessions, and when
+ * sessions were last used; without it, the same duties done by this process
+ * alone. Redis away: each duty falls back to its local answer and the status
+ * says so (readiness details, logs, metrics); nothing waits for Redis.
+ */
+import type { GatewayConfig } from '../config/schema.js';
+import { LocalRevocations, type SessionRevocations } from '../downstream/revocations.js';
+import type { Logger } from '../observability/logger.js';
+import { ClientRateLimiter, type RateLimiter } from '../policy/rate-limiter.js';
+import { RedisLink } from './redis-link.js';
+import { SharedRateLimiter } from './shared-rate-limiter.js';
+import { SharedRevocations } from './shared-revocations.js';
+import { SharedSessions } from './shared-sessions.js';
+
+/** `local`: no Redis configured; `up`/`down`: whether the configured Redis is there now. */
+export type SharedStateStatus = 'local' | 'up' | 'down';
+
+export interface SharedState {
+    readonly revocations: SessionRevocations;
+    readonly rateLimiter: RateLimiter;
+    /** undefined without Redis: then quotas and idleness are this process's own. */
+    readonly sessions: SharedSessions | undefined;
+    status(): SharedStateStatus;
+    close(): Promise<void>;
+}
+
+export async function startSharedState(config: Pick<GatewayConfig, 'cluster' | 'sessions'>, logger: Logger): Promise<SharedState> {
+    const redis = config.cluster?.redis;
+    if (redis === undefined) {
+        return { revocations: new LocalRevocations(), rateLimiter: new ClientRateLimiter(), sessions: undefined, status: () => 'local', close: () => Promise.resolve() };
+    }
+    const link = new RedisLink({ url: redis.url, keyPrefix: redis.keyPrefix, logger });
+    const revocations = new SharedRevocations(link, logger);
+    const sessions = new SharedSessions(link, config.sessions.idleTimeoutMs);
+    const rateLimiter = new SharedRateLimiter(link);
+    await link.connect();
+    return {
+        revocations,
+        rateLimiter,
+        sessions,
+        status: () => (link.up ? 'up' : 'down'),
+        async close() {
+            revocations.close();
+            sessions.close();
+            await sessions.flush().catch(() => {});
+            link.close();
+        }
+    };
+}
