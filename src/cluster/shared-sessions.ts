@@ -7,6 +7,7 @@
  * quiet on all of them.
  */
 import type { SealedSession } from '../downstream/session-seal.js';
+import type { SharedSessionState } from '../downstream/sessions.js';
 import type { RedisLink } from './redis-link.js';
 
 /** KEYS[1]: the quota key's set. ARGV: now, nonce, expiresAt, max. 1: counted; 0: the key holds max already. */
@@ -22,11 +23,13 @@ return 1
 /** How often the last uses seen here are written; well within any idle timeout (at least 1 s). */
 const MAX_FLUSH_EVERY_MS = 5000;
 
-export class SharedSessions {
+export class SharedSessions implements SharedSessionState {
     /** Nonce -> last use here, since the last write. */
     readonly #seen = new Map<string, number>();
     readonly #flusher: NodeJS.Timeout;
     readonly #seenKey: string;
+    /** Twice the write interval: a replica's write may come late on a busy machine. */
+    readonly lagMs: number;
 
     constructor(
         private readonly link: RedisLink,
@@ -35,7 +38,9 @@ export class SharedSessions {
     ) {
         this.#seenKey = `${link.keyPrefix}seen`;
         link.commands.defineCommand('gatewayAdmitSession', { numberOfKeys: 1, lua: ADMIT_SCRIPT });
-        this.#flusher = setInterval(() => void this.flush(), Math.max(1000, Math.min(MAX_FLUSH_EVERY_MS, idleTimeoutMs / 8))).unref();
+        const flushEveryMs = Math.max(1000, Math.min(MAX_FLUSH_EVERY_MS, idleTimeoutMs / 8));
+        this.lagMs = 2 * flushEveryMs;
+        this.#flusher = setInterval(() => void this.flush(), flushEveryMs).unref();
     }
 
     /** Counts a new session against its quota key: whether there was room; undefined when Redis cannot say. */

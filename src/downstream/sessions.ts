@@ -22,6 +22,8 @@ export interface SharedSessionState {
     seen(nonce: string, at: number): void;
     /** Last use on any replica, per nonce; undefined when the shared state cannot say now. */
     lastSeen(nonces: readonly string[]): Promise<(number | undefined)[] | undefined>;
+    /** How late another replica's use may be written: a last use read is that much behind at most. */
+    readonly lagMs: number;
 }
 
 export interface SessionRecord extends SealedSession {
@@ -104,6 +106,8 @@ export interface SessionTableOptions {
     /** Shared with other replicas (cluster.redis); without it, quotas and idleness are this process's own. */
     shared?: SharedSessionState | undefined;
 }
+
+export type IdleVerdict = 'ended' | 'let-go' | 'keep';
 
 /** Why a session id serves nothing: unknown, ended, expired or another client's (404), or no room here (503). */
 export type SessionRefusal = 'session_not_found' | 'too_many_sessions';
@@ -205,15 +209,21 @@ export class SessionTable {
     }
 
     /**
-     * Of sessions idle here, those idle on every replica too (by their shared last use); all of them when nothing is
-     * shared; none while the shared state cannot say.
+     * What becomes of sessions idle here. Nothing shared: they ended. Shared: 'ended' once quiet on every replica (by
+     * their shared last use, which may be `lagMs` late); 'let-go' here when used on another replica since, or while
+     * the shared state cannot say (the id stays good); 'keep' while the replica that saw the last use waits for the
+     * quiet to show everywhere.
      */
-    async idleEverywhere(idle: readonly Session[], since: number): Promise<Session[]> {
+    async judgeIdle(idle: readonly Session[], since: number): Promise<IdleVerdict[]> {
         const shared = this.options.shared;
-        if (shared === undefined) return [...idle];
+        if (shared === undefined) return idle.map(() => 'ended');
         const lastSeen = await shared.lastSeen(idle.map(session => session.record.nonce));
-        if (lastSeen === undefined) return [];
-        return idle.filter((session, index) => (lastSeen[index] ?? session.record.lastSeen) < since);
+        if (lastSeen === undefined) return idle.map(() => 'let-go');
+        return idle.map((session, index) => {
+            const anywhere = lastSeen[index] ?? session.record.lastSeen;
+            if (anywhere > session.record.lastSeen) return 'let-go';
+            return anywhere < since - shared.lagMs ? 'ended' : 'keep';
+        });
     }
 
     /** Stops serving the session here (its id still opens elsewhere); false when it was not (or no longer) held. */

@@ -1,10 +1,11 @@
 /**
  * The idle sweep of HTTP sessions: a session with no open response (its GET
- * stream included) and no request for `idleTimeoutMs` is let go here. It has
- * ended when this process serves the endpoint alone, or when the replicas
- * share when sessions were last used and it was quiet on all of them; else
- * its id still opens on another replica (or here again). Checked a few times
- * per timeout, at least every 250 ms and at most every minute.
+ * stream included) and no request here for `idleTimeoutMs` has ended when
+ * this process serves the endpoint alone, or, when the replicas share when
+ * sessions were last used, once it is quiet on all of them; used on another
+ * replica meanwhile, or with replicas that share nothing, it is only let go
+ * here, its id still good. Checked a few times per timeout, at least every
+ * 250 ms and at most every minute.
  */
 import type { Session, SessionTable } from '../sessions.js';
 
@@ -37,11 +38,12 @@ async function sweepOnce(sessions: SessionTable, sweep: IdleSweep): Promise<void
     const since = Date.now() - sweep.idleTimeoutMs;
     const idle = [...sessions.values()].filter(session => session.transport === 'http' && session.idleSince(since));
     if (idle.length === 0) return;
-    const ended = new Set(sweep.idleEnds ? await sessions.idleEverywhere(idle, since) : []);
-    for (const session of idle) {
+    if (!sweep.idleEnds) return idle.forEach(sweep.letGo);
+    const verdicts = await sessions.judgeIdle(idle, since);
+    for (const [index, session] of idle.entries()) {
         // Used again (or ended) while the shared state was asked: not idle any more.
         if (sessions.get(session.id) !== session || !session.idleSince(since)) continue;
-        if (ended.has(session)) sweep.end(session);
-        else sweep.letGo(session);
+        if (verdicts[index] === 'ended') sweep.end(session);
+        else if (verdicts[index] === 'let-go') sweep.letGo(session);
     }
 }

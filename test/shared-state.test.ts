@@ -1,0 +1,138 @@
+/**
+ * Replicas sharing state through a real redis-server (two gateways in this process, each with its own listener):
+ * a session opened on one is served by the other, DELETE ends it on both, rate limits and session quotas hold in
+ * all, an idle session ends only when quiet on both, and Redis going away leaves both serving with local limits
+ * (and saying so) until it is back. The nginx-fronted, multi-process run is test/replicas.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { describe, test, type TestContext } from 'node:test';
+import type { RunningGateway } from '../src/gateway.js';
+import { CLUSTER_SKIP_MESSAGE, redisAvailable, startRedis, type RunningRedis } from './cluster-harness.js';
+import { closeAfter, startTestGateway, stdioFixture, waitFor } from './helpers.js';
+import { call, deleteSession, openRawSession, post, type RawSession } from './raw-http.js';
+
+const CURSOR_SECRET = 'a cursor secret of 32 characters';
+const SESSION_SECRET = 'a session secret of 32 character';
+const BURST = 6;
+
+function replicaConfig(redis: RunningRedis, extra: Record<string, unknown> = {}) {
+    return {
+        cursorSecret: CURSOR_SECRET,
+        sessions: { secrets: [SESSION_SECRET] },
+        cluster: { redis: { url: redis.url } },
+        upstreams: [stdioFixture('local')],
+        ...extra
+    };
+}
+
+async function replicas(t: TestContext, redis: RunningRedis, extra: Record<string, unknown> = {}): Promise<[RunningGateway, RunningGateway]> {
+    const started: RunningGateway[] = [];
+    for (let index = 0; index < 2; index++) {
+        const gateway = await startTestGateway(replicaConfig(redis, extra));
+        closeAfter(t, () => gateway.close());
+        started.push(gateway);
+    }
+    return started as [RunningGateway, RunningGateway];
+}
+
+async function ping(url: string, session: RawSession): Promise<number> {
+    return (await call(url, session, 'ping', {}, 'p')).status;
+}
+
+/** HTTP sessions the replica holds now, from its metrics (reading them uses no session). */
+async function heldSessions(gateway: RunningGateway): Promise<number> {
+    const metrics = await (await fetch(new URL('/metrics', gateway.url))).text();
+    return Number(/^mcp_gateway_sessions\{transport="http"\} (\d+)$/m.exec(metrics)?.[1] ?? Number.NaN);
+}
+
+async function readyDetails(gateway: RunningGateway): Promise<Record<string, unknown>> {
+    const response = await fetch(new URL('/readyz', gateway.url));
+    return (await response.json()) as Record<string, unknown>;
+}
+
+describe('replicas sharing state in Redis', { skip: redisAvailable() ? false : CLUSTER_SKIP_MESSAGE }, () => {
+    test('a session opened on one replica is served by the other; DELETE on either ends it on both', { timeout: 120_000 }, async t => {
+        const redis = await startRedis(t);
+        const [a, b] = await replicas(t, redis);
+        const session = await openRawSession(a.url!);
+        const listed = await call(b.url!, session, 'prompts/list', {}, 'list');
+        assert.equal(listed.status, 200);
+        assert.ok((listed.response?.result?.prompts as unknown[]).length > 0, 'served by the replica that did not open it');
+        assert.equal(await ping(a.url!, session), 200);
+
+        const deleted = await deleteSession(b.url!, session.headers);
+        assert.equal(deleted.status, 200);
+        assert.equal(await ping(b.url!, session), 404);
+        // The other replica hears of it through Redis (a channel); it held the session until then.
+        await waitFor(async () => (await ping(a.url!, session)) === 404, 20_000, 'the other replica to refuse the ended session');
+        const restarted = await startTestGateway(replicaConfig(redis));
+        closeAfter(t, () => restarted.close());
+        assert.equal(await ping(restarted.url!, session), 404, 'a replica started later learns it from Redis');
+    });
+
+    test('a rate limit and a session quota hold across replicas, not per replica', { timeout: 120_000 }, async t => {
+        const redis = await startRedis(t);
+        const [a, b] = await replicas(t, redis, { limits: { maxSessionsPerClient: 3, rateLimit: { requestsPerSecond: 0.001, burst: BURST } } });
+        const statuses: number[] = [];
+        for (let index = 0; index < BURST + 2; index++) {
+            const response = await post(index % 2 === 0 ? a.url! : b.url!, { jsonrpc: '2.0', id: index, method: 'ping' }, { 'mcp-protocol-version': '2026-07-28' });
+            await response.body?.cancel();
+            statuses.push(response.status);
+        }
+        assert.equal(statuses.filter(status => status === 429).length, 2, `${BURST} in all, across both: ${statuses.join(' ')}`);
+        assert.ok(statuses.slice(BURST).every(status => status === 429));
+    });
+
+    test('sessions per client are counted across replicas, and an ended one frees its place everywhere', { timeout: 120_000 }, async t => {
+        const redis = await startRedis(t);
+        const [a, b] = await replicas(t, redis, { limits: { maxSessionsPerClient: 2 } });
+        const first = await openRawSession(a.url!);
+        await openRawSession(b.url!);
+        const third = await post(a.url!, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+        await third.body?.cancel();
+        assert.equal(third.status, 429, 'the third session of the client, though each replica holds one');
+        assert.equal((await deleteSession(b.url!, first.headers)).status, 200);
+        await openRawSession(a.url!);
+    });
+
+    test('a session idle on one replica but used on the other lives on; quiet on both, it ends on both', { timeout: 120_000 }, async t => {
+        const redis = await startRedis(t);
+        const [a, b] = await replicas(t, redis, { sessions: { secrets: [SESSION_SECRET], idleTimeoutMs: 1000 } });
+        const session = await openRawSession(a.url!);
+        // Used on b for longer than the idle timeout, while a holds it idle.
+        const until = Date.now() + 3500;
+        while (Date.now() < until) {
+            assert.equal(await ping(b.url!, session), 200);
+            await new Promise(resolve => setTimeout(resolve, 200));
+        }
+        assert.equal(await ping(a.url!, session), 200, 'a let it go but did not end it: it was in use');
+        // Watched without using the session (a request would keep it alive): neither replica holds it any more...
+        await waitFor(async () => (await heldSessions(a)) === 0 && (await heldSessions(b)) === 0, 30_000, 'both replicas to let the quiet session go');
+        // ... and it ended, rather than being let go: no replica takes it back.
+        assert.equal(await ping(b.url!, session), 404);
+        assert.equal(await ping(a.url!, session), 404);
+    });
+
+    test('Redis away: both replicas keep serving with local limits and say so; back, they share again', { timeout: 120_000 }, async t => {
+        const redis = await startRedis(t);
+        const [a, b] = await replicas(t, redis);
+        const session = await openRawSession(a.url!);
+        assert.deepEqual((await readyDetails(a))['sharedState'], 'redis');
+        await redis.stop('SIGKILL');
+        await waitFor(async () => (await readyDetails(a))['sharedState'] === 'local (Redis unreachable)', 20_000, 'readiness to tell');
+        const ready = await fetch(new URL('/readyz', a.url));
+        await ready.body?.cancel();
+        assert.equal(ready.status, 200, 'still ready: it serves on');
+        assert.equal(await ping(b.url!, session), 200, 'sessions still open anywhere');
+        const fresh = await openRawSession(b.url!);
+        assert.equal((await deleteSession(b.url!, fresh.headers)).status, 200, 'ended while Redis is away');
+        const metrics = await (await fetch(new URL('/metrics', a.url))).text();
+        assert.match(metrics, /^mcp_gateway_shared_state_up 0$/m);
+
+        await redis.start();
+        await waitFor(async () => (await readyDetails(a))['sharedState'] === 'redis', 30_000, 'the replicas to reconnect');
+        await waitFor(async () => (await readyDetails(b))['sharedState'] === 'redis', 30_000, 'the replicas to reconnect');
+        // Ended on b while Redis was away: written when it came back, so a hears of it too.
+        await waitFor(async () => (await ping(a.url!, fresh)) === 404, 20_000, 'the other replica to learn of the session ended meanwhile');
+    });
+});
