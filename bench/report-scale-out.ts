@@ -61,7 +61,8 @@ every ${r.listEvery}th request a prompts/list walk to the last page (through a g
 prompts, the second cursor opened by whichever replica gets it; the upstream answers all in one). Replicas share
 \`cursorSecret\` and \`sessions.secrets\`, \`cluster: {}\` (no Redis). A 2025 session is opened on one replica and its
 next requests go to the others, each of which opens its sealed id the first time and holds the session after.
-Slices of ${(o.sliceMs / 1000).toFixed(1)} s, ${o.rounds} round(s), the cells taking turns; CPU from /proc (all
+Every gateway first serves ${count(o.warmUpRequests)} requests of each era directly (JIT warm-up: behind nginx each of
+three replicas sees a third of the load). Slices of ${(o.sliceMs / 1000).toFixed(1)} s, ${o.rounds} round(s), the cells taking turns; CPU from /proc (all
 threads, every replica summed; nginx's worker), idle subtracted, per request.
 
 This machine has 2 cores for the bench client, nginx, the upstream and every replica: three replicas cannot

@@ -64,7 +64,7 @@ const SIZES = args.quick
           narrowClients: { upstreams: 4, promptsEach: 2_000, pages: 20 },
           metricsCostRounds: 20_000,
           profileMs: 300,
-          replicas: { concurrencies: [16], sliceMs: 300, rounds: 1, idleMs: 100 },
+          replicas: { concurrencies: [16], sliceMs: 300, rounds: 1, idleMs: 100, warmUpRequests: 200 },
           sessionId: { iterations: 5_000, rounds: 3, held: 1_000 }
       }
     : {
@@ -79,7 +79,7 @@ const SIZES = args.quick
           narrowClients: { upstreams: 4, promptsEach: 50_000, pages: 200 },
           metricsCostRounds: 200_000,
           profileMs: 3_000,
-          replicas: { concurrencies: [16, 64], sliceMs: 2_000, rounds: 3, idleMs: 1_000 },
+          replicas: { concurrencies: [16, 64], sliceMs: 2_000, rounds: 3, idleMs: 1_000, warmUpRequests: 3_000 },
           sessionId: { iterations: 50_000, rounds: 9, held: 10_000 }
       };
 const CPU_CONCURRENCY = 32;

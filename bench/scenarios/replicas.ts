@@ -37,6 +37,7 @@ type Era = typeof SESSION_ERA | typeof STATELESS_ERA;
 const LIST_EVERY = 4;
 /** Idle connections nginx keeps to its upstreams, as a production proxy would (see the harness). */
 const NGINX_KEEPALIVE = 64;
+const WARM_UP_CONCURRENCY = 16;
 const CURSOR_SECRET = 'bench-replicas-cursor-secret-032';
 const SESSION_SECRET = 'bench-replicas-session-secret-32';
 
@@ -45,6 +46,8 @@ export interface ReplicasOptions {
     sliceMs: number;
     rounds: number;
     idleMs: number;
+    /** Requests of each era every gateway serves directly before the measures. */
+    warmUpRequests: number;
 }
 
 export interface ReplicaCell {
@@ -129,15 +132,18 @@ interface SliceTotals {
 const cpuOf = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuNs(pid), 0);
 const nginxPids = (target: LoadTarget) => (target.nginx === undefined ? [] : nginxWorkers(target.nginx.pid));
 
-/** `channels` send the mix back to back for `durationMs`; adds requests, time, CPU and latencies to `totals`. */
-async function slice(target: LoadTarget, channels: Channel[], durationMs: number, prompts: number, totals: SliceTotals): Promise<void> {
+/**
+ * `channels` send the mix back to back for `durationMs` (or until `totals` has `maxRequests`); adds requests, time,
+ * CPU and latencies to `totals`.
+ */
+async function slice(target: LoadTarget, channels: Channel[], durationMs: number, prompts: number, totals: SliceTotals, maxRequests = Infinity): Promise<void> {
     const workers = nginxPids(target);
     const [hopBefore, nginxBefore] = [cpuOf(target.hopPids), cpuOf(workers)];
     const start = performance.now();
     const end = start + durationMs;
     await Promise.all(
         channels.map(async (channel, c) => {
-            for (let i = c; performance.now() < end; i++) {
+            for (let i = c; performance.now() < end && totals.requests < maxRequests; i++) {
                 if (i % LIST_EVERY === 0) {
                     totals.requests += await walk(channel, prompts, us => totals.samples.push(us));
                     continue;
@@ -152,6 +158,26 @@ async function slice(target: LoadTarget, channels: Channel[], durationMs: number
     totals.ms += performance.now() - start;
     totals.hopNs += cpuOf(target.hopPids) - hopBefore;
     totals.nginxNs += cpuOf(workers) - nginxBefore;
+}
+
+const emptyTotals = (): SliceTotals => ({ requests: 0, ms: 0, hopNs: 0, nginxNs: 0, samples: [] });
+
+/**
+ * Every gateway, directly, serves `requests` of each era before anything is measured: behind nginx each of three
+ * replicas gets a third of the requests, and would otherwise be measured while its JIT still compiles (on threads
+ * whose CPU counts) what the single gateway compiled long before.
+ */
+async function warmUp(gateways: LoadTarget[], requests: number, prompts: number): Promise<void> {
+    for (const gateway of gateways) {
+        for (const era of gateway.eras) {
+            const channels = await openChannels(gateway, era, WARM_UP_CONCURRENCY);
+            try {
+                await slice(gateway, channels, Infinity, prompts, emptyTotals(), requests);
+            } finally {
+                await Promise.all(channels.map(channel => channel.close()));
+            }
+        }
+    }
 }
 
 const openChannels = (target: LoadTarget, era: Era, count: number) =>
@@ -177,9 +203,8 @@ async function measureCells(cells: Cell[], options: ReplicasOptions, prompts: nu
     const idle = await idleRates(cells, options.idleMs);
     const results: ReplicaCell[] = [];
     for (const concurrency of options.concurrencies) {
-        const totals = cells.map((): SliceTotals => ({ requests: 0, ms: 0, hopNs: 0, nginxNs: 0, samples: [] }));
-        const warmUp = (): SliceTotals => ({ requests: 0, ms: 0, hopNs: 0, nginxNs: 0, samples: [] });
-        for (const cell of cells) await slice(cell.target, cell.channels.slice(0, concurrency), options.sliceMs / 2, prompts, warmUp());
+        const totals = cells.map(emptyTotals);
+        for (const cell of cells) await slice(cell.target, cell.channels.slice(0, concurrency), options.sliceMs / 2, prompts, emptyTotals());
         const indices = cells.map((_, i) => i);
         for (let round = 0; round < options.rounds; round++) {
             for (const i of rotated(indices, round)) await slice(cells[i]!.target, cells[i]!.channels.slice(0, concurrency), options.sliceMs, prompts, totals[i]!);
@@ -202,7 +227,8 @@ async function measureCells(cells: Cell[], options: ReplicasOptions, prompts: nu
     return results;
 }
 
-async function startTargets(scope: Scope, upstream: { url: string; pid: number }): Promise<LoadTarget[]> {
+/** The targets measured, and each gateway by itself (to warm it up). */
+async function startTargets(scope: Scope, upstream: { url: string; pid: number }): Promise<{ targets: LoadTarget[]; gateways: LoadTarget[] }> {
     const config = { cursorSecret: CURSOR_SECRET, cluster: {}, sessions: { secrets: [SESSION_SECRET] }, upstreams: [httpUpstream('up', upstream.url)] };
     const [rawHop, one, ...gateways] = await Promise.all([
         startBenchServer('raw hop, replicas', 'raw-hop.ts', ['--upstream', upstream.url]),
@@ -224,7 +250,8 @@ async function startTargets(scope: Scope, upstream: { url: string; pid: number }
         { name: NGINX_ONE, url: withPath(nginxOne.url, one!.url), prompt: gatewayPrompt, eras: both, hopPids: [one!.pid], nginx: nginxOne },
         { name: NGINX_THREE, url: withPath(nginxThree.url, gateways[0]!.url), prompt: gatewayPrompt, eras: both, hopPids: gateways.map(g => g.pid), nginx: nginxThree }
     ];
-    return targets;
+    const direct = (name: string, gateway: { url: string; pid: number }): LoadTarget => ({ name, url: gateway.url, prompt: gatewayPrompt, eras: both, hopPids: [gateway.pid], nginx: undefined });
+    return { targets, gateways: [one!, ...gateways].map((gateway, i) => direct(`replica ${i}`, gateway)) };
 }
 
 export async function measureReplicas(upstream: { url: string; pid: number }, prompts: number, options: ReplicasOptions): Promise<ReplicasResult> {
@@ -232,7 +259,8 @@ export async function measureReplicas(upstream: { url: string; pid: number }, pr
     const scope = new Scope();
     const channels: Channel[] = [];
     try {
-        const targets = await startTargets(scope, upstream);
+        const { targets, gateways } = await startTargets(scope, upstream);
+        await warmUp(gateways, options.warmUpRequests, prompts);
         const most = Math.max(...options.concurrencies);
         const cells: Cell[] = [];
         for (const target of targets) {
