@@ -2,6 +2,7 @@
 import { addedP50, cpuPerGet, throughputRatio, verdicts, type BenchResults, type Verdict } from './results.js';
 import { table } from './lib/markdown.js';
 import { count, kib, mib, ms, ratio, us } from './lib/stats.js';
+import { scaleOutSections } from './report-scale-out.js';
 import { scenarioSections } from './report-scenarios.js';
 import { DIRECT, FLOOR, GATEWAY, GATEWAY_METRICS_OFF, GATEWAY_STATELESS, RAW_HOP } from './targets.js';
 
@@ -259,7 +260,7 @@ ${table(
     ]
 )}
 
-${scenarioSections(r)}## Reproduce
+${scenarioSections(r)}${scaleOutSections(r)}## Reproduce
 
 \`\`\`sh
 npm ci
@@ -267,6 +268,8 @@ npm run bench                                        # this tree's gateway: BENC
 npm run bench -- --gateway ../other-checkout         # another build of the gateway (npm run build there first)
 npm run bench -- --before bench/results/before-da4130c.json   # with an earlier run's values beside
 npm run bench -- --quick                             # every scenario small, in under a minute; writes nothing
+npm run bench -- --only replicas,session-id --merge bench/results/<run>.json   # those two again, added to that run
+# the replicas scenario needs nginx (Debian: apt-get install -y redis-server nginx-light); without it, it is skipped
 \`\`\`
 `;
 }

@@ -6,6 +6,8 @@ import type { MetricsCostResult } from './scenarios/metrics-cost.js';
 import type { NarrowClientsResult } from './scenarios/narrow-clients.js';
 import type { OverloadResult } from './scenarios/overload.js';
 import type { ProfileRow } from './scenarios/profile.js';
+import type { ReplicasResult } from './scenarios/replicas.js';
+import type { SessionIdResult } from './scenarios/session-id.js';
 import type { SessionStep } from './scenarios/sessions.js';
 import type { StormResult } from './scenarios/storm.js';
 import type { ThroughputCell } from './scenarios/throughput.js';
@@ -41,9 +43,15 @@ export interface BenchResults {
     metricsCost?: MetricsCostResult;
     httpMemory?: HttpMemoryRow[];
     overload?: OverloadResult;
+    /** Scale-out (issue 16); may have been measured later than the rest (`--only --merge`): see measuredOn. */
+    replicas?: Stamped<ReplicasResult>;
+    sessionId?: Stamped<SessionIdResult>;
     /** Process warnings the line-up's gateway printed, by name. */
     gatewayWarnings: Record<string, number>;
 }
+
+/** A scenario's result with when, on what, and under what load it was measured. */
+export type Stamped<T> = T & { measuredOn: { commit: string; date: string; loadAtStart: number[] } };
 
 export interface Verdict {
     measure: string;

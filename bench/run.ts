@@ -9,6 +9,9 @@
  *   npm run bench -- --before bench/results/before-da4130c.json   # BENCHMARKS.md shows those results beside
  *   npm run bench -- --save bench/results/x.json    # where the results go (full run)
  *   npm run bench -- --label da4130c                # what the gateway is called (default: its checkout's commit)
+ *   npm run bench -- --only replicas,session-id --merge bench/results/x.json
+ *                                                   # only those scenarios, added to x.json (each stamped with its
+ *                                                   # commit and date), and BENCHMARKS.md again from it
  *   node --import tsx bench/run.ts --render bench/results/x.json   # BENCHMARKS.md again from saved results, no run
  */
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -16,9 +19,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { gatewayUnderTest, measureGatewayAt } from './lib/gateway.js';
-import { onProcessFailure, ROOT } from './lib/processes.js';
+import { onProcessFailure, ROOT, startBenchServer, type Watched } from './lib/processes.js';
 import { renderReport, renderVerdicts } from './report.js';
-import type { BenchResults } from './results.js';
+import type { BenchResults, Stamped } from './results.js';
 import { measureCatalog } from './scenarios/catalog.js';
 import { measureHttpMemory } from './scenarios/http-memory.js';
 import { measureLatency } from './scenarios/latency.js';
@@ -26,6 +29,8 @@ import { measureMetricsCost } from './scenarios/metrics-cost.js';
 import { measureNarrowClients } from './scenarios/narrow-clients.js';
 import { measureOverload } from './scenarios/overload.js';
 import { profileTarget } from './scenarios/profile.js';
+import { measureReplicas, type ReplicasResult } from './scenarios/replicas.js';
+import { measureSessionId } from './scenarios/session-id.js';
 import { measureSessions } from './scenarios/sessions.js';
 import { measureStorm } from './scenarios/storm.js';
 import { measureThroughput } from './scenarios/throughput.js';
@@ -39,7 +44,9 @@ const { values: args } = parseArgs({
         before: { type: 'string' },
         save: { type: 'string' },
         label: { type: 'string' },
-        render: { type: 'string' }
+        render: { type: 'string' },
+        only: { type: 'string' },
+        merge: { type: 'string' }
     }
 });
 
@@ -56,7 +63,9 @@ const SIZES = args.quick
           overload: { sessions: 10, perSession: 10, slowMs: 1_000, probes: 20 },
           narrowClients: { upstreams: 4, promptsEach: 2_000, pages: 20 },
           metricsCostRounds: 20_000,
-          profileMs: 300
+          profileMs: 300,
+          replicas: { concurrencies: [16], sliceMs: 300, rounds: 1, idleMs: 100, warmUpRequests: 200 },
+          sessionId: { iterations: 5_000, rounds: 3, held: 1_000 }
       }
     : {
           upstreamPrompts: 100,
@@ -69,7 +78,9 @@ const SIZES = args.quick
           overload: { sessions: 20, perSession: 100, slowMs: 3_000, probes: 50 },
           narrowClients: { upstreams: 4, promptsEach: 50_000, pages: 200 },
           metricsCostRounds: 200_000,
-          profileMs: 3_000
+          profileMs: 3_000,
+          replicas: { concurrencies: [16, 64], sliceMs: 2_000, rounds: 3, idleMs: 1_000, warmUpRequests: 3_000 },
+          sessionId: { iterations: 50_000, rounds: 9, held: 10_000 }
       };
 const CPU_CONCURRENCY = 32;
 
@@ -113,10 +124,22 @@ const inProcessScenarios = () =>
     measureAll(
         {
             narrowClients: () => measureNarrowClients(SIZES.narrowClients),
-            metricsCost: () => Promise.resolve(measureMetricsCost(SIZES.metricsCostRounds))
+            metricsCost: () => Promise.resolve(measureMetricsCost(SIZES.metricsCostRounds)),
+            sessionId: () => Promise.resolve(stamped(measureSessionId(SIZES.sessionId)))
         },
         false
     );
+
+/** The scale-out scenario (processes of its own: one after the others); its own message when nginx is missing. */
+async function replicasScenario(upstream: Watched & { url: string }): Promise<Stamped<ReplicasResult>> {
+    const result = await measureReplicas(upstream, SIZES.upstreamPrompts, SIZES.replicas);
+    if ('skipped' in result) log(`replicas skipped: ${result.skipped}`);
+    else log('replicas done');
+    return stamped(result);
+}
+
+/** A result with the commit and time it was measured, which a merged run's other scenarios do not share. */
+const stamped = <T extends object>(result: T): Stamped<T> => ({ ...result, measuredOn: { commit: gatewayUnderTest().commit, date: new Date().toISOString(), loadAtStart: os.loadavg() } });
 
 const readResults = async (file: string) => JSON.parse(await readFile(file, 'utf8')) as BenchResults;
 
@@ -125,6 +148,37 @@ async function writeReport(folder: string, results: BenchResults, resultsFile: s
     const report = path.join(folder, 'BENCHMARKS.md');
     await writeFile(report, renderReport(results, { before, resultsFile: path.relative(folder, resultsFile) }));
     return report;
+}
+
+/** Scenarios `--only` can run by themselves, under their names in the results. */
+const SELECTABLE = { replicas: 'replicas', 'session-id': 'sessionId' } as const;
+
+/**
+ * `--only`: the named scenarios alone; added to the `--merge` results (BENCHMARKS.md rendered again from them,
+ * every other figure kept), or in a quick run printed.
+ */
+async function runSelected(names: string[]): Promise<void> {
+    const unknown = names.filter(name => !(name in SELECTABLE));
+    if (unknown.length > 0) throw new Error(`--only: unknown scenario ${unknown.join(', ')} (known: ${Object.keys(SELECTABLE).join(', ')})`);
+    if (args.merge === undefined && !args.quick) throw new Error('--only needs --merge <results.json> (the run its results are added to), or --quick');
+    const measured: Partial<Pick<BenchResults, 'replicas' | 'sessionId'>> = {};
+    if (names.includes('replicas')) {
+        const upstream = await startBenchServer('upstream', 'upstream.ts', ['--prompts', String(SIZES.upstreamPrompts)]);
+        measured.replicas = await replicasScenario(upstream);
+        await upstream.stop();
+    }
+    if (names.includes('session-id')) {
+        measured.sessionId = stamped(measureSessionId(SIZES.sessionId));
+        log('sessionId done');
+    }
+    if (args.merge === undefined) {
+        process.stdout.write(`${JSON.stringify(measured, null, 2)}\n`);
+        return;
+    }
+    const merged = { ...(await readResults(args.merge)), ...measured };
+    const save = path.resolve(args.save ?? args.merge);
+    await writeFile(save, `${JSON.stringify(merged, null, 2)}\n`);
+    log(`wrote ${await writeReport(ROOT, merged, save)} and ${save}`);
 }
 
 async function main(): Promise<void> {
@@ -137,6 +191,7 @@ async function main(): Promise<void> {
         process.exit(1);
     });
     if (args.gateway !== undefined) measureGatewayAt(args.gateway);
+    if (args.only !== undefined) return runSelected(args.only.split(',').map(name => name.trim()));
     const loadAtStart = os.loadavg();
     const lineup = await startLineup({ prompts: SIZES.upstreamPrompts, variants: !args.quick, baselineRoot: args.baseline });
     log(`line-up: ${lineup.targets.map(target => target.name).join(', ')}`);
@@ -148,6 +203,7 @@ async function main(): Promise<void> {
     const profile = await profileTarget(gateway, lineup.gateway.inspector!, { concurrency: CPU_CONCURRENCY, durationMs: SIZES.profileMs });
     log('profile done');
     const fresh = await freshGatewayScenarios(lineup.floor.url, lineup.upstream.url);
+    const replicas = await replicasScenario(lineup.upstream);
     const gatewayWarnings = Object.fromEntries(lineup.gateway.warnings);
     await lineup.stop();
     const inProcess = await inProcessScenarios();
@@ -165,6 +221,7 @@ async function main(): Promise<void> {
         ...fresh,
         profile,
         ...inProcess,
+        replicas,
         gatewayWarnings
     };
     process.stdout.write(`${renderVerdicts(results)}\n`);

@@ -11,8 +11,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import type { TestContext } from 'node:test';
-import { closeAfter, freePort, ROOT, waitFor } from './helpers.js';
+import { closeAfter, freePort, ROOT, waitFor, type TeardownScope } from './helpers.js';
 
 export const CLUSTER_INSTALL_COMMAND = 'apt-get install -y redis-server nginx-light';
 export const CLUSTER_SKIP_MESSAGE = `needs redis-server and nginx (Debian: ${CLUSTER_INSTALL_COMMAND})`;
@@ -51,7 +50,7 @@ function executable(name: string): string {
     return found;
 }
 
-async function tempDir(t: TestContext, prefix: string): Promise<string> {
+async function tempDir(t: TeardownScope, prefix: string): Promise<string> {
     const dir = await mkdtemp(path.join(tmpdir(), prefix));
     closeAfter(t, () => rm(dir, { recursive: true, force: true }));
     return dir;
@@ -164,7 +163,7 @@ export interface RunningRedis {
 }
 
 /** redis-server on a free loopback port, nothing saved to disk; stopped when the test ends. */
-export async function startRedis(t: TestContext): Promise<RunningRedis> {
+export async function startRedis(t: TeardownScope): Promise<RunningRedis> {
     const binary = executable('redis-server');
     const dir = await tempDir(t, 'cluster-redis-');
     const configFile = path.join(dir, 'redis.conf');
@@ -206,6 +205,8 @@ export interface RunningNginx {
     /** http://127.0.0.1:PORT: requests go round robin to the upstream ports. */
     url: string;
     port: number;
+    /** The master process; its children are the workers (see nginxWorkers). */
+    pid: number;
     /** Rewrites the upstream list and reloads (SIGHUP); resolves once the old workers are gone. */
     reload(upstreamPorts: readonly number[]): Promise<void>;
     /** nginx's error log so far (for a failing test's message). */
@@ -222,9 +223,13 @@ export interface RunningNginx {
  *   run twice); refused connections are retried anyway, the request was never sent.
  * - Plain round robin, no affinity: consecutive requests of one session land on different replicas, as they may in
  *   production. X-Upstream names the replica that answered, so a test can see where each request went.
+ * - `keepalive`: idle connections to the replicas kept open (per worker), as a production proxy would; without it
+ *   every request opens a connection to its replica. The tests leave it off: a request is never sent on a pooled
+ *   connection a killed replica left behind.
  */
-function nginxConfig(dir: string, port: number, upstreamPorts: readonly number[]): string {
+function nginxConfig(dir: string, port: number, upstreamPorts: readonly number[], keepalive?: number): string {
     const servers = upstreamPorts.map(upstream => `        server 127.0.0.1:${upstream} max_fails=0;`).join('\n');
+    const pooled = keepalive === undefined ? '' : `\n        keepalive ${keepalive};`;
     const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(kind => `    ${kind}_temp_path ${path.join(dir, kind)};`).join('\n');
     // As root, workers would run as "nobody", which cannot enter this private folder (its temp paths).
     const user = process.getuid?.() === 0 ? 'user root;\n' : '';
@@ -238,7 +243,7 @@ http {
 ${temp}
     access_log ${path.join(dir, 'access.log')};
     upstream gateways {
-${servers}
+${servers}${pooled}
     }
     server {
         listen 127.0.0.1:${port};
@@ -261,8 +266,13 @@ ${servers}
 `;
 }
 
+export interface NginxOptions {
+    /** Idle connections to the replicas kept per worker (nginx's `keepalive`); default none. */
+    keepalive?: number;
+}
+
 /** nginx round-robin over 127.0.0.1:<upstreamPorts>, on a free loopback port; stopped (SIGQUIT) when the test ends. */
-export async function startNginx(t: TestContext, upstreamPorts: readonly number[]): Promise<RunningNginx> {
+export async function startNginx(t: TeardownScope, upstreamPorts: readonly number[], { keepalive }: NginxOptions = {}): Promise<RunningNginx> {
     const binary = executable('nginx');
     const dir = await tempDir(t, 'cluster-nginx-');
     const configFile = path.join(dir, 'nginx.conf');
@@ -272,7 +282,7 @@ export async function startNginx(t: TestContext, upstreamPorts: readonly number[
     closeAfter(t, () => started && stopProcess(started, 'SIGQUIT', true));
 
     const port = await onFreePort(async candidate => {
-        await writeFile(configFile, nginxConfig(dir, candidate, upstreamPorts));
+        await writeFile(configFile, nginxConfig(dir, candidate, upstreamPorts, keepalive));
         // Its own process group, so teardown can reach the workers too; -e: errors before the config is read.
         started = watch(spawn(binary, ['-p', dir, '-c', configFile, '-e', errorFile], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], detached: true }));
         try {
@@ -287,7 +297,7 @@ export async function startNginx(t: TestContext, upstreamPorts: readonly number[
     const reload = async (ports: readonly number[]) => {
         const master = started!;
         const workersBefore = nginxWorkers(master.child.pid!);
-        await writeFile(configFile, nginxConfig(dir, port, ports));
+        await writeFile(configFile, nginxConfig(dir, port, ports, keepalive));
         master.child.kill('SIGHUP');
         // The reload is done when the old workers have ended and a new one runs (an invalid config keeps the old ones).
         const reloaded = () => {
@@ -298,11 +308,11 @@ export async function startNginx(t: TestContext, upstreamPorts: readonly number[
             throw new Error(`${error.message}; error log:\n${errorLog()}`, { cause: error });
         });
     };
-    return { url: `http://127.0.0.1:${port}`, port, reload, errorLog };
+    return { url: `http://127.0.0.1:${port}`, port, pid: started!.child.pid!, reload, errorLog };
 }
 
 /** PIDs of the master's children (its workers), from /proc. */
-function nginxWorkers(masterPid: number): number[] {
+export function nginxWorkers(masterPid: number): number[] {
     const children = readFileSync(`/proc/${masterPid}/task/${masterPid}/children`, 'utf8').trim();
     return children === '' ? [] : children.split(' ').map(Number);
 }
@@ -330,7 +340,7 @@ const originOf = (url: string) => new URL(url).origin;
  * The built gateway (`node dist/cli.js --config FILE`) on 127.0.0.1, on `port` or a free one, with `config` as its
  * file (listen.host and listen.port are set here); resolves once /readyz answers 200. Needs `npm run build`.
  */
-export async function startReplica(t: TestContext, config: Record<string, unknown>, { port }: { port?: number } = {}): Promise<RunningReplica> {
+export async function startReplica(t: TeardownScope, config: Record<string, unknown>, { port }: { port?: number } = {}): Promise<RunningReplica> {
     if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run `npm run build` (npm test does)');
     const dir = await tempDir(t, 'cluster-replica-');
     const configFile = path.join(dir, 'gateway.json');

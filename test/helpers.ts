@@ -5,7 +5,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport, SSEClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -128,14 +127,19 @@ async function spawnHttpFixture(args: string[]): Promise<HttpFixture> {
     return { url, child, close: () => stopChild(child) };
 }
 
-const teardowns = new WeakMap<TestContext, (() => unknown)[]>();
+/** Where teardown goes: a node:test TestContext, or anything else that runs `after` hooks (the bench's own scope). */
+export interface TeardownScope {
+    after(fn: () => unknown): void;
+}
+
+const teardowns = new WeakMap<TeardownScope, (() => unknown)[]>();
 
 /**
  * Closes a resource when the test ends, however it ends (failed, timed out): call it the moment the resource exists.
  * Resources close last-opened first, a client before its gateway before its fixture (node:test runs `after` hooks
  * first-in, first-out); every one is closed even if another's close throws.
  */
-export function closeAfter(t: TestContext, close: () => unknown): void {
+export function closeAfter(t: TeardownScope, close: () => unknown): void {
     const stack = teardowns.get(t);
     if (stack !== undefined) {
         stack.push(close);
