@@ -8,7 +8,7 @@ import { loadConfigFile } from './config/load.js';
 import { ConfigError } from './config/issues.js';
 import { ConfigReloader } from './config/reload.js';
 import { ANONYMOUS_CLIENT_ID } from './config/policy-schema.js';
-import { LOG_FORMATS, LOG_LEVELS, type GatewayConfig } from './config/schema.js';
+import { LOG_FORMATS, LOG_LEVELS, missingCursorSecret, type GatewayConfig } from './config/schema.js';
 import { startGateway } from './gateway.js';
 import { resolveCommand } from './upstream/command.js';
 import { closeSharedReaper } from './upstream/reaper.js';
@@ -51,7 +51,7 @@ function parseCommandLine(argv: string[]) {
     }
 }
 
-function applyOverrides(config: GatewayConfig, host: string | undefined, port: string | undefined): GatewayConfig {
+function applyOverrides(config: GatewayConfig, source: string, host: string | undefined, port: string | undefined): GatewayConfig {
     const listen = { ...config.listen };
     if (host !== undefined) {
         if (host === '') throw new UsageError('--host must not be empty');
@@ -62,7 +62,10 @@ function applyOverrides(config: GatewayConfig, host: string | undefined, port: s
         if (!/^\d+$/.test(port) || value > 65_535) throw new UsageError(`--port must be a whole number from 0 to 65535, got "${port}"`);
         listen.port = value;
     }
-    return { ...config, listen };
+    const overridden = { ...config, listen };
+    const missingSecret = missingCursorSecret(overridden);
+    if (missingSecret !== undefined) throw new ConfigError(`${source} with --host ${listen.host}`, [{ path: ['cursorSecret'], message: missingSecret }]);
+    return overridden;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -77,7 +80,7 @@ async function main(argv: string[]): Promise<number> {
     }
     const configFile = args.config;
     if (configFile === undefined) throw new UsageError('--config <file> is required');
-    const load = async () => applyOverrides(await loadConfigFile(configFile), args.host, args.port);
+    const load = async () => applyOverrides(await loadConfigFile(configFile), configFile, args.host, args.port);
     const config = await load();
     if (args.client !== undefined) {
         if (!args.stdio) throw new UsageError('--client applies to --stdio only; HTTP callers are identified by their credentials');

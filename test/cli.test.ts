@@ -94,6 +94,15 @@ describe('CLI', () => {
         assert.doesNotMatch(typed.stderr, /hunter2/);
     });
 
+    test('--host off loopback without a cursorSecret exits 2 naming the field and the fix; with one it is valid', async () => {
+        const file = await configFile('exposed.json', { upstreams: [upstream] });
+        const refused = runCli(['--config', file, '--host', '0.0.0.0', '--check']);
+        assert.equal(refused.status, 2, refused.stderr);
+        assert.match(refused.stderr, /cursorSecret: is required when listen\.host \(0\.0\.0\.0\) is not a loopback address.*\$\{CURSOR_SECRET\}/);
+        const secret = await configFile('exposed-with-secret.json', { cursorSecret: 'a shared secret of 32 characters', upstreams: [upstream] });
+        assert.equal(runCli(['--config', secret, '--host', '0.0.0.0', '--check']).status, 0);
+    });
+
     test('a missing config file and bad flags exit 2', () => {
         assert.equal(runCli(['--config', path.join(dir, 'nope.json'), '--check']).status, 2);
         assert.equal(runCli(['--check']).status, 2);

@@ -426,13 +426,8 @@ export const GatewayConfigSchema = z
                 message: 'must be at least 16 characters (or empty for a random per-process secret)'
             });
         }
-        if (config.cursorSecret === '' && (config.cluster !== undefined || !isLoopback(config.listen.host))) {
-            ctx.addIssue({
-                code: 'custom',
-                path: ['cursorSecret'],
-                message: `is required when ${config.cluster === undefined ? `listen.host (${config.listen.host}) is not a loopback address` : 'cluster is set'}: every replica and restart must share it, or cursors and sessions break between them; set "\${CURSOR_SECRET}" and a long random value`
-            });
-        }
+        const missingSecret = missingCursorSecret(config);
+        if (missingSecret !== undefined) ctx.addIssue({ code: 'custom', path: ['cursorSecret'], message: missingSecret });
         checkPolicyConfig(config, ctx);
         checkObservabilityPaths(config, ctx);
         if (config.notifications.maxDelayMs < config.notifications.debounceMs) {
@@ -445,6 +440,17 @@ export const GatewayConfigSchema = z
     });
 
 export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;
+
+/**
+ * Why an empty cursorSecret is refused, if it is: a random per-process key breaks cursors and sessions between
+ * replicas and across restarts, which a gateway reachable from elsewhere, or one of several, cannot afford. (Also
+ * checked after `--host`, which may move a config off loopback.)
+ */
+export function missingCursorSecret(config: Pick<GatewayConfig, 'cursorSecret' | 'cluster' | 'listen'>): string | undefined {
+    if (config.cursorSecret !== '' || (config.cluster === undefined && isLoopback(config.listen.host))) return undefined;
+    const why = config.cluster === undefined ? `listen.host (${config.listen.host}) is not a loopback address` : 'cluster is set';
+    return `is required when ${why}: every replica and restart must share it, or cursors and sessions break between them; set "\${CURSOR_SECRET}" and a long random value`;
+}
 
 const HEALTH_PATHS = ['/healthz', '/readyz'];
 
