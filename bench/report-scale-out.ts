@@ -5,9 +5,11 @@ import type { Stamped } from './results.js';
 import {
     NGINX_ONE,
     NGINX_THREE,
+    NGINX_THREE_REDIS,
     NGINX_UPSTREAM,
     ONE_GATEWAY,
     RAW_HOP_UPSTREAM,
+    REDIS_RATE_LIMIT,
     SESSION_ERA,
     STATELESS_ERA,
     UPSTREAM_DIRECT,
@@ -36,16 +38,17 @@ function ratiosTable(cells: ReplicaCell[], concurrencies: number[]): string {
     const rows: string[][] = [];
     for (const concurrency of concurrencies) {
         for (const era of [SESSION_ERA, STATELESS_ERA]) {
-            const [a, b, c] = [find(ONE_GATEWAY, era, concurrency), find(NGINX_ONE, era, concurrency), find(NGINX_THREE, era, concurrency)];
+            const [a, b, c, d] = [ONE_GATEWAY, NGINX_ONE, NGINX_THREE, NGINX_THREE_REDIS].map(target => find(target, era, concurrency));
             if (a === undefined || b === undefined || c === undefined) continue;
-            rows.push([`${era}, concurrency ${concurrency}`, ratio(b.perSecond / a.perSecond), ratio(c.perSecond / b.perSecond), ratio(c.latency.p99 / b.latency.p99), ratio(c.hopCpuUs! / b.hopCpuUs!)]);
+            const redis = d === undefined ? ['', ''] : [ratio(d.perSecond / c.perSecond), ratio(d.hopCpuUs! / c.hopCpuUs!)];
+            rows.push([`${era}, concurrency ${concurrency}`, ratio(b.perSecond / a.perSecond), ratio(c.perSecond / b.perSecond), ratio(c.latency.p99 / b.latency.p99), ratio(c.hopCpuUs! / b.hopCpuUs!), ...redis]);
         }
         const [direct, nginx, raw] = [find(UPSTREAM_DIRECT, SESSION_ERA, concurrency), find(NGINX_UPSTREAM, SESSION_ERA, concurrency), find(RAW_HOP_UPSTREAM, SESSION_ERA, concurrency)];
         if (direct !== undefined && nginx !== undefined && raw !== undefined) {
-            rows.push([`upstream alone, concurrency ${concurrency}: nginx / direct (raw hop / direct)`, `${ratio(nginx.perSecond / direct.perSecond)} (${ratio(raw.perSecond / direct.perSecond)})`, '', '', '']);
+            rows.push([`upstream alone, concurrency ${concurrency}: nginx / direct (raw hop / direct)`, `${ratio(nginx.perSecond / direct.perSecond)} (${ratio(raw.perSecond / direct.perSecond)})`, '', '', '', '', '']);
         }
     }
-    return table(['', 'throughput (b) / (a)', 'throughput (c) / (b)', 'p99 (c) / (b)', 'gateway CPU per request (c) / (b)'], rows);
+    return table(['', 'throughput (b) / (a)', 'throughput (c) / (b)', 'p99 (c) / (b)', 'gateway CPU per request (c) / (b)', 'throughput (d) / (c)', 'gateway CPU per request (d) / (c)'], rows);
 }
 
 function replicasSection(r: Stamped<ReplicasResult>): string {
@@ -53,7 +56,9 @@ function replicasSection(r: Stamped<ReplicasResult>): string {
     const o = r.options;
     return `## Several replicas behind nginx
 
-${stamp(r)}. The same load against **(a)** ${ONE_GATEWAY}, **(b)** ${NGINX_ONE}, **(c)** ${NGINX_THREE}
+${stamp(r)}. The same load against **(a)** ${ONE_GATEWAY}, **(b)** ${NGINX_ONE}, **(c)** ${NGINX_THREE},
+**(d)** ${NGINX_THREE_REDIS} ((c) with \`cluster.redis\` and a rate limit of ${REDIS_RATE_LIMIT.requestsPerSecond} requests/s that the load
+never reaches, so every request takes the shared limit's path: leases from Redis, session quotas, last uses)
 (nginx 1 worker, round robin with no affinity, ${r.nginxKeepalive} idle keep-alive connections to its upstreams, the
 harness's config otherwise: \`test/cluster-harness.ts\`); and, for nginx's own cost, the bench upstream directly,
 behind nginx alone, and behind the raw hop. Each client sends prompts/get back to back on a connection of its own,

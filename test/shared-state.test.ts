@@ -6,7 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';
+import { pino } from 'pino';
+import { RedisLink } from '../src/cluster/redis-link.js';
+import { SharedRateLimiter } from '../src/cluster/shared-rate-limiter.js';
 import type { RunningGateway } from '../src/gateway.js';
+import type { ClientProfile } from '../src/policy/clients.js';
 import { CLUSTER_SKIP_MESSAGE, redisAvailable, startRedis, type RunningRedis } from './cluster-harness.js';
 import { closeAfter, startTestGateway, stdioFixture, waitFor } from './helpers.js';
 import { call, deleteSession, openRawSession, post, type RawSession } from './raw-http.js';
@@ -81,6 +85,27 @@ describe('replicas sharing state in Redis', { skip: redisAvailable() ? false : C
         }
         assert.equal(statuses.filter(status => status === 429).length, 2, `${BURST} in all, across both: ${statuses.join(' ')}`);
         assert.ok(statuses.slice(BURST).every(status => status === 429));
+    });
+
+    test('leases: many requests at once under the limit are all served, and over it exactly the limit passes', { timeout: 60_000 }, async t => {
+        const redis = await startRedis(t);
+        const link = new RedisLink({ url: redis.url, keyPrefix: 'lease-test:', logger: pino({ level: 'silent' }) });
+        closeAfter(t, () => link.close());
+        assert.equal(await link.connect(), true);
+        // Three replicas' limiters; 10,000 requests/s with a burst of 20,000: leases of 500 tokens.
+        const limiters = [0, 1, 2].map(() => new SharedRateLimiter(link));
+        const client = { id: 'c', rateLimit: { requestsPerSecond: 10_000, burst: 20_000 } } as ClientProfile;
+        // 3 x 64 requests at once, over and over: each wave finds the leases used up together (one fetch each, not 64).
+        let refused = 0;
+        for (let wave = 0; wave < 40; wave++) {
+            const decisions = await Promise.all(Array.from({ length: 192 }, (_, index) => limiters[index % 3]!.take(client, 'under', 1)));
+            refused += decisions.filter(decision => !decision.allowed).length;
+        }
+        assert.equal(refused, 0, '7,680 requests, far under the limit');
+        // Far over it: a bucket of 5 with almost no refill lets 5 through in all, across the three.
+        const tight = { id: 't', rateLimit: { requestsPerSecond: 0.001, burst: 5 } } as ClientProfile;
+        const decisions = await Promise.all(Array.from({ length: 30 }, (_, index) => limiters[index % 3]!.take(tight, 'over', 1)));
+        assert.equal(decisions.filter(decision => decision.allowed).length, 5);
     });
 
     test('sessions per client are counted across replicas, and an ended one frees its place everywhere', { timeout: 120_000 }, async t => {

@@ -11,10 +11,11 @@
  * throughput scenario's targets do; CPU is every gateway's (or the hop's) and nginx's workers', from /proc, less
  * their idle CPU over as long, per request.
  *
- * Replicas share `cursorSecret` and `sessions.secrets` and set `cluster: {}` (no Redis): what is measured is the
- * sealed session and cursor, not shared limits.
+ * Replicas share `cursorSecret` and `sessions.secrets`. (c) sets `cluster: {}` (no Redis): what is measured is the
+ * sealed session and cursor. (d) is (c) with `cluster.redis` (a redis-server of its own) and a rate limit the load
+ * never reaches: what shared limits, session quotas and last uses cost on top.
  */
-import { CLUSTER_INSTALL_COMMAND, nginxAvailable, nginxWorkers, startNginx, type RunningNginx } from '../../test/cluster-harness.js';
+import { CLUSTER_INSTALL_COMMAND, nginxAvailable, nginxWorkers, redisAvailable, startNginx, startRedis, type RunningNginx } from '../../test/cluster-harness.js';
 import { closeAfter, type TeardownScope } from '../../test/helpers.js';
 import { httpUpstream, startGateway } from '../lib/gateway.js';
 import { StreamableChannel, type Channel } from '../lib/mcp-client.js';
@@ -28,6 +29,9 @@ export const RAW_HOP_UPSTREAM = 'raw hop -> upstream';
 export const ONE_GATEWAY = 'one gateway, directly';
 export const NGINX_ONE = 'nginx -> one gateway';
 export const NGINX_THREE = 'nginx -> three gateways';
+export const NGINX_THREE_REDIS = 'nginx -> three gateways, limits in Redis';
+/** (d)'s rate limit: never reached by the bench, so every request takes the shared limit's path (leases of 500). */
+export const REDIS_RATE_LIMIT = { requestsPerSecond: 10_000, burst: 20_000 };
 
 export const SESSION_ERA = '2025-06-18 session';
 export const STATELESS_ERA = '2026-07-28 stateless';
@@ -230,15 +234,19 @@ async function measureCells(cells: Cell[], options: ReplicasOptions, prompts: nu
 /** The targets measured, and each gateway by itself (to warm it up). */
 async function startTargets(scope: Scope, upstream: { url: string; pid: number }): Promise<{ targets: LoadTarget[]; gateways: LoadTarget[] }> {
     const config = { cursorSecret: CURSOR_SECRET, cluster: {}, sessions: { secrets: [SESSION_SECRET] }, upstreams: [httpUpstream('up', upstream.url)] };
+    const redis = await startRedis(scope);
+    const shared = { ...config, cluster: { redis: { url: redis.url } }, limits: { rateLimit: REDIS_RATE_LIMIT } };
     const [rawHop, one, ...gateways] = await Promise.all([
         startBenchServer('raw hop, replicas', 'raw-hop.ts', ['--upstream', upstream.url]),
         ...[0, 1, 2, 3].map(i => startGateway(`replica ${i}`, config))
     ]);
-    closeAfter(scope, () => Promise.all([rawHop, one, ...gateways].map(p => p!.stop())));
-    const [nginxUpstream, nginxOne, nginxThree] = await Promise.all([
+    const sharing = await Promise.all([4, 5, 6].map(i => startGateway(`replica ${i}`, shared)));
+    closeAfter(scope, () => Promise.all([rawHop, one, ...gateways, ...sharing].map(p => p!.stop())));
+    const [nginxUpstream, nginxOne, nginxThree, nginxShared] = await Promise.all([
         startNginxFor(scope, [portOf(upstream.url)]),
         startNginxFor(scope, [portOf(one!.url)]),
-        startNginxFor(scope, gateways.map(g => portOf(g.url)))
+        startNginxFor(scope, gateways.map(g => portOf(g.url))),
+        startNginxFor(scope, sharing.map(g => portOf(g.url)))
     ]);
     const gatewayPrompt = `up__${UPSTREAM_PROMPT}`;
     const both: Era[] = [SESSION_ERA, STATELESS_ERA];
@@ -248,14 +256,15 @@ async function startTargets(scope: Scope, upstream: { url: string; pid: number }
         { name: RAW_HOP_UPSTREAM, url: rawHop.url, prompt: gatewayPrompt, eras: [SESSION_ERA], hopPids: [rawHop.pid], nginx: undefined },
         { name: ONE_GATEWAY, url: one!.url, prompt: gatewayPrompt, eras: both, hopPids: [one!.pid], nginx: undefined },
         { name: NGINX_ONE, url: withPath(nginxOne.url, one!.url), prompt: gatewayPrompt, eras: both, hopPids: [one!.pid], nginx: nginxOne },
-        { name: NGINX_THREE, url: withPath(nginxThree.url, gateways[0]!.url), prompt: gatewayPrompt, eras: both, hopPids: gateways.map(g => g.pid), nginx: nginxThree }
+        { name: NGINX_THREE, url: withPath(nginxThree.url, gateways[0]!.url), prompt: gatewayPrompt, eras: both, hopPids: gateways.map(g => g.pid), nginx: nginxThree },
+        { name: NGINX_THREE_REDIS, url: withPath(nginxShared.url, sharing[0]!.url), prompt: gatewayPrompt, eras: both, hopPids: sharing.map(g => g.pid), nginx: nginxShared }
     ];
     const direct = (name: string, gateway: { url: string; pid: number }): LoadTarget => ({ name, url: gateway.url, prompt: gatewayPrompt, eras: both, hopPids: [gateway.pid], nginx: undefined });
-    return { targets, gateways: [one!, ...gateways].map((gateway, i) => direct(`replica ${i}`, gateway)) };
+    return { targets, gateways: [one!, ...gateways, ...sharing].map((gateway, i) => direct(`replica ${i}`, gateway)) };
 }
 
 export async function measureReplicas(upstream: { url: string; pid: number }, prompts: number, options: ReplicasOptions): Promise<ReplicasResult> {
-    if (!nginxAvailable()) return { skipped: `nginx is not installed (Debian: ${CLUSTER_INSTALL_COMMAND})` };
+    if (!nginxAvailable() || !redisAvailable()) return { skipped: `nginx or redis-server is not installed (Debian: ${CLUSTER_INSTALL_COMMAND})` };
     const scope = new Scope();
     const channels: Channel[] = [];
     try {

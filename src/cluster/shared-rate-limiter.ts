@@ -46,8 +46,16 @@ interface Lease {
     expiresAt: number;
 }
 
+/** What one fetch of a lease came to: tokens added to the lease, a refusal, or no answer from Redis. */
+type Fetched = 'leased' | 'unavailable' | { retryAfterMs: number };
+
+/** Waiters that find the lease used up again by the others ask once more, then are refused like the others. */
+const MAX_FETCHES_PER_TAKE = 3;
+
 export class SharedRateLimiter implements RateLimiter {
     readonly #leases = new Map<string, Lease>();
+    /** The fetch in flight per key: requests that find the lease used up together wait for one fetch. */
+    readonly #fetching = new Map<string, Promise<Fetched>>();
     /** What limits while Redis is away. */
     readonly #local: ClientRateLimiter;
     #calls = 0;
@@ -61,38 +69,57 @@ export class SharedRateLimiter implements RateLimiter {
     }
 
     take(client: ClientProfile, key: string = client.id, count = 1): RateDecision | Promise<RateDecision> {
-        const { requestsPerSecond, burst } = client.rateLimit;
-        if (requestsPerSecond === 0) return { allowed: true };
+        if (client.rateLimit.requestsPerSecond === 0) return { allowed: true };
         if (!this.link.up) return this.#local.take(client, key, count);
-        const now = this.now();
-        if (++this.#calls % SWEEP_EVERY === 0) this.#sweep(now);
-        const lease = this.#leases.get(key);
-        if (lease !== undefined && lease.expiresAt > now && lease.tokens >= count) {
-            lease.tokens -= count;
-            return { allowed: true };
-        }
-        const want = Math.min(burst, Math.max(count, Math.ceil(requestsPerSecond * LEASE_FRACTION)));
-        return this.#lease(client, key, count, want);
+        if (++this.#calls % SWEEP_EVERY === 0) this.#sweep(this.now());
+        return this.#takeLeased(key, count) ? { allowed: true } : this.#leaseAndTake(client, key, count);
     }
 
-    async #lease(client: ClientProfile, key: string, count: number, want: number): Promise<RateDecision> {
+    /**
+     * Waits for a lease, fetched once for every request that found the lease used up (each fetching its own would
+     * drain the shared bucket into leases that expire unused), then takes from it.
+     */
+    async #leaseAndTake(client: ClientProfile, key: string, count: number): Promise<RateDecision> {
+        for (let fetch = 0; fetch < MAX_FETCHES_PER_TAKE; fetch++) {
+            let pending = this.#fetching.get(key);
+            if (pending === undefined) {
+                pending = this.#fetch(client, key, count).finally(() => this.#fetching.delete(key));
+                this.#fetching.set(key, pending);
+            }
+            const fetched = await pending;
+            if (fetched === 'unavailable') return this.#local.take(client, key, count);
+            if (this.#takeLeased(key, count)) return { allowed: true };
+            if (fetched !== 'leased') return { allowed: false, retryAfterMs: Math.max(1, fetched.retryAfterMs) };
+        }
+        return { allowed: false, retryAfterMs: 1 };
+    }
+
+    /** Takes from the key's lease, if it holds enough. */
+    #takeLeased(key: string, count: number): boolean {
+        const lease = this.#leases.get(key);
+        if (lease === undefined || lease.expiresAt <= this.now() || lease.tokens < count) return false;
+        lease.tokens -= count;
+        return true;
+    }
+
+    async #fetch(client: ClientProfile, key: string, count: number): Promise<Fetched> {
         const { requestsPerSecond, burst } = client.rateLimit;
+        const want = Math.min(burst, Math.max(count, Math.ceil(requestsPerSecond * LEASE_FRACTION)));
         let answer: [number, number];
         try {
             // defineCommand adds the method at run time; ioredis types such commands only through module augmentation.
             const command = this.link.commands as unknown as { gatewayTakeTokens(key: string, ...args: number[]): Promise<[number, number]> };
             answer = await command.gatewayTakeTokens(`${this.link.keyPrefix}rate:${key}`, requestsPerSecond, burst, want, count);
         } catch {
-            return this.#local.take(client, key, count);
+            return 'unavailable';
         }
         const [granted, retryAfterMs] = answer;
-        if (granted < count) return { allowed: false, retryAfterMs: Math.max(1, retryAfterMs) };
-        // What another request of the same key left in its lease meanwhile stays usable.
+        if (granted < count) return { retryAfterMs };
         const now = this.now();
         const lease = this.#leases.get(key);
         const kept = lease !== undefined && lease.expiresAt > now ? lease.tokens : 0;
-        this.#leases.set(key, { tokens: kept + granted - count, expiresAt: now + LEASE_MS });
-        return { allowed: true };
+        this.#leases.set(key, { tokens: kept + granted, expiresAt: now + LEASE_MS });
+        return 'leased';
     }
 
     #sweep(now: number): void {
