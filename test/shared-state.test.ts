@@ -98,13 +98,13 @@ describe('replicas sharing state in Redis', { skip: redisAvailable() ? false : C
         // 3 x 64 requests at once, over and over: each wave finds the leases used up together (one fetch each, not 64).
         let refused = 0;
         for (let wave = 0; wave < 40; wave++) {
-            const decisions = await Promise.all(Array.from({ length: 192 }, (_, index) => limiters[index % 3]!.take(client, 'under', 1)));
+            const decisions = await Promise.all(Array.from({ length: 192 }, (_, index) => Promise.resolve(limiters[index % 3]!.take(client, 'under', 1))));
             refused += decisions.filter(decision => !decision.allowed).length;
         }
         assert.equal(refused, 0, '7,680 requests, far under the limit');
         // Far over it: a bucket of 5 with almost no refill lets 5 through in all, across the three.
         const tight = { id: 't', rateLimit: { requestsPerSecond: 0.001, burst: 5 } } as ClientProfile;
-        const decisions = await Promise.all(Array.from({ length: 30 }, (_, index) => limiters[index % 3]!.take(tight, 'over', 1)));
+        const decisions = await Promise.all(Array.from({ length: 30 }, (_, index) => Promise.resolve(limiters[index % 3]!.take(tight, 'over', 1))));
         assert.equal(decisions.filter(decision => decision.allowed).length, 5);
     });
 
