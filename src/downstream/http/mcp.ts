@@ -244,15 +244,16 @@ export class McpEndpoint {
         const now = Date.now();
         const { protocolVersion } = initialized;
         const session = sessions.create({ clientId: client.id, quotaKey, protocolVersion, completions, createdAt: now, expiresAt: now + this.options.sessionLifetimeMs });
-        if (!(await sessions.admit(session, client.maxSessions))) {
-            return reject(res, 'client_session_limit', { message: `Too many sessions for this client (at most ${client.maxSessions}); end unused ones with DELETE` });
-        }
+        // Before the quota is asked (shared: a round trip), so a client gone meanwhile leaves nothing behind.
         res.once('close', () => {
             if (res.writableFinished) return;
             logger.debug({ session: session.record.nonce }, 'initialize answer not delivered; session dropped');
             // Ended, not only let go: its quota is freed on every replica.
             void sessions.end(session);
         });
+        if (!(await sessions.admit(session, client.maxSessions))) {
+            return reject(res, 'client_session_limit', { message: `Too many sessions for this client (at most ${client.maxSessions}); end unused ones with DELETE` });
+        }
         logger.debug({ session: session.record.nonce }, 'session opened');
         sendJson(res, 200, { jsonrpc: '2.0', id: request.id, result: initialized.result }, { 'mcp-session-id': session.id });
     }
