@@ -135,7 +135,10 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
     const sessions = new SessionTable({
         delivery,
         callerFor,
-        seal: new SessionSeal(config.sessions.secrets, config.cursorSecret),
+        // Without cluster, ids are sealed for this process alone: its ended sessions are remembered by it alone, so a
+        // session outliving a restart could come back after a DELETE. With cluster, the ring is shared (and so, with
+        // Redis, are the ends).
+        seal: config.cluster === undefined ? new SessionSeal([], '') : new SessionSeal(config.sessions.secrets, config.cursorSecret),
         revocations: shared.revocations,
         max: config.sessions.max,
         shared: shared.sessions

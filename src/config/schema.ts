@@ -314,7 +314,7 @@ export const GatewayConfigSchema = z
                     .max(8)
                     .default([])
                     .describe(
-                        'Key ring for session ids, which carry the session sealed (AES-256-GCM) so that any replica sharing it can serve any session. Newest first: new sessions are sealed with the first, older ones are still opened until they expire; drop a secret once maxLifetimeMs has passed since it stopped being first. Empty: a key derived from cursorSecret (its own HKDF label).'
+                        'With cluster: key ring for session ids, which carry the session sealed (AES-256-GCM) so that any replica sharing it can serve any session. Newest first: new sessions are sealed with the first, older ones are still opened until they expire; drop a secret once maxLifetimeMs has passed since it stopped being first. Empty: a key derived from cursorSecret (its own HKDF label). Without cluster, session ids are sealed with a key of the process and end with it.'
                     )
             })
             .prefault({}),
@@ -424,6 +424,13 @@ export const GatewayConfigSchema = z
                 code: 'custom',
                 path: ['cursorSecret'],
                 message: 'must be at least 16 characters (or empty for a random per-process secret)'
+            });
+        }
+        if (config.sessions.secrets.length > 0 && config.cluster === undefined) {
+            ctx.addIssue({
+                code: 'custom',
+                path: ['sessions', 'secrets'],
+                message: 'takes effect only with cluster set (sessions served by several replicas, or outliving a restart); add "cluster": {} or remove it'
             });
         }
         const missingSecret = missingCursorSecret(config);

@@ -223,6 +223,8 @@ describe('parseConfig: errors name the path and say what to do', () => {
 
     test('sessions.secrets shorter than 16 characters, and a cluster.redis.url that is no Redis URL', () => {
         assert.match(lineFor(rejects(json({ sessions: { secrets: ['short'] }, upstreams: [STDIO] })), 'sessions.secrets[0]'), /at least 16 characters.*SESSION_SECRET/);
+        const alone = rejects(json({ sessions: { secrets: ['x'.repeat(16)] }, upstreams: [STDIO] }));
+        assert.match(lineFor(alone, 'sessions.secrets'), /only with cluster set.*add "cluster": \{\}/);
         const redis = rejects(json({ cursorSecret: 'x'.repeat(16), cluster: { redis: { url: 'http://redis:6379' } }, upstreams: [STDIO] }));
         assert.match(lineFor(redis, 'cluster.redis.url'), /redis:\/\/ or rediss:\/\//);
     });
