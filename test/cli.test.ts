@@ -62,7 +62,7 @@ describe('CLI', () => {
 
     const invalid: [string, unknown, RegExp][] = [
         ['bad upstream id', { upstreams: [{ ...upstream, id: 'Bad_Id' }] }, /upstreams\[0\]\.id: must be 1-63 characters of lowercase letters/],
-        ['unknown key', { upstreams: [upstream], listen: { port: 1, hots: 'x' } }, /listen: unknown key "hots"; remove it or fix the spelling/],
+        ['unknown key', { upstreams: [upstream], listen: { port: 1, hots: 'x' } }, /listen: unknown key "hots"; did you mean "host"\?/],
         ['unknown key in an upstream', { upstreams: [{ ...upstream, commmand: 'x' }] }, /upstreams\[0\]: unknown key "commmand"/],
         ['duplicate ids', { upstreams: [upstream, upstream] }, /upstreams\[1\]\.id: duplicate id "local"/],
         ['separator in an id', { namespace: { separator: '-' }, upstreams: [{ ...upstream, id: 'my-server' }] }, /upstreams\[0\]\.id: contains the namespace separator "-"/],

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { z } from 'zod';
 import { interpolateEnv, type Environment } from './interpolate.js';
+import { nearestKey } from './suggest.js';
 import { ConfigError, type ConfigIssue } from './issues.js';
 import { JwksSchema } from './policy-schema.js';
 import { GatewayConfigSchema, type GatewayConfig } from './schema.js';
@@ -60,7 +61,7 @@ export function parseConfig(text: string, source: string, env: Environment): Gat
     const interpolated = interpolateEnv(document, env);
     if (interpolated.issues.length > 0) throw new ConfigError(source, interpolated.issues);
     const parsed = GatewayConfigSchema.safeParse(interpolated.value, { reportInput: true });
-    if (!parsed.success) throw new ConfigError(source, parsed.error.issues.map(toConfigIssue));
+    if (!parsed.success) throw new ConfigError(source, parsed.error.issues.map(issue => toConfigIssue(issue, interpolated.value)));
     return parsed.data;
 }
 
@@ -85,14 +86,14 @@ function resolvePaths(config: GatewayConfig, baseDir: string): GatewayConfig {
     };
 }
 
-function toConfigIssue(issue: z.core.$ZodIssue): ConfigIssue {
-    return { path: issue.path, message: describeIssue(issue) };
+function toConfigIssue(issue: z.core.$ZodIssue, document: unknown): ConfigIssue {
+    return { path: issue.path, message: describeIssue(issue, document) };
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
+function describeIssue(issue: z.core.$ZodIssue, document: unknown): string {
     switch (issue.code) {
         case 'unrecognized_keys':
-            return `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map(key => JSON.stringify(key)).join(', ')}; remove ${issue.keys.length > 1 ? 'them' : 'it'} or fix the spelling`;
+            return describeUnknownKeys(issue.keys, issue.path, document);
         case 'invalid_type':
             return issue.input === undefined ? `is required (expected ${issue.expected})` : `expected ${issue.expected}, got ${describeValue(issue.input)}`;
         case 'invalid_union':
@@ -110,6 +111,17 @@ function describeIssue(issue: z.core.$ZodIssue): string {
         default:
             return issue.message;
     }
+}
+
+/** `unknown key "prot"; did you mean "port"?`, or, with no near key, what to do about it. */
+function describeUnknownKeys(keys: readonly string[], path: readonly PropertyKey[], document: unknown): string {
+    const nearest = keys.map(key => nearestKey(GatewayConfigSchema, path, document, key));
+    if (keys.length === 1 && nearest[0] !== undefined) return `unknown key ${JSON.stringify(keys[0])}; did you mean ${JSON.stringify(nearest[0])}?`;
+    const described = keys.map((key, index) => {
+        const near = nearest[index];
+        return near === undefined ? JSON.stringify(key) : `${JSON.stringify(key)} (did you mean ${JSON.stringify(near)}?)`;
+    });
+    return `unknown key${keys.length > 1 ? 's' : ''} ${described.join(', ')}; remove ${keys.length > 1 ? 'them' : 'it'} or fix the spelling`;
 }
 
 function describeValue(value: unknown): string {
