@@ -194,8 +194,8 @@ test('Service, PDB, HPA and ServiceMonitor all point at the gateway\'s pods and 
     const pdb = find<IPodDisruptionBudget>(rendered.base, 'PodDisruptionBudget', GATEWAY);
     assert.ok(selects(pdb.spec!.selector!.matchLabels, labels), 'the PDB selects the gateway pods');
     const hpa = find<IHorizontalPodAutoscaler>(rendered.base, 'HorizontalPodAutoscaler', GATEWAY);
-    assert.deepEqual(hpa.spec.scaleTargetRef, { apiVersion: 'apps/v1', kind: 'Deployment', name: GATEWAY });
-    assert.equal(hpa.spec.metrics?.[0]?.resource?.name, 'cpu');
+    assert.deepEqual(hpa.spec!.scaleTargetRef, { apiVersion: 'apps/v1', kind: 'Deployment', name: GATEWAY });
+    assert.equal(hpa.spec!.metrics?.[0]?.resource?.name, 'cpu');
 
     const monitor = find<IServiceMonitor>(rendered.base, 'ServiceMonitor', GATEWAY);
     assert.ok(selects(monitor.spec.selector.matchLabels, service.metadata!.labels), 'the ServiceMonitor selects the Service');
@@ -254,7 +254,7 @@ test('the example overlay: its namespace, three replicas, a pinned image and the
     assert.equal(gatewayDeployment(objects).spec!.replicas, 3);
     assert.equal(gatewayContainer(objects).image, 'registry.example.com/mcp-prompt-gateway:0.1.0');
     assert.equal(find<IDeployment>(objects, 'Deployment', REDIS).spec!.template.spec!.containers[0]!.image, 'redis:7-alpine');
-    assert.equal(find<IHorizontalPodAutoscaler>(objects, 'HorizontalPodAutoscaler', GATEWAY).spec.minReplicas, 3);
+    assert.equal(find<IHorizontalPodAutoscaler>(objects, 'HorizontalPodAutoscaler', GATEWAY).spec!.minReplicas, 3);
     assert.deepEqual(gatewayDeployment(objects).spec!.selector.matchLabels, gatewayDeployment().spec!.selector.matchLabels, 'selectors untouched');
     const config = gatewayConfig(gatewayJson(objects));
     assert.ok(config.listen.allowedHosts?.includes(`${GATEWAY}.${GATEWAY}.svc.cluster.local`), 'the Service DNS name in its namespace');
