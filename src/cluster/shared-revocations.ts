@@ -16,8 +16,8 @@ export class SharedRevocations implements SessionRevocations {
     readonly #copy: LocalRevocations;
     /** Ended here while Redis was away: nonce -> expiry. */
     readonly #unshared = new Map<string, number>();
-    readonly #set: string;
-    readonly #channel: string;
+    /** Names both the sorted set and the channel (Redis keeps keys and channels apart). */
+    readonly #name: string;
     readonly #sweeper: NodeJS.Timeout;
 
     constructor(
@@ -26,10 +26,9 @@ export class SharedRevocations implements SessionRevocations {
         private readonly now: () => number = Date.now
     ) {
         this.#copy = new LocalRevocations(now);
-        this.#set = `${link.keyPrefix}revoked`;
-        this.#channel = `${link.keyPrefix}revoked`;
+        this.#name = `${link.keyPrefix}revoked`;
         link.subscriber.on('message', (channel: string, message: string) => {
-            if (channel === this.#channel) this.#heard(message);
+            if (channel === this.#name) this.#heard(message);
         });
         // On every (re)connection of either: the copy may have missed messages meanwhile (ioredis resubscribes by itself).
         for (const client of [link.subscriber, link.commands]) client.on('ready', () => void this.#resync());
@@ -45,8 +44,8 @@ export class SharedRevocations implements SessionRevocations {
         try {
             const [[, added]] = (await this.link.commands
                 .multi()
-                .zadd(this.#set, 'NX', expiresAt, nonce)
-                .publish(this.#channel, `${nonce} ${expiresAt}`)
+                .zadd(this.#name, 'NX', expiresAt, nonce)
+                .publish(this.#name, `${nonce} ${expiresAt}`)
                 .exec()) as [[Error | null, number], unknown];
             return added === 1;
         } catch {
@@ -67,9 +66,9 @@ export class SharedRevocations implements SessionRevocations {
 
     async #resync(): Promise<void> {
         try {
-            await this.link.subscriber.subscribe(this.#channel);
+            await this.link.subscriber.subscribe(this.#name);
             await this.#share();
-            const entries = await this.link.commands.zrangebyscore(this.#set, this.now(), '+inf', 'WITHSCORES');
+            const entries = await this.link.commands.zrangebyscore(this.#name, this.now(), '+inf', 'WITHSCORES');
             for (let index = 0; index + 1 < entries.length; index += 2) this.#copy.remember(entries[index]!, Number(entries[index + 1]));
         } catch (error) {
             this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'shared state: reading ended sessions from Redis failed; retried on the next reconnection');
@@ -81,12 +80,12 @@ export class SharedRevocations implements SessionRevocations {
         if (this.#unshared.size === 0) return;
         const pending = [...this.#unshared];
         const batch = this.link.commands.multi();
-        for (const [nonce, expiresAt] of pending) batch.zadd(this.#set, 'NX', expiresAt, nonce).publish(this.#channel, `${nonce} ${expiresAt}`);
+        for (const [nonce, expiresAt] of pending) batch.zadd(this.#name, 'NX', expiresAt, nonce).publish(this.#name, `${nonce} ${expiresAt}`);
         await batch.exec();
         for (const [nonce] of pending) this.#unshared.delete(nonce);
     }
 
     async #sweep(): Promise<void> {
-        await this.link.commands.zremrangebyscore(this.#set, '-inf', this.now()).catch(() => {});
+        await this.link.commands.zremrangebyscore(this.#name, '-inf', this.now()).catch(() => {});
     }
 }
