@@ -13,7 +13,7 @@ import { nextSteps, shellQuote } from './next-steps.js';
 import { packageFiles } from './package-files.js';
 import { starterConfig } from './starter.js';
 
-export const INIT_USAGE = `Usage: mcp-prompt-gateway init [--output <file>] [--force]
+const INIT_USAGE = `Usage: mcp-prompt-gateway init [--output <file>] [--force]
 
 Writes a commented starter config and prints how to start the gateway and connect MCP clients to it.
 

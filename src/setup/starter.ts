@@ -5,7 +5,7 @@
 import { pathToFileURL } from 'node:url';
 
 /** Where the starter listens; the client snippets point there. */
-export const STARTER_LISTEN = { host: '127.0.0.1', port: 8080, path: '/mcp' } as const;
+const STARTER_LISTEN = { host: '127.0.0.1', port: 8080, path: '/mcp' } as const;
 
 export const STARTER_URL = `http://${STARTER_LISTEN.host}:${STARTER_LISTEN.port}${STARTER_LISTEN.path}`;
 
