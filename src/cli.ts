@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /**
- * mcp-prompt-gateway --config <file> [--stdio [--client ID]] [--host H] [--port P] [--check]
+ * mcp-prompt-gateway [--config <file>] [--stdio [--client ID]] [--host H] [--port P] [--check]
+ * mcp-prompt-gateway init [--output <file>] [--force]
  * Exit codes: 0 done, 1 runtime failure, 2 bad usage or bad config.
  */
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfigFile } from './config/load.js';
 import { ConfigError } from './config/issues.js';
@@ -10,15 +12,20 @@ import { ConfigReloader } from './config/reload.js';
 import { ANONYMOUS_CLIENT_ID } from './config/policy-schema.js';
 import { LOG_FORMATS, LOG_LEVELS, missingCursorSecret, type GatewayConfig } from './config/schema.js';
 import { startGateway } from './gateway.js';
+import { defaultConfigFile } from './setup/default-config.js';
+import { runInit } from './setup/init.js';
 import { resolveCommand } from './upstream/command.js';
 import { closeSharedReaper } from './upstream/reaper.js';
 import { childEnvironment } from './upstream/transports.js';
 import { createLogger, describeError, type LogFormat, type Logger } from './observability/logger.js';
 import { VERSION } from './version.js';
 
-const USAGE = `Usage: mcp-prompt-gateway --config <file> [--stdio [--client ID]] [--host H] [--port P] [--check]
+const USAGE = `Usage: mcp-prompt-gateway [--config <file>] [--stdio [--client ID]] [--host H] [--port P] [--check]
+       mcp-prompt-gateway init [--output <file>] [--force]
 
-  --config <file>  gateway config (JSON); see README.md
+  init             write a commented starter gateway.json, and print how to start it and connect clients
+                   (mcp-prompt-gateway init --help for more)
+  --config <file>  gateway config (JSON, comments allowed); see README.md. Default: ./gateway.json
   --stdio          serve MCP on stdin/stdout instead of HTTP (logs go to stderr)
   --client <id>    with --stdio: the configured client whose prompt policy applies (default: anonymous)
   --host <host>    override listen.host
@@ -69,6 +76,7 @@ function applyOverrides(config: GatewayConfig, source: string, host: string | un
 }
 
 async function main(argv: string[]): Promise<number> {
+    if (argv[0] === 'init') return runInit(argv.slice(1), fileURLToPath(import.meta.url));
     const args = parseCommandLine(argv);
     if (args.help) {
         process.stdout.write(`${USAGE}\n`);
@@ -78,8 +86,8 @@ async function main(argv: string[]): Promise<number> {
         process.stdout.write(`${VERSION}\n`);
         return 0;
     }
-    const configFile = args.config;
-    if (configFile === undefined) throw new UsageError('--config <file> is required');
+    const configFile = args.config ?? defaultConfigFile(process.cwd(), text => process.stderr.write(text));
+    if (configFile === undefined) return 2;
     const load = async () => applyOverrides(await loadConfigFile(configFile), configFile, args.host, args.port);
     const config = await load();
     if (args.client !== undefined) {
@@ -90,7 +98,7 @@ async function main(argv: string[]): Promise<number> {
     }
     if (args.check) {
         for (const warning of commandWarnings(config)) process.stderr.write(`warning: ${warning}\n`);
-        process.stderr.write(`config ${args.config} is valid (${config.upstreams.length} upstream(s))\n`);
+        process.stderr.write(`config ${configFile} is valid (${config.upstreams.length} upstream(s))\n`);
         return 0;
     }
 
