@@ -24,6 +24,8 @@ function plainUrl(what: string) {
     return z
         .url({ protocol: /^https?$/, message: `must be an absolute https:// URL (${what})` })
         .superRefine((value, ctx) => {
+            // Refinements run after a failed format check too; that one has said what is wrong.
+            if (!URL.canParse(value)) return;
             const url = new URL(value);
             if (url.hash !== '' || value.includes('#')) ctx.addIssue({ code: 'custom', message: 'must not have a fragment ("#...")' });
             if (url.search !== '' || value.includes('?')) ctx.addIssue({ code: 'custom', message: 'must not have a query ("?...")' });
@@ -42,7 +44,7 @@ export const oauthFields = {
         ),
     authorizationServers: z
         .array(plainUrl('the issuer URL, e.g. "https://auth.example.com/realms/mcp"'))
-        .min(1, { message: 'list at least one authorization server, or leave the field out' })
+        .min(1, { message: 'add at least one issuer URL, or leave authorizationServers out' })
         .optional()
         .describe(
             'Issuer URLs of the authorization servers that issue tokens for the gateway, exactly as their metadata\'s "issuer" spells them. Listed in the Protected Resource Metadata (RFC 9728) served at /.well-known/oauth-protected-resource, which MCP clients read to find where to log in; also the accepted "iss" values unless "issuer" is set.'
