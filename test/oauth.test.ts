@@ -29,7 +29,7 @@ import { capturingLogger, closeAfter, freePort, startTestGateway, stdioFixture, 
 import { startAuthorizationServer, type TestAuthorizationServer } from './oauth-server.js';
 import { initializeBody, modernHeaders, modernRequest, openRawSession, post } from './raw-http.js';
 
-const TIMEOUT = { timeout: 60_000 };
+const TIMEOUT = { timeout: 120_000 };
 const CLIENT_INFO = { name: 'oauth-test', version: '1.0.0' };
 /** Never fetched: the test reads the authorization server's redirect to it, as the client's loopback listener would. */
 const REDIRECT_URL = 'http://127.0.0.1:9/callback';
