@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { loadConfigFile } from './config/load.js';
 import { ConfigError } from './config/issues.js';
 import { ConfigReloader } from './config/reload.js';
+import { missingResource } from './config/oauth-schema.js';
 import { ANONYMOUS_CLIENT_ID } from './config/policy-schema.js';
 import { LOG_FORMATS, LOG_LEVELS, missingCursorSecret, type GatewayConfig } from './config/schema.js';
 import { startGateway } from './gateway.js';
@@ -70,8 +71,11 @@ function applyOverrides(config: GatewayConfig, source: string, host: string | un
         listen.port = value;
     }
     const overridden = { ...config, listen };
-    const missingSecret = missingCursorSecret(overridden);
-    if (missingSecret !== undefined) throw new ConfigError(`${source} with --host ${listen.host}`, [{ path: ['cursorSecret'], message: missingSecret }]);
+    const issues = [
+        { path: ['cursorSecret'], message: missingCursorSecret(overridden) },
+        { path: ['auth', 'resource'], message: missingResource(overridden) }
+    ].filter((issue): issue is { path: string[]; message: string } => issue.message !== undefined);
+    if (issues.length > 0) throw new ConfigError(`${source} with --host ${listen.host}`, issues);
     return overridden;
 }
 
