@@ -59,7 +59,6 @@ export const UpstreamAuthSchema = z
     .describe('How the gateway authenticates to this upstream. Set Authorization here or in headers, not both.');
 
 export type UpstreamAuth = NonNullable<z.infer<typeof UpstreamAuthSchema>>;
-export type ClientCredentialsAuth = z.infer<typeof ClientCredentialsAuthSchema>;
 
 /** Cross-field checks of an HTTP upstream with `auth`: nothing else may set its Authorization header. */
 export function checkUpstreamAuth(

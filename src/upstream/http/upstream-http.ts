@@ -68,15 +68,17 @@ export class UpstreamHttp {
         const credentials = this.#credentials;
         if (credentials === undefined) return this.#send(call, undefined);
         const authorization = await credentials.authorization(call.signal);
-        const response = await this.#send(call, authorization);
-        if (response.statusCode !== 401) {
-            credentials.accepted(authorization);
-            return response;
-        }
-        if (!credentials.mayRenew(authorization)) return response;
+        const response = await this.#sendAuthorized(call, authorization, credentials);
+        if (response.statusCode !== 401 || !credentials.mayRenew(authorization)) return response;
         // Refused before it was looked at, so sending it again is safe; a second 401 is the caller's to see.
         await discard(response);
-        return this.#send(call, await credentials.renew(authorization, call.signal));
+        return this.#sendAuthorized(call, await credentials.renew(authorization, call.signal), credentials);
+    }
+
+    async #sendAuthorized(call: HttpCall, authorization: string, credentials: UpstreamCredentials): Promise<HttpResponse> {
+        const response = await this.#send(call, authorization);
+        if (response.statusCode !== 401) credentials.accepted(authorization);
+        return response;
     }
 
     #send(call: HttpCall, authorization: string | undefined): Promise<HttpResponse> {
