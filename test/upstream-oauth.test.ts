@@ -12,7 +12,7 @@ import { test, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../src/gateway.js';
 import type { Logger } from '../src/observability/logger.js';
-import { AuthorizationServer, type ClientRegistration } from './fixtures/authorization-server.js';
+import { AuthorizationServer, type ClientRegistration, type Issued } from './fixtures/authorization-server.js';
 import { startProtectedUpstream, type ProtectedUpstream } from './fixtures/protected-upstream.js';
 import { capturingLogger, closeAfter, connectHttp, freePort, getJson, rpcError, startTestGateway, upstreamsReady, waitFor } from './helpers.js';
 
@@ -137,27 +137,32 @@ test('the resource indicator is the upstream\'s URL unless set; false sends none
     assert.equal(issuer.lastRequest.resource, undefined);
 });
 
+/** The `n`th token the server issued (1 is the first), once it is issued. */
+async function nthToken(issuer: AuthorizationServer, n: number): Promise<Issued> {
+    while (issuer.issued.length < n) await once(issuer, 'token');
+    return issuer.issued[n - 1]!;
+}
+
 test('a token is renewed ahead of its expiry, in the background, and requests go on with the one held', { timeout: 60_000 }, async t => {
     const issuer = await authorizationServer(t);
-    // Renewed at half of its 4 s (see refreshLead): 2 s of margin before it expires, on a busy machine too.
-    issuer.lifetimeSec = 4;
+    // Renewed at half of its 6 s (see refreshLead): 3 s of margin before it expires, on a busy machine too.
+    issuer.lifetimeSec = 6;
     const upstream = await protectedUpstream(t, issuer);
     const { gateway, client } = await gatewayWith(t, { upstreams: [oauthUpstream('web', 'streamable-http', upstream.urls.streamable, issuer.tokenUrl)] });
     await upstreamsReady(gateway);
-    const [first] = issuer.issued;
-    assert.equal(issuer.requests, 1);
     assert.equal(await greet(client, 'web__greet'), 'Hello, Ada');
 
-    const [second] = (await once(issuer, 'token')) as [{ token: string; at: number }];
-    const ahead = first!.at + 4000 - second.at;
+    const first = await nthToken(issuer, 1);
+    const second = await nthToken(issuer, 2);
+    const ahead = first.at + 6000 - second.at;
     t.diagnostic(`renewed ${ahead} ms before the first token expired`);
-    assert.ok(ahead > 0, 'renewed before the first token expired');
+    assert.ok(ahead > 0 && ahead < 4000, 'renewed before the first token expired, not at once');
     assert.equal(issuer.requests, 2, 'no request waited for it, none asked for another');
     assert.equal(await greet(client, 'web__greet'), 'Hello, Ada');
     assert.equal(upstream.accepted.at(-1)!.token, second.token, 'the renewed token is used at once');
 
     // Past the first token's expiry: the next renewal came on its own, and the upstream never saw an expired token.
-    const [third] = (await once(issuer, 'token')) as [{ token: string; at: number }];
+    const third = await nthToken(issuer, 3);
     assert.equal(await greet(client, 'web__greet'), 'Hello, Ada');
     assert.equal(upstream.accepted.at(-1)!.token, third.token);
     assert.equal(issuer.requests, 3);
@@ -254,6 +259,29 @@ test('a token endpoint down or failing: a clear fault for that upstream alone, t
     failing.failWith = undefined;
     await upstreamsReady(gateway, ['failing']);
     assert.equal(await greet(client, 'failing__greet'), 'Hello, Ada');
+});
+
+test('a token expired while its endpoint fails: requests fail with the token endpoint\'s reason, and work again once it answers', { timeout: 60_000 }, async t => {
+    const issuer = await authorizationServer(t);
+    issuer.lifetimeSec = 2;
+    const upstream = await protectedUpstream(t, issuer);
+    const { gateway, client } = await gatewayWith(t, {
+        reconnect: { initialMs: 200, maxMs: 400 },
+        upstreams: [oauthUpstream('web', 'streamable-http', upstream.urls.streamable, issuer.tokenUrl)]
+    });
+    await upstreamsReady(gateway);
+    issuer.failWith = 503;
+    // The last token issued (a renewal may have come already), and what is waited for is its expiry: a time, so a timer.
+    const last = issuer.issued.at(-1)!;
+    await new Promise(resolve => setTimeout(resolve, last.at + 2000 - Date.now() + 100));
+    const error = await rpcError(greet(client, 'web__greet'));
+    assert.equal(error.message, 'Upstream web failed: token endpoint answered HTTP 503 (temporarily_unavailable)');
+    assert.ok((gateway.faults.of('web').request_failed ?? 0) >= 1);
+
+    issuer.failWith = undefined;
+    // The next request after the backoff (at most reconnect.maxMs) gets a new token.
+    await waitFor(() => greet(client, 'web__greet').then(() => true, () => false), 20_000, 'a request that works');
+    assert.equal(upstream.refused(), 0, 'no expired token was sent');
 });
 
 test('no token and no client secret in the log (an upstream echoing its token included), /healthz, /metrics or the dashboard', { timeout: 60_000 }, async t => {
