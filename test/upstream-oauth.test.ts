@@ -97,6 +97,30 @@ test('every HTTP transport gets a token of its own and serves its prompts; one t
     assert.equal(upstream.refused(), 0);
 });
 
+test('the client\'s own credentials never reach an upstream: the gateway presents only the tokens it got itself', { timeout: 60_000 }, async t => {
+    const issuer = await authorizationServer(t);
+    const upstream = await protectedUpstream(t, issuer);
+    const clientKey = 'client-api-key-0123456789abcdef';
+    const gateway = await startTestGateway({
+        auth: { mode: 'apiKey' },
+        clients: [{ id: 'alice', apiKey: clientKey }],
+        upstreams: [
+            oauthUpstream('stream', 'streamable-http', upstream.urls.streamable, issuer.tokenUrl),
+            oauthUpstream('modern', 'streamable-http', upstream.urls.stateless, issuer.tokenUrl, {}, { protocol: '2026-07-28' })
+        ]
+    });
+    closeAfter(t, () => gateway.close());
+    await upstreamsReady(gateway);
+    const callers: Record<string, string>[] = [{ authorization: `Bearer ${clientKey}` }, { 'x-api-key': clientKey }];
+    for (const headers of callers) {
+        const client = await connectHttp(gateway.url!, { headers });
+        closeAfter(t, () => client.close());
+        for (const prompt of ['stream__greet', 'modern__greet']) assert.equal(await greet(client, prompt), 'Hello, Ada');
+    }
+    const gatewayTokens = new Set(issuer.issued.map(issued => `Bearer ${issued.token}`));
+    assert.deepEqual([...upstream.presented].filter(value => !gatewayTokens.has(value)), []);
+});
+
 test('client_secret_post: the secret goes in the form; a client sending Basic to that server gets a clear fault', { timeout: 60_000 }, async t => {
     const issuer = await authorizationServer(t, { ...BASIC, clientAuth: 'post' });
     const upstream = await protectedUpstream(t, issuer);
