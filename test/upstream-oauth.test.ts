@@ -94,6 +94,10 @@ test('every HTTP transport gets a token of its own and serves its prompts; one t
     for (const path of ['/mcp', '/stateless', '/sse', '/messages']) assert.ok(tokensAt(upstream, path).length >= 1, path);
     assert.equal(tokensAt(upstream, '/stateless').length, 1);
     assert.equal(tokensAt(upstream, '/sse').length, 1);
+
+    // Closing ends each session with a DELETE, which carries the token too.
+    await gateway.close();
+    assert.equal(upstream.accepted.filter(access => access.path === '/mcp' && access.method === 'DELETE').length, 2, 'stream and auto');
     assert.equal(upstream.refused(), 0);
 });
 

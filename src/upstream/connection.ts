@@ -151,10 +151,11 @@ export class UpstreamConnection {
         this.#setState('closed');
         clearTimeout(this.#retryTimer);
         clearTimeout(this.#stableTimer);
-        this.#credentials?.close();
         const [session, connecting] = [this.#session, this.#connecting];
         this.#session = this.#connecting = undefined;
         await Promise.all([session?.close(), connecting?.close().catch(() => {})]);
+        // After the session's last words (its DELETE carries the token too).
+        this.#credentials?.close();
     }
 
     /** Counts a fault of this upstream and logs it (rate-limited per kind). */
