@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { invalidProxyEntry } from '../lib/client-address.js';
 import { isLoopback } from '../lib/loopback.js';
 import { AuthSchema, checkPolicyConfig, ClientSchema, CorsSchema, LimitsSchema, PromptPolicySchema } from './policy-schema.js';
+import { checkUpstreamAuth, UpstreamAuthSchema } from './upstream-auth-schema.js';
 
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 
@@ -123,7 +124,8 @@ const httpUpstream = <T extends 'streamable-http' | 'sse' | 'http'>(transport: T
             ...commonUpstreamFields,
             transport: z.literal(transport),
             url: httpUrl,
-            headers: stringMap('Extra HTTP headers sent on every request (e.g. Authorization).')
+            headers: stringMap('Extra HTTP headers sent on every request (e.g. Authorization).'),
+            auth: UpstreamAuthSchema
         })
         .describe(what);
 
@@ -411,6 +413,7 @@ export const GatewayConfigSchema = z
                     message: `must be at least timeoutMs (${upstream.timeoutMs}) for upstream "${upstream.id}"`
                 });
             }
+            if (upstream.transport !== 'stdio') checkUpstreamAuth(upstream, ['upstreams', index], ctx);
             if (upstream.id.includes(config.namespace.separator)) {
                 ctx.addIssue({
                     code: 'custom',
