@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 /**
- * mcp-prompt-gateway --config <file> [--stdio [--client ID]] [--host H] [--port P] [--check]
+ * mcp-prompt-gateway --config <file> [--from <client config>]... [--stdio [--client ID]] [--host H] [--port P] [--check]
  * Exit codes: 0 done, 1 runtime failure, 2 bad usage or bad config.
  */
 import { parseArgs } from 'node:util';
-import { loadConfigFile } from './config/load.js';
+import type { ImportNote } from './config/client-config/import.js';
+import { loadGatewayConfig } from './config/load.js';
 import { ConfigError } from './config/issues.js';
 import { ConfigReloader } from './config/reload.js';
 import { ANONYMOUS_CLIENT_ID } from './config/policy-schema.js';
@@ -16,9 +17,11 @@ import { childEnvironment } from './upstream/transports.js';
 import { createLogger, describeError, type LogFormat, type Logger } from './observability/logger.js';
 import { VERSION } from './version.js';
 
-const USAGE = `Usage: mcp-prompt-gateway --config <file> [--stdio [--client ID]] [--host H] [--port P] [--check]
+const USAGE = `Usage: mcp-prompt-gateway --config <file> [--from <file>]... [--stdio [--client ID]] [--host H] [--port P] [--check]
 
   --config <file>  gateway config (JSON); see README.md
+  --from <file>    an MCP client's config file (Claude Desktop, Cursor, Claude Code, VS Code) whose servers
+                   become upstreams; repeatable; without --config, with default settings (docs/client-configs.md)
   --stdio          serve MCP on stdin/stdout instead of HTTP (logs go to stderr)
   --client <id>    with --stdio: the configured client whose prompt policy applies (default: anonymous)
   --host <host>    override listen.host
@@ -37,6 +40,7 @@ function parseCommandLine(argv: string[]) {
             allowPositionals: false,
             options: {
                 config: { type: 'string', short: 'c' },
+                from: { type: 'string', multiple: true },
                 stdio: { type: 'boolean', default: false },
                 client: { type: 'string' },
                 host: { type: 'string' },
@@ -78,10 +82,20 @@ async function main(argv: string[]): Promise<number> {
         process.stdout.write(`${VERSION}\n`);
         return 0;
     }
-    const configFile = args.config;
-    if (configFile === undefined) throw new UsageError('--config <file> is required');
-    const load = async () => applyOverrides(await loadConfigFile(configFile), configFile, args.host, args.port);
-    const config = await load();
+    const request = { file: args.config, from: args.from ?? [] };
+    if (request.file === undefined && request.from.length === 0) throw new UsageError('--config <file> (or --from <file>) is required');
+    const source = request.file ?? `--from ${request.from.join(' ')}`;
+    // Warnings about client config files: on stderr until the logger exists, then in the log at each reload.
+    let report = (notes: ImportNote[]) => notes.forEach(note => process.stderr.write(`${note.level}: ${note.message}\n`));
+    let origins = new Map<string, string>();
+    const load = async (touched?: Set<string>) => {
+        const loaded = await loadGatewayConfig(request, process.env, touched);
+        report(loaded.notes);
+        origins = loaded.origins;
+        return applyOverrides(loaded.config, source, args.host, args.port);
+    };
+    const files = new Set<string>();
+    const config = await load(files);
     if (args.client !== undefined) {
         if (!args.stdio) throw new UsageError('--client applies to --stdio only; HTTP callers are identified by their credentials');
         if (args.client !== ANONYMOUS_CLIENT_ID && !config.clients.some(client => client.id === args.client)) {
@@ -89,8 +103,8 @@ async function main(argv: string[]): Promise<number> {
         }
     }
     if (args.check) {
-        for (const warning of commandWarnings(config)) process.stderr.write(`warning: ${warning}\n`);
-        process.stderr.write(`config ${args.config} is valid (${config.upstreams.length} upstream(s))\n`);
+        for (const warning of commandWarnings(config, origins)) process.stderr.write(`warning: ${warning}\n`);
+        process.stderr.write(`config ${source} is valid (${config.upstreams.length} upstream(s))\n`);
         return 0;
     }
 
@@ -103,6 +117,7 @@ async function main(argv: string[]): Promise<number> {
         throw new UsageError(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}`);
     }
     const logger = createLogger({ level: envLevel ?? config.log.level, format: (envFormat as LogFormat | undefined) ?? config.log.format });
+    report = notes => notes.forEach(note => logger[note.level === 'warning' ? 'warn' : 'info'](note.message));
     const signals = new SignalHandlers(logger);
     const gateway = await startGateway(config, { logger, stdio: args.stdio, ...(args.client === undefined ? {} : { client: args.client }) });
     if (gateway.url !== undefined) process.stderr.write(`listening on ${gateway.url}\n`);
@@ -110,7 +125,7 @@ async function main(argv: string[]): Promise<number> {
     for (const notice of gateway.notices) process.stderr.write(`${notice}\n`);
 
     const reloader = new ConfigReloader({
-        file: configFile,
+        files: [...files],
         load,
         apply: async next => ({ ...(await gateway.reload(next)) }),
         current: config,
@@ -142,12 +157,12 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /** A stdio upstream whose program is not here yet may still be where the gateway will run: a warning, not an error. */
-function commandWarnings(config: GatewayConfig): string[] {
+function commandWarnings(config: GatewayConfig, origins: ReadonlyMap<string, string>): string[] {
     return config.upstreams.flatMap((upstream, index) => {
         if (upstream.transport !== 'stdio') return [];
         const resolution = resolveCommand({ command: upstream.command, cwd: upstream.cwd, env: childEnvironment(upstream) });
         if (resolution.ok) return [];
-        return [`upstreams[${index}].${resolution.field}: ${resolution.problem}; ${resolution.fix}. (The config is valid: the command may exist where the gateway will run.)`];
+        return [`${origins.get(upstream.id) ?? `upstreams[${index}]`}.${resolution.field}: ${resolution.problem}; ${resolution.fix}. (The config is valid: the command may exist where the gateway will run.)`];
     });
 }
 
