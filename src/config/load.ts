@@ -67,7 +67,7 @@ function withFromFiles(document: unknown, from: readonly string[]): number {
     const listed = Array.isArray(record.upstreamsFrom) ? (record.upstreamsFrom as unknown[]) : undefined;
     if (from.length === 0 || (record.upstreamsFrom !== undefined && listed === undefined)) return listed?.length ?? 0;
     // "$${" keeps a "${" in a path from being read as a variable when the document is interpolated.
-    record.upstreamsFrom = [...(listed ?? []), ...from.map(file => ({ file: file.replaceAll('${', '$${') }))];
+    record.upstreamsFrom = [...(listed ?? []), ...from.map(file => ({ file: file.replaceAll('${', () => '$${') }))];
     return listed?.length ?? 0;
 }
 

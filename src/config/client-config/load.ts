@@ -9,7 +9,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
 import type { Environment } from '../interpolate.js';
-import { ConfigError, formatPath } from '../issues.js';
+import { ConfigError, formatPath, type ConfigIssue } from '../issues.js';
 import { UpstreamSchema, type GatewayConfig, type UpstreamConfig } from '../schema.js';
 import { importClientConfig, type ImportedServer, type ImportNote } from './import.js';
 
@@ -53,8 +53,9 @@ export async function importUpstreams(config: GatewayConfig, source: string, fro
         if (entry !== undefined) checkSelection(result.names, from, index, source, notes);
         notes.push(...result.notes);
         resolvedInputs.push({ ...from.inputs, ...result.suppliedInputs });
-        for (const server of result.servers) {
-            const upstream = await validate(server, from.file, touched);
+        const upstreams = await validateAll(result.servers, from.file, touched);
+        for (const [position, upstream] of upstreams.entries()) {
+            const server = result.servers[position]!;
             claimId(origins, upstream.id, { source: from.file, path: server.path, what: `server ${JSON.stringify(server.name)} of ${from.file}` }, entry);
             checkSeparator(upstream.id, config.namespace.separator, from.file, server.path);
             imported.push(upstream);
@@ -95,21 +96,24 @@ function checkSelection(names: readonly string[], from: GatewayConfig['upstreams
     }
 }
 
-/** The upstream schema's verdict, with the env file's variables under `env`; problems point into the client file. */
-async function validate(server: ImportedServer, file: string, touched: Set<string>): Promise<UpstreamConfig> {
-    let upstream = server.upstream;
-    if (server.envFile !== undefined) {
-        touched.add(server.envFile);
-        const text = await readText(server.envFile, { source: file, path: [...server.path, 'envFile'], flag: 'envFile' });
-        // The entry's own env wins over the file's, as a variable set explicitly should.
-        upstream = { ...upstream, env: { ...parseEnv(text), ...(upstream.env as Record<string, string>) } };
+/** The upstream schema's verdict on each server, with its env file's variables under `env`; problems point into the client file. */
+async function validateAll(servers: readonly ImportedServer[], file: string, touched: Set<string>): Promise<UpstreamConfig[]> {
+    const issues: ConfigIssue[] = [];
+    const upstreams: UpstreamConfig[] = [];
+    for (const server of servers) {
+        let upstream = server.upstream;
+        if (server.envFile !== undefined) {
+            touched.add(server.envFile);
+            const text = await readText(server.envFile, { source: file, path: [...server.path, 'envFile'], flag: 'envFile' });
+            // The entry's own env wins over the file's, as a variable set explicitly should.
+            upstream = { ...upstream, env: { ...parseEnv(text), ...(upstream.env as Record<string, string>) } };
+        }
+        const parsed = UpstreamSchema.safeParse(upstream);
+        if (parsed.success) upstreams.push(parsed.data);
+        else issues.push(...parsed.error.issues.map(issue => ({ path: [...server.path, ...clientPath(issue.path)], message: issue.message })));
     }
-    const parsed = UpstreamSchema.safeParse(upstream);
-    if (parsed.success) return parsed.data;
-    throw new ConfigError(
-        file,
-        parsed.error.issues.map(issue => ({ path: [...server.path, ...clientPath(issue.path)], message: issue.message }))
-    );
+    if (issues.length > 0) throw new ConfigError(file, issues);
+    return upstreams;
 }
 
 /** The gateway's field names as the client file spells them. */
