@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { invalidProxyEntry } from '../lib/client-address.js';
 import { isLoopback } from '../lib/loopback.js';
-import { UpstreamsFromSchema } from './client-config/source-schema.js';
+import { upstreamsFromSchema } from './client-config/source-schema.js';
 import { AuthSchema, checkPolicyConfig, ClientSchema, CorsSchema, LimitsSchema, PromptPolicySchema } from './policy-schema.js';
 
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
@@ -93,6 +93,18 @@ const commonUpstreamFields = {
         .default(false)
         .describe('true: forward arguments a prompt does not declare. false: reject them with -32602.')
 };
+
+const { id: _id, ...settingsOfEveryUpstream } = commonUpstreamFields;
+
+const importedUpstreamDefaults = z
+    .strictObject(settingsOfEveryUpstream)
+    .partial()
+    .prefault({})
+    .superRefine((defaults, ctx) => {
+        if (defaults.maxTotalTimeoutMs !== undefined && defaults.timeoutMs !== undefined && defaults.maxTotalTimeoutMs < defaults.timeoutMs) {
+            ctx.addIssue({ code: 'custom', path: ['maxTotalTimeoutMs'], message: `must be at least timeoutMs (${defaults.timeoutMs})` });
+        }
+    });
 
 const httpUrl = z
     .url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' })
@@ -383,7 +395,7 @@ export const GatewayConfigSchema = z
             })
             .prefault({}),
         upstreams: z.array(UpstreamSchema).default([]).describe('The MCP servers behind the gateway, in order.'),
-        upstreamsFrom: UpstreamsFromSchema
+        upstreamsFrom: upstreamsFromSchema(importedUpstreamDefaults)
     })
     .superRefine((config, ctx) => {
         if (config.upstreams.length === 0 && config.upstreamsFrom.length === 0) {

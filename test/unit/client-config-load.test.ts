@@ -61,6 +61,28 @@ describe('upstreamsFrom', () => {
         assert.equal(origins.get('brave-search'), `${path.join(dir, 'clients/claude_desktop_config.json')}: mcpServers["Brave Search"]`);
     });
 
+    test('defaults: settings every upstream of the file gets, over the usual defaults; checked like those of an upstream', async t => {
+        const dir = await folder(t);
+        await write(path.join(dir, 'claude_desktop_config.json'), desktop);
+        const gateway = await write(path.join(dir, 'gateway.json'), {
+            upstreamsFrom: [{ file: 'claude_desktop_config.json', defaults: { timeoutMs: 60_000, required: true, prompts: { deny: ['admin-*'] } } }]
+        });
+        const { config } = await loadGatewayConfig({ file: gateway }, {});
+        for (const upstream of config.upstreams) {
+            assert.deepEqual({ timeoutMs: upstream.timeoutMs, required: upstream.required, prompts: upstream.prompts, pingIntervalMs: upstream.pingIntervalMs }, { timeoutMs: 60_000, required: true, prompts: { deny: ['admin-*'] }, pingIntervalMs: 30_000 });
+        }
+        const broken = await write(path.join(dir, 'broken.json'), {
+            reconnect: { initialMs: 1000 },
+            upstreamsFrom: [{ file: 'claude_desktop_config.json', defaults: { id: 'x', timeoutMs: 5000, maxTotalTimeoutMs: 100, reconnect: { maxMs: 10 } } }]
+        });
+        const error = await failure(loadGatewayConfig({ file: broken }, {}));
+        assert.match(lineFor(error, 'upstreamsFrom[0].defaults'), /unknown key "id"/);
+        const backoff = await write(path.join(dir, 'backoff.json'), { reconnect: { initialMs: 1000 }, upstreamsFrom: [{ file: 'claude_desktop_config.json', defaults: { reconnect: { maxMs: 10 } } }] });
+        assert.match(lineFor(await failure(loadGatewayConfig({ file: backoff }, {})), 'upstreamsFrom[0].defaults.reconnect.maxMs'), /makes a backoff from 1000 ms to 10 ms; maxMs must be at least initialMs/);
+        const total = await write(path.join(dir, 'total.json'), { upstreamsFrom: [{ file: 'claude_desktop_config.json', defaults: { timeoutMs: 5000, maxTotalTimeoutMs: 100 } }] });
+        assert.match(lineFor(await failure(loadGatewayConfig({ file: total }, {})), 'upstreamsFrom[0].defaults.maxTotalTimeoutMs'), /must be at least timeoutMs \(5000\)/);
+    });
+
     test('"~" is the home folder', () => {
         assert.equal(resolveUserPath('/etc/gateway', '~/.cursor/mcp.json', '/home/me'), '/home/me/.cursor/mcp.json');
         assert.equal(resolveUserPath('/etc/gateway', '~', '/home/me'), '/home/me');

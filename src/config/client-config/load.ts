@@ -10,7 +10,7 @@ import path from 'node:path';
 import { parseEnv } from 'node:util';
 import type { Environment } from '../interpolate.js';
 import { ConfigError, formatPath, type ConfigIssue } from '../issues.js';
-import { UpstreamSchema, type GatewayConfig, type UpstreamConfig } from '../schema.js';
+import { resolveReconnect, UpstreamSchema, type GatewayConfig, type UpstreamConfig } from '../schema.js';
 import { importClientConfig, type ImportedServer, type ImportNote } from './import.js';
 
 export interface ImportedConfig {
@@ -53,7 +53,8 @@ export async function importUpstreams(config: GatewayConfig, source: string, fro
         if (entry !== undefined) checkSelection(result.names, from, index, source, notes);
         notes.push(...result.notes);
         resolvedInputs.push({ ...from.inputs, ...result.suppliedInputs });
-        const upstreams = await validateAll(result.servers, from.file, touched);
+        checkReconnect(config, index, source);
+        const upstreams = await validateAll(result.servers.map(server => ({ ...server, upstream: { ...from.defaults, ...server.upstream } })), from.file, touched);
         for (const [position, upstream] of upstreams.entries()) {
             const server = result.servers[position]!;
             claimId(origins, upstream.id, { source: from.file, path: server.path, what: `server ${JSON.stringify(server.name)} of ${from.file}` }, entry);
@@ -133,6 +134,17 @@ function claimId(origins: Map<string, IdOrigin>, id: string, origin: IdOrigin, e
     const leaveOut = entry === undefined ? 'list the files in a gateway config\'s upstreamsFrom and leave one out with "exclude"' : `leave it out with ${entry}.exclude`;
     throw new ConfigError(first.source, [
         { path: first.path, message: `the upstream id "${id}" is taken twice: by ${first.what} and by ${origin.what}; rename one, or ${leaveOut}` }
+    ]);
+}
+
+/** The file's reconnect settings over the global ones must still make a backoff (as checked for "upstreams"). */
+function checkReconnect(config: GatewayConfig, index: number, source: string): void {
+    const defaults = config.upstreamsFrom[index]!.defaults;
+    const backoff = resolveReconnect(config.reconnect, defaults);
+    if (defaults.reconnect === undefined || backoff.maxMs >= backoff.initialMs) return;
+    const field = defaults.reconnect.maxMs === undefined ? 'initialMs' : 'maxMs';
+    throw new ConfigError(source, [
+        { path: ['upstreamsFrom', index, 'defaults', 'reconnect', field], message: `makes a backoff from ${backoff.initialMs} ms to ${backoff.maxMs} ms; maxMs must be at least initialMs` }
     ]);
 }
 
