@@ -28,11 +28,11 @@ async function write(file: string, content: unknown): Promise<string> {
 /** The ConfigError a load fails with (the test fails if it succeeds or throws anything else). */
 async function failure(load: Promise<unknown>) {
     const outcome = await load.then(
-        () => undefined,
-        (error: unknown) => error
+        () => ({ failed: false as const }),
+        (error: unknown) => ({ failed: true as const, error })
     );
     return configError(() => {
-        if (outcome !== undefined) throw outcome;
+        if (outcome.failed) throw outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
     });
 }
 

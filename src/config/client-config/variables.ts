@@ -38,7 +38,7 @@ export function expand(text: string, read: VariableReader, scope: VariableScope,
 }
 
 /** `${env:NAME}` (Cursor, VS Code): unlike those clients, an unset variable is an error rather than "". */
-export function envVariable(name: string, env: Environment): Resolution {
+function envVariable(name: string, env: Environment): Resolution {
     const value = Object.hasOwn(env, name) ? env[name] : undefined;
     if (value !== undefined) return { value };
     return { problem: `environment variable ${name} is not set; set it before starting the gateway (the client would have used an empty string)` };
