@@ -10,7 +10,10 @@ import { ConfigError, type ConfigIssue } from './issues.js';
 import { JwksSchema } from './policy-schema.js';
 import { GatewayConfigSchema, type GatewayConfig } from './schema.js';
 
-/** Relative paths (`cwd` of stdio upstreams, `auth.jwksFile`) are resolved against the file's folder. */
+/**
+ * Relative paths (`cwd` of stdio upstreams, `auth.jwksFile`) are resolved against the file's folder.
+ * @internal the config alone, for tests (the CLI uses loadGatewayConfig, which also returns the import notes)
+ */
 export async function loadConfigFile(file: string, env: Environment = process.env): Promise<GatewayConfig> {
     return (await loadGatewayConfig({ file }, env)).config;
 }

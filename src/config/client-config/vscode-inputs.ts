@@ -14,7 +14,10 @@ export interface InputSupply {
     entry: string | undefined;
 }
 
-/** `api-key` -> MCP_INPUT_API_KEY, `githubToken` -> MCP_INPUT_GITHUB_TOKEN. */
+/**
+ * `api-key` -> MCP_INPUT_API_KEY, `githubToken` -> MCP_INPUT_GITHUB_TOKEN.
+ * @internal exported for its tests
+ */
 export function inputVariableName(id: string): string {
     const snake = id
         .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
