@@ -6,11 +6,11 @@
 import type { Environment } from '../interpolate.js';
 import { ConfigError, formatPath, type ConfigIssue } from '../issues.js';
 import { chooseFormat } from './detect.js';
-import type { ClientConfigFormat } from './format.js';
+import type { ClientConfigFormat, ClientFormat } from './format.js';
 import { upstreamIdFor } from './ids.js';
-import { parseJsonc } from './jsonc.js';
+import { parseJsonc, type JsoncDocument } from './jsonc.js';
 import { readServerEntry } from './server-entry.js';
-import { workspaceFolderOf } from './variables.js';
+import { workspaceFolderOf, type VariableReader } from './variables.js';
 import { VsCodeInputs } from './vscode-inputs.js';
 
 export interface ImportOptions {
@@ -61,7 +61,7 @@ export function importClientConfig(text: string, options: ImportOptions): Client
     const { file } = options;
     const document = parseJsonc(text, file);
     const root = document.value;
-    const fail = (path: (string | number)[], message: string): never => {
+    const fail = (path: Path, message: string): never => {
         throw new ConfigError(file, [{ path, message: `${message}${document.where(path)}` }]);
     };
     if (!isRecord(root)) return fail([], 'must be a JSON object (an MCP client\'s config file)');
@@ -70,62 +70,96 @@ export function importClientConfig(text: string, options: ImportOptions): Client
     const servers = root[format.serversKey];
     if (!isRecord(servers)) return fail([format.serversKey], 'must be an object that maps server names to servers');
 
-    const issues: ConfigIssue[] = [];
-    const notes: ImportNote[] = [];
-    const problem = (path: (string | number)[], message: string) => issues.push({ path, message: `${message}${document.where(path)}` });
-    const note = (level: ImportNote['level'], path: (string | number)[], message: string) =>
-        notes.push({ level, message: `${file}: ${formatPath(path)}: ${message}${document.where(path)}` });
+    const report = new Report(file, document);
     const inputs =
         format.serversKey === 'servers'
-            ? new VsCodeInputs(root.inputs, { values: options.inputs, env: options.env, entry: options.entry }, problem)
+            ? new VsCodeInputs(root.inputs, { values: options.inputs, env: options.env, entry: options.entry }, (path, message) => report.problem(path, message))
             : undefined;
-    const variables = format.variables(inputs);
-    const workspaceFolder = workspaceFolderOf(file);
-    const leaveOut = options.entry === undefined ? 'with "exclude" of an upstreamsFrom entry in a gateway config' : `with ${options.entry}.exclude`;
+    const reading: Reading = { options, format, variables: format.variables(inputs), workspaceFolder: workspaceFolderOf(file), report, taken: new Map() };
     const names = Object.keys(servers);
-    const taken = new Map<string, string>();
-    const imported: ImportedServer[] = [];
-    for (const name of names) {
-        if ((options.include !== undefined && !options.include.includes(name)) || options.exclude.includes(name)) continue;
-        const at = [format.serversKey, name];
-        const entry = servers[name];
-        if (!isRecord(entry)) {
-            problem(at, 'must be an object (a server)');
-            continue;
-        }
-        if (entry.disabled === true) {
-            note('notice', at, 'disabled in the client, so left out');
-            continue;
-        }
-        if (entry.disabled !== undefined && entry.disabled !== false) problem([...at, 'disabled'], 'must be true or false');
-        const id = upstreamIdFor(name);
-        if (id === undefined) {
-            problem(at, `the name cannot be made an upstream id (lowercase letters, digits and "-"); rename the server in the file, or leave it out ${leaveOut}`);
-            continue;
-        }
-        const other = taken.get(id);
-        if (other !== undefined) {
-            problem(at, `servers ${JSON.stringify(other)} and ${JSON.stringify(name)} both make the upstream id "${id}"; rename one in the file, or leave one out ${leaveOut}`);
-            continue;
-        }
-        taken.set(id, name);
-        const read = readServerEntry(entry, {
-            format,
-            variables,
-            scope: { env: options.env, home: options.home, workspaceFolder, server: name },
-            problem: (path, message) => problem([...at, ...path], message),
-            warn: (path, message) => note('warning', [...at, ...path], message)
-        });
-        if (read !== undefined) imported.push({ name, id, upstream: { id, ...read.upstream }, envFile: read.envFile, path: at });
-    }
-    if (issues.length > 0) throw new ConfigError(file, issues);
+    const selected = names.filter(name => (options.include === undefined || options.include.includes(name)) && !options.exclude.includes(name));
+    const imported = selected.flatMap(name => importServer(name, servers[name], reading) ?? []);
+    if (report.issues.length > 0) throw new ConfigError(file, report.issues);
     // Only a gateway config's entry has inputs of its own (--from reads the environment alone).
     for (const id of Object.keys(options.inputs)) {
         if (!text.includes(`\${input:${id}}`)) {
-            notes.push({ level: 'warning', message: `${options.entry}.inputs[${JSON.stringify(id)}]: no server in ${file} uses \${input:${id}}; check the spelling` });
+            report.notes.push({ level: 'warning', message: `${options.entry}.inputs[${JSON.stringify(id)}]: no server in ${file} uses \${input:${id}}; check the spelling` });
         }
     }
-    return { format: format.name, names, servers: imported, notes, suppliedInputs: inputs === undefined ? {} : Object.fromEntries(inputs.supplied) };
+    return { format: format.name, names, servers: imported, notes: report.notes, suppliedInputs: inputs === undefined ? {} : Object.fromEntries(inputs.supplied) };
+}
+
+type Path = (string | number)[];
+
+/** The problems (one ConfigError in the end) and notes of a file, each with where it stands. */
+class Report {
+    readonly issues: ConfigIssue[] = [];
+    readonly notes: ImportNote[] = [];
+
+    constructor(
+        private readonly file: string,
+        private readonly document: JsoncDocument
+    ) {}
+
+    problem(path: Path, message: string): void {
+        this.issues.push({ path, message: `${message}${this.document.where(path)}` });
+    }
+
+    note(level: ImportNote['level'], path: Path, message: string): void {
+        this.notes.push({ level, message: `${this.file}: ${formatPath(path)}: ${message}${this.document.where(path)}` });
+    }
+}
+
+/** What reading every server of one file shares. */
+interface Reading {
+    options: ImportOptions;
+    format: ClientFormat;
+    variables: VariableReader | undefined;
+    workspaceFolder: string;
+    report: Report;
+    /** The ids made so far, with the name each was made from. */
+    taken: Map<string, string>;
+}
+
+function importServer(name: string, entry: unknown, reading: Reading): ImportedServer | undefined {
+    const { report, options } = reading;
+    const at = [reading.format.serversKey, name];
+    if (!isRecord(entry)) {
+        report.problem(at, 'must be an object (a server)');
+        return undefined;
+    }
+    if (entry.disabled === true) {
+        report.note('notice', at, 'disabled in the client, so left out');
+        return undefined;
+    }
+    if (entry.disabled !== undefined && entry.disabled !== false) report.problem([...at, 'disabled'], 'must be true or false');
+    const id = idFor(name, at, reading);
+    if (id === undefined) return undefined;
+    const read = readServerEntry(entry, {
+        format: reading.format,
+        variables: reading.variables,
+        scope: { env: options.env, home: options.home, workspaceFolder: reading.workspaceFolder, server: name },
+        problem: (path, message) => report.problem([...at, ...path], message),
+        warn: (path, message) => report.note('warning', [...at, ...path], message)
+    });
+    return read === undefined ? undefined : { name, id, upstream: { id, ...read.upstream }, envFile: read.envFile, path: at };
+}
+
+/** The server's id, unless its name makes none or the id of a server before it. */
+function idFor(name: string, at: Path, { options, report, taken }: Reading): string | undefined {
+    const leaveOut = options.entry === undefined ? 'with "exclude" of an upstreamsFrom entry in a gateway config' : `with ${options.entry}.exclude`;
+    const id = upstreamIdFor(name);
+    if (id === undefined) {
+        report.problem(at, `the name cannot be made an upstream id (lowercase letters, digits and "-"); rename the server in the file, or leave it out ${leaveOut}`);
+        return undefined;
+    }
+    const other = taken.get(id);
+    if (other !== undefined) {
+        report.problem(at, `servers ${JSON.stringify(other)} and ${JSON.stringify(name)} both make the upstream id "${id}"; rename one in the file, or leave one out ${leaveOut}`);
+        return undefined;
+    }
+    taken.set(id, name);
+    return id;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -33,43 +33,61 @@ interface IdOrigin {
     what: string;
 }
 
+interface LoadContext {
+    /** Names the gateway config in errors. */
+    source: string;
+    env: Environment;
+    touched: Set<string>;
+}
+
 /**
  * `config` with the upstreams of its `upstreamsFrom` files appended. `source` names the gateway config in errors;
  * `fromConfig` is how many of the entries it lists itself (the rest came from `--from`).
  */
 export async function importUpstreams(config: GatewayConfig, source: string, fromConfig: number, env: Environment, touched: Set<string>): Promise<ImportedConfig> {
     const notes: ImportNote[] = [];
-    const resolvedInputs: Record<string, string>[] = [];
-    const origins = new Map<string, IdOrigin>();
-    config.upstreams.forEach((upstream, index) => origins.set(upstream.id, { source, path: ['upstreams', index, 'id'], what: `upstreams[${index}]` }));
+    const owners = new Map<string, IdOrigin>();
+    config.upstreams.forEach((upstream, index) => owners.set(upstream.id, { source, path: ['upstreams', index, 'id'], what: `upstreams[${index}]` }));
     const imported: UpstreamConfig[] = [];
-    const importedFrom = new Map<string, string>();
+    const origins = new Map<string, string>();
+    const upstreamsFrom: GatewayConfig['upstreamsFrom'] = [];
     for (const [index, from] of config.upstreamsFrom.entries()) {
         const entry = index < fromConfig ? `upstreamsFrom[${index}]` : undefined;
-        touched.add(from.file);
-        const origin = entry === undefined ? { source: from.file, path: [], flag: 'the path given to --from' } : { source, path: ['upstreamsFrom', index, 'file'], flag: 'the path' };
-        const text = await readText(from.file, origin);
-        const result = importClientConfig(text, { file: from.file, format: from.format, env, home: homedir(), inputs: from.inputs, include: from.include, exclude: from.exclude, entry });
-        if (entry !== undefined) checkSelection(result.names, from, index, source, notes);
-        notes.push(...result.notes);
-        resolvedInputs.push({ ...from.inputs, ...result.suppliedInputs });
-        checkReconnect(config, index, source);
-        const upstreams = await validateAll(result.servers.map(server => ({ ...server, upstream: { ...from.defaults, ...server.upstream } })), from.file, touched);
-        for (const [position, upstream] of upstreams.entries()) {
-            const server = result.servers[position]!;
-            claimId(origins, upstream.id, { source: from.file, path: server.path, what: `server ${JSON.stringify(server.name)} of ${from.file}` }, entry);
+        const file = await importFile(config, index, entry, { source, env, touched });
+        notes.push(...file.notes);
+        // Inputs as resolved (from the environment too) stay with the config, so that logs redact them (see secrets.ts).
+        upstreamsFrom.push({ ...from, inputs: file.inputs });
+        for (const { server, upstream } of file.upstreams) {
+            claimId(owners, upstream.id, { source: from.file, path: server.path, what: `server ${JSON.stringify(server.name)} of ${from.file}` }, entry);
             checkSeparator(upstream.id, config.namespace.separator, from.file, server.path);
             imported.push(upstream);
-            importedFrom.set(upstream.id, `${from.file}: ${formatPath(server.path)}`);
+            origins.set(upstream.id, `${from.file}: ${formatPath(server.path)}`);
         }
     }
     const upstreams = [...config.upstreams, ...imported];
     if (upstreams.length === 0) {
         throw new ConfigError(source, [{ path: ['upstreamsFrom'], message: 'no servers to put behind the gateway: the files hold none (or all are left out or disabled); add one, or add "upstreams"' }]);
     }
-    // Inputs as resolved (from the environment too) stay with the config, so that logs redact them (see secrets.ts).
-    const upstreamsFrom = config.upstreamsFrom.map((from, index) => ({ ...from, inputs: resolvedInputs[index] ?? from.inputs }));
-    return { config: { ...config, upstreams, upstreamsFrom }, notes, origins: importedFrom };
+    return { config: { ...config, upstreams, upstreamsFrom }, notes, origins };
+}
+
+/** One entry of upstreamsFrom: its file read, imported and validated, its env files read. */
+async function importFile(config: GatewayConfig, index: number, entry: string | undefined, context: LoadContext) {
+    const from = config.upstreamsFrom[index]!;
+    context.touched.add(from.file);
+    const origin = entry === undefined ? { source: from.file, path: [], flag: 'the path given to --from' } : { source: context.source, path: ['upstreamsFrom', index, 'file'], flag: 'the path' };
+    const text = await readText(from.file, origin);
+    const result = importClientConfig(text, { file: from.file, format: from.format, env: context.env, home: homedir(), inputs: from.inputs, include: from.include, exclude: from.exclude, entry });
+    const notes = [...result.notes];
+    if (entry !== undefined) checkSelection(result.names, from, index, context.source, notes);
+    checkReconnect(config, index, context.source);
+    const withDefaults = result.servers.map(server => ({ ...server, upstream: { ...from.defaults, ...server.upstream } }));
+    const upstreams = await validateAll(withDefaults, from.file, context.touched);
+    return {
+        upstreams: upstreams.map((upstream, position) => ({ server: result.servers[position]!, upstream })),
+        notes,
+        inputs: { ...from.inputs, ...result.suppliedInputs }
+    };
 }
 
 async function readText(file: string, origin: { source: string; path: (string | number)[]; flag: string }): Promise<string> {
