@@ -29,8 +29,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { createMcpExpressApp } from '@modelcontextprotocol/express';
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { McpServer, completable, isInitializeRequest } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import * as z from 'zod';
@@ -124,8 +122,12 @@ export function createPromptServer() {
  * @param {number} port
  */
 async function serveHttp(port) {
+    // Loaded here, not at the top: they are development dependencies of the gateway, absent from an installed
+    // package, where this server runs over stdio as the upstream of the starter config that `init` writes.
+    const { createMcpExpressApp } = await import('@modelcontextprotocol/express');
+    const { NodeStreamableHTTPServerTransport } = await import('@modelcontextprotocol/node');
     const app = createMcpExpressApp({ host: HOST });
-    /** @type {Map<string, NodeStreamableHTTPServerTransport>} */
+    /** @type {Map<string, import('@modelcontextprotocol/node').NodeStreamableHTTPServerTransport>} */
     const sessions = new Map();
 
     /** @param {import('express').Request} req */

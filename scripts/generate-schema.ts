@@ -55,6 +55,10 @@ export function generateSchema(): string {
             'String values may contain ${VAR} or ${VAR:-default} placeholders, replaced from the environment before validation. ' +
             'The gateway checks more than this schema can express: unique upstream ids, ids not containing namespace.separator, ' +
             'cursorSecret empty or at least 16 characters, notifications.maxDelayMs >= notifications.debounceMs.',
+        // VS Code's JSON editor reads these two (they are not JSON Schema): the gateway accepts both in its config files,
+        // and the starter config that `init` writes has comments, which VS Code would otherwise mark as errors.
+        allowComments: true,
+        allowTrailingCommas: true,
         ...rest
     };
     return `${JSON.stringify(document, null, 2)}\n`;

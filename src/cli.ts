@@ -1,25 +1,33 @@
 #!/usr/bin/env node
 /**
- * mcp-prompt-gateway --config <file> [--from <client config>]... [--stdio [--client ID]] [--host H] [--port P] [--check]
+ * mcp-prompt-gateway [--config <file>] [--from <client config>]... [--stdio [--client ID]] [--host H] [--port P] [--check]
+ * mcp-prompt-gateway init [--output <file>] [--force]
  * Exit codes: 0 done, 1 runtime failure, 2 bad usage or bad config.
  */
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { ImportNote } from './config/client-config/import.js';
 import { loadGatewayConfig } from './config/load.js';
 import { ConfigError } from './config/issues.js';
 import { ConfigReloader } from './config/reload.js';
+import { missingResource } from './config/oauth-schema.js';
 import { ANONYMOUS_CLIENT_ID } from './config/policy-schema.js';
 import { LOG_FORMATS, LOG_LEVELS, missingCursorSecret, type GatewayConfig } from './config/schema.js';
 import { startGateway } from './gateway.js';
+import { defaultConfigFile } from './setup/default-config.js';
+import { runInit } from './setup/init.js';
 import { resolveCommand } from './upstream/command.js';
 import { closeSharedReaper } from './upstream/reaper.js';
 import { childEnvironment } from './upstream/transports.js';
 import { createLogger, describeError, type LogFormat, type Logger } from './observability/logger.js';
 import { VERSION } from './version.js';
 
-const USAGE = `Usage: mcp-prompt-gateway --config <file> [--from <file>]... [--stdio [--client ID]] [--host H] [--port P] [--check]
+const USAGE = `Usage: mcp-prompt-gateway [--config <file>] [--from <file>]... [--stdio [--client ID]] [--host H] [--port P] [--check]
+       mcp-prompt-gateway init [--output <file>] [--force]
 
-  --config <file>  gateway config (JSON); see README.md
+  init             write a commented starter gateway.json, and print how to start it and connect clients
+                   (mcp-prompt-gateway init --help for more)
+  --config <file>  gateway config (JSON, comments allowed); see README.md. Default: ./gateway.json
   --from <file>    an MCP client's config file (Claude Desktop, Cursor, Claude Code, VS Code) whose servers
                    become upstreams; repeatable; without --config, with default settings (docs/client-configs.md)
   --stdio          serve MCP on stdin/stdout instead of HTTP (logs go to stderr)
@@ -67,12 +75,16 @@ function applyOverrides(config: GatewayConfig, source: string, host: string | un
         listen.port = value;
     }
     const overridden = { ...config, listen };
-    const missingSecret = missingCursorSecret(overridden);
-    if (missingSecret !== undefined) throw new ConfigError(`${source} with --host ${listen.host}`, [{ path: ['cursorSecret'], message: missingSecret }]);
+    const issues = [
+        { path: ['cursorSecret'], message: missingCursorSecret(overridden) },
+        { path: ['auth', 'resource'], message: missingResource(overridden) }
+    ].filter((issue): issue is { path: string[]; message: string } => issue.message !== undefined);
+    if (issues.length > 0) throw new ConfigError(`${source} with --host ${listen.host}`, issues);
     return overridden;
 }
 
 async function main(argv: string[]): Promise<number> {
+    if (argv[0] === 'init') return runInit(argv.slice(1), fileURLToPath(import.meta.url));
     const args = parseCommandLine(argv);
     if (args.help) {
         process.stdout.write(`${USAGE}\n`);
@@ -82,14 +94,16 @@ async function main(argv: string[]): Promise<number> {
         process.stdout.write(`${VERSION}\n`);
         return 0;
     }
-    const request = { file: args.config, from: args.from ?? [] };
-    if (request.file === undefined && request.from.length === 0) throw new UsageError('--config <file> (or --from <file>) is required');
-    const source = request.file ?? `--from ${request.from.join(' ')}`;
+    const from = args.from ?? [];
+    // --from alone runs with default settings; with neither, ./gateway.json (as init writes it).
+    const file = args.config ?? (from.length > 0 ? undefined : defaultConfigFile(process.cwd(), text => process.stderr.write(text)));
+    if (file === undefined && from.length === 0) return 2;
+    const source = file ?? `--from ${from.join(' ')}`;
     // Warnings about client config files: on stderr until the logger exists, then in the log at each reload.
     let report = (notes: ImportNote[]) => notes.forEach(note => process.stderr.write(`${note.level}: ${note.message}\n`));
     let origins = new Map<string, string>();
     const load = async (touched?: Set<string>) => {
-        const loaded = await loadGatewayConfig(request, process.env, touched);
+        const loaded = await loadGatewayConfig({ file, from }, process.env, touched);
         report(loaded.notes);
         origins = loaded.origins;
         return applyOverrides(loaded.config, source, args.host, args.port);

@@ -197,7 +197,7 @@ describe('client config files behind the built gateway', () => {
             [
                 'a syntax error',
                 async dir => ['--from', await write(path.join(dir, 'mcp.json'), '{\n  "mcpServers": {\n    "a": { "command": "x" }}\n  "b": 1\n}')],
-                /^Invalid config .*\/mcp\.json:4:3:\n {2}- \(top level\): not valid JSON \(comma expected\)/
+                /^Invalid config .*\/mcp\.json:4:3:\n {2}- \(top level\): not valid JSON \(expected ","\)/
             ],
             [
                 'an id taken by "upstreams"',
@@ -218,11 +218,5 @@ describe('client config files behind the built gateway', () => {
                 assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
             });
         }
-
-        test('neither --config nor --from is a usage error', () => {
-            const result = runCli(['--check']);
-            assert.equal(result.status, 2);
-            assert.match(result.stderr, /--config <file> \(or --from <file>\) is required/);
-        });
     });
 });

@@ -255,7 +255,7 @@ describe('a walk continues across a reload that changes the upstreams', () => {
         const { seen, cursor } = await walkInto(client, 'b');
         await reload(gateway, ['d', 'b', 'a', 'c']);
         const rest = await resume(client, cursor);
-        // d moved before b but was still to come; a, already listed, now stands after b and is listed again (README).
+        // d moved before b but was still to come; a, already listed, now stands after b and is listed again (docs/behaviour.md).
         assert.deepEqual([...seen, ...rest], [...of('a'), ...of('b'), ...of('d'), ...of('a'), ...of('c')]);
     });
 });

@@ -27,7 +27,7 @@
  * upstreams added after the position are listed too. The filter has no false
  * negatives: a pending upstream is never skipped; a false positive, or an
  * upstream already listed that a reorder moved after the position, is listed
- * again. README "Stable pagination" states the guarantee case by case.
+ * again. docs/behaviour.md, "Stable pagination", states the guarantee case by case.
  *
  * Everything here depends on upstream ids and on the entries the caller sees,
  * never on entries it does not see: a hidden prompt changes no page, no

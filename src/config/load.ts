@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import type { ImportNote } from './client-config/import.js';
 import { importUpstreams, resolveUserPath } from './client-config/load.js';
 import { interpolateEnv, type Environment } from './interpolate.js';
+import { parseJsonc } from './jsonc.js';
 import { nearestKey } from './suggest.js';
 import { ConfigError, type ConfigIssue } from './issues.js';
 import { JwksSchema } from './policy-schema.js';
@@ -99,7 +100,7 @@ async function readJwksFile(auth: GatewayConfig['auth'], source: string): Promis
 }
 
 /**
- * Validates config text. `source` names the file in error messages.
+ * Validates config text: JSON, where comments and trailing commas are allowed. `source` names the file in error messages.
  * @internal exported for tests and benchmarks, which build their configs as text
  */
 export function parseConfig(text: string, source: string, env: Environment): GatewayConfig {
@@ -107,11 +108,13 @@ export function parseConfig(text: string, source: string, env: Environment): Gat
 }
 
 function parseJson(text: string, source: string): unknown {
-    try {
-        return JSON.parse(text);
-    } catch (error) {
-        throw new ConfigError(source, [{ path: [], message: `not valid JSON${jsonErrorLocation(text, error)}; fix the syntax there` }]);
+    const document = parseJsonc(text);
+    if (!document.ok) {
+        throw new ConfigError(source, [
+            { path: [], message: `not valid JSON at line ${document.line}, column ${document.column}: ${document.problem}; fix the syntax there` }
+        ]);
     }
+    return document.value;
 }
 
 function validate(document: unknown, source: string, env: Environment): GatewayConfig {
@@ -120,16 +123,6 @@ function validate(document: unknown, source: string, env: Environment): GatewayC
     const parsed = GatewayConfigSchema.safeParse(interpolated.value, { reportInput: true });
     if (!parsed.success) throw new ConfigError(source, parsed.error.issues.map(issue => toConfigIssue(issue, interpolated.value)));
     return parsed.data;
-}
-
-/** " at line L, column C" from the parser's position; the parser's own message quotes file text, which may hold secrets. */
-function jsonErrorLocation(text: string, error: unknown): string {
-    const position = /position (\d+)/.exec((error as Error).message)?.[1];
-    if (position === undefined) return '';
-    const before = text.slice(0, Number(position));
-    const line = before.split('\n').length;
-    const column = Number(position) - before.lastIndexOf('\n');
-    return ` at line ${line}, column ${column}`;
 }
 
 function resolvePaths(config: GatewayConfig, baseDir: string): GatewayConfig {

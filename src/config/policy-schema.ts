@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { checkOAuthConfig, clientScopesField, oauthFields } from './oauth-schema.js';
 
 /** Reserved: the caller when `auth.mode` is "none", and the default `--client` of --stdio. */
 export const ANONYMOUS_CLIENT_ID = 'anonymous';
@@ -58,6 +59,7 @@ export const ClientSchema = z
             .optional()
             .describe('The client\'s API key, usually "${ENV_VAR}"; hashed at load and never kept or logged.'),
         prompts: PromptPolicySchema.describe('Prompts this client may use, by exposed name.'),
+        requiredScopes: clientScopesField,
         maxSessions: z.number().int().min(1).max(1_000_000).optional().describe('Overrides limits.maxSessionsPerClient for this client.'),
         rateLimit: z
             .strictObject({ requestsPerSecond: rateLimitFields.requestsPerSecond.optional(), burst: rateLimitFields.burst.optional() })
@@ -102,13 +104,16 @@ export const AuthSchema = z
                     .url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' })
                     .optional()
                     .describe('URL of a JWKS document (fetched on demand and cached).'),
-                issuer: z.string().min(1).optional().describe('Required "iss" claim.'),
+                issuer: z.string().min(1).optional().describe('Required "iss" claim. Default: any of authorizationServers, when set.'),
                 audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional().describe('Accepted "aud" value(s).'),
                 clientIdClaim: z.string().min(1).default('sub').describe('Claim holding the client id; it must name a configured client.'),
                 algorithms: z.array(z.enum(jwtAlgorithms)).min(1).optional().describe('Accepted "alg" values. Default: HS256 with a secret, the asymmetric ones with JWKS.'),
-                clockToleranceSec: z.number().int().min(0).max(600).default(30).describe('Leeway for "exp" and "nbf".')
+                clockToleranceSec: z.number().int().min(0).max(600).default(30).describe('Leeway for "exp" and "nbf".'),
+                ...oauthFields
             })
-            .describe('Each client sends a signed JWT as "Authorization: Bearer <jwt>"; it must carry "exp".')
+            .describe(
+                'Each client sends a signed JWT as "Authorization: Bearer <jwt>"; it must carry "exp". With authorizationServers the gateway is an OAuth 2.1 resource server as MCP clients expect (docs/authorization.md).'
+            )
     ])
     .default({ mode: 'none' })
     .describe('How HTTP callers prove which client they are. Missing or bad credentials get HTTP 401.');
@@ -199,6 +204,7 @@ export const CorsSchema = z
 interface PolicyFields {
     auth: AuthConfig;
     clients: ClientConfig[];
+    listen: { host: string; path: string };
 }
 
 /** Rules across fields of the security settings; adds issues like the main schema's superRefine. */
@@ -229,6 +235,7 @@ export function checkPolicyConfig(config: PolicyFields, ctx: z.core.$RefinementC
         ctx.addIssue({ code: 'custom', path: ['clients'], message: `add at least one client: with auth.mode "${config.auth.mode}" no one could connect` });
     }
     if (config.auth.mode === 'jwt') checkJwtConfig(config.auth, ctx);
+    checkOAuthConfig(config, ctx);
 }
 
 function checkJwtConfig(auth: Extract<AuthConfig, { mode: 'jwt' }>, ctx: z.core.$RefinementCtx): void {

@@ -8,6 +8,7 @@ import { invalidProxyEntry } from '../lib/client-address.js';
 import { isLoopback } from '../lib/loopback.js';
 import { upstreamsFromSchema } from './client-config/source-schema.js';
 import { AuthSchema, checkPolicyConfig, ClientSchema, CorsSchema, LimitsSchema, PromptPolicySchema } from './policy-schema.js';
+import { checkUpstreamAuth, UpstreamAuthSchema } from './upstream-auth-schema.js';
 
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 
@@ -136,7 +137,8 @@ const httpUpstream = <T extends 'streamable-http' | 'sse' | 'http'>(transport: T
             ...commonUpstreamFields,
             transport: z.literal(transport),
             url: httpUrl,
-            headers: stringMap('Extra HTTP headers sent on every request (e.g. Authorization).')
+            headers: stringMap('Extra HTTP headers sent on every request (e.g. Authorization).'),
+            auth: UpstreamAuthSchema
         })
         .describe(what);
 
@@ -428,6 +430,7 @@ export const GatewayConfigSchema = z
                     message: `must be at least timeoutMs (${upstream.timeoutMs}) for upstream "${upstream.id}"`
                 });
             }
+            if (upstream.transport !== 'stdio') checkUpstreamAuth(upstream, ['upstreams', index], ctx);
             if (upstream.id.includes(config.namespace.separator)) {
                 ctx.addIssue({
                     code: 'custom',

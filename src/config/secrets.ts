@@ -2,7 +2,9 @@
  * The values of a config that must never appear in a log line: every upstream
  * header value and stdio environment value (and the token of a `Bearer` or
  * `Basic` header), passwords in upstream URLs (and the Basic credentials made
- * of them), `auth.secret`, `cursorSecret`, `sessions.secrets`, the password of
+ * of them), an upstream's `auth` token or client secret (in each form it is
+ * sent in; the access tokens fetched with a client secret are redacted as they
+ * arrive, see observability/redaction.ts), `auth.secret`, `cursorSecret`, `sessions.secrets`, the password of
  * `cluster.redis.url`, `metrics.bearerToken` and the values of VS Code `${input:ID}`s
  * (`upstreamsFrom[].inputs`, with those taken from the environment). Values
  * shorter than MIN_SECRET_LENGTH are left out: they would match ordinary words
@@ -11,8 +13,10 @@
  * (PATH, HOME, ...): a missing command's message names the PATH it searched.
  * (Client API keys are not here: they are hashed at load and never kept.)
  */
+import { clientSecretBasic, formEncode } from '../lib/client-secret-basic.js';
 import { urlCredentials } from '../lib/url-credentials.js';
 import type { GatewayConfig } from './schema.js';
+import type { UpstreamAuth } from './upstream-auth-schema.js';
 
 const MIN_SECRET_LENGTH = 8;
 
@@ -34,6 +38,7 @@ export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'upstrea
             if (token !== undefined) values.push(token);
         }
         values.push(...urlSecrets(upstream.url));
+        if (upstream.auth !== undefined) values.push(...authSecrets(upstream.auth));
     }
     if (config.auth.mode === 'jwt' && config.auth.secret !== undefined) values.push(config.auth.secret);
     values.push(config.cursorSecret, ...(config.sessions.secrets));
@@ -41,6 +46,13 @@ export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'upstrea
     if (config.metrics.bearerToken !== undefined) values.push(config.metrics.bearerToken);
     for (const from of config.upstreamsFrom) values.push(...Object.values(from.inputs));
     return [...new Set(values.filter(value => value.length >= MIN_SECRET_LENGTH))];
+}
+
+/** A bearer token; a client secret as written, as form-encoded (post) and inside the Basic credentials (basic). */
+function authSecrets(auth: UpstreamAuth): string[] {
+    if (auth.type === 'bearer') return [auth.token];
+    const basic = clientSecretBasic(auth.clientId, auth.clientSecret);
+    return [auth.clientSecret, formEncode(auth.clientSecret), basic, basic.slice('Basic '.length)];
 }
 
 /** The password of a URL as written and decoded, and the Basic credentials sent for it. */

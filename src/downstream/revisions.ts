@@ -3,7 +3,7 @@
  * one is brought down to the revision a client negotiated. Upstream results are
  * parsed by the SDK in the newest revision's terms, so an older client would
  * otherwise get content types its schema rejects (`audio` before 2025-03-26,
- * `resource_link` before 2025-06-18). The rules (also the README's table):
+ * `resource_link` before 2025-06-18). The rules (also the table in docs/protocol-revisions.md):
  *
  * - `title` (prompts, arguments, resource links): from 2025-06-18.
  * - `icons` (prompts, resource links): from 2025-11-25.

@@ -16,7 +16,7 @@ export interface SessionRevocations {
 const MAX_REVOKED = 200_000;
 const SWEEP_EVERY = 1024;
 
-/** The revocations of one process: what holds without shared state (see the README, "Running several replicas"). */
+/** The revocations of one process: what holds without shared state (see docs/replicas.md). */
 export class LocalRevocations implements SessionRevocations {
     /** Nonce -> expiry, in the order they were ended. */
     readonly #ended = new Map<string, number>();

@@ -35,14 +35,20 @@ function remembered(decide: (value: string | undefined) => boolean): (value: str
 /**
  * CORS first (a preflight carries no credentials), then Host, then Origin; a configured CORS origin passes the
  * Origin check. Returns the refusal, 'answered' for a preflight it answered, or undefined to go on. The SDK's checks
- * are used, not its answers: those repeat the header's value, and errors never echo headers.
+ * are used, not its answers: those repeat the header's value, and errors never echo headers. A public document
+ * (`publicDocument`, readable from any origin and answering CORS itself) passes the Host check alone.
  */
-export function browserGuards({ allowedHosts, allowedOrigins, cors }: BrowserSafety): (req: IncomingMessage, res: ServerResponse) => RejectionReason | 'answered' | undefined {
+export function browserGuards({
+    allowedHosts,
+    allowedOrigins,
+    cors
+}: BrowserSafety): (req: IncomingMessage, res: ServerResponse, publicDocument?: boolean) => RejectionReason | 'answered' | undefined {
     const corsOrigins = new Set(cors?.origins ?? []);
     const origins = allowedOrigins ?? (corsOrigins.size > 0 ? [] : undefined);
     const hostAllowed = allowedHosts === undefined ? undefined : remembered(host => validateHostHeader(host, allowedHosts).ok);
     const originAllowed = origins === undefined ? undefined : remembered(origin => corsOrigins.has(origin ?? '') || validateOriginHeader(origin, origins).ok);
-    return (req, res) => {
+    return (req, res, publicDocument = false) => {
+        if (publicDocument) return hostAllowed !== undefined && !hostAllowed(req.headers.host) ? 'forbidden_host' : undefined;
         const origin = req.headers.origin;
         // Other origins get no CORS header at all and fall through to the Origin check (403), preflights included.
         if (cors !== undefined && origin !== undefined && corsOrigins.has(origin)) {

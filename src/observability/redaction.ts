@@ -3,12 +3,30 @@
  * a log line as written (JSON, so a value with quotes or backslashes appears
  * escaped, and both forms are looked for), including text that came from an
  * upstream. One regular expression over every value, longest first, so a
- * header value goes whole before the token inside it.
+ * header value goes whole before the token inside it. Two sources: the
+ * config's secrets, per logger, and the secrets the process learns as it runs
+ * (access tokens an upstream's authorization server issued), for every logger.
  */
 const REDACTED = '[redacted]';
 
+/** Secrets learned at run time, by owner (one token source each), and a count of changes to them. */
+const learned = new Map<object, readonly string[]>();
+let learnedVersion = 0;
+
+/**
+ * Sets the secrets `owner` holds now (replacing those it held before); an empty list forgets them. Every logger
+ * redacts them from then on.
+ */
+export function setLearnedSecrets(owner: object, secrets: readonly string[]): void {
+    if (secrets.length === 0) learned.delete(owner);
+    else learned.set(owner, secrets);
+    learnedVersion++;
+}
+
 export class Redactor {
+    #configured: string[] = [];
     #pattern: RegExp | undefined;
+    #builtFor = -1;
 
     constructor(secrets: Iterable<string> = []) {
         this.update(secrets);
@@ -16,18 +34,25 @@ export class Redactor {
 
     /** Replaces the values looked for (a reload's config). Empty strings are ignored. */
     update(secrets: Iterable<string>): void {
+        this.#configured = [...secrets];
+        this.#build();
+    }
+
+    redact(text: string): string {
+        if (this.#builtFor !== learnedVersion) this.#build();
+        return this.#pattern === undefined ? text : text.replace(this.#pattern, REDACTED);
+    }
+
+    #build(): void {
         const forms = new Set<string>();
-        for (const secret of secrets) {
+        for (const secret of [...this.#configured, ...[...learned.values()].flat()]) {
             if (secret === '') continue;
             forms.add(secret);
             forms.add(JSON.stringify(secret).slice(1, -1));
         }
         const sorted = [...forms].sort((a, b) => b.length - a.length).map(escapeRegExp);
         this.#pattern = sorted.length === 0 ? undefined : new RegExp(sorted.join('|'), 'g');
-    }
-
-    redact(text: string): string {
-        return this.#pattern === undefined ? text : text.replace(this.#pattern, REDACTED);
+        this.#builtFor = learnedVersion;
     }
 }
 

@@ -7,8 +7,17 @@ import type { AuthConfig } from '../config/schema.js';
 import type { ClientDirectory, ClientProfile } from './clients.js';
 import { readCredentials } from './credentials.js';
 
+/** What a verified token grants, as the resource-server checks need it: no other claim leaves the authenticator. */
+export interface TokenGrant {
+    /** The "aud" claim's values. */
+    readonly audiences: readonly string[];
+    /** The "scope" (space separated) and "scp" (an array, or space separated) claims' values together. */
+    readonly scopes: ReadonlySet<string>;
+}
+
 export type AuthOutcome =
-    | { ok: true; client: ClientProfile }
+    /** `grant` is there for a JWT, whose audience and scopes the resource server checks (resource-server.ts). */
+    | { ok: true; client: ClientProfile; grant?: TokenGrant }
     /** missing: no credentials; invalid: credentials that prove nothing; unavailable: the keys could not be fetched. */
     | { ok: false; failure: 'missing' | 'invalid' | 'unavailable' };
 
@@ -48,7 +57,7 @@ function jwtAuthenticator(auth: JwtConfig, clients: ClientDirectory, keys: JWTVe
         algorithms: auth.algorithms ?? (auth.secret !== undefined ? ['HS256'] : ASYMMETRIC),
         clockTolerance: auth.clockToleranceSec,
         requiredClaims: ['exp'],
-        ...(auth.issuer === undefined ? {} : { issuer: auth.issuer }),
+        ...issuerOption(auth),
         ...(auth.audience === undefined ? {} : { audience: auth.audience })
     };
     return {
@@ -66,9 +75,27 @@ function jwtAuthenticator(auth: JwtConfig, clients: ClientDirectory, keys: JWTVe
             const id = Object.hasOwn(claims, auth.clientIdClaim) ? claims[auth.clientIdClaim] : undefined;
             // The anonymous profile is not a client a token can name.
             const client = typeof id === 'string' && id !== clients.anonymous.id ? clients.get(id) : undefined;
-            return client === undefined ? { ok: false, failure: 'invalid' } : { ok: true, client };
+            return client === undefined ? { ok: false, failure: 'invalid' } : { ok: true, client, grant: grantOf(claims) };
         }
     };
+}
+
+/** "iss" must be `issuer`, or else one of the authorization servers the gateway names in its metadata. */
+function issuerOption(auth: JwtConfig): Pick<JWTVerifyOptions, 'issuer'> {
+    if (auth.issuer !== undefined) return { issuer: auth.issuer };
+    return auth.authorizationServers === undefined ? {} : { issuer: auth.authorizationServers };
+}
+
+function grantOf(claims: Record<string, unknown>): TokenGrant {
+    const aud = claims['aud'];
+    const audiences = typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud.filter(value => typeof value === 'string') : [];
+    return { audiences, scopes: new Set([...scopeValues(claims['scope']), ...scopeValues(claims['scp'])]) };
+}
+
+/** Authorization servers disagree on the shape: "scope" is a string (RFC 9068), "scp" an array (Okta) or a string (Entra). */
+function scopeValues(claim: unknown): string[] {
+    const values = typeof claim === 'string' ? [claim] : Array.isArray(claim) ? claim.filter(value => typeof value === 'string') : [];
+    return values.flatMap(value => value.split(' ')).filter(scope => scope !== '');
 }
 
 function jwtKeys(auth: JwtConfig): JWTVerifyGetKey {

@@ -15,6 +15,8 @@ export interface ClientProfile {
     readonly prompts: NameFilter;
     readonly maxSessions: number;
     readonly rateLimit: RateLimit;
+    /** jwt mode: scopes this client's tokens need besides auth.requiredScopes. */
+    readonly requiredScopes: readonly string[];
 }
 
 type ClientFields = Pick<GatewayConfig, 'clients' | 'anonymous' | 'limits'>;
@@ -30,7 +32,8 @@ export class ClientDirectory {
             id: ANONYMOUS_CLIENT_ID,
             prompts: compilePromptFilter(config.anonymous.prompts),
             maxSessions: limits.maxSessionsPerClient,
-            rateLimit: limits.rateLimit
+            rateLimit: limits.rateLimit,
+            requiredScopes: []
         };
         this.#byId.set(ANONYMOUS_CLIENT_ID, this.anonymous);
         for (const client of config.clients) {
@@ -38,7 +41,8 @@ export class ClientDirectory {
                 id: client.id,
                 prompts: compilePromptFilter(client.prompts),
                 maxSessions: client.maxSessions ?? limits.maxSessionsPerClient,
-                rateLimit: { ...limits.rateLimit, ...client.rateLimit }
+                rateLimit: { ...limits.rateLimit, ...client.rateLimit },
+                requiredScopes: client.requiredScopes ?? []
             };
             this.#byId.set(client.id, profile);
             if (client.apiKeySha256 !== undefined) this.#keys.push({ digest: Buffer.from(client.apiKeySha256, 'hex'), client: profile });

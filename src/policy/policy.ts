@@ -7,6 +7,7 @@ import type { GatewayConfig } from '../config/schema.js';
 import { PromptAccess } from './access.js';
 import { createAuthenticator, type Authenticator } from './authenticator.js';
 import { ClientDirectory } from './clients.js';
+import { resourceServerSettings, type ResourceServerSettings } from './resource-server.js';
 
 export interface ArgumentLimits {
     maxArguments: number;
@@ -15,6 +16,8 @@ export interface ArgumentLimits {
 
 export interface GatewayPolicy {
     readonly authenticator: Authenticator;
+    /** jwt mode: the OAuth resource-server settings (audience, scopes, metadata); the HTTP endpoint binds them. */
+    readonly resourceServer: ResourceServerSettings | undefined;
     readonly clients: ClientDirectory;
     readonly access: PromptAccess;
     readonly arguments: ArgumentLimits;
@@ -25,6 +28,7 @@ export function compilePolicy(config: GatewayConfig): GatewayPolicy {
     const clients = new ClientDirectory(config);
     return {
         authenticator: createAuthenticator(config.auth, clients),
+        resourceServer: resourceServerSettings(config.auth),
         clients,
         access: new PromptAccess(config, clients),
         arguments: { maxArguments: config.limits.maxArguments, maxArgumentBytes: config.limits.maxArgumentBytes },

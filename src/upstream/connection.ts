@@ -9,6 +9,7 @@ import type { UpstreamConfig } from '../config/schema.js';
 import { Bus } from '../lib/bus.js';
 import type { FaultKind } from '../observability/faults.js';
 import { describeError, type Logger } from '../observability/logger.js';
+import { upstreamCredentials, type UpstreamCredentials } from './auth/credentials.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import { Bulkhead } from './bulkhead.js';
 import { toUpstreamError, UpstreamFailedError } from './errors.js';
@@ -86,6 +87,8 @@ export class UpstreamConnection {
     readonly #promptsChanged: UpstreamEvent;
     readonly #childOutput: StdioHooks;
     readonly #log: Logger;
+    /** An HTTP upstream's `auth`: one for every connection of it, so tokens outlive reconnects. */
+    readonly #credentials: UpstreamCredentials | undefined;
 
     constructor(
         readonly config: UpstreamConfig,
@@ -103,6 +106,7 @@ export class UpstreamConnection {
             onOversizedDropped: bytes =>
                 this.reportFault('oversized_result', 'upstream message over limits.maxUpstreamMessageBytes answers no request; dropped', { bytes })
         };
+        this.#credentials = config.transport === 'stdio' ? undefined : upstreamCredentials(config, () => this.reconnect);
     }
 
     get state(): UpstreamState {
@@ -150,6 +154,8 @@ export class UpstreamConnection {
         const [session, connecting] = [this.#session, this.#connecting];
         this.#session = this.#connecting = undefined;
         await Promise.all([session?.close(), connecting?.close().catch(() => {})]);
+        // After the session's last words (its DELETE carries the token too).
+        this.#credentials?.close();
     }
 
     /** Counts a fault of this upstream and logs it (rate-limited per kind). */
@@ -256,6 +262,7 @@ export class UpstreamConnection {
                 limits: this.options.limits,
                 onHandshake: client => (this.#connecting = client),
                 isClosed: () => this.#state === 'closed',
+                credentials: this.#credentials,
                 bulkhead: this.#bulkhead,
                 reportFault: (kind, message, details) => this.reportFault(kind, message, details),
                 onListChanged: () => this.#listChanged(),

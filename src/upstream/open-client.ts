@@ -10,6 +10,7 @@ import type { Logger } from '../observability/logger.js';
 import { UpstreamFailedError, UpstreamHttpError } from './errors.js';
 import { negotiate, type Era, type ServerProfile } from './handshake.js';
 import type { MessageLimits } from './http/messages.js';
+import type { UpstreamCredentials } from './auth/credentials.js';
 import { RpcClient, type RpcClientEvents } from './rpc-client.js';
 import { httpTransport, stdioTransport, type StdioHooks, type UpstreamTransport, type WireProtocol } from './transports.js';
 
@@ -32,6 +33,8 @@ export interface OpenClientOptions {
     onHandshake: (client: RpcClient | undefined) => void;
     /** The caller closed meanwhile: no further attempt. */
     isClosed: () => boolean;
+    /** An HTTP upstream's `auth`, kept by the caller across attempts (a token outlives a connection). */
+    credentials?: UpstreamCredentials | undefined;
 }
 
 export interface OpenedClient {
@@ -43,18 +46,21 @@ export interface OpenedClient {
 export async function openClient(options: OpenClientOptions): Promise<OpenedClient> {
     const { config } = options;
     if (config.transport === 'stdio') return handshake(options, stdioTransport(config, options.stdio, options.limits().maxUpstreamMessageBytes), 'stdio');
-    if (config.transport !== 'http') return handshake(options, httpTransport(config, config.transport, options.limits), config.transport);
+    const { credentials } = options;
+    // A token first, outside the handshake's deadline: a token endpoint that fails is then named as the reason.
+    await credentials?.authorization();
+    if (config.transport !== 'http') return handshake(options, httpTransport(config, config.transport, options.limits, credentials), config.transport);
     // "http": Streamable HTTP first; a 4xx means a legacy HTTP+SSE server (MCP backwards-compatibility rule).
     if (options.knownWire !== 'sse') {
         try {
-            return await handshake(options, httpTransport(config, 'streamable-http', options.limits), 'streamable-http');
+            return await handshake(options, httpTransport(config, 'streamable-http', options.limits, credentials), 'streamable-http');
         } catch (error) {
             if (!isTransportMismatch(error)) throw error;
             options.log.info({ status: error.status }, 'Streamable HTTP refused; trying legacy HTTP+SSE');
         }
     }
     if (options.isClosed()) throw new UpstreamFailedError(config.id, 'closed', undefined);
-    return handshake(options, httpTransport(config, 'sse', options.limits), 'sse');
+    return handshake(options, httpTransport(config, 'sse', options.limits, credentials), 'sse');
 }
 
 async function handshake(options: OpenClientOptions, transport: UpstreamTransport, wire: WireProtocol): Promise<OpenedClient> {

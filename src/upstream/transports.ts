@@ -2,6 +2,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import type { HttpUpstreamConfig, StdioUpstreamConfig } from '../config/schema.js';
+import type { UpstreamCredentials } from './auth/credentials.js';
 import { LegacySseTransport } from './http/legacy-sse.js';
 import type { MessageLimits } from './http/messages.js';
 import { StreamableHttpTransport } from './http/streamable-http.js';
@@ -64,8 +65,13 @@ export function stdioTransport(config: StdioUpstreamConfig, hooks: StdioHooks, m
  * The gateway's own HTTP transports rather than the SDK's: bodies are read under the message limits, cancelled
  * requests are aborted, and errors carry statuses, never response bodies (see http/streamable-http.ts).
  */
-export function httpTransport(config: HttpUpstreamConfig, wire: 'streamable-http' | 'sse', limits: () => MessageLimits): UpstreamTransport {
+export function httpTransport(
+    config: HttpUpstreamConfig,
+    wire: 'streamable-http' | 'sse',
+    limits: () => MessageLimits,
+    credentials: UpstreamCredentials | undefined
+): UpstreamTransport {
     const { headers, timeoutMs, maxConcurrency } = config;
-    const options: HttpTransportOptions = { url: new URL(config.url), headers, timeoutMs, maxConcurrency, limits };
+    const options: HttpTransportOptions = { url: new URL(config.url), headers, credentials, timeoutMs, maxConcurrency, limits };
     return wire === 'streamable-http' ? new StreamableHttpTransport(options) : new LegacySseTransport(options);
 }

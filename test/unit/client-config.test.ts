@@ -262,7 +262,7 @@ describe('format detection and structure', () => {
     test('a syntax error names file:line:column', () => {
         const error = configError(() => importText('{\n  "servers": {\n    "a": { "command": "x" \n  }\n', { file: '/p/mcp.json' }));
         assert.equal(error.source, '/p/mcp.json:5:1');
-        assert.match(error.message, /not valid JSON \(close brace expected\); fix the syntax there \(comments and trailing commas are allowed\)/);
+        assert.match(error.message, /not valid JSON \(expected "}"\); fix the syntax there \(comments and trailing commas are allowed\)/);
     });
 
     test('type, command and url are checked; values of the wrong type are named without being echoed', () => {

@@ -174,7 +174,7 @@ interface Walked {
 
 /**
  * Walks a scenario: pages from the view of the moment, the changes of batch i applied after page i. Every position
- * goes through the cursor codec, as it does between pages. Checks what a walk guarantees (README "Stable pagination").
+ * goes through the cursor codec, as it does between pages. Checks what a walk guarantees (docs/behaviour.md, "Stable pagination").
  */
 function walk(scenario: Scenario, options: WalkOptions = {}): Walked {
     const pager = options.pager ?? paginate;
@@ -235,7 +235,7 @@ function walk(scenario: Scenario, options: WalkOptions = {}): Walked {
     const counts = new Map<Key, number>();
     for (const key of all) counts.set(key, (counts.get(key) ?? 0) + 1);
     for (const [key, count] of counts) {
-        // Only a reorder lists an upstream again (README): without one, nothing twice.
+        // Only a reorder lists an upstream again (docs/behaviour.md): without one, nothing twice.
         if (options.history !== false) assert.ok(count <= 1 + reorders, `${JSON.stringify(key)} returned ${count} times with ${reorders} reorders`);
     }
     const stable = [...views[0]!].filter(key => views.every(seen => seen.has(key)));

@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import { parseConfig } from '../../src/config/load.js';
 import { configSecrets } from '../../src/config/secrets.js';
 import { createLogger, setLogSecrets } from '../../src/observability/logger.js';
-import { Redactor } from '../../src/observability/redaction.js';
+import { Redactor, setLearnedSecrets } from '../../src/observability/redaction.js';
 
 function configWith(extra: Record<string, unknown>) {
     return parseConfig(JSON.stringify({ upstreams: [{ id: 'x', transport: 'stdio', command: 'true' }], ...extra }), 'test config', {});
@@ -70,6 +70,16 @@ describe('Redactor', () => {
     test('regular-expression characters in a value are plain text', () => {
         const redactor = new Redactor(['a.b*c+(d)?[e]{2}|$^']);
         assert.equal(redactor.redact('x a.b*c+(d)?[e]{2}|$^ y aXbbc'), 'x [redacted] y aXbbc');
+    });
+
+    test('secrets learned at run time are redacted by every redactor until their owner forgets them', () => {
+        const owner = {};
+        const redactor = new Redactor(['configured-secret']);
+        setLearnedSecrets(owner, ['issued-access-token', 'previous-access-token']);
+        assert.equal(redactor.redact('configured-secret issued-access-token previous-access-token'), '[redacted] [redacted] [redacted]');
+        assert.equal(new Redactor().redact('issued-access-token'), '[redacted]');
+        setLearnedSecrets(owner, []);
+        assert.equal(redactor.redact('configured-secret issued-access-token'), '[redacted] issued-access-token');
     });
 
     test('update replaces the values; none at all leaves lines untouched', () => {

@@ -1,7 +1,8 @@
 /**
  * What a request to the MCP endpoint must pass before any MCP processing, after
  * the browser-safety checks (see http/browser-safety.ts), in order:
- * authentication (401), the client's rate limit (429) and the
+ * authentication (401; in jwt mode the token's audience too, and its scopes:
+ * 403), the client's rate limit (429) and the
  * MCP-Protocol-Version header. Only then is the body read, so unauthenticated
  * callers cannot make the gateway read megabytes of JSON.
  */
@@ -13,23 +14,45 @@ import type { Logger } from '../../observability/logger.js';
 import type { ClientProfile } from '../../policy/clients.js';
 import type { GatewayPolicy } from '../../policy/policy.js';
 import { quotaKey } from '../../policy/quota.js';
+import { bearerChallenge, type ResourceServer } from '../../policy/resource-server.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { isModernVersion, unsupportedVersionError } from '../era.js';
 import { isSupportedVersion } from '../versions.js';
 
-const REALM = 'mcp-prompt-gateway';
-
 /** An identity-provider outage is an operator's business, but one line per failed request would flood the log. */
 const OUTAGE_LOG_INTERVAL_MS = 10_000;
 
-/** The calling client, or undefined once a 401 with a Bearer challenge (or a 503) is answered. */
-function authenticator(policy: () => GatewayPolicy, logger: Logger, reject: Reject): (req: IncomingMessage, res: ServerResponse) => Promise<ClientProfile | undefined> {
+/**
+ * The calling client, or undefined once a 401 with a Bearer challenge (or a 403 insufficient_scope, or a 503) is
+ * answered. In jwt mode the policy's resource server checks the token's audience and scopes, and its challenges name
+ * the metadata document. Logs say why a request was refused, never what its token held.
+ */
+function authenticator(
+    policy: () => GatewayPolicy,
+    resourceServer: (policy: GatewayPolicy) => ResourceServer | undefined,
+    logger: Logger,
+    reject: Reject
+): (req: IncomingMessage, res: ServerResponse) => Promise<ClientProfile | undefined> {
     let outageLoggedAt = -Infinity;
     return async (req, res) => {
         // headersDistinct keeps every copy of a repeated header, where `headers` silently keeps the first Authorization.
         const { authorization, 'x-api-key': apiKey } = req.headersDistinct;
-        const outcome = await policy().authenticator.authenticate({ authorization, 'x-api-key': apiKey });
-        if (outcome.ok) return outcome.client;
+        const current = policy();
+        const outcome = await current.authenticator.authenticate({ authorization, 'x-api-key': apiKey });
+        const resource = resourceServer(current);
+        if (outcome.ok) {
+            const refusal = outcome.grant === undefined ? undefined : resource?.refusal(outcome.grant, outcome.client);
+            if (refusal === undefined) return outcome.client;
+            logger.debug({ failure: refusal.failure, client: outcome.client.id, method: req.method, remote: req.socket.remoteAddress }, 'token refused');
+            if (refusal.failure === 'wrong_audience') {
+                res.setHeader('www-authenticate', resource!.challenge('invalid_token'));
+                reject(res, 'unauthorized', { message: 'Unauthorized: the token was not issued for this resource' });
+            } else {
+                res.setHeader('www-authenticate', resource!.insufficientScope(refusal.required));
+                reject(res, 'insufficient_scope', { message: `Forbidden: the token lacks scope ${refusal.missing.join(' ')}` });
+            }
+            return undefined;
+        }
         logger.debug({ failure: outcome.failure, method: req.method, remote: req.socket.remoteAddress }, 'authentication failed');
         if (outcome.failure === 'unavailable') {
             if (Date.now() - outageLoggedAt >= OUTAGE_LOG_INTERVAL_MS) {
@@ -41,7 +64,8 @@ function authenticator(policy: () => GatewayPolicy, logger: Logger, reject: Reje
             return undefined;
         }
         const missing = outcome.failure === 'missing';
-        res.setHeader('www-authenticate', missing ? `Bearer realm="${REALM}"` : `Bearer realm="${REALM}", error="invalid_token"`);
+        const failure = missing ? 'missing' : 'invalid_token';
+        res.setHeader('www-authenticate', resource?.challenge(failure) ?? bearerChallenge(missing ? {} : { error: failure }));
         reject(res, 'unauthorized', missing ? { message: 'Unauthorized: credentials required' } : {});
         return undefined;
     };
@@ -77,6 +101,8 @@ export interface Admitted {
 
 export interface AdmissionOptions {
     policy: () => GatewayPolicy;
+    /** The policy's OAuth resource server bound to this listener (jwt mode). */
+    resourceServer: (policy: GatewayPolicy) => ResourceServer | undefined;
     /** listen.trustProxy: proxies whose X-Forwarded-For names the caller. */
     trustProxy?: string[] | undefined;
     limiter: RateLimiter;
@@ -88,8 +114,8 @@ export interface AdmissionOptions {
  * The MCP endpoint's checks, in order: authentication, one rate-limit token, the MCP-Protocol-Version header of a GET
  * or DELETE.
  */
-export function admission({ policy, trustProxy, limiter, reject, logger }: AdmissionOptions): (req: IncomingMessage, res: ServerResponse) => Promise<Admitted | undefined> {
-    const authenticate = authenticator(policy, logger, reject);
+export function admission({ policy, resourceServer, trustProxy, limiter, reject, logger }: AdmissionOptions): (req: IncomingMessage, res: ServerResponse) => Promise<Admitted | undefined> {
+    const authenticate = authenticator(policy, resourceServer, logger, reject);
     const trust = compileProxyTrust(trustProxy);
     return async (req, res) => {
         const client = await authenticate(req, res);

@@ -1,7 +1,8 @@
 /**
  * The downstream Streamable HTTP listener on node:http: browser guards for
- * every path, the health checks and (when served here) the operator routes,
- * and the MCP endpoint behind authentication, rate limit and protocol version
+ * every path, the health checks, OAuth Protected Resource Metadata (jwt mode)
+ * and (when served here) the operator routes, and the MCP endpoint behind
+ * authentication, rate limit and protocol version
  * checks (mcp.ts serves it). Idle sessions are swept; a drain turns new
  * requests away with 503 while those taken finish.
  */
@@ -23,6 +24,7 @@ import type { Endpoint } from '../endpoint.js';
 import type { SessionTable } from '../sessions.js';
 import { admission } from './admission.js';
 import { McpEndpoint } from './mcp.js';
+import { metadataRoute, resourceServers } from './resource-metadata.js';
 import { sweepIdleSessions } from './sweeper.js';
 
 export interface HttpEndpointOptions {
@@ -76,7 +78,10 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     const reject = rejecter(options.onRejected);
     const guard = browserGuards({ ...hostChecks(options.host, options, logger, 'listen.allowedHosts'), cors: options.cors });
     const { limiter } = options;
-    const admit = admission({ ...options, limiter, reject });
+    // Until the listener is bound (requests cannot come before), the configured port stands in for the bound one.
+    let boundPort = options.port;
+    const resourceServer = resourceServers({ host: options.host, port: () => boundPort, path: options.path });
+    const admit = admission({ ...options, resourceServer, limiter, reject });
     // With authentication off every caller is the anonymous client, served one view: a shared cache may keep it.
     const cacheScope = (): CacheScope => (options.policy().authenticator.mode === 'none' ? 'public' : 'private');
     const mcp = new McpEndpoint({ ...options, limiter, reject, cacheScope });
@@ -94,10 +99,12 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     const mcpPath = routeKey(options.path);
 
     async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-        const refusal = guard(req, res);
+        const path = routeKeyOf(req.url);
+        const metadata = metadataRoute(resourceServer(options.policy()), options.path, path, reject);
+        const refusal = guard(req, res, metadata !== undefined);
         if (refusal === 'answered') return;
         if (refusal !== undefined) return reject(res, refusal);
-        const path = routeKeyOf(req.url);
+        if (metadata !== undefined) return metadata(req, res);
         if (path === mcpPath) return mcpRequest(req, res);
         const handler =
             health.match(req.method, path) ?? (operatorRoutesOnMcpListener(authMode(), options.operatorToken) ? operator?.match(req.method, path) : undefined);
@@ -150,6 +157,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     });
 
     const listening = await listen(handler, options.host, options.port);
+    boundPort = Number(new URL(listening.origin).port);
     return {
         url: `${listening.origin}${options.path}`,
         drain() {

@@ -6,6 +6,7 @@
  * what the upstream wrote.
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
+import type { UpstreamCredentials } from '../auth/credentials.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import type { UpstreamTransport } from '../transports.js';
 import type { RequestId } from '../../lib/json-rpc.js';
@@ -19,6 +20,8 @@ export interface HttpTransportOptions {
     url: URL;
     /** Configured headers, sent on every request. */
     headers: Readonly<Record<string, string>>;
+    /** From `auth`: the Authorization header, renewed as it needs. */
+    credentials?: UpstreamCredentials | undefined;
     /** The upstream's timeoutMs: bounds what no request timeout covers (notifications, DELETE). */
     timeoutMs: number;
     /** The upstream's maxConcurrency: the pool has this many sockets, plus a few for streams and notifications. */
@@ -40,7 +43,12 @@ export abstract class HttpTransport implements UpstreamTransport {
     #protocolVersion: string | undefined;
 
     constructor(protected readonly options: HttpTransportOptions) {
-        this.http = new UpstreamHttp({ url: options.url, headers: options.headers, connections: options.maxConcurrency + EXTRA_SOCKETS });
+        this.http = new UpstreamHttp({
+            url: options.url,
+            headers: options.headers,
+            credentials: options.credentials,
+            connections: options.maxConcurrency + EXTRA_SOCKETS
+        });
     }
 
     abstract start(): Promise<void>;

@@ -2,10 +2,13 @@
  * The HTTP side of one connection to an upstream: a keep-alive undici Pool on
  * its origin, so requests reuse sockets and no more than a bounded number are
  * open at once, and the headers every request carries (the configured ones,
- * credentials from the URL, the X-Request-Id of the client request being
- * served). Bodies are Node streams, read by the caller under its own bounds.
+ * credentials from the URL or from `auth`, the X-Request-Id of the client
+ * request being served). A request refused with 401 while carrying a token
+ * that can be renewed is sent once more with a new one. Bodies are Node
+ * streams, read by the caller under its own bounds.
  */
 import { Pool, type Dispatcher } from 'undici';
+import type { UpstreamCredentials } from '../auth/credentials.js';
 import { urlCredentials } from '../../lib/url-credentials.js';
 import { currentRequestId, REQUEST_ID_HEADER } from '../../observability/request-context.js';
 import { ByteCollector, type Collected } from './byte-collector.js';
@@ -17,6 +20,8 @@ export interface UpstreamHttpOptions {
     headers: Readonly<Record<string, string>>;
     /** Most sockets open at once. */
     connections: number;
+    /** From `auth`: the Authorization header of every request (the config allows no other then). */
+    credentials?: UpstreamCredentials | undefined;
 }
 
 export interface HttpCall {
@@ -45,10 +50,12 @@ export class UpstreamHttp {
     readonly #pool: Pool;
     readonly #url: URL;
     readonly #headers: Record<string, string>;
+    readonly #credentials: UpstreamCredentials | undefined;
 
     constructor(options: UpstreamHttpOptions) {
         this.#url = withoutCredentials(options.url);
         this.#headers = baseHeaders(options.url, options.headers);
+        this.#credentials = options.credentials;
         this.#pool = new Pool(this.#url.origin, { connections: options.connections, pipelining: 1 });
     }
 
@@ -56,10 +63,33 @@ export class UpstreamHttp {
         return this.#url;
     }
 
-    request(call: HttpCall): Promise<HttpResponse> {
+    /** Fails with the token request's error when no token can be had (see auth/token-request.ts). */
+    async request(call: HttpCall): Promise<HttpResponse> {
+        const credentials = this.#credentials;
+        if (credentials === undefined) return this.#send(call, undefined);
+        const authorization = await credentials.authorization(call.signal);
+        const response = await this.#sendAuthorized(call, authorization, credentials);
+        if (response.statusCode !== 401 || !credentials.mayRenew(authorization)) return response;
+        // Refused before it was looked at, so sending it again is safe; a second 401 is the caller's to see.
+        await discard(response);
+        return this.#sendAuthorized(call, await credentials.renew(authorization, call.signal), credentials);
+    }
+
+    async #sendAuthorized(call: HttpCall, authorization: string, credentials: UpstreamCredentials): Promise<HttpResponse> {
+        const response = await this.#send(call, authorization);
+        if (response.statusCode !== 401) credentials.accepted(authorization);
+        return response;
+    }
+
+    #send(call: HttpCall, authorization: string | undefined): Promise<HttpResponse> {
         const url = call.url ?? this.#url;
         const requestId = call.requestId ?? currentRequestId();
-        const headers = { ...this.#headers, ...(requestId === undefined ? {} : { [REQUEST_ID_HEADER]: requestId }), ...call.headers };
+        const headers = {
+            ...this.#headers,
+            ...(authorization === undefined ? {} : { authorization }),
+            ...(requestId === undefined ? {} : { [REQUEST_ID_HEADER]: requestId }),
+            ...call.headers
+        };
         return this.#pool.request({
             method: call.method,
             path: `${url.pathname}${url.search}`,

@@ -1,0 +1,66 @@
+/**
+ * JSON with comments and trailing commas (what VS Code calls JSONC), for config files people edit by hand.
+ * jsonc-parser reads the text; the value is built here rather than by its `parse`, which assigns keys with `=`:
+ * a key "__proto__" would set the object's prototype instead of being a key like any other, as JSON.parse keeps it.
+ */
+import { findNodeAtLocation, parseTree, ParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
+
+export type JsoncResult =
+    /** `position`: where the value at a path (["servers", "github", "url"]) stands, for messages about it. */
+    | { ok: true; value: unknown; position(path: (string | number)[]): { line: number; column: number } | undefined }
+    | { ok: false; line: number; column: number; problem: string };
+
+/** What each syntax error means, in words; never the text at fault, which may be a secret. */
+const PROBLEMS: Record<ParseErrorCode, string> = {
+    [ParseErrorCode.InvalidSymbol]: 'unexpected character',
+    [ParseErrorCode.InvalidNumberFormat]: 'malformed number',
+    [ParseErrorCode.PropertyNameExpected]: 'expected a key in double quotes',
+    [ParseErrorCode.ValueExpected]: 'expected a value',
+    [ParseErrorCode.ColonExpected]: 'expected ":"',
+    [ParseErrorCode.CommaExpected]: 'expected ","',
+    [ParseErrorCode.CloseBraceExpected]: 'expected "}"',
+    [ParseErrorCode.CloseBracketExpected]: 'expected "]"',
+    [ParseErrorCode.EndOfFileExpected]: 'unexpected text after the end of the document',
+    [ParseErrorCode.InvalidCommentToken]: 'malformed comment',
+    [ParseErrorCode.UnexpectedEndOfComment]: 'comment not closed with */',
+    [ParseErrorCode.UnexpectedEndOfString]: 'string not closed (a string cannot span lines)',
+    [ParseErrorCode.UnexpectedEndOfNumber]: 'number cut short',
+    [ParseErrorCode.InvalidUnicode]: 'malformed \\u escape',
+    [ParseErrorCode.InvalidEscapeCharacter]: 'unknown escape after "\\"',
+    [ParseErrorCode.InvalidCharacter]: 'control character in a string; escape it'
+};
+
+const BYTE_ORDER_MARK = '\uFEFF';
+
+export function parseJsonc(source: string): JsoncResult {
+    // Editors on Windows may start the file with a byte order mark; it is not part of the document.
+    const text = source.startsWith(BYTE_ORDER_MARK) ? source.slice(1) : source;
+    const errors: ParseError[] = [];
+    const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: false });
+    const first = errors[0];
+    if (first !== undefined) return { ok: false, ...locate(text, first.offset), problem: PROBLEMS[first.error] ?? 'syntax error' };
+    // Without errors there is a tree: empty content is itself an error (allowEmptyContent: false).
+    const position = (path: (string | number)[]) => {
+        const node = tree === undefined ? undefined : findNodeAtLocation(tree, path);
+        return node === undefined ? undefined : locate(text, node.offset);
+    };
+    return { ok: true, value: tree === undefined ? undefined : valueOf(tree), position };
+}
+
+function locate(text: string, offset: number): { line: number; column: number } {
+    const before = text.slice(0, offset);
+    return { line: before.split('\n').length, column: offset - before.lastIndexOf('\n') };
+}
+
+function valueOf(node: Node): unknown {
+    if (node.type === 'array') return (node.children ?? []).map(valueOf);
+    if (node.type !== 'object') return node.value;
+    const object: Record<string, unknown> = {};
+    for (const property of node.children ?? []) {
+        const [key, value] = property.children ?? [];
+        if (key === undefined || value === undefined) continue;
+        // A repeated key keeps its last value, as with JSON.parse.
+        Object.defineProperty(object, String(key.value), { value: valueOf(value), enumerable: true, writable: true, configurable: true });
+    }
+    return object;
+}

@@ -1,0 +1,83 @@
+/**
+ * `mcp-prompt-gateway init [--output FILE] [--force]`: writes a commented starter config that validates as it is
+ * (one example upstream shipped with the package, so it runs offline) and prints how to start and use it.
+ */
+import { realpathSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { describeError } from '../observability/logger.js';
+import { resolveCommand } from '../upstream/command.js';
+import { DEFAULT_CONFIG_NAME } from './default-config.js';
+import { nextSteps, shellQuote } from './next-steps.js';
+import { packageFiles } from './package-files.js';
+import { starterConfig } from './starter.js';
+
+const INIT_USAGE = `Usage: mcp-prompt-gateway init [--output <file>] [--force]
+
+Writes a commented starter config and prints how to start the gateway and connect MCP clients to it.
+
+  --output, -o <file>  where to write it (default: ${DEFAULT_CONFIG_NAME}; there the gateway finds it without --config)
+  --force              overwrite the file if it exists
+  --help               print this help`;
+
+/** Why writing failed, when the command line is at fault (exit 2); other errors are failures (exit 1). */
+const REFUSALS: Record<string, (file: string) => string> = {
+    EEXIST: file => `${file} already exists; pass --force to overwrite it, or --output <file> to write elsewhere`,
+    EISDIR: file => `${file} is a folder; give --output a file name`,
+    ENOENT: file => `cannot write ${file}: folder ${path.dirname(file)} does not exist`,
+    ENOTDIR: file => `cannot write ${file}: part of that path is not a folder`
+};
+
+/** `cli` is the gateway's own script, for the commands that start it. Returns the exit code. */
+export async function runInit(argv: string[], cli: string): Promise<number> {
+    let args;
+    try {
+        args = parseArgs({
+            args: argv,
+            strict: true,
+            allowPositionals: false,
+            options: {
+                output: { type: 'string', short: 'o', default: DEFAULT_CONFIG_NAME },
+                force: { type: 'boolean', default: false },
+                help: { type: 'boolean', short: 'h', default: false }
+            }
+        }).values;
+    } catch (error) {
+        process.stderr.write(`mcp-prompt-gateway init: ${describeError(error)}\n\n${INIT_USAGE}\n`);
+        return 2;
+    }
+    if (args.help) {
+        process.stdout.write(`${INIT_USAGE}\n`);
+        return 0;
+    }
+    const cwd = process.cwd();
+    const file = path.resolve(cwd, args.output);
+    const node = process.execPath;
+    try {
+        await writeFile(file, starterConfig({ ...packageFiles(), node }), { flag: args.force ? 'w' : 'wx' });
+    } catch (error) {
+        const refusal = REFUSALS[(error as NodeJS.ErrnoException).code ?? ''];
+        if (refusal === undefined) throw error;
+        process.stderr.write(`mcp-prompt-gateway init: ${refusal(file)}\n`);
+        return 2;
+    }
+    process.stdout.write(nextSteps({ file, cwd, node, cli, shellCommand: shellCommand(cli) }));
+    return 0;
+}
+
+/** `mcp-prompt-gateway` when the shell finds this very gateway under that name; otherwise node and its script. */
+function shellCommand(cli: string): string {
+    if (shellFinds('mcp-prompt-gateway', cli)) return 'mcp-prompt-gateway';
+    const node = shellFinds('node', process.execPath) ? 'node' : shellQuote(process.execPath);
+    return `${node} ${shellQuote(cli)}`;
+}
+
+function shellFinds(name: string, target: string): boolean {
+    const found = resolveCommand({ command: name, env: process.env.PATH === undefined ? {} : { PATH: process.env.PATH } });
+    try {
+        return found.ok && realpathSync(found.path) === realpathSync(target);
+    } catch {
+        return false;
+    }
+}

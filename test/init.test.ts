@@ -1,0 +1,143 @@
+/**
+ * A first run as a newcomer makes it, with the built CLI in an empty folder: `init`, `--check`, then the gateway with
+ * no --config, reached by an SDK client over HTTP and through the printed Claude Desktop snippet over stdio. The
+ * starter's upstream is the example server shipped in the package, so all of it runs offline, unchanged.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, realpathSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { before, describe, test, type TestContext } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { closeAfter, connectHttp, connectStdio, listAllPages, ROOT, stopChild } from './helpers.js';
+
+const CLI = path.join(ROOT, 'dist/cli.js');
+const EXAMPLE_PROMPTS = ['examples__code-review', 'examples__commit-message', 'examples__summarize'];
+const TIMEOUT = { timeout: 90_000 };
+
+function runCli(args: string[], cwd: string) {
+    return spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: 30_000 });
+}
+
+/** An empty folder, removed after the test; by its real path, as the gateway sees its working directory. */
+async function emptyFolder(t: TestContext): Promise<string> {
+    const dir = realpathSync(await mkdtemp(path.join(tmpdir(), 'gateway-init-')));
+    closeAfter(t, () => rm(dir, { recursive: true, force: true }));
+    return dir;
+}
+
+/** Runs `init` in `dir` and returns its output, failing unless it succeeded. */
+function init(dir: string, args: string[] = []): string {
+    const result = runCli(['init', ...args], dir);
+    assert.equal(result.status, 0, result.stderr);
+    assert.equal(result.stderr, '');
+    return result.stdout;
+}
+
+describe('first run: init, then the gateway with no --config', () => {
+    before(() => assert.ok(existsSync(CLI), 'dist/cli.js is missing: run `npm run build` (npm test does)'));
+
+    test('init writes gateway.json, which --check finds and accepts, with $schema at the real schema file', TIMEOUT, async t => {
+        const dir = await emptyFolder(t);
+        const printed = init(dir);
+        const file = path.join(dir, 'gateway.json');
+        assert.match(printed, new RegExp(`^Wrote ${file}: `));
+        assert.match(printed, /\(in .*, where it finds gateway\.json\)/);
+        const schema = /"\$schema": "([^"]+)"/.exec(await readFile(file, 'utf8'))?.[1];
+        assert.ok(schema !== undefined);
+        assert.equal(fileURLToPath(schema), realpathSync(path.join(ROOT, 'config/gateway.schema.json')));
+
+        const check = runCli(['--check'], dir);
+        assert.equal(check.status, 0, check.stderr);
+        assert.equal(check.stderr, `no --config given: using ${file}\nconfig ${file} is valid (1 upstream(s))\n`);
+    });
+
+    test('the gateway started with no --config serves the starter over HTTP to an SDK client', TIMEOUT, async t => {
+        const dir = await emptyFolder(t);
+        init(dir);
+        const gateway = spawn(process.execPath, [CLI, '--port', '0'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+        closeAfter(t, () => stopChild(gateway));
+        const stderr: string[] = [];
+        const url = await new Promise<string>((resolve, reject) => {
+            createInterface({ input: gateway.stderr }).on('line', line => {
+                stderr.push(line);
+                const match = /^listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)$/.exec(line);
+                if (match) resolve(match[1]!);
+            });
+            gateway.once('exit', code => reject(new Error(`gateway exited with ${code}:\n${stderr.join('\n')}`)));
+        });
+        assert.equal(stderr[0], `no --config given: using ${path.join(dir, 'gateway.json')}`);
+        const client = await connectHttp(url);
+        closeAfter(t, () => client.close());
+        assert.deepEqual((await listAllPages(client)).names.sort(), EXAMPLE_PROMPTS);
+    });
+
+    test('the printed Claude Desktop entry starts the gateway over stdio for an SDK client', TIMEOUT, async t => {
+        const dir = await emptyFolder(t);
+        const printed = init(dir);
+        const line = printed.split('\n').find(candidate => candidate.trimStart().startsWith('{ "mcpServers": { "prompts": { "command"'));
+        assert.ok(line !== undefined, printed);
+        const entry = (JSON.parse(line) as { mcpServers: { prompts: { command: string; args: string[] } } }).mcpServers.prompts;
+        assert.deepEqual(entry.args.slice(1), ['--stdio', '-c', path.join(dir, 'gateway.json')]);
+        const client = await connectStdio(entry.command, entry.args);
+        closeAfter(t, () => client.close());
+        assert.deepEqual((await listAllPages(client)).names.sort(), EXAMPLE_PROMPTS);
+    });
+
+    test('init refuses to overwrite a file without --force, and overwrites it with --force', TIMEOUT, async t => {
+        const dir = await emptyFolder(t);
+        const file = path.join(dir, 'mine.json');
+        await writeFile(file, '{ "hand": "written" }');
+        const refused = runCli(['init', '--output', 'mine.json'], dir);
+        assert.equal(refused.status, 2);
+        assert.equal(refused.stderr, `mcp-prompt-gateway init: ${file} already exists; pass --force to overwrite it, or --output <file> to write elsewhere\n`);
+        assert.equal(refused.stdout, '');
+        assert.equal(await readFile(file, 'utf8'), '{ "hand": "written" }');
+
+        const printed = init(dir, ['-o', 'mine.json', '--force']);
+        assert.match(printed, /--config .*mine\.json$/m, 'not gateway.json: the start command names the file');
+        assert.equal(runCli(['--config', file, '--check'], dir).status, 0);
+    });
+
+    test('init with a bad option or an --output in a missing folder exits 2', TIMEOUT, async t => {
+        const dir = await emptyFolder(t);
+        const unknown = runCli(['init', '--from-nowhere'], dir);
+        assert.equal(unknown.status, 2);
+        assert.match(unknown.stderr, /^mcp-prompt-gateway init: Unknown option '--from-nowhere'.*\n\nUsage: mcp-prompt-gateway init /);
+        const missing = runCli(['init', '--output', 'no/such/folder.json'], dir);
+        assert.equal(missing.status, 2);
+        assert.match(missing.stderr, /cannot write .*folder\.json: folder .*no\/such does not exist/);
+        assert.match(runCli(['init', '--help'], dir).stdout, /^Usage: mcp-prompt-gateway init \[--output <file>\] \[--force\]/);
+    });
+
+    test('with no --config and no gateway.json, the gateway exits 2 saying what to do in three lines', TIMEOUT, async t => {
+        const dir = await emptyFolder(t);
+        for (const args of [[], ['--check'], ['--stdio']]) {
+            const result = runCli(args, dir);
+            assert.equal(result.status, 2, result.stderr);
+            const lines = result.stderr.trimEnd().split('\n');
+            assert.equal(lines.length, 3, result.stderr);
+            assert.equal(lines[0], `mcp-prompt-gateway: no --config given and no gateway.json in ${dir}.`);
+            assert.match(lines[1]!, /mcp-prompt-gateway init.*--config FILE/);
+            assert.match(lines[2]!, /--from FILE/);
+            assert.doesNotMatch(result.stderr, /Usage:/);
+        }
+    });
+
+    test('a config with comments and trailing commas is valid; a syntax error is located', TIMEOUT, async t => {
+        const dir = await emptyFolder(t);
+        const commented = ['{', '  // the one upstream', '  "upstreams": [', '    { "id": "a", "transport": "stdio", "command": "node", }, /* more later */', '  ],', '}'];
+        await writeFile(path.join(dir, 'gateway.json'), commented.join('\n'));
+        const valid = runCli(['--check'], dir);
+        assert.equal(valid.status, 0, valid.stderr);
+
+        commented[3] = '    { "id": "a" "transport": "stdio" }';
+        await writeFile(path.join(dir, 'gateway.json'), commented.join('\n'));
+        const broken = runCli(['--check'], dir);
+        assert.equal(broken.status, 2);
+        assert.match(broken.stderr, /\(top level\): not valid JSON at line 4, column 17: expected ","; fix the syntax there/);
+    });
+});

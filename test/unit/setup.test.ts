@@ -1,0 +1,68 @@
+/** The starter config that `init` writes, and the next steps it prints (the command itself: test/init.test.ts). */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { parseConfig } from '../../src/config/load.js';
+import { nextSteps, shellQuote } from '../../src/setup/next-steps.js';
+import { STARTER_URL, starterConfig } from '../../src/setup/starter.js';
+
+const OPTIONS = { schema: '/opt/gateway/config/gateway.schema.json', node: '/usr/bin/node', exampleServer: '/opt/gateway/examples/prompt-server.mjs' };
+
+describe('starterConfig', () => {
+    test('validates with the gateway loader as written, with no variable set, and listens where the snippets point', () => {
+        const config = parseConfig(starterConfig(OPTIONS), 'starter', {});
+        assert.equal(`http://${config.listen.host}:${config.listen.port}${config.listen.path}`, STARTER_URL);
+        assert.equal(config.cursorSecret, '');
+        assert.deepEqual(config.upstreams, [
+            { ...config.upstreams[0], id: 'examples', transport: 'stdio', command: '/usr/bin/node', args: ['/opt/gateway/examples/prompt-server.mjs'] }
+        ]);
+    });
+
+    test('$schema is a file URL of the schema, and cursorSecret comes from GATEWAY_CURSOR_SECRET', () => {
+        const text = starterConfig(OPTIONS);
+        assert.match(text, /"\$schema": "file:\/\/\/opt\/gateway\/config\/gateway\.schema\.json"/);
+        assert.equal(parseConfig(text, 'starter', { GATEWAY_CURSOR_SECRET: 'a secret of 16+ characters' }).cursorSecret, 'a secret of 16+ characters');
+    });
+
+    test('the commented-out example upstreams are valid once uncommented', () => {
+        const uncommented = starterConfig(OPTIONS).replace(/^(\s*)\/\/ \{/gm, '$1{');
+        const config = parseConfig(uncommented, 'starter', { DOCS_TOKEN: 'token' });
+        assert.deepEqual(config.upstreams.map(upstream => upstream.id), ['examples', 'everything', 'docs']);
+    });
+
+    test('paths with quotes, backslashes and spaces stay intact', () => {
+        const odd = { schema: 'C:\\Program Files\\gw\\gateway.schema.json', node: 'C:\\Program Files\\node.exe', exampleServer: '/opt/"gw"/ex ample.mjs' };
+        const upstream = parseConfig(starterConfig(odd), 'starter', {}).upstreams[0];
+        assert.ok(upstream?.transport === 'stdio');
+        assert.equal(upstream.command, odd.node);
+        assert.deepEqual(upstream.args, [odd.exampleServer]);
+    });
+});
+
+describe('nextSteps', () => {
+    const steps = { cwd: '/home/me/project', shellCommand: 'mcp-prompt-gateway', node: '/usr/bin/node', cli: '/opt/gateway/dist/cli.js' };
+
+    test('in the folder of ./gateway.json, the start command needs no --config', () => {
+        const text = nextSteps({ ...steps, file: '/home/me/project/gateway.json' });
+        assert.match(text, /^ {2}mcp-prompt-gateway {4}\(in \/home\/me\/project, where it finds gateway\.json\)$/m);
+        assert.match(text, /"args": \["\/opt\/gateway\/dist\/cli\.js", "--stdio", "-c", "\/home\/me\/project\/gateway\.json"\]/);
+    });
+
+    test('elsewhere, it names the file; every client snippet is there', () => {
+        const text = nextSteps({ ...steps, file: '/home/me/my configs/gw.json' });
+        assert.match(text, /^ {2}mcp-prompt-gateway --config '\/home\/me\/my configs\/gw\.json'$/m);
+        assert.match(text, /claude mcp add --transport http prompts http:\/\/127\.0\.0\.1:8080\/mcp$/m);
+        assert.match(text, /claude mcp add prompts -- \/usr\/bin\/node \/opt\/gateway\/dist\/cli\.js --stdio -c '\/home\/me\/my configs\/gw\.json'$/m);
+        assert.match(text, /^ {4}\{ "mcpServers": \{ "prompts": \{ "url": "http:\/\/127\.0\.0\.1:8080\/mcp" \} \} \}$/m);
+        assert.match(text, /^ {4}\{ "servers": \{ "prompts": \{ "type": "http", "url": "http:\/\/127\.0\.0\.1:8080\/mcp" \} \} \}$/m);
+    });
+});
+
+describe('shellQuote', () => {
+    test('plain words stay bare; others are quoted for the platform', () => {
+        assert.equal(shellQuote('/usr/bin/node', 'linux'), '/usr/bin/node');
+        assert.equal(shellQuote("/tmp/it's here", 'linux'), "'/tmp/it'\\''s here'");
+        assert.equal(shellQuote('C:\\node\\node.exe', 'linux'), "'C:\\node\\node.exe'");
+        assert.equal(shellQuote('C:\\node\\node.exe', 'win32'), 'C:\\node\\node.exe');
+        assert.equal(shellQuote('C:\\Program Files\\node.exe', 'win32'), '"C:\\Program Files\\node.exe"');
+    });
+});
