@@ -4,7 +4,7 @@
  * later message about a value can say where it stands in the file.
  */
 import { ConfigError } from '../issues.js';
-import { parseJsonc as parseText } from '../jsonc.js';
+import { parseJsonc as parseText, positionsIn } from '../jsonc.js';
 
 export interface JsoncDocument {
     value: unknown;
@@ -19,10 +19,11 @@ export function parseJsonc(text: string, file: string): JsoncDocument {
             { path: [], message: `not valid JSON (${result.problem}); fix the syntax there (comments and trailing commas are allowed)` }
         ]);
     }
+    const position = positionsIn(text);
     return {
         value: result.value,
         where(path) {
-            const at = result.position(path);
+            const at = position(path);
             return at === undefined ? '' : ` (line ${at.line}, column ${at.column})`;
         }
     };
