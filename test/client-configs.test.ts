@@ -95,7 +95,7 @@ describe('client config files behind the built gateway', () => {
         assert.ok(!gateway.stderr.some(line => line.startsWith('warning:')), 'nothing in the file is unsupported');
     });
 
-    test('upstreamsFrom with a VS Code file: inputs from the gateway config (${ENV} too) and MCP_INPUT_*, kept out of logs', TIMEOUT, async t => {
+    test('upstreamsFrom with a VS Code file: inputs from the gateway config (${ENV} too) and MCP_INPUT_*, kept out of logs; its warnings printed at start', TIMEOUT, async t => {
         const dir = await folder(t);
         const first = `first-${randomUUID().slice(0, 8)}`;
         const second = `second-${randomUUID().slice(0, 8)}`;
@@ -114,6 +114,7 @@ describe('client config files behind the built gateway', () => {
             "command": ${JSON.stringify(process.execPath)},
             "args": ["--import", "tsx", ${JSON.stringify(FIXTURE)}, "--prompts", "1", "--extra-prompts", "[\\"\${input:first-name}\\", \\"\${input:second-name}\\"]"],
             "cwd": ${JSON.stringify(ROOT)},
+            "dev": { "watch": "test/fixtures/*.ts" },
         },
     },
 }
@@ -130,6 +131,8 @@ describe('client config files behind the built gateway', () => {
         const names = (await listAllPages(client)).names;
         assert.deepEqual(names.filter(name => named.includes(name)), named, `the prompts named by the inputs, in ${names.join(', ')}`);
         assert.ok(!gateway.stderr.some(line => line.includes(first) || line.includes(second)), 'no input value in the log');
+        const warning = gateway.stderr.find(line => line.startsWith('warning: '));
+        assert.match(warning ?? '', /^warning: .*\/project\/\.vscode\/mcp\.json: servers\.fixturePrompts\.dev: VS Code's development mode .*\(line 13, column 20\)$/, 'printed at start');
     });
 
     test('hot reload follows an imported file: a server added to it is served, with one list_changed; a broken one is rejected', TIMEOUT, async t => {
