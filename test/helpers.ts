@@ -214,9 +214,9 @@ export async function connectSse(url: string): Promise<Client> {
     return client;
 }
 
-export async function connectStdio(command: string, args: string[]): Promise<Client> {
+export async function connectStdio(command: string, args: string[], options: { cwd?: string } = {}): Promise<Client> {
     const client = newClient({});
-    await client.connect(new StdioClientTransport({ command, args, cwd: ROOT, stderr: 'pipe' }));
+    await client.connect(new StdioClientTransport({ command, args, cwd: options.cwd ?? ROOT, stderr: 'pipe' }));
     return client;
 }
 

@@ -110,7 +110,36 @@ describe('first run: init, then the gateway with no --config', () => {
         const missing = runCli(['init', '--output', 'no/such/folder.json'], dir);
         assert.equal(missing.status, 2);
         assert.match(missing.stderr, /cannot write .*folder\.json: folder .*no\/such does not exist/);
-        assert.match(runCli(['init', '--help'], dir).stdout, /^Usage: mcp-prompt-gateway init \[--output <file>\] \[--force\]/);
+        assert.match(runCli(['init', '--help'], dir).stdout, /^Usage: mcp-prompt-gateway init \[--from <file>\]\.\.\. \[--output <file>\] \[--force\]/);
+    });
+
+    test('init --from a Claude Desktop file: the starter serves its servers, found with no --config', TIMEOUT, async t => {
+        const dir = await emptyFolder(t);
+        const desktop = path.join(dir, 'claude_desktop_config.json');
+        const server = { command: process.execPath, args: [path.join(ROOT, 'examples/prompt-server.mjs')] };
+        await writeFile(desktop, JSON.stringify({ mcpServers: { 'team prompts': server, other: server } }));
+        const printed = init(dir, ['--from', 'claude_desktop_config.json']);
+        assert.match(printed, /: the gateway in front of 2 MCP server\(s\): team-prompts, other\.$/m);
+        const written = await readFile(path.join(dir, 'gateway.json'), 'utf8');
+        assert.ok(written.includes(`{ "file": ${JSON.stringify(desktop)}, "format": "auto" }`), written);
+
+        const client = await connectStdio(process.execPath, [CLI, '--stdio'], { cwd: dir });
+        closeAfter(t, () => client.close());
+        const names = (await listAllPages(client)).names.sort();
+        assert.deepEqual(names, [...EXAMPLE_PROMPTS.map(name => name.replace('examples__', 'other__')), ...EXAMPLE_PROMPTS.map(name => name.replace('examples__', 'team-prompts__'))]);
+    });
+
+    test('init --from a file the gateway cannot use says why and writes nothing', TIMEOUT, async t => {
+        const dir = await emptyFolder(t);
+        const missing = runCli(['init', '--from', 'nowhere.json'], dir);
+        assert.equal(missing.status, 2);
+        assert.match(missing.stderr, /nowhere\.json.*\nNothing was written\.\n$/s);
+        await writeFile(path.join(dir, 'mcp.json'), '{ "servers": { "api": { "type": "http", "url": "https://x.example/mcp", "headers": { "Authorization": "Bearer ${input:token}" } } } }');
+        const unresolved = runCli(['init', '--from', 'mcp.json'], dir);
+        assert.equal(unresolved.status, 2);
+        assert.match(unresolved.stderr, /token/);
+        assert.match(unresolved.stderr, /MCP_INPUT_TOKEN/);
+        assert.equal(existsSync(path.join(dir, 'gateway.json')), false);
     });
 
     test('with no --config and no gateway.json, the gateway exits 2 saying what to do in three lines', TIMEOUT, async t => {

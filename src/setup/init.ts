@@ -6,6 +6,9 @@ import { realpathSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { resolveUserPath } from '../config/client-config/load.js';
+import { ConfigError } from '../config/issues.js';
+import { loadGatewayConfig } from '../config/load.js';
 import { describeError } from '../observability/logger.js';
 import { resolveCommand } from '../upstream/command.js';
 import { DEFAULT_CONFIG_NAME } from './default-config.js';
@@ -13,10 +16,12 @@ import { nextSteps, shellQuote } from './next-steps.js';
 import { packageFiles } from './package-files.js';
 import { starterConfig } from './starter.js';
 
-const INIT_USAGE = `Usage: mcp-prompt-gateway init [--output <file>] [--force]
+const INIT_USAGE = `Usage: mcp-prompt-gateway init [--from <file>]... [--output <file>] [--force]
 
 Writes a commented starter config and prints how to start the gateway and connect MCP clients to it.
 
+  --from <file>        an MCP client's config file (Claude Desktop, Cursor, Claude Code, VS Code): the starter
+                       serves its servers, and follows the file as it changes; repeatable
   --output, -o <file>  where to write it (default: ${DEFAULT_CONFIG_NAME}; there the gateway finds it without --config)
   --force              overwrite the file if it exists
   --help               print this help`;
@@ -38,6 +43,7 @@ export async function runInit(argv: string[], cli: string): Promise<number> {
             strict: true,
             allowPositionals: false,
             options: {
+                from: { type: 'string', multiple: true, default: [] },
                 output: { type: 'string', short: 'o', default: DEFAULT_CONFIG_NAME },
                 force: { type: 'boolean', default: false },
                 help: { type: 'boolean', short: 'h', default: false }
@@ -54,16 +60,37 @@ export async function runInit(argv: string[], cli: string): Promise<number> {
     const cwd = process.cwd();
     const file = path.resolve(cwd, args.output);
     const node = process.execPath;
+    const from = args.from.map(client => resolveUserPath(cwd, client));
+    const servers = await serversOf(from);
+    if (servers === undefined) return 2;
     try {
-        await writeFile(file, starterConfig({ ...packageFiles(), node }), { flag: args.force ? 'w' : 'wx' });
+        await writeFile(file, starterConfig({ ...packageFiles(), node, from }), { flag: args.force ? 'w' : 'wx' });
     } catch (error) {
         const refusal = REFUSALS[(error as NodeJS.ErrnoException).code ?? ''];
         if (refusal === undefined) throw error;
         process.stderr.write(`mcp-prompt-gateway init: ${refusal(file)}\n`);
         return 2;
     }
-    process.stdout.write(nextSteps({ file, cwd, node, cli, shellCommand: shellCommand(cli) }));
+    const serving = servers.length === 0 ? 'one example MCP server; add your servers under "upstreams"' : `${servers.length} MCP server(s): ${servers.join(', ')}`;
+    process.stdout.write(nextSteps({ file, cwd, node, cli, shellCommand: shellCommand(cli), serving }));
     return 0;
+}
+
+/**
+ * The upstream ids the client files make, read as the gateway will read them, so that a file it cannot use is
+ * reported now rather than at the first start (undefined, after saying why). Environment variables and VS Code
+ * inputs are taken from this environment; the written config reads them again wherever it runs.
+ */
+async function serversOf(from: readonly string[]): Promise<string[] | undefined> {
+    if (from.length === 0) return [];
+    try {
+        const loaded = await loadGatewayConfig({ from: [...from] }, process.env);
+        return loaded.config.upstreams.map(upstream => upstream.id);
+    } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        process.stderr.write(`mcp-prompt-gateway init: ${error.message}\nNothing was written.\n`);
+        return undefined;
+    }
 }
 
 /** `mcp-prompt-gateway` when the shell finds this very gateway under that name; otherwise node and its script. */

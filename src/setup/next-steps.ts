@@ -12,6 +12,8 @@ export interface NextStepsOptions {
     /** Absolute paths for clients that start the gateway themselves: they may run with another PATH. */
     node: string;
     cli: string;
+    /** What the config serves, after "the gateway in front of". */
+    serving: string;
 }
 
 /** The name of the entry every snippet adds. */
@@ -23,7 +25,7 @@ export function nextSteps(options: NextStepsOptions): string {
     const start = foundByItself ? `${shellCommand}    (in ${options.cwd}, where it finds gateway.json)` : `${shellCommand} --config ${shellQuote(file)}`;
     const stdioArgs = [options.cli, '--stdio', '-c', file];
     const entry = (key: string, server: Record<string, unknown>) => oneLine({ [key]: { [SERVER_NAME]: server } });
-    return `Wrote ${file}: the gateway in front of one example MCP server; add your servers under "upstreams".
+    return `Wrote ${file}: the gateway in front of ${options.serving}.
 
 Start the gateway (add --check to only validate the file, after editing it):
   ${start}

@@ -16,6 +16,8 @@ export interface StarterOptions {
     node: string;
     /** Absolute path of the example prompt server shipped with the package. */
     exampleServer: string;
+    /** Absolute paths of MCP client config files whose servers the gateway serves (`init --from`). */
+    from?: readonly string[];
 }
 
 export function starterConfig(options: StarterOptions): string {
@@ -33,23 +35,52 @@ export function starterConfig(options: StarterOptions): string {
   // Off loopback, or with several replicas, set GATEWAY_CURSOR_SECRET (16+ characters) in the environment.
   "cursorSecret": "\${GATEWAY_CURSOR_SECRET:-}",
 
-  // The MCP servers whose prompts the gateway serves, each prompt as "<id>__<prompt name>".
-  "upstreams": [
-${upstreamEntries(options)}
-  ],
-}
+${options.from === undefined || options.from.length === 0 ? ownServers(options) : clientServers(options, options.from)}}
 `;
 }
 
-function upstreamEntries(options: StarterOptions): string {
-    return `    // An example server that comes with the gateway (three prompts; nothing to download).
+function ownServers(options: StarterOptions): string {
+    return `  // The MCP servers whose prompts the gateway serves, each prompt as "<id>__<prompt name>".
+  "upstreams": [
+${upstreamEntries(options, 'serving')}
+  ],
+`;
+}
+
+/** The servers of the client files, followed as they change; \`upstreams\` stays for servers of the gateway's own. */
+function clientServers(options: StarterOptions, files: readonly string[]): string {
+    const sources = files.map(file => `    { "file": ${JSON.stringify(file)}, "format": "auto" },`).join('\n');
+    return `  // The servers of these MCP client config files, each prompt as "<server name>__<prompt name>". The gateway
+  // reads them again when they change. "inputs" supplies VS Code's \${input:...} values; "include" and "exclude"
+  // pick servers by name; "defaults" holds settings for all of them (e.g. "timeoutMs" for servers npx downloads).
+  "upstreamsFrom": [
+${sources}
+  ],
+
+  // More servers of the gateway's own, each prompt as "<id>__<prompt name>".
+  "upstreams": [
+${upstreamEntries(options, 'commented')}
+  ],
+`;
+}
+
+/** The example server is served when it is the only one, and shown commented out beside a client's servers. */
+function upstreamEntries(options: StarterOptions, example: 'serving' | 'commented'): string {
+    const command = JSON.stringify(options.node);
+    const args = `[${JSON.stringify(options.exampleServer)}]`;
+    const exampleEntry =
+        example === 'serving'
+            ? `    // An example server that comes with the gateway (three prompts; nothing to download).
     // Replace it with your own servers.
     {
       "id": "examples",
       "transport": "stdio",
-      "command": ${JSON.stringify(options.node)},
-      "args": [${JSON.stringify(options.exampleServer)}]
-    },
+      "command": ${command},
+      "args": ${args}
+    },`
+            : `    // An example server that comes with the gateway (three prompts; nothing to download):
+    // { "id": "examples", "transport": "stdio", "command": ${command}, "args": ${args} },`;
+    return `${exampleEntry}
     // A server from npm, which the gateway starts (npx downloads it on the first start):
     // { "id": "everything", "transport": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"], "timeoutMs": 60000 },
     // A server that runs elsewhere, by URL (\${DOCS_TOKEN} is read from the environment):

@@ -29,6 +29,17 @@ describe('starterConfig', () => {
         assert.deepEqual(config.upstreams.map(upstream => upstream.id), ['examples', 'everything', 'docs']);
     });
 
+    test('with client files (init --from), it takes their servers and only shows the example, commented out', () => {
+        const config = parseConfig(starterConfig({ ...OPTIONS, from: ['/home/me/.cursor/mcp.json'] }), 'starter', {});
+        assert.deepEqual(config.upstreams, []);
+        assert.deepEqual(
+            config.upstreamsFrom.map(source => [source.file, source.format]),
+            [['/home/me/.cursor/mcp.json', 'auto']]
+        );
+        const uncommented = starterConfig({ ...OPTIONS, from: ['/a.json'] }).replace(/^(\s*)\/\/ \{/gm, '$1{');
+        assert.deepEqual(parseConfig(uncommented, 'starter', { DOCS_TOKEN: 't' }).upstreams.map(upstream => upstream.id), ['examples', 'everything', 'docs']);
+    });
+
     test('paths with quotes, backslashes and spaces stay intact', () => {
         const odd = { schema: 'C:\\Program Files\\gw\\gateway.schema.json', node: 'C:\\Program Files\\node.exe', exampleServer: '/opt/"gw"/ex ample.mjs' };
         const upstream = parseConfig(starterConfig(odd), 'starter', {}).upstreams[0];
@@ -39,7 +50,7 @@ describe('starterConfig', () => {
 });
 
 describe('nextSteps', () => {
-    const steps = { cwd: '/home/me/project', shellCommand: 'mcp-prompt-gateway', node: '/usr/bin/node', cli: '/opt/gateway/dist/cli.js' };
+    const steps = { serving: 'one example MCP server', cwd: '/home/me/project', shellCommand: 'mcp-prompt-gateway', node: '/usr/bin/node', cli: '/opt/gateway/dist/cli.js' };
 
     test('in the folder of ./gateway.json, the start command needs no --config', () => {
         const text = nextSteps({ ...steps, file: '/home/me/project/gateway.json' });
