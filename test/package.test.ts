@@ -123,7 +123,7 @@ test('the npm package installs into an empty prefix and runs with its production
     await t.test('the installed bin prints its help and checks the shipped example config', STEP, async t => {
         assert.ok(existsSync(bin), 'npm linked the bin');
         const help = succeeded(await run(t, bin, ['--help'], work), '--help');
-        assert.match(help.stdout, /^Usage: mcp-prompt-gateway --config <file>/);
+        assert.match(help.stdout, /^Usage: mcp-prompt-gateway \[--config <file>\]/);
         const check = succeeded(await run(t, bin, ['--config', example, '--check'], work), '--check');
         assert.match(check.stderr, /is valid \(1 upstream\(s\)\)/);
         assert.doesNotMatch(check.stderr, /warning/, 'the example upstream\'s command exists');
@@ -171,7 +171,7 @@ test('the npm package installs into an empty prefix and runs with its production
         t.after(() => Promise.all(npxEntriesOf(cache, tarball).map(entry => rm(entry, { recursive: true, force: true }))));
         // As a user types it, from the tarball's folder: `npx ./<file>` (npx takes an absolute path for a command).
         const help = succeeded(await run(t, 'npx', ['--yes', '--prefer-offline', `./${path.basename(tarball)}`, '--help'], work), 'npx');
-        assert.match(help.stdout, /^Usage: mcp-prompt-gateway --config <file>/);
+        assert.match(help.stdout, /^Usage: mcp-prompt-gateway \[--config <file>\]/);
         assert.equal(npxEntriesOf(cache, tarball).length, 1, 'npx installed this tarball (not some other copy)');
     });
 });
