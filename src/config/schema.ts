@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { invalidProxyEntry } from '../lib/client-address.js';
 import { isLoopback } from '../lib/loopback.js';
 import { AuthSchema, checkPolicyConfig, ClientSchema, CorsSchema, LimitsSchema, PromptPolicySchema } from './policy-schema.js';
+import { checkOverrides, OverridesSchema } from './overrides-schema.js';
 import { checkUpstreamAuth, UpstreamAuthSchema } from './upstream-auth-schema.js';
 
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
@@ -91,7 +92,8 @@ const commonUpstreamFields = {
     passUnknownArguments: z
         .boolean()
         .default(false)
-        .describe('true: forward arguments a prompt does not declare. false: reject them with -32602.')
+        .describe('true: forward arguments a prompt does not declare. false: reject them with -32602.'),
+    overrides: OverridesSchema
 };
 
 const httpUrl = z
@@ -387,6 +389,7 @@ export const GatewayConfigSchema = z
     })
     .superRefine((config, ctx) => {
         const seen = new Map<string, number>();
+        const namespacedIds = new Set(config.upstreams.filter(upstream => upstream.namespace).map(upstream => upstream.id));
         config.upstreams.forEach((upstream, index) => {
             const first = seen.get(upstream.id);
             if (first !== undefined) {
@@ -414,6 +417,8 @@ export const GatewayConfigSchema = z
                 });
             }
             if (upstream.transport !== 'stdio') checkUpstreamAuth(upstream, ['upstreams', index], ctx);
+            const { separator } = config.namespace;
+            checkOverrides(upstream, { path: ['upstreams', index], separator, namespacedIds, maxArgumentBytes: config.limits.maxArgumentBytes }, ctx);
             if (upstream.id.includes(config.namespace.separator)) {
                 ctx.addIssue({
                     code: 'custom',
