@@ -77,7 +77,7 @@ async function echoed(client: Client, name: string, args?: Record<string, string
 async function healthOf(gateway: RunningGateway, id: string): Promise<Record<string, unknown> | undefined> {
     const response = await fetch(new URL('/healthz', gateway.url));
     const body = (await response.json()) as { upstreams: { id: string }[] };
-    return body.upstreams.find(upstream => upstream.id === id) as Record<string, unknown> | undefined;
+    return body.upstreams.find(upstream => upstream.id === id);
 }
 
 /** The same checks for any client: the listed prompt shows the overrides, a default fills, a rename reaches the upstream. */

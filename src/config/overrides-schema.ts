@@ -6,7 +6,7 @@
 import { z } from 'zod';
 
 /** Rename targets: the characters MCP clients reliably accept in a prompt name (the spec's tool-name set). */
-export const PROMPT_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
+const PROMPT_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
 
 const MAX_OVERRIDES = 1000;
 const MAX_ARGUMENT_OVERRIDES = 64;
@@ -49,8 +49,7 @@ export const OverridesSchema = z
         'By prompt name as the upstream lists it: a new name, title, description, argument descriptions and defaults shown to clients (docs/overrides.md). Names matching no prompt are reported in the log and /healthz. Changes apply on reload without reconnecting.'
     );
 
-export type UpstreamOverridesConfig = z.infer<typeof OverridesSchema>;
-export type PromptOverrideConfig = UpstreamOverridesConfig[string];
+type UpstreamOverridesConfig = z.infer<typeof OverridesSchema>;
 
 interface Checked {
     id: string;
