@@ -161,7 +161,9 @@ export class Catalog {
         const lists = await Promise.all(order.map(upstream => this.#members.get(upstream.id)?.cache.read() ?? Promise.resolve(undefined)));
         const memo = this.#memo;
         if (memo !== undefined && memo.lists.length === lists.length && memo.lists.every((list, i) => list === lists[i])) return memo.view;
-        lists.forEach((list, index) => list === undefined && this.#curated.unknown(order[index]!.id));
+        lists.forEach((list, index) => {
+            if (list === undefined) this.#curated.unknown(order[index]!.id);
+        });
         const view = nameTable(order, lists, this.#naming, this.#log, this.#curated.curate);
         // A reload during the reads: this view is for the old set, and must not be remembered as the current one.
         if (order === this.#order) this.#memo = { lists, view };
