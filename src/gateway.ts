@@ -109,7 +109,8 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         publishedView: () => catalog.publishedView,
         sessions: () => sessions.counts(),
         sharedState: () => shared.status(),
-        faults
+        faults,
+        overridesNotApplied: upstreamId => catalog.overrideReport(upstreamId)
     });
     const pool: UpstreamPool = new UpstreamPool(
         upstream =>

@@ -123,6 +123,8 @@ test('overrides over a 2025 session, 2026-07-28 requests and stdio; what does no
 
     const expectedReport = { unmatched: ['retired'], unknownArguments: ['echo.length'], clashes: [] };
     assert.deepEqual((await healthOf(gateway, 'team'))?.overrides, expectedReport);
+    const dashboard = (await (await fetch(new URL('/dashboard/data', gateway.url))).json()) as { upstreams: { id: string; overrides?: unknown }[] };
+    assert.deepEqual(dashboard.upstreams.find(upstream => upstream.id === 'team')?.overrides, expectedReport);
     const reports = lines().filter(line => line.upstream === 'team' && Array.isArray(line.unmatched));
     assert.equal(reports.length, 1, 'reported once, not on every list');
     assert.equal(reports[0]!.level, 'warn');
