@@ -8,6 +8,7 @@ import { configSecrets } from './config/secrets.js';
 import { resolveReconnect, type GatewayConfig } from './config/schema.js';
 import { Catalog } from './catalog/catalog.js';
 import { CursorCodec } from './catalog/cursor.js';
+import { compileOverrides, type UpstreamOverrides } from './catalog/overrides.js';
 import { RequestStates } from './catalog/request-state.js';
 import { PromptService, type Caller, type PromptServiceOptions } from './catalog/service.js';
 import { VisibleSlices } from './catalog/visible-slices.js';
@@ -93,6 +94,11 @@ function serviceOptions(config: GatewayConfig, policy: GatewayPolicy): PromptSer
     };
 }
 
+/** Applied by the catalog, from the config given: a kept connection still holds the config it was started with. */
+function overridesOf(config: GatewayConfig): ReadonlyMap<string, UpstreamOverrides> {
+    return new Map(config.upstreams.map(upstream => [upstream.id, compileOverrides(upstream.overrides)]));
+}
+
 export async function startGateway(initial: GatewayConfig, options: GatewayOptions): Promise<RunningGateway> {
     const { logger } = options;
     let config = initial;
@@ -103,7 +109,8 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         publishedView: () => catalog.publishedView,
         sessions: () => sessions.counts(),
         sharedState: () => shared.status(),
-        faults
+        faults,
+        overridesNotApplied: upstreamId => catalog.overrideReport(upstreamId)
     });
     const pool: UpstreamPool = new UpstreamPool(
         upstream =>
@@ -163,6 +170,11 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
     // An upstream not connected yet may offer completions later; the answer for it is empty meanwhile.
     const completions = () => pool.connections.some(upstream => upstream.state !== 'ready' || upstream.offersCompletions);
 
+    const overrideHealth = (upstreamId: string) => {
+        const report = catalog.overrideReport(upstreamId);
+        return report === undefined ? {} : { overrides: report };
+    };
+
     const upstreamHealth = () =>
         pool.connections.map(upstream => ({
             id: upstream.id,
@@ -170,7 +182,8 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
             required: upstream.config.required,
             ...(upstream.lastError === undefined ? {} : { error: upstream.lastError }),
             ...upstream.load,
-            faults: faults.of(upstream.id)
+            faults: faults.of(upstream.id),
+            ...overrideHealth(upstream.id)
         }));
 
     const readiness = (): Readiness => {
@@ -212,7 +225,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         const change = await pool.apply(next.upstreams, next.upstreamConnectConcurrency, upstreams => {
             policy = nextPolicy;
             service.reconfigure(cursors, serviceOptions(next, policy), requestStates);
-            catalog.setUpstreams(upstreams, { separator: next.namespace.separator });
+            catalog.setUpstreams(upstreams, { separator: next.namespace.separator }, overridesOf(next));
             // Also when no upstream changed: a client whose view only the policy changed must hear of it.
             catalog.announce();
         });
@@ -236,7 +249,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
             });
         }
         // Every upstream gets its first attempt before clients are served, so the first list is complete.
-        await pool.apply(config.upstreams, config.upstreamConnectConcurrency, upstreams => catalog.setUpstreams(upstreams));
+        await pool.apply(config.upstreams, config.upstreamConnectConcurrency, upstreams => catalog.setUpstreams(upstreams, undefined, overridesOf(config)));
         await catalog.warm();
 
         let url: string | undefined;

@@ -15,8 +15,10 @@ import type { Prompt } from '@modelcontextprotocol/client';
 import { Bus } from '../lib/bus.js';
 import { describeError, type Logger } from '../observability/logger.js';
 import { Coalescer } from './coalescer.js';
+import { CuratedLists } from './curated-lists.js';
 import { UpstreamListCache, type UpstreamList } from './list-cache.js';
 import { nameTable, type NamingRule } from './names.js';
+import type { OverrideReport, UpstreamOverrides } from './overrides.js';
 import type { Segment } from './paginate.js';
 import type { UpstreamPort, UpstreamPortEvent } from './upstream-port.js';
 
@@ -26,8 +28,10 @@ export interface CatalogEntry {
     originalName: string;
     /** The prompt as clients see it: the upstream's definition under its exposed name. */
     prompt: Prompt;
-    /** Digest of the upstream's definition: with the exposed name, it tells whether a client's view changed. */
+    /** Digest of the upstream's definition and its override: with the exposed name, it tells whether a client's view changed. */
     digest: string;
+    /** Overrides' defaults, filled in for arguments the client leaves out. */
+    defaults?: ReadonlyMap<string, string> | undefined;
 }
 
 /** Whether a client may see (and use) a catalog entry. */
@@ -65,6 +69,7 @@ export class Catalog {
     #members = new Map<string, Member>();
     #order: UpstreamPort[] = [];
     #naming: NamingRule;
+    readonly #curated: CuratedLists;
     readonly #history: LRUCache<string, readonly string[]>;
     #coalescer: Coalescer<string>;
     #memo: { lists: (UpstreamList | undefined)[]; view: CatalogView } | undefined;
@@ -78,6 +83,7 @@ export class Catalog {
     constructor(options: CatalogOptions) {
         this.#log = options.logger;
         this.#naming = options.naming;
+        this.#curated = new CuratedLists(options.logger);
         this.#onCacheRead = options.onCacheRead;
         this.changes = new Bus(error => this.#log.error({ err: describeError(error) }, 'catalog change listener failed'));
         this.#history = new LRUCache({ maxSize: options.historyMaxNames ?? 200_000, sizeCalculation: names => names.length + 1 });
@@ -90,10 +96,12 @@ export class Catalog {
     }
 
     /**
-     * Replaces the set of upstreams and the naming rule (start and reload). Upstreams kept keep their cached
-     * lists; the change is announced like any other, once the burst ends.
+     * Replaces the set of upstreams, the naming rule and the overrides (by upstream id) (start and reload).
+     * Upstreams kept keep their cached lists; the change is announced like any other, once the burst ends.
      */
-    setUpstreams(upstreams: readonly UpstreamPort[], naming: NamingRule = this.#naming): void {
+    setUpstreams(upstreams: readonly UpstreamPort[], naming: NamingRule = this.#naming, overrides?: ReadonlyMap<string, UpstreamOverrides>): void {
+        if (overrides !== undefined) this.#curated.set(overrides);
+        this.#curated.keep(new Set(upstreams.map(upstream => upstream.id)));
         if (naming.separator !== this.#naming.separator) {
             this.#naming = naming;
             for (const upstream of this.#order) this.#coalescer.push(upstream.id);
@@ -153,7 +161,10 @@ export class Catalog {
         const lists = await Promise.all(order.map(upstream => this.#members.get(upstream.id)?.cache.read() ?? Promise.resolve(undefined)));
         const memo = this.#memo;
         if (memo !== undefined && memo.lists.length === lists.length && memo.lists.every((list, i) => list === lists[i])) return memo.view;
-        const view = nameTable(order, lists, this.#naming, this.#log);
+        lists.forEach((list, index) => {
+            if (list === undefined) this.#curated.unknown(order[index]!.id);
+        });
+        const view = nameTable(order, lists, this.#naming, this.#log, this.#curated.curate);
         // A reload during the reads: this view is for the old set, and must not be remembered as the current one.
         if (order === this.#order) this.#memo = { lists, view };
         return view;
@@ -166,6 +177,11 @@ export class Catalog {
     async warm(): Promise<void> {
         this.#coalescer.discard();
         this.#published = await this.view();
+    }
+
+    /** What of the upstream's overrides did not apply to its last list read (for /healthz); undefined when all did. */
+    overrideReport(upstreamId: string): OverrideReport | undefined {
+        return this.#curated.report(upstreamId);
     }
 
     /** A name list version seen earlier, if still remembered. */

@@ -7,6 +7,7 @@
 import type { Logger } from '../observability/logger.js';
 import type { CatalogEntry, CatalogView } from './catalog.js';
 import type { UpstreamList } from './list-cache.js';
+import { curateList, NO_OVERRIDES, type CuratedPrompt } from './overrides.js';
 import type { Segment } from './paginate.js';
 import type { UpstreamPort } from './upstream-port.js';
 
@@ -29,19 +30,32 @@ function inReservedNamespace(rule: NamingRule, name: string, namespacedIds: Read
 
 const EMPTY_LIST: UpstreamList = { prompts: [], digests: [], names: [], version: 'empty' };
 
+/** An upstream's list as clients see it (see overrides.ts), aligned with its prompts. */
+export type Curate = (upstream: UpstreamPort, list: UpstreamList) => readonly (CuratedPrompt | undefined)[];
+
+const AS_LISTED: Curate = (_upstream, list) => curateList(list.prompts, list.digests, NO_OVERRIDES).prompts;
+
 /**
  * The view of `lists` (one per upstream of `order`, undefined where there is none): one segment per upstream in
  * config order, each prompt under its exposed name. A name taken twice goes to the first upstream in config order;
  * an unprefixed name in a namespaced upstream's namespace is left out. Either way the entry is undefined for
- * everyone, so pages and cursors still walk the upstream's full list.
+ * everyone, so pages and cursors still walk the upstream's full list (by the upstream's own names, so a renamed
+ * prompt keeps its place). `curate` applies the upstream's overrides; a prompt it leaves out is left out the same way.
  */
-export function nameTable(order: readonly UpstreamPort[], lists: readonly (UpstreamList | undefined)[], naming: NamingRule, log: Logger): CatalogView {
+export function nameTable(
+    order: readonly UpstreamPort[],
+    lists: readonly (UpstreamList | undefined)[],
+    naming: NamingRule,
+    log: Logger,
+    curate: Curate = AS_LISTED
+): CatalogView {
     const byName = new Map<string, CatalogEntry>();
     const namespacedIds = new Set(order.filter(upstream => upstream.config.namespace).map(upstream => upstream.id));
     const segments = order.map((upstream, index): Segment<CatalogEntry> => {
         const list = lists[index] ?? EMPTY_LIST;
-        const entries = list.prompts.map((prompt, at) => {
-            const name = exposedName(naming, upstream.id, upstream.config.namespace, prompt.name);
+        const entries = curate(upstream, list).map(curated => {
+            if (curated === undefined) return undefined;
+            const name = exposedName(naming, upstream.id, upstream.config.namespace, curated.localName);
             if (!upstream.config.namespace && inReservedNamespace(naming, name, namespacedIds)) {
                 log.warn({ prompt: name.slice(0, 64), upstream: upstream.id }, 'unprefixed prompt name lies in a namespaced upstream\'s namespace; leaving it out');
                 return undefined;
@@ -51,7 +65,8 @@ export function nameTable(order: readonly UpstreamPort[], lists: readonly (Upstr
                 log.warn({ prompt: name.slice(0, 64), kept: owner.upstream.id, dropped: upstream.id }, 'prompt name clash; keeping the first upstream in config order');
                 return undefined;
             }
-            const entry: CatalogEntry = { exposedName: name, upstream, originalName: prompt.name, prompt: { ...prompt, name }, digest: list.digests[at]! };
+            const { originalName, prompt, digest, defaults } = curated;
+            const entry: CatalogEntry = { exposedName: name, upstream, originalName, prompt: { ...prompt, name }, digest, defaults };
             byName.set(name, entry);
             return entry;
         });

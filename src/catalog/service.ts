@@ -18,6 +18,7 @@ import { exceeds, exceedsDepth } from '../lib/json-bounds.js';
 import { checkStringMap, validateArguments } from './arguments.js';
 import type { Catalog, CatalogEntry, Visibility } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
+import { withDefaults } from './overrides.js';
 import { paginate } from './paginate.js';
 import { MAX_REQUEST_STATE_BYTES, type RequestStates } from './request-state.js';
 import { isInputRequired, type CallControl, type Continuation, type InputRequired } from './upstream-port.js';
@@ -89,7 +90,7 @@ export class PromptService {
             const entry = found(await this.#lookup(name, caller));
             const { maxArguments, maxArgumentBytes } = this.options;
             const passUnknown = this.options.passUnknownArguments(entry.upstream.id);
-            const validArgs = validateArguments(entry.prompt, args, { maxArguments, maxArgumentBytes, passUnknown });
+            const validArgs = validateArguments(entry.prompt, withDefaults(args, entry.defaults), { maxArguments, maxArgumentBytes, passUnknown });
             const binding = { scope: caller.scope, name };
             const upstreamContinuation = continuation === undefined ? undefined : this.#opened(continuation, entry, binding);
             const result = this.#sizeChecked(entry, await entry.upstream.getPrompt(entry.originalName, validArgs, control, upstreamContinuation));

@@ -8,6 +8,7 @@ import { invalidProxyEntry } from '../lib/client-address.js';
 import { isLoopback } from '../lib/loopback.js';
 import { upstreamsFromSchema } from './client-config/source-schema.js';
 import { AuthSchema, checkPolicyConfig, ClientSchema, CorsSchema, LimitsSchema, PromptPolicySchema } from './policy-schema.js';
+import { checkOverrides, OverridesSchema } from './overrides-schema.js';
 import { checkUpstreamAuth, UpstreamAuthSchema } from './upstream-auth-schema.js';
 
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
@@ -92,7 +93,8 @@ const commonUpstreamFields = {
     passUnknownArguments: z
         .boolean()
         .default(false)
-        .describe('true: forward arguments a prompt does not declare. false: reject them with -32602.')
+        .describe('true: forward arguments a prompt does not declare. false: reject them with -32602.'),
+    overrides: OverridesSchema
 };
 
 const { id: _id, ...settingsOfEveryUpstream } = commonUpstreamFields;
@@ -404,6 +406,7 @@ export const GatewayConfigSchema = z
             ctx.addIssue({ code: 'custom', path: ['upstreams'], message: 'add at least one upstream MCP server (or a client config file in upstreamsFrom)' });
         }
         const seen = new Map<string, number>();
+        const namespacedIds = new Set(config.upstreams.filter(upstream => upstream.namespace).map(upstream => upstream.id));
         config.upstreams.forEach((upstream, index) => {
             const first = seen.get(upstream.id);
             if (first !== undefined) {
@@ -431,6 +434,8 @@ export const GatewayConfigSchema = z
                 });
             }
             if (upstream.transport !== 'stdio') checkUpstreamAuth(upstream, ['upstreams', index], ctx);
+            const { separator } = config.namespace;
+            checkOverrides(upstream, { path: ['upstreams', index], separator, namespacedIds, maxArgumentBytes: config.limits.maxArgumentBytes }, ctx);
             if (upstream.id.includes(config.namespace.separator)) {
                 ctx.addIssue({
                     code: 'custom',

@@ -12,10 +12,18 @@ export interface MetricFamily {
     values: { value: number; labels: Partial<Record<string, string | number>>; metricName?: string }[];
 }
 
+/** What of an upstream's overrides did not apply (see catalog/overrides.ts); absent when everything did. */
+export interface OverridesNotApplied {
+    unmatched: string[];
+    unknownArguments: string[];
+    clashes: { prompt: string; name: string }[];
+}
+
 export interface UpstreamStatus {
     id: string;
     state: string;
     lastError?: string | undefined;
+    overrides?: OverridesNotApplied | undefined;
 }
 
 export interface RecentEvent {
@@ -65,6 +73,7 @@ export interface DashboardData {
         reconnects: number;
         listChangedReceived: number;
         lastError?: string;
+        overrides?: OverridesNotApplied;
     }[];
     prompts: { prompt: string; upstream: string; gets: number; errors: number; p50Ms: number | null; p95Ms: number | null }[];
     clients: { client: string; gets: number; lists: number; errors: number }[];
@@ -120,7 +129,8 @@ export function buildDashboardData(input: DashboardInput): DashboardData {
                 errorRate: upstreamGets === 0 ? null : errors / upstreamGets,
                 reconnects: reconnects.get(upstream.id) ?? 0,
                 listChangedReceived: received.get(upstream.id) ?? 0,
-                ...(upstream.lastError === undefined ? {} : { lastError: upstream.lastError })
+                ...(upstream.lastError === undefined ? {} : { lastError: upstream.lastError }),
+                ...(upstream.overrides === undefined ? {} : { overrides: upstream.overrides })
             };
         }),
         prompts: topPrompts(gets, family('mcp_gateway_prompt_get_latency_seconds')),

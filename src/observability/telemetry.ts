@@ -14,7 +14,7 @@ import type { Reject, RejectionReason } from '../http/rejections.js';
 import type { Routes } from '../http/routes.js';
 import type { UpstreamConnection, UpstreamObserver } from '../upstream/connection.js';
 import { VERSION } from '../version.js';
-import type { UpstreamStatus } from './dashboard-data.js';
+import type { OverridesNotApplied, UpstreamStatus } from './dashboard-data.js';
 import { DashboardFeed } from './dashboard-feed.js';
 import type { FaultCounters } from './faults.js';
 import type { Logger } from './logger.js';
@@ -30,6 +30,8 @@ export interface TelemetrySources {
     /** Whether the Redis the replicas share is there ('local': none configured). */
     sharedState: () => 'local' | 'up' | 'down';
     faults: FaultCounters;
+    /** What of an upstream's overrides did not apply to its last list; undefined when everything did. */
+    overridesNotApplied?: (upstreamId: string) => OverridesNotApplied | undefined;
 }
 
 type TelemetryConfig = Pick<GatewayConfig, 'listen' | 'metrics' | 'dashboard' | 'auth' | 'cluster'>;
@@ -74,7 +76,8 @@ export class Telemetry {
             { version: VERSION }
         ));
         if (this.#served.dashboard) {
-            const upstreams = (): UpstreamStatus[] => sources.upstreams().map(({ id, state, lastError }) => ({ id, state, lastError }));
+            const upstreams = (): UpstreamStatus[] =>
+                sources.upstreams().map(({ id, state, lastError }) => ({ id, state, lastError, overrides: sources.overridesNotApplied?.(id) }));
             this.#feed = new DashboardFeed(metrics, { version: VERSION, upstreams });
         }
     }

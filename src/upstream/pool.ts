@@ -97,8 +97,11 @@ export class UpstreamPool {
     }
 }
 
-/** What the connection itself depends on: policy fields (which prompts are exposed, argument checks) apply live. */
-function connectionSettings(config: UpstreamConfig): Omit<UpstreamConfig, 'prompts' | 'passUnknownArguments'> {
-    const { prompts: _prompts, passUnknownArguments: _passUnknown, ...settings } = config;
+/**
+ * What the connection itself depends on: policy fields (which prompts are exposed, argument checks) and overrides
+ * (how prompts appear, applied by the catalog) apply live.
+ */
+function connectionSettings(config: UpstreamConfig): Omit<UpstreamConfig, 'prompts' | 'passUnknownArguments' | 'overrides'> {
+    const { prompts: _prompts, passUnknownArguments: _passUnknown, overrides: _overrides, ...settings } = config;
     return settings;
 }

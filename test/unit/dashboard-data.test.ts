@@ -34,7 +34,12 @@ const get = (prompt: string | undefined, client: string, outcome: string, ms = 2
 async function dataOf(metrics: GatewayMetrics, extra: Partial<DashboardInput> = {}) {
     return buildDashboardData({
         families: await metrics.registry.getMetricsAsJSON(),
-        upstreams: [{ id: 'docs', state: 'ready' }, { id: 'code', state: 'down', lastError: 'Upstream code failed: connection closed' }],
+        upstreams: [{ id: 'docs', state: 'ready' }, {
+            id: 'code',
+            state: 'down',
+            lastError: 'Upstream code failed: connection closed',
+            overrides: { unmatched: ['retired'], unknownArguments: [], clashes: [] }
+        }],
         recent: [],
         samples: [0],
         intervalSeconds: 5,
@@ -77,6 +82,7 @@ test('totals, upstream rows and error rates count what was recorded', async () =
     assert.equal(code?.up, false);
     assert.equal(code?.reconnects, 1);
     assert.equal(code?.lastError, 'Upstream code failed: connection closed');
+    assert.deepEqual(code?.overrides, { unmatched: ['retired'], unknownArguments: [], clashes: [] }, 'overrides that did not apply are shown');
     assert.equal(data.uptimeSeconds, 12);
     assert.equal(data.generatedAt, '2026-11-21T10:00:00.000Z');
 });

@@ -217,12 +217,25 @@ function renderHistory(history) {
 
 const UPSTREAM_FIELDS = ['id', 'state', 'prompts', 'gets', 'errors', 'error-rate', 'reconnects', 'list-changed'];
 
+/** The overrides that did not apply (docs/overrides.md), in one line; '' when all did. */
+function describeOverrides(report) {
+    if (!report) return '';
+    const parts = [
+        ...report.unmatched.map(name => `${name} (no such prompt)`),
+        ...report.unknownArguments.map(name => `${name} (no such argument)`),
+        ...report.clashes.map(clash => `${clash.prompt} → ${clash.name} (name taken)`)
+    ];
+    return parts.length === 0 ? '' : `overrides not applied: ${parts.join(', ')}`;
+}
+
 function buildUpstreamRow() {
     const row = buildRow(UPSTREAM_FIELDS, UPSTREAM_FIELDS.slice(2));
     const idCell = field(row, 'id');
     const lastError = element('div', 'last-error');
     lastError.dataset.field = 'last-error';
-    idCell.append(element('span', 'name'), lastError);
+    const overrides = element('div', 'last-error');
+    overrides.dataset.field = 'overrides';
+    idCell.append(element('span', 'name'), lastError, overrides);
     field(row, 'state').append(element('span', 'pill'));
     return row;
 }
@@ -233,6 +246,11 @@ function updateUpstreamRow(row, upstream) {
     setText(lastError, upstream.lastError || '');
     lastError.title = upstream.lastError || '';
     lastError.hidden = !upstream.lastError;
+    const overrides = field(row, 'overrides');
+    const notApplied = describeOverrides(upstream.overrides);
+    setText(overrides, notApplied);
+    overrides.title = notApplied;
+    overrides.hidden = notApplied === '';
     const pill = row.querySelector('.pill');
     setText(pill, upstream.state);
     pill.dataset.state = upstream.state;
