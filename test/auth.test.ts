@@ -1,7 +1,8 @@
 /**
  * Authentication over real HTTP (127.0.0.1, port 0): API keys and JWTs (HS256
  * secret, JWKS file, JWKS URL). Every refused request is answered 401 with a
- * Bearer challenge before any MCP processing, and the fixture upstream's request
+ * Bearer challenge before any MCP processing (403 for a sound JWT whose client
+ * is not configured: a new token would not help), and the fixture upstream's request
  * counters prove that nothing reached it, even for requests that carry
  * well-formed initialize, prompts/list, prompts/get and completion/complete bodies.
  */
@@ -121,20 +122,25 @@ async function attack(url: string, credentials: RequestHeaders, sessionId: strin
     return replies;
 }
 
-/** 401 with the right challenge and a JSON-RPC error body; no session, no result. */
-function assertRefused(replies: Reply[], failure: 'missing' | 'invalid', label: string): void {
+/**
+ * 401 with the right challenge and a JSON-RPC error body; no session, no result. 'unknown_client' (a verified JWT whose
+ * client claim names no configured client) is 403 naming the claim instead.
+ */
+function assertRefused(replies: Reply[], failure: 'missing' | 'invalid' | 'unknown_client', label: string, claim = 'sub'): void {
     assert.ok(replies.length > 0);
     for (const [index, reply] of replies.entries()) {
         const where = `${label}, request #${index}: ${reply.status} ${reply.text}`;
-        assert.equal(reply.status, 401, where);
-        assert.equal(reply.headers['www-authenticate'], failure === 'missing' ? CHALLENGE : CHALLENGE_INVALID, where);
+        assert.equal(reply.status, failure === 'unknown_client' ? 403 : 401, where);
+        assert.equal(reply.headers['www-authenticate'], failure === 'invalid' ? CHALLENGE_INVALID : CHALLENGE, where);
         assert.equal(reply.headers['mcp-session-id'], undefined, where);
         assert.equal(reply.message?.['jsonrpc'], '2.0', where);
         assert.equal(reply.message?.['id'], null, where);
         assert.equal(reply.message?.['result'], undefined, where);
         const error = reply.message?.['error'] as { code?: unknown; message?: unknown } | undefined;
         assert.equal(typeof error?.code, 'number', where);
-        assert.match(String(error?.message), /^Unauthorized/, where);
+        const expected = failure === 'unknown_client' ? `Forbidden: the token's client (its "${claim}" claim) is not configured on this gateway` : /^Unauthorized/;
+        if (typeof expected === 'string') assert.equal(error?.message, expected, where);
+        else assert.match(String(error?.message), expected, where);
     }
 }
 
@@ -490,14 +496,6 @@ describe('auth over HTTP: jwt with an HS256 secret', () => {
             'no issuer': await token({ iss: undefined }),
             'wrong audience': await token({ aud: 'someone-else' }),
             'no audience': await token({ aud: undefined }),
-            'unknown client': await token({ sub: 'team-z' }),
-            'client id of another case': await token({ sub: 'TEAM-A' }),
-            'the reserved anonymous id': await token({ sub: 'anonymous' }),
-            'no client id claim': await token({ sub: undefined }),
-            'client id as a number': await signHs({ ...claims(), sub: 42 as unknown as string }, SECRET),
-            'client id as an array': await signHs({ ...claims(), sub: ['team-a'] as unknown as string }, SECRET),
-            'client id __proto__': await token({ sub: '__proto__' }),
-            'client id constructor': await token({ sub: 'constructor' }),
             'not a JWT': 'not-a-jwt',
             'two parts': valid.split('.').slice(0, 2).join('.'),
             'four parts': `${valid}.x`,
@@ -506,6 +504,26 @@ describe('auth over HTTP: jwt with an HS256 secret', () => {
         };
         await nothingReachesUpstream(stats, async () => {
             for (const [why, jwt] of Object.entries(bad)) assertRefused(await attack(url, { authorization: `Bearer ${jwt}` }, sessionA), 'invalid', why);
+        });
+    });
+
+    test('sound tokens naming no configured client: all 403 naming the claim, nothing reaches the upstream', async () => {
+        const unknown: Record<string, string> = {
+            'unknown client': await token({ sub: 'team-z' }),
+            'client id of another case': await token({ sub: 'TEAM-A' }),
+            'the reserved anonymous id': await token({ sub: 'anonymous' }),
+            'no client id claim': await token({ sub: undefined }),
+            'client id as a number': await signHs({ ...claims(), sub: 42 as unknown as string }, SECRET),
+            'client id as an array': await signHs({ ...claims(), sub: ['team-a'] as unknown as string }, SECRET),
+            'client id __proto__': await token({ sub: '__proto__' }),
+            'client id constructor': await token({ sub: 'constructor' })
+        };
+        await nothingReachesUpstream(stats, async () => {
+            for (const [why, jwt] of Object.entries(unknown)) {
+                const replies = await attack(url, { authorization: `Bearer ${jwt}` }, sessionA);
+                assertRefused(replies, 'unknown_client', why);
+                assert.ok(replies.every(reply => !reply.text.includes('team-z')), 'the claim\'s value is not echoed');
+            }
         });
     });
 
@@ -574,7 +592,7 @@ describe('auth over HTTP: jwt with a custom clientIdClaim', () => {
         assertSeesEverything(await listWith(url, { authorization: `Bearer ${await token({ sub: 'team-b', client_id: 'team-a' })}` }));
     });
 
-    test('without the configured claim, or with a bad value in it, the token is refused', async () => {
+    test('without the configured claim, or with a bad value in it, the token is refused 403 naming the claim', async () => {
         const bad: Record<string, string> = {
             'only sub': await token({ sub: 'team-a' }),
             'unknown client': await token({ client_id: 'team-z' }),
@@ -588,7 +606,7 @@ describe('auth over HTTP: jwt with a custom clientIdClaim', () => {
             'prototype name': await token({ client_id: 'hasOwnProperty' })
         };
         await nothingReachesUpstream(stats, async () => {
-            for (const [why, jwt] of Object.entries(bad)) assertRefused(await attack(url, { authorization: `Bearer ${jwt}` }, sessionA), 'invalid', why);
+            for (const [why, jwt] of Object.entries(bad)) assertRefused(await attack(url, { authorization: `Bearer ${jwt}` }, sessionA), 'unknown_client', why, 'client_id');
         });
     });
 });
@@ -673,12 +691,15 @@ describe('auth over HTTP: jwt with a JWKS file', () => {
             'alg none': unsigned(claims(), { alg: 'none', kid: 'ec-1' }),
             'expired, properly signed': await signWith(ec, claims({ exp: now() - 300 }), { alg: 'ES256', kid: 'ec-1' }),
             'no exp, properly signed': await signWith(ec, claims({ exp: undefined }), { alg: 'ES256', kid: 'ec-1' }),
-            'wrong audience, properly signed': await signWith(ec, claims({ aud: 'elsewhere' }), { alg: 'ES256', kid: 'ec-1' }),
+            'wrong audience, properly signed': await signWith(ec, claims({ aud: 'elsewhere' }), { alg: 'ES256', kid: 'ec-1' })
+        };
+        const unknown: Record<string, string> = {
             'unknown client, properly signed': await signWith(ec, claims({ sub: 'team-z' }), { alg: 'ES256', kid: 'ec-1' }),
             'anonymous, properly signed': await signWith(ec, claims({ sub: 'anonymous' }), { alg: 'ES256', kid: 'ec-1' })
         };
         await nothingReachesUpstream(stats, async () => {
             for (const [why, jwt] of Object.entries(bad)) assertRefused(await attack(url, { authorization: `Bearer ${jwt}` }, sessionA), 'invalid', why);
+            for (const [why, jwt] of Object.entries(unknown)) assertRefused(await attack(url, { authorization: `Bearer ${jwt}` }, sessionA), 'unknown_client', why);
         });
         assertSeesEverything(await rawList(url, { authorization: `Bearer ${await signWith(ec, claims(), { alg: 'ES256', kid: 'ec-1' })}` }, sessionA));
     });
@@ -803,11 +824,12 @@ describe('auth over HTTP: jwt with a JWKS URL', () => {
             'another key under yet another kid': await signWith(other, claims(), { alg: 'ES256', kid: 'url-3' }),
             'another key without a kid': await signWith(other, claims(), { alg: 'ES256' }),
             'HS256 with the public JWK as secret': await signHs(claims(), JSON.stringify(await publicJwk(keys, 'url-1', 'ES256')), 'HS256', { kid: 'url-1' }),
-            'unknown client': await signWith(keys, claims({ sub: 'team-z' }), { alg: 'ES256', kid: 'url-1' }),
             expired: await signWith(keys, claims({ exp: now() - 300 }), { alg: 'ES256', kid: 'url-1' })
         };
+        const unknownClient = await signWith(keys, claims({ sub: 'team-z' }), { alg: 'ES256', kid: 'url-1' });
         await nothingReachesUpstream(stats, async () => {
             for (const [why, jwt] of Object.entries(bad)) assertRefused(await attack(url, { authorization: `Bearer ${jwt}` }, sessionA), 'invalid', why);
+            assertRefused(await attack(url, { authorization: `Bearer ${unknownClient}` }, sessionA), 'unknown_client', 'unknown client');
         });
         // Unknown kids may make the gateway look for new keys, but a burst of them is not a burst of fetches.
         assert.ok(fetches <= fetchesBefore + 1, `${fetches - fetchesBefore} JWKS fetches for one burst of bad tokens`);

@@ -5,9 +5,11 @@
  * machinery. The client meets the 401, reads resource_metadata, discovers the
  * authorization server, logs in (authorization code with PKCE, its redirect
  * followed by the test as a browser would; client credentials for machines),
- * retries and lists prompts, in both protocol eras. Then what must be refused
- * is: tokens for another resource, tokens short of a scope, and a Host header
- * that would move the metadata URL; and no token reaches the log.
+ * retries and lists prompts, in both protocol eras, and by any loopback name
+ * of a loopback listener. Then what must be refused is: tokens for another
+ * resource, tokens short of a scope, tokens of a client the config does not
+ * know (403, so clients stop logging in again), and a Host header that would
+ * move the metadata URL; operators are warned; and no token reaches the log.
  */
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
@@ -44,6 +46,8 @@ before(async () => {
     as.allow('robot', ['prompts:read']);
     as.allow('admin-bot', ['prompts:read', 'prompts:admin']);
     as.allow('intern', ['prompts:read']);
+    // Known to the authorization server, not to the gateway's config.
+    as.allow('stranger', ['prompts:read']);
 });
 after(() => as.close());
 
@@ -313,6 +317,35 @@ describe('an SDK client logs in through the gateway\'s metadata', () => {
             return true;
         });
     });
+    test('by another loopback name: a client of http://localhost:<port>/mcp is told that URL and its token is accepted', TIMEOUT, async t => {
+        const gateway = await startGateway(t);
+        const port = new URL(gateway.url!).port;
+        const resource = `http://localhost:${port}/mcp`;
+        const { fetch: recorded, exchanges } = recordingFetch();
+        const provider = new PublicClient('desk');
+        const authorizeFrom = as.authorizeRequests.length;
+        const tokensFrom = as.tokenRequests.length;
+
+        const first = new Client(CLIENT_INFO);
+        closeAfter(t, () => first.close());
+        const firstTransport = new StreamableHTTPClientTransport(new URL(resource), { authProvider: provider, fetch: recorded });
+        // Before the gateway spelled its default resource as reached, the SDK stopped here: "does not match expected".
+        await assert.rejects(first.connect(firstTransport), (error: unknown) => error instanceof UnauthorizedError);
+        assert.match(exchanges[0]?.challenge ?? '', new RegExp(`resource_metadata="${metadataUrlOf(resource)}"`));
+        assert.ok(exchanges.some(exchange => exchange.url === metadataUrlOf(resource) && exchange.status === 200), JSON.stringify(exchanges));
+
+        await firstTransport.finishAuth(await followAuthorization(provider.authorizationUrl!));
+        assert.equal(as.authorizeRequests.slice(authorizeFrom)[0]?.get('resource'), resource, 'the client asked for a token for the URL it uses');
+        assert.deepEqual(
+            as.tokenRequests.slice(tokensFrom).map(({ grantType, resource: forResource }) => ({ grantType, forResource })),
+            [{ grantType: 'authorization_code', forResource: resource }]
+        );
+        const client = new Client(CLIENT_INFO);
+        closeAfter(t, () => client.close());
+        await client.connect(new StreamableHTTPClientTransport(new URL(resource), { authProvider: provider, fetch: recorded }));
+        assertFixturePrompts(await client.listPrompts());
+    });
+
 });
 
 // ---------------------------------------------------------------- refusals, by hand
@@ -359,6 +392,92 @@ describe('tokens the gateway refuses', () => {
         assert.equal(forbidden.headers.get('www-authenticate'), `Bearer realm="mcp-prompt-gateway", error="insufficient_scope", scope="prompts:read", resource_metadata="${metadataUrl}"`);
         const body = (await forbidden.json()) as { error: { message: string } };
         assert.match(body.error.message, /lacks scope prompts:read/);
+    });
+
+    test('on a loopback listener without auth.resource, "aud" may name any loopback name of the same port and path', TIMEOUT, async t => {
+        const gateway = await startGateway(t);
+        const { port } = new URL(gateway.url!);
+        const sound = [`http://127.0.0.1:${port}/mcp`, `http://localhost:${port}/mcp`, `http://[::1]:${port}/mcp/`];
+        const unsound = [`http://localhost:${Number(port) + 1}/mcp`, `http://localhost:${port}/other`, `https://localhost:${port}/mcp`, `http://gw.example.com:${port}/mcp`];
+        for (const url of [gateway.url!, `http://localhost:${port}/mcp`]) {
+            for (const audience of sound) {
+                const accepted = await post(url, initializeBody(), bearer(await as.clientCredentialsToken('robot', { scope: 'prompts:read', resource: audience })));
+                assert.equal(accepted.status, 200, `${audience} at ${url}`);
+                await accepted.body?.cancel();
+            }
+            for (const audience of unsound) {
+                const refused = await post(url, initializeBody(), bearer(await as.clientCredentialsToken('robot', { scope: 'prompts:read', resource: audience })));
+                assert.equal(refused.status, 401, `${audience} at ${url}`);
+                await refused.body?.cancel();
+            }
+        }
+    });
+
+    test('a configured loopback resource is exact: tokens for another loopback name are refused', TIMEOUT, async t => {
+        const port = await freePort();
+        const resource = `http://127.0.0.1:${port}/mcp`;
+        await startGateway(t, { listen: { port }, auth: oauthAuth({ resource }) });
+        const token = await as.clientCredentialsToken('robot', { scope: 'prompts:read', resource: `http://localhost:${port}/mcp` });
+        const refused = await post(resource, initializeBody(), bearer(token));
+        assert.equal(refused.status, 401);
+        await refused.body?.cancel();
+        const document = await rawRequest(metadataUrlOf(resource), 'GET', { host: `localhost:${port}` });
+        assert.equal((JSON.parse(document.text) as { resource: string }).resource, resource, 'nor does Host move it');
+    });
+
+    test('a sound token for this resource whose client is not configured: 403 naming the claim, so the SDK client stops instead of logging in again', TIMEOUT, async t => {
+        const gateway = await startGateway(t);
+        const url = gateway.url!;
+        const stranger = await as.clientCredentialsToken('stranger', { scope: 'prompts:read', resource: url });
+        const forbidden = await post(url, initializeBody(), bearer(stranger));
+        assert.equal(forbidden.status, 403);
+        // RFC 6750 section 3 wants a challenge; none of its error codes fits, and invalid_token would send clients to log in again.
+        assert.equal(forbidden.headers.get('www-authenticate'), 'Bearer realm="mcp-prompt-gateway"');
+        const text = await forbidden.text();
+        assert.deepEqual(JSON.parse(text), {
+            jsonrpc: '2.0',
+            error: { code: -32000, message: 'Forbidden: the token\'s client (its "client_id" claim) is not configured on this gateway' },
+            id: null
+        });
+        assert.ok(!text.includes('stranger'), 'the claim\'s value is not echoed');
+
+        const elsewhere = await post(url, initializeBody(), bearer(await as.clientCredentialsToken('stranger', { scope: 'prompts:read', resource: OTHER_RESOURCE })));
+        assert.equal(elsewhere.status, 401, 'minted for another resource: the audience is refused first');
+        assert.match(elsewhere.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+        await elsewhere.body?.cancel();
+
+        const tokensFrom = as.tokenRequests.length;
+        const provider = new ClientCredentialsProvider({ clientId: 'stranger', clientSecret: 'stranger-secret-0123456789', expectedIssuer: as.issuer });
+        const client = new Client(CLIENT_INFO);
+        closeAfter(t, () => client.close());
+        await assert.rejects(client.connect(new StreamableHTTPClientTransport(new URL(url), { authProvider: provider })), (error: unknown) => {
+            assert.equal((error as { status?: unknown }).status, 403, String(error));
+            return true;
+        });
+        assert.equal(as.tokenRequests.slice(tokensFrom).length, 1, 'one token, no second login for a token that would be refused the same way');
+    });
+
+    test('tokens of an unconfigured client or for another resource are warned about, once per kind per 10 s', TIMEOUT, async t => {
+        const { logger, lines } = capturingLogger();
+        const gateway = await startGateway(t, {}, logger);
+        const url = gateway.url!;
+        const stranger = await as.clientCredentialsToken('stranger', { scope: 'prompts:read', resource: url });
+        const elsewhere = await as.clientCredentialsToken('robot', { scope: 'prompts:read', resource: OTHER_RESOURCE });
+        const started = Date.now();
+        for (let round = 0; round < 3; round++) {
+            for (const token of [stranger, elsewhere]) await (await post(url, initializeBody(), bearer(token))).body?.cancel();
+        }
+        const rounds = 1 + Math.floor((Date.now() - started) / 10_000);
+        const warnings = lines().filter(line => line['level'] === 'warn');
+        const unknown = warnings.filter(line => line['failure'] === 'unknown_client');
+        const audience = warnings.filter(line => line['failure'] === 'wrong_audience');
+        assert.ok(unknown.length >= 1 && unknown.length <= rounds, JSON.stringify(warnings));
+        assert.ok(audience.length >= 1 && audience.length <= rounds, JSON.stringify(warnings));
+        assert.equal(unknown[0]?.['claim'], 'client_id');
+        assert.match(String(unknown[0]?.['msg']), /"client_id" claim \(auth\.clientIdClaim\).*names no configured client/);
+        assert.match(String(audience[0]?.['msg']), /"aud" does not name auth\.resource/);
+        const log = JSON.stringify(lines());
+        assert.ok(!log.includes('stranger') && !log.includes(OTHER_RESOURCE), 'what the tokens claim stays out of the log');
     });
 
     test('refused and accepted tokens alike stay out of the log', TIMEOUT, async t => {
@@ -453,6 +572,29 @@ describe('Protected Resource Metadata (RFC 9728)', () => {
         }
         const forged = await rawRequest(`${origin}/.well-known/oauth-protected-resource`, 'GET', { host: 'evil.example' });
         assert.equal(forged.status, 403, 'the Host check applies to the document too');
+    });
+
+    test('without auth.resource on loopback, the document and challenges spell the resource with the loopback name in Host', TIMEOUT, async t => {
+        const gateway = await startGateway(t, { listen: { port: 0, allowedHosts: ['127.0.0.1', 'localhost', '[::1]', 'gw.example.com'] } });
+        const { origin, port } = new URL(gateway.url!);
+        const cases: [string | undefined, string][] = [
+            [`localhost:${port}`, `http://localhost:${port}/mcp`],
+            [`LOCALHOST:${port}`, `http://localhost:${port}/mcp`],
+            [`[::1]:${port}`, `http://[::1]:${port}/mcp`],
+            // The port and path are the listener's, whatever Host says; a name off the machine is never taken.
+            ['localhost:1', `http://localhost:${port}/mcp`],
+            [`gw.example.com:${port}`, gateway.url!],
+            [undefined, gateway.url!]
+        ];
+        for (const [host, resource] of cases) {
+            const headers: Record<string, string> = host === undefined ? {} : { host };
+            const document = await rawRequest(`${origin}/.well-known/oauth-protected-resource/mcp`, 'GET', headers);
+            assert.equal(document.status, 200, host);
+            assert.equal((JSON.parse(document.text) as { resource: string }).resource, resource, host);
+            const refused = await rawRequest(gateway.url!, 'POST', { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, JSON.stringify(initializeBody()));
+            assert.equal(refused.status, 401, host);
+            assert.match(String(refused.headers['www-authenticate']), new RegExp(`resource_metadata="${metadataUrlOf(resource).replace(/[[\]]/g, '\\$&')}"`), host);
+        }
     });
 
     test('no document outside jwt mode or without authorizationServers, and the plain challenge', TIMEOUT, async t => {

@@ -40,7 +40,7 @@ export const oauthFields = {
     resource: plainUrl('e.g. "https://gw.example.com/mcp"')
         .optional()
         .describe(
-            'The gateway\'s canonical URL as clients reach it (its RFC 8707 resource indicator), e.g. "https://gw.example.com/mcp". When set, or when authorizationServers is, a token\'s "aud" must contain it. Default on a loopback listen.host: http://<listen.host>:<port><listen.path>; required on other addresses when authorizationServers is set.'
+            'The gateway\'s canonical URL as clients reach it (its RFC 8707 resource indicator), e.g. "https://gw.example.com/mcp". When set, or when authorizationServers is, a token\'s "aud" must contain it. Default on a loopback listen.host: http://<loopback name>:<port><listen.path>, with the loopback name (localhost, 127.0.0.1, [::1]) the request\'s Host uses; required with authorizationServers on other addresses or with listen.trustProxy.'
         ),
     authorizationServers: z
         .array(plainUrl('the issuer URL, e.g. "https://auth.example.com/realms/mcp"'))
@@ -71,17 +71,28 @@ interface OAuthFields {
 
 /**
  * Why the resource URL cannot be left to its default, if it cannot: off loopback the gateway cannot know the URL its
- * clients use (a proxy, TLS, a DNS name in front). Also checked after `--host`, which may move a config off loopback.
+ * clients use (a proxy, TLS, a DNS name in front), nor behind a proxy on the same machine (listen.trustProxy), whose
+ * clients would be told a loopback URL. Also checked after `--host`, which may move a config off loopback.
  */
-export function missingResource(config: { auth: { mode: string } & OAuthFields; listen: { host: string; path: string } }): string | undefined {
+export function missingResource(config: {
+    auth: { mode: string } & OAuthFields;
+    listen: { host: string; path: string; trustProxy?: string[] | undefined };
+}): string | undefined {
     const { auth, listen } = config;
-    if (auth.mode !== 'jwt' || auth.authorizationServers === undefined || auth.resource !== undefined || isLoopback(listen.host)) return undefined;
-    return `is required with authorizationServers when listen.host (${listen.host}) is not a loopback address: set the URL clients use to reach the MCP endpoint, e.g. "https://gw.example.com${listen.path}"`;
+    if (auth.mode !== 'jwt' || auth.authorizationServers === undefined || auth.resource !== undefined) return undefined;
+    const example = `e.g. "https://gw.example.com${listen.path}"`;
+    if (!isLoopback(listen.host)) {
+        return `is required with authorizationServers when listen.host (${listen.host}) is not a loopback address: set the URL clients use to reach the MCP endpoint, ${example}`;
+    }
+    if (listen.trustProxy !== undefined) {
+        return `is required with authorizationServers when listen.trustProxy is set: clients come through the proxy, so set the URL they use to reach the MCP endpoint there, ${example}`;
+    }
+    return undefined;
 }
 
 /** Rules across the OAuth fields and the rest of the config; adds issues like the main schema's superRefine. */
 export function checkOAuthConfig(
-    config: { auth: { mode: string } & OAuthFields; listen: { host: string; path: string }; clients: { requiredScopes?: string[] | undefined }[] },
+    config: { auth: { mode: string } & OAuthFields; listen: { host: string; path: string; trustProxy?: string[] | undefined }; clients: { requiredScopes?: string[] | undefined }[] },
     ctx: z.core.$RefinementCtx
 ): void {
     const missing = missingResource(config);

@@ -17,6 +17,7 @@ const REJECTIONS = {
     forbidden_origin: { status: 403, code: -32000, message: 'Forbidden: Origin not allowed' },
     unauthorized: { status: 401, code: -32000, message: 'Unauthorized: invalid credentials' },
     insufficient_scope: { status: 403, code: -32000, message: 'Forbidden: the token lacks a scope this gateway requires' },
+    unknown_client: { status: 403, code: -32000, message: 'Forbidden: the token\'s client is not configured on this gateway' },
     auth_unavailable: { status: 503, code: -32000, message: 'Authentication is temporarily unavailable; try again later' },
     rate_limited: { status: 429, code: -32000, message: 'Too many requests' },
     // The revision's UnsupportedProtocolVersionError (-32022), whichever era asks; data lists the supported versions.

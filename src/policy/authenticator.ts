@@ -19,7 +19,12 @@ export type AuthOutcome =
     /** `grant` is there for a JWT, whose audience and scopes the resource server checks (resource-server.ts). */
     | { ok: true; client: ClientProfile; grant?: TokenGrant }
     /** missing: no credentials; invalid: credentials that prove nothing; unavailable: the keys could not be fetched. */
-    | { ok: false; failure: 'missing' | 'invalid' | 'unavailable' };
+    | { ok: false; failure: 'missing' | 'invalid' | 'unavailable' }
+    /**
+     * A verified JWT whose `claim` (auth.clientIdClaim) names no configured client: not a bad token (getting a new one
+     * would not help), so the resource server checks its audience and the caller is forbidden, not challenged.
+     */
+    | { ok: false; failure: 'unknown_client'; claim: string; grant: TokenGrant };
 
 export interface Authenticator {
     readonly mode: AuthConfig['mode'];
@@ -75,7 +80,8 @@ function jwtAuthenticator(auth: JwtConfig, clients: ClientDirectory, keys: JWTVe
             const id = Object.hasOwn(claims, auth.clientIdClaim) ? claims[auth.clientIdClaim] : undefined;
             // The anonymous profile is not a client a token can name.
             const client = typeof id === 'string' && id !== clients.anonymous.id ? clients.get(id) : undefined;
-            return client === undefined ? { ok: false, failure: 'invalid' } : { ok: true, client, grant: grantOf(claims) };
+            const grant = grantOf(claims);
+            return client === undefined ? { ok: false, failure: 'unknown_client', claim: auth.clientIdClaim, grant } : { ok: true, client, grant };
         }
     };
 }

@@ -4,12 +4,17 @@
  * they must carry, the Bearer challenges of 401 and 403 answers (RFC 6750,
  * RFC 9728 section 5.1) and the Protected Resource Metadata document
  * (RFC 9728) that tells MCP clients where to log in. Everything here follows
- * from the config and the address the listener is bound at, never from a
- * request's headers: a spoofed Host cannot move the metadata URL.
+ * from the config and the address the listener is bound at. The one thing a
+ * request's Host header chooses is which loopback name a loopback listener's
+ * default resource is spelled with (localhost, 127.0.0.1, [::1]: a client on
+ * this machine may use any, and its SDK compares origins); the port and path
+ * stay the listener's, a configured resource never moves, and no other name
+ * is taken from Host, so a spoofed Host cannot send clients off the machine.
  */
 import { createHash } from 'node:crypto';
 import { getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/server';
 import type { AuthConfig } from '../config/schema.js';
+import { isLoopback } from '../lib/loopback.js';
 import type { TokenGrant } from './authenticator.js';
 import type { ClientProfile } from './clients.js';
 
@@ -47,6 +52,9 @@ export function listenerResource(host: string, port: number, path: string): stri
     return `http://${name}:${port}${path === '/' ? '' : path}`;
 }
 
+/** Loopback names seen in Host headers are few (the Host check admits only listed names); this bounds the memo anyway. */
+const MAX_REMEMBERED_NAMES = 16;
+
 /** Why a verified token is not enough here; undefined when it is. */
 export type GrantRefusal = { failure: 'wrong_audience' } | { failure: 'insufficient_scope'; required: readonly string[]; missing: readonly string[] };
 
@@ -56,51 +64,108 @@ export interface MetadataDocument {
     readonly etag: string;
 }
 
+/** The resource as one request reaches it: its URL, where its metadata is, and the document itself. */
+export interface ResourceView {
+    readonly resource: string;
+    readonly metadataUrl: string | undefined;
+    readonly metadata: MetadataDocument | undefined;
+}
+
 export class ResourceServer {
     /** The canonical URL tokens must name in "aud"; undefined when neither configured nor implied by authorizationServers. */
     readonly resource: string | undefined;
     /** Where the metadata document is (its RFC 9728 path-suffixed URL); undefined when no document is served. */
     readonly metadataUrl: string | undefined;
     readonly metadata: MetadataDocument | undefined;
+    readonly #settings: ResourceServerSettings;
     readonly #audience: string | undefined;
     readonly #required: readonly string[];
+    /** The host of the defaulted resource of a loopback listener, which any loopback name may stand for. */
+    readonly #loopbackHost: string | undefined;
+    readonly #views = new Map<string, ResourceView>();
 
     constructor(settings: ResourceServerSettings, defaultResource: string) {
         const oauth = settings.authorizationServers.length > 0;
+        this.#settings = settings;
         this.resource = settings.resource ?? (oauth ? defaultResource : undefined);
         this.#audience = this.resource === undefined ? undefined : comparable(this.resource);
         this.#required = settings.requiredScopes;
-        if (oauth && this.resource !== undefined) {
-            this.metadataUrl = getOAuthProtectedResourceMetadataUrl(new URL(this.resource));
-            this.metadata = metadataDocument(settings, this.resource);
-        } else {
-            this.metadataUrl = undefined;
-            this.metadata = undefined;
+        const defaulted = settings.resource === undefined && this.resource !== undefined ? new URL(this.resource).hostname : undefined;
+        this.#loopbackHost = defaulted !== undefined && isLoopback(defaulted) ? defaulted : undefined;
+        const view = this.resource === undefined ? undefined : this.#viewOf(this.resource);
+        this.metadataUrl = view?.metadataUrl;
+        this.metadata = view?.metadata;
+    }
+
+    /**
+     * The resource as a request with this Host header reaches it: a loopback listener's default resource spelled with
+     * the loopback name in Host (port and path kept); else the canonical one.
+     */
+    at(host: string | undefined): ResourceView | undefined {
+        if (this.resource === undefined) return undefined;
+        const name = this.#loopbackHost === undefined ? undefined : loopbackName(host);
+        if (name === undefined || name === this.#loopbackHost) return this.#viewOf(this.resource);
+        let view = this.#views.get(name);
+        if (view === undefined) {
+            view = this.#viewOf(withHostname(this.resource, name));
+            if (this.#views.size < MAX_REMEMBERED_NAMES) this.#views.set(name, view);
         }
+        return view;
     }
 
     /** The challenge of a 401: no credentials ('missing'), or credentials refused ('invalid_token'). */
-    challenge(failure: 'missing' | 'invalid_token'): string {
+    challenge(failure: 'missing' | 'invalid_token', host?: string): string {
         return bearerChallenge({
             ...(failure === 'invalid_token' ? { error: 'invalid_token' } : {}),
             ...(this.#required.length > 0 ? { scope: this.#required.join(' ') } : {}),
-            resourceMetadata: this.metadataUrl
+            resourceMetadata: this.at(host)?.metadataUrl
         });
     }
 
     /** The challenge of a 403: the token lacks scopes; `required` is every scope this caller needs, not only the missing. */
-    insufficientScope(required: readonly string[]): string {
-        return bearerChallenge({ error: 'insufficient_scope', scope: required.join(' '), resourceMetadata: this.metadataUrl });
+    insufficientScope(required: readonly string[], host?: string): string {
+        return bearerChallenge({ error: 'insufficient_scope', scope: required.join(' '), resourceMetadata: this.at(host)?.metadataUrl });
+    }
+
+    /** Whether a verified token was minted for this gateway: "aud" names the resource (any loopback name of a defaulted one). */
+    forThisResource(grant: TokenGrant): boolean {
+        const audience = this.#audience;
+        return audience === undefined || grant.audiences.some(value => comparable(this.#onCanonicalHost(value)) === audience);
     }
 
     /** Whether a verified token was minted for this gateway and carries every scope its client needs. */
     refusal(grant: TokenGrant, client: ClientProfile): GrantRefusal | undefined {
-        const audience = this.#audience;
-        if (audience !== undefined && !grant.audiences.some(value => comparable(value) === audience)) return { failure: 'wrong_audience' };
+        if (!this.forThisResource(grant)) return { failure: 'wrong_audience' };
         const required = client.requiredScopes.length === 0 ? this.#required : [...new Set([...this.#required, ...client.requiredScopes])];
         const missing = required.filter(scope => !grant.scopes.has(scope));
         return missing.length === 0 ? undefined : { failure: 'insufficient_scope', required, missing };
     }
+
+    #viewOf(resource: string): ResourceView {
+        if (this.#settings.authorizationServers.length === 0) return { resource, metadataUrl: undefined, metadata: undefined };
+        return { resource, metadataUrl: getOAuthProtectedResourceMetadataUrl(new URL(resource)), metadata: metadataDocument(this.#settings, resource) };
+    }
+
+    /** An "aud" naming the defaulted loopback resource by another loopback name, spelled with the canonical one. */
+    #onCanonicalHost(audience: string): string {
+        if (this.#loopbackHost === undefined || !URL.canParse(audience)) return audience;
+        const url = new URL(audience);
+        return url.protocol === 'http:' && isLoopback(url.hostname) ? withHostname(audience, this.#loopbackHost) : audience;
+    }
+}
+
+/** The host name of a Host header (lower case, IPv6 in brackets) when it is a loopback name; undefined otherwise. */
+function loopbackName(host: string | undefined): string | undefined {
+    if (host === undefined || !URL.canParse(`http://${host}`)) return undefined;
+    const { hostname } = new URL(`http://${host}`);
+    return isLoopback(hostname) ? hostname : undefined;
+}
+
+/** The URL with another host name, spelled as listenerResource spells it (no slash added to a bare origin). */
+function withHostname(value: string, hostname: string): string {
+    const url = new URL(value);
+    url.hostname = hostname;
+    return url.pathname === '/' && !value.endsWith('/') ? `${url.origin}${url.search}${url.hash}` : url.href;
 }
 
 /** `Bearer realm=...` with the parameters given; values are scope tokens and URLs, which need no escaping. */

@@ -36,6 +36,14 @@ describe('oauth config: resource', () => {
         assert.equal(jwtAuth(ok).resource, 'https://gw.example.com/prompts');
     });
 
+    test('behind a proxy (listen.trustProxy) even on loopback the resource is required: clients would be told a loopback URL', () => {
+        const error = rejects({ authorizationServers: [AS] }, { listen: { trustProxy: ['loopback'] } });
+        assert.match(lineFor(error, 'auth.resource'), /is required with authorizationServers when listen.trustProxy is set.*"https:\/\/gw\.example\.com\/mcp"/);
+        const ok = parse({ authorizationServers: [AS], resource: 'https://gw.example.com/mcp' }, { listen: { trustProxy: ['loopback'] } });
+        assert.equal(jwtAuth(ok).resource, 'https://gw.example.com/mcp');
+        assert.equal(jwtAuth(parse({}, { listen: { trustProxy: ['loopback'] } })).resource, undefined, 'without authorizationServers nothing is defaulted');
+    });
+
     test('off loopback without authorizationServers the jwt mode of before needs no resource', () => {
         assert.equal(jwtAuth(parse({}, { listen: { host: '0.0.0.0' }, cursorSecret: CURSOR_SECRET })).resource, undefined);
     });

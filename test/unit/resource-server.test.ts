@@ -60,6 +60,46 @@ describe('resource server: resource and metadata URL', () => {
     });
 });
 
+describe('resource server: a loopback listener\'s default resource by any loopback name', () => {
+    const server = new ResourceServer(settings({ requiredScopes: ['read'] }), listenerResource('127.0.0.1', 8080, '/mcp'));
+
+    test('the Host header\'s loopback name spells the resource; port and path stay; other names and none give the bound address', () => {
+        const spelled = (host: string | undefined) => server.at(host)?.resource;
+        assert.equal(spelled('localhost:8080'), 'http://localhost:8080/mcp');
+        assert.equal(spelled('LocalHost'), 'http://localhost:8080/mcp');
+        assert.equal(spelled('[::1]:8080'), 'http://[::1]:8080/mcp');
+        assert.equal(spelled('127.0.0.2:8080'), 'http://127.0.0.2:8080/mcp');
+        assert.equal(spelled('localhost:9999'), 'http://localhost:8080/mcp');
+        for (const host of [undefined, '127.0.0.1:8080', 'gw.example.com', 'localhost.evil.example', 'evil.example/x@localhost', '']) {
+            assert.equal(spelled(host), 'http://127.0.0.1:8080/mcp', String(host));
+        }
+        const view = server.at('localhost:8080');
+        assert.equal(view?.metadataUrl, 'http://localhost:8080/.well-known/oauth-protected-resource/mcp');
+        assert.equal((JSON.parse(view.metadata!.body) as { resource: string }).resource, 'http://localhost:8080/mcp');
+        assert.notEqual(view?.metadata?.etag, server.metadata?.etag);
+        assert.match(server.challenge('missing', 'localhost:8080'), /resource_metadata="http:\/\/localhost:8080\/\.well-known\/oauth-protected-resource\/mcp"/);
+        assert.match(server.insufficientScope(['read'], '[::1]:8080'), /resource_metadata="http:\/\/\[::1\]:8080\/\.well-known\/oauth-protected-resource\/mcp"/);
+        const atRoot = new ResourceServer(settings(), listenerResource('127.0.0.1', 8080, '/'));
+        assert.equal(atRoot.at('localhost:8080')?.resource, 'http://localhost:8080');
+    });
+
+    test('"aud" may name the resource by any loopback name, with the same scheme, port and path', () => {
+        for (const aud of ['http://127.0.0.1:8080/mcp', 'http://localhost:8080/mcp', 'http://LOCALHOST:8080/mcp/', 'http://[::1]:8080/mcp', 'http://127.0.0.9:8080/mcp#x']) {
+            assert.equal(server.refusal(grant([aud], ['read']), CLIENT), undefined, aud);
+        }
+        for (const aud of ['http://localhost:8081/mcp', 'http://localhost:8080/mcp2', 'https://localhost:8080/mcp', 'http://gw.example.com:8080/mcp', 'http://localhost.evil.example:8080/mcp', 'localhost:8080/mcp']) {
+            assert.deepEqual(server.refusal(grant([aud], ['read']), CLIENT), { failure: 'wrong_audience' }, aud);
+        }
+    });
+
+    test('a configured resource, loopback or not, is exact and never follows Host', () => {
+        const configured = new ResourceServer(settings({ resource: 'http://127.0.0.1:8080/mcp' }), listenerResource('127.0.0.1', 8080, '/mcp'));
+        assert.equal(configured.at('localhost:8080')?.resource, 'http://127.0.0.1:8080/mcp');
+        assert.equal(configured.forThisResource(grant(['http://localhost:8080/mcp'])), false);
+        assert.equal(configured.forThisResource(grant(['http://127.0.0.1:8080/mcp'])), true);
+    });
+});
+
 describe('resource server: audience and scopes', () => {
     const server = new ResourceServer(settings({ resource: 'https://gw.example.com/mcp', requiredScopes: ['read'] }), 'http://127.0.0.1:8080/mcp');
 
@@ -107,6 +147,15 @@ describe('resource server: what the authenticator reads of a token', () => {
         assert.ok(second.ok);
         assert.deepEqual(second.grant?.audiences, ['x', 'y']);
         assert.deepEqual([...(second.grant?.scopes ?? [])].sort(), ['Mail.Read', 'User.Read']);
+    });
+
+    test('a sound token naming no configured client is its own failure, with the claim\'s name and the grant', async () => {
+        for (const claims of [{ sub: 'z' }, { sub: undefined }, { sub: 'anonymous' }]) {
+            const refused = await outcome(await sign({ ...claims, aud: 'https://gw.example.com/mcp' }));
+            assert.ok(!refused.ok && refused.failure === 'unknown_client', JSON.stringify(refused));
+            assert.equal(refused.claim, 'sub');
+            assert.deepEqual(refused.grant.audiences, ['https://gw.example.com/mcp']);
+        }
     });
 
     test('"iss" must be one of authorizationServers when issuer is not set', async () => {

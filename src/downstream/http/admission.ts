@@ -1,8 +1,8 @@
 /**
  * What a request to the MCP endpoint must pass before any MCP processing, after
  * the browser-safety checks (see http/browser-safety.ts), in order:
- * authentication (401; in jwt mode the token's audience too, and its scopes:
- * 403), the client's rate limit (429) and the
+ * authentication (401; in jwt mode the token's audience too, and its client
+ * and scopes: 403), the client's rate limit (429) and the
  * MCP-Protocol-Version header. Only then is the body read, so unauthenticated
  * callers cannot make the gateway read megabytes of JSON.
  */
@@ -14,18 +14,88 @@ import type { Logger } from '../../observability/logger.js';
 import type { ClientProfile } from '../../policy/clients.js';
 import type { GatewayPolicy } from '../../policy/policy.js';
 import { quotaKey } from '../../policy/quota.js';
-import { bearerChallenge, type ResourceServer } from '../../policy/resource-server.js';
+import type { AuthOutcome } from '../../policy/authenticator.js';
+import { bearerChallenge, type GrantRefusal, type ResourceServer } from '../../policy/resource-server.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { isModernVersion, unsupportedVersionError } from '../era.js';
 import { isSupportedVersion } from '../versions.js';
 
-/** An identity-provider outage is an operator's business, but one line per failed request would flood the log. */
-const OUTAGE_LOG_INTERVAL_MS = 10_000;
+/**
+ * An identity-provider outage, tokens minted for another resource, tokens naming no configured client: the
+ * operator's business (a misconfiguration, usually), but one line per refused request would flood the log.
+ */
+const WARNING_INTERVAL_MS = 10_000;
+
+type Warn = (kind: string, fields: object, message: string) => void;
+
+/** A warning of each kind at most once per interval; every refusal is still logged at debug. */
+function throttledWarnings(logger: Logger): Warn {
+    const loggedAt = new Map<string, number>();
+    return (kind, fields, message) => {
+        const now = Date.now();
+        if (now - (loggedAt.get(kind) ?? -Infinity) < WARNING_INTERVAL_MS) return;
+        loggedAt.set(kind, now);
+        logger.warn(fields, message);
+    };
+}
+
+/** What answering a refused request needs; `host` is the request's Host (a loopback listener's default resource follows it). */
+interface Refusing {
+    res: ServerResponse;
+    host: string | undefined;
+    resource: ResourceServer | undefined;
+    reject: Reject;
+    warn: Warn;
+}
+
+/** 401 invalid_token: the token is sound but minted for another resource (or none), so another token is the fix. */
+function refuseAudience({ res, host, resource, reject, warn }: Refusing): void {
+    warn('wrong_audience', { failure: 'wrong_audience', resource: resource!.resource }, 'tokens refused: their "aud" does not name auth.resource; the authorization server must mint them for it (RFC 8707)');
+    res.setHeader('www-authenticate', resource!.challenge('invalid_token', host));
+    reject(res, 'unauthorized', { message: 'Unauthorized: the token was not issued for this resource' });
+}
 
 /**
- * The calling client, or undefined once a 401 with a Bearer challenge (or a 403 insufficient_scope, or a 503) is
- * answered. In jwt mode the policy's resource server checks the token's audience and scopes, and its challenges name
- * the metadata document. Logs say why a request was refused, never what its token held.
+ * 403: a sound token for this resource whose client the config does not know. Not 401 invalid_token, which sends OAuth
+ * clients to log in again for a token that would be refused the same way, nor insufficient_scope (no scope helps). The
+ * challenge names no error (none of RFC 6750's fits) but is there because RFC 6750 section 3 wants one whenever a token
+ * does not open the resource. The message names the claim, never its value.
+ */
+function refuseUnknownClient({ res, reject, warn }: Refusing, claim: string): void {
+    const hint = `the "${claim}" claim (auth.clientIdClaim) of verified tokens names no configured client`;
+    warn('unknown_client', { failure: 'unknown_client', claim }, `tokens refused: ${hint}; add the client to "clients", or point auth.clientIdClaim at the claim that names it`);
+    res.setHeader('www-authenticate', bearerChallenge());
+    reject(res, 'unknown_client', { message: `Forbidden: the token's client (its "${claim}" claim) is not configured on this gateway` });
+}
+
+/** A verified token of a known client that the resource server refuses: another audience, or scopes lacking. */
+function refuseGrant(refusing: Refusing, refusal: GrantRefusal): void {
+    if (refusal.failure === 'wrong_audience') return refuseAudience(refusing);
+    refusing.res.setHeader('www-authenticate', refusing.resource!.insufficientScope(refusal.required, refusing.host));
+    refusing.reject(refusing.res, 'insufficient_scope', { message: `Forbidden: the token lacks scope ${refusal.missing.join(' ')}` });
+}
+
+/** Credentials that did not authenticate: none, unusable, keys unreachable (503), or a token of no configured client. */
+function refuseOutcome(refusing: Refusing, outcome: Exclude<AuthOutcome, { ok: true }>): void {
+    const { res, host, resource, reject, warn } = refusing;
+    if (outcome.failure === 'unknown_client') {
+        return resource?.forThisResource(outcome.grant) === false ? refuseAudience(refusing) : refuseUnknownClient(refusing, outcome.claim);
+    }
+    if (outcome.failure === 'unavailable') {
+        warn('unavailable', {}, 'JWT signing keys could not be fetched from auth.jwksUrl; answering 503');
+        res.setHeader('retry-after', '5');
+        return reject(res, 'auth_unavailable');
+    }
+    const missing = outcome.failure === 'missing';
+    const failure = missing ? 'missing' : 'invalid_token';
+    res.setHeader('www-authenticate', resource?.challenge(failure, host) ?? bearerChallenge(missing ? {} : { error: failure }));
+    reject(res, 'unauthorized', missing ? { message: 'Unauthorized: credentials required' } : {});
+}
+
+/**
+ * The calling client, or undefined once a refusal is answered: 401 with a Bearer challenge, 403 (insufficient_scope, or
+ * a client not configured), or 503. In jwt mode the policy's resource server checks the token's audience and scopes,
+ * and its challenges name the metadata document. Logs say why a request was refused, never what its token held.
  */
 function authenticator(
     policy: () => GatewayPolicy,
@@ -33,40 +103,24 @@ function authenticator(
     logger: Logger,
     reject: Reject
 ): (req: IncomingMessage, res: ServerResponse) => Promise<ClientProfile | undefined> {
-    let outageLoggedAt = -Infinity;
+    const warn = throttledWarnings(logger);
     return async (req, res) => {
         // headersDistinct keeps every copy of a repeated header, where `headers` silently keeps the first Authorization.
         const { authorization, 'x-api-key': apiKey } = req.headersDistinct;
         const current = policy();
         const outcome = await current.authenticator.authenticate({ authorization, 'x-api-key': apiKey });
         const resource = resourceServer(current);
-        if (outcome.ok) {
-            const refusal = outcome.grant === undefined ? undefined : resource?.refusal(outcome.grant, outcome.client);
-            if (refusal === undefined) return outcome.client;
-            logger.debug({ failure: refusal.failure, client: outcome.client.id, method: req.method, remote: req.socket.remoteAddress }, 'token refused');
-            if (refusal.failure === 'wrong_audience') {
-                res.setHeader('www-authenticate', resource!.challenge('invalid_token'));
-                reject(res, 'unauthorized', { message: 'Unauthorized: the token was not issued for this resource' });
-            } else {
-                res.setHeader('www-authenticate', resource!.insufficientScope(refusal.required));
-                reject(res, 'insufficient_scope', { message: `Forbidden: the token lacks scope ${refusal.missing.join(' ')}` });
-            }
+        const refusing: Refusing = { res, host: req.headers.host, resource, reject, warn };
+        const requestFields = { method: req.method, remote: req.socket.remoteAddress };
+        if (!outcome.ok) {
+            logger.debug({ failure: outcome.failure, ...requestFields }, 'authentication failed');
+            refuseOutcome(refusing, outcome);
             return undefined;
         }
-        logger.debug({ failure: outcome.failure, method: req.method, remote: req.socket.remoteAddress }, 'authentication failed');
-        if (outcome.failure === 'unavailable') {
-            if (Date.now() - outageLoggedAt >= OUTAGE_LOG_INTERVAL_MS) {
-                outageLoggedAt = Date.now();
-                logger.warn('JWT signing keys could not be fetched from auth.jwksUrl; answering 503');
-            }
-            res.setHeader('retry-after', '5');
-            reject(res, 'auth_unavailable');
-            return undefined;
-        }
-        const missing = outcome.failure === 'missing';
-        const failure = missing ? 'missing' : 'invalid_token';
-        res.setHeader('www-authenticate', resource?.challenge(failure) ?? bearerChallenge(missing ? {} : { error: failure }));
-        reject(res, 'unauthorized', missing ? { message: 'Unauthorized: credentials required' } : {});
+        const refusal = outcome.grant === undefined ? undefined : resource?.refusal(outcome.grant, outcome.client);
+        if (refusal === undefined) return outcome.client;
+        logger.debug({ failure: refusal.failure, client: outcome.client.id, ...requestFields }, 'token refused');
+        refuseGrant(refusing, refusal);
         return undefined;
     };
 }

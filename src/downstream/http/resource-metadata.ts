@@ -5,7 +5,8 @@
  * /.well-known/oauth-protected-resource and its path-suffixed forms. The
  * document is public: any origin may read it (browser-based MCP clients fetch
  * it cross-origin), caches may keep it, and it is served only in jwt mode with
- * authorizationServers set (404 otherwise).
+ * authorizationServers set (404 otherwise). A loopback listener's default
+ * resource is served as the request's Host spells it (see resource-server.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Reject } from '../../http/rejections.js';
@@ -47,7 +48,7 @@ export function metadataRoute(server: ResourceServer | undefined, listenPath: st
     // The root form, the form suffixed with listen.path, and the one the resource URL implies (a proxy may map paths).
     const paths = [METADATA_PATH, `${METADATA_PATH}${listenPath}`, new URL(server!.metadataUrl!).pathname];
     if (!paths.some(path => routeKey(path) === key)) return undefined;
-    return (req, res) => serveMetadata(req, res, document, reject);
+    return (req, res) => serveMetadata(req, res, server!.at(req.headers.host)?.metadata ?? document, reject);
 }
 
 function serveMetadata(req: IncomingMessage, res: ServerResponse, document: MetadataDocument, reject: Reject): void {
