@@ -195,6 +195,36 @@ describe('the token source', () => {
         assert.equal(endpoint.requests, 2);
     });
 
+    test('a token of 90 days is not renewed over and over: its renewal waits beyond what one timer can hold', async t => {
+        // setTimeout fires a delay over 2^31-1 ms (24.8 days) after 1 ms, with a TimeoutOverflowWarning.
+        const overflows: Error[] = [];
+        const onWarning = (warning: Error) => void (warning.name === 'TimeoutOverflowWarning' && overflows.push(warning));
+        process.on('warning', onWarning);
+        t.after(() => process.off('warning', onWarning));
+        const longLived = await tokenEndpoint(t, grant({ expires_in: 90 * 86_400 }));
+        await source(t, longLived).authorization();
+        // The window: until a 1 s token held by another source has been renewed (at 0.5 s), an event rather than a sleep.
+        const shortLived = await tokenEndpoint(t, grant({ expires_in: 1 }));
+        await source(t, shortLived).authorization();
+        await once(shortLived.events, 'request');
+        assert.equal(longLived.requests, 1, 'one token request for a token that lives 90 days');
+        assert.deepEqual(overflows.map(warning => warning.message), []);
+    });
+
+    test('a token of 90 days is still renewed, at 72 days: the capped waits add up (mock clock)', async t => {
+        const endpoint = await tokenEndpoint(t, grant({ expires_in: 90 * 86_400 }));
+        // The mock clock cannot show the overflow (its setTimeout takes any delay), only that the renewal comes.
+        t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.now() });
+        await source(t, endpoint).authorization();
+        const lifetimeMs = 90 * 86_400_000;
+        const maxTimerMs = 2 ** 31 - 1;
+        t.mock.timers.tick(maxTimerMs);
+        t.mock.timers.tick(maxTimerMs);
+        t.mock.timers.tick(lifetimeMs - refreshLead(lifetimeMs) - 2 * maxTimerMs);
+        await once(endpoint.events, 'request');
+        assert.equal(endpoint.requests, 2);
+    });
+
     test('closing aborts a token request under way', async t => {
         const endpoint = await tokenEndpoint(t, () => {});
         const credentials = source(t, endpoint);
