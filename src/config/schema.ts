@@ -9,6 +9,7 @@ import { isLoopback } from '../lib/loopback.js';
 import { upstreamsFromSchema } from './client-config/source-schema.js';
 import { AuthSchema, checkPolicyConfig, ClientSchema, CorsSchema, LimitsSchema, PromptPolicySchema } from './policy-schema.js';
 import { checkUpstreamAuth, UpstreamAuthSchema } from './upstream-auth-schema.js';
+import { httpUrl } from './url-schema.js';
 
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 
@@ -107,10 +108,6 @@ const importedUpstreamDefaults = z
         }
     });
 
-const httpUrl = z
-    .url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' })
-    .describe('URL of the upstream MCP endpoint.');
-
 export const StdioUpstreamSchema = z
     .strictObject({
         ...commonUpstreamFields,
@@ -136,7 +133,7 @@ const httpUpstream = <T extends 'streamable-http' | 'sse' | 'http'>(transport: T
         .strictObject({
             ...commonUpstreamFields,
             transport: z.literal(transport),
-            url: httpUrl,
+            url: httpUrl('URL of the upstream MCP endpoint.'),
             headers: stringMap('Extra HTTP headers sent on every request (e.g. Authorization).'),
             auth: UpstreamAuthSchema
         })
