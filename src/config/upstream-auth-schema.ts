@@ -42,7 +42,7 @@ const ClientCredentialsAuthSchema = z
             .union([httpUrl('The resource indicator.'), z.literal(false)])
             .optional()
             .describe(
-                'RFC 8707 resource indicator sent with the token request, which binds the token to this upstream. Default: the upstream\'s url (without credentials), as the MCP authorization spec asks; false sends none (for servers that refuse the parameter).'
+                'RFC 8707 resource indicator sent with the token request, which binds the token to this upstream. Default: the upstream\'s url without credentials, fragment, query or a lone "/" path (its canonical form in the MCP authorization spec); false sends none (for servers that refuse the parameter).'
             ),
         clientAuth: z
             .enum(['basic', 'post'])

@@ -8,7 +8,9 @@ import { EventEmitter, once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, test, type TestContext } from 'node:test';
+import { parseConfig } from '../../src/config/load.js';
 import { ClientCredentialsSource, refreshLead } from '../../src/upstream/auth/client-credentials.js';
+import { upstreamCredentials } from '../../src/upstream/auth/credentials.js';
 import { TokenRequestError, type TokenRequest } from '../../src/upstream/auth/token-request.js';
 
 type Answer = (request: { headers: IncomingMessage['headers']; form: URLSearchParams }, res: ServerResponse) => void;
@@ -252,6 +254,32 @@ describe('the token source', () => {
         assert.match(await patient, /^Bearer token-/);
         assert.equal(endpoint.requests, 1);
     });
+});
+
+test('the default resource is the upstream\'s URL in canonical form: no lone "/", fragment, query or credentials', async t => {
+    const sent: (string | null)[] = [];
+    const endpoint = await tokenEndpoint(t, (request, res) => {
+        sent.push(request.form.get('resource'));
+        grant()(request, res);
+    });
+    const cases: [url: string, resource: string][] = [
+        ['https://mcp.example.com', 'https://mcp.example.com'],
+        ['https://MCP.example.com:443/', 'https://mcp.example.com'],
+        ['https://mcp.example.com/mcp?api_key=${API_KEY}#part', 'https://mcp.example.com/mcp'],
+        ['https://mcp.example.com/?api_key=${API_KEY}', 'https://mcp.example.com'],
+        ['https://mcp.example.com/mcp/', 'https://mcp.example.com/mcp/'],
+        ['http://127.0.0.1:8123/sse', 'http://127.0.0.1:8123/sse']
+    ];
+    for (const [url, resource] of cases) {
+        const auth = { type: 'clientCredentials', tokenUrl: endpoint.url.href, clientId: 'gateway', clientSecret: 'secret' };
+        const config = parseConfig(JSON.stringify({ upstreams: [{ id: 'web', transport: 'streamable-http', url, auth }] }), 'test', { API_KEY: 'key-0123456789' });
+        const upstream = config.upstreams[0]!;
+        assert.ok(upstream.transport !== 'stdio');
+        const credentials = upstreamCredentials(upstream, () => BACKOFF)!;
+        t.after(() => credentials.close());
+        await credentials.authorization();
+        assert.equal(sent.at(-1), resource, url);
+    }
 });
 
 test('refreshLead: 80% of the life or 60 s before the end, whichever first, never before half of it', () => {
