@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { z } from 'zod';
 import type { ImportNote } from './client-config/import.js';
 import { importUpstreams, resolveUserPath } from './client-config/load.js';
-import { interpolateEnv, type Environment } from './interpolate.js';
+import { interpolateEnv, literalText, type Environment } from './interpolate.js';
 import { parseJsonc } from './jsonc.js';
 import { nearestKey } from './suggest.js';
 import { ConfigError, type ConfigIssue } from './issues.js';
@@ -61,8 +61,8 @@ function withFromFiles(document: unknown, from: readonly string[]): number {
     const record = document;
     const listed = Array.isArray(record.upstreamsFrom) ? (record.upstreamsFrom as unknown[]) : undefined;
     if (from.length === 0 || (record.upstreamsFrom !== undefined && listed === undefined)) return listed?.length ?? 0;
-    // "$${" keeps a "${" in a path from being read as a variable when the document is interpolated.
-    record.upstreamsFrom = [...(listed ?? []), ...from.map(file => ({ file: file.replaceAll('${', () => '$${') }))];
+    // The document is interpolated next: a "${" in a path is not a variable.
+    record.upstreamsFrom = [...(listed ?? []), ...from.map(file => ({ file: literalText(file) }))];
     return listed?.length ?? 0;
 }
 
