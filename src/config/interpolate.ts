@@ -14,6 +14,11 @@ export interface InterpolationResult {
     issues: ConfigIssue[];
 }
 
+/** `text` as a config string that interpolates back to itself: each `${` written `$${` (a path may hold one). */
+export function literalText(text: string): string {
+    return text.replaceAll('${', () => '$${');
+}
+
 export function interpolateEnv(document: unknown, env: Environment): InterpolationResult {
     const issues: ConfigIssue[] = [];
     const value = walk(document, [], env, issues);

@@ -1,14 +1,15 @@
 /** Reads, interpolates and validates a config file into a `GatewayConfig`. */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { z } from 'zod';
 import type { ImportNote } from './client-config/import.js';
 import { importUpstreams, resolveUserPath } from './client-config/load.js';
-import { interpolateEnv, type Environment } from './interpolate.js';
+import { interpolateEnv, literalText, type Environment } from './interpolate.js';
 import { parseJsonc } from './jsonc.js';
 import { nearestKey } from './suggest.js';
 import { ConfigError, type ConfigIssue } from './issues.js';
 import { JwksSchema } from './policy-schema.js';
+import { isRecord } from '../lib/is-record.js';
+import { readTextFile } from './read-text-file.js';
 import { GatewayConfigSchema, type GatewayConfig } from './schema.js';
 
 /**
@@ -45,7 +46,7 @@ export async function loadGatewayConfig(request: ConfigRequest, env: Environment
     let document: unknown = {};
     if (file !== undefined) {
         touched.add(path.resolve(file));
-        document = parseJson(await readConfigText(file), file);
+        document = parseJson(await readTextFile(file, { source: file, path: [], fix: 'pass an existing JSON file with --config' }), file);
     }
     const fromConfig = withFromFiles(document, from);
     const baseDir = file === undefined ? process.cwd() : path.dirname(path.resolve(file));
@@ -54,24 +55,14 @@ export async function loadGatewayConfig(request: ConfigRequest, env: Environment
     return importUpstreams(withJwks, source, fromConfig, env, touched);
 }
 
-async function readConfigText(file: string): Promise<string> {
-    try {
-        return await readFile(path.resolve(file), 'utf8');
-    } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        const why = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? 'error'})`;
-        throw new ConfigError(file, [{ path: [], message: `${why}; pass an existing JSON file with --config` }]);
-    }
-}
-
 /** Appends the `--from` files to the document's upstreamsFrom; returns how many entries the document had itself. */
 function withFromFiles(document: unknown, from: readonly string[]): number {
-    if (typeof document !== 'object' || document === null || Array.isArray(document)) return 0;
-    const record = document as { upstreamsFrom?: unknown };
+    if (!isRecord(document)) return 0;
+    const record = document;
     const listed = Array.isArray(record.upstreamsFrom) ? (record.upstreamsFrom as unknown[]) : undefined;
     if (from.length === 0 || (record.upstreamsFrom !== undefined && listed === undefined)) return listed?.length ?? 0;
-    // "$${" keeps a "${" in a path from being read as a variable when the document is interpolated.
-    record.upstreamsFrom = [...(listed ?? []), ...from.map(file => ({ file: file.replaceAll('${', () => '$${') }))];
+    // The document is interpolated next: a "${" in a path is not a variable.
+    record.upstreamsFrom = [...(listed ?? []), ...from.map(file => ({ file: literalText(file) }))];
     return listed?.length ?? 0;
 }
 
@@ -81,13 +72,7 @@ async function readJwksFile(auth: GatewayConfig['auth'], source: string): Promis
     const fail = (message: string): never => {
         throw new ConfigError(source, [{ path: ['auth', 'jwksFile'], message }]);
     };
-    let text = '';
-    try {
-        text = await readFile(auth.jwksFile, 'utf8');
-    } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        fail(`${code === 'ENOENT' ? `file not found (${auth.jwksFile})` : `cannot be read (${code ?? 'error'})`}; point it at a JWKS JSON file`);
-    }
+    const text = await readTextFile(auth.jwksFile, { source, path: ['auth', 'jwksFile'], fix: 'point it at a JWKS JSON file' });
     let document: unknown;
     try {
         document = JSON.parse(text);

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { isLoopback } from '../lib/loopback.js';
+import { httpUrl, secureUrl } from './url-schema.js';
 
 // RFC 6749 section 3.3: a scope token is printable ASCII without space, '"' or '\' (so it quotes safely in a header).
 const scopeToken = z
@@ -19,31 +20,14 @@ const scopeToken = z
 
 const scopeList = z.array(scopeToken).refine(scopes => new Set(scopes).size === scopes.length, { message: 'lists a scope twice' });
 
-/** https, or http on a loopback host (a development or test server); no fragment, no query. */
-function plainUrl(what: string) {
-    return z
-        .url({ protocol: /^https?$/, message: `must be an absolute https:// URL (${what})` })
-        .superRefine((value, ctx) => {
-            // Refinements run after a failed format check too; that one has said what is wrong.
-            if (!URL.canParse(value)) return;
-            const url = new URL(value);
-            if (url.hash !== '' || value.includes('#')) ctx.addIssue({ code: 'custom', message: 'must not have a fragment ("#...")' });
-            if (url.search !== '' || value.includes('?')) ctx.addIssue({ code: 'custom', message: 'must not have a query ("?...")' });
-            if (url.username !== '' || url.password !== '') ctx.addIssue({ code: 'custom', message: 'must not carry a user or password' });
-            if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
-                ctx.addIssue({ code: 'custom', message: `must use https:// (http:// only on a loopback host such as 127.0.0.1); got "${url.protocol}//${url.host}"` });
-            }
-        });
-}
-
 export const oauthFields = {
-    resource: plainUrl('e.g. "https://gw.example.com/mcp"')
+    resource: secureUrl('e.g. "https://gw.example.com/mcp"')
         .optional()
         .describe(
             'The gateway\'s canonical URL as clients reach it (its RFC 8707 resource indicator), e.g. "https://gw.example.com/mcp". When set, or when authorizationServers is, a token\'s "aud" must contain it. Default on a loopback listen.host: http://<loopback name>:<port><listen.path>, with the loopback name (localhost, 127.0.0.1, [::1]) the request\'s Host uses; required with authorizationServers on other addresses or with listen.trustProxy.'
         ),
     authorizationServers: z
-        .array(plainUrl('the issuer URL, e.g. "https://auth.example.com/realms/mcp"'))
+        .array(secureUrl('the issuer URL, e.g. "https://auth.example.com/realms/mcp"'))
         .min(1, { message: 'add at least one issuer URL, or leave authorizationServers out' })
         .optional()
         .describe(
@@ -58,8 +42,7 @@ export const oauthFields = {
             'Scopes every token must carry (in its "scope" claim, space separated, or "scp"); a token without one of them gets HTTP 403 insufficient_scope. Named in every 401 challenge\'s "scope".'
         ),
     resourceName: z.string().min(1).max(200).optional().describe('Human-readable name of the gateway, advertised as "resource_name" in the Protected Resource Metadata.'),
-    resourceDocumentation: z
-        .url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' })
+    resourceDocumentation: httpUrl()
         .optional()
         .describe('URL of documentation for people using the gateway, advertised as "resource_documentation".')
 };

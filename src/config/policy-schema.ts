@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { checkOAuthConfig, clientScopesField, oauthFields } from './oauth-schema.js';
+import { httpUrl } from './url-schema.js';
 
 /** Reserved: the caller when `auth.mode` is "none", and the default `--client` of --stdio. */
 export const ANONYMOUS_CLIENT_ID = 'anonymous';
@@ -100,8 +101,7 @@ export const AuthSchema = z
                     .min(1)
                     .optional()
                     .describe('Path of a JWKS JSON file with the public keys, relative to this file; read at start and on reload.'),
-                jwksUrl: z
-                    .url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' })
+                jwksUrl: httpUrl()
                     .optional()
                     .describe('URL of a JWKS document (fetched on demand and cached).'),
                 issuer: z.string().min(1).optional().describe('Required "iss" claim. Default: any of authorizationServers, when set.'),

@@ -10,6 +10,7 @@ import { upstreamsFromSchema } from './client-config/source-schema.js';
 import { AuthSchema, checkPolicyConfig, ClientSchema, CorsSchema, LimitsSchema, PromptPolicySchema } from './policy-schema.js';
 import { checkOverrides, OverridesSchema } from './overrides-schema.js';
 import { checkUpstreamAuth, UpstreamAuthSchema } from './upstream-auth-schema.js';
+import { httpUrl } from './url-schema.js';
 
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 
@@ -109,10 +110,6 @@ const importedUpstreamDefaults = z
         }
     });
 
-const httpUrl = z
-    .url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' })
-    .describe('URL of the upstream MCP endpoint.');
-
 export const StdioUpstreamSchema = z
     .strictObject({
         ...commonUpstreamFields,
@@ -138,7 +135,7 @@ const httpUpstream = <T extends 'streamable-http' | 'sse' | 'http'>(transport: T
         .strictObject({
             ...commonUpstreamFields,
             transport: z.literal(transport),
-            url: httpUrl,
+            url: httpUrl('URL of the upstream MCP endpoint.'),
             headers: stringMap('Extra HTTP headers sent on every request (e.g. Authorization).'),
             auth: UpstreamAuthSchema
         })

@@ -8,6 +8,7 @@
  */
 import { distance } from 'fastest-levenshtein';
 import type { z } from 'zod';
+import { isRecord } from '../lib/is-record.js';
 
 type Schema = z.core.$ZodType;
 
@@ -80,8 +81,4 @@ function unwrap(schema: Schema): Schema {
         else return current;
     }
     return current;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-    return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -5,6 +5,7 @@
  * (see docs/upstream-auth.md).
  */
 import { z } from 'zod';
+import { httpUrl, secureUrl } from './url-schema.js';
 
 /** Printable ASCII without spaces: what an Authorization header value can carry after "Bearer ". */
 const headerToken = z.string().regex(/^[\x21-\x7e]+$/, { message: 'must be printable ASCII without spaces, as it travels in an HTTP header' });
@@ -13,8 +14,6 @@ const headerToken = z.string().regex(/^[\x21-\x7e]+$/, { message: 'must be print
 const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/;
 
 const oneLine = z.string().min(1).regex(/^[^\0\r\n]*$/, { message: 'must not contain line breaks or NUL characters' });
-
-const httpUrl = (what: string) => z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' }).describe(what);
 
 const BearerAuthSchema = z
     .strictObject({
@@ -26,12 +25,11 @@ const BearerAuthSchema = z
 const ClientCredentialsAuthSchema = z
     .strictObject({
         type: z.literal('clientCredentials'),
-        tokenUrl: httpUrl('Token endpoint of the upstream\'s authorization server; the client secret is sent there, so use https:// off this machine.').refine(
-            raw => {
-                const url = new URL(raw);
-                return url.username === '' && url.password === '';
-            },
-            { message: 'must not hold a user or password; put the client\'s credentials in clientId and clientSecret' }
+        tokenUrl: secureUrl('the authorization server\'s token endpoint, e.g. "https://auth.example.com/oauth2/token"', {
+            query: 'allowed',
+            credentialsFix: 'put the client\'s credentials in clientId and clientSecret'
+        }).describe(
+            'Token endpoint of the upstream\'s authorization server. The client secret is sent there, so https:// (http:// only to a loopback host such as 127.0.0.1).'
         ),
         clientId: oneLine.describe('The gateway\'s client id at the authorization server.'),
         clientSecret: oneLine.describe('The gateway\'s client secret; use "${VAR}" to keep it out of the file. Never logged.'),
@@ -44,7 +42,7 @@ const ClientCredentialsAuthSchema = z
             .union([httpUrl('The resource indicator.'), z.literal(false)])
             .optional()
             .describe(
-                'RFC 8707 resource indicator sent with the token request, which binds the token to this upstream. Default: the upstream\'s url (without credentials), as the MCP authorization spec asks; false sends none (for servers that refuse the parameter).'
+                'RFC 8707 resource indicator sent with the token request, which binds the token to this upstream. Default: the upstream\'s url without credentials, fragment, query or a lone "/" path (its canonical form in the MCP authorization spec); false sends none (for servers that refuse the parameter).'
             ),
         clientAuth: z
             .enum(['basic', 'post'])

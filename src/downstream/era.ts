@@ -10,6 +10,7 @@
  */
 import type { JSONRPCErrorResponse } from '@modelcontextprotocol/client';
 import { decodeHeaderValue } from '../lib/header-value.js';
+import { isRecord } from '../lib/is-record.js';
 import { PROTOCOL_VERSIONS } from './versions.js';
 
 /** The stateless revisions the gateway serves, newest first. */
@@ -53,9 +54,9 @@ export function modernMetaOf(params: unknown): ModernMeta | undefined {
     if (meta === undefined || typeof protocolVersion !== 'string') return undefined;
     // Required: what the client can do is part of every request (a missing one is -32602, as a malformed one).
     const capabilities = meta[META_KEYS.clientCapabilities];
-    if (!isPlainObject(capabilities)) return undefined;
+    if (!isRecord(capabilities)) return undefined;
     const info = meta[META_KEYS.clientInfo];
-    if (info !== undefined && !(isPlainObject(info) && typeof info.name === 'string' && typeof info.version === 'string')) return undefined;
+    if (info !== undefined && !(isRecord(info) && typeof info.name === 'string' && typeof info.version === 'string')) return undefined;
     return { protocolVersion, clientCapabilities: capabilities, clientInfo: info === undefined ? undefined : { name: info.name as string, version: info.version as string } };
 }
 
@@ -92,16 +93,12 @@ export function headerMismatch(headers: MirroredHeaders, method: string, params:
     if (headers.name === undefined) return 'Header mismatch: Mcp-Name header is required';
     const name = decodeHeaderValue(headers.name);
     if (name === undefined) return 'Header mismatch: Mcp-Name header is malformed';
-    const target = isPlainObject(params) ? (params.name ?? params.uri) : undefined;
+    const target = isRecord(params) ? (params.name ?? params.uri) : undefined;
     return name === target ? undefined : 'Header mismatch: Mcp-Name header does not match the body';
 }
 
 function metaObject(params: unknown): Record<string, unknown> | undefined {
-    if (!isPlainObject(params)) return undefined;
+    if (!isRecord(params)) return undefined;
     const meta = params._meta;
-    return isPlainObject(meta) ? meta : undefined;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-    return typeof value === 'object' && value !== null && !Array.isArray(value);
+    return isRecord(meta) ? meta : undefined;
 }

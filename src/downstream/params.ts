@@ -10,6 +10,7 @@
  * object or absent.
  */
 import type { CompleteRequest } from '@modelcontextprotocol/client';
+import { isRecord } from '../lib/is-record.js';
 
 export type Params = Record<string, unknown> | undefined;
 
@@ -42,10 +43,6 @@ export interface InitializeParams {
     clientInfo: { name: string; version: string };
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-    return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function isProgressToken(value: unknown): value is ProgressToken {
     return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
 }
@@ -54,7 +51,7 @@ function isProgressToken(value: unknown): value is ProgressToken {
 export function metaOf(params: Params): Meta | undefined {
     const meta = params?._meta;
     if (meta === undefined) return {};
-    if (!isObject(meta)) return undefined;
+    if (!isRecord(meta)) return undefined;
     const progressToken = meta.progressToken;
     if (progressToken === undefined) return {};
     return isProgressToken(progressToken) ? { progressToken } : undefined;
@@ -72,7 +69,7 @@ export function getParams(params: Params): GetParams | undefined {
     if (meta === undefined || typeof params?.name !== 'string') return undefined;
     const { inputResponses, requestState } = params;
     // A retry after input_required (2026-07-28): the answers, and the state as the gateway sealed it.
-    if ((inputResponses !== undefined && !isObject(inputResponses)) || (requestState !== undefined && typeof requestState !== 'string')) return undefined;
+    if ((inputResponses !== undefined && !isRecord(inputResponses)) || (requestState !== undefined && typeof requestState !== 'string')) return undefined;
     const continuation = inputResponses === undefined && requestState === undefined ? undefined : { inputResponses, requestState };
     return { ...meta, name: params.name, arguments: params.arguments, ...(continuation === undefined ? {} : { continuation }) };
 }
@@ -82,9 +79,9 @@ export function completeParams(params: Params): CompleteParams | undefined {
     if (meta === undefined || params === undefined) return undefined;
     const { ref, argument, context } = params;
     const validRef =
-        isObject(ref) && ((ref.type === 'ref/prompt' && typeof ref.name === 'string') || (ref.type === 'ref/resource' && typeof ref.uri === 'string'));
-    const validArgument = isObject(argument) && typeof argument.name === 'string' && typeof argument.value === 'string';
-    if (!validRef || !validArgument || (context !== undefined && !isObject(context))) return undefined;
+        isRecord(ref) && ((ref.type === 'ref/prompt' && typeof ref.name === 'string') || (ref.type === 'ref/resource' && typeof ref.uri === 'string'));
+    const validArgument = isRecord(argument) && typeof argument.name === 'string' && typeof argument.value === 'string';
+    if (!validRef || !validArgument || (context !== undefined && !isRecord(context))) return undefined;
     // The casts cover only context.arguments, which the catalog checks before anything uses it.
     return { ...meta, request: params as CompleteRequest['params'] };
 }
@@ -92,7 +89,7 @@ export function completeParams(params: Params): CompleteParams | undefined {
 export function initializeParams(params: Params): InitializeParams | undefined {
     if (params === undefined || metaOf(params) === undefined) return undefined;
     const { protocolVersion, capabilities, clientInfo } = params;
-    if (typeof protocolVersion !== 'string' || !isObject(capabilities) || !isObject(clientInfo)) return undefined;
+    if (typeof protocolVersion !== 'string' || !isRecord(capabilities) || !isRecord(clientInfo)) return undefined;
     if (typeof clientInfo.name !== 'string' || typeof clientInfo.version !== 'string') return undefined;
     return { protocolVersion, capabilities, clientInfo: { name: clientInfo.name, version: clientInfo.version } };
 }

@@ -6,12 +6,9 @@
  * business of whoever handles the method.
  */
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
+import { isRecord } from './is-record.js';
 
 export type RequestId = string | number;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-    return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function isRequestId(value: unknown): value is RequestId {
     return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
@@ -29,14 +26,14 @@ function onlyKeys(value: Record<string, unknown>, allowed: ReadonlySet<string>):
 
 /** The value as a JSON-RPC request, notification, result or error message, or undefined when it is none of them. */
 export function asJsonRpcMessage(value: unknown): JSONRPCMessage | undefined {
-    if (!isObject(value) || value.jsonrpc !== '2.0') return undefined;
+    if (!isRecord(value) || value.jsonrpc !== '2.0') return undefined;
     const { id, method, params, result, error } = value;
     if (method !== undefined) {
-        if (typeof method !== 'string' || (params !== undefined && !isObject(params)) || !onlyKeys(value, REQUEST_KEYS)) return undefined;
+        if (typeof method !== 'string' || (params !== undefined && !isRecord(params)) || !onlyKeys(value, REQUEST_KEYS)) return undefined;
         return id === undefined || isRequestId(id) ? (value as JSONRPCMessage) : undefined;
     }
-    if (result !== undefined) return isRequestId(id) && isObject(result) && onlyKeys(value, RESULT_KEYS) ? (value as JSONRPCMessage) : undefined;
-    if (isObject(error) && typeof error.code === 'number' && Number.isSafeInteger(error.code) && typeof error.message === 'string') {
+    if (result !== undefined) return isRequestId(id) && isRecord(result) && onlyKeys(value, RESULT_KEYS) ? (value as JSONRPCMessage) : undefined;
+    if (isRecord(error) && typeof error.code === 'number' && Number.isSafeInteger(error.code) && typeof error.message === 'string') {
         // An error about a request that could not be read has no id (null in JSON-RPC, absent since MCP 2025-11-25).
         return (id === undefined || id === null || isRequestId(id)) && onlyKeys(value, ERROR_KEYS) ? (value as JSONRPCMessage) : undefined;
     }

@@ -1,8 +1,9 @@
 /**
  * The commented starter config that `init` writes. Text rather than a serialized object, for its comments; every
- * value that comes from outside (paths) goes through JSON.stringify.
+ * value that comes from outside (paths) goes through `quoted`.
  */
 import { pathToFileURL } from 'node:url';
+import { literalText } from '../config/interpolate.js';
 
 /** Where the starter listens; the client snippets point there. */
 const STARTER_LISTEN = { host: '127.0.0.1', port: 8080, path: '/mcp' } as const;
@@ -25,7 +26,7 @@ export function starterConfig(options: StarterOptions): string {
     return `// mcp-prompt-gateway config, written by \`mcp-prompt-gateway init\`: JSON with comments.
 // Every key is in the schema below (editors complete and check them) and in the README.
 {
-  "$schema": ${JSON.stringify(pathToFileURL(options.schema).href)},
+  "$schema": ${quoted(pathToFileURL(options.schema).href)},
 
   // Clients connect to ${STARTER_URL}. Keep 127.0.0.1 unless other machines must
   // connect: then also set "auth" (API keys or JWT) and GATEWAY_CURSOR_SECRET.
@@ -49,7 +50,7 @@ ${upstreamEntries(options, 'serving')}
 
 /** The servers of the client files, followed as they change; \`upstreams\` stays for servers of the gateway's own. */
 function clientServers(options: StarterOptions, files: readonly string[]): string {
-    const sources = files.map(file => `    { "file": ${JSON.stringify(file)}, "format": "auto" },`).join('\n');
+    const sources = files.map(file => `    { "file": ${quoted(file)}, "format": "auto" },`).join('\n');
     return `  // The servers of these MCP client config files, each prompt as "<server name>__<prompt name>". The gateway
   // reads them again when they change. "inputs" supplies VS Code's \${input:...} values; "include" and "exclude"
   // pick servers by name; "defaults" holds settings for all of them (e.g. "timeoutMs" for servers npx downloads).
@@ -66,8 +67,8 @@ ${upstreamEntries(options, 'commented')}
 
 /** The example server is served when it is the only one, and shown commented out beside a client's servers. */
 function upstreamEntries(options: StarterOptions, example: 'serving' | 'commented'): string {
-    const command = JSON.stringify(options.node);
-    const args = `[${JSON.stringify(options.exampleServer)}]`;
+    const command = quoted(options.node);
+    const args = `[${quoted(options.exampleServer)}]`;
     const exampleEntry =
         example === 'serving'
             ? `    // An example server that comes with the gateway (three prompts; nothing to download).
@@ -85,4 +86,9 @@ function upstreamEntries(options: StarterOptions, example: 'serving' | 'commente
     // { "id": "everything", "transport": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"], "timeoutMs": 60000 },
     // A server that runs elsewhere, by URL (\${DOCS_TOKEN} is read from the environment):
     // { "id": "docs", "transport": "streamable-http", "url": "https://mcp.example.com/mcp", "headers": { "Authorization": "Bearer \${DOCS_TOKEN}" } },`;
+}
+
+/** A JSON string that the gateway reads back as `value`: config strings are interpolated, so a "${" is escaped. */
+function quoted(value: string): string {
+    return JSON.stringify(literalText(value));
 }

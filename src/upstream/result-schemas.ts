@@ -10,15 +10,12 @@
  * bench/upstream-client.ts: a fraction of the cost, see the report there.
  */
 import type { CompleteResult, GetPromptResult, Implementation, Prompt, ServerCapabilities } from '@modelcontextprotocol/client';
+import { isRecord } from '../lib/is-record.js';
 
 /** A check of an untrusted value, which it then may be used as. */
 export type ResultGuard<T> = (value: unknown) => value is T;
 
 type Fields = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Fields {
-    return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function isString(value: unknown): value is string {
     return typeof value === 'string';

@@ -223,3 +223,17 @@ describe('--from', () => {
         assert.match(error.message, /file not found .*; fix the path given to --from/);
     });
 });
+
+test('a folder where a file should be: the same words for the gateway config, a client config file, an env file and a JWKS file', async t => {
+    const dir = await folder(t);
+    const sub = path.join(dir, 'folder');
+    await mkdir(sub);
+    const isAFolder = (fix: string) => new RegExp(`is a folder \\(${sub.replaceAll(/[\\^$.*+?()[\]{}|]/g, '\\$&')}\\); ${fix}`);
+    assert.match(lineFor(await failure(loadGatewayConfig({ file: sub }, {})), '(top level)'), isAFolder('pass an existing JSON file with --config'));
+    const listing = await write(path.join(dir, 'listing.json'), { upstreamsFrom: [{ file: 'folder' }] });
+    assert.match(lineFor(await failure(loadGatewayConfig({ file: listing }, {})), 'upstreamsFrom[0].file'), isAFolder('fix the path'));
+    const client = await write(path.join(dir, 'mcp.json'), { mcpServers: { docs: { command: 'node', envFile: sub } } });
+    assert.match(lineFor(await failure(loadGatewayConfig({ from: [client] }, {})), 'mcpServers.docs.envFile'), isAFolder('fix envFile'));
+    const jwt = await write(path.join(dir, 'jwt.json'), { auth: { mode: 'jwt', jwksFile: 'folder' }, clients: [{ id: 'a' }], upstreams: [{ id: 'a', transport: 'stdio', command: 'node' }] });
+    assert.match(lineFor(await failure(loadGatewayConfig({ file: jwt }, {})), 'auth.jwksFile'), isAFolder('point it at a JWKS JSON file'));
+});

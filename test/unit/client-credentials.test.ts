@@ -8,7 +8,9 @@ import { EventEmitter, once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, test, type TestContext } from 'node:test';
+import { parseConfig } from '../../src/config/load.js';
 import { ClientCredentialsSource, refreshLead } from '../../src/upstream/auth/client-credentials.js';
+import { upstreamCredentials } from '../../src/upstream/auth/credentials.js';
 import { TokenRequestError, type TokenRequest } from '../../src/upstream/auth/token-request.js';
 
 type Answer = (request: { headers: IncomingMessage['headers']; form: URLSearchParams }, res: ServerResponse) => void;
@@ -195,6 +197,36 @@ describe('the token source', () => {
         assert.equal(endpoint.requests, 2);
     });
 
+    test('a token of 90 days is not renewed over and over: its renewal waits beyond what one timer can hold', async t => {
+        // setTimeout fires a delay over 2^31-1 ms (24.8 days) after 1 ms, with a TimeoutOverflowWarning.
+        const overflows: Error[] = [];
+        const onWarning = (warning: Error) => void (warning.name === 'TimeoutOverflowWarning' && overflows.push(warning));
+        process.on('warning', onWarning);
+        t.after(() => process.off('warning', onWarning));
+        const longLived = await tokenEndpoint(t, grant({ expires_in: 90 * 86_400 }));
+        await source(t, longLived).authorization();
+        // The window: until a 1 s token held by another source has been renewed (at 0.5 s), an event rather than a sleep.
+        const shortLived = await tokenEndpoint(t, grant({ expires_in: 1 }));
+        await source(t, shortLived).authorization();
+        await once(shortLived.events, 'request');
+        assert.equal(longLived.requests, 1, 'one token request for a token that lives 90 days');
+        assert.deepEqual(overflows.map(warning => warning.message), []);
+    });
+
+    test('a token of 90 days is still renewed, at 72 days: the capped waits add up (mock clock)', async t => {
+        const endpoint = await tokenEndpoint(t, grant({ expires_in: 90 * 86_400 }));
+        // The mock clock cannot show the overflow (its setTimeout takes any delay), only that the renewal comes.
+        t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.now() });
+        await source(t, endpoint).authorization();
+        const lifetimeMs = 90 * 86_400_000;
+        const maxTimerMs = 2 ** 31 - 1;
+        t.mock.timers.tick(maxTimerMs);
+        t.mock.timers.tick(maxTimerMs);
+        t.mock.timers.tick(lifetimeMs - refreshLead(lifetimeMs) - 2 * maxTimerMs);
+        await once(endpoint.events, 'request');
+        assert.equal(endpoint.requests, 2);
+    });
+
     test('closing aborts a token request under way', async t => {
         const endpoint = await tokenEndpoint(t, () => {});
         const credentials = source(t, endpoint);
@@ -222,6 +254,32 @@ describe('the token source', () => {
         assert.match(await patient, /^Bearer token-/);
         assert.equal(endpoint.requests, 1);
     });
+});
+
+test('the default resource is the upstream\'s URL in canonical form: no lone "/", fragment, query or credentials', async t => {
+    const sent: (string | null)[] = [];
+    const endpoint = await tokenEndpoint(t, (request, res) => {
+        sent.push(request.form.get('resource'));
+        grant()(request, res);
+    });
+    const cases: [url: string, resource: string][] = [
+        ['https://mcp.example.com', 'https://mcp.example.com'],
+        ['https://MCP.example.com:443/', 'https://mcp.example.com'],
+        ['https://mcp.example.com/mcp?api_key=${API_KEY}#part', 'https://mcp.example.com/mcp'],
+        ['https://mcp.example.com/?api_key=${API_KEY}', 'https://mcp.example.com'],
+        ['https://mcp.example.com/mcp/', 'https://mcp.example.com/mcp/'],
+        ['http://127.0.0.1:8123/sse', 'http://127.0.0.1:8123/sse']
+    ];
+    for (const [url, resource] of cases) {
+        const auth = { type: 'clientCredentials', tokenUrl: endpoint.url.href, clientId: 'gateway', clientSecret: 'secret' };
+        const config = parseConfig(JSON.stringify({ upstreams: [{ id: 'web', transport: 'streamable-http', url, auth }] }), 'test', { API_KEY: 'key-0123456789' });
+        const upstream = config.upstreams[0]!;
+        assert.ok(upstream.transport !== 'stdio');
+        const credentials = upstreamCredentials(upstream, () => BACKOFF)!;
+        t.after(() => credentials.close());
+        await credentials.authorization();
+        assert.equal(sent.at(-1), resource, url);
+    }
 });
 
 test('refreshLead: 80% of the life or 60 s before the end, whichever first, never before half of it', () => {

@@ -309,7 +309,7 @@ describe('policy config: jwksFile, read by loadConfigFile', () => {
 
     test('a folder instead of a file is an error on auth.jwksFile', async () => {
         const error = await loadRejects('folder', 'keys', undefined);
-        assert.match(lineFor(error, 'auth.jwksFile'), /cannot be read/);
+        assert.match(lineFor(error, 'auth.jwksFile'), /is a folder .*; point it at a JWKS JSON file/);
     });
 
     test('invalid JSON is an error on auth.jwksFile that does not echo the contents', async () => {

@@ -47,6 +47,22 @@ describe('starterConfig', () => {
         assert.equal(upstream.command, odd.node);
         assert.deepEqual(upstream.args, [odd.exampleServer]);
     });
+
+    test('paths with "${" are written escaped ("$${"), so that the gateway reads them back as they are', () => {
+        const odd = { schema: '/opt/${GW}/gateway.schema.json', node: '/opt/${NODE}/bin/node', exampleServer: '/srv/$${x}/${HOME}/ex.mjs' };
+        const config = parseConfig(starterConfig(odd), 'starter', {});
+        const upstream = config.upstreams[0];
+        assert.ok(upstream?.transport === 'stdio');
+        assert.equal(upstream.command, odd.node);
+        assert.deepEqual(upstream.args, [odd.exampleServer]);
+        const client = '/home/${USER}/.cursor/mcp.json';
+        const withClient = parseConfig(starterConfig({ ...odd, from: [client] }), 'starter', {});
+        assert.deepEqual(withClient.upstreamsFrom.map(source => source.file), [client]);
+        const uncommented = starterConfig({ ...odd, from: [client] }).replace(/^(\s*)\/\/ \{/gm, '$1{');
+        const example = parseConfig(uncommented, 'starter', { DOCS_TOKEN: 't' }).upstreams[0];
+        assert.ok(example?.transport === 'stdio');
+        assert.deepEqual([example.command, example.args], [odd.node, [odd.exampleServer]]);
+    });
 });
 
 describe('nextSteps', () => {

@@ -12,6 +12,7 @@ import { parseJsonc, type JsoncDocument } from './jsonc.js';
 import { readServerEntry } from './server-entry.js';
 import { workspaceFolderOf, type VariableReader } from './variables.js';
 import { VsCodeInputs } from './vscode-inputs.js';
+import { isRecord } from '../../lib/is-record.js';
 
 export interface ImportOptions {
     /** Absolute path of the file: named in messages, and the base of relative paths and `${workspaceFolder}`. */
@@ -160,8 +161,4 @@ function idFor(name: string, at: Path, { options, report, taken }: Reading): str
     }
     taken.set(id, name);
     return id;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-    return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -4,12 +4,12 @@
  * and merges them after `upstreams`, checking their ids against every other id. Every file read, or tried, is
  * added to `touched`, so that hot reload watches it.
  */
-import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
 import type { Environment } from '../interpolate.js';
 import { ConfigError, formatPath, type ConfigIssue } from '../issues.js';
+import { readTextFile } from '../read-text-file.js';
 import { resolveReconnect, UpstreamSchema, type GatewayConfig, type UpstreamConfig } from '../schema.js';
 import { importClientConfig, type ImportedServer, type ImportNote } from './import.js';
 
@@ -75,8 +75,8 @@ export async function importUpstreams(config: GatewayConfig, source: string, fro
 async function importFile(config: GatewayConfig, index: number, entry: string | undefined, context: LoadContext) {
     const from = config.upstreamsFrom[index]!;
     context.touched.add(from.file);
-    const origin = entry === undefined ? { source: from.file, path: [], flag: 'the path given to --from' } : { source: context.source, path: ['upstreamsFrom', index, 'file'], flag: 'the path' };
-    const text = await readText(from.file, origin);
+    const field = entry === undefined ? { source: from.file, path: [], fix: 'fix the path given to --from' } : { source: context.source, path: ['upstreamsFrom', index, 'file'], fix: 'fix the path' };
+    const text = await readTextFile(from.file, field);
     const result = importClientConfig(text, { file: from.file, format: from.format, env: context.env, home: homedir(), inputs: from.inputs, include: from.include, exclude: from.exclude, entry });
     const notes = [...result.notes];
     if (entry !== undefined) checkSelection(result.names, from, index, context.source, notes);
@@ -88,16 +88,6 @@ async function importFile(config: GatewayConfig, index: number, entry: string | 
         notes,
         inputs: { ...from.inputs, ...result.suppliedInputs }
     };
-}
-
-async function readText(file: string, origin: { source: string; path: (string | number)[]; flag: string }): Promise<string> {
-    try {
-        return await readFile(file, 'utf8');
-    } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        const why = code === 'ENOENT' ? `file not found (${file})` : code === 'EISDIR' ? `is a folder (${file})` : `cannot be read (${code ?? 'error'}: ${file})`;
-        throw new ConfigError(origin.source, [{ path: origin.path, message: `${why}; fix ${origin.flag}` }]);
-    }
 }
 
 /** An `include` naming no server of the file is an error (it was asked for); an `exclude` one only a warning. */
@@ -123,7 +113,7 @@ async function validateAll(servers: readonly ImportedServer[], file: string, tou
         let upstream = server.upstream;
         if (server.envFile !== undefined) {
             touched.add(server.envFile);
-            const text = await readText(server.envFile, { source: file, path: [...server.path, 'envFile'], flag: 'envFile' });
+            const text = await readTextFile(server.envFile, { source: file, path: [...server.path, 'envFile'], fix: 'fix envFile' });
             // The entry's own env wins over the file's, as a variable set explicitly should.
             upstream = { ...upstream, env: { ...parseEnv(text), ...(upstream.env as Record<string, string>) } };
         }

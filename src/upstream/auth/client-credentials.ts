@@ -27,6 +27,9 @@ interface Held {
     expiresAt: number;
 }
 
+/** The longest delay setTimeout takes (2^31-1 ms, 24.8 days): a longer one fires after 1 ms instead. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Renew at 80% of a token's life, or 60 s before it ends if that comes first; never before half of it. */
 export function refreshLead(lifetimeMs: number): number {
     return Math.min(Math.max(lifetimeMs * 0.2, 60_000), lifetimeMs * 0.5);
@@ -129,9 +132,12 @@ export class ClientCredentialsSource implements UpstreamCredentials {
         return held.value;
     }
 
+    /** Renews at `at`; a wait longer than one timer can hold (a token of more than a month) is made of several. */
     #renewAt(at: number): void {
         clearTimeout(this.#timer);
-        this.#timer = setTimeout(() => this.#renewAhead(), Math.max(0, at - Date.now())).unref();
+        const delay = Math.max(0, at - Date.now());
+        const reached = delay <= MAX_TIMER_MS;
+        this.#timer = setTimeout(() => (reached ? this.#renewAhead() : this.#renewAt(at)), Math.min(delay, MAX_TIMER_MS)).unref();
     }
 
     /** Renewal ahead of expiry; if it fails, tried again after the backoff while the token held still lives. */

@@ -4,6 +4,7 @@
  * client-credentials.ts). One per upstream connection, shared by every
  * transport and reconnect of it, so a token outlives a dropped connection.
  */
+import { resourceUrlFromServerUrl } from '@modelcontextprotocol/client';
 import type { BackoffPolicy } from '../backoff.js';
 import type { HttpUpstreamConfig } from '../../config/schema.js';
 import { ClientCredentialsSource } from './client-credentials.js';
@@ -60,18 +61,24 @@ export function upstreamCredentials(config: HttpUpstreamConfig, backoff: () => B
             clientSecret: auth.clientSecret,
             clientAuth: auth.clientAuth,
             scope: auth.scope,
-            resource: auth.resource === false ? undefined : (auth.resource ?? canonicalResource(config.url)),
+            resource: auth.resource === false ? undefined : (auth.resource ?? defaultResource(config.url)),
             timeoutMs: config.timeoutMs
         },
         backoff
     );
 }
 
-/** The upstream's URL as the resource it names: without a user, a password or a fragment. */
-function canonicalResource(raw: string): string {
-    const url = new URL(raw);
+/**
+ * The resource an upstream's URL names, in the MCP specification's canonical form: without a fragment (the SDK's
+ * rule, from RFC 8707), a user or a password, and without the lone "/" that URL parsing adds to
+ * "https://mcp.example.com". Without the query too: a resource SHOULD NOT have one (RFC 8707), and an upstream's
+ * query often holds a key ("?api_key=${KEY}") that has no business at the token endpoint. An upstream whose
+ * resource does hold a query sets `resource`.
+ */
+function defaultResource(upstreamUrl: string): string {
+    const url = resourceUrlFromServerUrl(upstreamUrl);
     url.username = '';
     url.password = '';
-    url.hash = '';
-    return url.href;
+    url.search = '';
+    return url.pathname === '/' ? url.origin : url.href;
 }
