@@ -9,7 +9,7 @@ import { ConfigError, type ConfigIssue } from './issues.js';
 import { JwksSchema } from './policy-schema.js';
 import { GatewayConfigSchema, type GatewayConfig } from './schema.js';
 
-/** Relative paths (`cwd` of stdio upstreams, `auth.jwksFile`) are resolved against the file's folder. */
+/** Relative paths (`cwd` of stdio upstreams, `path` of files upstreams, `auth.jwksFile`) are resolved against the file's folder. */
 export async function loadConfigFile(file: string, env: Environment = process.env): Promise<GatewayConfig> {
     const absolute = path.resolve(file);
     let text: string;
@@ -71,9 +71,11 @@ function resolvePaths(config: GatewayConfig, baseDir: string): GatewayConfig {
     return {
         ...config,
         auth: auth.mode === 'jwt' && auth.jwksFile !== undefined ? { ...auth, jwksFile: path.resolve(baseDir, auth.jwksFile) } : auth,
-        upstreams: config.upstreams.map(upstream =>
-            upstream.transport === 'stdio' ? { ...upstream, cwd: path.resolve(baseDir, upstream.cwd ?? '.') } : upstream
-        )
+        upstreams: config.upstreams.map(upstream => {
+            if (upstream.transport === 'stdio') return { ...upstream, cwd: path.resolve(baseDir, upstream.cwd ?? '.') };
+            if (upstream.transport === 'files') return { ...upstream, path: path.resolve(baseDir, upstream.path) };
+            return upstream;
+        })
     };
 }
 
@@ -88,7 +90,7 @@ function describeIssue(issue: z.core.$ZodIssue, document: unknown): string {
         case 'invalid_type':
             return issue.input === undefined ? `is required (expected ${issue.expected})` : `expected ${issue.expected}, got ${describeValue(issue.input)}`;
         case 'invalid_union':
-            if (issue.discriminator === 'transport') return 'has a missing or unknown "transport"; use "stdio", "streamable-http", "sse" or "http"';
+            if (issue.discriminator === 'transport') return 'has a missing or unknown "transport"; use "stdio", "streamable-http", "sse", "http" or "files"';
             return issue.message;
         case 'invalid_value':
             return `must be one of ${issue.values.map(value => JSON.stringify(value)).join(', ')}`;

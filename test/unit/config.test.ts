@@ -67,7 +67,7 @@ describe('parseConfig: valid configs', () => {
         assert.ok(config.notifications.maxDelayMs >= config.notifications.debounceMs);
         const [upstream] = config.upstreams;
         assert.equal(upstream?.namespace, true);
-        assert.equal(upstream?.timeoutMs, 10_000);
+        assert.equal(upstream?.transport === 'stdio' ? upstream.timeoutMs : undefined, 10_000);
         assert.deepEqual(upstream?.transport === 'stdio' ? upstream.args : undefined, []);
     });
 
@@ -86,7 +86,7 @@ describe('parseConfig: valid configs', () => {
         );
         assert.equal(config.cursorSecret, 'x'.repeat(32));
         const [upstream] = config.upstreams;
-        assert.ok(upstream !== undefined && upstream.transport !== 'stdio');
+        assert.ok(upstream !== undefined && upstream.transport !== 'stdio' && upstream.transport !== 'files');
         assert.equal(upstream.url, 'http://localhost:3000/mcp');
         assert.deepEqual(upstream.headers, { Authorization: 'Bearer abc' });
     });

@@ -19,7 +19,7 @@ const rejects = (text: string) => configError(() => parse(text));
 describe('upstream auth config', () => {
     test('client credentials: the secret from the environment, basic client authentication by default', () => {
         const upstream = parse(withAuth(CREDENTIALS)).upstreams[0]!;
-        assert.ok(upstream.transport !== 'stdio');
+        assert.ok(upstream.transport !== 'stdio' && upstream.transport !== 'files');
         assert.deepEqual(upstream.auth, { ...CREDENTIALS, clientSecret: ENV.CLIENT_SECRET, clientAuth: 'basic' });
     });
 
@@ -50,7 +50,7 @@ describe('upstream auth config', () => {
     test('resource: a URL, false, or left out', () => {
         for (const resource of ['https://mcp.example/mcp', false]) {
             const upstream = parse(withAuth({ ...CREDENTIALS, resource })).upstreams[0]!;
-            assert.ok(upstream.transport !== 'stdio' && upstream.auth?.type === 'clientCredentials');
+            assert.ok(upstream.transport !== 'stdio' && upstream.transport !== 'files' && upstream.auth?.type === 'clientCredentials');
             assert.equal(upstream.auth.resource, resource);
         }
     });
