@@ -178,12 +178,12 @@ describe('parseConfig: errors name the path and say what to do', () => {
     test('a missing transport', () => {
         const { transport: _omitted, ...withoutTransport } = STDIO;
         const error = rejects(json({ upstreams: [withoutTransport] }));
-        assert.match(lineFor(error, 'upstreams[0].transport'), /"stdio", "streamable-http", "sse" or "http"/);
+        assert.match(lineFor(error, 'upstreams[0].transport'), /"stdio", "streamable-http", "sse", "http" or "files"/);
     });
 
     test('an unknown transport', () => {
         const error = rejects(json({ upstreams: [{ ...HTTP, transport: 'websocket' }] }));
-        assert.match(lineFor(error, 'upstreams[0].transport'), /use "stdio", "streamable-http", "sse" or "http"/);
+        assert.match(lineFor(error, 'upstreams[0].transport'), /use "stdio", "streamable-http", "sse", "http" or "files"/);
     });
 
     for (const url of ['ftp://example.org/mcp', 'file:///etc/passwd', 'example.org/mcp', 'not a url']) {
