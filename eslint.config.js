@@ -7,8 +7,8 @@ import tseslint from 'typescript-eslint';
 // TypeScript files don't need this: typescript-eslint turns `no-undef` off for them, tsc checks it.)
 const nodeGlobals = Object.fromEntries(
     [
-        'AbortController', 'AbortSignal', 'Buffer', 'URL', 'URLSearchParams', 'TextDecoder', 'TextEncoder',
-        'clearInterval', 'clearTimeout', 'console', 'fetch', 'global', 'globalThis', 'process',
+        'AbortController', 'AbortSignal', 'Buffer', 'Headers', 'Request', 'Response', 'URL', 'URLSearchParams',
+        'TextDecoder', 'TextEncoder', 'clearInterval', 'clearTimeout', 'console', 'fetch', 'global', 'globalThis', 'process',
         'queueMicrotask', 'setImmediate', 'setInterval', 'setTimeout', 'structuredClone'
     ].map(name => [name, 'readonly'])
 );
@@ -24,7 +24,7 @@ const browserGlobals = Object.fromEntries(
 
 export default defineConfig(
     {
-        ignores: ['dist/', 'node_modules/', 'coverage/', 'test-results/', '.bench/', 'conformance/node_modules/', 'conformance/results/']
+        ignores: ['dist/', 'node_modules/', 'coverage/', 'test-results/', '.bench/', 'runtimes/*/node_modules/', 'conformance/results/']
     },
 
     // Plain JavaScript: examples/**/*.mjs and the root *.js files (this config).

@@ -21,9 +21,10 @@
  * baseline mode), on an expected failure that passes, or on missing results.
  *
  * The suite's CLI needs Node 22+ (fs.globSync), while the gateway and its tests
- * run on Node 20: it runs on the Node of the nested package conformance/
- * (`npm ci --prefix conformance`, once); the gateway, the fixture and the
- * client wrapper run on the Node that runs this file.
+ * run on Node 20: it runs on the LTS Node of the nested package runtimes/node-lts/
+ * (`npm ci --prefix runtimes/node-lts`, once; CI runs the test suite on it too);
+ * the gateway, the fixture and the client wrapper run on the Node that runs this
+ * file.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -46,7 +47,8 @@ function expectedFailuresFile(specVersion: string): string {
 }
 const SUITE_PACKAGE = path.join(ROOT, 'node_modules/@modelcontextprotocol/conformance');
 const SUITE_CLI = path.join(SUITE_PACKAGE, 'dist/index.js');
-const RUNTIME_NODE = path.join(HERE, 'node_modules/.bin/node');
+const RUNTIME = path.join(ROOT, 'runtimes/node-lts');
+const RUNTIME_NODE = path.join(RUNTIME, 'node_modules/.bin/node');
 const SPEC_VERSIONS = ['2025-06-18', '2025-11-25', '2026-07-28'] as const;
 /** Client scenarios run this many at a time (each starts a gateway; the machine may have 2 cores). */
 const CLIENT_CONCURRENCY = Number(process.env.CONFORMANCE_CONCURRENCY ?? 2);
@@ -139,11 +141,11 @@ async function run(command: string, args: string[], logFile: string, echo = fals
 // Set-up
 
 function pinnedRuntimeVersion(): string {
-    const manifest = JSON.parse(readFileSync(path.join(HERE, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const manifest = JSON.parse(readFileSync(path.join(RUNTIME, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     return manifest.dependencies['node']!;
 }
 
-/** The suite's Node: installed from conformance/package-lock.json unless the pinned version is there already. */
+/** The suite's Node: installed from runtimes/node-lts/package-lock.json unless the pinned version is there already. */
 function ensureRuntime(): string {
     const wanted = pinnedRuntimeVersion();
     const installed = () => {
@@ -152,10 +154,10 @@ function ensureRuntime(): string {
         return result.status === 0 ? result.stdout.trim() : undefined;
     };
     if (installed() !== `v${wanted}`) {
-        console.log(`conformance: installing Node ${wanted} for the suite (npm ci --prefix conformance)`);
+        console.log(`conformance: installing Node ${wanted} for the suite (npm ci --prefix runtimes/node-lts)`);
         const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-        const result = spawnSync(npm, ['ci', '--prefix', 'conformance', '--no-audit', '--no-fund'], { cwd: ROOT, stdio: 'inherit' });
-        if (result.status !== 0) throw new Error(`npm ci --prefix conformance failed (exit ${result.status})`);
+        const result = spawnSync(npm, ['ci', '--prefix', 'runtimes/node-lts', '--no-audit', '--no-fund'], { cwd: ROOT, stdio: 'inherit' });
+        if (result.status !== 0) throw new Error(`npm ci --prefix runtimes/node-lts failed (exit ${result.status})`);
     }
     const version = installed();
     if (version !== `v${wanted}`) throw new Error(`${RUNTIME_NODE} is ${version ?? 'missing'}, expected v${wanted}`);

@@ -24,12 +24,24 @@
  * `dev__code-review` with the default separator, merged with the prompts of the
  * other upstreams.
  *
- * Plain ESM JavaScript: runs with `node`, no build step. Logs go to stderr, so
+ * Plain ESM JavaScript: runs with `node`, no build step, and imports only the
+ * gateway's own dependencies (@modelcontextprotocol/server, zod), so it runs from
+ * the installed package and the container image too. Logs go to stderr, so
  * stdout stays free for the protocol in stdio mode.
  */
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
-import { McpServer, completable, isInitializeRequest } from '@modelcontextprotocol/server';
+import {
+    McpServer,
+    WebStandardStreamableHTTPServerTransport,
+    completable,
+    hostHeaderValidationResponse,
+    isInitializeRequest,
+    localhostAllowedHostnames
+} from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import * as z from 'zod';
 
@@ -118,39 +130,73 @@ export function createPromptServer() {
 }
 
 /**
- * Stateful Streamable HTTP: one transport and one server per session.
+ * node:http to the SDK's web-standard transport, which takes a fetch `Request`
+ * and answers with a `Response` (Node 18+ has both built in). `signal` ends the
+ * request's body when the client goes away.
+ * @param {import('node:http').IncomingMessage} req
+ * @param {AbortSignal} signal
+ * @returns {Request}
+ */
+function toFetchRequest(req, signal) {
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) {
+        for (const item of [value ?? []].flat()) headers.append(name, item);
+    }
+    const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+    return new Request(new URL(req.url ?? '/', `http://${HOST}`), {
+        method: req.method,
+        headers,
+        signal,
+        // duplex: a streamed body needs it (the fetch spec's requirement for request streams).
+        ...(hasBody ? { body: /** @type {ReadableStream} */ (Readable.toWeb(req)), duplex: 'half' } : {})
+    });
+}
+
+/**
+ * Writes a fetch `Response` (a JSON body or an SSE stream) to node:http.
+ * @param {Response} response
+ * @param {import('node:http').ServerResponse} res
+ */
+async function sendFetchResponse(response, res) {
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    if (response.body === null) return void res.end();
+    // An SSE stream ends when the client disconnects: the pipeline then rejects, which is expected.
+    await pipeline(Readable.fromWeb(/** @type {import('node:stream/web').ReadableStream} */ (response.body)), res).catch(() => {});
+}
+
+/**
+ * @param {number} status
+ * @param {string} message
+ */
+function jsonRpcError(status, message) {
+    return Response.json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }, { status });
+}
+
+/**
+ * Stateful Streamable HTTP: one transport and one server per session, on
+ * node:http with nothing but the SDK (runs from an installed package too).
  * @param {number} port
  */
 async function serveHttp(port) {
-    // Loaded here, not at the top: they are development dependencies of the gateway, absent from an installed
-    // package, where this server runs over stdio as the upstream of the starter config that `init` writes.
-    const { createMcpExpressApp } = await import('@modelcontextprotocol/express');
-    const { NodeStreamableHTTPServerTransport } = await import('@modelcontextprotocol/node');
-    const app = createMcpExpressApp({ host: HOST });
-    /** @type {Map<string, import('@modelcontextprotocol/node').NodeStreamableHTTPServerTransport>} */
+    /** @type {Map<string, WebStandardStreamableHTTPServerTransport>} */
     const sessions = new Map();
 
-    /** @param {import('express').Request} req */
-    const sessionOf = req => {
-        const id = req.headers['mcp-session-id'];
-        return typeof id === 'string' ? sessions.get(id) : undefined;
-    };
-    /**
-     * @param {import('express').Response} res
-     * @param {number} status
-     * @param {string} message
-     */
-    const reject = (res, status, message) => {
-        res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
-    };
+    /** @param {Request} request */
+    const handle = async request => {
+        // Only local pages may reach a server bound to 127.0.0.1 (DNS rebinding).
+        const refused = hostHeaderValidationResponse(request, localhostAllowedHostnames());
+        if (refused) return refused;
+        if (new URL(request.url).pathname !== '/mcp') return jsonRpcError(404, 'Not found: the MCP endpoint is /mcp');
+        const sessionId = request.headers.get('mcp-session-id');
+        if (sessionId !== null) {
+            const existing = sessions.get(sessionId);
+            return existing ? existing.handleRequest(request) : jsonRpcError(404, 'Session not found');
+        }
+        if (request.method !== 'POST') return jsonRpcError(400, 'Bad Request: missing mcp-session-id');
+        const body = await request.json().catch(() => undefined);
+        if (!isInitializeRequest(body)) return jsonRpcError(400, 'Bad Request: missing mcp-session-id');
 
-    app.post('/mcp', async (req, res) => {
-        const existing = sessionOf(req);
-        if (existing) return existing.handleRequest(req, res, req.body);
-        if (req.headers['mcp-session-id'] !== undefined) return reject(res, 404, 'Session not found');
-        if (!isInitializeRequest(req.body)) return reject(res, 400, 'Bad Request: missing mcp-session-id');
-
-        const transport = new NodeStreamableHTTPServerTransport({
+        const transport = new WebStandardStreamableHTTPServerTransport({
             sessionIdGenerator: randomUUID,
             onsessioninitialized: id => void sessions.set(id, transport),
             onsessionclosed: id => void sessions.delete(id)
@@ -159,23 +205,25 @@ async function serveHttp(port) {
             if (transport.sessionId) sessions.delete(transport.sessionId);
         };
         await createPromptServer().connect(transport);
-        await transport.handleRequest(req, res, req.body);
-    });
-
-    /** GET opens the server-to-client stream, DELETE ends the session. */
-    const forward = async (/** @type {import('express').Request} */ req, /** @type {import('express').Response} */ res) => {
-        const existing = sessionOf(req);
-        if (!existing) return reject(res, 404, 'Session not found');
-        await existing.handleRequest(req, res);
+        return transport.handleRequest(request, { parsedBody: body });
     };
-    app.get('/mcp', forward);
-    app.delete('/mcp', forward);
 
-    const httpServer = app.listen(port, HOST, error => {
-        if (error) {
-            console.error(`cannot listen on ${HOST}:${port}: ${error.message}`);
-            process.exit(1);
-        }
+    const httpServer = createServer((req, res) => {
+        const gone = new AbortController();
+        res.once('close', () => gone.abort());
+        handle(toFetchRequest(req, gone.signal))
+            .then(response => sendFetchResponse(response, res))
+            .catch(error => {
+                console.error(error instanceof Error ? error.message : error);
+                if (!res.headersSent) res.writeHead(500);
+                res.end();
+            });
+    });
+    httpServer.once('error', error => {
+        console.error(`cannot listen on ${HOST}:${port}: ${error.message}`);
+        process.exit(1);
+    });
+    httpServer.listen(port, HOST, () => {
         const address = httpServer.address();
         const actual = typeof address === 'object' && address ? address.port : port;
         console.error(`listening on http://${HOST}:${actual}/mcp`);

@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 /**
- * mcp-prompt-gateway [--config <file>] [--stdio [--client ID]] [--host H] [--port P] [--check]
+ * mcp-prompt-gateway [--config <file>] [--from <client config>]... [--stdio [--client ID]] [--host H] [--port P] [--check]
  * mcp-prompt-gateway init [--output <file>] [--force]
  * Exit codes: 0 done, 1 runtime failure, 2 bad usage or bad config.
  */
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadConfigFile } from './config/load.js';
+import type { ImportNote } from './config/client-config/import.js';
+import { loadGatewayConfig } from './config/load.js';
 import { ConfigError } from './config/issues.js';
 import { ConfigReloader } from './config/reload.js';
 import { missingResource } from './config/oauth-schema.js';
@@ -21,12 +22,14 @@ import { childEnvironment } from './upstream/transports.js';
 import { createLogger, describeError, type LogFormat, type Logger } from './observability/logger.js';
 import { VERSION } from './version.js';
 
-const USAGE = `Usage: mcp-prompt-gateway [--config <file>] [--stdio [--client ID]] [--host H] [--port P] [--check]
+const USAGE = `Usage: mcp-prompt-gateway [--config <file>] [--from <file>]... [--stdio [--client ID]] [--host H] [--port P] [--check]
        mcp-prompt-gateway init [--output <file>] [--force]
 
   init             write a commented starter gateway.json, and print how to start it and connect clients
                    (mcp-prompt-gateway init --help for more)
   --config <file>  gateway config (JSON, comments allowed); see README.md. Default: ./gateway.json
+  --from <file>    an MCP client's config file (Claude Desktop, Cursor, Claude Code, VS Code) whose servers
+                   become upstreams; repeatable; without --config, with default settings (docs/client-configs.md)
   --stdio          serve MCP on stdin/stdout instead of HTTP (logs go to stderr)
   --client <id>    with --stdio: the configured client whose prompt policy applies (default: anonymous)
   --host <host>    override listen.host
@@ -45,6 +48,7 @@ function parseCommandLine(argv: string[]) {
             allowPositionals: false,
             options: {
                 config: { type: 'string', short: 'c' },
+                from: { type: 'string', multiple: true },
                 stdio: { type: 'boolean', default: false },
                 client: { type: 'string' },
                 host: { type: 'string' },
@@ -90,10 +94,22 @@ async function main(argv: string[]): Promise<number> {
         process.stdout.write(`${VERSION}\n`);
         return 0;
     }
-    const configFile = args.config ?? defaultConfigFile(process.cwd(), text => process.stderr.write(text));
-    if (configFile === undefined) return 2;
-    const load = async () => applyOverrides(await loadConfigFile(configFile), configFile, args.host, args.port);
-    const config = await load();
+    const from = args.from ?? [];
+    // --from alone runs with default settings; with neither, ./gateway.json (as init writes it).
+    const file = args.config ?? (from.length > 0 ? undefined : defaultConfigFile(process.cwd(), text => process.stderr.write(text)));
+    if (file === undefined && from.length === 0) return 2;
+    const source = file ?? `--from ${from.join(' ')}`;
+    // Warnings about client config files: on stderr until the logger exists, then in the log at each reload.
+    let report = (notes: ImportNote[]) => notes.forEach(note => process.stderr.write(`${note.level}: ${note.message}\n`));
+    let origins = new Map<string, string>();
+    const load = async (touched?: Set<string>) => {
+        const loaded = await loadGatewayConfig({ file, from }, process.env, touched);
+        report(loaded.notes);
+        origins = loaded.origins;
+        return applyOverrides(loaded.config, source, args.host, args.port);
+    };
+    const files = new Set<string>();
+    const config = await load(files);
     if (args.client !== undefined) {
         if (!args.stdio) throw new UsageError('--client applies to --stdio only; HTTP callers are identified by their credentials');
         if (args.client !== ANONYMOUS_CLIENT_ID && !config.clients.some(client => client.id === args.client)) {
@@ -101,8 +117,8 @@ async function main(argv: string[]): Promise<number> {
         }
     }
     if (args.check) {
-        for (const warning of commandWarnings(config)) process.stderr.write(`warning: ${warning}\n`);
-        process.stderr.write(`config ${configFile} is valid (${config.upstreams.length} upstream(s))\n`);
+        for (const warning of commandWarnings(config, origins)) process.stderr.write(`warning: ${warning}\n`);
+        process.stderr.write(`config ${source} is valid (${config.upstreams.length} upstream(s))\n`);
         return 0;
     }
 
@@ -115,6 +131,7 @@ async function main(argv: string[]): Promise<number> {
         throw new UsageError(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}`);
     }
     const logger = createLogger({ level: envLevel ?? config.log.level, format: (envFormat as LogFormat | undefined) ?? config.log.format });
+    report = notes => notes.forEach(note => logger[note.level === 'warning' ? 'warn' : 'info'](note.message));
     const signals = new SignalHandlers(logger);
     const gateway = await startGateway(config, { logger, stdio: args.stdio, ...(args.client === undefined ? {} : { client: args.client }) });
     if (gateway.url !== undefined) process.stderr.write(`listening on ${gateway.url}\n`);
@@ -122,7 +139,7 @@ async function main(argv: string[]): Promise<number> {
     for (const notice of gateway.notices) process.stderr.write(`${notice}\n`);
 
     const reloader = new ConfigReloader({
-        file: configFile,
+        files: [...files],
         load,
         apply: async next => ({ ...(await gateway.reload(next)) }),
         current: config,
@@ -154,12 +171,12 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /** A stdio upstream whose program is not here yet may still be where the gateway will run: a warning, not an error. */
-function commandWarnings(config: GatewayConfig): string[] {
+function commandWarnings(config: GatewayConfig, origins: ReadonlyMap<string, string>): string[] {
     return config.upstreams.flatMap((upstream, index) => {
         if (upstream.transport !== 'stdio') return [];
         const resolution = resolveCommand({ command: upstream.command, cwd: upstream.cwd, env: childEnvironment(upstream) });
         if (resolution.ok) return [];
-        return [`upstreams[${index}].${resolution.field}: ${resolution.problem}; ${resolution.fix}. (The config is valid: the command may exist where the gateway will run.)`];
+        return [`${origins.get(upstream.id) ?? `upstreams[${index}]`}.${resolution.field}: ${resolution.problem}; ${resolution.fix}. (The config is valid: the command may exist where the gateway will run.)`];
     });
 }
 

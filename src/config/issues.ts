@@ -5,10 +5,7 @@ export interface ConfigIssue {
     message: string;
 }
 
-/**
- * `upstreams[0].headers.Authorization`; keys that are not identifiers are quoted.
- * @internal exported for its tests
- */
+/** `upstreams[0].headers.Authorization`; keys that are not identifiers are quoted. */
 export function formatPath(path: readonly PropertyKey[]): string {
     let out = '';
     for (const part of path) {

@@ -3,7 +3,7 @@
  * jsonc-parser reads the text; the value is built here rather than by its `parse`, which assigns keys with `=`:
  * a key "__proto__" would set the object's prototype instead of being a key like any other, as JSON.parse keeps it.
  */
-import { parseTree, ParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
+import { findNodeAtLocation, parseTree, ParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
 
 export type JsoncResult = { ok: true; value: unknown } | { ok: false; line: number; column: number; problem: string };
 
@@ -29,15 +29,29 @@ const PROBLEMS: Record<ParseErrorCode, string> = {
 
 const BYTE_ORDER_MARK = '\uFEFF';
 
+const OPTIONS = { allowTrailingComma: true, disallowComments: false, allowEmptyContent: false };
+
+/** Editors on Windows may start the file with a byte order mark; it is not part of the document. */
+const withoutByteOrderMark = (source: string) => (source.startsWith(BYTE_ORDER_MARK) ? source.slice(1) : source);
+
 export function parseJsonc(source: string): JsoncResult {
-    // Editors on Windows may start the file with a byte order mark; it is not part of the document.
-    const text = source.startsWith(BYTE_ORDER_MARK) ? source.slice(1) : source;
+    const text = withoutByteOrderMark(source);
     const errors: ParseError[] = [];
-    const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: false });
+    const tree = parseTree(text, errors, OPTIONS);
     const first = errors[0];
     if (first !== undefined) return { ok: false, ...locate(text, first.offset), problem: PROBLEMS[first.error] ?? 'syntax error' };
     // Without errors there is a tree: empty content is itself an error (allowEmptyContent: false).
     return { ok: true, value: tree === undefined ? undefined : valueOf(tree) };
+}
+
+/** Where the value at a path (["servers", "github", "url"]) stands in `source`, for messages about it; parsed once. */
+export function positionsIn(source: string): (path: (string | number)[]) => { line: number; column: number } | undefined {
+    const text = withoutByteOrderMark(source);
+    const tree = parseTree(text, [], OPTIONS);
+    return path => {
+        const node = tree === undefined ? undefined : findNodeAtLocation(tree, path);
+        return node === undefined ? undefined : locate(text, node.offset);
+    };
 }
 
 function locate(text: string, offset: number): { line: number; column: number } {

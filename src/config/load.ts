@@ -2,6 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { z } from 'zod';
+import type { ImportNote } from './client-config/import.js';
+import { importUpstreams, resolveUserPath } from './client-config/load.js';
 import { interpolateEnv, type Environment } from './interpolate.js';
 import { parseJsonc } from './jsonc.js';
 import { nearestKey } from './suggest.js';
@@ -9,19 +11,68 @@ import { ConfigError, type ConfigIssue } from './issues.js';
 import { JwksSchema } from './policy-schema.js';
 import { GatewayConfigSchema, type GatewayConfig } from './schema.js';
 
-/** Relative paths (`cwd` of stdio upstreams, `path` of files upstreams, `auth.jwksFile`) are resolved against the file's folder. */
+/**
+ * Relative paths (`cwd` of stdio upstreams, `path` of files upstreams, `auth.jwksFile`) are resolved against the file's folder.
+ * @internal the config alone, for tests (the CLI uses loadGatewayConfig, which also returns the import notes)
+ */
 export async function loadConfigFile(file: string, env: Environment = process.env): Promise<GatewayConfig> {
-    const absolute = path.resolve(file);
-    let text: string;
+    return (await loadGatewayConfig({ file }, env)).config;
+}
+
+export interface ConfigRequest {
+    /** The gateway config file; without one, the default settings. */
+    file?: string | undefined;
+    /** MCP client config files given with `--from` (relative to the working directory), added to `upstreamsFrom`. */
+    from?: readonly string[] | undefined;
+}
+
+export interface LoadedConfig {
+    config: GatewayConfig;
+    /** Warnings and notices about the imported client config files, for the operator. */
+    notes: ImportNote[];
+    /** Where each imported upstream stands in its client config file, by id. */
+    origins: Map<string, string>;
+}
+
+/**
+ * The gateway config with the upstreams of its client config files (`upstreamsFrom`, `--from`). Every file read or
+ * tried (the config, client config files, env files) is added to `touched`, also when loading fails.
+ */
+export async function loadGatewayConfig(request: ConfigRequest, env: Environment = process.env, touched = new Set<string>()): Promise<LoadedConfig> {
+    const from = (request.from ?? []).map(file => resolveUserPath(process.cwd(), file));
+    const file = request.file;
+    const source = file ?? `--from ${request.from?.join(' ') ?? ''}`;
+    let document: unknown = {};
+    if (file !== undefined) {
+        touched.add(path.resolve(file));
+        document = parseJson(await readConfigText(file), file);
+    }
+    const fromConfig = withFromFiles(document, from);
+    const baseDir = file === undefined ? process.cwd() : path.dirname(path.resolve(file));
+    const config = resolvePaths(validate(document, source, env), baseDir);
+    const withJwks = { ...config, auth: await readJwksFile(config.auth, source) };
+    return importUpstreams(withJwks, source, fromConfig, env, touched);
+}
+
+async function readConfigText(file: string): Promise<string> {
     try {
-        text = await readFile(absolute, 'utf8');
+        return await readFile(path.resolve(file), 'utf8');
     } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         const why = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? 'error'})`;
         throw new ConfigError(file, [{ path: [], message: `${why}; pass an existing JSON file with --config` }]);
     }
-    const config = resolvePaths(parseConfig(text, file, env), path.dirname(absolute));
-    return { ...config, auth: await readJwksFile(config.auth, file) };
+}
+
+/** Appends the `--from` files to the document's upstreamsFrom; returns how many entries the document had itself. */
+function withFromFiles(document: unknown, from: readonly string[]): number {
+    if (typeof document !== 'object' || document === null || Array.isArray(document)) return 0;
+    const record = document as { upstreamsFrom?: unknown };
+    const listed = Array.isArray(record.upstreamsFrom) ? (record.upstreamsFrom as unknown[]) : undefined;
+    if (from.length === 0 || (record.upstreamsFrom !== undefined && listed === undefined)) return listed?.length ?? 0;
+    // "$${" keeps a "${" in a path from being read as a variable when the document is interpolated.
+    record.upstreamsFrom = [...(listed ?? []), ...from.map(file => ({ file: file.replaceAll('${', () => '$${') }))];
+    return listed?.length ?? 0;
 }
 
 /** A JWKS file's keys become the inline `jwks`, so the policy layer does no file I/O and a reload re-reads them. */
@@ -53,13 +104,21 @@ async function readJwksFile(auth: GatewayConfig['auth'], source: string): Promis
  * @internal exported for tests and benchmarks, which build their configs as text
  */
 export function parseConfig(text: string, source: string, env: Environment): GatewayConfig {
+    return validate(parseJson(text, source), source, env);
+}
+
+function parseJson(text: string, source: string): unknown {
     const document = parseJsonc(text);
     if (!document.ok) {
         throw new ConfigError(source, [
             { path: [], message: `not valid JSON at line ${document.line}, column ${document.column}: ${document.problem}; fix the syntax there` }
         ]);
     }
-    const interpolated = interpolateEnv(document.value, env);
+    return document.value;
+}
+
+function validate(document: unknown, source: string, env: Environment): GatewayConfig {
+    const interpolated = interpolateEnv(document, env);
     if (interpolated.issues.length > 0) throw new ConfigError(source, interpolated.issues);
     const parsed = GatewayConfigSchema.safeParse(interpolated.value, { reportInput: true });
     if (!parsed.success) throw new ConfigError(source, parsed.error.issues.map(issue => toConfigIssue(issue, interpolated.value)));
@@ -71,6 +130,7 @@ function resolvePaths(config: GatewayConfig, baseDir: string): GatewayConfig {
     return {
         ...config,
         auth: auth.mode === 'jwt' && auth.jwksFile !== undefined ? { ...auth, jwksFile: path.resolve(baseDir, auth.jwksFile) } : auth,
+        upstreamsFrom: config.upstreamsFrom.map(from => ({ ...from, file: resolveUserPath(baseDir, from.file) })),
         upstreams: config.upstreams.map(upstream => {
             if (upstream.transport === 'stdio') return { ...upstream, cwd: path.resolve(baseDir, upstream.cwd ?? '.') };
             if (upstream.transport === 'files') return { ...upstream, path: path.resolve(baseDir, upstream.path) };

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { invalidProxyEntry } from '../lib/client-address.js';
 import { isLoopback } from '../lib/loopback.js';
+import { upstreamsFromSchema } from './client-config/source-schema.js';
 import { AuthSchema, checkPolicyConfig, ClientSchema, CorsSchema, LimitsSchema, PromptPolicySchema } from './policy-schema.js';
 import { checkUpstreamAuth, UpstreamAuthSchema } from './upstream-auth-schema.js';
 
@@ -13,7 +14,7 @@ export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-const UPSTREAM_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+export const UPSTREAM_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 const upstreamId = z
     .string()
@@ -102,6 +103,18 @@ const commonUpstreamFields = {
         .optional()
         .describe('Overrides the global reconnect backoff for this upstream.')
 };
+
+const { id: _id, ...settingsOfEveryUpstream } = commonUpstreamFields;
+
+const importedUpstreamDefaults = z
+    .strictObject(settingsOfEveryUpstream)
+    .partial()
+    .prefault({})
+    .superRefine((defaults, ctx) => {
+        if (defaults.maxTotalTimeoutMs !== undefined && defaults.timeoutMs !== undefined && defaults.maxTotalTimeoutMs < defaults.timeoutMs) {
+            ctx.addIssue({ code: 'custom', path: ['maxTotalTimeoutMs'], message: `must be at least timeoutMs (${defaults.timeoutMs})` });
+        }
+    });
 
 const httpUrl = z
     .url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' })
@@ -408,9 +421,13 @@ export const GatewayConfigSchema = z
                     .describe('"json": one JSON object per line. "pretty": readable, for people. "auto": pretty when stderr is a terminal. LOG_FORMAT overrides it.')
             })
             .prefault({}),
-        upstreams: z.array(UpstreamSchema).min(1, { message: 'add at least one upstream MCP server' }).describe('The MCP servers behind the gateway, in order.')
+        upstreams: z.array(UpstreamSchema).default([]).describe('The MCP servers behind the gateway, in order.'),
+        upstreamsFrom: upstreamsFromSchema(importedUpstreamDefaults)
     })
     .superRefine((config, ctx) => {
+        if (config.upstreams.length === 0 && config.upstreamsFrom.length === 0) {
+            ctx.addIssue({ code: 'custom', path: ['upstreams'], message: 'add at least one upstream MCP server (or a client config file in upstreamsFrom)' });
+        }
         const seen = new Map<string, number>();
         config.upstreams.forEach((upstream, index) => {
             const first = seen.get(upstream.id);

@@ -5,7 +5,8 @@
  * of them), an upstream's `auth` token or client secret (in each form it is
  * sent in; the access tokens fetched with a client secret are redacted as they
  * arrive, see observability/redaction.ts), `auth.secret`, `cursorSecret`, `sessions.secrets`, the password of
- * `cluster.redis.url` and `metrics.bearerToken`. Values
+ * `cluster.redis.url`, `metrics.bearerToken` and the values of VS Code `${input:ID}`s
+ * (`upstreamsFrom[].inputs`, with those taken from the environment). Values
  * shorter than MIN_SECRET_LENGTH are left out: they would match ordinary words
  * all over the log, and the schema asks more of every real secret field. So are
  * the environment variables that configure a process rather than authorise it
@@ -24,7 +25,7 @@ const PLAIN_ENV = new Set(['PATH', 'HOME', 'PWD', 'TMPDIR', 'SHELL', 'TERM', 'LA
 
 const SCHEME_TOKEN = /^\s*(?:bearer|basic)\s+(\S+)\s*$/i;
 
-export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'auth' | 'cursorSecret' | 'sessions' | 'cluster' | 'metrics'>): string[] {
+export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'upstreamsFrom' | 'auth' | 'cursorSecret' | 'sessions' | 'cluster' | 'metrics'>): string[] {
     const values: string[] = [];
     for (const upstream of config.upstreams) {
         // A folder of prompt files holds no credentials.
@@ -45,6 +46,7 @@ export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'auth' |
     values.push(config.cursorSecret, ...(config.sessions.secrets));
     if (config.cluster?.redis !== undefined) values.push(...urlSecrets(config.cluster.redis.url));
     if (config.metrics.bearerToken !== undefined) values.push(config.metrics.bearerToken);
+    for (const from of config.upstreamsFrom) values.push(...Object.values(from.inputs));
     return [...new Set(values.filter(value => value.length >= MIN_SECRET_LENGTH))];
 }
 

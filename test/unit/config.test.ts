@@ -242,7 +242,8 @@ describe('parseConfig: errors name the path and say what to do', () => {
 
     test('no upstreams', () => {
         assert.match(lineFor(rejects(json({ upstreams: [] })), 'upstreams'), /add at least one upstream/);
-        assert.match(lineFor(rejects(json({})), 'upstreams'), /required/);
+        // Upstreams may come from client config files instead (upstreamsFrom): the message says so.
+        assert.match(lineFor(rejects(json({})), 'upstreams'), /add at least one upstream MCP server \(or a client config file in upstreamsFrom\)/);
     });
 
     test('several problems are all reported at once', () => {
