@@ -7,9 +7,7 @@
  * siblings are served on. The folder missing is the upstream down, rechecked
  * until it is back.
  */
-import { readFile } from 'node:fs/promises';
 import type { CompleteRequest, CompleteResult, GetPromptResult } from '@modelcontextprotocol/client';
-import pLimit from 'p-limit';
 import type { FilesUpstreamConfig } from '../../config/schema.js';
 import { Bus } from '../../lib/bus.js';
 import type { FaultKind } from '../../observability/faults.js';
@@ -20,9 +18,10 @@ import { FaultLog } from '../fault-log.js';
 import type { Collected } from '../pages.js';
 import type { UpstreamPrompt } from '../prompt-bounds.js';
 import type { GatewayUpstream, UpstreamEvent, UpstreamProblem, UpstreamState } from '../upstream.js';
-import { FolderUnreadable, scanFolder, type FileEntry, type FolderScan } from './folder.js';
+import { readPromptFile } from './file-read.js';
+import { FolderUnreadable, scanFolder, type FolderScan } from './folder.js';
 import { FolderWatcher } from './folder-watcher.js';
-import { MAX_PROMPT_FILE_BYTES, parsePromptFile, type ParseOutcome, type PromptFile } from './prompt-file.js';
+import type { PromptFile } from './prompt-file.js';
 import { PromptSet } from './prompt-set.js';
 import { completeArgument, renderPrompt } from './render.js';
 
@@ -199,17 +198,14 @@ export class FilesUpstream implements GatewayUpstream {
         for (const path of [...this.#files.paths]) {
             if (!scan.files.has(path)) changed = this.#files.delete(path) || changed;
         }
-        const toRead = [...scan.files].filter(([path, entry]) => this.#files.stampOf(path) !== entry.stamp);
-        const limit = pLimit(READ_CONCURRENCY);
-        await Promise.all(
-            toRead.map(([path, entry]) =>
-                limit(async () => {
-                    const outcome = await readPromptFile(entry, path);
-                    if (outcome !== undefined) this.#files.set(path, entry.stamp, outcome);
-                })
-            )
-        );
-        return changed || toRead.length > 0;
+        await forEachBounded([...scan.files], READ_CONCURRENCY, async ([path, entry]) => {
+            const read = await readPromptFile(entry, path, this.#files.stampOf(path));
+            if (read.kind === 'unchanged') return;
+            changed = true;
+            if (read.kind === 'read') this.#files.set(path, read.stamp, read.outcome);
+            else this.#files.delete(path);
+        });
+        return changed;
     }
 
     #served() {
@@ -259,22 +255,13 @@ export class FilesUpstream implements GatewayUpstream {
     }
 }
 
-/** undefined when the file went away between the scan and the read (the next scan forgets it). */
-async function readPromptFile(entry: FileEntry, path: string): Promise<ParseOutcome | undefined> {
-    const tooLarge: ParseOutcome = { ok: false, error: { line: undefined, message: `larger than ${MAX_PROMPT_FILE_BYTES} bytes; split the prompt` } };
-    // Checked before reading (a huge file is not read at all) and after (it may have grown since).
-    if (entry.size > MAX_PROMPT_FILE_BYTES) return tooLarge;
-    let text: string;
-    try {
-        const bytes = await readFile(entry.absolute);
-        if (bytes.length > MAX_PROMPT_FILE_BYTES) return tooLarge;
-        text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-        if (error instanceof TypeError) return { ok: false, error: { line: undefined, message: 'not UTF-8 text; save it as UTF-8' } };
-        return { ok: false, error: { line: undefined, message: `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})` } };
-    }
-    return parsePromptFile(text, path);
+/** `work` on every item, at most `concurrency` at a time: a few workers taking the next item, no promise per waiting item. */
+async function forEachBounded<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+    let next = 0;
+    const worker = async () => {
+        while (next < items.length) await work(items[next++]!);
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
 }
 
 function describeProblem(problem: UpstreamProblem): string {

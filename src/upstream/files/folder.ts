@@ -3,19 +3,19 @@
  * leaving out names starting with "." (`.git`, editors' swap files). Symbolic
  * links are followed only to files inside the folder; a linked folder is not
  * entered (no loops, no second copy). What is left out for a reason the
- * author should hear of becomes a problem.
+ * author should hear of becomes a problem. Files are not stat'ed here: a new
+ * file's stamp comes from the handle it is read through (file-read.ts).
  */
-import { lstat, readdir, realpath, stat } from 'node:fs/promises';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { UpstreamProblem } from '../upstream.js';
 
 const MAX_FOLDER_DEPTH = 16;
 
-/** Changes when the file does: compared between scans, so only changed files are read again. */
 export interface FileEntry {
     absolute: string;
-    stamp: string;
-    size: number;
+    /** A symbolic link (to a file inside the folder): opened following it; any other entry is opened refusing links. */
+    link: boolean;
 }
 
 export interface FolderScan {
@@ -67,7 +67,7 @@ async function walk(scan: FolderScan, context: Walk, directory: string, relative
     }
     scan.directories.push(directory);
     const subfolders: Promise<void>[] = [];
-    const stamps: Promise<void>[] = [];
+    const links: Promise<void>[] = [];
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
         if (entry.name.startsWith('.')) continue;
         const absolute = path.join(directory, entry.name);
@@ -78,33 +78,22 @@ async function walk(scan: FolderScan, context: Walk, directory: string, relative
                 scan.truncated = true;
                 continue;
             }
-            scan.files.set(below, { absolute, stamp: '', size: 0 });
-            stamps.push(stampOf(scan, context, absolute, below, entry.isSymbolicLink()));
+            const link = entry.isSymbolicLink();
+            scan.files.set(below, { absolute, link });
+            if (link) links.push(checkLink(scan, context, absolute, below));
         }
     }
-    await Promise.all([...stamps, ...subfolders]);
+    await Promise.all([...links, ...subfolders]);
 }
 
-async function stampOf(scan: FolderScan, context: Walk, absolute: string, below: string, link: boolean): Promise<void> {
+/** A link is followed only to a file inside the folder; what it points to is checked again when read. */
+async function checkLink(scan: FolderScan, context: Walk, absolute: string, below: string): Promise<void> {
     try {
-        if (link) {
-            const target = await realpath(absolute);
-            if (!target.startsWith(context.realRoot + path.sep)) {
-                scan.files.delete(below);
-                scan.problems.push({ source: below, message: 'a symbolic link to outside the folder; not read' });
-                return;
-            }
-        }
-        const info = link ? await stat(absolute) : await lstat(absolute);
-        if (!info.isFile()) {
-            scan.files.delete(below);
-            return;
-        }
-        const entry = scan.files.get(below)!;
-        entry.stamp = `${info.ino}:${info.size}:${info.mtimeMs}`;
-        entry.size = info.size;
+        const target = await realpath(absolute);
+        if (target.startsWith(context.realRoot + path.sep)) return;
+        scan.problems.push({ source: below, message: 'a symbolic link to outside the folder; not read' });
     } catch {
-        // Gone between listing and stat: the watcher reports it, and the next scan no longer lists it.
-        scan.files.delete(below);
+        // Dangling, or gone since the listing: nothing to read.
     }
+    scan.files.delete(below);
 }
