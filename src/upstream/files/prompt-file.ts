@@ -9,6 +9,7 @@ import type { Prompt } from '@modelcontextprotocol/client';
 import { isNode, LineCounter, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
 import { exceedsDepth } from '../../lib/json-bounds.js';
+import { readPlainFrontMatter } from './plain-front-matter.js';
 import { compileBody, TemplateError, type MessageTemplate } from './template.js';
 
 /** Larger than any prompt a person writes, small enough that 10,000 of them fit in memory. */
@@ -126,6 +127,22 @@ type FrontMatter =
 
 /** Lines here are within the YAML text; the caller adds the opening "---". */
 function readFrontMatter(yaml: string): FrontMatter {
+    const plain = readPlainFrontMatter(yaml, MAX_FRONT_MATTER_DEPTH);
+    if (plain !== undefined) {
+        const parsed = FrontMatterSchema.safeParse(plain ?? {});
+        // An error is said again by the full parse below, which knows its line.
+        if (parsed.success) return { ok: true, data: parsed.data, lineOf: path => lineInFull(yaml, path) };
+    }
+    return readYamlFrontMatter(yaml);
+}
+
+/** Lines are known to the full parse only: run when an error needs one. */
+function lineInFull(yaml: string, path: readonly PropertyKey[]): number | undefined {
+    const full = readYamlFrontMatter(yaml);
+    return full.ok ? full.lineOf(path) : undefined;
+}
+
+function readYamlFrontMatter(yaml: string): FrontMatter {
     if (flowDepth(yaml) > MAX_FRONT_MATTER_DEPTH) return { ok: false, error: { line: undefined, message: `front matter nested deeper than ${MAX_FRONT_MATTER_DEPTH} levels` } };
     const counter = new LineCounter();
     // uniqueKeys: a key given twice is an error, not a silent override.
