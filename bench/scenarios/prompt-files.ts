@@ -23,14 +23,22 @@ export interface PromptFilesOptions {
 
 export interface PromptFilesResult extends PromptFilesOptions {
     prompts: number;
-    /** Milliseconds. */
+    /** Milliseconds of wall time; cpu: of the measuring process (the fs thread pool included), steadier on a busy machine. */
     coldLoadMs: number;
+    coldLoadCpuMs: number;
     warmLoadMs: number;
+    warmLoadCpuMs: number;
     floorMs: number;
+    floorCpuMs: number;
     changeMs: number;
 }
 
 const FOLDERS = 50;
+
+interface Timed {
+    ms: number;
+    cpuMs: number;
+}
 
 /** A prompt as a team writes one: front matter with arguments and completion values, a body with placeholders. */
 export function promptFileText(index: number): string {
@@ -69,14 +77,18 @@ export async function measurePromptFiles(options: PromptFilesOptions): Promise<P
             cwd: ROOT,
             maxBuffer: 1 << 20
         });
-        const measured = JSON.parse(stdout) as { prompts: number; loads: number[]; floor: number[]; changeMs: number[] };
+        const measured = JSON.parse(stdout) as { prompts: number; loads: Timed[]; floor: Timed[]; changeMs: number[] };
+        const warm = measured.loads.slice(1);
         if (measured.prompts !== options.files) throw new Error(`prompt files: ${measured.prompts} prompts served of ${options.files} files`);
         return {
             ...options,
             prompts: measured.prompts,
-            coldLoadMs: measured.loads[0]!,
-            warmLoadMs: median(measured.loads.slice(1)),
-            floorMs: median(measured.floor),
+            coldLoadMs: measured.loads[0]!.ms,
+            coldLoadCpuMs: measured.loads[0]!.cpuMs,
+            warmLoadMs: median(warm.map(load => load.ms)),
+            warmLoadCpuMs: median(warm.map(load => load.cpuMs)),
+            floorMs: median(measured.floor.map(floor => floor.ms)),
+            floorCpuMs: median(measured.floor.map(floor => floor.cpuMs)),
             changeMs: median(measured.changeMs)
         };
     } finally {
