@@ -41,7 +41,7 @@ interface Timed {
 }
 
 /** A prompt as a team writes one: front matter with arguments and completion values, a body with placeholders. */
-export function promptFileText(index: number): string {
+function promptFileText(index: number): string {
     return `---
 title: Prompt ${index}
 description: Reviews a change of service ${index} for correctness, security and clarity.
