@@ -2,6 +2,7 @@
 import { addedP50, cpuPerGet, throughputRatio, verdicts, type BenchResults, type Verdict } from './results.js';
 import { table } from './lib/markdown.js';
 import { count, kib, mib, ms, ratio, us } from './lib/stats.js';
+import { promptFilesSection } from './report-prompt-files.js';
 import { scaleOutSections } from './report-scale-out.js';
 import { scenarioSections } from './report-scenarios.js';
 import { DIRECT, FLOOR, GATEWAY, GATEWAY_METRICS_OFF, GATEWAY_STATELESS, RAW_HOP } from './targets.js';
@@ -260,7 +261,7 @@ ${table(
     ]
 )}
 
-${scenarioSections(r)}${scaleOutSections(r)}## Reproduce
+${scenarioSections(r)}${scaleOutSections(r)}${promptFilesSection(r.promptFiles)}## Reproduce
 
 \`\`\`sh
 npm ci
@@ -269,6 +270,7 @@ npm run bench -- --gateway ../other-checkout         # another build of the gate
 npm run bench -- --before bench/results/before-da4130c.json   # with an earlier run's values beside
 npm run bench -- --quick                             # every scenario small, in under a minute; writes nothing
 npm run bench -- --only replicas,session-id --merge bench/results/<run>.json   # those two again, added to that run
+npm run bench -- --only prompt-files --merge bench/results/<run>.json   # the prompt-files scenario again, added to that run
 # the replicas scenario needs nginx (Debian: apt-get install -y redis-server nginx-light); without it, it is skipped
 \`\`\`
 `;

@@ -29,6 +29,7 @@ import { measureMetricsCost } from './scenarios/metrics-cost.js';
 import { measureNarrowClients } from './scenarios/narrow-clients.js';
 import { measureOverload } from './scenarios/overload.js';
 import { profileTarget } from './scenarios/profile.js';
+import { measurePromptFiles, type PromptFilesResult } from './scenarios/prompt-files.js';
 import { measureReplicas, type ReplicasResult } from './scenarios/replicas.js';
 import { measureSessionId } from './scenarios/session-id.js';
 import { measureSessions } from './scenarios/sessions.js';
@@ -65,7 +66,8 @@ const SIZES = args.quick
           metricsCostRounds: 20_000,
           profileMs: 300,
           replicas: { concurrencies: [16], sliceMs: 300, rounds: 1, idleMs: 100, warmUpRequests: 200 },
-          sessionId: { iterations: 5_000, rounds: 3, held: 1_000 }
+          sessionId: { iterations: 5_000, rounds: 3, held: 1_000 },
+          promptFiles: { files: 1_000, rounds: 2, changes: 2 }
       }
     : {
           upstreamPrompts: 100,
@@ -80,7 +82,8 @@ const SIZES = args.quick
           metricsCostRounds: 200_000,
           profileMs: 3_000,
           replicas: { concurrencies: [16, 64], sliceMs: 2_000, rounds: 3, idleMs: 1_000, warmUpRequests: 3_000 },
-          sessionId: { iterations: 50_000, rounds: 9, held: 10_000 }
+          sessionId: { iterations: 50_000, rounds: 9, held: 10_000 },
+          promptFiles: { files: 10_000, rounds: 6, changes: 5 }
       };
 const CPU_CONCURRENCY = 32;
 
@@ -138,6 +141,12 @@ async function replicasScenario(upstream: Watched & { url: string }): Promise<St
     return stamped(result);
 }
 
+async function promptFilesScenario(): Promise<Stamped<PromptFilesResult>> {
+    const result = stamped(await measurePromptFiles(SIZES.promptFiles));
+    log('promptFiles done');
+    return result;
+}
+
 /** A result with the commit and time it was measured, which a merged run's other scenarios do not share. */
 const stamped = <T extends object>(result: T): Stamped<T> => ({ ...result, measuredOn: { commit: gatewayUnderTest().commit, date: new Date().toISOString(), loadAtStart: os.loadavg() } });
 
@@ -151,7 +160,7 @@ async function writeReport(folder: string, results: BenchResults, resultsFile: s
 }
 
 /** Scenarios `--only` can run by themselves, under their names in the results. */
-const SELECTABLE = { replicas: 'replicas', 'session-id': 'sessionId' } as const;
+const SELECTABLE = { replicas: 'replicas', 'session-id': 'sessionId', 'prompt-files': 'promptFiles' } as const;
 
 /**
  * `--only`: the named scenarios alone; added to the `--merge` results (BENCHMARKS.md rendered again from them,
@@ -161,7 +170,7 @@ async function runSelected(names: string[]): Promise<void> {
     const unknown = names.filter(name => !(name in SELECTABLE));
     if (unknown.length > 0) throw new Error(`--only: unknown scenario ${unknown.join(', ')} (known: ${Object.keys(SELECTABLE).join(', ')})`);
     if (args.merge === undefined && !args.quick) throw new Error('--only needs --merge <results.json> (the run its results are added to), or --quick');
-    const measured: Partial<Pick<BenchResults, 'replicas' | 'sessionId'>> = {};
+    const measured: Partial<Pick<BenchResults, 'replicas' | 'sessionId' | 'promptFiles'>> = {};
     if (names.includes('replicas')) {
         const upstream = await startBenchServer('upstream', 'upstream.ts', ['--prompts', String(SIZES.upstreamPrompts)]);
         measured.replicas = await replicasScenario(upstream);
@@ -171,6 +180,7 @@ async function runSelected(names: string[]): Promise<void> {
         measured.sessionId = stamped(measureSessionId(SIZES.sessionId));
         log('sessionId done');
     }
+    if (names.includes('prompt-files')) measured.promptFiles = await promptFilesScenario();
     if (args.merge === undefined) {
         process.stdout.write(`${JSON.stringify(measured, null, 2)}\n`);
         return;
@@ -207,6 +217,7 @@ async function main(): Promise<void> {
     const gatewayWarnings = Object.fromEntries(lineup.gateway.warnings);
     await lineup.stop();
     const inProcess = await inProcessScenarios();
+    const promptFiles = await promptFilesScenario();
 
     const results: BenchResults = {
         date: new Date().toISOString(),
@@ -222,6 +233,7 @@ async function main(): Promise<void> {
         profile,
         ...inProcess,
         replicas,
+        promptFiles,
         gatewayWarnings
     };
     process.stdout.write(`${renderVerdicts(results)}\n`);

@@ -18,6 +18,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { parseConfig } from '../src/config/load.js';
 import { createLogger } from '../src/observability/logger.js';
 import { UpstreamConnection } from '../src/upstream/connection.js';
+import type { ServerUpstreamConfig } from '../src/config/schema.js';
 import { isCompleteResult, isGetPromptResult, isPromptPage } from '../src/upstream/result-schemas.js';
 import { RAW_SERVER, ROOT, stopChild } from '../test/helpers.js';
 
@@ -65,7 +66,7 @@ function connectionTarget(name: string, upstream: () => Promise<{ config: Record
         async open() {
             const opened = await upstream();
             const config = parseConfig(JSON.stringify({ upstreams: [{ id: 'bench', maxConcurrency: 64, pingIntervalMs: 0, ...opened.config }] }), 'bench.json', {});
-            const connection = new UpstreamConnection(config.upstreams[0]!, {
+            const connection = new UpstreamConnection(config.upstreams[0] as ServerUpstreamConfig, {
                 logger: createLogger({ level: 'warn', format: 'json' }),
                 limits: () => config.limits,
                 clientInfo: { name: 'bench', version: '1.0.0' },

@@ -28,7 +28,9 @@ import { describeError, setLogSecrets, type Logger } from './observability/logge
 import type { GatewayMetrics } from './observability/metrics.js';
 import { compilePolicy, type GatewayPolicy } from './policy/policy.js';
 import { UpstreamConnection } from './upstream/connection.js';
+import { FilesUpstream } from './upstream/files/files-upstream.js';
 import { UpstreamPool, type PoolChange } from './upstream/pool.js';
+import type { GatewayUpstream } from './upstream/upstream.js';
 import { healthRoutes, type Readiness } from './observability/routes.js';
 import { Telemetry } from './observability/telemetry.js';
 import { GATEWAY_INFO } from './version.js';
@@ -56,7 +58,7 @@ export interface RunningGateway {
     /** undefined when neither metrics nor the dashboard are on. */
     metrics: GatewayMetrics | undefined;
     /** The current upstreams, in config order. */
-    readonly upstreams: readonly UpstreamConnection[];
+    readonly upstreams: readonly GatewayUpstream[];
     catalog: Catalog;
     faults: FaultCounters;
     /** Resolves when a stdio client closes the connection; never in HTTP mode. */
@@ -112,15 +114,16 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         faults,
         overridesNotApplied: upstreamId => catalog.overrideReport(upstreamId)
     });
-    const pool: UpstreamPool = new UpstreamPool(
-        upstream =>
-            new UpstreamConnection(upstream, {
-                logger,
-                clientInfo: GATEWAY_INFO,
-                reconnect: resolveReconnect(config.reconnect, upstream),
-                limits: () => config.limits,
-                observer: telemetry.upstreamObserver
-            })
+    const pool: UpstreamPool = new UpstreamPool(upstream =>
+        upstream.transport === 'files'
+            ? new FilesUpstream(upstream, { logger, limits: () => config.limits, observer: telemetry.upstreamObserver })
+            : new UpstreamConnection(upstream, {
+                  logger,
+                  clientInfo: GATEWAY_INFO,
+                  reconnect: resolveReconnect(config.reconnect, upstream),
+                  limits: () => config.limits,
+                  observer: telemetry.upstreamObserver
+              })
     );
     const catalog: Catalog = new Catalog({ naming: { separator: config.namespace.separator }, logger, notifications: config.notifications, onCacheRead: telemetry.cacheRead });
     let cursors = new CursorCodec(config.cursorSecret);
@@ -181,6 +184,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
             state: upstream.state,
             required: upstream.config.required,
             ...(upstream.lastError === undefined ? {} : { error: upstream.lastError }),
+            ...(upstream.problems.length === 0 ? {} : { problems: upstream.problems }),
             ...upstream.load,
             faults: faults.of(upstream.id),
             ...overrideHealth(upstream.id)
@@ -229,7 +233,9 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
             // Also when no upstream changed: a client whose view only the policy changed must hear of it.
             catalog.announce();
         });
-        for (const upstream of pool.connections) upstream.reconnect = resolveReconnect(next.reconnect, upstream.config);
+        for (const upstream of pool.connections) {
+            if (upstream instanceof UpstreamConnection) upstream.reconnect = resolveReconnect(next.reconnect, upstream.config);
+        }
         return { ...change, needRestart };
     }
 

@@ -50,7 +50,7 @@ describe('downstream Streamable HTTP endpoint', () => {
 
     test('"http" upstreams use Streamable HTTP when offered and fall back to legacy SSE on 4xx', () => {
         assert.deepEqual(
-            gateway.upstreams.map(upstream => [upstream.id, upstream.wire]),
+            gateway.upstreams.map(upstream => [upstream.id, 'wire' in upstream ? upstream.wire : undefined]),
             [
                 ['local', 'stdio'],
                 ['auto', 'streamable-http'],

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import type { UpstreamEvent } from '../src/upstream/connection.js';
+import type { UpstreamEvent } from '../src/upstream/upstream.js';
 import { capturingLogger, closeAfter, connectHttp, fixtureStats, rpcError, silentStdio, startHttpFixture, startTestGateway, upstreamsReady, waitFor } from './helpers.js';
 
 const FAST_RECONNECT = { initialMs: 50, maxMs: 400 };

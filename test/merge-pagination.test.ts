@@ -50,7 +50,7 @@ describe('merged, paginated prompts/list', () => {
 
     test('every upstream connected over its own transport', () => {
         assert.deepEqual(
-            gateway.upstreams.map(upstream => [upstream.id, upstream.state, upstream.wire]),
+            gateway.upstreams.map(upstream => [upstream.id, upstream.state, 'wire' in upstream ? upstream.wire : undefined]),
             [
                 ['local', 'ready', 'stdio'],
                 ['docs', 'ready', 'streamable-http'],

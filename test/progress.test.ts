@@ -18,7 +18,7 @@ import { spawnSync } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import type { Client, GetPromptResult, Progress } from '@modelcontextprotocol/client';
 import { parseConfig } from '../src/config/load.js';
-import { maxTotalTimeout } from '../src/config/schema.js';
+import { maxTotalTimeout, type StdioUpstreamConfig } from '../src/config/schema.js';
 import type { RunningGateway } from '../src/gateway.js';
 import {
     connectHttp,
@@ -381,13 +381,13 @@ describe('maxTotalTimeoutMs in the config', () => {
     const parse = (upstream: Json) => parseConfig(JSON.stringify({ upstreams: [upstream] }), 'progress.json', {});
 
     test('defaults to 300000 and may equal timeoutMs', () => {
-        assert.equal(maxTotalTimeout(parse(STDIO).upstreams[0]!), 300_000);
-        assert.equal(maxTotalTimeout(parse({ ...STDIO, timeoutMs: 2000, maxTotalTimeoutMs: 2000 }).upstreams[0]!), 2000);
+        assert.equal(maxTotalTimeout(parse(STDIO).upstreams[0] as StdioUpstreamConfig), 300_000);
+        assert.equal(maxTotalTimeout(parse({ ...STDIO, timeoutMs: 2000, maxTotalTimeoutMs: 2000 }).upstreams[0] as StdioUpstreamConfig), 2000);
     });
 
     test('a timeoutMs above the default total (valid before the field existed) still gives a valid config', () => {
         const config = parse({ ...STDIO, timeoutMs: 400_000 });
-        assert.equal(maxTotalTimeout(config.upstreams[0]!), 400_000, 'the default total is at least timeoutMs');
+        assert.equal(maxTotalTimeout(config.upstreams[0] as StdioUpstreamConfig), 400_000, 'the default total is at least timeoutMs');
     });
 
     test('less than timeoutMs (given or default) is a config error naming the field', () => {

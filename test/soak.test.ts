@@ -24,7 +24,7 @@ import {
     type HttpFixture
 } from './helpers.js';
 import type { RunningGateway } from '../src/gateway.js';
-import type { UpstreamConnection } from '../src/upstream/connection.js';
+import type { GatewayUpstream } from '../src/upstream/upstream.js';
 
 const CLIENTS = 8;
 const DURATION_MS = 12_000;
@@ -172,7 +172,7 @@ interface KillRecord {
  * again and has served for READY_FOR_MS, for DURATION_MS and at least MIN_KILLS times (within MAX_DURATION_MS);
  * then stops the soak.
  */
-async function killerLoop(victim: UpstreamConnection, marker: string, soak: Soak, kills: KillRecord[], enoughCalls: () => boolean): Promise<void> {
+async function killerLoop(victim: GatewayUpstream, marker: string, soak: Soak, kills: KillRecord[], enoughCalls: () => boolean): Promise<void> {
     // Every transition to 'ready', timestamped, so no recovery is missed between two polls.
     const readyAt: number[] = [];
     const unsubscribe = victim.events.subscribe(event => {

@@ -88,6 +88,7 @@ export class UpstreamListCache {
 
     async #within(refreshing: Promise<UpstreamList | undefined>): Promise<UpstreamList | undefined> {
         const ms = this.upstream.config.timeoutMs;
+        if (ms === undefined) return refreshing;
         return withDeadline(refreshing, ms, () => {
             if (!this.#servedStale) {
                 this.#servedStale = true;

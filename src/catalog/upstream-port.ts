@@ -58,8 +58,8 @@ export interface UpstreamPort {
     readonly id: string;
     readonly state: string;
     readonly config: {
-        /** The longest a list read keeps a reader waiting, before the last good list is served. */
-        readonly timeoutMs: number;
+        /** The longest a list read keeps a reader waiting, before the last good list is served; none for lists read from memory. */
+        readonly timeoutMs?: number;
         /** Whether its prompts are exposed as `<id><separator><name>`. */
         readonly namespace: boolean;
     };

@@ -13,7 +13,7 @@ import { readTextFile } from './read-text-file.js';
 import { GatewayConfigSchema, type GatewayConfig } from './schema.js';
 
 /**
- * Relative paths (`cwd` of stdio upstreams, `auth.jwksFile`) are resolved against the file's folder.
+ * Relative paths (`cwd` of stdio upstreams, `path` of files upstreams, `auth.jwksFile`) are resolved against the file's folder.
  * @internal the config alone, for tests (the CLI uses loadGatewayConfig, which also returns the import notes)
  */
 export async function loadConfigFile(file: string, env: Environment = process.env): Promise<GatewayConfig> {
@@ -116,9 +116,11 @@ function resolvePaths(config: GatewayConfig, baseDir: string): GatewayConfig {
         ...config,
         auth: auth.mode === 'jwt' && auth.jwksFile !== undefined ? { ...auth, jwksFile: path.resolve(baseDir, auth.jwksFile) } : auth,
         upstreamsFrom: config.upstreamsFrom.map(from => ({ ...from, file: resolveUserPath(baseDir, from.file) })),
-        upstreams: config.upstreams.map(upstream =>
-            upstream.transport === 'stdio' ? { ...upstream, cwd: path.resolve(baseDir, upstream.cwd ?? '.') } : upstream
-        )
+        upstreams: config.upstreams.map(upstream => {
+            if (upstream.transport === 'stdio') return { ...upstream, cwd: path.resolve(baseDir, upstream.cwd ?? '.') };
+            if (upstream.transport === 'files') return { ...upstream, path: path.resolve(baseDir, upstream.path) };
+            return upstream;
+        })
     };
 }
 
@@ -133,7 +135,7 @@ function describeIssue(issue: z.core.$ZodIssue, document: unknown): string {
         case 'invalid_type':
             return issue.input === undefined ? `is required (expected ${issue.expected})` : `expected ${issue.expected}, got ${describeValue(issue.input)}`;
         case 'invalid_union':
-            if (issue.discriminator === 'transport') return 'has a missing or unknown "transport"; use "stdio", "streamable-http", "sse" or "http"';
+            if (issue.discriminator === 'transport') return 'has a missing or unknown "transport"; use "stdio", "streamable-http", "sse", "http" or "files"';
             return issue.message;
         case 'invalid_value':
             return `must be one of ${issue.values.map(value => JSON.stringify(value)).join(', ')}`;

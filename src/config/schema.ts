@@ -48,12 +48,28 @@ const reconnect = z
     .prefault({})
     .describe('Reconnect backoff (exponential with jitter) for upstreams whose connection failed or closed.');
 
-const commonUpstreamFields = {
+/** What every upstream has, whatever serves its prompts: its name, how its prompts are exposed and checked. */
+const catalogUpstreamFields = {
     id: upstreamId,
     namespace: z
         .boolean()
         .default(true)
         .describe('false exposes this upstream\'s prompt names without the "<id><separator>" prefix.'),
+    required: z
+        .boolean()
+        .default(false)
+        .describe('true: GET /readyz answers 503 while this upstream is not ready (a server not connected, a prompt folder not readable).'),
+    prompts: PromptPolicySchema.describe('Which of this upstream\'s prompts the gateway exposes, by the upstream\'s own names.'),
+    passUnknownArguments: z
+        .boolean()
+        .default(false)
+        .describe('true: forward arguments a prompt does not declare. false: reject them with -32602.'),
+    overrides: OverridesSchema
+};
+
+/** What only an upstream MCP server has: a connection to keep, requests that take time. */
+const commonUpstreamFields = {
+    ...catalogUpstreamFields,
     timeoutMs,
     protocol: z
         .enum(['auto', '2025', '2026-07-28'])
@@ -77,7 +93,6 @@ const commonUpstreamFields = {
         .max(3_600_000)
         .default(30_000)
         .describe('Ping the upstream when idle this often; two failed pings in a row reconnect it. 0 turns pings off.'),
-    required: z.boolean().default(false).describe('true: GET /readyz answers 503 while this upstream is not connected.'),
     maxConcurrency: z.number().int().min(1).max(10_000).default(16).describe('Most requests in flight to this upstream at once.'),
     maxQueue: z
         .number()
@@ -89,13 +104,7 @@ const commonUpstreamFields = {
     reconnect: z
         .strictObject({ initialMs: reconnectFields.initialMs.optional(), maxMs: reconnectFields.maxMs.optional() })
         .optional()
-        .describe('Overrides the global reconnect backoff for this upstream.'),
-    prompts: PromptPolicySchema.describe('Which of this upstream\'s prompts the gateway exposes, by the upstream\'s own names.'),
-    passUnknownArguments: z
-        .boolean()
-        .default(false)
-        .describe('true: forward arguments a prompt does not declare. false: reject them with -32602.'),
-    overrides: OverridesSchema
+        .describe('Overrides the global reconnect backoff for this upstream.')
 };
 
 const { id: _id, ...settingsOfEveryUpstream } = commonUpstreamFields;
@@ -141,8 +150,24 @@ const httpUpstream = <T extends 'streamable-http' | 'sse' | 'http'>(transport: T
         })
         .describe(what);
 
+/**
+ * Prompts written as files: nothing to connect to and no request that takes time, so only the fields every upstream
+ * has. See docs/prompt-files.md for the file format.
+ */
+export const FilesUpstreamSchema = z
+    .strictObject({
+        ...catalogUpstreamFields,
+        transport: z.literal('files'),
+        path: z
+            .string()
+            .min(1, { message: 'must name the folder of prompt files, e.g. "prompts"' })
+            .describe('Folder whose *.md files (subfolders included) are served as prompts, relative to the config file; watched for changes.')
+    })
+    .describe('Prompts kept as Markdown files with YAML front matter in a folder (docs/prompt-files.md).');
+
 export const UpstreamSchema = z.discriminatedUnion('transport', [
     StdioUpstreamSchema,
+    FilesUpstreamSchema,
     httpUpstream('streamable-http', 'An MCP server reached over Streamable HTTP.'),
     httpUpstream('sse', 'An MCP server reached over the legacy HTTP+SSE transport (protocol 2024-11-05).'),
     httpUpstream('http', 'An MCP server over HTTP: Streamable HTTP first, legacy HTTP+SSE if that answers 4xx.')
@@ -415,6 +440,10 @@ export const GatewayConfigSchema = z
             } else {
                 seen.set(upstream.id, index);
             }
+            checkUpstreamId(config.namespace.separator, upstream.id, index, ctx);
+            const { separator } = config.namespace;
+            checkOverrides(upstream, { path: ['upstreams', index], separator, namespacedIds, maxArgumentBytes: config.limits.maxArgumentBytes }, ctx);
+            if (upstream.transport === 'files') return;
             const backoff = resolveReconnect(config.reconnect, upstream);
             if (backoff.maxMs < backoff.initialMs) {
                 ctx.addIssue({
@@ -431,15 +460,6 @@ export const GatewayConfigSchema = z
                 });
             }
             if (upstream.transport !== 'stdio') checkUpstreamAuth(upstream, ['upstreams', index], ctx);
-            const { separator } = config.namespace;
-            checkOverrides(upstream, { path: ['upstreams', index], separator, namespacedIds, maxArgumentBytes: config.limits.maxArgumentBytes }, ctx);
-            if (upstream.id.includes(config.namespace.separator)) {
-                ctx.addIssue({
-                    code: 'custom',
-                    path: ['upstreams', index, 'id'],
-                    message: `contains the namespace separator "${config.namespace.separator}"; rename the upstream or change namespace.separator`
-                });
-            }
         });
         if (config.cursorSecret !== '' && config.cursorSecret.length < 16) {
             ctx.addIssue({
@@ -469,6 +489,15 @@ export const GatewayConfigSchema = z
     });
 
 export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;
+
+function checkUpstreamId(separator: string, id: string, index: number, ctx: z.RefinementCtx): void {
+    if (!id.includes(separator)) return;
+    ctx.addIssue({
+        code: 'custom',
+        path: ['upstreams', index, 'id'],
+        message: `contains the namespace separator "${separator}"; rename the upstream or change namespace.separator`
+    });
+}
 
 /**
  * Why an empty cursorSecret is refused, if it is: a random per-process key breaks cursors and sessions between
@@ -503,15 +532,18 @@ export type ReconnectPolicy = GatewayConfig['reconnect'];
 const DEFAULT_MAX_TOTAL_TIMEOUT_MS = 300_000;
 
 /** The bound on a request that makes progress (a timeoutMs above the default raises the default with it). */
-export function maxTotalTimeout(upstream: Pick<UpstreamConfig, 'timeoutMs' | 'maxTotalTimeoutMs'>): number {
+export function maxTotalTimeout(upstream: Pick<ServerUpstreamConfig, 'timeoutMs' | 'maxTotalTimeoutMs'>): number {
     return upstream.maxTotalTimeoutMs ?? Math.max(DEFAULT_MAX_TOTAL_TIMEOUT_MS, upstream.timeoutMs);
 }
 
 /** The upstream's own reconnect settings over the global ones. */
-export function resolveReconnect(global: ReconnectPolicy, upstream: Pick<UpstreamConfig, 'reconnect'>): ReconnectPolicy {
+export function resolveReconnect(global: ReconnectPolicy, upstream: Pick<ServerUpstreamConfig, 'reconnect'>): ReconnectPolicy {
     return { initialMs: upstream.reconnect?.initialMs ?? global.initialMs, maxMs: upstream.reconnect?.maxMs ?? global.maxMs };
 }
 export type UpstreamConfig = z.infer<typeof UpstreamSchema>;
 export type { AuthConfig } from './policy-schema.js';
 export type StdioUpstreamConfig = z.infer<typeof StdioUpstreamSchema>;
-export type HttpUpstreamConfig = Exclude<UpstreamConfig, StdioUpstreamConfig>;
+export type FilesUpstreamConfig = z.infer<typeof FilesUpstreamSchema>;
+/** An upstream MCP server, which the gateway connects to. */
+export type ServerUpstreamConfig = Exclude<UpstreamConfig, FilesUpstreamConfig>;
+export type HttpUpstreamConfig = Exclude<ServerUpstreamConfig, StdioUpstreamConfig>;

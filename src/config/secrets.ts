@@ -28,6 +28,8 @@ const SCHEME_TOKEN = /^\s*(?:bearer|basic)\s+(\S+)\s*$/i;
 export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'upstreamsFrom' | 'auth' | 'cursorSecret' | 'sessions' | 'cluster' | 'metrics'>): string[] {
     const values: string[] = [];
     for (const upstream of config.upstreams) {
+        // A folder of prompt files holds no credentials.
+        if (upstream.transport === 'files') continue;
         if (upstream.transport === 'stdio') {
             for (const [name, value] of Object.entries(upstream.env)) if (!PLAIN_ENV.has(name)) values.push(value);
             continue;

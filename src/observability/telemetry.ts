@@ -12,7 +12,8 @@ import type { GatewayConfig } from '../config/schema.js';
 import { isLoopback } from '../lib/loopback.js';
 import type { Reject, RejectionReason } from '../http/rejections.js';
 import type { Routes } from '../http/routes.js';
-import type { UpstreamConnection, UpstreamObserver } from '../upstream/connection.js';
+import type { UpstreamObserver } from '../upstream/connection.js';
+import type { GatewayUpstream } from '../upstream/upstream.js';
 import { VERSION } from '../version.js';
 import type { OverridesNotApplied, UpstreamStatus } from './dashboard-data.js';
 import { DashboardFeed } from './dashboard-feed.js';
@@ -23,7 +24,7 @@ import { operatorRoutesOnMcpListener, withheldReason } from './operator-access.j
 import { observabilityRoutes } from './routes.js';
 
 export interface TelemetrySources {
-    upstreams: () => readonly UpstreamConnection[];
+    upstreams: () => readonly GatewayUpstream[];
     /** The catalog clients were last told about: its prompts per upstream. */
     publishedView: () => CatalogView | undefined;
     sessions: () => Record<string, number>;

@@ -5,7 +5,7 @@
  * the gateway as a whole.
  */
 import type { CompleteRequest, CompleteResult, GetPromptResult, ServerCapabilities } from '@modelcontextprotocol/client';
-import type { UpstreamConfig } from '../config/schema.js';
+import type { ServerUpstreamConfig } from '../config/schema.js';
 import { Bus } from '../lib/bus.js';
 import type { FaultKind } from '../observability/faults.js';
 import { describeError, type Logger } from '../observability/logger.js';
@@ -23,6 +23,7 @@ import { isCompleteResult, isGetPromptAnswer, isPromptPage, withoutEnvelope, typ
 import type { RpcClient } from './rpc-client.js';
 import { UpstreamSession, type CallControl, type UpstreamMethod } from './session.js';
 import type { StdioHooks, WireProtocol } from './transports.js';
+import type { GatewayUpstream, UpstreamEvent, UpstreamState } from './upstream.js';
 
 const COMPLETIONS_CAPABILITY_SINCE = '2025-03-26';
 
@@ -32,11 +33,6 @@ const MAX_LIST_PAGES = 1000;
 /** More list_changed than this within a second is a flood: counted and logged (the catalog coalesces them anyway). */
 const FLOOD_PER_SECOND = 100;
 
-export type UpstreamState = 'idle' | 'connecting' | 'ready' | 'down' | 'closed';
-
-export type UpstreamEvent =
-    | { type: 'state'; upstreamId: string; state: UpstreamState; previous: UpstreamState }
-    | { type: 'prompts-changed'; upstreamId: string };
 
 /** What a connection reports about itself, for counters and metrics; it never waits on the answer. */
 export interface UpstreamObserver {
@@ -63,7 +59,7 @@ export interface ConnectionOptions {
     observer?: UpstreamObserver;
 }
 
-export class UpstreamConnection {
+export class UpstreamConnection implements GatewayUpstream {
     readonly id: string;
     readonly events: Bus<UpstreamEvent>;
     /** Backoff for reconnects; a reload may change it without restarting the connection. */
@@ -91,7 +87,7 @@ export class UpstreamConnection {
     readonly #credentials: UpstreamCredentials | undefined;
 
     constructor(
-        readonly config: UpstreamConfig,
+        readonly config: ServerUpstreamConfig,
         private readonly options: ConnectionOptions
     ) {
         this.id = config.id;
@@ -116,6 +112,9 @@ export class UpstreamConnection {
     get lastError(): string | undefined {
         return this.#lastError;
     }
+
+    /** Prompts over the limits are counted as faults instead: an upstream's list comes back whole on every read. */
+    readonly problems = [];
 
     /** Whether the first connection attempt has finished, successfully or not. */
     get attempted(): boolean {

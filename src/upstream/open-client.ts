@@ -4,7 +4,7 @@
  * handshake, bounded as a whole by the upstream's timeoutMs.
  */
 import type { Implementation } from '@modelcontextprotocol/client';
-import type { UpstreamConfig } from '../config/schema.js';
+import type { ServerUpstreamConfig } from '../config/schema.js';
 import { withDeadline } from '../lib/deadline.js';
 import type { Logger } from '../observability/logger.js';
 import { UpstreamFailedError, UpstreamHttpError } from './errors.js';
@@ -15,7 +15,7 @@ import { RpcClient, type RpcClientEvents } from './rpc-client.js';
 import { httpTransport, stdioTransport, type StdioHooks, type UpstreamTransport, type WireProtocol } from './transports.js';
 
 export interface OpenClientOptions {
-    config: UpstreamConfig;
+    config: ServerUpstreamConfig;
     clientInfo: Implementation;
     log: Logger;
     /** The wire that worked before: an "http" upstream known to be legacy SSE is not asked for Streamable HTTP again. */

@@ -10,7 +10,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import pLimit from 'p-limit';
 import type { UpstreamConfig } from '../config/schema.js';
-import type { UpstreamConnection } from './connection.js';
+import type { GatewayUpstream } from './upstream.js';
 
 const RETIRE_POLL_MS = 50;
 
@@ -22,16 +22,16 @@ export interface PoolChange {
 }
 
 export class UpstreamPool {
-    #connections: UpstreamConnection[] = [];
+    #connections: GatewayUpstream[] = [];
     /** Started by an apply() not finished yet, and replaced ones still finishing requests: close() stops them too. */
-    readonly #starting = new Set<UpstreamConnection>();
-    readonly #retiring = new Set<UpstreamConnection>();
+    readonly #starting = new Set<GatewayUpstream>();
+    readonly #retiring = new Set<GatewayUpstream>();
     #closed = false;
 
-    constructor(private readonly create: (config: UpstreamConfig) => UpstreamConnection) {}
+    constructor(private readonly create: (config: UpstreamConfig) => GatewayUpstream) {}
 
     /** In config order. */
-    get connections(): readonly UpstreamConnection[] {
+    get connections(): readonly GatewayUpstream[] {
         return this.#connections;
     }
 
@@ -42,7 +42,7 @@ export class UpstreamPool {
     async apply(
         configs: readonly UpstreamConfig[],
         concurrency: number,
-        swap: (next: readonly UpstreamConnection[]) => void
+        swap: (next: readonly GatewayUpstream[]) => void
     ): Promise<PoolChange> {
         if (this.#closed) throw new Error('upstream pool is closed');
         const current = new Map(this.#connections.map(connection => [connection.id, connection]));
@@ -78,10 +78,10 @@ export class UpstreamPool {
         return change;
     }
 
-    async #retire(connection: UpstreamConnection): Promise<void> {
+    async #retire(connection: GatewayUpstream): Promise<void> {
         this.#retiring.add(connection);
         // Polled: requests finish on their own schedule and a reload is rare, so a short poll is simpler than events.
-        const deadline = Date.now() + connection.config.timeoutMs;
+        const deadline = Date.now() + ('timeoutMs' in connection.config ? connection.config.timeoutMs : 0);
         while (connection.load.active + connection.load.queued > 0 && Date.now() < deadline && !this.#closed) {
             await new Promise(resolve => setTimeout(resolve, RETIRE_POLL_MS));
         }

@@ -274,7 +274,7 @@ test('the default resource is the upstream\'s URL in canonical form: no lone "/"
         const auth = { type: 'clientCredentials', tokenUrl: endpoint.url.href, clientId: 'gateway', clientSecret: 'secret' };
         const config = parseConfig(JSON.stringify({ upstreams: [{ id: 'web', transport: 'streamable-http', url, auth }] }), 'test', { API_KEY: 'key-0123456789' });
         const upstream = config.upstreams[0]!;
-        assert.ok(upstream.transport !== 'stdio');
+        assert.ok(upstream.transport !== 'stdio' && upstream.transport !== 'files');
         const credentials = upstreamCredentials(upstream, () => BACKOFF)!;
         t.after(() => credentials.close());
         await credentials.authorization();

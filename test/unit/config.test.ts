@@ -67,7 +67,7 @@ describe('parseConfig: valid configs', () => {
         assert.ok(config.notifications.maxDelayMs >= config.notifications.debounceMs);
         const [upstream] = config.upstreams;
         assert.equal(upstream?.namespace, true);
-        assert.equal(upstream?.timeoutMs, 10_000);
+        assert.equal(upstream?.transport === 'stdio' ? upstream.timeoutMs : undefined, 10_000);
         assert.deepEqual(upstream?.transport === 'stdio' ? upstream.args : undefined, []);
     });
 
@@ -86,7 +86,7 @@ describe('parseConfig: valid configs', () => {
         );
         assert.equal(config.cursorSecret, 'x'.repeat(32));
         const [upstream] = config.upstreams;
-        assert.ok(upstream !== undefined && upstream.transport !== 'stdio');
+        assert.ok(upstream !== undefined && upstream.transport !== 'stdio' && upstream.transport !== 'files');
         assert.equal(upstream.url, 'http://localhost:3000/mcp');
         assert.deepEqual(upstream.headers, { Authorization: 'Bearer abc' });
     });
@@ -178,12 +178,12 @@ describe('parseConfig: errors name the path and say what to do', () => {
     test('a missing transport', () => {
         const { transport: _omitted, ...withoutTransport } = STDIO;
         const error = rejects(json({ upstreams: [withoutTransport] }));
-        assert.match(lineFor(error, 'upstreams[0].transport'), /"stdio", "streamable-http", "sse" or "http"/);
+        assert.match(lineFor(error, 'upstreams[0].transport'), /"stdio", "streamable-http", "sse", "http" or "files"/);
     });
 
     test('an unknown transport', () => {
         const error = rejects(json({ upstreams: [{ ...HTTP, transport: 'websocket' }] }));
-        assert.match(lineFor(error, 'upstreams[0].transport'), /use "stdio", "streamable-http", "sse" or "http"/);
+        assert.match(lineFor(error, 'upstreams[0].transport'), /use "stdio", "streamable-http", "sse", "http" or "files"/);
     });
 
     for (const url of ['ftp://example.org/mcp', 'file:///etc/passwd', 'example.org/mcp', 'not a url']) {

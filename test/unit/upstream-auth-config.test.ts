@@ -19,7 +19,7 @@ const rejects = (text: string) => configError(() => parse(text));
 describe('upstream auth config', () => {
     test('client credentials: the secret from the environment, basic client authentication by default', () => {
         const upstream = parse(withAuth(CREDENTIALS)).upstreams[0]!;
-        assert.ok(upstream.transport !== 'stdio');
+        assert.ok(upstream.transport !== 'stdio' && upstream.transport !== 'files');
         assert.deepEqual(upstream.auth, { ...CREDENTIALS, clientSecret: ENV.CLIENT_SECRET, clientAuth: 'basic' });
     });
 
@@ -50,7 +50,7 @@ describe('upstream auth config', () => {
     test('tokenUrl: https://, or http:// to a loopback host only, since the client secret is sent there', () => {
         for (const tokenUrl of ['https://auth.example/token', 'http://127.0.0.1:9000/token', 'http://localhost/token', 'http://[::1]:9000/token', 'https://auth.example/token?p=b2c_policy']) {
             const upstream = parse(withAuth({ ...CREDENTIALS, tokenUrl })).upstreams[0]!;
-            assert.ok(upstream.transport !== 'stdio' && upstream.auth?.type === 'clientCredentials');
+            assert.ok(upstream.transport !== 'stdio' && upstream.transport !== 'files' && upstream.auth?.type === 'clientCredentials');
             assert.equal(upstream.auth.tokenUrl, tokenUrl);
         }
         for (const tokenUrl of ['http://auth.example/token', 'http://10.0.0.5/token', 'http://127.0.0.1.example/token']) {
@@ -63,7 +63,7 @@ describe('upstream auth config', () => {
     test('resource: a URL, false, or left out', () => {
         for (const resource of ['https://mcp.example/mcp', false]) {
             const upstream = parse(withAuth({ ...CREDENTIALS, resource })).upstreams[0]!;
-            assert.ok(upstream.transport !== 'stdio' && upstream.auth?.type === 'clientCredentials');
+            assert.ok(upstream.transport !== 'stdio' && upstream.transport !== 'files' && upstream.auth?.type === 'clientCredentials');
             assert.equal(upstream.auth.resource, resource);
         }
     });

@@ -1,0 +1,99 @@
+/**
+ * Finds the prompt files below a folder: every `*.md`, subfolders included,
+ * leaving out names starting with "." (`.git`, editors' swap files). Symbolic
+ * links are followed only to files inside the folder; a linked folder is not
+ * entered (no loops, no second copy). What is left out for a reason the
+ * author should hear of becomes a problem. Files are not stat'ed here: a new
+ * file's stamp comes from the handle it is read through (file-read.ts).
+ */
+import { readdir, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { UpstreamProblem } from '../upstream.js';
+
+const MAX_FOLDER_DEPTH = 16;
+
+export interface FileEntry {
+    absolute: string;
+    /** A symbolic link (to a file inside the folder): opened following it; any other entry is opened refusing links. */
+    link: boolean;
+}
+
+export interface FolderScan {
+    /** By path below the folder, "/"-separated. */
+    files: Map<string, FileEntry>;
+    /** Absolute paths of the folder and every subfolder scanned (what to watch). */
+    directories: string[];
+    problems: UpstreamProblem[];
+    /** Files beyond `maxFiles` were not taken. */
+    truncated: boolean;
+}
+
+export class FolderUnreadable extends Error {}
+
+/** Throws FolderUnreadable when the folder itself is missing or not a folder. */
+export async function scanFolder(root: string, maxFiles: number): Promise<FolderScan> {
+    let realRoot: string;
+    try {
+        realRoot = await realpath(root);
+        if (!(await stat(realRoot)).isDirectory()) throw new FolderUnreadable(`${root} is not a folder`);
+    } catch (error) {
+        if (error instanceof FolderUnreadable) throw error;
+        const code = (error as NodeJS.ErrnoException).code;
+        throw new FolderUnreadable(code === 'ENOENT' ? `folder not found: ${root}` : `folder cannot be read (${code ?? 'error'}): ${root}`);
+    }
+    const scan: FolderScan = { files: new Map(), directories: [], problems: [], truncated: false };
+    await walk(scan, { root, realRoot, maxFiles }, root, '', 0);
+    return scan;
+}
+
+interface Walk {
+    root: string;
+    realRoot: string;
+    maxFiles: number;
+}
+
+async function walk(scan: FolderScan, context: Walk, directory: string, relative: string, depth: number): Promise<void> {
+    if (depth > MAX_FOLDER_DEPTH) {
+        scan.problems.push({ source: relative, message: `folder nested deeper than ${MAX_FOLDER_DEPTH} levels; not read` });
+        return;
+    }
+    let entries;
+    try {
+        entries = await readdir(directory, { withFileTypes: true });
+    } catch (error) {
+        // The root itself vanishing is seen by the next scan; a subfolder may go between listing and reading.
+        if (relative === '') throw new FolderUnreadable(`folder cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): ${context.root}`);
+        return;
+    }
+    scan.directories.push(directory);
+    const subfolders: Promise<void>[] = [];
+    const links: Promise<void>[] = [];
+    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+        if (entry.name.startsWith('.')) continue;
+        const absolute = path.join(directory, entry.name);
+        const below = relative === '' ? entry.name : `${relative}/${entry.name}`;
+        if (entry.isDirectory()) subfolders.push(walk(scan, context, absolute, below, depth + 1));
+        else if (entry.name.endsWith('.md') && (entry.isFile() || entry.isSymbolicLink())) {
+            if (scan.files.size >= context.maxFiles) {
+                scan.truncated = true;
+                continue;
+            }
+            const link = entry.isSymbolicLink();
+            scan.files.set(below, { absolute, link });
+            if (link) links.push(checkLink(scan, context, absolute, below));
+        }
+    }
+    await Promise.all([...links, ...subfolders]);
+}
+
+/** A link is followed only to a file inside the folder; what it points to is checked again when read. */
+async function checkLink(scan: FolderScan, context: Walk, absolute: string, below: string): Promise<void> {
+    try {
+        const target = await realpath(absolute);
+        if (target.startsWith(context.realRoot + path.sep)) return;
+        scan.problems.push({ source: below, message: 'a symbolic link to outside the folder; not read' });
+    } catch {
+        // Dangling, or gone since the listing: nothing to read.
+    }
+    scan.files.delete(below);
+}
