@@ -149,6 +149,23 @@ describe('prompt files', { timeout: 60_000 }, () => {
         assert.deepEqual(got.messages[0]?.content, { type: 'text', text: 'Review this rust code.' });
     });
 
+    test('overrides apply to file prompts: a new name, title and a default that fills a missing argument', async t => {
+        const folder = await promptFolder(t, { 'review.md': REVIEW });
+        const overrides = { review: { name: 'code-review', title: 'Code review', arguments: { language: { default: 'python' } } } };
+        const gateway = await startTestGateway({ upstreams: [{ id: 'team', transport: 'files', path: folder, overrides }] });
+        closeAfter(t, () => gateway.close());
+        const client = await connectModernHttp(gateway.url!);
+        closeAfter(t, () => client.close());
+        const listed = (await client.listPrompts()).prompts;
+        assert.deepEqual(
+            listed.map(prompt => [prompt.name, prompt.title, prompt.arguments?.map(argument => [argument.name, argument.required])]),
+            [['team__code-review', 'Code review', [['language', false]]]]
+        );
+        const got = await client.getPrompt({ name: 'team__code-review' });
+        assert.deepEqual(got.messages[0]?.content, { type: 'text', text: 'Review this python code.' });
+        assert.equal((await rpcError(client.getPrompt({ name: 'team__review', arguments: { language: 'go' } }))).code, -32602);
+    });
+
     test('10,000 files load', async t => {
         const files: Record<string, string> = {};
         for (let index = 0; index < 10_000; index++) files[`group-${index % 50}/prompt-${index}.md`] = `---\ndescription: Prompt ${index}\n---\nPrompt ${index}.`;
