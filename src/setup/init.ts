@@ -71,7 +71,10 @@ export async function runInit(argv: string[], cli: string): Promise<number> {
         process.stderr.write(`mcp-prompt-gateway init: ${refusal(file)}\n`);
         return 2;
     }
-    const serving = servers.length === 0 ? 'one example MCP server; add your servers under "upstreams"' : `${servers.length} MCP server(s): ${servers.join(', ')}`;
+    const serving =
+        from.length === 0
+            ? 'one example MCP server; add your servers under "upstreams"'
+            : `the ${servers.length} MCP server(s) of ${from.join(', ')}${servers.length === 0 ? '' : `: ${servers.join(', ')}`}`;
     process.stdout.write(nextSteps({ file, cwd, node, cli, shellCommand: shellCommand(cli), serving }));
     return 0;
 }
