@@ -10,6 +10,13 @@
  * read serves the last good list and is not retried for a few seconds, however
  * many changes the upstream announces, so one failing upstream does not slow
  * every request down.
+ *
+ * Freshness: a list is vouched for as long as the upstream's own `ttlMs` says
+ * (2026-07-28), or, from an upstream that cannot announce changes, for the
+ * re-list interval; it is then read again on a schedule (never more often than
+ * the floor), and a change found is told to the catalog like a late list. A
+ * list read again unchanged is the same object, so nothing downstream of it is
+ * rebuilt or announced.
  */
 import type { Prompt } from '@modelcontextprotocol/client';
 import { withDeadline } from '../lib/deadline.js';
@@ -26,12 +33,24 @@ export interface UpstreamList {
     version: string;
 }
 
+/** How often lists that cannot be announced are read again (caching.relistIntervalMs, caching.minRelistIntervalMs). */
+export interface RelistPolicy {
+    relistIntervalMs: number;
+    /** No upstream is read on a schedule more often than this, whatever its ttlMs. */
+    minRelistIntervalMs: number;
+}
+
 export interface ListCacheOptions {
     logger: Logger;
     /** Every list read is recorded here, so cursors cut from it can resume exactly later. */
     remember: (upstreamId: string, list: UpstreamList) => void;
-    /** A fetch that outlived its readers' wait has landed: the view changed without an upstream event. */
+    /**
+     * The view changed without an upstream event: a fetch that outlived its readers' wait has landed, or a scheduled
+     * read found a new list.
+     */
     onLateList: (upstreamId: string) => void;
+    /** Read when a list lands, so a reload applies from the next read on. */
+    relist: () => RelistPolicy;
     /** Each read of a connected upstream's list: a hit when the cached list was current, else a miss. */
     onRead?: (upstreamId: string, hit: boolean) => void;
 }
@@ -50,6 +69,12 @@ export class UpstreamListCache {
     #retryAfter = 0;
     /** Readers of the refresh in flight were served the last good list: later ones need not wait either. */
     #servedStale = false;
+    /** Until when (epoch ms) the list is vouched for; undefined while the upstream announces its changes itself. */
+    #freshUntil: number | undefined;
+    /** Delay of the scheduled read after each read; undefined: none. */
+    #relistMs: number | undefined;
+    #relistTimer: NodeJS.Timeout | undefined;
+    #closed = false;
 
     constructor(
         readonly upstream: UpstreamPort,
@@ -62,9 +87,22 @@ export class UpstreamListCache {
         if (this.#refreshing !== undefined) this.#dirty = true;
     }
 
+    /** Until when (epoch ms) the current list can be vouched for: undefined when the upstream announces its changes. */
+    get freshUntil(): number | undefined {
+        return this.#freshUntil;
+    }
+
+    /** The upstream left the catalog: no more scheduled reads. */
+    close(): void {
+        this.#closed = true;
+        clearTimeout(this.#relistTimer);
+    }
+
     /** The upstream connected or went away: nothing read before may be served. */
     connectionChanged(): void {
         this.#connection++;
+        clearTimeout(this.#relistTimer);
+        this.#freshUntil = this.#relistMs = undefined;
         this.#list = undefined;
         this.#lastGood = undefined;
         this.#refreshing = undefined;
@@ -79,11 +117,49 @@ export class UpstreamListCache {
         if (this.#list !== undefined) return this.#list;
         if (this.#refreshing !== undefined) return this.#servedStale ? this.#lastGood : this.#within(this.#refreshing);
         if (Date.now() < this.#retryAfter) return this.#lastGood;
+        return this.#within(this.#startRefresh());
+    }
+
+    #startRefresh(): Promise<UpstreamList | undefined> {
         const refreshing = this.#refresh().finally(() => {
             if (this.#refreshing === refreshing) this.#refreshing = undefined;
         });
         this.#refreshing = refreshing;
-        return this.#within(refreshing);
+        return refreshing;
+    }
+
+    /**
+     * The scheduled read: the current list keeps being served meanwhile (readers do not wait for a read nobody asked
+     * for), and only a list that differs is news.
+     */
+    async #relist(): Promise<void> {
+        this.#relistTimer = undefined;
+        if (this.#closed || this.upstream.state !== 'ready') return;
+        // A read in flight schedules the next one itself when it lands.
+        if (this.#refreshing !== undefined) return;
+        const before = this.#lastGood;
+        const after = await this.#startRefresh();
+        if (after !== undefined && after !== before) this.options.onLateList(this.upstream.id);
+    }
+
+    /** After a read on the current connection: how long its list is vouched for, and when to read again. */
+    #keepFresh(started: number, ttlMs: number | undefined): void {
+        const policy = this.options.relist();
+        const interval = this.upstream.config.relistIntervalMs ?? policy.relistIntervalMs;
+        // An upstream's own ttlMs is its word on how long its list holds; without one, only an upstream that announces
+        // its changes can be trusted for ever.
+        const vouchMs = ttlMs ?? (this.upstream.announcesChanges ? undefined : interval);
+        this.#freshUntil = vouchMs === undefined ? undefined : started + vouchMs;
+        this.#relistMs = vouchMs === undefined ? undefined : Math.max(policy.minRelistIntervalMs, vouchMs);
+        this.#scheduleRelist();
+    }
+
+    #scheduleRelist(): void {
+        clearTimeout(this.#relistTimer);
+        this.#relistTimer = undefined;
+        if (this.#closed || this.#relistMs === undefined) return;
+        this.#relistTimer = setTimeout(() => void this.#relist(), this.#relistMs);
+        this.#relistTimer.unref();
     }
 
     async #within(refreshing: Promise<UpstreamList | undefined>): Promise<UpstreamList | undefined> {
@@ -103,9 +179,12 @@ export class UpstreamListCache {
     async #refresh(): Promise<UpstreamList | undefined> {
         const connection = this.#connection;
         const upstream = this.upstream;
+        const started = Date.now();
         try {
-            const list = this.#toList((await upstream.listPrompts()).items);
+            const listing = await upstream.listPrompts();
+            const list = this.#toList(listing.items);
             if (this.#connection !== connection) return list;
+            this.#keepFresh(started, listing.ttlMs);
             this.#lastGood = list;
             // Changed meanwhile: serve this result, read again on the next request.
             if (!this.#dirty) this.#list = list;
@@ -124,6 +203,8 @@ export class UpstreamListCache {
                 this.#retryAfter = Date.now() + LIST_RETRY_MS;
                 this.#dirty = false;
                 this.#servedStale = false;
+                // What was vouched for still expires; the schedule keeps trying.
+                this.#scheduleRelist();
             }
             return this.#lastGood;
         }
@@ -143,7 +224,11 @@ export class UpstreamListCache {
             digests.push(digest);
         }
         const names = prompts.map(prompt => prompt.name);
-        const list = { prompts, digests, names, version: shortDigest(JSON.stringify(names)) };
+        const version = shortDigest(JSON.stringify(names));
+        // The same names and definitions as before: the same list, so nothing built from it is built again.
+        const previous = this.#lastGood;
+        const same = previous?.version === version && previous.digests.every((digest, index) => digest === digests[index]);
+        const list = same ? previous : { prompts, digests, names, version };
         this.options.remember(this.upstream.id, list);
         return list;
     }

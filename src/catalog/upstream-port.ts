@@ -62,9 +62,14 @@ export interface UpstreamPort {
         readonly timeoutMs?: number;
         /** Whether its prompts are exposed as `<id><separator><name>`. */
         readonly namespace: boolean;
+        /** How often its list is read again when it cannot announce changes (else caching.relistIntervalMs). */
+        readonly relistIntervalMs?: number | undefined;
     };
+    /** Whether it tells of every change to its list (list_changed): if not, its list is read again on a schedule. */
+    readonly announcesChanges: boolean;
     readonly events: { subscribe(listener: (event: UpstreamPortEvent) => void): () => void };
-    listPrompts(): Promise<{ items: readonly ListedPrompt[] }>;
+    /** `ttlMs`: how long the upstream itself says its list holds (a 2026-07-28 upstream's caching hint), if it says. */
+    listPrompts(): Promise<{ items: readonly ListedPrompt[]; ttlMs?: number | undefined }>;
     getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl, continuation?: Continuation): Promise<GetPromptResult | InputRequired>;
     /** undefined when the upstream does not offer completions. */
     complete(params: CompleteRequest['params'], control?: CallControl): Promise<CompleteResult | undefined>;

@@ -29,6 +29,11 @@ export interface UpstreamProblem {
     message: string;
 }
 
+/** An upstream's whole list, with how long it says the list holds (a 2026-07-28 upstream's `ttlMs`), if it says. */
+export interface UpstreamListing extends Collected<UpstreamPrompt> {
+    ttlMs?: number | undefined;
+}
+
 export interface GatewayUpstream {
     readonly id: string;
     readonly config: UpstreamConfig;
@@ -42,10 +47,12 @@ export interface GatewayUpstream {
     readonly attempted: boolean;
     readonly load: { active: number; queued: number };
     readonly offersCompletions: boolean;
+    /** Whether it tells of every change to its list; if not, the catalog reads it again on a schedule. */
+    readonly announcesChanges: boolean;
     /** Resolves after the first attempt, whatever its outcome. */
     start(): Promise<void>;
     close(): Promise<void>;
-    listPrompts(): Promise<Collected<UpstreamPrompt>>;
+    listPrompts(): Promise<UpstreamListing>;
     getPrompt(
         name: string,
         args: Record<string, string> | undefined,
