@@ -84,7 +84,7 @@ describe('catalog over in-memory upstreams', () => {
         t.mock.timers.tick(50);
         await settle();
         assert.equal(quiet.listCalls, 2);
-        assert.deepEqual(changes, [], 'the same list again is announced to no one');
+        assert.equal(changes.length, 0, 'the same list again is announced to no one');
 
         t.mock.timers.tick(RELIST.relistIntervalMs / 2 - 50);
         assert.equal(catalog.freshForMs(), RELIST.relistIntervalMs / 2, 'what is left of it');
