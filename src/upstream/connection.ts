@@ -18,7 +18,7 @@ import { FloodDetector } from './flood.js';
 import { ProbeEndedConnection, STATELESS_REVISION, type Era } from './handshake.js';
 import { childOutputLog } from './output-log.js';
 import { collectPages } from './pages.js';
-import { boundPrompt, type PromptLimits, type UpstreamPrompt } from './prompt-bounds.js';
+import { boundPrompt, type PromptLimits } from './prompt-bounds.js';
 import { isCompleteResult, isGetPromptAnswer, isPromptPage, withoutEnvelope, type InputRequired } from './result-schemas.js';
 import type { RpcClient } from './rpc-client.js';
 import { UpstreamSession, type CallControl, type UpstreamMethod } from './session.js';

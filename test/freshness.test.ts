@@ -1,0 +1,109 @@
+/**
+ * Honest freshness: an upstream that cannot announce changes (no `listChanged`) is read again on a schedule
+ * (caching.relistIntervalMs, or its own relistIntervalMs), a 2026-07-28 upstream on its own ttlMs (never more often
+ * than caching.minRelistIntervalMs), and the change reaches every client that sees it: a 2025 session as
+ * notifications/prompts/list_changed, a 2026-07-28 client on its subscriptions/listen stream. The merged list's ttlMs
+ * is never longer than the gateway can vouch for.
+ */
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Client, McpSubscription } from '@modelcontextprotocol/client';
+import type { RunningGateway } from '../src/gateway.js';
+import { closeAfter, connectHttp, connectModernHttp, listAllPages, ROOT, startTestGateway, upstreamsReady } from './helpers.js';
+import { postModern, type JsonRpcMessage } from './raw-http.js';
+
+const REVISION_SERVER = path.join(ROOT, 'test/fixtures/revision-server.ts');
+/** How often the 2025 upstream is read again, and the ttlMs the 2026-07-28 one gives: short, for the test's sake. */
+const QUIET_RELIST_MS = 300;
+const MODERN_TTL_MS = 400;
+
+function revisionServer(id: string, revision: string, flags: string[], extra: Record<string, unknown> = {}) {
+    return {
+        id,
+        transport: 'stdio',
+        command: process.execPath,
+        args: ['--import', 'tsx', REVISION_SERVER, '--revision', revision, ...flags],
+        cwd: ROOT,
+        protocol: revision === '2026-07-28' ? '2026-07-28' : '2025',
+        timeoutMs: 30_000,
+        ...extra
+    };
+}
+
+/**
+ * Hands out a promise of the next notifications/prompts/list_changed the client gets. Set up before a 2026-07-28
+ * client's listen: its subscription takes the handlers set by then.
+ */
+function listChangedOf(client: Client): () => Promise<void> {
+    let waiting: (() => void)[] = [];
+    client.setNotificationHandler('notifications/prompts/list_changed', () => {
+        for (const resolve of waiting) resolve();
+        waiting = [];
+    });
+    return () => new Promise(resolve => waiting.push(resolve));
+}
+
+async function modernListPage(url: string): Promise<Record<string, unknown>> {
+    const response = await postModern(url, 'prompts/list');
+    assert.equal(response.status, 200);
+    const message = (await response.json()) as JsonRpcMessage;
+    return message.result as Record<string, unknown>;
+}
+
+describe('upstreams that cannot announce changes', { timeout: 60_000 }, () => {
+    let gateway: RunningGateway;
+    let legacy: Client;
+    let modern: Client;
+    let legacyHears: () => Promise<void>;
+    let modernHears: () => Promise<void>;
+    let subscription: McpSubscription | undefined;
+
+    before(async () => {
+        gateway = await startTestGateway({
+            notifications: { debounceMs: 20, maxDelayMs: 100 },
+            // An hour: only the upstreams' own settings explain a read within the test.
+            caching: { relistIntervalMs: 3_600_000, minRelistIntervalMs: 100 },
+            upstreams: [
+                revisionServer('quiet', '2025-11-25', ['--silent'], { relistIntervalMs: QUIET_RELIST_MS }),
+                revisionServer('modern', '2026-07-28', ['--silent', '--ttl-ms', String(MODERN_TTL_MS)])
+            ]
+        });
+        await upstreamsReady(gateway, undefined, 60_000);
+        legacy = await connectHttp(gateway.url!, { protocolVersion: '2025-11-25' });
+        modern = await connectModernHttp(gateway.url!);
+        legacyHears = listChangedOf(legacy);
+        modernHears = listChangedOf(modern);
+        subscription = await modern.listen({ promptsListChanged: true });
+    });
+
+    after(async () => {
+        await subscription?.close();
+        await Promise.all([legacy?.close(), modern?.close()]);
+        await gateway?.close();
+    });
+
+    for (const id of ['quiet', 'modern']) {
+        test(`a change of the ${id} upstream, announced by no one, reaches a 2025 session and a 2026-07-28 listener`, async () => {
+            const before = (await listAllPages(legacy)).names;
+            assert.ok(!before.includes(`${id}__added-1`));
+            const heard = Promise.all([legacyHears(), modernHears()]);
+            await legacy.request({ method: 'prompts/get', params: { name: `${id}__trigger-change` } });
+            await heard;
+            assert.ok((await listAllPages(legacy)).names.includes(`${id}__added-1`));
+        });
+    }
+
+    test('the merged ttlMs is no longer than the least fresh list: the re-list interval, or an upstream\'s own ttlMs', async () => {
+        const page = await modernListPage(gateway.url!);
+        const ttlMs = page['ttlMs'];
+        assert.ok(Number.isSafeInteger(ttlMs) && (ttlMs as number) >= 0 && (ttlMs as number) <= QUIET_RELIST_MS, `ttlMs ${String(ttlMs)}`);
+    });
+});
+
+test('upstreams that announce their changes: the merged ttlMs is caching.listTtlMs', { timeout: 120_000 }, async t => {
+    const gateway = await startTestGateway({ caching: { listTtlMs: 45_000 }, upstreams: [revisionServer('loud', '2025-11-25', [])] });
+    closeAfter(t, () => gateway.close());
+    await upstreamsReady(gateway, undefined, 60_000);
+    assert.equal((await modernListPage(gateway.url!))['ttlMs'], 45_000);
+});
