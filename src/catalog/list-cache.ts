@@ -22,6 +22,7 @@ import type { Prompt } from '@modelcontextprotocol/client';
 import { withDeadline } from '../lib/deadline.js';
 import { shortDigest } from '../lib/digest.js';
 import { describeError, type Logger } from '../observability/logger.js';
+import { outsideRequests } from '../observability/request-context.js';
 import type { ListedPrompt, UpstreamPort } from './upstream-port.js';
 
 export interface UpstreamList {
@@ -158,7 +159,8 @@ export class UpstreamListCache {
         clearTimeout(this.#relistTimer);
         this.#relistTimer = undefined;
         if (this.#closed || this.#relistMs === undefined) return;
-        this.#relistTimer = setTimeout(() => void this.#relist(), this.#relistMs);
+        // Set while some client's read is served, the timer must not run its read as part of that client's request.
+        this.#relistTimer = outsideRequests(() => setTimeout(() => void this.#relist(), this.#relistMs));
         this.#relistTimer.unref();
     }
 

@@ -46,3 +46,11 @@ export function inRequest<T>(requestId: string, work: () => T): T {
 export function inSomeRequest<T>(work: () => T): T {
     return storage.getStore() === undefined ? storage.run({ requestId: randomUUID() }, work) : work();
 }
+
+/**
+ * Runs `work` outside any request, with what it starts (timers, promises): for deferred work that a request happens
+ * to set going but that serves no one request, so it carries neither that request's id nor its headers.
+ */
+export function outsideRequests<T>(work: () => T): T {
+    return storage.exit(work);
+}
