@@ -58,6 +58,8 @@ export interface ListCacheOptions {
 
 /** How long a failed list read is not retried. */
 const LIST_RETRY_MS = 5000;
+/** The longest wait for a scheduled read, whatever ttlMs an upstream gives (a timer cannot wait much over 24 days). */
+const MAX_RELIST_MS = 86_400_000;
 
 export class UpstreamListCache {
     #list: UpstreamList | undefined;
@@ -151,16 +153,18 @@ export class UpstreamListCache {
         // its changes can be trusted for ever.
         const vouchMs = ttlMs ?? (this.upstream.announcesChanges ? undefined : interval);
         this.#freshUntil = vouchMs === undefined ? undefined : started + vouchMs;
-        this.#relistMs = vouchMs === undefined ? undefined : Math.max(policy.minRelistIntervalMs, vouchMs);
+        this.#relistMs = vouchMs === undefined ? undefined : Math.min(MAX_RELIST_MS, Math.max(policy.minRelistIntervalMs, vouchMs));
         this.#scheduleRelist();
     }
 
-    #scheduleRelist(): void {
+    /** `atLeastMs`: after a failed read, the schedule is no excuse to ask a failing upstream more often than reads may. */
+    #scheduleRelist(atLeastMs = 0): void {
         clearTimeout(this.#relistTimer);
         this.#relistTimer = undefined;
         if (this.#closed || this.#relistMs === undefined) return;
+        const delay = Math.max(atLeastMs, this.#relistMs);
         // Set while some client's read is served, the timer must not run its read as part of that client's request.
-        this.#relistTimer = outsideRequests(() => setTimeout(() => void this.#relist(), this.#relistMs));
+        this.#relistTimer = outsideRequests(() => setTimeout(() => void this.#relist(), delay));
         this.#relistTimer.unref();
     }
 
@@ -206,7 +210,7 @@ export class UpstreamListCache {
                 this.#dirty = false;
                 this.#servedStale = false;
                 // What was vouched for still expires; the schedule keeps trying.
-                this.#scheduleRelist();
+                this.#scheduleRelist(LIST_RETRY_MS);
             }
             return this.#lastGood;
         }

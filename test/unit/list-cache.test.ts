@@ -225,6 +225,30 @@ describe('upstream list cache', () => {
             assert.equal(upstream.listCalls, 4);
         });
 
+        test('a ttlMs too long for a timer is waited out a day at a time, and a failed read is retried no sooner than reads are', async t => {
+            t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+            const upstream = new FakeUpstream('modern', [prompt('a')]);
+            upstream.ttlMs = 2 ** 40;
+            const { cache } = setup(upstream, { relistIntervalMs: 60_000, minRelistIntervalMs: 100 });
+            t.after(() => cache.close());
+            await cache.read();
+            await advance(t, 86_400_000 - 1);
+            assert.equal(upstream.listCalls, 1);
+            await advance(t, 1);
+            assert.equal(upstream.listCalls, 2);
+
+            upstream.ttlMs = 0;
+            await advance(t, 86_400_000);
+            assert.equal(upstream.listCalls, 3, 'now at the floor');
+            upstream.nextList = Promise.reject(new Error('boom'));
+            await advance(t, 100);
+            assert.equal(upstream.listCalls, 4);
+            await advance(t, 4999);
+            assert.equal(upstream.listCalls, 4, 'a failing upstream is not asked at the floor');
+            await advance(t, 1);
+            assert.equal(upstream.listCalls, 5);
+        });
+
         test('an upstream that announces its changes and gives no ttlMs is never read on a schedule, and vouched for without end', async t => {
             t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
             const { upstream, cache } = setup();
