@@ -4,28 +4,15 @@
  * its last page. Downstream: the gateway never issues "", so a client sending it gets -32602 (invalid cursor).
  */
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../src/gateway.js';
-import { connectHttp, connectModernHttp, listAllPages, ROOT, rpcError, startTestGateway, upstreamsReady } from './helpers.js';
+import { connectHttp, connectModernHttp, listAllPages, rpcError, startTestGateway, upstreamsReady } from './helpers.js';
+import { revisionUpstream } from './revision-upstream.js';
 
-const REVISION_SERVER = path.join(ROOT, 'test/fixtures/revision-server.ts');
-const REVISIONS = { old: '2025-11-25', modern: '2026-07-28' } as const;
+const REVISIONS = { legacy: '2025-11-25', modern: '2026-07-28' } as const;
 /** What the fixture lists with --empty-cursor, over three pages: the second one's cursor is "". */
 const PROMPTS = ['rich', 'plain', 'trigger-change', 'fails', 'more-1', 'more-2'];
-
-function emptyCursorServer(id: string, revision: string) {
-    return {
-        id,
-        transport: 'stdio',
-        command: process.execPath,
-        args: ['--import', 'tsx', REVISION_SERVER, '--revision', revision, '--empty-cursor'],
-        cwd: ROOT,
-        protocol: revision === REVISIONS.modern ? '2026-07-28' : '2025',
-        timeoutMs: 30_000
-    };
-}
 
 describe('empty-string cursors', { timeout: 120_000 }, () => {
     let gateway: RunningGateway;
@@ -33,7 +20,7 @@ describe('empty-string cursors', { timeout: 120_000 }, () => {
     let modern: Client;
 
     before(async () => {
-        gateway = await startTestGateway({ upstreams: Object.entries(REVISIONS).map(([id, revision]) => emptyCursorServer(id, revision)) });
+        gateway = await startTestGateway({ upstreams: Object.entries(REVISIONS).map(([id, revision]) => revisionUpstream(id, revision, ['--empty-cursor'])) });
         await upstreamsReady(gateway, undefined, 60_000);
         [client, modern] = await Promise.all([connectHttp(gateway.url!), connectModernHttp(gateway.url!)]);
     });

@@ -6,30 +6,16 @@
  * is never longer than the gateway can vouch for.
  */
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Client, McpSubscription } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../src/gateway.js';
-import { closeAfter, connectHttp, connectModernHttp, listAllPages, ROOT, startTestGateway, upstreamsReady } from './helpers.js';
+import { closeAfter, connectHttp, connectModernHttp, listAllPages, startTestGateway, upstreamsReady } from './helpers.js';
 import { postModern, type JsonRpcMessage } from './raw-http.js';
+import { revisionUpstream } from './revision-upstream.js';
 
-const REVISION_SERVER = path.join(ROOT, 'test/fixtures/revision-server.ts');
 /** How often the 2025 upstream is read again, and the ttlMs the 2026-07-28 one gives: short, for the test's sake. */
 const QUIET_RELIST_MS = 300;
 const MODERN_TTL_MS = 400;
-
-function revisionServer(id: string, revision: string, flags: string[], extra: Record<string, unknown> = {}) {
-    return {
-        id,
-        transport: 'stdio',
-        command: process.execPath,
-        args: ['--import', 'tsx', REVISION_SERVER, '--revision', revision, ...flags],
-        cwd: ROOT,
-        protocol: revision === '2026-07-28' ? '2026-07-28' : '2025',
-        timeoutMs: 30_000,
-        ...extra
-    };
-}
 
 /**
  * Hands out a promise of the next notifications/prompts/list_changed the client gets. Set up before a 2026-07-28
@@ -65,8 +51,8 @@ describe('upstreams that cannot announce changes', { timeout: 60_000 }, () => {
             // An hour: only the upstreams' own settings explain a read within the test.
             caching: { relistIntervalMs: 3_600_000, minRelistIntervalMs: 100 },
             upstreams: [
-                revisionServer('quiet', '2025-11-25', ['--silent'], { relistIntervalMs: QUIET_RELIST_MS }),
-                revisionServer('modern', '2026-07-28', ['--silent', '--ttl-ms', String(MODERN_TTL_MS)])
+                revisionUpstream('quiet', '2025-11-25', ['--silent'], { relistIntervalMs: QUIET_RELIST_MS }),
+                revisionUpstream('modern', '2026-07-28', ['--silent', '--ttl-ms', String(MODERN_TTL_MS)])
             ]
         });
         await upstreamsReady(gateway, undefined, 60_000);
@@ -102,7 +88,7 @@ describe('upstreams that cannot announce changes', { timeout: 60_000 }, () => {
 });
 
 test('upstreams that announce their changes: the merged ttlMs is caching.listTtlMs', { timeout: 120_000 }, async t => {
-    const gateway = await startTestGateway({ caching: { listTtlMs: 45_000 }, upstreams: [revisionServer('loud', '2025-11-25', [])] });
+    const gateway = await startTestGateway({ caching: { listTtlMs: 45_000 }, upstreams: [revisionUpstream('loud', '2025-11-25', [])] });
     closeAfter(t, () => gateway.close());
     await upstreamsReady(gateway, undefined, 60_000);
     assert.equal((await modernListPage(gateway.url!))['ttlMs'], 45_000);
