@@ -1,9 +1,10 @@
 /**
- * Honest freshness: an upstream that cannot announce changes (no `listChanged`) is read again on a schedule
- * (caching.relistIntervalMs, or its own relistIntervalMs), a 2026-07-28 upstream on its own ttlMs (never more often
- * than caching.minRelistIntervalMs), and the change reaches every client that sees it: a 2025 session as
- * notifications/prompts/list_changed, a 2026-07-28 client on its subscriptions/listen stream. The merged list's ttlMs
- * is never longer than the gateway can vouch for.
+ * Honest freshness: an upstream that cannot announce changes (no `listChanged`, or a 2026-07-28 upstream without an
+ * acknowledged subscription) is read again on a schedule (its own ttlMs where it gives one, else
+ * caching.relistIntervalMs or its own relistIntervalMs; never more often than caching.minRelistIntervalMs), and the
+ * change reaches every client that sees it: a 2025 session as notifications/prompts/list_changed, a 2026-07-28 client
+ * on its subscriptions/listen stream. The merged list's ttlMs is never longer than the gateway can vouch for; an
+ * upstream that announces its changes binds it to nothing, whatever ttlMs it gives.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -85,6 +86,27 @@ describe('upstreams that cannot announce changes', { timeout: 60_000 }, () => {
         const ttlMs = page['ttlMs'];
         assert.ok(Number.isSafeInteger(ttlMs) && (ttlMs as number) >= 0 && (ttlMs as number) <= QUIET_RELIST_MS, `ttlMs ${String(ttlMs)}`);
     });
+});
+
+test('a 2026-07-28 upstream that announces its changes on an acknowledged subscription binds nothing with its ttlMs of 0: the merged ttlMs is caching.listTtlMs', { timeout: 120_000 }, async t => {
+    // No --ttl-ms: the SDK's default hint, 0. A floor of 100 ms would have it read ten times a second if it counted.
+    const gateway = await startTestGateway({
+        notifications: { debounceMs: 20, maxDelayMs: 100 },
+        caching: { listTtlMs: 45_000, minRelistIntervalMs: 100 },
+        upstreams: [revisionUpstream('modern', '2026-07-28', [])]
+    });
+    closeAfter(t, () => gateway.close());
+    await upstreamsReady(gateway, undefined, 60_000);
+    const client = await connectModernHttp(gateway.url!);
+    closeAfter(t, () => client.close());
+    const hears = listChangedOf(client);
+    const subscription = await client.listen({ promptsListChanged: true });
+    closeAfter(t, () => subscription.close());
+    // Its change reaches the client only over the gateway's subscription to it: acknowledged and open.
+    const heard = hears();
+    await client.request({ method: 'prompts/get', params: { name: 'modern__trigger-change' } });
+    await heard;
+    assert.equal((await modernListPage(gateway.url!))['ttlMs'], 45_000);
 });
 
 test('upstreams that announce their changes: the merged ttlMs is caching.listTtlMs', { timeout: 120_000 }, async t => {

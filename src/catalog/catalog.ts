@@ -241,6 +241,10 @@ export class Catalog {
         if (event.type === 'state' && event.state !== 'ready' && event.previous !== 'ready') return;
         const member = this.#members.get(event.upstreamId);
         if (member === undefined) return;
+        if (event.type === 'announcing') {
+            if (member.cache.announcingChanged()) this.#coalescer.push(event.upstreamId);
+            return;
+        }
         if (event.type === 'prompts-changed') member.cache.listChanged();
         else member.cache.connectionChanged();
         this.#coalescer.push(event.upstreamId);

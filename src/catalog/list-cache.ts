@@ -11,12 +11,14 @@
  * many changes the upstream announces, so one failing upstream does not slow
  * every request down.
  *
- * Freshness: a list is vouched for as long as the upstream's own `ttlMs` says
- * (2026-07-28), or, from an upstream that cannot announce changes, for the
- * re-list interval; it is then read again on a schedule (never more often than
- * the floor), and a change found is told to the catalog like a late list. A
- * list read again unchanged is the same object, so nothing downstream of it is
- * rebuilt or announced.
+ * Freshness: the list of an upstream that announces its changes (a live
+ * channel the gateway hears them on) is vouched for without end, whatever
+ * `ttlMs` it gives. One that cannot announce is vouched for as long as its own
+ * `ttlMs` says (2026-07-28), else for the re-list interval, counted from the
+ * read (or from when it stopped announcing); it is then read again on a
+ * schedule (never more often than the floor), and a change found is told to
+ * the catalog like a late list. A list read again unchanged is the same
+ * object, so nothing downstream of it is rebuilt or announced.
  */
 import type { Prompt } from '@modelcontextprotocol/client';
 import { withDeadline } from '../lib/deadline.js';
@@ -76,6 +78,8 @@ export class UpstreamListCache {
     #freshUntil: number | undefined;
     /** Delay of the scheduled read after each read; undefined: none. */
     #relistMs: number | undefined;
+    /** The `ttlMs` the last list read on this connection came with, if it came with one. */
+    #lastTtlMs: number | undefined;
     #relistTimer: NodeJS.Timeout | undefined;
     #closed = false;
 
@@ -101,11 +105,26 @@ export class UpstreamListCache {
         clearTimeout(this.#relistTimer);
     }
 
+    /**
+     * The upstream's channel for its changes opened or closed (a 2026-07-28 upstream's subscription acknowledged, or
+     * dropped). True when the list must be read again: changes made while it could not announce went unheard, and
+     * the list is vouched for again only once read on the open channel. From a drop on, it is vouched for as one that
+     * cannot announce, counted from the drop (every change before it was heard).
+     */
+    announcingChanged(): boolean {
+        if (this.upstream.announcesChanges) {
+            this.listChanged();
+            return true;
+        }
+        if (this.#lastGood !== undefined) this.#keepFresh(Date.now(), this.#lastTtlMs);
+        return false;
+    }
+
     /** The upstream connected or went away: nothing read before may be served. */
     connectionChanged(): void {
         this.#connection++;
         clearTimeout(this.#relistTimer);
-        this.#freshUntil = this.#relistMs = undefined;
+        this.#freshUntil = this.#relistMs = this.#lastTtlMs = undefined;
         this.#list = undefined;
         this.#lastGood = undefined;
         this.#refreshing = undefined;
@@ -145,14 +164,18 @@ export class UpstreamListCache {
         if (after !== undefined && after !== before) this.options.onLateList(this.upstream.id);
     }
 
-    /** After a read on the current connection: how long its list is vouched for, and when to read again. */
-    #keepFresh(started: number, ttlMs: number | undefined): void {
+    /**
+     * The one rule of freshness: after a read on the current connection (or a change of whether the upstream
+     * announces), how long its list is vouched for from `since`, and when to read it again.
+     */
+    #keepFresh(since: number, ttlMs: number | undefined): void {
+        this.#lastTtlMs = ttlMs;
         const policy = this.options.relist();
         const interval = this.upstream.config.relistIntervalMs ?? policy.relistIntervalMs;
-        // An upstream's own ttlMs is its word on how long its list holds; without one, only an upstream that announces
-        // its changes can be trusted for ever.
-        const vouchMs = ttlMs ?? (this.upstream.announcesChanges ? undefined : interval);
-        this.#freshUntil = vouchMs === undefined ? undefined : started + vouchMs;
+        // The gateway hears every change of an upstream that announces them, so it needs no hint of how long a list
+        // holds. Of one that cannot, its own ttlMs is its word on that; without one, the re-list interval.
+        const vouchMs = this.upstream.announcesChanges ? undefined : (ttlMs ?? interval);
+        this.#freshUntil = vouchMs === undefined ? undefined : since + vouchMs;
         this.#relistMs = vouchMs === undefined ? undefined : Math.min(MAX_RELIST_MS, Math.max(policy.minRelistIntervalMs, vouchMs));
         this.#scheduleRelist();
     }

@@ -162,13 +162,10 @@ export class UpstreamConnection implements GatewayUpstream {
         this.#faults.report(kind, message, details);
     }
 
-    /**
-     * Whether it sends list_changed (a 2026-07-28 upstream on the subscription the session holds). One without the
-     * prompts capability has nothing to change until it reconnects.
-     */
+    /** Whether the session tells of every change to its list (see UpstreamSession.announcesChanges). */
     get announcesChanges(): boolean {
-        const prompts = this.capabilities?.prompts;
-        return prompts === undefined || prompts.listChanged === true;
+        const session = this.#state === 'ready' ? this.#session : undefined;
+        return session?.announcesChanges ?? true;
     }
 
     /**
@@ -276,6 +273,10 @@ export class UpstreamConnection implements GatewayUpstream {
                 bulkhead: this.#bulkhead,
                 reportFault: (kind, message, details) => this.reportFault(kind, message, details),
                 onListChanged: () => this.#listChanged(),
+                // Until the session is this connection's, its reads have not begun: they will find it as it is then.
+                onAnnouncingChanged: changed => {
+                    if (changed === this.#session) this.events.publish({ type: 'announcing', upstreamId: this.id });
+                },
                 onRequest: (method, seconds) => this.options.observer?.request(this.id, method, seconds),
                 onLost: (lost, reason) => this.#drop(lost, reason),
                 onStray: kind =>

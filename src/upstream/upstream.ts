@@ -19,7 +19,9 @@ export type UpstreamState = 'idle' | 'connecting' | 'ready' | 'down' | 'closed';
 
 export type UpstreamEvent =
     | { type: 'state'; upstreamId: string; state: UpstreamState; previous: UpstreamState }
-    | { type: 'prompts-changed'; upstreamId: string };
+    | { type: 'prompts-changed'; upstreamId: string }
+    /** Whether it announces its changes (`announcesChanges`) changed while connected. */
+    | { type: 'announcing'; upstreamId: string };
 
 /** A problem that leaves an upstream serving, with one of its prompts left out (a prompt file with an error). */
 export interface UpstreamProblem {

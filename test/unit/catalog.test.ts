@@ -102,4 +102,30 @@ describe('catalog over in-memory upstreams', () => {
         quiet.setState('down');
         assert.equal(catalog.freshForMs(), undefined, 'an upstream out of the view does not limit it');
     });
+
+    test('a 2026-07-28 upstream with its subscription acknowledged does not limit the merged ttlMs, whatever its own; one whose subscription dropped does', async t => {
+        t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 });
+        const settle = async () => {
+            for (let turn = 0; turn < 3; turn++) await new Promise(resolve => setImmediate(resolve));
+        };
+        const modern = new FakeUpstream('modern', [prompt('a')]);
+        modern.ttlMs = 0;
+        const catalog = await setup(t, [modern]);
+        assert.equal(catalog.freshForMs(), undefined);
+        t.mock.timers.tick(10 * RELIST.relistIntervalMs);
+        await settle();
+        assert.equal(modern.listCalls, 1, 'not read on a schedule');
+
+        modern.setAnnouncing(false);
+        assert.equal(catalog.freshForMs(), 0, 'its own ttlMs, from the drop on');
+        t.mock.timers.tick(RELIST.minRelistIntervalMs);
+        await settle();
+        assert.equal(modern.listCalls, 2, 'read on a schedule while it cannot announce');
+
+        modern.setAnnouncing(true);
+        t.mock.timers.tick(50);
+        await settle();
+        assert.equal(modern.listCalls, 3, 'read again once the subscription is back, as a change may have gone unheard');
+        assert.equal(catalog.freshForMs(), undefined);
+    });
 });

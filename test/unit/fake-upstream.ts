@@ -36,7 +36,10 @@ export class FakeUpstream implements UpstreamPort {
     state = 'ready';
     readonly config: { timeoutMs: number; namespace: boolean; relistIntervalMs?: number };
     readonly events = new Bus<UpstreamPortEvent>();
-    /** false: an upstream without list_changed, whose list the catalog reads again on a schedule. */
+    /**
+     * false: an upstream that cannot announce changes (no list_changed, or a 2026-07-28 one without an acknowledged
+     * subscription), whose list the catalog reads again on a schedule. `setAnnouncing` changes it as over the wire.
+     */
     announcesChanges = true;
     /** The caching hint its lists carry (a 2026-07-28 upstream's ttlMs), if any. */
     ttlMs: number | undefined;
@@ -88,6 +91,12 @@ export class FakeUpstream implements UpstreamPort {
     changeList(prompts: Prompt[]): void {
         this.prompts = prompts;
         this.events.publish({ type: 'prompts-changed', upstreamId: this.id });
+    }
+
+    /** A 2026-07-28 upstream's subscription was acknowledged (true) or dropped (false). */
+    setAnnouncing(announcing: boolean): void {
+        this.announcesChanges = announcing;
+        this.events.publish({ type: 'announcing', upstreamId: this.id });
     }
 
     setState(state: string): void {

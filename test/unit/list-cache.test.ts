@@ -202,10 +202,10 @@ describe('upstream list cache', () => {
             assert.equal(upstream.listCalls, 2);
         });
 
-        test("an upstream's own ttlMs sets when it is read again, never more often than minRelistIntervalMs", async t => {
+        test("an upstream that cannot announce changes is read again on its own ttlMs, never more often than minRelistIntervalMs", async t => {
             t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 });
-            // It announces changes, yet says its list holds no time at all.
-            const upstream = new FakeUpstream('modern', [prompt('a')]);
+            // A 2026-07-28 upstream with no subscription open, which says its list holds no time at all.
+            const upstream = quiet();
             upstream.ttlMs = 0;
             const { cache } = setup(upstream);
             t.after(() => cache.close());
@@ -227,7 +227,7 @@ describe('upstream list cache', () => {
 
         test('a ttlMs too long for a timer is waited out a day at a time, and a failed read is retried no sooner than reads are', async t => {
             t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
-            const upstream = new FakeUpstream('modern', [prompt('a')]);
+            const upstream = quiet();
             upstream.ttlMs = 2 ** 40;
             const { cache } = setup(upstream, { relistIntervalMs: 60_000, minRelistIntervalMs: 100 });
             t.after(() => cache.close());
@@ -257,6 +257,59 @@ describe('upstream list cache', () => {
             assert.equal(cache.freshUntil, undefined);
             await advance(t, 10 * RELIST.relistIntervalMs);
             assert.equal(upstream.listCalls, 1);
+        });
+
+        test('an upstream that announces its changes (a live, acknowledged subscription) is never read on a schedule, whatever its ttlMs', async t => {
+            t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+            // The SDK's default hint: 0. The gateway hears every change on the subscription, so the hint binds nothing.
+            const upstream = new FakeUpstream('modern', [prompt('a')]);
+            upstream.ttlMs = 0;
+            const { cache } = setup(upstream);
+            t.after(() => cache.close());
+            await cache.read();
+            assert.equal(cache.freshUntil, undefined, 'vouched for without end');
+            await advance(t, 10 * RELIST.relistIntervalMs);
+            assert.equal(upstream.listCalls, 1);
+        });
+
+        test('a subscription that drops makes the upstream one that cannot announce, from then on; once acknowledged again, its list is read again', async t => {
+            t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 });
+            const upstream = new FakeUpstream('modern', [prompt('a')]);
+            upstream.ttlMs = 5000;
+            const { cache } = setup(upstream);
+            t.after(() => cache.close());
+            await cache.read();
+            await advance(t, 10_000);
+
+            upstream.announcesChanges = false;
+            assert.equal(cache.announcingChanged(), false, 'nothing to read at once');
+            assert.equal(cache.freshUntil, 1_010_000 + 5000, 'heard up to the drop: its own ttlMs from then');
+            await advance(t, 4999);
+            assert.equal(upstream.listCalls, 1);
+            await advance(t, 1);
+            assert.equal(upstream.listCalls, 2, 'read on its own ttlMs while it cannot announce');
+            assert.equal(cache.freshUntil, 1_015_000 + 5000);
+
+            upstream.announcesChanges = true;
+            assert.equal(cache.announcingChanged(), true, 'a change made while it could not announce went unheard: read again');
+            assert.equal(cache.freshUntil, 1_015_000 + 5000, 'not vouched for before that read');
+            await cache.read();
+            assert.equal(upstream.listCalls, 3);
+            assert.equal(cache.freshUntil, undefined);
+            await advance(t, 10 * RELIST.relistIntervalMs);
+            assert.equal(upstream.listCalls, 3, 'no schedule left over');
+        });
+
+        test('a subscription that drops before any list was read changes nothing', async t => {
+            t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+            const upstream = new FakeUpstream('modern', [prompt('a')]);
+            const { cache } = setup(upstream);
+            t.after(() => cache.close());
+            upstream.announcesChanges = false;
+            assert.equal(cache.announcingChanged(), false);
+            assert.equal(cache.freshUntil, undefined);
+            await advance(t, 10 * RELIST.relistIntervalMs);
+            assert.equal(upstream.listCalls, 0);
         });
 
         test('a failed scheduled read keeps the list and tries again at the next interval', async t => {
