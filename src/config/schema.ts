@@ -324,7 +324,7 @@ export const GatewayConfigSchema = z
                 relistIntervalMs: relistIntervalMs
                     .default(60_000)
                     .describe(
-                        'How often the list of an upstream that cannot announce changes (no listChanged capability) is read again; a change found is announced to the clients that see it. A 2026-07-28 upstream\'s own ttlMs takes its place. listTtlMs is never longer than the gateway can vouch for this way.'
+                        'How often the list of an upstream that cannot announce changes (no listChanged capability, or a 2026-07-28 upstream without an acknowledged subscriptions/listen) is read again; a change found is announced to the clients that see it. The ttlMs such a 2026-07-28 upstream gives takes its place. Upstreams that announce their changes are never read on a schedule. listTtlMs is never longer than the gateway can vouch for.'
                     ),
                 minRelistIntervalMs: z
                     .number()
