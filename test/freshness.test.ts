@@ -53,7 +53,9 @@ describe('upstreams that cannot announce changes', { timeout: 60_000 }, () => {
             caching: { relistIntervalMs: 3_600_000, minRelistIntervalMs: 100 },
             upstreams: [
                 revisionUpstream('quiet', '2025-11-25', ['--silent'], { relistIntervalMs: QUIET_RELIST_MS }),
-                revisionUpstream('modern', '2026-07-28', ['--silent', '--ttl-ms', String(MODERN_TTL_MS)])
+                // Neither can announce: one declares no listChanged (so no subscription is opened), one refuses it.
+                revisionUpstream('modern', '2026-07-28', ['--silent', '--ttl-ms', String(MODERN_TTL_MS)]),
+                revisionUpstream('refused', '2026-07-28', ['--refuse-listen', '--ttl-ms', String(MODERN_TTL_MS)])
             ]
         });
         await upstreamsReady(gateway, undefined, 60_000);
@@ -70,7 +72,7 @@ describe('upstreams that cannot announce changes', { timeout: 60_000 }, () => {
         await gateway?.close();
     });
 
-    for (const id of ['quiet', 'modern']) {
+    for (const id of ['quiet', 'modern', 'refused']) {
         test(`a change of the ${id} upstream, announced by no one, reaches a 2025 session and a 2026-07-28 listener`, async () => {
             const before = (await listAllPages(legacy)).names;
             assert.ok(!before.includes(`${id}__added-1`));
