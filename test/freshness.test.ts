@@ -111,6 +111,44 @@ test('a 2026-07-28 upstream that announces its changes on an acknowledged subscr
     assert.equal((await modernListPage(gateway.url!))['ttlMs'], 45_000);
 });
 
+/** How many prompts/list requests the gateway has made of an upstream (its request-duration histogram's count). */
+async function listReadsOf(gateway: RunningGateway, upstream: string): Promise<number> {
+    const metric = gateway.metrics?.registry.getSingleMetric('mcp_gateway_upstream_request_duration_seconds');
+    assert.ok(metric, 'the request-duration histogram');
+    const { values } = await metric.get();
+    const count = values.find(value => value.metricName?.endsWith('_count') === true && value.labels['upstream'] === upstream && value.labels['method'] === 'prompts/list');
+    return count?.value ?? 0;
+}
+
+test('a 2026-07-28 upstream that announces its changes on an acknowledged subscription is not read on a schedule: while one that cannot is read again at the floor, it is not read', { timeout: 120_000 }, async t => {
+    const gateway = await startTestGateway({
+        notifications: { debounceMs: 20, maxDelayMs: 100 },
+        caching: { minRelistIntervalMs: 100 },
+        upstreams: [revisionUpstream('modern', '2026-07-28', []), revisionUpstream('ticking', '2026-07-28', ['--silent', '--ttl-ms', '0'])]
+    });
+    closeAfter(t, () => gateway.close());
+    await upstreamsReady(gateway, undefined, 60_000);
+    const client = await connectModernHttp(gateway.url!);
+    closeAfter(t, () => client.close());
+    const hears = listChangedOf(client);
+    const subscription = await client.listen({ promptsListChanged: true });
+    closeAfter(t, () => subscription.close());
+    const changeOf = async (id: string) => {
+        const heard = hears();
+        await client.request({ method: 'prompts/get', params: { name: `${id}__trigger-change` } });
+        await heard;
+    };
+    // Heard over the gateway's subscription to it: acknowledged and open.
+    await changeOf('modern');
+    // A change that came while a read was under way leaves one more read to the next reader: here, before the count.
+    await listAllPages(client);
+    const reads = await listReadsOf(gateway, 'modern');
+    // Each change of the other is found only by a read of it on its schedule: two of them span at least one floor.
+    await changeOf('ticking');
+    await changeOf('ticking');
+    assert.equal(await listReadsOf(gateway, 'modern'), reads);
+});
+
 test('upstreams that announce their changes: the merged ttlMs is caching.listTtlMs', { timeout: 120_000 }, async t => {
     const gateway = await startTestGateway({ caching: { listTtlMs: 45_000 }, upstreams: [revisionUpstream('loud', '2025-11-25', [])] });
     closeAfter(t, () => gateway.close());
