@@ -115,7 +115,8 @@ test('a 2026-07-28 upstream that announces its changes on an acknowledged subscr
 async function listReadsOf(gateway: RunningGateway, upstream: string): Promise<number> {
     const metric = gateway.metrics?.registry.getSingleMetric('mcp_gateway_upstream_request_duration_seconds');
     assert.ok(metric, 'the request-duration histogram');
-    const { values } = await metric.get();
+    // A histogram's values carry the name of the series each belongs to (its buckets, _sum and _count).
+    const values = (await metric.get()).values as { value: number; labels: Record<string, unknown>; metricName?: string }[];
     const count = values.find(value => value.metricName?.endsWith('_count') === true && value.labels['upstream'] === upstream && value.labels['method'] === 'prompts/list');
     return count?.value ?? 0;
 }
