@@ -7,7 +7,7 @@
  * upstream that announces its changes binds it to nothing, whatever ttlMs it gives.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, test, type TestContext } from 'node:test';
 import type { Client, McpSubscription } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../src/gateway.js';
 import { closeAfter, connectHttp, connectModernHttp, listAllPages, startTestGateway, upstreamsReady } from './helpers.js';
@@ -90,6 +90,24 @@ describe('upstreams that cannot announce changes', { timeout: 60_000 }, () => {
     });
 });
 
+/**
+ * A 2026-07-28 client of the gateway on subscriptions/listen, and `changeOf(id)`: the upstream `id` changes its list
+ * (trigger-change), and the promise settles once the client has heard of it.
+ */
+async function listeningClient(t: TestContext, gateway: RunningGateway): Promise<{ client: Client; changeOf: (id: string) => Promise<void> }> {
+    const client = await connectModernHttp(gateway.url!);
+    closeAfter(t, () => client.close());
+    const hears = listChangedOf(client);
+    const subscription = await client.listen({ promptsListChanged: true });
+    closeAfter(t, () => subscription.close());
+    const changeOf = async (id: string) => {
+        const heard = hears();
+        await client.request({ method: 'prompts/get', params: { name: `${id}__trigger-change` } });
+        await heard;
+    };
+    return { client, changeOf };
+}
+
 test('a 2026-07-28 upstream that announces its changes on an acknowledged subscription binds nothing with its ttlMs of 0: the merged ttlMs is caching.listTtlMs', { timeout: 120_000 }, async t => {
     // No --ttl-ms: the SDK's default hint, 0. A floor of 100 ms would have it read ten times a second if it counted.
     const gateway = await startTestGateway({
@@ -99,15 +117,9 @@ test('a 2026-07-28 upstream that announces its changes on an acknowledged subscr
     });
     closeAfter(t, () => gateway.close());
     await upstreamsReady(gateway, undefined, 60_000);
-    const client = await connectModernHttp(gateway.url!);
-    closeAfter(t, () => client.close());
-    const hears = listChangedOf(client);
-    const subscription = await client.listen({ promptsListChanged: true });
-    closeAfter(t, () => subscription.close());
+    const { changeOf } = await listeningClient(t, gateway);
     // Its change reaches the client only over the gateway's subscription to it: acknowledged and open.
-    const heard = hears();
-    await client.request({ method: 'prompts/get', params: { name: 'modern__trigger-change' } });
-    await heard;
+    await changeOf('modern');
     assert.equal((await modernListPage(gateway.url!))['ttlMs'], 45_000);
 });
 
@@ -129,16 +141,7 @@ test('a 2026-07-28 upstream that announces its changes on an acknowledged subscr
     });
     closeAfter(t, () => gateway.close());
     await upstreamsReady(gateway, undefined, 60_000);
-    const client = await connectModernHttp(gateway.url!);
-    closeAfter(t, () => client.close());
-    const hears = listChangedOf(client);
-    const subscription = await client.listen({ promptsListChanged: true });
-    closeAfter(t, () => subscription.close());
-    const changeOf = async (id: string) => {
-        const heard = hears();
-        await client.request({ method: 'prompts/get', params: { name: `${id}__trigger-change` } });
-        await heard;
-    };
+    const { client, changeOf } = await listeningClient(t, gateway);
     // Heard over the gateway's subscription to it: acknowledged and open.
     await changeOf('modern');
     // A change that came while a read was under way leaves one more read to the next reader: here, before the count.
