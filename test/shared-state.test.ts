@@ -89,6 +89,13 @@ async function rejectedCalls(admin: Redis, command: string): Promise<number> {
     return Number(new RegExp(`^cmdstat_${command}:.*rejected_calls=(\\d+)`, 'm').exec(stats)?.[1] ?? 0);
 }
 
+/** Sessions counted against quotas in Redis, every client's. */
+async function sessionsCounted(admin: Redis): Promise<number> {
+    const keys = await admin.keys('mcp-prompt-gateway:sessions:*');
+    const counts = await Promise.all(keys.map(key => admin.zcard(key)));
+    return counts.reduce((sum, count) => sum + count, 0);
+}
+
 async function connectionsReceived(admin: Redis): Promise<number> {
     return Number(/^total_connections_received:(\d+)/m.exec(await admin.info('stats'))?.[1]);
 }
@@ -229,6 +236,21 @@ describe('replicas sharing state in Redis', { skip: redisAvailable() ? false : C
         assert.equal(await admin.zcard('mcp-prompt-gateway:revoked'), 1, 'stored in Redis, for replicas started later');
         await waitFor(async () => /^mcp_gateway_shared_writes_pending 0$/m.test(await metricsOf(a)), 20_000, 'nothing left pending');
         assert.equal(await connectionsReceived(admin), connections, 'no replica reconnected');
+    });
+
+    test('a session ended while Redis refuses writes frees its place in the client\'s quota once Redis takes writes again', { timeout: 120_000 }, async t => {
+        const redis = await startRedis(t);
+        const admin = await adminOf(t, redis);
+        const [a, b] = await replicas(t, redis, { limits: { maxSessionsPerClient: 1 } });
+        const session = await openRawSession(a.url!);
+        const accept = await refuseWrites(t, admin);
+        assert.equal((await deleteSession(a.url!, session.headers)).status, 200);
+        await waitFor(async () => (await rejectedCalls(admin, 'zrem')) >= 2, 20_000, 'the refused release to be retried');
+        assert.equal(await sessionsCounted(admin), 1, 'still counted while Redis refuses writes');
+        await accept();
+        await waitFor(async () => (await sessionsCounted(admin)) === 0, 20_000, 'the release to be stored');
+        await waitFor(async () => (await readyDetails(b))['sharedState'] === 'redis', 20_000, 'the replicas to share again');
+        await openRawSession(b.url!);
     });
 
     test('Redis refusing writes is reported like an outage, and rate limits fall back to each replica\'s own; accepted again, shared again', { timeout: 120_000 }, async t => {
