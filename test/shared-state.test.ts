@@ -292,4 +292,20 @@ describe('replicas sharing state in Redis', { skip: redisAvailable() ? false : C
             assert.equal(said.filter(msg => msg.includes('Redis takes writes again')).length, 1, said.join('\n'));
         }
     });
+
+    test('Redis not answering in time (writes paused) is reported like an outage too; answering again, shared again', { timeout: 120_000 }, async t => {
+        const redis = await startRedis(t);
+        const admin = await adminOf(t, redis);
+        const [a] = await replicas(t, redis, { limits: { rateLimit: { requestsPerSecond: 0.001, burst: 10 } } });
+        // Writes wait (as during a failover), reads are served: the rate limit's script waits past the command timeout.
+        await admin.call('CLIENT', 'PAUSE', '600000', 'WRITE');
+        closeAfter(t, () => (admin.status === 'ready' ? admin.call('CLIENT', 'UNPAUSE') : undefined));
+        const response = await postModern(a.url!, 'prompts/list');
+        await response.body?.cancel();
+        assert.equal(response.status, 200, 'served with the local limit');
+        assert.equal((await readyDetails(a))['sharedState'], 'local (Redis does not answer in time)');
+        assert.match(await metricsOf(a), /^mcp_gateway_shared_state_up 0$/m);
+        await admin.call('CLIENT', 'UNPAUSE');
+        await waitFor(async () => (await readyDetails(a))['sharedState'] === 'redis', 20_000, 'the replica to share again');
+    });
 });
