@@ -158,7 +158,10 @@ export class RedisLink {
         this.#report();
     }
 
-    /** Logs each change of what the shared state is (once per change, however many commands fail meanwhile). */
+    /**
+     * Logs each change of what the shared state is, however many commands fail meanwhile: a warning when it goes
+     * down, and no other until it has come back (a change of cause while down is information).
+     */
     #report(): void {
         const reason = this.downReason;
         if (reason === this.#reported || this.#closed) return;
@@ -169,6 +172,8 @@ export class RedisLink {
             if (was === UNREACHABLE) logger.info('shared state: Redis connected; limits, session quotas and ended sessions are shared');
             else logger.info({ was }, 'shared state: Redis takes writes again; limits, session quotas and ended sessions are shared');
             for (const listener of this.#upListeners) listener();
+        } else if (was !== undefined) {
+            logger.info({ was }, `shared state: still serving with local limits: ${reason}`);
         } else if (reason === UNREACHABLE) {
             logger.warn('shared state: Redis connection lost; serving with local limits until it is back');
         } else {
