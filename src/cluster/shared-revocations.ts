@@ -31,8 +31,10 @@ export class SharedRevocations implements SessionRevocations {
         link.subscriber.on('message', (channel: string, message: string) => {
             if (channel === this.#name) this.#heard(message);
         });
-        // On every (re)connection of either: the copy may have missed messages meanwhile (ioredis resubscribes by itself).
-        for (const client of [link.subscriber, link.commands]) client.on('ready', () => void this.#resync());
+        // Whenever the subscriber (re)connects or the shared state comes back: the copy may have missed messages
+        // meanwhile (ioredis resubscribes by itself).
+        link.subscriber.on('ready', () => void this.#resync());
+        link.onUp(() => void this.#resync());
         this.#sweeper = setInterval(() => void this.#sweep(), SWEEP_EVERY_MS).unref();
     }
 
@@ -73,7 +75,7 @@ export class SharedRevocations implements SessionRevocations {
             for (let index = 0; index + 1 < entries.length; index += 2) this.#copy.remember(entries[index]!, Number(entries[index + 1]));
         } catch (error) {
             this.link.failed(error);
-            this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'shared state: reading ended sessions from Redis failed; retried on the next reconnection');
+            this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'shared state: reading ended sessions from Redis failed; read again when the shared state is back');
         }
     }
 
