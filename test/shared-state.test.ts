@@ -253,6 +253,22 @@ describe('replicas sharing state in Redis', { skip: redisAvailable() ? false : C
         await openRawSession(b.url!);
     });
 
+    test('a write Redis rejects for itself (another program\'s value under the key) is retried until stored, the state staying up', { timeout: 120_000 }, async t => {
+        const redis = await startRedis(t);
+        const admin = await adminOf(t, redis);
+        const log = capturingLogger();
+        const [a] = await replicas(t, redis, {}, [log.logger]);
+        const session = await openRawSession(a.url!);
+        // Not a sorted set: ZADD answers WRONGTYPE, which says nothing of Redis's health.
+        await admin.set('mcp-prompt-gateway:revoked', 'not a sorted set');
+        assert.equal((await deleteSession(a.url!, session.headers)).status, 200);
+        await waitFor(async () => /^mcp_gateway_shared_writes_pending [1-9]/m.test(await metricsOf(a)), 20_000, 'the rejected write to be kept');
+        assert.equal((await readyDetails(a))['sharedState'], 'redis', 'Redis itself is fine');
+        assert.ok(log.lines().some(line => line['level'] === 'warn' && String(line['msg']).includes('Redis rejected a command (WRONGTYPE)')));
+        await admin.del('mcp-prompt-gateway:revoked');
+        await waitFor(async () => (await admin.zcard('mcp-prompt-gateway:revoked')) === 1, 20_000, 'the write to be retried and stored');
+    });
+
     test('Redis refusing writes is reported like an outage, and rate limits fall back to each replica\'s own; accepted again, shared again', { timeout: 120_000 }, async t => {
         const redis = await startRedis(t);
         const admin = await adminOf(t, redis);
