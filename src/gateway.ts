@@ -111,6 +111,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         publishedView: () => catalog.publishedView,
         sessions: () => sessions.counts(),
         sharedState: () => shared.status(),
+        sharedWritesPending: () => shared.pendingWrites(),
         faults,
         overridesNotApplied: upstreamId => catalog.overrideReport(upstreamId)
     });
@@ -194,9 +195,9 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         const upstreams = pool.connections;
         const waiting = upstreams.filter(upstream => !upstream.attempted).map(upstream => upstream.id);
         const requiredDown = upstreams.filter(upstream => upstream.config.required && upstream.state !== 'ready').map(upstream => upstream.id);
-        // Redis away does not make a replica unready: it serves on with local limits, and says so here.
+        // Redis away (or refusing writes) does not make a replica unready: it serves on with local limits, and says so here.
         const sharedState = shared.status();
-        return { ready: waiting.length === 0 && requiredDown.length === 0, details: { waiting, requiredDown, ...(sharedState === 'local' ? {} : { sharedState: sharedState === 'up' ? 'redis' : 'local (Redis unreachable)' }) } };
+        return { ready: waiting.length === 0 && requiredDown.length === 0, details: { waiting, requiredDown, ...(sharedState === 'local' ? {} : { sharedState: sharedState === 'up' ? 'redis' : `local (${shared.downReason()})` }) } };
     };
 
     // Read per request, so a reload's policy applies to sessions already open.

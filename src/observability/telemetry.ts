@@ -30,6 +30,8 @@ export interface TelemetrySources {
     sessions: () => Record<string, number>;
     /** Whether the Redis the replicas share is there ('local': none configured). */
     sharedState: () => 'local' | 'up' | 'down';
+    /** Writes waiting for that Redis to take them. */
+    sharedWritesPending: () => number;
     faults: FaultCounters;
     /** What of an upstream's overrides did not apply to its last list; undefined when everything did. */
     overridesNotApplied?: (upstreamId: string) => OverridesNotApplied | undefined;
@@ -70,7 +72,9 @@ export class Telemetry {
                     return sources.upstreams().map(upstream => ({ id: upstream.id, up: upstream.state === 'ready', prompts: counts.get(upstream.id) ?? 0 }));
                 },
                 sessions: sources.sessions,
-                ...(config.cluster?.redis === undefined ? {} : { sharedStateUp: () => sources.sharedState() === 'up' }),
+                ...(config.cluster?.redis === undefined
+                    ? {}
+                    : { sharedState: { up: () => sources.sharedState() === 'up', pendingWrites: sources.sharedWritesPending } }),
                 faults: () =>
                     sources.upstreams().flatMap(upstream => Object.entries(sources.faults.of(upstream.id)).map(([kind, count]) => ({ upstream: upstream.id, kind, count })))
             },
