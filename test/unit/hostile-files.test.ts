@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { loadGatewayConfig } from '../../src/config/load.js';
+import { readRegularFile } from '../../src/config/read-text-file.js';
 import { readPromptFile } from '../../src/upstream/files/file-read.js';
 import { scanFolder } from '../../src/upstream/files/folder.js';
 import { makeFifo } from '../fifo.js';
@@ -118,6 +119,15 @@ describe('files read by name are regular files', () => {
         const client = await write(path.join(dir, 'at-limit.json'), { mcpServers: { docs: { command: 'node', envFile: 'at-limit.env' } } });
         const [docs] = (await loadGatewayConfig({ from: [client] }, {})).config.upstreams;
         assert.equal(docs?.transport === 'stdio' ? docs.env.A?.length : undefined, MiB - 3);
+    });
+});
+
+describe('the reader stops at the limit while reading, not only by the size the file claims', () => {
+    test('a file whose stat says 0 bytes (as in /proc) is read to its end, and refused once past the limit', BOUNDED, async () => {
+        const status = await readRegularFile('/proc/self/status', { kind: 'status files', maxBytes: MiB });
+        assert.equal(status.info.size, 0);
+        assert.match(status.bytes.toString('utf8'), /^Name:/);
+        await assert.rejects(readRegularFile('/proc/self/status', { kind: 'status files', maxBytes: 10 }), { reason: 'too-large', message: 'larger than 10 bytes (the limit for status files)' });
     });
 });
 
