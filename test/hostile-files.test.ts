@@ -201,5 +201,14 @@ describe('files that are not regular files, against the built gateway', () => {
             // Column 117: the 62nd "[", inside three objects, opens level 65.
             assert.equal(result.stderr.trim(), `Invalid config ${file}:2:117:\n  - (top level): nested deeper than 64 levels (the limit for client config files); flatten it there`);
         });
+
+        test('a gateway config nested 100,000 deep exits 2 naming the file, the place and the limit', TIMEOUT, async t => {
+            const file = path.join(await folder(t), 'gateway.json');
+            await writeFile(file, `{ "upstreams": [ ${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)} ] }`);
+            const result = check(['--config', file]);
+            assert.equal(result.status, 2, result.stderr);
+            // Column 328: the 63rd object in the array (after the top-level object and the array) opens level 65.
+            assert.equal(result.stderr.trim(), `Invalid config ${file}:\n  - (top level): nested deeper than 64 levels at line 1, column 328 (the limit for config files); flatten it there`);
+        });
     });
 });

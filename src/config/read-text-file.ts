@@ -11,7 +11,7 @@ import { ConfigError, type ConfigIssue } from './issues.js';
 const MiB = 1_048_576;
 
 /** The most bytes read of each kind of file the config names (docs/configuration.md, "Files the gateway reads"). */
-export const FILE_LIMITS = {
+const FILE_LIMITS = {
     'config files': MiB,
     // Claude Code keeps its history in ~/.claude.json beside its mcpServers: several MiB is usual.
     'client config files': 16 * MiB,
