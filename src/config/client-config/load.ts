@@ -76,7 +76,7 @@ async function importFile(config: GatewayConfig, index: number, entry: string | 
     const from = config.upstreamsFrom[index]!;
     context.touched.add(from.file);
     const field = entry === undefined ? { source: from.file, path: [], fix: 'fix the path given to --from' } : { source: context.source, path: ['upstreamsFrom', index, 'file'], fix: 'fix the path' };
-    const text = await readTextFile(from.file, field);
+    const text = await readTextFile(from.file, 'client config files', field);
     const result = importClientConfig(text, { file: from.file, format: from.format, env: context.env, home: homedir(), inputs: from.inputs, include: from.include, exclude: from.exclude, entry });
     const notes = [...result.notes];
     if (entry !== undefined) checkSelection(result.names, from, index, context.source, notes);
@@ -113,7 +113,7 @@ async function validateAll(servers: readonly ImportedServer[], file: string, tou
         let upstream = server.upstream;
         if (server.envFile !== undefined) {
             touched.add(server.envFile);
-            const text = await readTextFile(server.envFile, { source: file, path: [...server.path, 'envFile'], fix: 'fix envFile' });
+            const text = await readTextFile(server.envFile, 'env files', { source: file, path: [...server.path, 'envFile'], fix: 'fix envFile' });
             // The entry's own env wins over the file's, as a variable set explicitly should.
             upstream = { ...upstream, env: { ...parseEnv(text), ...(upstream.env as Record<string, string>) } };
         }
