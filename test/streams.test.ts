@@ -6,6 +6,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { request, type IncomingMessage } from 'node:http';
 import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,7 +17,7 @@ import { SignJWT } from 'jose';
 import { loadConfigFile } from '../src/config/load.js';
 import { ConfigReloader } from '../src/config/reload.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
-import { capturingLogger, closeAfter, ROOT, stopChild, type TeardownScope } from './helpers.js';
+import { capturingLogger, closeAfter, connectHttp, ROOT, startTestGateway, stdioFixture, stopChild, upstreamsReady, waitFor, type TeardownScope } from './helpers.js';
 import { parseExposition, value } from './prometheus.js';
 import { call, getStream, initializeBody, modernHeaders, modernMeta, openRawSession, post, SseReader, type JsonRpcMessage, type RawSession } from './raw-http.js';
 
@@ -129,6 +131,53 @@ function assertGracefulEnd(subscription: SseReader, id: string | number): void {
     const last = subscription.messages.at(-1);
     assert.deepEqual(last, { jsonrpc: '2.0', id, result: { resultType: 'complete', _meta: { [SUBSCRIPTION_ID]: id } } });
 }
+
+/** A POST on a session whose answer the client stops reading as soon as it starts: the kernel buffers fill, then the gateway's. */
+async function postAndStopReading(t: TeardownScope, url: string, session: RawSession, body: unknown): Promise<IncomingMessage> {
+    const text = JSON.stringify(body);
+    const sent = request(url, { method: 'POST', agent: false, headers: { ...session.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(text) } });
+    closeAfter(t, () => sent.destroy());
+    sent.end(text);
+    const [response] = (await once(sent, 'response')) as [IncomingMessage];
+    response.pause();
+    return response;
+}
+
+describe('a client that stops reading', () => {
+    test('its stream is cut once its backlog passes the bound: logged once, counted, its request cancelled; other clients are served on', { timeout: 120_000 }, async t => {
+        const { logger, lines } = capturingLogger();
+        const gateway = await startTestGateway({ notifications: { debounceMs: 20, maxDelayMs: 100 }, upstreams: [stdioFixture('up', { flags: ['--progress-prompt'] })] }, logger);
+        closeAfter(t, () => gateway.close());
+        await upstreamsReady(gateway);
+        const url = gateway.url!;
+        const other = await sessionWithStream(t, url, {});
+        const stuck = await openRawSession(url);
+        // Progress notifications of 60 kB each, as fast as the upstream can send them, until the request is cancelled.
+        const flood = { name: 'up__progress', arguments: { steps: 'forever', intervalMs: '0', message: 'm'.repeat(60_000) }, _meta: { progressToken: 'flood' } };
+        const response = await postAndStopReading(t, url, stuck, { jsonrpc: '2.0', id: 9, method: 'prompts/get', params: flood });
+        assert.equal(response.headers['content-type'], 'text/event-stream');
+        const metrics = gateway.operatorUrls.metrics!;
+        await waitFor(async () => value(parseExposition(await (await fetch(metrics)).text()), 'mcp_gateway_streams_closed_total', { reason: 'slow_consumer' }) === 1, 60_000, 'the stalled stream counted');
+        const cut = lines().filter(line => line.msg === 'stream closed: its client stopped reading');
+        assert.equal(cut.length, 1, 'logged once');
+        assert.equal(cut[0]!.stream, 'answer');
+        assert.ok((cut[0]!.backlogBytes as number) > 1_048_576, 'over the bound, and no further');
+        assert.ok((cut[0]!.backlogBytes as number) < 1_048_576 + 200_000, 'over the bound, and no further');
+        // What the kernel still held reaches the client, then the end.
+        const ended = once(response.socket, 'close');
+        response.resume();
+        await ended;
+        // The upstream was told to stop, and everyone else is served: a new request, and the other session's stream.
+        const client = await connectHttp(url);
+        closeAfter(t, () => client.close());
+        await waitFor(async () => {
+            const result = await client.getPrompt({ name: 'up__stats' });
+            const text = result.messages[0]?.content.type === 'text' ? result.messages[0].content.text : '{}';
+            return ((JSON.parse(text) as { progress?: { cancelled: number } }).progress?.cancelled ?? 0) === 1;
+        }, 30_000, 'the flooding request cancelled upstream');
+        assert.equal(other.stream.ended, false);
+    });
+});
 
 describe('a request id larger than the bound', () => {
     test('HTTP: refused with -32600 before it is stored (the subscription it asked for holds no quota), nothing echoed; 256 bytes pass', { timeout: 60_000 }, async t => {
