@@ -16,12 +16,12 @@ export type RequestId = string | number;
  * request is in flight and echoed in every message about it (each list_changed of a subscription carries its listen
  * request's id), so an unbounded one multiplies memory and bytes sent.
  */
-export const MAX_REQUEST_ID_BYTES = 256;
+const MAX_REQUEST_ID_BYTES = 256;
 
 /** What a client is told when its message's id is over the bound. */
 export const OVERSIZED_ID_MESSAGE = `Invalid Request: id longer than ${MAX_REQUEST_ID_BYTES} bytes`;
 
-/** A string or a safe integer; a string no longer than MAX_REQUEST_ID_BYTES. Also what a progress token may be. */
+/** A safe integer, or a string of at most MAX_REQUEST_ID_BYTES: a request id, and what a progress token may be. */
 export function isRequestId(value: unknown): value is RequestId {
     return typeof value === 'string' ? !exceeds(value, MAX_REQUEST_ID_BYTES) : typeof value === 'number' && Number.isSafeInteger(value);
 }

@@ -16,7 +16,7 @@ import type { Subscriber } from '../delivery.js';
 
 const KEEP_ALIVE_MS = 15_000;
 /** Far more than a client that reads at all leaves behind (list_changed events are a few hundred bytes). */
-export const MAX_STREAM_BACKLOG_BYTES = 1_048_576;
+const MAX_STREAM_BACKLOG_BYTES = 1_048_576;
 
 const SSE_HEADERS: OutgoingHttpHeaders = {
     'content-type': 'text/event-stream',
