@@ -161,8 +161,9 @@ describe('a client that stops reading', () => {
         const cut = lines().filter(line => line.msg === 'stream closed: its client stopped reading');
         assert.equal(cut.length, 1, 'logged once');
         assert.equal(cut[0]!.stream, 'answer');
-        assert.ok((cut[0]!.backlogBytes as number) > 1_048_576, 'over the bound, and no further');
-        assert.ok((cut[0]!.backlogBytes as number) < 1_048_576 + 200_000, 'over the bound, and no further');
+        const backlog = cut[0]!.backlogBytes as number;
+        // Over the bound (1 MiB) by what one turn of the event loop wrote at most: a few of those notifications.
+        assert.ok(backlog > 1_048_576 && backlog < 2 * 1_048_576, `over the bound, and no further: ${backlog}`);
         // What the kernel still held reaches the client, then the end.
         const ended = once(response.socket, 'close');
         response.resume();

@@ -111,3 +111,29 @@ test('a client that stops reading is cut off once its backlog passes the bound; 
     while (received < sent) await new Promise<void>(resolve => (waiting = resolve));
     assert.equal(streams.get('/reading')!.res.destroyed, false);
 });
+
+test('a burst written at once (a batch of large answers) is not a stalled client: it goes out whole', { timeout: 60_000 }, async t => {
+    const MAX_BACKLOG = 256 * 1024;
+    const message = { jsonrpc: '2.0' as const, method: 'notifications/message', params: { data: 'x'.repeat(64 * 1024) } };
+    const COUNT = 100;
+    let stalled = 0;
+    const server = createServer((_req, res) => {
+        const stream = new SseStream(res, {}, { maxBacklogBytes: MAX_BACKLOG, onStalled: () => void stalled++ });
+        // 6.5 MB in one go, far over the bound: none of it waited for the client in an earlier turn.
+        for (let index = 0; index < COUNT; index++) stream.send(message);
+        stream.close();
+    });
+    t.after(() => server.close());
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    const request = get({ host: '127.0.0.1', port, path: '/' });
+    t.after(() => request.destroy());
+    const [response] = (await once(request, 'response')) as [IncomingMessage];
+    let text = '';
+    response.setEncoding('utf8');
+    response.on('data', (chunk: string) => (text += chunk));
+    await once(response, 'end');
+    assert.equal(text.split('event: message').length - 1, COUNT);
+    assert.equal(stalled, 0);
+});

@@ -5,10 +5,12 @@
  *
  * What a client does not read waits first in the kernel's socket buffers, then
  * in this process. That backlog is bounded: a write that finds more than
- * `maxBacklogBytes` still queued cuts the stream (the connection is destroyed,
- * as ending it would wait for the client to read), and `onStalled` says so. A
- * single message larger than the bound still goes out whole to a client that
- * keeps up.
+ * `maxBacklogBytes` still queued since an earlier turn of the event loop cuts
+ * the stream (the connection is destroyed, as ending it would wait for the
+ * client to read), and `onStalled` says so. What one turn writes (a batch of
+ * large answers, a message larger than the bound) counts only from the next
+ * turn on: Node counts a write as queued until its callback, even when the
+ * kernel took it at once.
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
@@ -37,6 +39,8 @@ export class SseStream implements Subscriber {
     readonly #keepAlive: NodeJS.Timeout;
     readonly #maxBacklogBytes: number;
     readonly #onStalled: ((backlogBytes: number) => void) | undefined;
+    /** The backlog the current turn of the event loop began with; undefined until this turn writes. */
+    #carried: number | undefined;
 
     /** Writes the head at once (200), with `headers` besides the stream's own. */
     constructor(res: ServerResponse, headers: OutgoingHttpHeaders, options: SseOptions = {}) {
@@ -65,13 +69,16 @@ export class SseStream implements Subscriber {
     #write(text: string): void {
         const res = this.#res;
         if (res.writableEnded || res.destroyed) return;
-        const backlog = res.writableLength;
-        if (backlog <= this.#maxBacklogBytes) {
+        if (this.#carried === undefined) {
+            this.#carried = res.writableLength;
+            setImmediate(() => (this.#carried = undefined));
+        }
+        if (this.#carried <= this.#maxBacklogBytes) {
             res.write(text);
             return;
         }
         clearInterval(this.#keepAlive);
         res.destroy();
-        this.#onStalled?.(backlog);
+        this.#onStalled?.(this.#carried);
     }
 }
