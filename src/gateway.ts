@@ -26,7 +26,7 @@ import { startAdminServer, type AdminServer } from './observability/admin-server
 import { FaultCounters } from './observability/faults.js';
 import { describeError, setLogSecrets, type Logger } from './observability/logger.js';
 import type { GatewayMetrics } from './observability/metrics.js';
-import { compilePolicy, type GatewayPolicy } from './policy/policy.js';
+import { compilePolicy, revokedClients, type GatewayPolicy } from './policy/policy.js';
 import { UpstreamConnection } from './upstream/connection.js';
 import { FilesUpstream } from './upstream/files/files-upstream.js';
 import { UpstreamPool, type PoolChange } from './upstream/pool.js';
@@ -152,6 +152,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         seal: config.cluster === undefined ? new SessionSeal([], '') : new SessionSeal(config.sessions.secrets, config.cursorSecret),
         revocations: shared.revocations,
         max: config.sessions.max,
+        maxLifetimeMs: config.sessions.maxLifetimeMs,
         shared: shared.sessions
     });
     const subscriptions = new Subscriptions(delivery, () => config.subscriptions);
@@ -210,6 +211,17 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         };
     }
 
+    /**
+     * Clients a reload removed, or whose credentials it changed: what they hold open was admitted with credentials that
+     * no longer hold, so it ends (sessions, their GET streams, subscriptions; see docs/security.md).
+     */
+    async function endRevoked(clientIds: ReadonlySet<string>): Promise<void> {
+        const subscriptionsEnded = subscriptions.closeClients(clientIds);
+        const { sessions: sessionsEnded, streams } = await sessions.endClients(clientIds, Date.now());
+        if (subscriptionsEnded + streams > 0) telemetry.streamsClosed('client_revoked', subscriptionsEnded + streams);
+        logger.info({ clients: [...clientIds], sessions: sessionsEnded, subscriptions: subscriptionsEnded }, 'clients removed or given new credentials by the reload: their sessions and streams ended');
+    }
+
     async function applyReload(next: GatewayConfig): Promise<ReloadResult> {
         const needRestart = Object.entries(RESTART_ONLY)
             .filter(([, read]) => !isDeepStrictEqual(read(config), read(next)))
@@ -227,8 +239,12 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         const nextPolicy = compilePolicy(next);
         if (!isDeepStrictEqual(next.notifications, previous.notifications)) catalog.setNotificationTiming(next.notifications);
         // Names, upstreams and policy change together, so a reload is one change, announced once.
+        const revoked = revokedClients(policy, nextPolicy);
+        let ending: Promise<void> | undefined;
         const change = await pool.apply(next.upstreams, next.upstreamConnectConcurrency, upstreams => {
             policy = nextPolicy;
+            // With the policy that refuses their credentials: nothing they hold outlives it.
+            if (revoked.size > 0) ending = endRevoked(revoked);
             service.reconfigure(cursors, serviceOptions(next, policy), requestStates);
             catalog.setUpstreams(upstreams, { separator: next.namespace.separator }, overridesOf(next));
             // Also when no upstream changed: a client whose view only the policy changed must hear of it.
@@ -237,6 +253,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         for (const upstream of pool.connections) {
             if (upstream instanceof UpstreamConnection) upstream.reconnect = resolveReconnect(next.reconnect, upstream.config);
         }
+        await ending;
         return { ...change, needRestart };
     }
 
@@ -296,6 +313,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
                 ...(separate === undefined && telemetry.serving ? { routes: telemetry.routes } : {}),
                 operatorToken: config.metrics.bearerToken,
                 onRejected: telemetry.rejected,
+                onStreamClosed: telemetry.streamsClosed,
                 logger
             });
             url = http.url;

@@ -16,7 +16,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
 import { ANONYMOUS_CLIENT_ID } from '../config/policy-schema.js';
 import { exceedsDepth } from '../lib/json-bounds.js';
-import { asJsonRpcMessage, cancelledRequestId, type RequestId } from '../lib/json-rpc.js';
+import { asJsonRpcMessage, cancelledRequestId, hasOversizedId, OVERSIZED_ID_MESSAGE, type RequestId } from '../lib/json-rpc.js';
 import { describeError, type Logger } from '../observability/logger.js';
 import { inSomeRequest } from '../observability/request-context.js';
 import type { ClientProfile } from '../policy/clients.js';
@@ -146,6 +146,7 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
         if (!verdict.ok) return unreadable(-32600, verdict.message);
         const messages: JSONRPCMessage[] = [];
         for (const item of Array.isArray(value) ? value : [value]) {
+            if (hasOversizedId(item)) return unreadable(-32600, OVERSIZED_ID_MESSAGE);
             const message = asJsonRpcMessage(item);
             if (message === undefined) return unreadable(-32600, 'Invalid Request');
             messages.push(message);

@@ -62,6 +62,7 @@ export class GatewayMetrics {
     readonly #listChangedReceived = new Map<string, number>();
     readonly #listChangedSent: Counter;
     readonly #rejected: Counter;
+    readonly #streamsClosed: Counter;
     readonly #cacheHits: Counter;
     readonly #cacheMisses: Counter;
 
@@ -180,6 +181,11 @@ export class GatewayMetrics {
             });
         }
         this.#rejected = counter('mcp_gateway_requests_rejected_total', 'HTTP requests turned away before MCP handled them, by reason.', ['reason']);
+        this.#streamsClosed = counter(
+            'mcp_gateway_streams_closed_total',
+            'Client streams (GET, subscriptions/listen, streamed answers) the gateway ended: slow_consumer (the client stopped reading), client_revoked (a reload removed its client or changed its credentials).',
+            ['reason']
+        );
         this.#cacheHits = counter('mcp_gateway_catalog_cache_hits_total', 'Reads of an upstream\'s prompt list served from the catalog cache.', [
             'upstream'
         ]);
@@ -226,6 +232,10 @@ export class GatewayMetrics {
 
     rejected(reason: string): void {
         this.#rejected.inc({ reason });
+    }
+
+    streamsClosed(reason: string, count = 1): void {
+        this.#streamsClosed.inc({ reason }, count);
     }
 
     cacheRead(upstream: string, hit: boolean): void {

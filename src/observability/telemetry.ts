@@ -111,6 +111,9 @@ export class Telemetry {
 
     readonly rejected = (reason: RejectionReason): void => this.metrics?.rejected(reason);
 
+    /** `reason`: a StreamCloseReason (downstream/endpoint.ts). */
+    readonly streamsClosed = (reason: string, count = 1): void => this.metrics?.streamsClosed(reason, count);
+
     /** Every prompt request ends up in the access log, and in the metrics when they are on. */
     watch(service: PromptService): void {
         service.usage.subscribe(event => logUsage(this.logger, event));

@@ -23,6 +23,7 @@ import type { Subscriptions } from '../subscriptions.js';
 import type { Endpoint } from '../endpoint.js';
 import type { SessionTable } from '../sessions.js';
 import { admission } from './admission.js';
+import type { StreamCloseReason } from '../endpoint.js';
 import { McpEndpoint } from './mcp.js';
 import { metadataRoute, resourceServers } from './resource-metadata.js';
 import { sweepIdleSessions } from './sweeper.js';
@@ -65,6 +66,8 @@ export interface HttpEndpointOptions {
     operatorToken?: string | undefined;
     /** Each request turned away before MCP handled it. */
     onRejected?: (reason: RejectionReason) => void;
+    /** Each stream the endpoint cut (a client that stopped reading). */
+    onStreamClosed?: ((reason: StreamCloseReason) => void) | undefined;
     logger: Logger;
 }
 
