@@ -307,6 +307,11 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
             logger.warn(`${withheld.what} not served on the MCP listener: ${withheld.reason}`);
             notices.push(`${withheld.what} not served on ${new URL(url).origin}: ${withheld.reason}`);
         }
+        const metadataWithheld = policy.resourceServer?.metadataWithheld;
+        if (metadataWithheld !== undefined && url !== undefined) {
+            logger.warn(metadataWithheld);
+            notices.push(metadataWithheld);
+        }
 
         return {
             url,

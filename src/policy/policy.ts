@@ -28,7 +28,7 @@ export function compilePolicy(config: GatewayConfig): GatewayPolicy {
     const clients = new ClientDirectory(config);
     return {
         authenticator: createAuthenticator(config.auth, clients),
-        resourceServer: resourceServerSettings(config.auth),
+        resourceServer: resourceServerSettings(config.auth, config.listen),
         clients,
         access: new PromptAccess(config, clients),
         arguments: { maxArguments: config.limits.maxArguments, maxArgumentBytes: config.limits.maxArgumentBytes },
