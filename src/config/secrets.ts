@@ -1,5 +1,6 @@
 /**
- * The values of a config that must never appear in a log line: every upstream
+ * The values of a config that must never appear in a log line, nor in health,
+ * the dashboard, metrics or what the CLI prints: every upstream
  * header value and stdio environment value (and the token of a `Bearer` or
  * `Basic` header), passwords in upstream URLs (and the Basic credentials made
  * of them), an upstream's `auth` token or client secret (in each form it is

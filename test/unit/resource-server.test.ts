@@ -178,7 +178,7 @@ describe('resource server: the issuer is the authorization server unless authori
         const settings = resourceServerSettings(jwt({ issuer: AS }), LOOPBACK)!;
         assert.deepEqual(settings.authorizationServers, [AS]);
         const server = new ResourceServer(settings, listenerResource('127.0.0.1', 8080, '/mcp'));
-        assert.deepEqual(JSON.parse(server.metadata!.body).authorization_servers, [AS]);
+        assert.deepEqual((JSON.parse(server.metadata!.body) as { authorization_servers: string[] }).authorization_servers, [AS]);
         assert.match(server.challenge('missing'), /resource_metadata="http:\/\/127\.0\.0\.1:8080\/\.well-known\/oauth-protected-resource\/mcp"/);
         assert.equal(server.refusal(grant(['https://other.example.com/mcp']), CLIENT), undefined, 'as before: "aud" is checked against audience only');
     });
