@@ -625,6 +625,21 @@ describe('Protected Resource Metadata (RFC 9728)', () => {
         }
     });
 
+    test('issuer alone behind a proxy without auth.resource: no URL to name, so no document, and the gateway says so at start', TIMEOUT, async t => {
+        const { authorizationServers: _servers, ...withoutServers } = oauthAuth();
+        const { logger, lines } = capturingLogger();
+        const gateway = await startGateway(t, { listen: { port: 0, trustProxy: ['127.0.0.1'] }, auth: { ...withoutServers, issuer: as.issuer } }, logger);
+        const notice = gateway.notices.find(line => line.includes('Protected Resource Metadata'));
+        assert.match(notice ?? '', /not served: listen\.trustProxy is set: .* as auth\.resource$/, gateway.notices.join('\n'));
+        assert.ok(lines().some(line => line.level === 'warn' && line.msg === notice), 'warned in the log too');
+        const response = await fetch(`${new URL(gateway.url!).origin}/.well-known/oauth-protected-resource/mcp`);
+        assert.equal(response.status, 404);
+        await response.body?.cancel();
+        const refused = await post(gateway.url!, initializeBody());
+        assert.doesNotMatch(refused.headers.get('www-authenticate') ?? '', /resource_metadata/, 'no challenge names a document that is not there');
+        await refused.body?.cancel();
+    });
+
     test('no document outside jwt mode or without authorizationServers and issuer, and the plain challenge', TIMEOUT, async t => {
         const bare = await startGateway(t, { auth: { mode: 'jwt', jwksUrl: as.jwksUrl, clientIdClaim: 'client_id' } });
         const keyed = await startGateway(t, { auth: { mode: 'apiKey' }, clients: [{ id: 'k', apiKey: 'a-key-of-sixteen-characters-or-more' }] });
