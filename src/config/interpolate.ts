@@ -9,8 +9,9 @@ const PLACEHOLDER = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{[^}
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 
-/** One placeholder's value, and the whole string it went into (for the secret rules, see config/secrets.ts). */
+/** One placeholder's variable and value, and the whole string it went into (for the secret rules, see config/secrets.ts). */
 export interface Expansion {
+    name: string;
     value: string;
     into: string;
 }
@@ -59,7 +60,7 @@ function walk(node: unknown, path: (string | number)[], env: Environment, found:
 
 function substitute(text: string, path: (string | number)[], env: Environment, { issues, expansions }: Found): string {
     if (!text.includes('$')) return text;
-    const values: string[] = [];
+    const values: Omit<Expansion, 'into'>[] = [];
     const into = text.replace(PLACEHOLDER, (match, name: string | undefined, fallback: string | undefined) => {
         if (match === '$${') return '${';
         if (name === undefined) {
@@ -72,7 +73,7 @@ function substitute(text: string, path: (string | number)[], env: Environment, {
         // Own properties only: `${constructor}` must not find Object.prototype.constructor.
         const fromEnv = Object.hasOwn(env, name) ? env[name] : undefined;
         if (fromEnv !== undefined && !(fromEnv === '' && fallback !== undefined)) {
-            values.push(fromEnv);
+            values.push({ name, value: fromEnv });
             return fromEnv;
         }
         if (fallback !== undefined) return fallback;
@@ -82,6 +83,6 @@ function substitute(text: string, path: (string | number)[], env: Environment, {
         });
         return '';
     });
-    for (const value of values) expansions.push({ value, into });
+    for (const value of values) expansions.push({ ...value, into });
     return into;
 }

@@ -17,6 +17,7 @@
  */
 import { clientSecretBasic, formEncode } from '../lib/client-secret-basic.js';
 import { urlCredentials } from '../lib/url-credentials.js';
+import type { Expansion } from './interpolate.js';
 import type { GatewayConfig } from './schema.js';
 import type { UpstreamAuth } from './upstream-auth-schema.js';
 
@@ -56,11 +57,14 @@ function secretExpansionsOf(config: object): readonly string[] {
 
 /**
  * Which of the gateway config's `${X}` expansions are secrets: those that went into a secret value (a header, an
- * env value, a URL's password, ...). `expansions` pairs each value with the whole string it went into.
+ * env value, a URL's password, ...), unless X holds a location or setting (`"DATA": "${HOME}/data"` does not make
+ * every path under HOME a secret). `expansions` pairs each value with the whole string it went into.
  */
-export function secretExpansionsIn(config: Parameters<typeof configSecrets>[0], expansions: readonly { value: string; into: string }[]): string[] {
+export function secretExpansionsIn(config: Parameters<typeof configSecrets>[0], expansions: readonly Expansion[]): string[] {
     const secrets = configSecrets(config);
-    return expansions.filter(({ value, into }) => secrets.some(secret => secret.includes(value) && into.includes(secret))).map(({ value }) => value);
+    return expansions
+        .filter(({ name, value, into }) => !isPlainEnvName(name) && secrets.some(secret => secret.includes(value) && into.includes(secret)))
+        .map(({ value }) => value);
 }
 
 export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'upstreamsFrom' | 'auth' | 'cursorSecret' | 'sessions' | 'cluster' | 'metrics'>): string[] {

@@ -61,12 +61,12 @@ describe('configSecrets', () => {
 
 describe('secret expansions', () => {
     test('the gateway config\'s ${X} is a secret where it went into a secret value, and then everywhere; elsewhere it is not', () => {
-        const env = { KEY: 'expanded-key-0123456789', HOST: '127.0.0.1', TOOLS: '/opt/tools-folder', SHORT: 'argv' };
+        const env = { KEY: 'expanded-key-0123456789', HOST: '127.0.0.1', TOOLS: '/opt/tools-folder', SHORT: 'argv', HOME: '/home/operator' };
         const config = parseConfig(
             JSON.stringify({
                 listen: { host: '${HOST}' },
                 upstreams: [
-                    { id: 'a', transport: 'stdio', command: '${TOOLS}/server', args: ['--key=${KEY}', '${SHORT}'], env: { AUTH_LINE: 'key ${KEY}', MODE: '${SHORT}' } },
+                    { id: 'a', transport: 'stdio', command: '${TOOLS}/server', args: ['--key=${KEY}', '${SHORT}'], env: { AUTH_LINE: 'key ${KEY}', MODE: '${SHORT}', DATA: '${HOME}/data' } },
                     { id: 'b', transport: 'http', url: 'https://example.com/mcp', headers: { 'X-Api-Key': 'v1:${KEY}' } }
                 ]
             }),
@@ -79,6 +79,7 @@ describe('secret expansions', () => {
         assert.ok(!secrets.includes('/opt/tools-folder'), 'a command path is no secret field');
         assert.ok(!secrets.includes('argv'), 'under the minimum length');
         assert.ok(!secrets.includes('127.0.0.1'), 'listen.host is no secret field');
+        assert.ok(secrets.includes('/home/operator/data') && !secrets.includes('/home/operator'), 'HOME is a setting: the env value is a secret, HOME is not');
         assert.deepEqual(configSecrets({ ...config }), secrets, 'copies of the config keep them');
         assert.deepEqual(Object.keys(parseConfig(JSON.stringify(config), 'copy', {})), Object.keys(config), 'no field of the config holds them');
     });
