@@ -111,7 +111,7 @@ describe('values of secret expansions stay secret', () => {
         });
         const origin = new URL(url).origin;
         const echoes = () => stderr.filter(line => line.includes('started with'));
-        await waitFor(() => echoes().length === 3, 60_000, 'the three echoing servers\' first lines');
+        await waitFor(() => new Set(echoes().map(line => (JSON.parse(line) as { upstream?: string }).upstream)).size === 3, 60_000, 'the three echoing servers\' first lines');
         const health = async () => JSON.parse(await read(`${origin}/healthz`)) as { upstreams: { id: string; error?: string }[] };
         const errorOf = async (id: string) => (await health()).upstreams.find(upstream => upstream.id === id)?.error;
         await waitFor(async () => (await errorOf('gone')) !== undefined && (await errorOf('nowhere')) !== undefined, 60_000, 'the missing command and cwd reported');
