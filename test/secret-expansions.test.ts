@@ -9,14 +9,15 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { describe, test, type TestContext } from 'node:test';
+import { before, describe, test, type TestContext } from 'node:test';
 import { closeAfter, ROOT, stopChild, waitFor } from './helpers.js';
 
-const CLI = ['--import', 'tsx', path.join(ROOT, 'src/cli.ts')];
+const CLI = [path.join(ROOT, 'dist/cli.js')];
 const ECHO_SERVER = path.join(ROOT, 'test/fixtures/echo-argv-server.mjs');
 const TIMEOUT = { timeout: 180_000 };
 
@@ -96,6 +97,7 @@ async function read(url: string): Promise<string> {
 }
 
 describe('values of secret expansions stay secret', () => {
+    before(() => assert.ok(existsSync(CLI[0]!), 'dist/cli.js is missing: run `npm run build` (npm test does)'));
     test('in the log (the child\'s echoed argv and cwd included), /healthz, /readyz and the dashboard data', TIMEOUT, async t => {
         const { config, env, secrets } = await setUp(t);
         const child = spawn(process.execPath, [...CLI, '--config', config], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env, LOG_LEVEL: 'debug', LOG_FORMAT: 'json' } });

@@ -2,16 +2,17 @@
  * Clients that ask for what the gateway does not serve: some (Codex) send `tools/list` whatever the capabilities
  * say, and take -32601 as a failed server. The gateway answers the three list methods of tools and resources with
  * empty lists in every revision, still declaring neither capability; calls of tools and resources stay -32601.
- * SDK clients of both eras over HTTP, and over stdio (the CLI with --stdio); raw 2026-07-28 requests with their
+ * SDK clients of both eras over HTTP, and over stdio (the built CLI with --stdio); raw 2026-07-28 requests with their
  * headers, validated against the revision's schema.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, test, type TestContext } from 'node:test';
+import { before, describe, test, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
-import { closeAfter, connectHttp, connectModernHttp, connectModernStdio, connectStdio, ROOT, rpcError, startTestGateway, stdioFixture, upstreamsReady } from './helpers.js';
+import { closeAfter, connectHttp, connectModernHttp, connectModernStdio, connectStdio, ROOT, rpcError, startTestGateway, upstreamsReady } from './helpers.js';
 import { postModern, type JsonRpcMessage } from './raw-http.js';
 import { MODERN_REVISION, SpecSchema } from './spec-schema.js';
 
@@ -22,9 +23,13 @@ const STILL_NOT_FOUND = [
 ] as const;
 
 const LIST_TTL_MS = 1234;
+const CLI = path.join(ROOT, 'dist/cli.js');
+/** A plain JavaScript upstream with one prompt: quick to start, also on a loaded machine. */
+const UPSTREAM = { id: 'local', transport: 'stdio', command: process.execPath, args: [path.join(ROOT, 'test/fixtures/echo-argv-server.mjs')] };
+const TIMEOUT = { timeout: 180_000 };
 
 async function gatewayUrl(t: TestContext): Promise<string> {
-    const gateway = await startTestGateway({ caching: { listTtlMs: LIST_TTL_MS }, upstreams: [stdioFixture('local')] });
+    const gateway = await startTestGateway({ caching: { listTtlMs: LIST_TTL_MS }, upstreams: [UPSTREAM] });
     closeAfter(t, () => gateway.close());
     await upstreamsReady(gateway);
     return gateway.url!;
@@ -50,7 +55,8 @@ async function assertServedEmpty(client: Client, calls: 'json-rpc' | 'http' = 'j
 }
 
 describe('tools and resources lists a client asks for anyway', () => {
-    test('over HTTP: a 2025-06-18 session and a 2026-07-28 client get empty lists', { timeout: 60_000 }, async t => {
+    before(() => assert.ok(existsSync(CLI), 'dist/cli.js is missing: run `npm run build` (npm test does)'));
+    test('over HTTP: a 2025-06-18 session and a 2026-07-28 client get empty lists', TIMEOUT, async t => {
         const url = await gatewayUrl(t);
         const legacy = await connectHttp(url, { protocolVersion: '2025-06-18' });
         closeAfter(t, () => legacy.close());
@@ -60,7 +66,7 @@ describe('tools and resources lists a client asks for anyway', () => {
         await assertServedEmpty(modern, 'http');
     });
 
-    test('over HTTP, raw 2026-07-28: results fit the schema with caching hints, a cursor it never gave is -32602, calls are 404 with -32601', { timeout: 60_000 }, async t => {
+    test('over HTTP, raw 2026-07-28: results fit the schema with caching hints, a cursor it never gave is -32602, calls are 404 with -32601', TIMEOUT, async t => {
         const url = await gatewayUrl(t);
         const schema = new SpecSchema(MODERN_REVISION);
         for (const method of Object.keys(EMPTY_LISTS)) {
@@ -81,12 +87,12 @@ describe('tools and resources lists a client asks for anyway', () => {
         assert.equal(((await call.json()) as JsonRpcMessage).error?.code, -32601);
     });
 
-    test('over stdio (--stdio): clients of both eras get empty lists', { timeout: 90_000 }, async t => {
+    test('over stdio (--stdio): clients of both eras get empty lists', TIMEOUT, async t => {
         const dir = await mkdtemp(path.join(tmpdir(), 'gateway-unserved-'));
         closeAfter(t, () => rm(dir, { recursive: true, force: true }));
         const config = path.join(dir, 'gateway.json');
-        await writeFile(config, JSON.stringify({ upstreams: [stdioFixture('local')] }));
-        const args = ['--import', 'tsx', path.join(ROOT, 'src/cli.ts'), '--stdio', '--config', config];
+        await writeFile(config, JSON.stringify({ upstreams: [UPSTREAM] }));
+        const args = [CLI, '--stdio', '--config', config];
         const legacy = await connectStdio(process.execPath, args);
         closeAfter(t, () => legacy.close());
         await assertServedEmpty(legacy);
