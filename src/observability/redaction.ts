@@ -3,8 +3,9 @@
  * a log line as written (JSON, so a value with quotes or backslashes appears
  * escaped, and both forms are looked for), including text that came from an
  * upstream; every string of what the operator endpoints serve (health, the
- * dashboard's data) and the metrics text. One regular expression over every value, longest first, so a
- * header value goes whole before the token inside it. Two sources: the
+ * dashboard's data) and the metrics text. One regular expression over every
+ * value, longest first, so a header value goes whole before the token inside
+ * it. Two sources: the
  * config's secrets, per logger, and the secrets the process learns as it runs
  * (access tokens an upstream's authorization server issued), for every logger.
  */
