@@ -24,7 +24,7 @@ import { Subscriptions } from './downstream/subscriptions.js';
 import { startStdioEndpoint } from './downstream/stdio.js';
 import { startAdminServer, type AdminServer } from './observability/admin-server.js';
 import { FaultCounters } from './observability/faults.js';
-import { describeError, setLogSecrets, type Logger } from './observability/logger.js';
+import { describeError, logRedactor, setLogSecrets, type Logger } from './observability/logger.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import { compilePolicy, revokedClients, type GatewayPolicy } from './policy/policy.js';
 import { UpstreamConnection } from './upstream/connection.js';
@@ -257,11 +257,13 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         return { ...change, needRestart };
     }
 
+    // Errors name commands, paths and URLs, which may hold secrets: the log's redaction applies here too.
+    const redactor = logRedactor(logger);
     try {
-        const health = () => ({ upstreams: upstreamHealth() });
+        const health = () => redactor.redactValues({ upstreams: upstreamHealth() });
         const readyDetails = () => {
             const state = readiness();
-            return { ...state, details: { ...state.details, upstreams: upstreamHealth() } };
+            return { ...state, details: redactor.redactValues({ ...state.details, upstreams: upstreamHealth() }) };
         };
         const separate = config.metrics.listen;
         if (separate !== undefined && telemetry.serving) {
@@ -325,6 +327,11 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         if (withheld !== undefined && url !== undefined) {
             logger.warn(`${withheld.what} not served on the MCP listener: ${withheld.reason}`);
             notices.push(`${withheld.what} not served on ${new URL(url).origin}: ${withheld.reason}`);
+        }
+        const metadataWithheld = policy.resourceServer?.metadataWithheld;
+        if (metadataWithheld !== undefined && url !== undefined) {
+            logger.warn(metadataWithheld);
+            notices.push(metadataWithheld);
         }
 
         return {

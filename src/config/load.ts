@@ -12,6 +12,7 @@ import { isRecord } from '../lib/is-record.js';
 import { exceedsDepth } from '../lib/json-bounds.js';
 import { readTextFile } from './read-text-file.js';
 import { GatewayConfigSchema, type GatewayConfig } from './schema.js';
+import { secretExpansionsIn, withSecretExpansions } from './secrets.js';
 
 /**
  * Relative paths (`cwd` of stdio upstreams, `path` of files upstreams, `auth.jwksFile`) are resolved against the file's folder.
@@ -109,7 +110,7 @@ function validate(document: unknown, source: string, env: Environment): GatewayC
     if (interpolated.issues.length > 0) throw new ConfigError(source, interpolated.issues);
     const parsed = GatewayConfigSchema.safeParse(interpolated.value, { reportInput: true });
     if (!parsed.success) throw new ConfigError(source, parsed.error.issues.map(issue => toConfigIssue(issue, interpolated.value)));
-    return parsed.data;
+    return withSecretExpansions(parsed.data, secretExpansionsIn(parsed.data, interpolated.expansions));
 }
 
 function resolvePaths(config: GatewayConfig, baseDir: string): GatewayConfig {

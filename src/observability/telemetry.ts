@@ -18,7 +18,7 @@ import { VERSION } from '../version.js';
 import type { OverridesNotApplied, UpstreamStatus } from './dashboard-data.js';
 import { DashboardFeed } from './dashboard-feed.js';
 import type { FaultCounters } from './faults.js';
-import type { Logger } from './logger.js';
+import { logRedactor, type Logger } from './logger.js';
 import { GatewayMetrics } from './metrics.js';
 import { operatorRoutesOnMcpListener, withheldReason } from './operator-access.js';
 import { observabilityRoutes } from './routes.js';
@@ -128,9 +128,12 @@ export class Telemetry {
         const { metrics, dashboard } = this.config;
         const recorded = this.metrics;
         const feed = this.#feed;
+        // Upstream errors and what upstreams name (prompts) may hold secrets: the log's redaction applies here too.
+        const redactor = logRedactor(this.logger);
+        const redacted = ({ contentType, body }: { contentType: string; body: string }) => ({ contentType, body: redactor.redact(body) });
         return observabilityRoutes({
-            metrics: this.#served.metrics && recorded !== undefined ? { path: metrics.path, exposition: () => recorded.exposition() } : undefined,
-            dashboard: feed === undefined ? undefined : { path: dashboard.path, data: () => feed.data() },
+            metrics: this.#served.metrics && recorded !== undefined ? { path: metrics.path, exposition: async () => redacted(await recorded.exposition()) } : undefined,
+            dashboard: feed === undefined ? undefined : { path: dashboard.path, data: async () => redactor.redactValues(await feed.data()) },
             bearerToken: metrics.bearerToken,
             reject
         });

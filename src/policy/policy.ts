@@ -34,7 +34,7 @@ export function compilePolicy(config: GatewayConfig): GatewayPolicy {
     const clients = new ClientDirectory(config);
     return {
         authenticator: createAuthenticator(config.auth, clients),
-        resourceServer: resourceServerSettings(config.auth),
+        resourceServer: resourceServerSettings(config.auth, config.listen),
         clients,
         credentials: credentialsOf(config),
         access: new PromptAccess(config, clients),

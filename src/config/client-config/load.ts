@@ -11,6 +11,7 @@ import type { Environment } from '../interpolate.js';
 import { ConfigError, formatPath, type ConfigIssue } from '../issues.js';
 import { readTextFile } from '../read-text-file.js';
 import { resolveReconnect, UpstreamSchema, type GatewayConfig, type UpstreamConfig } from '../schema.js';
+import { withSecretExpansions } from '../secrets.js';
 import { importClientConfig, type ImportedServer, type ImportNote } from './import.js';
 
 export interface ImportedConfig {
@@ -50,13 +51,12 @@ export async function importUpstreams(config: GatewayConfig, source: string, fro
     config.upstreams.forEach((upstream, index) => owners.set(upstream.id, { source, path: ['upstreams', index, 'id'], what: `upstreams[${index}]` }));
     const imported: UpstreamConfig[] = [];
     const origins = new Map<string, string>();
-    const upstreamsFrom: GatewayConfig['upstreamsFrom'] = [];
+    const secrets: string[] = [];
     for (const [index, from] of config.upstreamsFrom.entries()) {
         const entry = index < fromConfig ? `upstreamsFrom[${index}]` : undefined;
         const file = await importFile(config, index, entry, { source, env, touched });
         notes.push(...file.notes);
-        // Inputs as resolved (from the environment too) stay with the config, so that logs redact them (see secrets.ts).
-        upstreamsFrom.push({ ...from, inputs: file.inputs });
+        secrets.push(...file.secrets);
         for (const { server, upstream } of file.upstreams) {
             claimId(owners, upstream.id, { source: from.file, path: server.path, what: `server ${JSON.stringify(server.name)} of ${from.file}` }, entry);
             checkSeparator(upstream.id, config.namespace.separator, from.file, server.path);
@@ -68,7 +68,7 @@ export async function importUpstreams(config: GatewayConfig, source: string, fro
     if (upstreams.length === 0) {
         throw new ConfigError(source, [{ path: ['upstreamsFrom'], message: 'no servers to put behind the gateway: the files hold none (or all are left out or disabled); add one, or add "upstreams"' }]);
     }
-    return { config: { ...config, upstreams, upstreamsFrom }, notes, origins };
+    return { config: withSecretExpansions({ ...config, upstreams }, secrets), notes, origins };
 }
 
 /** One entry of upstreamsFrom: its file read, imported and validated, its env files read. */
@@ -86,7 +86,7 @@ async function importFile(config: GatewayConfig, index: number, entry: string | 
     return {
         upstreams: upstreams.map((upstream, position) => ({ server: result.servers[position]!, upstream })),
         notes,
-        inputs: { ...from.inputs, ...result.suppliedInputs }
+        secrets: result.secrets
     };
 }
 
