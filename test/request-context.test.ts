@@ -1,0 +1,244 @@
+/**
+ * What an upstream request carries comes from the client request it serves, and from no other: its X-Request-Id and
+ * Mcp-Param-* headers, and the request id on the log lines written about it. Checked at every place that defers
+ * work: a request queued in the upstream's bulkhead (started when another one finishes), many requests at once, a
+ * reconnect brought on by one request's failure, and a list read started by one request and joined by another
+ * (shared work is nobody's: it carries no client's headers and its lines name no request).
+ */
+import assert from 'node:assert/strict';
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, test, type TestContext } from 'node:test';
+import type { RunningGateway } from '../src/gateway.js';
+import { capturingLogger, startTestGateway, upstreamsReady, waitFor } from './helpers.js';
+import { messagesOf, openRawSession, post, postModern } from './raw-http.js';
+
+interface Seen {
+    /** The JSON-RPC method, or the HTTP method of a GET or DELETE. */
+    method: string;
+    headers: IncomingHttpHeaders;
+    params?: { name?: string; arguments?: Record<string, string> } | undefined;
+}
+
+interface Held {
+    key: string;
+    release: () => void;
+}
+
+const PROMPTS = [{ name: 'p', arguments: [{ name: 'n', required: false }] }, { name: 'slow' }, { name: 'fail' }, { name: 'fast' }];
+
+/**
+ * A Streamable HTTP upstream that records the headers of everything it receives. `stateless`: 2026-07-28, else a
+ * 2025-era server with sessions and a GET stream. Requests whose key ('prompts/list', or a prompt's name) is held wait
+ * until released; the prompt `fail` is answered with HTTP 500.
+ */
+async function startRecordingUpstream(t: TestContext, era: 'stateless' | 'handshake') {
+    const seen: Seen[] = [];
+    const held: Held[] = [];
+    const holding = new Set<string>();
+    const sessions = new Set<string>();
+    const streams = new Set<ServerResponse>();
+    let failLists = false;
+    let sessionCount = 0;
+    const stateless = era === 'stateless';
+    const envelope = stateless ? { resultType: 'complete' } : {};
+
+    const answer = (res: ServerResponse, id: unknown, result: unknown, headers: Record<string, string> = {}) =>
+        res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(JSON.stringify({ jsonrpc: '2.0', id, result }));
+
+    const server = createServer((req, res) => {
+        if (req.method === 'GET' || req.method === 'DELETE') {
+            seen.push({ method: req.method, headers: { ...req.headers } });
+            if (req.method === 'DELETE' || stateless) return void res.writeHead(req.method === 'DELETE' ? 200 : 405).end();
+            if (!sessions.has(String(req.headers['mcp-session-id']))) return void res.writeHead(404).end();
+            res.writeHead(200, { 'content-type': 'text/event-stream' });
+            res.write(': open\n\n');
+            streams.add(res);
+            res.once('close', () => streams.delete(res));
+            return;
+        }
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+            const message = JSON.parse(Buffer.concat(chunks).toString()) as { id?: number; method: string; params?: Seen['params'] };
+            seen.push({ method: message.method, headers: { ...req.headers }, params: message.params });
+            if (!stateless && message.method !== 'initialize' && !sessions.has(String(req.headers['mcp-session-id']))) return void res.writeHead(404).end();
+            if (message.id === undefined) return void res.writeHead(202).end();
+            const respond = () => serve(message as { id: number; method: string; params?: Seen['params'] }, res);
+            const key = message.method === 'prompts/get' ? (message.params?.name ?? '') : message.method;
+            if (holding.has(key)) held.push({ key, release: respond });
+            else respond();
+        });
+    });
+
+    function serve(message: { id: number; method: string; params?: Seen['params'] }, res: ServerResponse): void {
+        switch (message.method) {
+            case 'initialize': {
+                const session = `s-${++sessionCount}`;
+                sessions.add(session);
+                const result = { protocolVersion: '2025-06-18', capabilities: { prompts: { listChanged: true } }, serverInfo: { name: 'recorder', version: '1.0.0' } };
+                return answer(res, message.id, result, { 'mcp-session-id': session });
+            }
+            case 'server/discover':
+                return answer(res, message.id, { ...envelope, supportedVersions: ['2026-07-28'], capabilities: { prompts: {} }, ttlMs: 0, cacheScope: 'public' });
+            case 'ping':
+                return answer(res, message.id, {});
+            case 'prompts/list':
+                if (failLists) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: 'list broke' } }));
+                return answer(res, message.id, { ...envelope, prompts: PROMPTS, ...(stateless ? { ttlMs: 0, cacheScope: 'public' } : {}) });
+            case 'prompts/get':
+                if (message.params?.name === 'fail') return void res.writeHead(500, { 'content-type': 'text/plain' }).end('no');
+                return answer(res, message.id, { ...envelope, messages: [{ role: 'user', content: { type: 'text', text: String(message.params?.name) } }] });
+            default:
+                return void res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
+        }
+    }
+
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+    t.after(() => {
+        for (const { release } of held.splice(0)) release();
+        server.closeAllConnections();
+        return new Promise(resolve => server.close(resolve));
+    });
+    return {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+        seen,
+        held,
+        hold: (key: string) => holding.add(key),
+        /** Answers every held request with `key` and holds no more. */
+        release(key: string) {
+            holding.delete(key);
+            for (const waiting of held.filter(item => item.key === key)) {
+                held.splice(held.indexOf(waiting), 1);
+                waiting.release();
+            }
+        },
+        failLists: () => (failLists = true),
+        /** As a restarted server: every session is unknown from now on. */
+        forgetSessions: () => sessions.clear(),
+        listChanged() {
+            for (const stream of streams) stream.write(`data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/prompts/list_changed' })}\n\n`);
+        },
+        get streams() {
+            return streams.size;
+        }
+    };
+}
+
+type Recorder = Awaited<ReturnType<typeof startRecordingUpstream>>;
+
+/** The headers a client request's upstream call may carry of it; every other request the upstream sees must carry none. */
+function carried(headers: IncomingHttpHeaders): Record<string, string> {
+    return Object.fromEntries(Object.entries(headers).filter(([name]) => name === 'x-request-id' || name.startsWith('mcp-param-'))) as Record<string, string>;
+}
+
+function getsOf(upstream: Recorder, name: string): Seen[] {
+    return upstream.seen.filter(item => item.method === 'prompts/get' && item.params?.name === name);
+}
+
+async function resultOf(response: Promise<Response>): Promise<Record<string, unknown>> {
+    const [message] = await messagesOf(await response);
+    return message as Record<string, unknown>;
+}
+
+async function gatewayFor(t: TestContext, upstream: Recorder, settings: Record<string, unknown>, config: Record<string, unknown> = {}) {
+    const capture = capturingLogger();
+    const gateway: RunningGateway = await startTestGateway({ upstreams: [{ id: 'rec', transport: 'streamable-http', url: upstream.url, ...settings }], ...config }, capture.logger);
+    t.after(() => gateway.close());
+    await upstreamsReady(gateway);
+    return { gateway, url: gateway.url!, lines: capture.lines, load: () => gateway.upstreams[0]!.load };
+}
+
+describe('what an upstream request carries is its own client request\'s', () => {
+    test('a get queued behind another client\'s (maxConcurrency 1) reaches the upstream with its own headers, and its lines name its own request', { timeout: 60_000 }, async t => {
+        const upstream = await startRecordingUpstream(t, 'stateless');
+        const { url, lines, load } = await gatewayFor(t, upstream, { protocol: '2026-07-28', maxConcurrency: 1 });
+        upstream.hold('slow');
+        const a = resultOf(postModern(url, 'prompts/get', { name: 'rec__slow' }, { 'mcp-param-token': 'A-PRIVATE-VALUE', 'mcp-param-only-a': 'a', 'x-request-id': 'a-req-1' }));
+        await waitFor(() => upstream.held.length === 1, 20_000, "A's get at the upstream");
+        // B's upstream call fails in the transport (HTTP 500): the line about it must name B's request.
+        const b = resultOf(postModern(url, 'prompts/get', { name: 'rec__fail' }, { 'mcp-param-token': 'B-VALUE', 'x-request-id': 'b-req-1' }));
+        await waitFor(() => load().queued === 1, 20_000, "B's get queued behind A's");
+        upstream.release('slow');
+        assert.ok('result' in (await a));
+        assert.ok('error' in (await b));
+
+        assert.deepEqual(carried(getsOf(upstream, 'slow')[0]!.headers), { 'mcp-param-token': 'A-PRIVATE-VALUE', 'mcp-param-only-a': 'a', 'x-request-id': 'a-req-1' });
+        assert.deepEqual(carried(getsOf(upstream, 'fail')[0]!.headers), { 'mcp-param-token': 'B-VALUE', 'x-request-id': 'b-req-1' }, "B's own, none of A's");
+        const transportErrors = lines().filter(line => line.msg === 'upstream transport error');
+        assert.equal(transportErrors.length, 1);
+        assert.equal(transportErrors[0]!.requestId, 'b-req-1');
+    });
+
+    test('40 concurrent gets, most of them queued (default maxConcurrency): each upstream request carries exactly its own headers', { timeout: 60_000 }, async t => {
+        const upstream = await startRecordingUpstream(t, 'stateless');
+        const { url, load } = await gatewayFor(t, upstream, { protocol: '2026-07-28' });
+        upstream.hold('p');
+        const answers = Array.from({ length: 40 }, (_, n) =>
+            resultOf(postModern(url, 'prompts/get', { name: 'rec__p', arguments: { n: String(n) } }, { 'mcp-param-token': `token-${n}`, 'x-request-id': `req-${n}` }))
+        );
+        // Every slot taken and the rest queued: the queued ones start as others finish.
+        await waitFor(() => upstream.held.length === 16 && load().queued === 24, 20_000, '16 in flight, 24 queued');
+        upstream.release('p');
+        for (const answer of await Promise.all(answers)) assert.ok('result' in answer);
+        const gets = getsOf(upstream, 'p');
+        assert.equal(gets.length, 40);
+        for (const get of gets) {
+            const n = get.params?.arguments?.n;
+            assert.deepEqual(carried(get.headers), { 'mcp-param-token': `token-${n}`, 'x-request-id': `req-${n}` }, `get ${n}`);
+        }
+    });
+
+    test('a reconnect brought on by one client\'s request is nobody\'s: the new connection carries no request\'s headers and its lines name no request', { timeout: 60_000 }, async t => {
+        const upstream = await startRecordingUpstream(t, 'handshake');
+        const { url, lines, gateway } = await gatewayFor(t, upstream, { protocol: '2025', reconnect: { initialMs: 1, maxMs: 10 } });
+        await waitFor(() => upstream.streams === 1, 20_000, 'the GET stream open');
+        const session = await openRawSession(url);
+        const before = upstream.seen.length;
+        upstream.forgetSessions();
+        // Its get finds the session gone (404): the connection is lost, and reconnected.
+        const failed = await resultOf(post(url, { jsonrpc: '2.0', id: 7, method: 'prompts/get', params: { name: 'rec__fast' } }, { ...session.headers, 'x-request-id': 'a-req-1' }));
+        assert.ok('error' in failed);
+        await waitFor(() => upstream.seen.slice(before).some(item => item.method === 'GET') && gateway.upstreams[0]!.state === 'ready', 20_000, 'reconnected, its GET stream open');
+        const fast = await resultOf(post(url, { jsonrpc: '2.0', id: 8, method: 'prompts/get', params: { name: 'rec__fast' } }, { ...session.headers, 'x-request-id': 'b-req-1' }));
+        assert.ok('result' in fast);
+
+        const after = upstream.seen.slice(before);
+        assert.ok(after.some(item => item.method === 'initialize') && after.some(item => item.method === 'GET'), 'a new handshake and stream');
+        for (const item of after) {
+            const own = item.method === 'prompts/get' ? { 'x-request-id': item === getsOf(upstream, 'fast').at(-1) ? 'b-req-1' : 'a-req-1' } : {};
+            assert.deepEqual(carried(item.headers), own, item.method);
+        }
+        const connected = lines().filter(line => line.msg === 'upstream connected');
+        assert.equal(connected.length, 2);
+        for (const line of [...connected, ...lines().filter(line => String(line.msg).startsWith('upstream down'))]) assert.equal(line.requestId, undefined, String(line.msg));
+    });
+
+    test('a list read started by one client and joined by another carries neither one\'s headers, and its lines name neither', { timeout: 60_000 }, async t => {
+        const upstream = await startRecordingUpstream(t, 'handshake');
+        // Announcements wait long: the list is read again by the next client, not by the gateway on its own.
+        const { url, lines, gateway } = await gatewayFor(t, upstream, { protocol: '2025', timeoutMs: 1000 }, { notifications: { debounceMs: 60_000, maxDelayMs: 60_000 } });
+        await waitFor(() => upstream.streams === 1, 20_000, 'the GET stream open');
+        const changed = new Promise<void>(resolve => gateway.upstreams[0]!.events.subscribe(event => event.type === 'prompts-changed' && resolve()));
+        upstream.listChanged();
+        await changed;
+        const before = upstream.seen.length;
+        upstream.hold('prompts/list');
+        upstream.failLists();
+        const list = (requestId: string, token: string) => resultOf(postModern(url, 'prompts/list', {}, { 'mcp-param-token': token, 'x-request-id': requestId }));
+        // A starts the read; past the upstream's timeoutMs A is served the last good list, and B, arriving during the
+        // same read, at once.
+        const a = await list('a-list', 'A-PRIVATE-VALUE');
+        const b = await list('b-list', 'B-VALUE');
+        assert.equal(upstream.held.length, 1, 'one read for both');
+        upstream.release('prompts/list');
+        await waitFor(() => lines().some(line => String(line.msg).startsWith('listing upstream prompts failed')), 20_000, 'the read failed');
+        for (const result of [a, b]) assert.equal(((result.result as { prompts: unknown[] }).prompts).length, PROMPTS.length);
+
+        const reads = upstream.seen.slice(before).filter(item => item.method === 'prompts/list');
+        assert.equal(reads.length, 1);
+        assert.deepEqual(carried(reads[0]!.headers), {});
+        const failure = lines().find(line => String(line.msg).startsWith('listing upstream prompts failed'));
+        assert.equal(failure?.requestId, undefined);
+    });
+});
