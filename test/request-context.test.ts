@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, test, type TestContext } from 'node:test';
 import type { RunningGateway } from '../src/gateway.js';
 import { capturingLogger, startTestGateway, upstreamsReady, waitFor } from './helpers.js';
-import { messagesOf, openRawSession, post, postModern } from './raw-http.js';
+import { messagesOf, openRawSession, post, postModern, type JsonRpcMessage } from './raw-http.js';
 
 interface Seen {
     /** The JSON-RPC method, or the HTTP method of a GET or DELETE. */
@@ -43,8 +43,8 @@ async function startRecordingUpstream(t: TestContext, era: 'stateless' | 'handsh
     const stateless = era === 'stateless';
     const envelope = stateless ? { resultType: 'complete' } : {};
 
-    const answer = (res: ServerResponse, id: unknown, result: unknown, headers: Record<string, string> = {}) =>
-        res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(JSON.stringify({ jsonrpc: '2.0', id, result }));
+    const answer = (res: ServerResponse, id: unknown, result: unknown, headers: Record<string, string> = {}): void =>
+        void res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(JSON.stringify({ jsonrpc: '2.0', id, result }));
 
     const server = createServer((req, res) => {
         if (req.method === 'GET' || req.method === 'DELETE') {
@@ -136,9 +136,10 @@ function getsOf(upstream: Recorder, name: string): Seen[] {
     return upstream.seen.filter(item => item.method === 'prompts/get' && item.params?.name === name);
 }
 
-async function resultOf(response: Promise<Response>): Promise<Record<string, unknown>> {
+async function resultOf(response: Promise<Response>): Promise<JsonRpcMessage> {
     const [message] = await messagesOf(await response);
-    return message as Record<string, unknown>;
+    assert.ok(message);
+    return message;
 }
 
 async function gatewayFor(t: TestContext, upstream: Recorder, settings: Record<string, unknown>, config: Record<string, unknown> = {}) {
