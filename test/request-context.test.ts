@@ -80,7 +80,9 @@ async function startRecordingUpstream(t: TestContext, era: 'stateless' | 'handsh
                 return answer(res, message.id, result, { 'mcp-session-id': session });
             }
             case 'server/discover':
-                return answer(res, message.id, { ...envelope, supportedVersions: ['2026-07-28'], capabilities: { prompts: {} }, ttlMs: 0, cacheScope: 'public' });
+                return answer(res, message.id, { ...envelope, supportedVersions: ['2026-07-28'], capabilities: { prompts: {}, completions: {} }, ttlMs: 0, cacheScope: 'public' });
+            case 'completion/complete':
+                return answer(res, message.id, { ...envelope, completion: { values: ['one'] } });
             case 'ping':
                 return answer(res, message.id, {});
             case 'prompts/list':
@@ -151,7 +153,7 @@ async function gatewayFor(t: TestContext, upstream: Recorder, settings: Record<s
 }
 
 describe('what an upstream request carries is its own client request\'s', () => {
-    test('a get queued behind another client\'s (maxConcurrency 1) reaches the upstream with its own headers, and its lines name its own request', { timeout: 60_000 }, async t => {
+    test('a get and a completion queued behind another client\'s get (maxConcurrency 1) reach the upstream with their own headers, and lines name their own request', { timeout: 60_000 }, async t => {
         const upstream = await startRecordingUpstream(t, 'stateless');
         const { url, lines, load } = await gatewayFor(t, upstream, { protocol: '2026-07-28', maxConcurrency: 1 });
         upstream.hold('slow');
@@ -160,12 +162,18 @@ describe('what an upstream request carries is its own client request\'s', () => 
         // B's upstream call fails in the transport (HTTP 500): the line about it must name B's request.
         const b = resultOf(postModern(url, 'prompts/get', { name: 'rec__fail' }, { 'mcp-param-token': 'B-VALUE', 'x-request-id': 'b-req-1' }));
         await waitFor(() => load().queued === 1, 20_000, "B's get queued behind A's");
+        const complete = { ref: { type: 'ref/prompt', name: 'rec__p' }, argument: { name: 'n', value: '' } };
+        const c = resultOf(postModern(url, 'completion/complete', complete, { 'mcp-param-token': 'C-VALUE', 'x-request-id': 'c-req-1' }));
+        await waitFor(() => load().queued === 2, 20_000, "C's completion queued behind B's get");
         upstream.release('slow');
         assert.ok('result' in (await a));
         assert.ok('error' in (await b));
+        assert.ok('result' in (await c));
 
         assert.deepEqual(carried(getsOf(upstream, 'slow')[0]!.headers), { 'mcp-param-token': 'A-PRIVATE-VALUE', 'mcp-param-only-a': 'a', 'x-request-id': 'a-req-1' });
         assert.deepEqual(carried(getsOf(upstream, 'fail')[0]!.headers), { 'mcp-param-token': 'B-VALUE', 'x-request-id': 'b-req-1' }, "B's own, none of A's");
+        const completion = upstream.seen.find(item => item.method === 'completion/complete');
+        assert.deepEqual(carried(completion!.headers), { 'mcp-param-token': 'C-VALUE', 'x-request-id': 'c-req-1' }, "C's own");
         const transportErrors = lines().filter(line => line.msg === 'upstream transport error');
         assert.equal(transportErrors.length, 1);
         assert.equal(transportErrors[0]!.requestId, 'b-req-1');
@@ -220,13 +228,15 @@ describe('what an upstream request carries is its own client request\'s', () => 
         // Announcements wait long: the list is read again by the next client, not by the gateway on its own.
         const { url, lines, gateway } = await gatewayFor(t, upstream, { protocol: '2025', timeoutMs: 1000 }, { notifications: { debounceMs: 60_000, maxDelayMs: 60_000 } });
         await waitFor(() => upstream.streams === 1, 20_000, 'the GET stream open');
+        const list = (requestId: string, token: string) => resultOf(postModern(url, 'prompts/list', {}, { 'mcp-param-token': token, 'x-request-id': requestId }));
+        const listed = (result: JsonRpcMessage) => (result.result as { prompts: unknown[] }).prompts.length;
+        assert.equal(listed(await list('first', 'first')), PROMPTS.length, 'a good list to fall back on');
         const changed = new Promise<void>(resolve => gateway.upstreams[0]!.events.subscribe(event => event.type === 'prompts-changed' && resolve()));
         upstream.listChanged();
         await changed;
         const before = upstream.seen.length;
         upstream.hold('prompts/list');
         upstream.failLists();
-        const list = (requestId: string, token: string) => resultOf(postModern(url, 'prompts/list', {}, { 'mcp-param-token': token, 'x-request-id': requestId }));
         // A starts the read; past the upstream's timeoutMs A is served the last good list, and B, arriving during the
         // same read, at once.
         const a = await list('a-list', 'A-PRIVATE-VALUE');
@@ -234,7 +244,7 @@ describe('what an upstream request carries is its own client request\'s', () => 
         assert.equal(upstream.held.length, 1, 'one read for both');
         upstream.release('prompts/list');
         await waitFor(() => lines().some(line => String(line.msg).startsWith('listing upstream prompts failed')), 20_000, 'the read failed');
-        for (const result of [a, b]) assert.equal(((result.result as { prompts: unknown[] }).prompts).length, PROMPTS.length);
+        for (const result of [a, b]) assert.equal(listed(result), PROMPTS.length);
 
         const reads = upstream.seen.slice(before).filter(item => item.method === 'prompts/list');
         assert.equal(reads.length, 1);

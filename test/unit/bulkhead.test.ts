@@ -82,7 +82,7 @@ describe('Bulkhead', () => {
         const first = gate();
         const running = caller.run('first', () => bulkhead.run(first.task, later()));
         const seen: (string | undefined)[] = [];
-        const queued = ['second', 'third'].map(name => caller.run(name, () => bulkhead.run(async () => seen.push(caller.getStore()), later())));
+        const queued = ['second', 'third'].map(name => caller.run(name, () => bulkhead.run(() => Promise.resolve(seen.push(caller.getStore())), later())));
         first.open();
         await Promise.all([running, ...queued]);
         assert.deepEqual(seen, ['second', 'third']);
