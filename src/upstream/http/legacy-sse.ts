@@ -10,9 +10,9 @@ import { SdkError, SdkErrorCode, type JSONRPCMessage } from '@modelcontextprotoc
 import { cancelledRequestId, isRequest } from '../../lib/json-rpc.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import { messageLimit } from '../oversized.js';
+import type { Forwarded } from '../transports.js';
 import { SseParser, type SseEvent } from './sse-parser.js';
 import { readEvents } from './sse-stream.js';
-import type { Forwarded } from '../transports.js';
 import { HttpTransport } from './transport-base.js';
 import type { HttpResponse } from './upstream-http.js';
 

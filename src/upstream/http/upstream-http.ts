@@ -3,9 +3,9 @@
  * its origin, so requests reuse sockets and no more than a bounded number are
  * open at once, and the headers every request carries (the configured ones,
  * credentials from the URL or from `auth`; the X-Request-Id of the client
- * request served, when the caller names one). A request refused with 401 while carrying a token
- * that can be renewed is sent once more with a new one. Bodies are Node
- * streams, read by the caller under its own bounds.
+ * request served, when the caller names one). A request refused with 401
+ * while carrying a token that can be renewed is sent once more with a new
+ * one. Bodies are Node streams, read by the caller under its own bounds.
  */
 import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamCredentials } from '../auth/credentials.js';
