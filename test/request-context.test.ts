@@ -2,8 +2,9 @@
  * What an upstream request carries comes from the client request it serves, and from no other: its X-Request-Id and
  * Mcp-Param-* headers, and the request id on the log lines written about it. Checked at every place that defers
  * work: a request queued in the upstream's bulkhead (started when another one finishes), many requests at once, a
- * reconnect brought on by one request's failure, and a list read started by one request and joined by another
- * (shared work is nobody's: it carries no client's headers and its lines name no request).
+ * reconnect brought on by one request's failure, a list read started by one request and joined by another, and the
+ * announcement of a list change an upstream told while answering one request (shared work is nobody's: it carries no
+ * client's headers and its lines name no request).
  */
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
@@ -25,12 +26,13 @@ interface Held {
     release: () => void;
 }
 
-const PROMPTS = [{ name: 'p', arguments: [{ name: 'n', required: false }] }, { name: 'slow' }, { name: 'fail' }, { name: 'fast' }];
+const PROMPTS = [{ name: 'p', arguments: [{ name: 'n', required: false }] }, { name: 'slow' }, { name: 'fail' }, { name: 'fast' }, { name: 'announce' }];
 
 /**
  * A Streamable HTTP upstream that records the headers of everything it receives. `stateless`: 2026-07-28, else a
  * 2025-era server with sessions and a GET stream. Requests whose key ('prompts/list', or a prompt's name) is held wait
- * until released; the prompt `fail` is answered with HTTP 500.
+ * until released; the prompt `fail` is answered with HTTP 500, `announce` on an SSE stream that tells of a list change
+ * first.
  */
 async function startRecordingUpstream(t: TestContext, era: 'stateless' | 'handshake') {
     const seen: Seen[] = [];
@@ -90,6 +92,10 @@ async function startRecordingUpstream(t: TestContext, era: 'stateless' | 'handsh
                 return answer(res, message.id, { ...envelope, prompts: PROMPTS, ...(stateless ? { ttlMs: 0, cacheScope: 'public' } : {}) });
             case 'prompts/get':
                 if (message.params?.name === 'fail') return void res.writeHead(500, { 'content-type': 'text/plain' }).end('no');
+                if (message.params?.name === 'announce') {
+                    const events = [{ jsonrpc: '2.0', method: 'notifications/prompts/list_changed' }, { jsonrpc: '2.0', id: message.id, result: { messages: [] } }];
+                    return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end(events.map(event => `data: ${JSON.stringify(event)}\n\n`).join(''));
+                }
                 return answer(res, message.id, { ...envelope, messages: [{ role: 'user', content: { type: 'text', text: String(message.params?.name) } }] });
             default:
                 return void res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
@@ -251,5 +257,23 @@ describe('what an upstream request carries is its own client request\'s', () => 
         assert.deepEqual(carried(reads[0]!.headers), {});
         const failure = lines().find(line => String(line.msg).startsWith('listing upstream prompts failed'));
         assert.equal(failure?.requestId, undefined);
+    });
+
+    test('a list change an upstream tells while answering one client\'s get is announced to everyone: the view rebuilt for it names no request', { timeout: 60_000 }, async t => {
+        const upstream = await startRecordingUpstream(t, 'handshake');
+        const capture = capturingLogger();
+        // The same prompts from two upstreams, both unprefixed: every view built warns of the clash.
+        const twin = (id: string) => ({ id, transport: 'streamable-http', url: upstream.url, protocol: '2025', namespace: false });
+        const gateway = await startTestGateway({ upstreams: [twin('one'), twin('two')], notifications: { debounceMs: 0, maxDelayMs: 10 } }, capture.logger);
+        t.after(() => gateway.close());
+        await upstreamsReady(gateway);
+        const clashes = () => capture.lines().filter(line => line.msg === 'prompt name clash; keeping the first upstream in config order');
+        const atStart = clashes().length;
+        assert.ok(atStart > 0);
+        const session = await openRawSession(gateway.url!);
+        const answered = await resultOf(post(gateway.url!, { jsonrpc: '2.0', id: 1, method: 'prompts/get', params: { name: 'announce' } }, { ...session.headers, 'x-request-id': 'a-ann' }));
+        assert.ok('result' in answered);
+        await waitFor(() => clashes().length > atStart, 20_000, 'the view rebuilt after the change');
+        for (const line of clashes()) assert.equal(line.requestId, undefined);
     });
 });
