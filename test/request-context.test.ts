@@ -2,7 +2,7 @@
  * What an upstream request carries comes from the client request it serves, and from no other: its X-Request-Id and
  * Mcp-Param-* headers, and the request id on the log lines written about it. Checked at every place that defers
  * work: a request queued in the upstream's bulkhead (started when another one finishes), many requests at once, a
- * reconnect brought on by one request's failure, a list read started by one request and joined by another, and the
+ * reconnect brought on by one request's failure, a connection the pool starts while a request is served, a list read started by one request and joined by another, and the
  * announcement of a list change an upstream told while answering one request (shared work is nobody's: it carries no
  * client's headers and its lines name no request).
  */
@@ -10,7 +10,9 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, test, type TestContext } from 'node:test';
+import { parseConfig } from '../src/config/load.js';
 import type { RunningGateway } from '../src/gateway.js';
+import { inRequest } from '../src/observability/request-context.js';
 import { capturingLogger, startTestGateway, upstreamsReady, waitFor } from './helpers.js';
 import { messagesOf, openRawSession, post, postModern, type JsonRpcMessage } from './raw-http.js';
 
@@ -275,5 +277,20 @@ describe('what an upstream request carries is its own client request\'s', () => 
         assert.ok('result' in answered);
         await waitFor(() => clashes().length > atStart, 20_000, 'the view rebuilt after the change');
         for (const line of clashes()) assert.equal(line.requestId, undefined);
+    });
+
+    test('a connection started while a request is served (a reload it asked for, say) is nobody\'s: its lines name no request', { timeout: 60_000 }, async t => {
+        const upstream = await startRecordingUpstream(t, 'handshake');
+        const { gateway, lines } = await gatewayFor(t, upstream, { protocol: '2025' });
+        const added = { id: 'added', transport: 'streamable-http', url: upstream.url, protocol: '2025' };
+        const next = parseConfig(JSON.stringify({ listen: { port: 0 }, upstreams: [{ id: 'rec', transport: 'streamable-http', url: upstream.url, protocol: '2025' }, added] }), 'test config', process.env);
+        const before = upstream.seen.length;
+        const change = await inRequest('reload-1', () => gateway.reload(next));
+        assert.deepEqual(change.added, ['added']);
+        await waitFor(() => upstream.seen.slice(before).some(item => item.method === 'GET'), 20_000, "the new connection's GET stream");
+        for (const item of upstream.seen.slice(before)) assert.deepEqual(carried(item.headers), {}, item.method);
+        const connected = lines().filter(line => line.msg === 'upstream connected' && line.upstream === 'added');
+        assert.equal(connected.length, 1);
+        assert.equal(connected[0]!.requestId, undefined);
     });
 });
