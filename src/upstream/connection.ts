@@ -9,7 +9,6 @@ import type { ServerUpstreamConfig } from '../config/schema.js';
 import { Bus } from '../lib/bus.js';
 import type { FaultKind } from '../observability/faults.js';
 import { describeError, type Logger } from '../observability/logger.js';
-import { outsideRequests } from '../observability/request-context.js';
 import { upstreamCredentials, type UpstreamCredentials } from './auth/credentials.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import { Bulkhead } from './bulkhead.js';
@@ -134,13 +133,10 @@ export class UpstreamConnection implements GatewayUpstream {
         return this.#state === 'ready' ? this.#session?.profile.capabilities : undefined;
     }
 
-    /**
-     * Resolves after the first connection attempt, whatever its outcome. The connection, and all it starts (streams,
-     * timers, reconnects), belongs to no request, whoever asked for it.
-     */
+    /** Resolves after the first connection attempt, whatever its outcome. */
     async start(): Promise<void> {
         if (this.#state !== 'idle') return;
-        await outsideRequests(() => this.#connect());
+        await this.#connect();
         this.#attempted = true;
     }
 
