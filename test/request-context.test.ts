@@ -245,8 +245,8 @@ describe('what an upstream request carries is its own client request\'s', () => 
         const before = upstream.seen.length;
         upstream.hold('prompts/list');
         upstream.failLists();
-        // A starts the read; past the upstream's timeoutMs A is served the last good list, and B, arriving during the
-        // same read, at once.
+        // A starts the read, which outlasts the upstream's timeoutMs: A is served the last good list, and so is B, which
+        // comes while the read is under way (or just after it failed: no read again for a while).
         const a = await list('a-list', 'A-PRIVATE-VALUE');
         const b = await list('b-list', 'B-VALUE');
         assert.equal(upstream.held.length, 1, 'one read for both');
