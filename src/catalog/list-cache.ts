@@ -15,6 +15,7 @@ import type { Prompt } from '@modelcontextprotocol/client';
 import { withDeadline } from '../lib/deadline.js';
 import { shortDigest } from '../lib/digest.js';
 import { describeError, type Logger } from '../observability/logger.js';
+import { outsideRequests } from '../observability/request-context.js';
 import type { ListedPrompt, UpstreamPort } from './upstream-port.js';
 
 export interface UpstreamList {
@@ -79,7 +80,8 @@ export class UpstreamListCache {
         if (this.#list !== undefined) return this.#list;
         if (this.#refreshing !== undefined) return this.#servedStale ? this.#lastGood : this.#within(this.#refreshing);
         if (Date.now() < this.#retryAfter) return this.#lastGood;
-        const refreshing = this.#refresh().finally(() => {
+        // Shared by every reader that comes meanwhile: it is no reader's, carries none's headers and its lines name none.
+        const refreshing = outsideRequests(() => this.#refresh()).finally(() => {
             if (this.#refreshing === refreshing) this.#refreshing = undefined;
         });
         this.#refreshing = refreshing;

@@ -67,6 +67,8 @@ export interface Exchange {
     cancel: AbortController;
     /** Sends a notification about this request (progress) where its answer goes; absent where none can go. */
     notify?: ((notification: JSONRPCNotification) => void) | undefined;
+    /** What its upstream call carries of it: its request id, and the headers passed on. */
+    forwarded?: CallControl['forwarded'];
 }
 
 export interface DispatcherOptions {
@@ -214,13 +216,15 @@ export class Dispatcher {
 
     /**
      * Cancellation, and progress when the client asked for it: the upstream gets a token of the gateway's own, and
-     * each of its progress notifications reaches the client under the client's token, where the answer goes.
+     * each of its progress notifications reaches the client under the client's token, where the answer goes; and what
+     * the request carries on.
      */
-    #control({ cancel, notify, context }: Exchange, progressToken: ProgressToken | undefined): CallControl {
+    #control({ cancel, notify, context, forwarded }: Exchange, progressToken: ProgressToken | undefined): CallControl {
         const signal = cancel.signal;
-        if (progressToken === undefined || notify === undefined) return { signal };
+        if (progressToken === undefined || notify === undefined) return { signal, forwarded };
         return {
             signal,
+            forwarded,
             onProgress: progress => {
                 if (signal.aborted) return;
                 notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...adaptProgress(progress, context.revision) } });

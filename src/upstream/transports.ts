@@ -13,6 +13,17 @@ import { StdioProcessTransport } from './stdio-process.js';
 export type WireProtocol = 'stdio' | 'streamable-http' | 'sse';
 
 /**
+ * What an upstream request carries of the client request it serves: HTTP upstreams receive it as headers. A
+ * parameter of each request, never read from the context it runs in, which a queue or a retry may have changed.
+ */
+export interface Forwarded {
+    /** Sent as `X-Request-Id`. */
+    readonly requestId?: string | undefined;
+    /** The client request's `Mcp-Param-*` headers, passed on as they came (Streamable HTTP). */
+    readonly headers?: Readonly<Record<string, string>> | undefined;
+}
+
+/**
  * One connection's wire, whatever carries it: messages out, checked messages in (each parsed once, where it
  * entered), and word of errors and of the end. The shape of the SDK's Transport, so either side could use the other.
  */
@@ -22,8 +33,11 @@ export interface UpstreamTransport {
     onmessage?: ((message: JSONRPCMessage) => void) | undefined;
     /** Opens the connection; resolves once messages can be sent. */
     start(): Promise<void>;
-    /** Resolves once the message is on its way (over HTTP: once the exchange it started is over). */
-    send(message: JSONRPCMessage): Promise<void>;
+    /**
+     * Resolves once the message is on its way (over HTTP: once the exchange it started is over). `forwarded`: what it
+     * carries of the client request it serves (none for the gateway's own messages).
+     */
+    send(message: JSONRPCMessage, forwarded?: Forwarded): Promise<void>;
     /** Ends the connection; `onclose` follows (or came first). */
     close(): Promise<void>;
     /** The revision the handshake settled, for transports that send it with every request. */

@@ -21,10 +21,9 @@ import { sendEmpty, sendJson } from '../../http/respond.js';
 import { exceedsDepth } from '../../lib/json-bounds.js';
 import { asJsonRpcMessage, hasOversizedId } from '../../lib/json-rpc.js';
 import type { Logger } from '../../observability/logger.js';
-import { setForwardHeaders } from '../../observability/request-context.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit, judgeBatch } from '../batches.js';
-import { errorResponse, initialize, invalidParams, type CacheScope, type Dispatcher, type RequestContext } from '../dispatcher.js';
+import { errorResponse, initialize, invalidParams, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
 import { claimedVersion, headerMismatch, isModernVersion, modernMetaOf, unsupportedVersionError } from '../era.js';
 import { revisionOf, type Revision } from '../revisions.js';
 import type { Session, SessionTable } from '../sessions.js';
@@ -58,7 +57,8 @@ export interface McpEndpointOptions {
 export class McpEndpoint {
     constructor(private readonly options: McpEndpointOptions) {}
 
-    async post(req: IncomingMessage, res: ServerResponse, admitted: Admitted): Promise<void> {
+    /** `requestId`: the HTTP request's, carried on by its upstream calls. */
+    async post(req: IncomingMessage, res: ServerResponse, admitted: Admitted, requestId: string): Promise<void> {
         const { reject } = this.options;
         const modernHeader = isModernVersion(header(req, 'mcp-protocol-version'));
         const session = modernHeader || req.headers['mcp-session-id'] === undefined ? undefined : this.#sessionOf(req, res, admitted);
@@ -86,7 +86,7 @@ export class McpEndpoint {
             if (message === undefined) return reject(res, 'invalid_message');
             messages.push(message);
         }
-        if (session === undefined && (modernHeader || isStateless(value))) return this.#serveStateless(value, messages, req, res, admitted);
+        if (session === undefined && (modernHeader || isStateless(value))) return this.#serveStateless(value, messages, req, res, admitted, requestId);
         if (!protocolVersionAccepted(req)) {
             const version = String(req.headers['mcp-protocol-version']);
             const id = !Array.isArray(value) && messages[0] !== undefined && 'id' in messages[0] ? messages[0].id : null;
@@ -94,7 +94,7 @@ export class McpEndpoint {
         }
         if (session === undefined) return this.#open(value, messages, res, admitted);
         if (messages.some(message => isRequest(message) && message.method === 'initialize')) return reject(res, 'already_initialized');
-        return this.#serve(session, messages, Array.isArray(value), res);
+        return this.#serve(session, messages, Array.isArray(value), res, { requestId });
     }
 
     /** The session's stream of server notifications (list_changed); one at a time. 2026-07-28 has none: 405. */
@@ -137,7 +137,14 @@ export class McpEndpoint {
      * One 2026-07-28 message: checked in the revision's order (version, then the headers against the body), then
      * served with a context built from the request alone.
      */
-    async #serveStateless(value: unknown, messages: JSONRPCMessage[], req: IncomingMessage, res: ServerResponse, { client, quotaKey }: Admitted): Promise<void> {
+    async #serveStateless(
+        value: unknown,
+        messages: JSONRPCMessage[],
+        req: IncomingMessage,
+        res: ServerResponse,
+        { client, quotaKey }: Admitted,
+        requestId: string
+    ): Promise<void> {
         const { reject, dispatcher } = this.options;
         const message = messages[0];
         if (Array.isArray(value) || message === undefined) return reject(res, 'batch_refused', { message: 'Invalid Request: 2026-07-28 has no batches; send one message per POST' });
@@ -162,14 +169,13 @@ export class McpEndpoint {
         };
         if (message.method === 'subscriptions/listen') return this.#listen(message, context, { client, quotaKey }, res);
         if (!dispatcher.serves(message.method, context)) return reject(res, 'unknown_method', { id });
-        const forwarded = paramHeaders(req);
-        if (forwarded !== undefined) setForwardHeaders(forwarded);
+        const forwarded = { requestId, headers: paramHeaders(req) };
         const cancel = new AbortController();
         res.once('close', () => {
             if (!res.writableFinished) cancel.abort();
         });
         const reply = new Reply(res, {}, false, this.#cutWhenStalled('answer', { client: client.id }));
-        reply.finish([await dispatcher.answer(message, { context, cancel, notify: reply.notify })]);
+        reply.finish([await dispatcher.answer(message, { context, cancel, notify: reply.notify, forwarded })]);
     }
 
     /** The response is the subscription's stream: it opens with the acknowledgment, and the client closing it ends it. */
@@ -273,7 +279,7 @@ export class McpEndpoint {
         sendJson(res, 200, { jsonrpc: '2.0', id: request.id, result: initialized.result }, { 'mcp-session-id': session.id });
     }
 
-    async #serve(session: Session, messages: JSONRPCMessage[], batch: boolean, res: ServerResponse): Promise<void> {
+    async #serve(session: Session, messages: JSONRPCMessage[], batch: boolean, res: ServerResponse, forwarded: Exchange['forwarded']): Promise<void> {
         const { dispatcher } = this.options;
         const requests: JSONRPCRequest[] = [];
         for (const message of messages) {
@@ -289,7 +295,7 @@ export class McpEndpoint {
             if (!res.writableFinished) for (const cancel of cancels) cancel.abort();
         });
         const reply = new Reply(res, headers, batch, this.#cutWhenStalled('answer', { session: session.record.nonce }));
-        const answers = await Promise.all(requests.map((request, index) => dispatcher.answer(request, { context: session, cancel: cancels[index]!, notify: reply.notify })));
+        const answers = await Promise.all(requests.map((request, index) => dispatcher.answer(request, { context: session, cancel: cancels[index]!, notify: reply.notify, forwarded })));
         reply.finish(answers);
     }
 }
