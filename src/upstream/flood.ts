@@ -1,23 +1,75 @@
 /**
- * Tells when events come faster than a limit: counts them in fixed windows and
- * says so once per window, on the first event over the limit. Pure (the caller
- * passes the time), so the window logic is tested without timers.
+ * Counting an upstream's events in fixed windows, to tell (FloodDetector) and
+ * to bound (WorkBudget) how fast they come. Pure: the caller passes the time,
+ * so the window logic is tested without timers. A window starts at the first
+ * event after the last one ended, not on a fixed grid.
  */
-export class FloodDetector {
+class Windows {
     #windowStart = Number.NEGATIVE_INFINITY;
     #count = 0;
 
-    constructor(
-        private readonly limit: number,
-        private readonly windowMs: number
-    ) {}
+    constructor(readonly windowMs: number) {}
 
-    /** Counts one event at `now`; true only for the first event over the limit in its window. */
-    hit(now: number): boolean {
+    /** Counts `n` events at `now`; returns the count of the window before and after them. */
+    add(now: number, n: number): [before: number, after: number] {
         if (now - this.#windowStart >= this.windowMs) {
             this.#windowStart = now;
             this.#count = 0;
         }
-        return ++this.#count === this.limit + 1;
+        const before = this.#count;
+        this.#count += n;
+        return [before, this.#count];
+    }
+
+    /** When the current window ends. */
+    get end(): number {
+        return this.#windowStart + this.windowMs;
+    }
+}
+
+/** Tells when events come faster than a limit: says so once per window, on the first event over the limit. */
+export class FloodDetector {
+    readonly #windows: Windows;
+
+    constructor(
+        private readonly limit: number,
+        windowMs: number
+    ) {
+        this.#windows = new Windows(windowMs);
+    }
+
+    /** Counts one event at `now`; true only for the first event over the limit in its window. */
+    hit(now: number): boolean {
+        return this.#windows.add(now, 1)[1] === this.limit + 1;
+    }
+}
+
+/**
+ * Bounds the work an upstream may cause per window: past `limit` units in a window, the caller waits until
+ * `resumeAt` before doing more (an upstream stream is then not read, so the upstream is held back by its socket).
+ */
+export class WorkBudget {
+    readonly #windows: Windows;
+
+    constructor(
+        readonly limit: number,
+        windowMs: number
+    ) {
+        this.#windows = new Windows(windowMs);
+    }
+
+    /**
+     * Counts `units` done at `now`. 'ok' within the limit; 'flood' the first time a window goes over it, 'over' for
+     * every later time in that window (the caller waits until `resumeAt` either way, but tells of the flood once).
+     */
+    spend(now: number, units: number): 'ok' | 'flood' | 'over' {
+        const [before, after] = this.#windows.add(now, units);
+        if (after <= this.limit) return 'ok';
+        return before <= this.limit ? 'flood' : 'over';
+    }
+
+    /** When work may go on after 'flood' or 'over': the end of the window. */
+    get resumeAt(): number {
+        return this.#windows.end;
     }
 }
