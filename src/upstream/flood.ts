@@ -73,3 +73,33 @@ export class WorkBudget {
         return this.#windows.end;
     }
 }
+
+/**
+ * The most lines (of any kind: SSE events, comments, `retry`, ...; stdout lines) read per window of one upstream
+ * connection's streams together (its SSE streams, or its child's stdout). An SDK server writes 3 or 4 SSE lines per
+ * message (1 on stdio): this is some 2,500 messages a second, far beyond what a prompts server sends, and a flood of
+ * tiny lines past it costs the gateway a bounded share of a core.
+ */
+export const STREAM_LINES_PER_WINDOW = 10_000;
+export const STREAM_WINDOW_MS = 1000;
+/** Lines parsed between two yields to the event loop, so a big chunk of tiny events or lines does not hold it. */
+export const LINES_PER_SLICE = 512;
+
+/** How fast one upstream's streams are read. */
+export interface StreamPace {
+    /** Shared by every stream of one connection, in lines. */
+    budget: WorkBudget;
+    /** The budget ran out in a window: the streams wait for the next (told once per window). */
+    onFlood: () => void;
+}
+
+/** A pace for one connection's streams, at the limits above. */
+export function streamPace(onFlood: () => void): StreamPace {
+    return { budget: new WorkBudget(STREAM_LINES_PER_WINDOW, STREAM_WINDOW_MS), onFlood };
+}
+
+/** What the `stream_flood` fault says, for SSE streams and stdout alike. */
+export const STREAM_FLOOD = {
+    message: 'upstream floods its output; it is read no faster than the limit',
+    details: { linesPerSecond: `>${Math.round((STREAM_LINES_PER_WINDOW * 1000) / STREAM_WINDOW_MS)}` }
+} as const;

@@ -11,7 +11,7 @@ import type { Logger } from '../observability/logger.js';
 import { UpstreamFailedError, UpstreamHttpError } from './errors.js';
 import { negotiate, type Era, type ServerProfile } from './handshake.js';
 import type { MessageLimits } from './http/messages.js';
-import { STREAM_LINES_PER_WINDOW, STREAM_WINDOW_MS } from './http/sse-stream.js';
+import { STREAM_FLOOD } from './flood.js';
 import type { UpstreamCredentials } from './auth/credentials.js';
 import { RpcClient, type RpcClientEvents } from './rpc-client.js';
 import { httpTransport, stdioTransport, type StdioHooks, type UpstreamTransport, type WireProtocol } from './transports.js';
@@ -51,7 +51,7 @@ export async function openClient(options: OpenClientOptions): Promise<OpenedClie
     const { config } = options;
     if (config.transport === 'stdio') return handshake(options, stdioTransport(config, options.stdio, options.limits().maxUpstreamMessageBytes), 'stdio');
     const { credentials } = options;
-    const http = { limits: options.limits, credentials, onStreamFlood: () => reportStreamFlood(options) };
+    const http = { limits: options.limits, credentials, onStreamFlood: () => options.reportFault('stream_flood', STREAM_FLOOD.message, STREAM_FLOOD.details) };
     // A token first, outside the handshake's deadline: a token endpoint that fails is then named as the reason.
     await credentials?.authorization();
     if (config.transport !== 'http') return handshake(options, httpTransport(config, config.transport, http), config.transport);
@@ -66,11 +66,6 @@ export async function openClient(options: OpenClientOptions): Promise<OpenedClie
     }
     if (options.isClosed()) throw new UpstreamFailedError(config.id, 'closed', undefined);
     return handshake(options, httpTransport(config, 'sse', http), 'sse');
-}
-
-function reportStreamFlood(options: OpenClientOptions): void {
-    const perSecond = `>${Math.round((STREAM_LINES_PER_WINDOW * 1000) / STREAM_WINDOW_MS)}`;
-    options.reportFault('stream_flood', 'upstream floods its SSE streams; they are read no faster than the limit', { linesPerSecond: perSecond });
 }
 
 async function handshake(options: OpenClientOptions, transport: UpstreamTransport, wire: WireProtocol): Promise<OpenedClient> {

@@ -34,6 +34,8 @@ export interface StdioHooks {
     onNoise: (line: string) => void;
     /** A stdout line over the message limit, with no request id to fail, was dropped. */
     onOversizedDropped: (bytes: number) => void;
+    /** Stdout brought more lines in a window than it is read at. */
+    onFlood: () => void;
 }
 
 /** A minimal environment plus the config's additions: never the gateway's own secrets. */

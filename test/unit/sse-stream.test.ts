@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { test } from 'node:test';
-import { WorkBudget } from '../../src/upstream/flood.js';
+import { LINES_PER_SLICE, STREAM_LINES_PER_WINDOW, streamPace, WorkBudget } from '../../src/upstream/flood.js';
 import { SseParser } from '../../src/upstream/http/sse-parser.js';
-import { LINES_PER_SLICE, readEvents, reconnectDelay, STREAM_LINES_PER_WINDOW, streamPace } from '../../src/upstream/http/sse-stream.js';
+import { MIN_RECONNECT_MS, readEvents, reconnectDelay } from '../../src/upstream/http/sse-stream.js';
 
 const newParser = (onEvent = () => {}) => new SseParser({ maxDataBytes: 1024, onEvent });
 
@@ -61,7 +61,8 @@ test('a budget that runs out in short windows slows the stream down, and every l
 });
 
 test('retry: 0 does not make reconnects hot: the delay has a floor, whatever the server asks', () => {
-    assert.ok(reconnectDelay(0, 0) >= 250);
-    assert.ok(reconnectDelay(1, 5) >= 250);
+    assert.equal(reconnectDelay(0, 0), MIN_RECONNECT_MS);
+    assert.equal(reconnectDelay(1, 5), MIN_RECONNECT_MS);
+    assert.ok(MIN_RECONNECT_MS >= 1000, 'at most one reopened stream a second');
     assert.equal(reconnectDelay(2000, 0), 2000, 'a longer retry is honoured');
 });

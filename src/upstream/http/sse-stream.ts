@@ -1,37 +1,17 @@
 /** Reading SSE response bodies, and when to reconnect one that ended. */
 import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
-import { WorkBudget } from '../flood.js';
+import { LINES_PER_SLICE, type StreamPace } from '../flood.js';
 import type { SseParser } from './sse-parser.js';
 
-/** Never reconnect faster than this, whatever `retry` says: a server that closes every stream at once would spin. */
-const MIN_RECONNECT_MS = 250;
+/**
+ * Never reconnect faster than this, whatever `retry` says (`retry: 0` included): a server that closes every stream at
+ * once would make the gateway open one after another. A second is still prompt for list changes.
+ */
+export const MIN_RECONNECT_MS = 1000;
 const INITIAL_RECONNECT_MS = 1000;
 const MAX_RECONNECT_MS = 30_000;
 /** Attempts in a row that fail to open a stream before it is given up (and the failure reported). */
 export const MAX_STREAM_FAILURES = 2;
-
-/**
- * The most lines (of any kind: events, comments, `retry`, ...) one upstream's streams are read per window, together.
- * An SDK server writes 3 or 4 lines per message: this is some 2,500 messages a second, far beyond what a prompts
- * server sends, and a flood of tiny events past it costs the gateway a bounded share of a core.
- */
-export const STREAM_LINES_PER_WINDOW = 10_000;
-export const STREAM_WINDOW_MS = 1000;
-/** Lines parsed between two yields to the event loop, so a big chunk of tiny events does not hold it. */
-export const LINES_PER_SLICE = 512;
-
-/** How fast one upstream's streams are read. */
-export interface StreamPace {
-    /** Shared by every stream of one connection, in lines. */
-    budget: WorkBudget;
-    /** The budget ran out in a window: the streams wait for the next (told once per window). */
-    onFlood: () => void;
-}
-
-/** A pace for one connection's streams, at the limits above. */
-export function streamPace(onFlood: () => void): StreamPace {
-    return { budget: new WorkBudget(STREAM_LINES_PER_WINDOW, STREAM_WINDOW_MS), onFlood };
-}
 
 /**
  * Reads an SSE body to its end through `parser`, LINES_PER_SLICE lines at a time with a yield to the event loop

@@ -14,7 +14,7 @@ import { Exchanges } from './exchanges.js';
 import type { ReadLimit } from '../oversized.js';
 import { decodeMessages, messageFault, type MessageLimits } from './messages.js';
 import type { SseEvent } from './sse-parser.js';
-import { streamPace } from './sse-stream.js';
+import { streamPace } from '../flood.js';
 import { discard, isSuccess, mediaType, UpstreamHttp, type HttpCall, type HttpResponse } from './upstream-http.js';
 
 export interface HttpTransportOptions {
