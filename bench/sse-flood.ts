@@ -8,11 +8,11 @@
  *   node --import tsx bench/sse-flood.ts [seconds=10]
  */
 import { performance } from 'node:perf_hooks';
-import { connectHttp, sleep, startRawHttp, startTestGateway, stdioFixture, upstreamsReady } from '../test/helpers.js';
+import { connectHttp, rawStdio, sleep, startRawHttp, startTestGateway, stdioFixture, upstreamsReady } from '../test/helpers.js';
 
 const SECONDS = Number(process.argv[2] ?? 10);
-/** `none`: the same upstream without a GET stream, for comparison. */
-const KINDS = ['none', 'events', 'comments', 'retry'];
+/** `none`: the same upstream without a GET stream, for comparison; `stdout`: a stdio upstream flooding its stdout with `{}` lines. */
+const KINDS = ['none', 'events', 'comments', 'retry', 'stdout'];
 
 /** CPU-seconds this process uses while `run` runs. */
 async function cpuSecondsOf(run: () => Promise<unknown>): Promise<number> {
@@ -23,10 +23,13 @@ async function cpuSecondsOf(run: () => Promise<unknown>): Promise<number> {
 }
 
 async function measure(kind: string): Promise<string> {
-    const flood = await startRawHttp(kind === 'none' ? [] : ['--flood-stream', kind]);
-    const gateway = await startTestGateway({
-        upstreams: [{ id: 'flood', transport: 'streamable-http', url: flood.url, pingIntervalMs: 0 }, stdioFixture('calm')]
-    });
+    const flood = await startRawHttp(kind === 'none' || kind === 'stdout' ? [] : ['--flood-stream', kind]);
+    const flooder =
+        kind === 'stdout'
+            ? rawStdio('flood', ['--flood-stdout'], { pingIntervalMs: 0 })
+            : { id: 'flood', transport: 'streamable-http', url: flood.url, pingIntervalMs: 0 };
+    // No rate limit: the one client gets as fast as it can.
+    const gateway = await startTestGateway({ upstreams: [flooder, stdioFixture('calm')], limits: { rateLimit: { requestsPerSecond: 0 } } });
     try {
         await upstreamsReady(gateway);
         const client = await connectHttp(gateway.url!);
