@@ -18,18 +18,18 @@ export const JWKS_MAX_BYTES = 1024 * 1024;
 /** How long a failed fetch stands before the next request may fetch again (the 503's Retry-After says as much). */
 export const FAILURE_CACHE_MS = 5_000;
 /** After a fetch for an unknown kid, how long other unknown kids wait for the next regular fetch. */
-export const UNKNOWN_KID_COOLDOWN_MS = 5_000;
+const UNKNOWN_KID_COOLDOWN_MS = 5_000;
 const FETCH_TIMEOUT_MS = 5_000;
 /** Keys are fetched again this long after the last fetch, whatever tokens come. */
 const CACHE_MAX_AGE_MS = 600_000;
 
 /** The key set could not be fetched, for a reason of the gateway's own wording (a status, a size, a code: no body). */
-export class JwksUnavailableError extends Error {
+class JwksUnavailableError extends Error {
     override readonly name = 'JwksUnavailableError';
 }
 
 /** A fetch that refuses anything but a 200 and reads at most `maxBytes` of the body, cancelling the rest unread. */
-export function boundedFetch(maxBytes: number): FetchImplementation {
+function boundedFetch(maxBytes: number): FetchImplementation {
     return async (url, options) => {
         const response = await fetch(url, options);
         if (response.status !== 200) {

@@ -81,7 +81,7 @@ export class WorkBudget {
  * tiny lines past it costs the gateway a bounded share of a core.
  */
 export const STREAM_LINES_PER_WINDOW = 10_000;
-export const STREAM_WINDOW_MS = 1000;
+const STREAM_WINDOW_MS = 1000;
 /** Lines parsed between two yields to the event loop, so a big chunk of tiny events or lines does not hold it. */
 export const LINES_PER_SLICE = 512;
 
