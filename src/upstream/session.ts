@@ -7,7 +7,6 @@
 import { performance } from 'node:perf_hooks';
 import { ProtocolError, ProtocolErrorCode, type Progress } from '@modelcontextprotocol/client';
 import { maxTotalTimeout } from '../config/schema.js';
-import type { FaultKind } from '../observability/faults.js';
 import { outsideRequests } from '../observability/request-context.js';
 import { BulkheadFullError, BulkheadTimeoutError, type Bulkhead } from './bulkhead.js';
 import { connectionEvidence, failureReason, toUpstreamError, UpstreamFailedError, type UpstreamRejectedError } from './errors.js';
@@ -25,7 +24,6 @@ const RELISTEN_MS = 1000;
 
 export interface SessionOptions extends Omit<OpenClientOptions, 'events'> {
     bulkhead: Bulkhead;
-    reportFault: (kind: FaultKind, message: string, details: Record<string, unknown>) => void;
     onListChanged: () => void;
     /** An answer to no request in flight, or progress for none, was dropped. */
     onStray: (kind: 'answer' | 'progress') => void;

@@ -2,9 +2,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import type { HttpUpstreamConfig, StdioUpstreamConfig } from '../config/schema.js';
-import type { UpstreamCredentials } from './auth/credentials.js';
 import { LegacySseTransport } from './http/legacy-sse.js';
-import type { MessageLimits } from './http/messages.js';
 import { StreamableHttpTransport } from './http/streamable-http.js';
 import type { HttpTransportOptions } from './http/transport-base.js';
 import { sharedReaper } from './reaper.js';
@@ -50,6 +48,8 @@ export interface StdioHooks {
     onNoise: (line: string) => void;
     /** A stdout line over the message limit, with no request id to fail, was dropped. */
     onOversizedDropped: (bytes: number) => void;
+    /** Stdout brought more lines in a window than it is read at. */
+    onFlood: () => void;
 }
 
 /** A minimal environment plus the config's additions: never the gateway's own secrets. */
@@ -82,10 +82,9 @@ export function stdioTransport(config: StdioUpstreamConfig, hooks: StdioHooks, m
 export function httpTransport(
     config: HttpUpstreamConfig,
     wire: 'streamable-http' | 'sse',
-    limits: () => MessageLimits,
-    credentials: UpstreamCredentials | undefined
+    hooks: Pick<HttpTransportOptions, 'limits' | 'credentials' | 'onStreamFlood'>
 ): UpstreamTransport {
     const { headers, timeoutMs, maxConcurrency } = config;
-    const options: HttpTransportOptions = { url: new URL(config.url), headers, credentials, timeoutMs, maxConcurrency, limits };
+    const options: HttpTransportOptions = { url: new URL(config.url), headers, timeoutMs, maxConcurrency, ...hooks };
     return wire === 'streamable-http' ? new StreamableHttpTransport(options) : new LegacySseTransport(options);
 }

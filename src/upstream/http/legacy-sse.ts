@@ -52,7 +52,7 @@ export class LegacySseTransport extends HttpTransport {
                     }
                 }
             });
-            readEvents(response, parser).then(
+            readEvents(response.body, parser, this.pace, exchange.signal).then(
                 () => this.#ended(exchange, undefined, reject),
                 (error: unknown) => this.#ended(exchange, error, reject)
             );

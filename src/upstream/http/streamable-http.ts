@@ -197,7 +197,7 @@ export class StreamableHttpTransport extends HttpTransport {
         try {
             for (let response: HttpResponse | undefined = first; response !== undefined; ) {
                 try {
-                    await readEvents(response, parser);
+                    await readEvents(response.body, parser, this.pace, exchange.signal);
                 } catch (error) {
                     if (exchange.signal.aborted) return;
                     // Cut off mid-way: said at once, so the liveness check can find a dead server before the timeout.
@@ -236,7 +236,7 @@ export class StreamableHttpTransport extends HttpTransport {
             }
             while (response !== undefined) {
                 try {
-                    await readEvents(response, parser);
+                    await readEvents(response.body, parser, this.pace, exchange.signal);
                 } catch (error) {
                     if (exchange.signal.aborted) return;
                     this.report(error);

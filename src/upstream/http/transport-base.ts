@@ -14,6 +14,7 @@ import { Exchanges } from './exchanges.js';
 import type { ReadLimit } from '../oversized.js';
 import { decodeMessages, messageFault, type MessageLimits } from './messages.js';
 import type { SseEvent } from './sse-parser.js';
+import { streamPace } from '../flood.js';
 import { discard, isSuccess, mediaType, UpstreamHttp, type HttpCall, type HttpResponse } from './upstream-http.js';
 
 export interface HttpTransportOptions {
@@ -28,6 +29,8 @@ export interface HttpTransportOptions {
     maxConcurrency: number;
     /** Read when a message is read, so a reload applies to connections already open. */
     limits: () => MessageLimits;
+    /** The connection's streams brought more lines in a window than they are read at (see sse-stream.ts). */
+    onStreamFlood?: (() => void) | undefined;
 }
 
 /** Sockets beyond maxConcurrency: the GET stream, notifications (cancellations) and pings. */
@@ -40,6 +43,8 @@ export abstract class HttpTransport implements UpstreamTransport {
 
     protected readonly http: UpstreamHttp;
     protected readonly exchanges = new Exchanges();
+    /** Every stream of the connection is read at this pace, together. */
+    protected readonly pace = streamPace(() => this.options.onStreamFlood?.());
     #protocolVersion: string | undefined;
 
     constructor(protected readonly options: HttpTransportOptions) {
