@@ -112,7 +112,7 @@ describe('client config files behind the built gateway', () => {
         "fixturePrompts": {
             "type": "stdio",
             "command": ${JSON.stringify(process.execPath)},
-            "args": ["--import", "tsx", ${JSON.stringify(FIXTURE)}, "--prompts", "1", "--extra-prompts", "[\\"\${input:first-name}\\", \\"\${input:second-name}\\"]"],
+            "args": [${JSON.stringify(FIXTURE)}, "--prompts", "1", "--extra-prompts", "[\\"\${input:first-name}\\", \\"\${input:second-name}\\"]"],
             "cwd": ${JSON.stringify(ROOT)},
             "dev": { "watch": "test/fixtures/*.ts" },
         },

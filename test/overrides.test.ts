@@ -18,6 +18,7 @@ import {
     connectModernHttp,
     connectStdio,
     listAllPages,
+    ROOT,
     rpcError,
     sleep,
     startHttpFixture,
@@ -117,7 +118,7 @@ test('overrides over a 2025 session, 2026-07-28 requests and stdio; what does no
     closeAfter(t, () => rm(dir, { recursive: true, force: true }));
     const file = path.join(dir, 'gateway.json');
     await writeFile(file, JSON.stringify({ upstreams: [upstream] }));
-    const stdio = await connectStdio(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--config', file, '--stdio']);
+    const stdio = await connectStdio(process.execPath, [path.join(ROOT, 'dist/cli.js'), '--config', file, '--stdio']);
     closeAfter(t, () => stdio.close());
     await checkClient(stdio);
 
