@@ -13,7 +13,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { before, describe, test, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
-import { closeAfter, connectHttp, FIXTURE, listAllPages, ROOT, stopChild, waitFor } from './helpers.js';
+import { CLI_RUN_BOUND_MS, closeAfter, connectHttp, FIXTURE, listAllPages, ROOT, stopChild, waitFor } from './helpers.js';
 
 const CLI = path.join(ROOT, 'dist/cli.js');
 const EXAMPLE_SERVER = path.join(ROOT, 'examples/prompt-server.mjs');
@@ -48,7 +48,7 @@ async function startCli(t: TestContext, args: string[], env: Record<string, stri
 }
 
 function runCli(args: string[], env: Record<string, string> = {}) {
-    return spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 30_000 });
+    return spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env }, timeout: CLI_RUN_BOUND_MS });
 }
 
 async function folder(t: TestContext): Promise<string> {

@@ -280,6 +280,12 @@ export async function waitFor(predicate: () => boolean | Promise<boolean>, ms = 
     }
 }
 
+/**
+ * The bound on one run of the built CLI that checks or refuses something and exits (spawnSync): a hang guard, not a
+ * speed check, so it is far above what a run takes on a loaded machine (a 30 s bound fired at a load of 30).
+ */
+export const CLI_RUN_BOUND_MS = 180_000;
+
 export const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
 export const RAW_SERVER = compiledFixture('raw-server');
