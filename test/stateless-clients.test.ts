@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { RunningGateway } from '../src/gateway.js';
 import { connectHttp, connectModernHttp, ROOT, startHttpFixture, startModernHttpFixture, startTestGateway, upstreamsReady, waitFor } from './helpers.js';
