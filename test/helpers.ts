@@ -281,6 +281,22 @@ export async function waitFor(predicate: () => boolean | Promise<boolean>, ms = 
 }
 
 /**
+ * Resolves once no list_changed is pending or on its way from an in-process gateway: nothing waits to be published,
+ * and every one the gateway sent (its own count, so its metrics must be on) has arrived, as `received` counts them.
+ * Counts checked then are final: what a test checks instead of waiting for a notification not to come.
+ */
+export async function notificationsSettled(gateway: RunningGateway, received: () => number): Promise<void> {
+    await waitFor(async () => !gateway.catalog.changePending && (await listChangedSent(gateway)) === received(), 20_000, 'every list_changed sent to arrive');
+}
+
+/** The list_changed notifications an in-process gateway has sent to its sessions so far (its metrics must be on). */
+export async function listChangedSent(gateway: RunningGateway): Promise<number> {
+    const metric = gateway.metrics?.registry.getSingleMetric('mcp_gateway_list_changed_sent_total');
+    if (metric === undefined) throw new Error('the gateway does not count the notifications it sends: its metrics are off');
+    return (await metric.get()).values.reduce((sum, { value }) => sum + value, 0);
+}
+
+/**
  * The bound on one run of the built CLI that checks or refuses something and exits (spawnSync): a hang guard, not a
  * speed check, so it is far above what a run takes on a loaded machine (a 30 s bound fired at a load of 30).
  */

@@ -18,7 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Client, GetPromptResult, ListPromptsResult } from '@modelcontextprotocol/client';
 import { parseConfig } from '../src/config/load.js';
 import type { RunningGateway } from '../src/gateway.js';
-import { connectHttp, connectStdio, fixtureStats, listAllPages, ROOT, rpcError, startTestGateway, stdioFixture, waitFor } from './helpers.js';
+import { connectHttp, connectStdio, fixtureStats, listAllPages, notificationsSettled, ROOT, rpcError, startTestGateway, stdioFixture, waitFor } from './helpers.js';
 
 /** The fixture's prompts after its generic and extra ones, in list order. */
 const SPECIALS = ['with-required', 'all-content', 'fail-invalid-params', 'fail-internal', 'slow', 'stats', 'big', 'set-list-delay', 'emit-list-changed', 'mutate', 'crash'];
@@ -312,18 +312,6 @@ async function observe(url: string, headers: Record<string, string>): Promise<Ob
     return observed;
 }
 
-/**
- * Resolves once no list_changed is pending or on its way: nothing waits to be published, and every one the gateway
- * sent (its own count) has arrived. Counts checked then are final, without a quiet window.
- */
-async function settled(gateway: RunningGateway, observed: Observed[]): Promise<void> {
-    const metric = gateway.metrics?.registry.getSingleMetric('mcp_gateway_list_changed_sent_total');
-    assert.ok(metric !== undefined, 'the gateway counts the notifications it sends');
-    const sent = async () => (await metric.get()).values.reduce((sum, { value }) => sum + value, 0);
-    const received = () => observed.reduce((sum, { count }) => sum + count, 0);
-    await waitFor(async () => !gateway.catalog.changePending && (await sent()) === received(), 20_000, 'every list_changed sent to arrive');
-}
-
 describe('per-client notifications, cursors and reloads', () => {
     const PAGE = 2;
     /** Prompts added to alpha and beta by the tests, in order (the fixture lists them after its generic ones). */
@@ -340,7 +328,7 @@ describe('per-client notifications, cursors and reloads', () => {
         pagination: { pageSize: PAGE },
         notifications: NOTIFY,
         limits: NO_RATE_LIMIT,
-        // Served (so counted) beside an apiKey endpoint only behind a token: settled() reads the count of list_changed sent.
+        // Served (so counted) beside an apiKey endpoint only behind a token: notificationsSettled reads the count.
         metrics: { bearerToken: 'operator-token-0123456789abcdef' },
         prompts,
         clients,
@@ -379,7 +367,7 @@ describe('per-client notifications, cursors and reloads', () => {
         await a.client.getPrompt({ name: 'alpha__emit-list-changed', arguments: { count: '5', add: 'fresh-a' } });
         added.alpha.push('fresh-a');
         await waitFor(() => a.count > a0!, 20_000, 'the notification to A');
-        await settled(gateway, [a, b, watcher]);
+        await notificationsSettled(gateway, () => a.count + b.count + watcher.count);
         assert.deepEqual(counts(), [a0! + 1, b0, w0]);
         assert.deepEqual(await listChecked(a.client, PAGE), listOf('alpha'));
         assert.deepEqual(await listChecked(b.client, PAGE), listOf('beta'));
@@ -388,7 +376,7 @@ describe('per-client notifications, cursors and reloads', () => {
         await b.client.getPrompt({ name: 'beta__emit-list-changed', arguments: { add: 'fresh-b' } });
         added.beta.push('fresh-b');
         await waitFor(() => b.count > b0!, 20_000, 'the notification to B');
-        await settled(gateway, [a, b, watcher]);
+        await notificationsSettled(gateway, () => a.count + b.count + watcher.count);
         assert.deepEqual(counts(), [a0! + 1, b0! + 1, w0]);
         assert.ok((await listChecked(b.client, PAGE)).includes('beta__fresh-b'));
     });
@@ -396,7 +384,7 @@ describe('per-client notifications, cursors and reloads', () => {
     test('a change no client may see notifies nobody', async () => {
         const before = counts();
         await a.client.getPrompt({ name: 'alpha__emit-list-changed', arguments: { count: '3', add: 'secret-1' } });
-        await settled(gateway, [a, b, watcher]);
+        await notificationsSettled(gateway, () => a.count + b.count + watcher.count);
         assert.deepEqual(counts(), before);
         assert.deepEqual(await listChecked(a.client, PAGE), listOf('alpha'));
         assert.deepEqual(await rpcError(a.client.getPrompt({ name: 'alpha__secret-1' })), { code: -32602, message: 'Unknown prompt: "alpha__secret-1"' });
@@ -429,7 +417,7 @@ describe('per-client notifications, cursors and reloads', () => {
         );
         await reload(configWith(clients));
         await waitFor(() => a.count > a0!, 20_000, 'the notification to A');
-        await settled(gateway, [a, b, watcher]);
+        await notificationsSettled(gateway, () => a.count + b.count + watcher.count);
         assert.deepEqual(counts(), [a0! + 1, b0, w0]);
         assert.deepEqual(await listChecked(a.client, PAGE), [...listOf('alpha').filter(name => name !== 'alpha__prompt-001'), 'beta__prompt-000']);
         assert.deepEqual(await listChecked(b.client, PAGE), listOf('beta'));
@@ -446,7 +434,7 @@ describe('per-client notifications, cursors and reloads', () => {
         // beta__prompt-002 is in B's view only; A sees just beta__prompt-000 of beta.
         await reload(configWith(clients, { deny: ['beta__prompt-002'] }));
         await waitFor(() => b.count > b0!, 20_000, 'the notification to B');
-        await settled(gateway, [a, b, watcher]);
+        await notificationsSettled(gateway, () => a.count + b.count + watcher.count);
         assert.deepEqual(counts(), [a0, b0! + 1, w0]);
         assert.deepEqual(await listChecked(b.client, PAGE), listOf('beta').filter(name => name !== 'beta__prompt-002'));
     });
