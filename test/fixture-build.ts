@@ -22,8 +22,8 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Git-ignored; one folder per source hash. */
 const BUILD_ROOT = path.join(ROOT, '.test-build');
-/** What tsconfig.fixtures.json compiles: the sources whose hash names the output. */
-const SOURCE_FOLDERS = ['test/fixtures', 'src'];
+/** Where what tsconfig.fixtures.json compiles lives: the sources whose hash names the output. */
+const SOURCE_FOLDERS = ['test/fixtures', 'conformance', 'src'];
 const TSCONFIG = path.join(ROOT, 'tsconfig.fixtures.json');
 
 function sourceFiles(folder: string): string[] {
@@ -75,6 +75,11 @@ export function fixtureBuild(): string {
 /** The compiled JavaScript of test/fixtures/<name>.ts, to start as `node <path>`. */
 export function compiledFixture(name: string): string {
     return path.join(fixtureBuild(), 'test/fixtures', `${name}.js`);
+}
+
+/** The compiled conformance/client-wrapper.ts. */
+export function compiledConformanceWrapper(): string {
+    return path.join(fixtureBuild(), 'conformance/client-wrapper.js');
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
