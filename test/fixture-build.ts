@@ -35,7 +35,8 @@ function sourceFiles(folder: string): string[] {
 
 function sourceHash(): string {
     const hash = createHash('sha256');
-    for (const file of [path.relative(ROOT, TSCONFIG), ...SOURCE_FOLDERS.flatMap(sourceFiles)]) {
+    // The config it extends too: a change of target or module changes the output.
+    for (const file of [path.relative(ROOT, TSCONFIG), 'tsconfig.json', ...SOURCE_FOLDERS.flatMap(sourceFiles)]) {
         hash.update(file).update('\0').update(readFileSync(path.join(ROOT, file))).update('\0');
     }
     return hash.digest('hex').slice(0, 16);
