@@ -55,6 +55,11 @@ export class Coalescer<T> {
         }
     }
 
+    /** Whether events wait for their burst to end. */
+    get pending(): boolean {
+        return this.#pending.size > 0;
+    }
+
     flushNow(): void {
         this.#cancelTimers();
         const events = [...this.#pending];
