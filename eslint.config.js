@@ -24,7 +24,7 @@ const browserGlobals = Object.fromEntries(
 
 export default defineConfig(
     {
-        ignores: ['dist/', 'node_modules/', 'coverage/', 'test-results/', '.bench/', 'runtimes/*/node_modules/', 'conformance/results/']
+        ignores: ['dist/', '.test-build/', 'node_modules/', 'coverage/', 'test-results/', '.bench/', 'runtimes/*/node_modules/', 'conformance/results/']
     },
 
     // Plain JavaScript: examples/**/*.mjs and the root *.js files (this config).

@@ -16,11 +16,13 @@
  *      stops the gateway and exits 0.
  *
  *   node --import tsx conformance/client-wrapper.ts <server-url>
+ *   node .test-build/<hash>/conformance/client-wrapper.js <server-url>   (compiled: how run.ts starts it)
  *
  * Run by conformance/run.ts; the gateway runs on the Node that runs this file.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,7 +30,12 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** The repository: the nearest folder up with a package.json (this file also runs compiled, from .test-build/<hash>/conformance/). */
+function repositoryRoot(from: string): string {
+    return existsSync(path.join(from, 'package.json')) || path.dirname(from) === from ? from : repositoryRoot(path.dirname(from));
+}
+
+const ROOT = repositoryRoot(path.dirname(fileURLToPath(import.meta.url)));
 const SCENARIO = process.env.MCP_CONFORMANCE_SCENARIO ?? '(unknown scenario)';
 /** Longest wait for the gateway to listen and for its upstream's first connection attempt. */
 const READY_TIMEOUT_MS = Number(process.env.CONFORMANCE_READY_TIMEOUT_MS ?? 15_000);

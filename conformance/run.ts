@@ -34,6 +34,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { compiledConformanceWrapper, compiledFixture } from '../test/fixture-build.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const HERE = path.join(ROOT, 'conformance');
@@ -215,7 +216,7 @@ async function startGateway(specVersion: string): Promise<Gateway> {
                         namespace: false,
                         required: true,
                         command: process.execPath,
-                        args: ['--import', 'tsx', 'test/fixtures/conformance-server.ts'],
+                        args: [compiledFixture('conformance-server')],
                         cwd: ROOT
                     }
                 ]
@@ -299,7 +300,8 @@ async function listClientScenarios(specVersion: string): Promise<string[]> {
 /** `--command` is split on spaces by the suite (quotes are not honoured). */
 function wrapperCommand(): string {
     const node = /\s/.test(process.execPath) ? 'node' : process.execPath;
-    return `${node} --import tsx conformance/client-wrapper.ts`;
+    // Compiled: the suite starts it for every client scenario, and tsx would compile it and the SDK each time.
+    return `${node} ${path.relative(ROOT, compiledConformanceWrapper())}`;
 }
 
 async function runClientScenario(specVersion: string, scenario: string): Promise<{ exitCode: number; checks?: Check[] }> {

@@ -13,6 +13,7 @@ import { ConfigReloader } from './config/reload.js';
 import { missingResource } from './config/oauth-schema.js';
 import { ANONYMOUS_CLIENT_ID } from './config/policy-schema.js';
 import { LOG_FORMATS, LOG_LEVELS, missingCursorSecret, type GatewayConfig } from './config/schema.js';
+import { configSecrets } from './config/secrets.js';
 import { startGateway } from './gateway.js';
 import { defaultConfigFile } from './setup/default-config.js';
 import { runInit } from './setup/init.js';
@@ -20,6 +21,7 @@ import { resolveCommand } from './upstream/command.js';
 import { closeSharedReaper } from './upstream/reaper.js';
 import { childEnvironment } from './upstream/transports.js';
 import { createLogger, describeError, type LogFormat, type Logger } from './observability/logger.js';
+import { Redactor } from './observability/redaction.js';
 import { VERSION } from './version.js';
 
 const USAGE = `Usage: mcp-prompt-gateway [--config <file>] [--from <file>]... [--stdio [--client ID]] [--host H] [--port P] [--check]
@@ -83,6 +85,13 @@ function applyOverrides(config: GatewayConfig, source: string, host: string | un
     return overridden;
 }
 
+/** What the CLI itself prints on stderr hides the secrets of the config last loaded, as the log does. */
+const printed = new Redactor();
+
+function print(text: string): void {
+    process.stderr.write(printed.redact(text));
+}
+
 async function main(argv: string[]): Promise<number> {
     if (argv[0] === 'init') return runInit(argv.slice(1), fileURLToPath(import.meta.url));
     const args = parseCommandLine(argv);
@@ -100,11 +109,13 @@ async function main(argv: string[]): Promise<number> {
     if (file === undefined && from.length === 0) return 2;
     const source = file ?? `--from ${from.join(' ')}`;
     // Warnings about client config files: on stderr until the logger exists, then in the log at each reload.
-    let report = (notes: ImportNote[]) => notes.forEach(note => process.stderr.write(`${note.level}: ${note.message}\n`));
+    let report = (notes: ImportNote[]) => notes.forEach(note => print(`${note.level}: ${note.message}\n`));
     let origins = new Map<string, string>();
     const load = async (touched?: Set<string>) => {
         const loaded = await loadGatewayConfig({ file, from }, process.env, touched);
-        report(loaded.notes);
+        // Before the notes are reported: the log's secrets are still those of the running config.
+        printed.update(configSecrets(loaded.config));
+        report(loaded.notes.map(note => ({ ...note, message: printed.redact(note.message) })));
         origins = loaded.origins;
         return applyOverrides(loaded.config, source, args.host, args.port);
     };
@@ -117,8 +128,8 @@ async function main(argv: string[]): Promise<number> {
         }
     }
     if (args.check) {
-        for (const warning of commandWarnings(config, origins)) process.stderr.write(`warning: ${warning}\n`);
-        process.stderr.write(`config ${source} is valid (${config.upstreams.length} upstream(s))\n`);
+        for (const warning of commandWarnings(config, origins)) print(`warning: ${warning}\n`);
+        print(`config ${source} is valid (${config.upstreams.length} upstream(s))\n`);
         return 0;
     }
 
@@ -134,9 +145,10 @@ async function main(argv: string[]): Promise<number> {
     report = notes => notes.forEach(note => logger[note.level === 'warning' ? 'warn' : 'info'](note.message));
     const signals = new SignalHandlers(logger);
     const gateway = await startGateway(config, { logger, stdio: args.stdio, ...(args.client === undefined ? {} : { client: args.client }) });
+    // The gateway's own addresses, from listen settings, never from a secret; scripts read these lines as they are.
     if (gateway.url !== undefined) process.stderr.write(`listening on ${gateway.url}\n`);
     for (const [what, url] of Object.entries(gateway.operatorUrls)) process.stderr.write(`${what} at ${url}\n`);
-    for (const notice of gateway.notices) process.stderr.write(`${notice}\n`);
+    for (const notice of gateway.notices) print(`${notice}\n`);
 
     const reloader = new ConfigReloader({
         files: [...files],
@@ -236,7 +248,7 @@ main(process.argv.slice(2)).then(
             process.exitCode = 2;
             return;
         }
-        process.stderr.write(`mcp-prompt-gateway: ${describeError(error)}\n`);
+        print(`mcp-prompt-gateway: ${describeError(error)}\n`);
         // Exit now: whatever failed may have left handles open that would keep the process alive.
         process.exit(1);
     }

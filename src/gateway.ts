@@ -24,9 +24,9 @@ import { Subscriptions } from './downstream/subscriptions.js';
 import { startStdioEndpoint } from './downstream/stdio.js';
 import { startAdminServer, type AdminServer } from './observability/admin-server.js';
 import { FaultCounters } from './observability/faults.js';
-import { describeError, setLogSecrets, type Logger } from './observability/logger.js';
+import { describeError, logRedactor, setLogSecrets, type Logger } from './observability/logger.js';
 import type { GatewayMetrics } from './observability/metrics.js';
-import { compilePolicy, type GatewayPolicy } from './policy/policy.js';
+import { compilePolicy, revokedClients, type GatewayPolicy } from './policy/policy.js';
 import { UpstreamConnection } from './upstream/connection.js';
 import { FilesUpstream } from './upstream/files/files-upstream.js';
 import { UpstreamPool, type PoolChange } from './upstream/pool.js';
@@ -111,6 +111,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         publishedView: () => catalog.publishedView,
         sessions: () => sessions.counts(),
         sharedState: () => shared.status(),
+        sharedWritesPending: () => shared.pendingWrites(),
         faults,
         overridesNotApplied: upstreamId => catalog.overrideReport(upstreamId)
     });
@@ -157,6 +158,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         seal: config.cluster === undefined ? new SessionSeal([], '') : new SessionSeal(config.sessions.secrets, config.cursorSecret),
         revocations: shared.revocations,
         max: config.sessions.max,
+        maxLifetimeMs: config.sessions.maxLifetimeMs,
         shared: shared.sessions
     });
     const subscriptions = new Subscriptions(delivery, () => config.subscriptions);
@@ -202,9 +204,9 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         const upstreams = pool.connections;
         const waiting = upstreams.filter(upstream => !upstream.attempted).map(upstream => upstream.id);
         const requiredDown = upstreams.filter(upstream => upstream.config.required && upstream.state !== 'ready').map(upstream => upstream.id);
-        // Redis away does not make a replica unready: it serves on with local limits, and says so here.
+        // Redis away (or refusing writes) does not make a replica unready: it serves on with local limits, and says so here.
         const sharedState = shared.status();
-        return { ready: waiting.length === 0 && requiredDown.length === 0, details: { waiting, requiredDown, ...(sharedState === 'local' ? {} : { sharedState: sharedState === 'up' ? 'redis' : 'local (Redis unreachable)' }) } };
+        return { ready: waiting.length === 0 && requiredDown.length === 0, details: { waiting, requiredDown, ...(sharedState === 'local' ? {} : { sharedState: sharedState === 'up' ? 'redis' : `local (${shared.downReason()})` }) } };
     };
 
     // Read per request, so a reload's policy applies to sessions already open.
@@ -215,6 +217,17 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
                 return policy.access.visibility(clientId);
             }
         };
+    }
+
+    /**
+     * Clients a reload removed, or whose credentials it changed: what they hold open was admitted with credentials that
+     * no longer hold, so it ends (sessions, their GET streams, subscriptions; see docs/security.md).
+     */
+    async function endRevoked(clientIds: ReadonlySet<string>): Promise<void> {
+        const subscriptionsEnded = subscriptions.closeClients(clientIds);
+        const { sessions: sessionsEnded, streams } = await sessions.endClients(clientIds, Date.now());
+        if (subscriptionsEnded + streams > 0) telemetry.streamsClosed('client_revoked', subscriptionsEnded + streams);
+        logger.info({ clients: [...clientIds], sessions: sessionsEnded, subscriptions: subscriptionsEnded }, 'clients removed or given new credentials by the reload: their sessions and streams ended');
     }
 
     async function applyReload(next: GatewayConfig): Promise<ReloadResult> {
@@ -234,8 +247,12 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         const nextPolicy = compilePolicy(next);
         if (!isDeepStrictEqual(next.notifications, previous.notifications)) catalog.setNotificationTiming(next.notifications);
         // Names, upstreams and policy change together, so a reload is one change, announced once.
+        const revoked = revokedClients(policy, nextPolicy);
+        let ending: Promise<void> | undefined;
         const change = await pool.apply(next.upstreams, next.upstreamConnectConcurrency, upstreams => {
             policy = nextPolicy;
+            // With the policy that refuses their credentials: nothing they hold outlives it.
+            if (revoked.size > 0) ending = endRevoked(revoked);
             service.reconfigure(cursors, serviceOptions(next, policy), requestStates);
             catalog.setUpstreams(upstreams, { separator: next.namespace.separator }, overridesOf(next));
             // Also when no upstream changed: a client whose view only the policy changed must hear of it.
@@ -244,14 +261,17 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         for (const upstream of pool.connections) {
             if (upstream instanceof UpstreamConnection) upstream.reconnect = resolveReconnect(next.reconnect, upstream.config);
         }
+        await ending;
         return { ...change, needRestart };
     }
 
+    // Errors name commands, paths and URLs, which may hold secrets: the log's redaction applies here too.
+    const redactor = logRedactor(logger);
     try {
-        const health = () => ({ upstreams: upstreamHealth() });
+        const health = () => redactor.redactValues({ upstreams: upstreamHealth() });
         const readyDetails = () => {
             const state = readiness();
-            return { ...state, details: { ...state.details, upstreams: upstreamHealth() } };
+            return { ...state, details: redactor.redactValues({ ...state.details, upstreams: upstreamHealth() }) };
         };
         const separate = config.metrics.listen;
         if (separate !== undefined && telemetry.serving) {
@@ -303,6 +323,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
                 ...(separate === undefined && telemetry.serving ? { routes: telemetry.routes } : {}),
                 operatorToken: config.metrics.bearerToken,
                 onRejected: telemetry.rejected,
+                onStreamClosed: telemetry.streamsClosed,
                 logger
             });
             url = http.url;
@@ -314,6 +335,11 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         if (withheld !== undefined && url !== undefined) {
             logger.warn(`${withheld.what} not served on the MCP listener: ${withheld.reason}`);
             notices.push(`${withheld.what} not served on ${new URL(url).origin}: ${withheld.reason}`);
+        }
+        const metadataWithheld = policy.resourceServer?.metadataWithheld;
+        if (metadataWithheld !== undefined && url !== undefined) {
+            logger.warn(metadataWithheld);
+            notices.push(metadataWithheld);
         }
 
         return {

@@ -706,7 +706,7 @@ describe('auth over HTTP: jwt with a JWKS file', () => {
 });
 
 describe('auth over HTTP: jwt with a JWKS URL', () => {
-    let gateway: RunningGateway;
+    let gateway: RunningGateway | undefined;
     let url: string;
     let port: number;
     let keys: KeyPair;
@@ -751,16 +751,25 @@ describe('auth over HTTP: jwt with a JWKS URL', () => {
         assert.equal(typeof error?.code, 'number', why);
     }
 
-    before(async () => {
-        [keys, other] = await Promise.all([generateKeyPair('ES256', { extractable: true }), generateKeyPair('ES256', { extractable: true })]);
-        // Nothing listens there yet.
-        port = await freePort();
+    /**
+     * A gateway that has not fetched yet: a failed fetch is remembered for a few seconds (no fetch per request), so each
+     * way of failing is seen by a gateway of its own.
+     */
+    async function startGateway(): Promise<void> {
+        await gateway?.close();
         gateway = await startTestGateway({
             auth: { mode: 'jwt', jwksUrl: `http://127.0.0.1:${port}/.well-known/jwks.json` },
             clients: [{ id: 'team-a' }],
             upstreams: [stdioFixture('up')]
         });
         url = gateway.url!;
+    }
+
+    before(async () => {
+        [keys, other] = await Promise.all([generateKeyPair('ES256', { extractable: true }), generateKeyPair('ES256', { extractable: true })]);
+        // Nothing listens there yet.
+        port = await freePort();
+        await startGateway();
     });
 
     after(async () => {
@@ -784,6 +793,7 @@ describe('auth over HTTP: jwt with a JWKS URL', () => {
 
     test('JWKS URL resetting connections: 503 with Retry-After', async () => {
         mode = 'reset';
+        await startGateway();
         await startJwksServer();
         const before = fetches;
         assertUnavailable(await initializeWithValidToken(), 'connection reset');
@@ -792,6 +802,7 @@ describe('auth over HTTP: jwt with a JWKS URL', () => {
 
     test('JWKS URL answering HTTP 500: 503 with Retry-After (the keys could not be fetched; the token is not at fault)', async () => {
         mode = 'error';
+        await startGateway();
         const before = fetches;
         assertUnavailable(await initializeWithValidToken(), 'HTTP 500 from the JWKS URL');
         assert.ok(fetches > before, 'the gateway tried to fetch the keys');
@@ -799,6 +810,7 @@ describe('auth over HTTP: jwt with a JWKS URL', () => {
 
     test('JWKS URL answering 200 with an HTML page instead of keys: 503 with Retry-After', async () => {
         mode = 'html';
+        await startGateway();
         const before = fetches;
         assertUnavailable(await initializeWithValidToken(), 'HTML from the JWKS URL');
         assert.ok(fetches > before, 'the gateway tried to fetch the keys');
@@ -806,6 +818,7 @@ describe('auth over HTTP: jwt with a JWKS URL', () => {
 
     test('JWKS URL answering 200 with JSON that is not a key set: 503 with Retry-After', async () => {
         mode = 'not-jwks';
+        await startGateway();
         const before = fetches;
         assertUnavailable(await initializeWithValidToken(), 'JSON that is not a JWKS from the JWKS URL');
         assert.ok(fetches > before, 'the gateway tried to fetch the keys');
@@ -813,6 +826,7 @@ describe('auth over HTTP: jwt with a JWKS URL', () => {
 
     test('once the JWKS URL serves keys, a valid token works and wrongly signed ones are 401 with nothing reaching the upstream', async () => {
         mode = 'keys';
+        await startGateway();
         const bearer = { authorization: `Bearer ${await validToken()}` };
         assertSeesEverything(await listWith(url, bearer));
         stats = await connectHttp(url, { headers: bearer });

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { before, describe, test } from 'node:test';
-import { connectHttp, connectStdio, listAllPages, ROOT, sleep, stdioFixture, stopChild, waitFor } from './helpers.js';
+import { CLI_RUN_BOUND_MS, connectHttp, connectStdio, listAllPages, ROOT, sleep, stdioFixture, stopChild, waitFor } from './helpers.js';
 
 const CLI = path.join(ROOT, 'dist/cli.js');
 let dir: string;
@@ -20,7 +20,7 @@ async function configFile(name: string, config: unknown): Promise<string> {
 }
 
 function runCli(args: string[], env: Record<string, string> = {}) {
-    return spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 30_000 });
+    return spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env }, timeout: CLI_RUN_BOUND_MS });
 }
 
 const upstream = { id: 'local', transport: 'stdio', command: 'node', args: ['x.js'] };

@@ -15,7 +15,7 @@ import { call, openRawSession, type JsonRpcMessage } from './raw-http.js';
 
 /** The answers of the raw fixture itself (no gateway, no SDK: it needs no initialize) to requests, in order. */
 async function rawDirect(flags: string[], method: string, params: Record<string, unknown>[]): Promise<JsonRpcMessage[]> {
-    const child = spawn(process.execPath, ['--import', 'tsx', RAW_SERVER, ...flags], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [RAW_SERVER, ...flags], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
     const answers: JsonRpcMessage[] = [];
     createInterface({ input: child.stdout }).on('line', line => answers.push(JSON.parse(line) as JsonRpcMessage));
     const exited = once(child, 'exit');

@@ -22,6 +22,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { RunningGateway } from '../src/gateway.js';
 import { ROOT, startTestGateway, stdioFixture, upstreamsReady, waitFor } from './helpers.js';
+import { compiledFixture } from './fixture-build.js';
 import { call, openRawSession, type JsonRpcMessage, type RawSession } from './raw-http.js';
 import { SpecSchema } from './spec-schema.js';
 
@@ -29,7 +30,7 @@ const SEED = process.env.FUZZ_SEED === undefined ? 0x75f2a11 : Number(process.en
 const RUNS = process.env.FUZZ_RUNS === undefined ? 1 : Number(process.env.FUZZ_RUNS);
 const PROTOCOL = '2025-06-18';
 const SCHEMA = new SpecSchema(PROTOCOL);
-const PUPPET = path.join(ROOT, 'test/fixtures/puppet-server.ts');
+const PUPPET = compiledFixture('puppet-server');
 /** Puppets whose lists are fuzzed, used in turn: a failed list read is not retried for a few seconds. */
 const LISTERS = ['lister-0', 'lister-1', 'lister-2', 'lister-3'];
 /** Long enough for a puppet to start on a loaded machine; silence cases wait this long each. */
@@ -246,7 +247,7 @@ describe('fuzz: hostile upstream answers', () => {
             id,
             transport: 'stdio',
             command: process.execPath,
-            args: ['--import', 'tsx', PUPPET, '--control', socketPath, '--name', id],
+            args: [PUPPET, '--control', socketPath, '--name', id],
             cwd: ROOT,
             timeoutMs: TIMEOUT_MS
         });

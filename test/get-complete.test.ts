@@ -41,7 +41,7 @@ describe('prompts/get and completion/complete through the gateway', () => {
         });
         await upstreamsReady(gateway);
         client = await connectHttp(gateway.url!);
-        directFixture = await connectStdio(process.execPath, ['--import', 'tsx', FIXTURE]);
+        directFixture = await connectStdio(process.execPath, [FIXTURE]);
         directEverything = await connectStdio(process.execPath, [EVERYTHING, 'stdio']);
     });
 

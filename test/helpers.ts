@@ -13,9 +13,10 @@ import { Writable } from 'node:stream';
 import { parseConfig } from '../src/config/load.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 import { createLogger } from '../src/observability/logger.js';
+import { compiledFixture } from './fixture-build.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const FIXTURE = path.join(ROOT, 'test/fixtures/prompt-server.ts');
+export const FIXTURE = compiledFixture('prompt-server');
 export const EVERYTHING = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
 export interface FixtureOptions {
@@ -29,8 +30,6 @@ export interface FixtureOptions {
 
 function fixtureArgs(transport: string, options: FixtureOptions): string[] {
     return [
-        '--import',
-        'tsx',
         FIXTURE,
         '--transport',
         transport,
@@ -47,7 +46,7 @@ function fixtureArgs(transport: string, options: FixtureOptions): string[] {
 
 /**
  * The timeoutMs of a fixture run as a stdio child unless a test sets its own. Connecting is bounded by timeoutMs, and
- * starting a fixture (tsx, the SDK) takes seconds on a loaded machine: with a short timeoutMs every reconnect would
+ * starting a fixture (the SDK) takes seconds on a loaded machine: with a short timeoutMs every reconnect would
  * time out and start another. A test about request timeouts sets a short one on an upstream that starts fast: an
  * HTTP fixture (started once, by the test, without a bound) or a plain `node -e` child.
  */
@@ -105,7 +104,7 @@ export function startHttpFixture(transport: 'streamable-http' | 'sse', options: 
 
 /** A 2026-07-28-only server over Streamable HTTP (the SDK's createMcpHandler with legacy: 'reject'). */
 export function startModernHttpFixture(): Promise<HttpFixture> {
-    return spawnHttpFixture(['--import', 'tsx', path.join(ROOT, 'test/fixtures/modern-http-server.ts')]);
+    return spawnHttpFixture([compiledFixture('modern-http-server')]);
 }
 
 /**
@@ -122,7 +121,7 @@ async function spawnHttpFixture(args: string[]): Promise<HttpFixture> {
             if (match) resolve(match[1]!);
         });
         child.once('error', reject);
-        child.once('exit', code => reject(new Error(`fixture ${path.basename(args[2] ?? '')} exited with ${code}:\n${stderr}`)));
+        child.once('exit', code => reject(new Error(`fixture ${path.basename(args[0] ?? '')} exited with ${code}:\n${stderr}`)));
     });
     return { url, child, close: () => stopChild(child) };
 }
@@ -281,18 +280,40 @@ export async function waitFor(predicate: () => boolean | Promise<boolean>, ms = 
     }
 }
 
+/**
+ * Resolves once no list_changed is pending or on its way from an in-process gateway: nothing waits to be published,
+ * and every one the gateway sent (its own count, so its metrics must be on) has arrived, as `received` counts them.
+ * Counts checked then are final: what a test checks instead of waiting for a notification not to come.
+ */
+export async function notificationsSettled(gateway: RunningGateway, received: () => number): Promise<void> {
+    await waitFor(async () => !gateway.catalog.changePending && (await listChangedSent(gateway)) === received(), 20_000, 'every list_changed sent to arrive');
+}
+
+/** The list_changed notifications an in-process gateway has sent to its sessions so far (its metrics must be on). */
+export async function listChangedSent(gateway: RunningGateway): Promise<number> {
+    const metric = gateway.metrics?.registry.getSingleMetric('mcp_gateway_list_changed_sent_total');
+    if (metric === undefined) throw new Error('the gateway does not count the notifications it sends: its metrics are off');
+    return (await metric.get()).values.reduce((sum, { value }) => sum + value, 0);
+}
+
+/**
+ * The bound on one run of the built CLI that checks or refuses something and exits (spawnSync): a hang guard, not a
+ * speed check, so it is far above what a run takes on a loaded machine (a 30 s bound fired at a load of 30).
+ */
+export const CLI_RUN_BOUND_MS = 180_000;
+
 export const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
-export const RAW_SERVER = path.join(ROOT, 'test/fixtures/raw-server.ts');
+export const RAW_SERVER = compiledFixture('raw-server');
 
 /** Config entry for the hand-written, deliberately misbehaving fixture (see raw-server.ts) as a stdio child. */
 export function rawStdio(id: string, flags: string[] = [], extra: Record<string, unknown> = {}) {
-    return { id, transport: 'stdio', command: process.execPath, args: ['--import', 'tsx', RAW_SERVER, ...flags], cwd: ROOT, timeoutMs: STDIO_FIXTURE_TIMEOUT_MS, ...extra };
+    return { id, transport: 'stdio', command: process.execPath, args: [RAW_SERVER, ...flags], cwd: ROOT, timeoutMs: STDIO_FIXTURE_TIMEOUT_MS, ...extra };
 }
 
 /** Starts the raw fixture as its own Streamable HTTP process. */
 export function startRawHttp(flags: string[] = []): Promise<HttpFixture> {
-    return spawnHttpFixture(['--import', 'tsx', RAW_SERVER, '--transport', 'streamable-http', ...flags]);
+    return spawnHttpFixture([RAW_SERVER, '--transport', 'streamable-http', ...flags]);
 }
 
 /** GET a JSON endpoint of the gateway (e.g. /readyz), with its status. */

@@ -12,14 +12,14 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { before, describe, test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { closeAfter, connectHttp, connectStdio, listAllPages, ROOT, stopChild } from './helpers.js';
+import { CLI_RUN_BOUND_MS, closeAfter, connectHttp, connectStdio, listAllPages, ROOT, stopChild } from './helpers.js';
 
 const CLI = path.join(ROOT, 'dist/cli.js');
 const EXAMPLE_PROMPTS = ['examples__code-review', 'examples__commit-message', 'examples__summarize'];
 const TIMEOUT = { timeout: 90_000 };
 
 function runCli(args: string[], cwd: string) {
-    return spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: 30_000 });
+    return spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: CLI_RUN_BOUND_MS });
 }
 
 /** An empty folder, removed after the test; by its real path, as the gateway sees its working directory. */

@@ -12,7 +12,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, test, type TestContext } from 'node:test';
 import type { Client, GetPromptResult, Prompt } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../src/gateway.js';
 import { connectStdio, everythingUpstream, processesWith, ROOT, startTestGateway, stdioFixture, stopChild, waitFor } from './helpers.js';
@@ -37,20 +37,22 @@ interface Run {
     stderr: string;
 }
 
-/** Runs `mcp-inspector-cli --cli <args>` to the end (killed after 30 s). */
-function inspector(args: string[]): Promise<Run> {
+/**
+ * Each run starts the inspector (and, as a stdio command, a gateway and its upstreams): seconds on a loaded machine.
+ * A hang is bounded by the test's timeout, not by a fixed time per run, which a slow but progressing run can outlast.
+ */
+const TIMEOUT = { timeout: 180_000 };
+
+/** Runs `mcp-inspector-cli --cli <args>` to the end; killed when the test ends first (it timed out or failed). */
+function inspector(t: TestContext, args: string[]): Promise<Run> {
     return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [INSPECTOR_BIN, '--cli', ...args], { cwd: INSPECTOR_CWD, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(process.execPath, [INSPECTOR_BIN, '--cli', ...args], { cwd: INSPECTOR_CWD, stdio: ['ignore', 'pipe', 'pipe'], signal: t.signal, killSignal: 'SIGKILL' });
         let stdout = '';
         let stderr = '';
         child.stdout.on('data', chunk => (stdout += chunk));
         child.stderr.on('data', chunk => (stderr += chunk));
-        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
         child.once('error', reject);
-        child.once('close', code => {
-            clearTimeout(timer);
-            resolve({ code, stdout, stderr });
-        });
+        child.once('close', code => resolve({ code, stdout, stderr }));
     });
 }
 
@@ -126,30 +128,30 @@ describe('MCP Inspector CLI against the gateway', () => {
     ];
 
     describe('over Streamable HTTP', () => {
-        test('prompts/list shows the prompts of both upstreams, namespaced, as the upstreams describe them', async () => {
-            const listed = result<{ prompts: Prompt[]; nextCursor?: string }>(await inspector([gateway.url, '--transport', 'http', '--method', 'prompts/list']));
+        test('prompts/list shows the prompts of both upstreams, namespaced, as the upstreams describe them', TIMEOUT, async t => {
+            const listed = result<{ prompts: Prompt[]; nextCursor?: string }>(await inspector(t, [gateway.url, '--transport', 'http', '--method', 'prompts/list']));
             assert.equal(listed.nextCursor, undefined);
             assert.deepEqual([...listed.prompts].sort(byName), expected);
         });
 
         for (const [name, args, upstream, original] of gets) {
-            test(`prompts/get ${name} with --prompt-args returns what the upstream returns`, async () => {
+            test(`prompts/get ${name} with --prompt-args returns what the upstream returns`, TIMEOUT, async t => {
                 const promptArgs = Object.entries(args).map(([key, value]) => `${key}=${value}`);
-                const run = await inspector([gateway.url, '--transport', 'http', '--method', 'prompts/get', '--prompt-name', name, ...(promptArgs.length > 0 ? ['--prompt-args', ...promptArgs] : [])]);
+                const run = await inspector(t, [gateway.url, '--transport', 'http', '--method', 'prompts/get', '--prompt-name', name, ...(promptArgs.length > 0 ? ['--prompt-args', ...promptArgs] : [])]);
                 assert.deepEqual(result<GetPromptResult>(run), await upstream().getPrompt({ name: original, arguments: args }));
             });
         }
 
-        test('an unknown prompt exits 1 with -32602 "Unknown prompt" on stderr and nothing on stdout', async () => {
-            const run = await inspector([gateway.url, '--transport', 'http', '--method', 'prompts/get', '--prompt-name', 'everything__no-such-prompt']);
+        test('an unknown prompt exits 1 with -32602 "Unknown prompt" on stderr and nothing on stdout', TIMEOUT, async t => {
+            const run = await inspector(t, [gateway.url, '--transport', 'http', '--method', 'prompts/get', '--prompt-name', 'everything__no-such-prompt']);
             assert.equal(run.code, 1);
             assert.match(run.stderr, /-32602/);
             assert.match(run.stderr, /Unknown prompt: "everything__no-such-prompt"/);
             assert.equal(run.stdout, '');
         });
 
-        test('a missing required argument exits 1 with -32602 naming the argument', async () => {
-            const run = await inspector([gateway.url, '--transport', 'http', '--method', 'prompts/get', '--prompt-name', 'everything__args-prompt', '--prompt-args', 'state=Bavaria']);
+        test('a missing required argument exits 1 with -32602 naming the argument', TIMEOUT, async t => {
+            const run = await inspector(t, [gateway.url, '--transport', 'http', '--method', 'prompts/get', '--prompt-name', 'everything__args-prompt', '--prompt-args', 'state=Bavaria']);
             assert.equal(run.code, 1);
             assert.match(run.stderr, /-32602/);
             assert.match(run.stderr, /Missing required argument: "city"/);
@@ -168,17 +170,17 @@ describe('MCP Inspector CLI against the gateway', () => {
             await secured?.close();
         });
 
-        test('"Authorization: Bearer <key>" and "X-API-Key: <key>" are accepted; no or a wrong key exits 1 with 401', async () => {
+        test('"Authorization: Bearer <key>" and "X-API-Key: <key>" are accepted; no or a wrong key exits 1 with 401', TIMEOUT, async t => {
             const want = (await namespacedPrompts(directLocal, 'local')).sort(byName);
             for (const header of [`Authorization: Bearer ${API_KEY}`, `X-API-Key: ${API_KEY}`]) {
-                const listed = result<{ prompts: Prompt[] }>(await inspector([secured.url!, '--transport', 'http', '--method', 'prompts/list', '--header', header]));
+                const listed = result<{ prompts: Prompt[] }>(await inspector(t, [secured.url!, '--transport', 'http', '--method', 'prompts/list', '--header', header]));
                 assert.deepEqual([...listed.prompts].sort(byName), want, header);
             }
-            const got = await inspector([secured.url!, '--transport', 'http', '--header', `Authorization: Bearer ${API_KEY}`, '--method', 'prompts/get', '--prompt-name', 'local__with-required', '--prompt-args', 'topic=keys']);
+            const got = await inspector(t, [secured.url!, '--transport', 'http', '--header', `Authorization: Bearer ${API_KEY}`, '--method', 'prompts/get', '--prompt-name', 'local__with-required', '--prompt-args', 'topic=keys']);
             assert.deepEqual(result<GetPromptResult>(got), await directLocal.getPrompt({ name: 'with-required', arguments: { topic: 'keys' } }));
 
             for (const header of [[], ['--header', 'Authorization: Bearer wrong-key-0123456789abcdef']]) {
-                const refused = await inspector([secured.url!, '--transport', 'http', '--method', 'prompts/list', ...header]);
+                const refused = await inspector(t, [secured.url!, '--transport', 'http', '--method', 'prompts/list', ...header]);
                 assert.equal(refused.code, 1, refused.stdout);
                 assert.match(refused.stderr, /401|Unauthorized/);
                 assert.equal(refused.stdout, '');
@@ -190,31 +192,31 @@ describe('MCP Inspector CLI against the gateway', () => {
         /** The gateway command line, as given to a client that starts the gateway itself. */
         const gatewayCommand = () => [process.execPath, CLI, '--stdio', '--config', configFile];
 
-        test('prompts/list, from an mcpServers config file (the Claude Desktop format)', async () => {
+        test('prompts/list, from an mcpServers config file (the Claude Desktop format)', TIMEOUT, async t => {
             const [command, ...args] = gatewayCommand();
             const servers = path.join(dir, 'mcp-servers.json');
             await writeFile(servers, JSON.stringify({ mcpServers: { prompts: { command, args } } }));
-            const listed = result<{ prompts: Prompt[] }>(await inspector(['--config', servers, '--server', 'prompts', '--method', 'prompts/list']));
+            const listed = result<{ prompts: Prompt[] }>(await inspector(t, ['--config', servers, '--server', 'prompts', '--method', 'prompts/list']));
             assert.deepEqual([...listed.prompts].sort(byName), expected);
         });
 
-        test('prompts/get with --prompt-args, the command given on the command line', async () => {
+        test('prompts/get with --prompt-args, the command given on the command line', TIMEOUT, async t => {
             // The wrapper bin takes --config for itself: the gateway's -c short form passes through.
             const [command, ...rest] = gatewayCommand().map(arg => (arg === '--config' ? '-c' : arg));
             await Promise.all(
                 gets.slice(0, 2).map(async ([name, args, upstream, original]) => {
                     const promptArgs = Object.entries(args).map(([key, value]) => `${key}=${value}`);
-                    const run = await inspector([command!, ...rest, '--method', 'prompts/get', '--prompt-name', name, '--prompt-args', ...promptArgs]);
+                    const run = await inspector(t, [command!, ...rest, '--method', 'prompts/get', '--prompt-name', name, '--prompt-args', ...promptArgs]);
                     assert.deepEqual(result<GetPromptResult>(run), await upstream().getPrompt({ name: original, arguments: args }), name);
                 })
             );
         });
 
-        test('an unknown prompt and a missing required argument exit 1 with -32602; no gateway process is left behind', async () => {
+        test('an unknown prompt and a missing required argument exit 1 with -32602; no gateway process is left behind', TIMEOUT, async t => {
             const [command, ...rest] = gatewayCommand().map(arg => (arg === '--config' ? '-c' : arg));
             const [unknown, missing] = await Promise.all([
-                inspector([command!, ...rest, '--method', 'prompts/get', '--prompt-name', 'local__nope']),
-                inspector([command!, ...rest, '--method', 'prompts/get', '--prompt-name', 'local__with-required', '--prompt-args', 'tone=dry'])
+                inspector(t, [command!, ...rest, '--method', 'prompts/get', '--prompt-name', 'local__nope']),
+                inspector(t, [command!, ...rest, '--method', 'prompts/get', '--prompt-name', 'local__with-required', '--prompt-args', 'tone=dry'])
             ]);
             assert.equal(unknown.code, 1);
             assert.match(unknown.stderr, /-32602/);
@@ -231,7 +233,7 @@ describe('MCP Inspector CLI against the gateway', () => {
                         return false; // ended while we looked
                     }
                 });
-            await waitFor(() => stdioGateways().length === 0, 10_000, 'the stdio gateways to exit');
+            await waitFor(() => stdioGateways().length === 0, 60_000, 'the stdio gateways to exit');
         });
     });
 });

@@ -120,12 +120,12 @@ describe('--stdio: stdout carries protocol messages only', () => {
             const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
             try {
                 send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
-                await waitFor(() => stdout.length >= 1, 15_000, 'initialize answered');
+                await waitFor(() => stdout.length >= 1, 60_000, 'initialize answered');
                 send({ jsonrpc: '2.0', method: 'notifications/initialized' });
                 send({ jsonrpc: '2.0', id: 2, method: 'prompts/list', params: {} });
                 send({ jsonrpc: '2.0', id: 3, method: 'prompts/get', params: { name: 'local__with-required', arguments: { topic: 'logs' } } });
                 send({ jsonrpc: '2.0', id: 4, method: 'prompts/get', params: { name: 'local__fail-internal' } });
-                await waitFor(() => stdout.length >= 4 && stderr.includes('prompt get'), 10_000, 'answers and access lines');
+                await waitFor(() => stdout.length >= 4 && stderr.includes('prompt get'), 60_000, 'answers and access lines');
                 for (const line of stdout) assert.equal((JSON.parse(line) as { jsonrpc?: string }).jsonrpc, '2.0', line);
                 if (format === 'json') {
                     const logs = stderr

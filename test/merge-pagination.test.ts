@@ -32,7 +32,7 @@ describe('merged, paginated prompts/list', () => {
         client = await connectHttp(gateway.url!);
         // The same lists read straight from each upstream, over the same transports.
         const upstreamClients: [string, Client][] = [
-            ['local', await connectStdio(process.execPath, ['--import', 'tsx', FIXTURE, '--prompts', '9', '--page-size', '3'])],
+            ['local', await connectStdio(process.execPath, [FIXTURE, '--prompts', '9', '--page-size', '3'])],
             ['docs', await connectHttp(streamable.url)],
             ['legacy', await connectSse(sse.url)]
         ];
@@ -71,7 +71,7 @@ describe('merged, paginated prompts/list', () => {
 
     test('prompt definitions pass through unchanged apart from the name', async t => {
         const viaGateway = (await client.request({ method: 'prompts/list', params: {} })).prompts[0]!;
-        const local = await connectStdio(process.execPath, ['--import', 'tsx', FIXTURE, '--prompts', '9', '--page-size', '3']);
+        const local = await connectStdio(process.execPath, [FIXTURE, '--prompts', '9', '--page-size', '3']);
         closeAfter(t, () => local.close());
         const localFirst = (await local.request({ method: 'prompts/list', params: {} })).prompts[0]!;
         assert.deepEqual(viaGateway, { ...localFirst, name: `local__${localFirst.name}` });

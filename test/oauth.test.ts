@@ -280,6 +280,34 @@ describe('an SDK client logs in through the gateway\'s metadata', () => {
         );
     });
 
+    test('with issuer alone (no authorizationServers) the issuer is the authorization server: 401 names a document that exists, the client logs in', TIMEOUT, async t => {
+        const { authorizationServers: _servers, ...withoutServers } = oauthAuth();
+        const gateway = await startGateway(t, { auth: { ...withoutServers, issuer: as.issuer } });
+        const resource = gateway.url!;
+        const refused = await post(resource, initializeBody());
+        const challenge = refused.headers.get('www-authenticate') ?? '';
+        await refused.body?.cancel();
+        const named = /resource_metadata="([^"]+)"/.exec(challenge)?.[1];
+        assert.equal(named, metadataUrlOf(resource), `the challenge names the document: ${challenge}`);
+        const document = await fetch(named);
+        assert.equal(document.status, 200, 'the document the challenge names exists');
+        assert.deepEqual(((await document.json()) as { authorization_servers: string[] }).authorization_servers, [as.issuer]);
+        const root = await fetch(`${new URL(resource).origin}/.well-known/oauth-protected-resource`);
+        assert.equal(root.status, 200, 'the root form too');
+        await root.body?.cancel();
+
+        const provider = new ClientCredentialsProvider({ clientId: 'robot', clientSecret: 'robot-secret-0123456789', expectedIssuer: as.issuer });
+        const client = new Client(CLIENT_INFO);
+        closeAfter(t, () => client.close());
+        await client.connect(new StreamableHTTPClientTransport(new URL(resource), { authProvider: provider }));
+        assertFixturePrompts(await client.listPrompts());
+        // Tokens were never audience-bound with issuer alone; serving the document does not start refusing them.
+        const token = await as.clientCredentialsToken('robot', { scope: 'prompts:read', resource: OTHER_RESOURCE });
+        const accepted = await post(resource, initializeBody(), bearer(token));
+        assert.equal(accepted.status, 200);
+        await accepted.body?.cancel();
+    });
+
     test('a client whose policy needs one more scope is challenged 403 insufficient_scope and steps up', TIMEOUT, async t => {
         const gateway = await startGateway(t);
         const { fetch: recorded, exchanges } = recordingFetch();
@@ -597,7 +625,22 @@ describe('Protected Resource Metadata (RFC 9728)', () => {
         }
     });
 
-    test('no document outside jwt mode or without authorizationServers, and the plain challenge', TIMEOUT, async t => {
+    test('issuer alone behind a proxy without auth.resource: no URL to name, so no document, and the gateway says so at start', TIMEOUT, async t => {
+        const { authorizationServers: _servers, ...withoutServers } = oauthAuth();
+        const { logger, lines } = capturingLogger();
+        const gateway = await startGateway(t, { listen: { port: 0, trustProxy: ['127.0.0.1'] }, auth: { ...withoutServers, issuer: as.issuer } }, logger);
+        const notice = gateway.notices.find(line => line.includes('Protected Resource Metadata'));
+        assert.match(notice ?? '', /not served: listen\.trustProxy is set: .* as auth\.resource$/, gateway.notices.join('\n'));
+        assert.ok(lines().some(line => line.level === 'warn' && line.msg === notice), 'warned in the log too');
+        const response = await fetch(`${new URL(gateway.url!).origin}/.well-known/oauth-protected-resource/mcp`);
+        assert.equal(response.status, 404);
+        await response.body?.cancel();
+        const refused = await post(gateway.url!, initializeBody());
+        assert.doesNotMatch(refused.headers.get('www-authenticate') ?? '', /resource_metadata/, 'no challenge names a document that is not there');
+        await refused.body?.cancel();
+    });
+
+    test('no document outside jwt mode or without authorizationServers and issuer, and the plain challenge', TIMEOUT, async t => {
         const bare = await startGateway(t, { auth: { mode: 'jwt', jwksUrl: as.jwksUrl, clientIdClaim: 'client_id' } });
         const keyed = await startGateway(t, { auth: { mode: 'apiKey' }, clients: [{ id: 'k', apiKey: 'a-key-of-sixteen-characters-or-more' }] });
         for (const gateway of [bare, keyed]) {

@@ -18,8 +18,9 @@ import {
     connectModernHttp,
     connectStdio,
     listAllPages,
+    notificationsSettled,
+    ROOT,
     rpcError,
-    sleep,
     startHttpFixture,
     startTestGateway,
     stdioFixture,
@@ -29,8 +30,6 @@ import {
 
 const TIMEOUT = { timeout: 120_000 };
 const NOTIFY = { debounceMs: 50, maxDelayMs: 300 };
-/** Long enough after a notification that a second one for the same reload would have arrived. */
-const QUIET_MS = 1000;
 
 const FIXTURE: FixtureOptions = {
     prompts: 2,
@@ -117,7 +116,7 @@ test('overrides over a 2025 session, 2026-07-28 requests and stdio; what does no
     closeAfter(t, () => rm(dir, { recursive: true, force: true }));
     const file = path.join(dir, 'gateway.json');
     await writeFile(file, JSON.stringify({ upstreams: [upstream] }));
-    const stdio = await connectStdio(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--config', file, '--stdio']);
+    const stdio = await connectStdio(process.execPath, [path.join(ROOT, 'dist/cli.js'), '--config', file, '--stdio']);
     closeAfter(t, () => stdio.close());
     await checkClient(stdio);
 
@@ -166,7 +165,7 @@ test('a reload that changes only overrides keeps the upstream, notifies once; cl
     assert.equal(gateway.upstreams[0], connection, 'the connection was kept');
     await waitFor(() => notifications === 1, 20_000, 'the override change to be announced');
     assert.equal(await titleOf('team__echo'), 'Second');
-    await sleep(QUIET_MS);
+    await notificationsSettled(gateway, () => notifications);
     assert.equal(notifications, 1, 'one notification for the reload');
 
     // A rename onto a name the upstream lists for another prompt: the upstream's own prompt keeps it.

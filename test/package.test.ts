@@ -21,7 +21,7 @@ import { closeAfter, connectHttp, getJson, ROOT, stopChild, waitFor } from './he
 
 const PACKAGE = 'mcp-prompt-gateway';
 /** What a clean checkout lacks (installed, built or written by runs), by path from the root. */
-const NOT_SOURCE = new Set(['node_modules', 'dist', '.git', 'runtimes', '.scratch', '.bench', 'test-results', 'coverage', 'conformance/results']);
+const NOT_SOURCE = new Set(['node_modules', 'dist', '.test-build', '.git', 'runtimes', '.scratch', '.bench', 'test-results', 'coverage', 'conformance/results']);
 /** A tsc build on a loaded machine, or an install that must fetch what the cache lacks. */
 const SLOW_STEP = { timeout: 300_000 };
 const STEP = { timeout: 60_000 };

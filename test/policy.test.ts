@@ -18,7 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Client, GetPromptResult, ListPromptsResult } from '@modelcontextprotocol/client';
 import { parseConfig } from '../src/config/load.js';
 import type { RunningGateway } from '../src/gateway.js';
-import { connectHttp, connectStdio, fixtureStats, listAllPages, ROOT, rpcError, sleep, startTestGateway, stdioFixture, waitFor } from './helpers.js';
+import { connectHttp, connectStdio, fixtureStats, listAllPages, notificationsSettled, ROOT, rpcError, startTestGateway, stdioFixture, waitFor } from './helpers.js';
 
 /** The fixture's prompts after its generic and extra ones, in list order. */
 const SPECIALS = ['with-required', 'all-content', 'fail-invalid-params', 'fail-internal', 'slow', 'stats', 'big', 'set-list-delay', 'emit-list-changed', 'mutate', 'crash'];
@@ -28,8 +28,6 @@ const prefixed = (id: string, names: readonly string[]) => names.map(name => `${
 const NO_RATE_LIMIT = { rateLimit: { requestsPerSecond: 0, burst: 1 } };
 /** A burst ends after debounceMs without an event: wide enough that one upstream's events, sent at once, stay one burst on a loaded machine. */
 const NOTIFY = { debounceMs: 250, maxDelayMs: 1000 };
-/** Long enough after a notification that another one for the same change would have arrived. */
-const QUIET_MS = NOTIFY.maxDelayMs + 4 * NOTIFY.debounceMs;
 
 const keyOf = (clientId: string) => `key-of-${clientId}-0123456789abcdef`;
 const bearer = (clientId: string) => ({ authorization: `Bearer ${keyOf(clientId)}` });
@@ -330,6 +328,8 @@ describe('per-client notifications, cursors and reloads', () => {
         pagination: { pageSize: PAGE },
         notifications: NOTIFY,
         limits: NO_RATE_LIMIT,
+        // Served (so counted) beside an apiKey endpoint only behind a token: notificationsSettled reads the count.
+        metrics: { bearerToken: 'operator-token-0123456789abcdef' },
         prompts,
         clients,
         // alpha's own policy hides its "secret-*" prompts from everyone.
@@ -367,7 +367,7 @@ describe('per-client notifications, cursors and reloads', () => {
         await a.client.getPrompt({ name: 'alpha__emit-list-changed', arguments: { count: '5', add: 'fresh-a' } });
         added.alpha.push('fresh-a');
         await waitFor(() => a.count > a0!, 20_000, 'the notification to A');
-        await sleep(QUIET_MS);
+        await notificationsSettled(gateway, () => a.count + b.count + watcher.count);
         assert.deepEqual(counts(), [a0! + 1, b0, w0]);
         assert.deepEqual(await listChecked(a.client, PAGE), listOf('alpha'));
         assert.deepEqual(await listChecked(b.client, PAGE), listOf('beta'));
@@ -376,7 +376,7 @@ describe('per-client notifications, cursors and reloads', () => {
         await b.client.getPrompt({ name: 'beta__emit-list-changed', arguments: { add: 'fresh-b' } });
         added.beta.push('fresh-b');
         await waitFor(() => b.count > b0!, 20_000, 'the notification to B');
-        await sleep(QUIET_MS);
+        await notificationsSettled(gateway, () => a.count + b.count + watcher.count);
         assert.deepEqual(counts(), [a0! + 1, b0! + 1, w0]);
         assert.ok((await listChecked(b.client, PAGE)).includes('beta__fresh-b'));
     });
@@ -384,7 +384,7 @@ describe('per-client notifications, cursors and reloads', () => {
     test('a change no client may see notifies nobody', async () => {
         const before = counts();
         await a.client.getPrompt({ name: 'alpha__emit-list-changed', arguments: { count: '3', add: 'secret-1' } });
-        await sleep(QUIET_MS);
+        await notificationsSettled(gateway, () => a.count + b.count + watcher.count);
         assert.deepEqual(counts(), before);
         assert.deepEqual(await listChecked(a.client, PAGE), listOf('alpha'));
         assert.deepEqual(await rpcError(a.client.getPrompt({ name: 'alpha__secret-1' })), { code: -32602, message: 'Unknown prompt: "alpha__secret-1"' });
@@ -417,7 +417,7 @@ describe('per-client notifications, cursors and reloads', () => {
         );
         await reload(configWith(clients));
         await waitFor(() => a.count > a0!, 20_000, 'the notification to A');
-        await sleep(QUIET_MS);
+        await notificationsSettled(gateway, () => a.count + b.count + watcher.count);
         assert.deepEqual(counts(), [a0! + 1, b0, w0]);
         assert.deepEqual(await listChecked(a.client, PAGE), [...listOf('alpha').filter(name => name !== 'alpha__prompt-001'), 'beta__prompt-000']);
         assert.deepEqual(await listChecked(b.client, PAGE), listOf('beta'));
@@ -434,7 +434,7 @@ describe('per-client notifications, cursors and reloads', () => {
         // beta__prompt-002 is in B's view only; A sees just beta__prompt-000 of beta.
         await reload(configWith(clients, { deny: ['beta__prompt-002'] }));
         await waitFor(() => b.count > b0!, 20_000, 'the notification to B');
-        await sleep(QUIET_MS);
+        await notificationsSettled(gateway, () => a.count + b.count + watcher.count);
         assert.deepEqual(counts(), [a0, b0! + 1, w0]);
         assert.deepEqual(await listChecked(b.client, PAGE), listOf('beta').filter(name => name !== 'beta__prompt-002'));
     });

@@ -15,10 +15,11 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../src/gateway.js';
 import { capturingLogger, ROOT, startTestGateway, stopChild, waitFor } from './helpers.js';
+import { compiledFixture } from './fixture-build.js';
 import { deleteSession, getStream, modernHeaders, modernMeta, post, sessionHeaders, sseMessages, type JsonRpcMessage as Message } from './raw-http.js';
 import { MODERN_REVISION, REVISIONS as LEGACY_REVISIONS, SpecSchema, type Revision } from './spec-schema.js';
 
-const REVISION_SERVER = path.join(ROOT, 'test/fixtures/revision-server.ts');
+const REVISION_SERVER = compiledFixture('revision-server');
 const ANSWER_TIMEOUT_MS = 20_000;
 const SEPARATOR = '__';
 
@@ -383,7 +384,7 @@ function upstreamId(revision: Revision): string {
 }
 
 function revisionServer(revision: Revision) {
-    return { id: upstreamId(revision), transport: 'stdio', command: process.execPath, args: ['--import', 'tsx', REVISION_SERVER, '--revision', revision], cwd: ROOT };
+    return { id: upstreamId(revision), transport: 'stdio', command: process.execPath, args: [REVISION_SERVER, '--revision', revision], cwd: ROOT };
 }
 
 const LATEST: Revision = '2025-11-25';

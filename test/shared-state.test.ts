@@ -6,14 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';
+import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { RedisLink } from '../src/cluster/redis-link.js';
 import { SharedRateLimiter } from '../src/cluster/shared-rate-limiter.js';
 import type { RunningGateway } from '../src/gateway.js';
+import type { Logger } from '../src/observability/logger.js';
 import type { ClientProfile } from '../src/policy/clients.js';
 import { CLUSTER_SKIP_MESSAGE, redisAvailable, startRedis, type RunningRedis } from './cluster-harness.js';
-import { closeAfter, startTestGateway, stdioFixture, waitFor } from './helpers.js';
-import { call, deleteSession, openRawSession, post, type RawSession } from './raw-http.js';
+import { capturingLogger, closeAfter, startTestGateway, stdioFixture, waitFor } from './helpers.js';
+import { call, deleteSession, openRawSession, post, postModern, type RawSession } from './raw-http.js';
 
 const CURSOR_SECRET = 'a cursor secret of 32 characters';
 const SESSION_SECRET = 'a session secret of 32 character';
@@ -29,10 +31,15 @@ function replicaConfig(redis: RunningRedis, extra: Record<string, unknown> = {})
     };
 }
 
-async function replicas(t: TestContext, redis: RunningRedis, extra: Record<string, unknown> = {}): Promise<[RunningGateway, RunningGateway]> {
+async function replicas(
+    t: TestContext,
+    redis: RunningRedis,
+    extra: Record<string, unknown> = {},
+    loggers: readonly Logger[] = []
+): Promise<[RunningGateway, RunningGateway]> {
     const started: RunningGateway[] = [];
     for (let index = 0; index < 2; index++) {
-        const gateway = await startTestGateway(replicaConfig(redis, extra));
+        const gateway = await startTestGateway(replicaConfig(redis, extra), loggers[index]);
         closeAfter(t, () => gateway.close());
         started.push(gateway);
     }
@@ -52,6 +59,49 @@ async function heldSessions(gateway: RunningGateway): Promise<number> {
 async function readyDetails(gateway: RunningGateway): Promise<Record<string, unknown>> {
     const response = await fetch(new URL('/readyz', gateway.url));
     return (await response.json()) as Record<string, unknown>;
+}
+
+/** The test's own connection to its redis-server, to change its settings and read its counters. */
+async function adminOf(t: TestContext, redis: RunningRedis): Promise<Redis> {
+    const admin = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    closeAfter(t, () => admin.disconnect());
+    await admin.connect();
+    return admin;
+}
+
+/**
+ * Makes Redis refuse writes as a full one does (maxmemory reached, noeviction: every write answers OOM) until the
+ * returned function is called; reads, and the connections, go on.
+ */
+async function refuseWrites(t: TestContext, admin: Redis): Promise<() => Promise<void>> {
+    const accept = async () => {
+        await admin.config('SET', 'maxmemory', '0');
+    };
+    closeAfter(t, () => (admin.status === 'ready' ? accept() : undefined));
+    await admin.config('SET', 'maxmemory-policy', 'noeviction');
+    await admin.config('SET', 'maxmemory', '1');
+    return accept;
+}
+
+/** Redis's own count of a command's calls it refused (INFO commandstats: rejected_calls), from every client. */
+async function rejectedCalls(admin: Redis, command: string): Promise<number> {
+    const stats = await admin.info('commandstats');
+    return Number(new RegExp(`^cmdstat_${command}:.*rejected_calls=(\\d+)`, 'm').exec(stats)?.[1] ?? 0);
+}
+
+/** Sessions counted against quotas in Redis, every client's. */
+async function sessionsCounted(admin: Redis): Promise<number> {
+    const keys = await admin.keys('mcp-prompt-gateway:sessions:*');
+    const counts = await Promise.all(keys.map(key => admin.zcard(key)));
+    return counts.reduce((sum, count) => sum + count, 0);
+}
+
+async function connectionsReceived(admin: Redis): Promise<number> {
+    return Number(/^total_connections_received:(\d+)/m.exec(await admin.info('stats'))?.[1]);
+}
+
+async function metricsOf(gateway: RunningGateway): Promise<string> {
+    return (await fetch(new URL('/metrics', gateway.url))).text();
 }
 
 describe('replicas sharing state in Redis', { skip: redisAvailable() ? false : CLUSTER_SKIP_MESSAGE }, () => {
@@ -161,5 +211,120 @@ describe('replicas sharing state in Redis', { skip: redisAvailable() ? false : C
         await waitFor(async () => (await readyDetails(b))['sharedState'] === 'redis', 30_000, 'the replicas to reconnect');
         // Ended on b while Redis was away: written when it came back, so a hears of it too.
         await waitFor(async () => (await ping(a.url!, fresh)) === 404, 20_000, 'the other replica to learn of the session ended meanwhile');
+    });
+
+    test('a DELETE while Redis refuses writes is retried until stored: then the other replica refuses the session too', { timeout: 120_000 }, async t => {
+        const redis = await startRedis(t);
+        const admin = await adminOf(t, redis);
+        const [a, b] = await replicas(t, redis);
+        const session = await openRawSession(a.url!);
+        assert.equal(await ping(b.url!, session), 200);
+        const accept = await refuseWrites(t, admin);
+        const connections = await connectionsReceived(admin);
+
+        assert.equal((await deleteSession(a.url!, session.headers)).status, 200, 'the DELETE is answered: nothing waits for Redis');
+        assert.equal(await ping(a.url!, session), 404);
+        // The revocation (a ZADD and a PUBLISH, nothing else publishes) is tried again and again while refused...
+        await waitFor(async () => (await rejectedCalls(admin, 'publish')) >= 3, 20_000, 'the refused write to be retried');
+        assert.equal(await admin.zcard('mcp-prompt-gateway:revoked'), 0, 'not stored while Redis refuses writes');
+        await waitFor(async () => /^mcp_gateway_shared_writes_pending [1-9]/m.test(await metricsOf(a)), 20_000, 'the write to be reported pending');
+        assert.equal(await ping(b.url!, session), 200, 'the other replica has not heard of it');
+
+        // ... and stored once Redis takes writes again, on the same connections.
+        await accept();
+        await waitFor(async () => (await ping(b.url!, session)) === 404, 20_000, 'the other replica to refuse the ended session');
+        assert.equal(await admin.zcard('mcp-prompt-gateway:revoked'), 1, 'stored in Redis, for replicas started later');
+        await waitFor(async () => /^mcp_gateway_shared_writes_pending 0$/m.test(await metricsOf(a)), 20_000, 'nothing left pending');
+        assert.equal(await connectionsReceived(admin), connections, 'no replica reconnected');
+    });
+
+    test('a session ended while Redis refuses writes frees its place in the client\'s quota once Redis takes writes again', { timeout: 120_000 }, async t => {
+        const redis = await startRedis(t);
+        const admin = await adminOf(t, redis);
+        const [a, b] = await replicas(t, redis, { limits: { maxSessionsPerClient: 1 } });
+        const session = await openRawSession(a.url!);
+        const accept = await refuseWrites(t, admin);
+        assert.equal((await deleteSession(a.url!, session.headers)).status, 200);
+        await waitFor(async () => (await rejectedCalls(admin, 'zrem')) >= 2, 20_000, 'the refused release to be retried');
+        assert.equal(await sessionsCounted(admin), 1, 'still counted while Redis refuses writes');
+        await accept();
+        await waitFor(async () => (await sessionsCounted(admin)) === 0, 20_000, 'the release to be stored');
+        await waitFor(async () => (await readyDetails(b))['sharedState'] === 'redis', 20_000, 'the replicas to share again');
+        await openRawSession(b.url!);
+    });
+
+    test('a write Redis rejects for itself (another program\'s value under the key) is retried until stored, the state staying up', { timeout: 120_000 }, async t => {
+        const redis = await startRedis(t);
+        const admin = await adminOf(t, redis);
+        const log = capturingLogger();
+        const [a] = await replicas(t, redis, {}, [log.logger]);
+        const session = await openRawSession(a.url!);
+        // Not a sorted set: ZADD answers WRONGTYPE, which says nothing of Redis's health.
+        await admin.set('mcp-prompt-gateway:revoked', 'not a sorted set');
+        assert.equal((await deleteSession(a.url!, session.headers)).status, 200);
+        await waitFor(async () => /^mcp_gateway_shared_writes_pending [1-9]/m.test(await metricsOf(a)), 20_000, 'the rejected write to be kept');
+        assert.equal((await readyDetails(a))['sharedState'], 'redis', 'Redis itself is fine');
+        assert.ok(log.lines().some(line => line['level'] === 'warn' && String(line['msg']).includes('Redis rejected a command (WRONGTYPE)')));
+        await admin.del('mcp-prompt-gateway:revoked');
+        await waitFor(async () => (await admin.zcard('mcp-prompt-gateway:revoked')) === 1, 20_000, 'the write to be retried and stored');
+    });
+
+    test('Redis refusing writes is reported like an outage, and rate limits fall back to each replica\'s own; accepted again, shared again', { timeout: 120_000 }, async t => {
+        const redis = await startRedis(t);
+        const admin = await adminOf(t, redis);
+        const logs = [capturingLogger(), capturingLogger()];
+        const burst = 10;
+        const [a, b] = await replicas(t, redis, { limits: { rateLimit: { requestsPerSecond: 0.001, burst } } }, logs.map(log => log.logger));
+        assert.equal((await readyDetails(a))['sharedState'], 'redis');
+        const accept = await refuseWrites(t, admin);
+
+        // As in an outage, each replica limits on its own: 2 replicas with a burst of 10 pass 20 (10 each), not 10.
+        const passed = [0, 0];
+        for (let index = 0; index < 2 * burst + 6; index++) {
+            const replica = index % 2;
+            const response = await postModern([a, b][replica]!.url!, 'prompts/list');
+            await response.body?.cancel();
+            if (response.status === 200) passed[replica]!++;
+            else assert.equal(response.status, 429);
+        }
+        assert.deepEqual(passed, [burst, burst], 'each replica its own burst, as when Redis is away');
+        for (const replica of [a, b]) {
+            const ready = await fetch(new URL('/readyz', replica.url));
+            assert.equal(ready.status, 200, 'still ready: it serves on');
+            assert.equal(((await ready.json()) as Record<string, unknown>)['sharedState'], 'local (Redis refuses writes: OOM)');
+            assert.match(await metricsOf(replica), /^mcp_gateway_shared_state_up 0$/m);
+        }
+        // Asked again and again whether it takes writes (a SET that is refused), the replicas warn once all the same.
+        await waitFor(async () => (await rejectedCalls(admin, 'set')) >= 6, 20_000, 'Redis to be asked again');
+
+        await accept();
+        for (const replica of [a, b]) {
+            await waitFor(async () => (await readyDetails(replica))['sharedState'] === 'redis', 20_000, 'the replicas to share again');
+            assert.match(await metricsOf(replica), /^mcp_gateway_shared_state_up 1$/m);
+        }
+        for (const log of logs) {
+            const said = log.lines().filter(line => String(line['msg']).startsWith('shared state:'));
+            const text = said.map(line => `${String(line['level'])} ${String(line['msg'])}`).join('\n');
+            const warnings = said.filter(line => line['level'] === 'warn');
+            assert.equal(warnings.length, 1, text);
+            assert.match(String(warnings[0]!['msg']), /Redis refuses writes: OOM/);
+            assert.equal(said.filter(line => line['level'] === 'info' && String(line['msg']).includes('Redis takes writes again')).length, 1, text);
+        }
+    });
+
+    test('Redis not answering in time (writes paused) is reported like an outage too; answering again, shared again', { timeout: 120_000 }, async t => {
+        const redis = await startRedis(t);
+        const admin = await adminOf(t, redis);
+        const [a] = await replicas(t, redis, { limits: { rateLimit: { requestsPerSecond: 0.001, burst: 10 } } });
+        // Writes wait (as during a failover), reads are served: the rate limit's script waits past the command timeout.
+        await admin.call('CLIENT', 'PAUSE', '600000', 'WRITE');
+        closeAfter(t, () => (admin.status === 'ready' ? admin.call('CLIENT', 'UNPAUSE') : undefined));
+        const response = await postModern(a.url!, 'prompts/list');
+        await response.body?.cancel();
+        assert.equal(response.status, 200, 'served with the local limit');
+        assert.equal((await readyDetails(a))['sharedState'], 'local (Redis does not answer in time)');
+        assert.match(await metricsOf(a), /^mcp_gateway_shared_state_up 0$/m);
+        await admin.call('CLIENT', 'UNPAUSE');
+        await waitFor(async () => (await readyDetails(a))['sharedState'] === 'redis', 20_000, 'the replica to share again');
     });
 });

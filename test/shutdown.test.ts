@@ -14,10 +14,11 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { connectHttp, fixtureStats, getJson, processesWith, ROOT, sleep, stdioFixture, waitFor } from './helpers.js';
+import { compiledFixture } from './fixture-build.js';
 import { initializeBody, post } from './raw-http.js';
 
 const CLI = path.join(ROOT, 'dist/cli.js');
-const STUBBORN = path.join(ROOT, 'test/fixtures/stubborn-server.ts');
+const STUBBORN = compiledFixture('stubborn-server');
 const TIMEOUT = { timeout: 120_000 };
 let dir: string;
 
@@ -39,10 +40,10 @@ function upstreams(token: string) {
             id: 'stubborn',
             transport: 'stdio',
             command: process.execPath,
-            args: ['--import', 'tsx', STUBBORN, '--marker', `${token}-stubborn`, '--ignore-sigterm', '--grandchild'],
+            args: [STUBBORN, '--marker', `${token}-stubborn`, '--ignore-sigterm', '--grandchild'],
             cwd: ROOT,
             killGraceMs: 300,
-            // Start-up of a tsx process on a loaded machine (connecting is bounded by timeoutMs).
+            // Start-up of a node process on a loaded machine (connecting is bounded by timeoutMs).
             timeoutMs: 30_000
         }
     ];

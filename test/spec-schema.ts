@@ -29,7 +29,10 @@ const RESULT_DEFINITION: Record<string, string> = {
     'subscriptions/listen': 'SubscriptionsListenResult',
     'prompts/list': 'ListPromptsResult',
     'prompts/get': 'GetPromptResult',
-    'completion/complete': 'CompleteResult'
+    'completion/complete': 'CompleteResult',
+    'tools/list': 'ListToolsResult',
+    'resources/list': 'ListResourcesResult',
+    'resources/templates/list': 'ListResourceTemplatesResult'
 };
 const NOTIFICATION_DEFINITION: Record<string, string> = {
     'notifications/prompts/list_changed': 'PromptListChangedNotification',

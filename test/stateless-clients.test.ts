@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { RunningGateway } from '../src/gateway.js';
 import { connectHttp, connectModernHttp, ROOT, startHttpFixture, startModernHttpFixture, startTestGateway, upstreamsReady, waitFor } from './helpers.js';
+import { compiledFixture } from './fixture-build.js';
 import { initializeBody, modernHeaders, modernMeta, modernRequest, post, postModern, SseReader, type JsonRpcMessage } from './raw-http.js';
 import { MODERN_REVISION, SpecSchema } from './spec-schema.js';
 
@@ -19,7 +19,7 @@ const bearer = (clientId: string) => ({ authorization: `Bearer ${keyOf(clientId)
 
 /** The revision fixture at 2026-07-28 only: initialize is refused, list changes go to subscriptions/listen. */
 function modernUpstream(id = 'up') {
-    return { id, transport: 'stdio', command: process.execPath, args: ['--import', 'tsx', path.join(ROOT, 'test/fixtures/revision-server.ts'), '--revision', MODERN_REVISION], cwd: ROOT };
+    return { id, transport: 'stdio', command: process.execPath, args: [compiledFixture('revision-server'), '--revision', MODERN_REVISION], cwd: ROOT };
 }
 
 async function startGateway(t: { after(fn: () => unknown): void }, config: Record<string, unknown> = {}): Promise<RunningGateway> {
@@ -112,7 +112,8 @@ describe('2026-07-28 clients', () => {
         const refusal = await json(unsupported);
         assert.equal(refusal.error?.code, -32022);
         assert.deepEqual(refusal.error?.data, { supported: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'], requested: '2099-01-01' });
-        for (const method of ['ping', 'logging/setLevel', 'tools/list', 'resources/list']) {
+        // tools/list and resources/list are answered (empty): see unserved-lists.test.ts.
+        for (const method of ['ping', 'logging/setLevel', 'resources/subscribe', 'sampling/createMessage']) {
             const response = await postModern(url!, method);
             assert.equal(response.status, 404, method);
             const message = await json(response);

@@ -77,6 +77,8 @@ export class Catalog {
     #memo: { lists: (UpstreamList | undefined)[]; view: CatalogView } | undefined;
     #published: CatalogView | undefined;
     #publishing = 0;
+    /** Publications building their view. */
+    #building = 0;
     #closed = false;
     readonly #log: Logger;
     readonly #onCacheRead: CatalogOptions['onCacheRead'];
@@ -138,6 +140,15 @@ export class Catalog {
         this.#members = next;
         this.#order = [...upstreams];
         this.#memo = undefined;
+    }
+
+    /**
+     * Whether a change is still to be published: its burst has not ended, or its view is being built. Once false, no
+     * notification is on its way until the next event: what a test checks instead of waiting for one not to come.
+     * @internal for tests
+     */
+    get changePending(): boolean {
+        return this.#coalescer.pending || this.#building > 0;
     }
 
     /** Publishes the view again at the end of the current burst, for subscribers whose rules of what they see changed. */
@@ -224,11 +235,14 @@ export class Catalog {
     async #publish(upstreamIds: string[]): Promise<void> {
         const publishing = ++this.#publishing;
         let view: CatalogView;
+        this.#building++;
         try {
             view = await this.view();
         } catch (error) {
             this.#log.error({ err: describeError(error) }, 'building the prompt view failed; change not announced');
             return;
+        } finally {
+            this.#building--;
         }
         // A later burst started meanwhile publishes a newer view; this one would only go stale on arrival.
         if (this.#closed || publishing !== this.#publishing) return;

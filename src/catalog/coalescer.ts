@@ -8,6 +8,8 @@
  * and no allocation per event (the debounce timer, when it fires early, re-arms
  * itself for the rest of the quiet time). Pure apart from the injected timers.
  */
+import { outsideRequests } from '../observability/request-context.js';
+
 export interface Timers {
     now(): number;
     setTimeout(callback: () => void, ms: number): unknown;
@@ -16,8 +18,9 @@ export interface Timers {
 
 const realTimers: Timers = {
     now: () => performance.now(),
+    // A flush announces to everyone: it runs in no request's context, whichever one's event armed the timer.
     setTimeout: (callback, ms) => {
-        const handle = setTimeout(callback, ms);
+        const handle = setTimeout(() => outsideRequests(callback), ms);
         handle.unref();
         return handle;
     },
@@ -50,6 +53,11 @@ export class Coalescer<T> {
         if (this.#deadline === undefined) {
             this.#deadline = this.#timers.setTimeout(() => this.flushNow(), this.options.maxDelayMs);
         }
+    }
+
+    /** Whether events wait for their burst to end. */
+    get pending(): boolean {
+        return this.#pending.size > 0;
     }
 
     flushNow(): void {

@@ -143,7 +143,8 @@ export class UpstreamListCache {
     }
 
     #startRefresh(): Promise<UpstreamList | undefined> {
-        const refreshing = this.#refresh().finally(() => {
+        // Shared by every reader that comes meanwhile: it is no reader's, carries none's headers and its lines name none.
+        const refreshing = outsideRequests(() => this.#refresh()).finally(() => {
             if (this.#refreshing === refreshing) this.#refreshing = undefined;
         });
         this.#refreshing = refreshing;

@@ -40,10 +40,19 @@ export function isInputRequired(result: GetPromptResult | InputRequired): result
     return (result as InputRequired).resultType === 'input_required';
 }
 
-/** How a caller follows (progress) or abandons (signal) a call it made. */
+/** What an upstream call carries of the client request it serves (HTTP upstreams receive it as headers). */
+export interface Forwarded {
+    /** Its X-Request-Id. */
+    readonly requestId?: string | undefined;
+    /** Its `Mcp-Param-*` headers, passed on as they came. */
+    readonly headers?: Readonly<Record<string, string>> | undefined;
+}
+
+/** How a caller follows (progress) or abandons (signal) a call it made, and what the call carries of the caller's request. */
 export interface CallControl {
     signal?: AbortSignal | undefined;
     onProgress?: ((progress: Progress) => void) | undefined;
+    forwarded?: Forwarded | undefined;
 }
 
 /**

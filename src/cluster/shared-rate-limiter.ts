@@ -6,8 +6,10 @@
  * about a twentieth of a second's worth of requests, and is asked for again in
  * one round trip. Tokens leased are taken from the shared bucket, so the
  * replicas together never pass more than the limit; a lease unused for a
- * second is dropped (a little under the limit, never over). Redis away: each
- * replica limits on its own (the limit per replica, not in all).
+ * second is dropped (a little under the limit, never over). Redis away, or
+ * refusing writes (so no bucket can be taken from), or not answering in time:
+ * each replica limits on its own (the limit per replica, not in all), as the
+ * link reports (docs/replicas.md says why not less).
  */
 import type { ClientProfile } from '../policy/clients.js';
 import { ClientRateLimiter, type RateLimiter } from '../policy/rate-limiter.js';
@@ -110,7 +112,8 @@ export class SharedRateLimiter implements RateLimiter {
             // defineCommand adds the method at run time; ioredis types such commands only through module augmentation.
             const command = this.link.commands as unknown as { gatewayTakeTokens(key: string, ...args: number[]): Promise<[number, number]> };
             answer = await command.gatewayTakeTokens(`${this.link.keyPrefix}rate:${key}`, requestsPerSecond, burst, want, count);
-        } catch {
+        } catch (error) {
+            this.link.failed(error);
             return 'unavailable';
         }
         const [granted, retryAfterMs] = answer;

@@ -4,11 +4,13 @@
  * expired session stops counting by itself and a replica that dies leaks
  * nothing), and when each was last used anywhere (one sorted set, written in
  * batches), so that a session quiet on one replica is ended only when it is
- * quiet on all of them.
+ * quiet on all of them. Both are written through shared-writes: a write Redis
+ * does not take is tried again until it does.
  */
 import type { SealedSession } from '../downstream/session-seal.js';
 import type { SharedSessionState } from '../downstream/sessions.js';
 import type { RedisLink } from './redis-link.js';
+import type { SharedWrites } from './shared-writes.js';
 
 /** KEYS[1]: the quota key's set. ARGV: now, nonce, expiresAt, max. 1: counted; 0: the key holds max already. */
 const ADMIT_SCRIPT = `
@@ -22,6 +24,8 @@ return 1
 
 /** How often the last uses seen here are written; well within any idle timeout (at least 1 s). */
 const MAX_FLUSH_EVERY_MS = 5000;
+/** Last uses older than any session lifetime are of no interest: the set is swept of them as it is written. */
+const SEEN_KEPT_MS = 31 * 86_400_000;
 
 export class SharedSessions implements SharedSessionState {
     /** Nonce -> last use here, since the last write. */
@@ -33,6 +37,7 @@ export class SharedSessions implements SharedSessionState {
 
     constructor(
         private readonly link: RedisLink,
+        private readonly writes: SharedWrites,
         idleTimeoutMs: number,
         private readonly now: () => number = Date.now
     ) {
@@ -52,16 +57,19 @@ export class SharedSessions implements SharedSessionState {
             const admitted = await command.gatewayAdmitSession(this.#quotaKey(session), this.now(), session.nonce, session.expiresAt, max);
             if (admitted === 1) this.seen(session.nonce, session.createdAt);
             return admitted === 1;
-        } catch {
+        } catch (error) {
+            this.link.failed(error);
             return undefined;
         }
     }
 
     /** The session ended: it counts no more, and its last use is of no interest. */
     release(session: SealedSession): void {
-        this.#seen.delete(session.nonce);
-        if (!this.link.up) return;
-        this.link.commands.multi().zrem(this.#quotaKey(session), session.nonce).zrem(this.#seenKey, session.nonce).exec().catch(() => {});
+        const { nonce } = session;
+        this.#seen.delete(nonce);
+        this.writes.forget(`seen:${nonce}`);
+        const quotaKey = this.#quotaKey(session);
+        this.writes.put(`released:${nonce}`, { usefulUntil: session.expiresAt, addTo: transaction => transaction.zrem(quotaKey, nonce).zrem(this.#seenKey, nonce) });
     }
 
     seen(nonce: string, at: number): void {
@@ -75,23 +83,22 @@ export class SharedSessions implements SharedSessionState {
             await this.flush();
             const scores = await this.link.commands.zmscore(this.#seenKey, ...nonces);
             return scores.map(score => (score === null ? undefined : Number(score)));
-        } catch {
+        } catch (error) {
+            this.link.failed(error);
             return undefined;
         }
     }
 
-    /** Writes the last uses seen here (a later one wins: GT). */
+    /** Hands the last uses seen here to be written (a later one wins: GT); while Redis is up, waits for the attempt. */
     async flush(): Promise<void> {
-        if (this.#seen.size === 0 || !this.link.up) return;
-        const batch = [...this.#seen];
+        if (this.#seen.size === 0) return;
+        const usefulFrom = this.now() - SEEN_KEPT_MS;
+        for (const [nonce, at] of this.#seen) {
+            this.writes.put(`seen:${nonce}`, { usefulUntil: at + SEEN_KEPT_MS, addTo: transaction => transaction.zadd(this.#seenKey, 'GT', at, nonce) });
+        }
         this.#seen.clear();
-        const write = this.link.commands.multi();
-        for (const [nonce, at] of batch) write.zadd(this.#seenKey, 'GT', at, nonce);
-        // Sessions past any lifetime are of no interest: the set is swept by age as it is written.
-        write.zremrangebyscore(this.#seenKey, '-inf', this.now() - 31 * 86_400_000);
-        await write.exec().catch(() => {
-            for (const [nonce, at] of batch) if ((this.#seen.get(nonce) ?? 0) < at) this.#seen.set(nonce, at);
-        });
+        this.writes.put('seen-sweep', { usefulUntil: Infinity, addTo: transaction => transaction.zremrangebyscore(this.#seenKey, '-inf', usefulFrom) });
+        if (this.link.up) await this.writes.flush();
     }
 
     close(): void {

@@ -9,9 +9,18 @@ const PLACEHOLDER = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{[^}
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 
+/** One placeholder's variable and value, and the whole string it went into (for the secret rules, see config/secrets.ts). */
+export interface Expansion {
+    name: string;
+    value: string;
+    into: string;
+}
+
 export interface InterpolationResult {
     value: unknown;
     issues: ConfigIssue[];
+    /** Every value taken from the environment (defaults are written in the file, so they are not here). */
+    expansions: Expansion[];
 }
 
 /** `text` as a config string that interpolates back to itself: each `${` written `$${` (a path may hold one). */
@@ -20,20 +29,25 @@ export function literalText(text: string): string {
 }
 
 export function interpolateEnv(document: unknown, env: Environment): InterpolationResult {
-    const issues: ConfigIssue[] = [];
-    const value = walk(document, [], env, issues);
-    return { value, issues };
+    const found: Found = { issues: [], expansions: [] };
+    const value = walk(document, [], env, found);
+    return { value, ...found };
 }
 
-function walk(node: unknown, path: (string | number)[], env: Environment, issues: ConfigIssue[]): unknown {
-    if (typeof node === 'string') return substitute(node, path, env, issues);
-    if (Array.isArray(node)) return node.map((item, index) => walk(item, [...path, index], env, issues));
+interface Found {
+    issues: ConfigIssue[];
+    expansions: Expansion[];
+}
+
+function walk(node: unknown, path: (string | number)[], env: Environment, found: Found): unknown {
+    if (typeof node === 'string') return substitute(node, path, env, found);
+    if (Array.isArray(node)) return node.map((item, index) => walk(item, [...path, index], env, found));
     if (node !== null && typeof node === 'object') {
         // Object.entries and defineProperty keep keys such as "__proto__" as plain data.
         const out: Record<string, unknown> = {};
         for (const [key, child] of Object.entries(node)) {
             Object.defineProperty(out, key, {
-                value: walk(child, [...path, key], env, issues),
+                value: walk(child, [...path, key], env, found),
                 enumerable: true,
                 writable: true,
                 configurable: true
@@ -44,9 +58,10 @@ function walk(node: unknown, path: (string | number)[], env: Environment, issues
     return node;
 }
 
-function substitute(text: string, path: (string | number)[], env: Environment, issues: ConfigIssue[]): string {
+function substitute(text: string, path: (string | number)[], env: Environment, { issues, expansions }: Found): string {
     if (!text.includes('$')) return text;
-    return text.replace(PLACEHOLDER, (match, name: string | undefined, fallback: string | undefined) => {
+    const values: Omit<Expansion, 'into'>[] = [];
+    const into = text.replace(PLACEHOLDER, (match, name: string | undefined, fallback: string | undefined) => {
         if (match === '$${') return '${';
         if (name === undefined) {
             issues.push({
@@ -57,7 +72,10 @@ function substitute(text: string, path: (string | number)[], env: Environment, i
         }
         // Own properties only: `${constructor}` must not find Object.prototype.constructor.
         const fromEnv = Object.hasOwn(env, name) ? env[name] : undefined;
-        if (fromEnv !== undefined && !(fromEnv === '' && fallback !== undefined)) return fromEnv;
+        if (fromEnv !== undefined && !(fromEnv === '' && fallback !== undefined)) {
+            values.push({ name, value: fromEnv });
+            return fromEnv;
+        }
         if (fallback !== undefined) return fallback;
         issues.push({
             path,
@@ -65,4 +83,6 @@ function substitute(text: string, path: (string | number)[], env: Environment, i
         });
         return '';
     });
+    for (const value of values) expansions.push({ ...value, into });
+    return into;
 }

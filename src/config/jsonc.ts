@@ -3,9 +3,13 @@
  * jsonc-parser reads the text; the value is built here rather than by its `parse`, which assigns keys with `=`:
  * a key "__proto__" would set the object's prototype instead of being a key like any other, as JSON.parse keeps it.
  */
-import { findNodeAtLocation, parseTree, ParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
+import { createScanner, findNodeAtLocation, parseTree, ParseErrorCode, SyntaxKind, type Node, type ParseError } from 'jsonc-parser';
 
-export type JsoncResult = { ok: true; value: unknown } | { ok: false; line: number; column: number; problem: string };
+/** Deeper than any config or client config file: beyond it, a file is refused before parsing (the parser recurses). */
+export const MAX_CONFIG_DEPTH = 64;
+
+/** `tooDeep`: the document nests objects and arrays deeper than MAX_CONFIG_DEPTH; the place is where it first does. */
+export type JsoncResult = { ok: true; value: unknown } | { ok: false; line: number; column: number; problem: string; tooDeep?: true };
 
 /** What each syntax error means, in words; never the text at fault, which may be a secret. */
 const PROBLEMS: Record<ParseErrorCode, string> = {
@@ -36,12 +40,26 @@ const withoutByteOrderMark = (source: string) => (source.startsWith(BYTE_ORDER_M
 
 export function parseJsonc(source: string): JsoncResult {
     const text = withoutByteOrderMark(source);
+    const tooDeep = offsetTooDeep(text);
+    if (tooDeep !== undefined) return { ok: false, ...locate(text, tooDeep), problem: `nested deeper than ${MAX_CONFIG_DEPTH} levels`, tooDeep: true };
     const errors: ParseError[] = [];
     const tree = parseTree(text, errors, OPTIONS);
     const first = errors[0];
     if (first !== undefined) return { ok: false, ...locate(text, first.offset), problem: PROBLEMS[first.error] ?? 'syntax error' };
     // Without errors there is a tree: empty content is itself an error (allowEmptyContent: false).
     return { ok: true, value: tree === undefined ? undefined : valueOf(tree) };
+}
+
+/** Where an object or array first opens deeper than MAX_CONFIG_DEPTH, by the scanner alone, which does not recurse. */
+function offsetTooDeep(text: string): number | undefined {
+    const scanner = createScanner(text, true);
+    let depth = 0;
+    for (let token = scanner.scan(); token !== SyntaxKind.EOF; token = scanner.scan()) {
+        if (token === SyntaxKind.OpenBraceToken || token === SyntaxKind.OpenBracketToken) {
+            if (++depth > MAX_CONFIG_DEPTH) return scanner.getTokenOffset();
+        } else if (token === SyntaxKind.CloseBraceToken || token === SyntaxKind.CloseBracketToken) depth--;
+    }
+    return undefined;
 }
 
 /** Where the value at a path (["servers", "github", "url"]) stands in `source`, for messages about it; parsed once. */

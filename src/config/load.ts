@@ -4,13 +4,15 @@ import type { z } from 'zod';
 import type { ImportNote } from './client-config/import.js';
 import { importUpstreams, resolveUserPath } from './client-config/load.js';
 import { interpolateEnv, literalText, type Environment } from './interpolate.js';
-import { parseJsonc } from './jsonc.js';
+import { MAX_CONFIG_DEPTH, parseJsonc } from './jsonc.js';
 import { nearestKey } from './suggest.js';
 import { ConfigError, type ConfigIssue } from './issues.js';
 import { JwksSchema } from './policy-schema.js';
 import { isRecord } from '../lib/is-record.js';
+import { exceedsDepth } from '../lib/json-bounds.js';
 import { readTextFile } from './read-text-file.js';
 import { GatewayConfigSchema, type GatewayConfig } from './schema.js';
+import { secretExpansionsIn, withSecretExpansions } from './secrets.js';
 
 /**
  * Relative paths (`cwd` of stdio upstreams, `path` of files upstreams, `auth.jwksFile`) are resolved against the file's folder.
@@ -46,7 +48,7 @@ export async function loadGatewayConfig(request: ConfigRequest, env: Environment
     let document: unknown = {};
     if (file !== undefined) {
         touched.add(path.resolve(file));
-        document = parseJson(await readTextFile(file, { source: file, path: [], fix: 'pass an existing JSON file with --config' }), file);
+        document = parseJson(await readTextFile(file, 'config files', { source: file, path: [], fix: 'pass an existing JSON file with --config' }), file);
     }
     const fromConfig = withFromFiles(document, from);
     const baseDir = file === undefined ? process.cwd() : path.dirname(path.resolve(file));
@@ -72,13 +74,14 @@ async function readJwksFile(auth: GatewayConfig['auth'], source: string): Promis
     const fail = (message: string): never => {
         throw new ConfigError(source, [{ path: ['auth', 'jwksFile'], message }]);
     };
-    const text = await readTextFile(auth.jwksFile, { source, path: ['auth', 'jwksFile'], fix: 'point it at a JWKS JSON file' });
+    const text = await readTextFile(auth.jwksFile, 'JWKS files', { source, path: ['auth', 'jwksFile'], fix: 'point it at a JWKS JSON file' });
     let document: unknown;
     try {
         document = JSON.parse(text);
     } catch {
         fail('is not valid JSON; it must hold a JWKS document {"keys": [...]}');
     }
+    if (exceedsDepth(document, MAX_CONFIG_DEPTH)) fail(`is nested deeper than ${MAX_CONFIG_DEPTH} levels (the limit for JWKS files); it must hold a JWKS document {"keys": [...]}`);
     const jwks = JwksSchema.safeParse(document);
     if (!jwks.success) fail('is not a JWKS document: it needs a "keys" array of JWKs with "kty"');
     return { ...auth, jwks: jwks.data };
@@ -95,9 +98,9 @@ export function parseConfig(text: string, source: string, env: Environment): Gat
 function parseJson(text: string, source: string): unknown {
     const document = parseJsonc(text);
     if (!document.ok) {
-        throw new ConfigError(source, [
-            { path: [], message: `not valid JSON at line ${document.line}, column ${document.column}: ${document.problem}; fix the syntax there` }
-        ]);
+        const at = `line ${document.line}, column ${document.column}`;
+        const message = document.tooDeep === true ? `${document.problem} at ${at} (the limit for config files); flatten it there` : `not valid JSON at ${at}: ${document.problem}; fix the syntax there`;
+        throw new ConfigError(source, [{ path: [], message }]);
     }
     return document.value;
 }
@@ -107,7 +110,7 @@ function validate(document: unknown, source: string, env: Environment): GatewayC
     if (interpolated.issues.length > 0) throw new ConfigError(source, interpolated.issues);
     const parsed = GatewayConfigSchema.safeParse(interpolated.value, { reportInput: true });
     if (!parsed.success) throw new ConfigError(source, parsed.error.issues.map(issue => toConfigIssue(issue, interpolated.value)));
-    return parsed.data;
+    return withSecretExpansions(parsed.data, secretExpansionsIn(parsed.data, interpolated.expansions));
 }
 
 function resolvePaths(config: GatewayConfig, baseDir: string): GatewayConfig {

@@ -31,7 +31,7 @@ export const oauthFields = {
         .min(1, { message: 'add at least one issuer URL, or leave authorizationServers out' })
         .optional()
         .describe(
-            'Issuer URLs of the authorization servers that issue tokens for the gateway, exactly as their metadata\'s "issuer" spells them. Listed in the Protected Resource Metadata (RFC 9728) served at /.well-known/oauth-protected-resource, which MCP clients read to find where to log in; also the accepted "iss" values unless "issuer" is set.'
+            'Issuer URLs of the authorization servers that issue tokens for the gateway, exactly as their metadata\'s "issuer" spells them. Listed in the Protected Resource Metadata (RFC 9728) served at /.well-known/oauth-protected-resource, which MCP clients read to find where to log in; also the accepted "iss" values unless "issuer" is set. Default: "issuer", when it is an https:// URL (then tokens are not bound to the resource unless "resource" is set).'
         ),
     scopesSupported: scopeList
         .optional()
@@ -63,13 +63,17 @@ export function missingResource(config: {
 }): string | undefined {
     const { auth, listen } = config;
     if (auth.mode !== 'jwt' || auth.authorizationServers === undefined || auth.resource !== undefined) return undefined;
-    const example = `e.g. "https://gw.example.com${listen.path}"`;
-    if (!isLoopback(listen.host)) {
-        return `is required with authorizationServers when listen.host (${listen.host}) is not a loopback address: set the URL clients use to reach the MCP endpoint, ${example}`;
-    }
-    if (listen.trustProxy !== undefined) {
-        return `is required with authorizationServers when listen.trustProxy is set: clients come through the proxy, so set the URL they use to reach the MCP endpoint there, ${example}`;
-    }
+    const why = unknownOwnUrl(listen);
+    return why === undefined ? undefined : `is required with authorizationServers when ${why}, e.g. "https://gw.example.com${listen.path}"`;
+}
+
+/**
+ * Why the listener's address is not the URL clients use (so no resource can default to it), or undefined when it is:
+ * off loopback a proxy, TLS or a DNS name may stand in front, and behind a trusted proxy one does.
+ */
+export function unknownOwnUrl(listen: { host: string; trustProxy?: string[] | undefined }): string | undefined {
+    if (!isLoopback(listen.host)) return `listen.host (${listen.host}) is not a loopback address: set the URL clients use to reach the MCP endpoint`;
+    if (listen.trustProxy !== undefined) return 'listen.trustProxy is set: clients come through the proxy, so set the URL they use to reach the MCP endpoint there';
     return undefined;
 }
 

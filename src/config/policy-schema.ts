@@ -104,7 +104,7 @@ export const AuthSchema = z
                 jwksUrl: httpUrl()
                     .optional()
                     .describe('URL of a JWKS document (fetched on demand and cached).'),
-                issuer: z.string().min(1).optional().describe('Required "iss" claim. Default: any of authorizationServers, when set.'),
+                issuer: z.string().min(1).optional().describe('Required "iss" claim. Default: any of authorizationServers, when set. Without authorizationServers, an https:// issuer is the authorization server the Protected Resource Metadata names.'),
                 audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional().describe('Accepted "aud" value(s).'),
                 clientIdClaim: z.string().min(1).default('sub').describe('Claim holding the client id; it must name a configured client.'),
                 algorithms: z.array(z.enum(jwtAlgorithms)).min(1).optional().describe('Accepted "alg" values. Default: HS256 with a secret, the asymmetric ones with JWKS.'),

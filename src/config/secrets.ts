@@ -1,12 +1,14 @@
 /**
- * The values of a config that must never appear in a log line: every upstream
+ * The values of a config that must never appear in a log line, nor in health,
+ * the dashboard, metrics or what the CLI prints: every upstream
  * header value and stdio environment value (and the token of a `Bearer` or
  * `Basic` header), passwords in upstream URLs (and the Basic credentials made
  * of them), an upstream's `auth` token or client secret (in each form it is
  * sent in; the access tokens fetched with a client secret are redacted as they
  * arrive, see observability/redaction.ts), `auth.secret`, `cursorSecret`, `sessions.secrets`, the password of
- * `cluster.redis.url`, `metrics.bearerToken` and the values of VS Code `${input:ID}`s
- * (`upstreamsFrom[].inputs`, with those taken from the environment). Values
+ * `cluster.redis.url`, `metrics.bearerToken`, the values of VS Code `${input:ID}`s
+ * (`upstreamsFrom[].inputs`), and the value of every secret expansion, wherever in the config it went (a token
+ * expanded into a stdio server's args is printed when the server echoes its argv): see withSecretExpansions. Values
  * shorter than MIN_SECRET_LENGTH are left out: they would match ordinary words
  * all over the log, and the schema asks more of every real secret field. So are
  * the environment variables that configure a process rather than authorise it
@@ -15,15 +17,55 @@
  */
 import { clientSecretBasic, formEncode } from '../lib/client-secret-basic.js';
 import { urlCredentials } from '../lib/url-credentials.js';
+import type { Expansion } from './interpolate.js';
 import type { GatewayConfig } from './schema.js';
 import type { UpstreamAuth } from './upstream-auth-schema.js';
 
 const MIN_SECRET_LENGTH = 8;
 
 /** Environment variables whose values are locations and settings, never credentials. */
-const PLAIN_ENV = new Set(['PATH', 'HOME', 'PWD', 'TMPDIR', 'SHELL', 'TERM', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ', 'USER', 'LOGNAME', 'NODE_ENV']);
+const PLAIN_ENV: ReadonlySet<string> = new Set(['PATH', 'HOME', 'PWD', 'TMPDIR', 'SHELL', 'TERM', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ', 'USER', 'LOGNAME', 'NODE_ENV']);
 
 const SCHEME_TOKEN = /^\s*(?:bearer|basic)\s+(\S+)\s*$/i;
+
+/** Whether an environment variable holds a location or setting (PATH, HOME, ...) rather than something secret. */
+export function isPlainEnvName(name: string): boolean {
+    return PLAIN_ENV.has(name);
+}
+
+/**
+ * The values of the config's secret expansions, under a symbol key: spreads of the config keep them, JSON and
+ * Object.keys do not see them, and no schema field can be set to them.
+ */
+const SECRET_EXPANSIONS = Symbol('values of secret expansions');
+
+type Expanded = { readonly [SECRET_EXPANSIONS]?: readonly string[] };
+
+/**
+ * `config` (a copy) with `values` added to the values of its secret expansions: the placeholders that stand for
+ * secrets, expanded anywhere in the config (`${env:X}` of a client config file, an operator's `${input:ID}`, the
+ * gateway config's `${X}` in a secret field). configSecrets returns them, so every output redacts them.
+ */
+export function withSecretExpansions<T extends object>(config: T, values: Iterable<string>): T {
+    const all = [...new Set([...secretExpansionsOf(config), ...values])];
+    return Object.defineProperty({ ...config }, SECRET_EXPANSIONS, { value: all, enumerable: true });
+}
+
+function secretExpansionsOf(config: object): readonly string[] {
+    return (config as Expanded)[SECRET_EXPANSIONS] ?? [];
+}
+
+/**
+ * Which of the gateway config's `${X}` expansions are secrets: those that went into a secret value (a header, an
+ * env value, a URL's password, ...), unless X holds a location or setting (`"DATA": "${HOME}/data"` does not make
+ * every path under HOME a secret). `expansions` pairs each value with the whole string it went into.
+ */
+export function secretExpansionsIn(config: Parameters<typeof configSecrets>[0], expansions: readonly Expansion[]): string[] {
+    const secrets = configSecrets(config);
+    return expansions
+        .filter(({ name, value, into }) => !isPlainEnvName(name) && secrets.some(secret => secret.includes(value) && into.includes(secret)))
+        .map(({ value }) => value);
+}
 
 export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'upstreamsFrom' | 'auth' | 'cursorSecret' | 'sessions' | 'cluster' | 'metrics'>): string[] {
     const values: string[] = [];
@@ -31,7 +73,7 @@ export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'upstrea
         // A folder of prompt files holds no credentials.
         if (upstream.transport === 'files') continue;
         if (upstream.transport === 'stdio') {
-            for (const [name, value] of Object.entries(upstream.env)) if (!PLAIN_ENV.has(name)) values.push(value);
+            for (const [name, value] of Object.entries(upstream.env)) if (!isPlainEnvName(name)) values.push(value);
             continue;
         }
         for (const value of Object.values(upstream.headers)) {
@@ -47,6 +89,7 @@ export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'upstrea
     if (config.cluster?.redis !== undefined) values.push(...urlSecrets(config.cluster.redis.url));
     if (config.metrics.bearerToken !== undefined) values.push(config.metrics.bearerToken);
     for (const from of config.upstreamsFrom) values.push(...Object.values(from.inputs));
+    values.push(...secretExpansionsOf(config));
     return [...new Set(values.filter(value => value.length >= MIN_SECRET_LENGTH))];
 }
 

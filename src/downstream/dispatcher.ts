@@ -8,6 +8,10 @@
  * place of `ping`, `resultType` on every result, caching hints on lists;
  * `subscriptions/listen` is the transport's (it holds a stream open).
  *
+ * The lists of tools, resources and resource templates are answered empty though neither capability is declared:
+ * some clients (Codex) ask for tools whatever a server declares, and take -32601 as a failed server. Every other
+ * method of tools and resources stays -32601.
+ *
  * Errors: a method the gateway does not serve is -32601, malformed params
  * -32602 `Invalid params for <method>`, and the catalog's errors pass as they
  * are (it throws JSON-RPC errors). Anything else is -32603 "Internal error":
@@ -63,6 +67,8 @@ export interface Exchange {
     cancel: AbortController;
     /** Sends a notification about this request (progress) where its answer goes; absent where none can go. */
     notify?: ((notification: JSONRPCNotification) => void) | undefined;
+    /** What its upstream call carries of it: its request id, and the headers passed on. */
+    forwarded?: CallControl['forwarded'];
 }
 
 export interface DispatcherOptions {
@@ -96,6 +102,9 @@ export function initialize(params: Params, completions: boolean): Initialized | 
 export function invalidParams(method: string): ProtocolError {
     return new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params for ${method}`);
 }
+
+/** Lists the gateway answers empty (see above), with the key of each one's items. */
+const EMPTY_LISTS: Readonly<Record<string, string>> = { 'tools/list': 'tools', 'resources/list': 'resources', 'resources/templates/list': 'resourceTemplates' };
 
 function methodNotFound(): ProtocolError {
     return new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
@@ -142,7 +151,7 @@ export class Dispatcher {
             case 'ping':
                 return !context.revision.modern;
             default:
-                return false;
+                return Object.hasOwn(EMPTY_LISTS, method);
         }
     }
 
@@ -155,6 +164,8 @@ export class Dispatcher {
         const meta = { ...(result._meta as Record<string, unknown> | undefined), [META_KEYS.serverInfo]: GATEWAY_INFO };
         const modern = { ...result, resultType: result.resultType === 'input_required' ? 'input_required' : 'complete', _meta: meta };
         if (method === 'prompts/list') return { ...modern, ttlMs: this.options.ttlMs().list, cacheScope: context.cacheScope };
+        // The same empty list for every caller.
+        if (Object.hasOwn(EMPTY_LISTS, method)) return { ...modern, ttlMs: this.options.ttlMs().list, cacheScope: 'public' };
         return modern;
     }
 
@@ -186,11 +197,13 @@ export class Dispatcher {
                 if (context.revision.modern) return { ...result };
                 throw new ProtocolError(ProtocolErrorCode.InternalError, `The upstream asked for more input first (input_required), which MCP ${context.revision.version} cannot carry`);
             }
-            default: {
+            case 'completion/complete': {
                 const valid = completeParams(params) ?? throwError(invalidParams(method));
                 const control = this.#control(exchange, valid.progressToken);
                 return inFlight.track(() => service.complete(valid.request, context.caller, control));
             }
+            default:
+                return emptyList(method, params);
         }
     }
 
@@ -206,13 +219,15 @@ export class Dispatcher {
 
     /**
      * Cancellation, and progress when the client asked for it: the upstream gets a token of the gateway's own, and
-     * each of its progress notifications reaches the client under the client's token, where the answer goes.
+     * each of its progress notifications reaches the client under the client's token, where the answer goes; and what
+     * the request carries on.
      */
-    #control({ cancel, notify, context }: Exchange, progressToken: ProgressToken | undefined): CallControl {
+    #control({ cancel, notify, context, forwarded }: Exchange, progressToken: ProgressToken | undefined): CallControl {
         const signal = cancel.signal;
-        if (progressToken === undefined || notify === undefined) return { signal };
+        if (progressToken === undefined || notify === undefined) return { signal, forwarded };
         return {
             signal,
+            forwarded,
             onProgress: progress => {
                 if (signal.aborted) return;
                 notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...adaptProgress(progress, context.revision) } });
@@ -225,6 +240,13 @@ export class Dispatcher {
         this.options.logger.error({ err: describeError(error), method }, 'request failed; answered "Internal error"');
         return { code: ProtocolErrorCode.InternalError, message: 'Internal error' };
     }
+}
+
+/** An empty list of what the gateway does not serve; a cursor cannot be one it gave, so it is invalid. */
+function emptyList(method: string, params: Params): Record<string, unknown> {
+    const valid = listParams(params);
+    if (valid === undefined || valid.cursor !== undefined) throw invalidParams(method);
+    return { [EMPTY_LISTS[method]!]: [] };
 }
 
 export function errorResponse(request: Pick<JSONRPCRequest, 'id'>, error: JSONRPCErrorResponse['error']): JSONRPCErrorResponse {

@@ -1,3 +1,6 @@
+/** Why the gateway ended a client's stream: it stopped reading, or a reload took its client or credentials away. */
+export type StreamCloseReason = 'slow_consumer' | 'client_revoked';
+
 /** What the gateway needs of a downstream endpoint (HTTP or stdio) to stop it gracefully. */
 export interface Endpoint {
     /** Stops taking requests; those in flight carry on. */

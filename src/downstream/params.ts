@@ -11,6 +11,7 @@
  */
 import type { CompleteRequest } from '@modelcontextprotocol/client';
 import { isRecord } from '../lib/is-record.js';
+import { isRequestId } from '../lib/json-rpc.js';
 
 export type Params = Record<string, unknown> | undefined;
 
@@ -43,10 +44,6 @@ export interface InitializeParams {
     clientInfo: { name: string; version: string };
 }
 
-function isProgressToken(value: unknown): value is ProgressToken {
-    return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
-}
-
 /** The request's `_meta`, or undefined when it is malformed (not an object, or a progress token of another type). */
 export function metaOf(params: Params): Meta | undefined {
     const meta = params?._meta;
@@ -54,7 +51,8 @@ export function metaOf(params: Params): Meta | undefined {
     if (!isRecord(meta)) return undefined;
     const progressToken = meta.progressToken;
     if (progressToken === undefined) return {};
-    return isProgressToken(progressToken) ? { progressToken } : undefined;
+    // Echoed in every progress notification of the request: bounded as ids are.
+    return isRequestId(progressToken) ? { progressToken } : undefined;
 }
 
 export function listParams(params: Params): ListParams | undefined {

@@ -103,6 +103,8 @@ export interface SessionTableOptions {
     revocations: SessionRevocations;
     /** Most sessions held at once (opened here or brought in). */
     max: number;
+    /** sessions.maxLifetimeMs: how long a revocation by reload must be remembered (default: for good). */
+    maxLifetimeMs?: number;
     /** Shared with other replicas (cluster.redis); without it, quotas and idleness are this process's own. */
     shared?: SharedSessionState | undefined;
 }
@@ -116,6 +118,8 @@ export class SessionTable {
     readonly #sessions = new Map<string, Session>();
     /** Sessions held per quota key (see SealedSession.quotaKey). */
     readonly #perQuota = new Map<string, number>();
+    /** Client id -> when a reload revoked its credentials: its sessions opened before then are over. */
+    readonly #revokedAt = new Map<string, number>();
 
     constructor(private readonly options: SessionTableOptions) {}
 
@@ -166,7 +170,7 @@ export class SessionTable {
         const held = this.#sessions.get(id);
         const record = held?.record ?? this.options.seal.open(id, now);
         if (record === undefined || record.clientId !== clientId) return 'session_not_found';
-        if (record.expiresAt <= now || this.options.revocations.has(record.nonce)) {
+        if (record.expiresAt <= now || this.options.revocations.has(record.nonce) || this.#revokedSince(record)) {
             if (held !== undefined) this.close(id);
             return 'session_not_found';
         }
@@ -206,6 +210,26 @@ export class SessionTable {
         this.close(session.id);
         this.options.shared?.release(session.record);
         await this.options.revocations.add(nonce, expiresAt);
+    }
+
+    /**
+     * A reload removed these clients or changed their credentials: every HTTP session of theirs ends (held here: ended
+     * everywhere, its stream closed; sealed elsewhere: its id no longer opens here). Stdio has no credentials to revoke.
+     * Resolves with how many sessions were held here, and how many of those had their GET stream open.
+     */
+    async endClients(clientIds: ReadonlySet<string>, now: number): Promise<{ sessions: number; streams: number }> {
+        for (const [clientId, at] of this.#revokedAt) if (at <= now - (this.options.maxLifetimeMs ?? Infinity)) this.#revokedAt.delete(clientId);
+        for (const clientId of clientIds) this.#revokedAt.set(clientId, now);
+        const ending = [...this.#sessions.values()].filter(session => session.transport === 'http' && clientIds.has(session.record.clientId));
+        const streams = ending.filter(session => session.audience.subscriber !== undefined).length;
+        await Promise.all(ending.map(session => this.end(session)));
+        return { sessions: ending.length, streams };
+    }
+
+    /** Opened before a reload revoked its client's credentials. */
+    #revokedSince(record: SealedSession): boolean {
+        const revokedAt = this.#revokedAt.get(record.clientId);
+        return revokedAt !== undefined && record.createdAt < revokedAt;
     }
 
     /**

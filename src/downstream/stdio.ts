@@ -16,14 +16,14 @@ import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
 import { ANONYMOUS_CLIENT_ID } from '../config/policy-schema.js';
 import { exceedsDepth } from '../lib/json-bounds.js';
-import { asJsonRpcMessage, cancelledRequestId, type RequestId } from '../lib/json-rpc.js';
+import { asJsonRpcMessage, cancelledRequestId, hasOversizedId, OVERSIZED_ID_MESSAGE, type RequestId } from '../lib/json-rpc.js';
 import { describeError, type Logger } from '../observability/logger.js';
-import { inSomeRequest } from '../observability/request-context.js';
+import { inRequest, requestIdFrom } from '../observability/request-context.js';
 import type { ClientProfile } from '../policy/clients.js';
 import { LineReader } from '../upstream/lines.js';
 import { judgeBatch, MAX_BATCH_MESSAGES } from './batches.js';
 import type { Subscriber } from './delivery.js';
-import { errorResponse, initialize, invalidParams, type Dispatcher, type RequestContext } from './dispatcher.js';
+import { errorResponse, initialize, invalidParams, type Dispatcher, type Exchange, type RequestContext } from './dispatcher.js';
 import { claimedVersion, isModernVersion, modernMetaOf, unsupportedVersionError } from './era.js';
 import { revisionOf } from './revisions.js';
 import { honouredFilter, type Subscription, type Subscriptions } from './subscriptions.js';
@@ -87,7 +87,7 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
         return { caller: sessions.callerFor(client.id), revision: revisionOf(protocolVersion), completions: options.completions(), requests: modernRequests, cacheScope };
     }
 
-    async function answerModern(request: JSONRPCRequest, protocolVersion: string): Promise<JSONRPCMessage | undefined> {
+    async function answerModern(request: JSONRPCRequest, protocolVersion: string, forwarded: Exchange['forwarded']): Promise<JSONRPCMessage | undefined> {
         if (!isModernVersion(protocolVersion)) return errorResponse(request, unsupportedVersionError(protocolVersion, 'body'));
         if (modernMetaOf(request.params) === undefined) {
             const { code, message } = invalidParams(request.method);
@@ -95,7 +95,7 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
         }
         const context = modernContext(protocolVersion);
         if (request.method === 'subscriptions/listen') return listen(request, context);
-        return dispatcher.answer(request, { context, cancel: new AbortController(), notify: write });
+        return dispatcher.answer(request, { context, cancel: new AbortController(), notify: write, forwarded });
     }
 
     /** Acknowledged on the channel; no answer until the gateway ends it (shutdown). */
@@ -120,10 +120,10 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
         listens.delete(requestId);
     }
 
-    async function answer(request: JSONRPCRequest): Promise<JSONRPCMessage | undefined> {
+    async function answer(request: JSONRPCRequest, forwarded: Exchange['forwarded']): Promise<JSONRPCMessage | undefined> {
         const claimed = claimedVersion(request.params);
-        if (claimed !== undefined && request.method !== 'initialize') return answerModern(request, claimed);
-        if (request.method !== 'initialize') return dispatcher.answer(request, { context: session, cancel: new AbortController(), notify: write });
+        if (claimed !== undefined && request.method !== 'initialize') return answerModern(request, claimed, forwarded);
+        if (request.method !== 'initialize') return dispatcher.answer(request, { context: session, cancel: new AbortController(), notify: write, forwarded });
         const initialized = initialize(request.params, options.completions());
         if (initialized === undefined) {
             const { code, message } = invalidParams('initialize');
@@ -133,7 +133,8 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
         return { jsonrpc: '2.0', id: request.id, result: initialized.result };
     }
 
-    async function handle(line: string): Promise<void> {
+    /** One line is one request (a batch's messages share its id): its lines name it, HTTP upstreams receive it. */
+    async function handle(line: string, forwarded: Exchange['forwarded']): Promise<void> {
         let value: unknown;
         try {
             value = JSON.parse(line);
@@ -146,13 +147,14 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
         if (!verdict.ok) return unreadable(-32600, verdict.message);
         const messages: JSONRPCMessage[] = [];
         for (const item of Array.isArray(value) ? value : [value]) {
+            if (hasOversizedId(item)) return unreadable(-32600, OVERSIZED_ID_MESSAGE);
             const message = asJsonRpcMessage(item);
             if (message === undefined) return unreadable(-32600, 'Invalid Request');
             messages.push(message);
         }
         const answers: Promise<JSONRPCMessage | undefined>[] = [];
         for (const message of messages) {
-            if ('method' in message && 'id' in message) answers.push(answer(message));
+            if ('method' in message && 'id' in message) answers.push(answer(message, forwarded));
             else if ('method' in message && message.method === 'notifications/initialized') session.audience.attach(peer);
             else if ('method' in message) cancel(message);
         }
@@ -166,7 +168,8 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
         edgeBytes: 0,
         onLine: line => {
             if (line.trim() === '') return;
-            inSomeRequest(() => handle(line)).catch((error: unknown) => logger.error({ err: describeError(error) }, 'stdio message failed'));
+            const requestId = requestIdFrom(undefined);
+            inRequest(requestId, () => handle(line, { requestId })).catch((error: unknown) => logger.error({ err: describeError(error) }, 'stdio message failed'));
         },
         onOverlong: () => unreadable(-32600, 'Request body too large')
     });

@@ -9,7 +9,9 @@
  * `subscriptionId`. When the gateway ends a subscription (shutdown), it
  * answers the listen request, which tells the client the end was graceful;
  * when the client ends it (closing its stream, or `notifications/cancelled` on
- * stdio), nothing more is sent. Bounded in all and per client.
+ * stdio), nothing more is sent. Bounded in all and per client. A reload that
+ * removes the HTTP client that opened a subscription, or changes how it proves
+ * who it is, ends it the same graceful way (closeClients).
  */
 import type { JSONRPCMessage, JSONRPCNotification } from '@modelcontextprotocol/client';
 import type { RequestId } from '../lib/json-rpc.js';
@@ -50,7 +52,9 @@ export class Subscription implements Subscriber {
         readonly id: RequestId,
         readonly quotaKey: string,
         private readonly sink: SubscriptionSink,
-        private readonly table: Subscriptions
+        private readonly table: Subscriptions,
+        /** The client whose credentials opened it (HTTP); undefined on stdio, where none are presented. */
+        readonly credentialsOf: string | undefined
     ) {}
 
     /** @internal the table's */
@@ -109,11 +113,11 @@ export class Subscriptions {
     }
 
     /** Acknowledged and open; or why not (nothing was sent). */
-    open(id: RequestId, scope: string, quotaKey: string, filter: { promptsListChanged?: true }, sink: SubscriptionSink): Subscription | Refusal {
+    open(id: RequestId, scope: string, quotaKey: string, filter: { promptsListChanged?: true }, sink: SubscriptionSink, credentialsOf?: string): Subscription | Refusal {
         const { max, maxPerClient } = this.limits();
         if (this.#open.size >= max) return 'too_many_subscriptions';
         if ((this.#perQuota.get(quotaKey) ?? 0) >= maxPerClient) return 'client_subscription_limit';
-        const subscription = new Subscription(id, quotaKey, sink, this);
+        const subscription = new Subscription(id, quotaKey, sink, this, credentialsOf);
         this.#open.add(subscription);
         this.#perQuota.set(quotaKey, (this.#perQuota.get(quotaKey) ?? 0) + 1);
         const audience = filter.promptsListChanged ? this.delivery.join(`listen-${this.#nextAudience++}`, scope) : undefined;
@@ -124,6 +128,13 @@ export class Subscriptions {
     /** Ends every subscription gracefully (shutdown). */
     closeAll(): void {
         for (const subscription of [...this.#open]) subscription.close();
+    }
+
+    /** Ends, gracefully, every subscription opened with the credentials of one of `clientIds`; how many it ended. */
+    closeClients(clientIds: ReadonlySet<string>): number {
+        const ending = [...this.#open].filter(subscription => subscription.credentialsOf !== undefined && clientIds.has(subscription.credentialsOf));
+        for (const subscription of ending) subscription.close();
+        return ending.length;
     }
 
     /** @internal a subscription that ended */

@@ -4,6 +4,7 @@
  * is answered the same way everywhere and counted under a bounded label.
  */
 import type { ServerResponse } from 'node:http';
+import { OVERSIZED_ID_MESSAGE } from '../lib/json-rpc.js';
 import { sendJson } from './respond.js';
 
 interface Rejection {
@@ -35,6 +36,7 @@ const REJECTIONS = {
     invalid_message: { status: 400, code: -32700, message: 'Parse error: Invalid JSON-RPC message' },
     bad_request: { status: 400, code: -32600, message: 'Bad request' },
     too_deep: { status: 400, code: -32600, message: 'Invalid Request: nested too deep' },
+    id_too_long: { status: 400, code: -32600, message: OVERSIZED_ID_MESSAGE },
     batch_refused: { status: 400, code: -32600, message: 'Invalid Request: batch not accepted' },
     already_initialized: { status: 400, code: -32600, message: 'Invalid Request: Server already initialized' },
     session_required: { status: 400, code: -32000, message: 'Bad Request: Mcp-Session-Id header is required' },

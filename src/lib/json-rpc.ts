@@ -6,12 +6,29 @@
  * business of whoever handles the method.
  */
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
+import { exceeds } from './json-bounds.js';
 import { isRecord } from './is-record.js';
 
 export type RequestId = string | number;
 
-function isRequestId(value: unknown): value is RequestId {
-    return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
+/**
+ * Longest string id taken, in UTF-8 bytes: far above the counters and UUIDs clients use. An id is stored while its
+ * request is in flight and echoed in every message about it (each list_changed of a subscription carries its listen
+ * request's id), so an unbounded one multiplies memory and bytes sent.
+ */
+const MAX_REQUEST_ID_BYTES = 256;
+
+/** What a client is told when its message's id is over the bound. */
+export const OVERSIZED_ID_MESSAGE = `Invalid Request: id longer than ${MAX_REQUEST_ID_BYTES} bytes`;
+
+/** A safe integer, or a string of at most MAX_REQUEST_ID_BYTES: a request id, and what a progress token may be. */
+export function isRequestId(value: unknown): value is RequestId {
+    return typeof value === 'string' ? !exceeds(value, MAX_REQUEST_ID_BYTES) : typeof value === 'number' && Number.isSafeInteger(value);
+}
+
+/** Whether a message (checked or not) carries a string id over MAX_REQUEST_ID_BYTES: refused before anything stores it. */
+export function hasOversizedId(value: unknown): boolean {
+    return isRecord(value) && typeof value.id === 'string' && exceeds(value.id, MAX_REQUEST_ID_BYTES);
 }
 
 /** The members each kind of message may have: envelopes are closed, as in the SDK's schemas. */

@@ -17,7 +17,8 @@ export const FAULT_KINDS = [
     'request_failed',
     'list_truncated',
     'list_slow',
-    'list_changed_flood'
+    'list_changed_flood',
+    'stream_flood'
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];

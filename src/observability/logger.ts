@@ -67,9 +67,25 @@ export function createLogger(options: LoggerOptions): Logger {
     return logger;
 }
 
-/** Sets the values redacted from every line of `logger` (one made by createLogger; others are left alone). */
+/**
+ * Sets the values redacted from every line of `logger` (one made by createLogger), and by its redactor wherever else
+ * it is used (see logRedactor).
+ */
 export function setLogSecrets(logger: Logger, secrets: Iterable<string>): void {
-    redactors.get(logger)?.update(secrets);
+    logRedactor(logger).update(secrets);
+}
+
+/**
+ * The redactor of `logger`'s lines, for what else the process outputs (health, the dashboard) to hide the same
+ * values; a logger not made by createLogger gets one of its own that only those outputs use.
+ */
+export function logRedactor(logger: Logger): Redactor {
+    let redactor = redactors.get(logger);
+    if (redactor === undefined) {
+        redactor = new Redactor();
+        redactors.set(logger, redactor);
+    }
+    return redactor;
 }
 
 function destination(stream: NodeJS.WritableStream | undefined, readable: boolean): DestinationStream {

@@ -26,8 +26,8 @@ const LATENCY_WINDOW_SECONDS = 600;
 export interface MetricSources {
     upstreams(): readonly { id: string; up: boolean; prompts: number }[];
     sessions(): Record<string, number>;
-    /** With cluster.redis only: whether that Redis is reachable. */
-    sharedStateUp?: (() => boolean) | undefined;
+    /** With cluster.redis only: whether that Redis does the shared state's work, and how many writes wait for it. */
+    sharedState?: { up(): boolean; pendingWrites(): number } | undefined;
     faults(): Iterable<{ upstream: string; kind: string; count: number }>;
 }
 
@@ -62,6 +62,7 @@ export class GatewayMetrics {
     readonly #listChangedReceived = new Map<string, number>();
     readonly #listChangedSent: Counter;
     readonly #rejected: Counter;
+    readonly #streamsClosed: Counter;
     readonly #cacheHits: Counter;
     readonly #cacheMisses: Counter;
 
@@ -160,18 +161,31 @@ export class GatewayMetrics {
                 for (const [transport, count] of Object.entries(sources.sessions())) this.set({ transport }, count);
             }
         });
-        const sharedStateUp = sources.sharedStateUp;
-        if (sharedStateUp !== undefined) {
+        const sharedState = sources.sharedState;
+        if (sharedState !== undefined) {
             new Gauge({
                 name: 'mcp_gateway_shared_state_up',
-                help: 'With cluster.redis: 1 while the Redis the replicas share is reachable, 0 while each replica limits on its own.',
+                help: 'With cluster.redis: 1 while the Redis the replicas share does their work, 0 while each replica limits on its own (Redis unreachable, refusing writes or not answering).',
                 registers,
                 collect() {
-                    this.set(sharedStateUp() ? 1 : 0);
+                    this.set(sharedState.up() ? 1 : 0);
+                }
+            });
+            new Gauge({
+                name: 'mcp_gateway_shared_writes_pending',
+                help: 'With cluster.redis: writes the other replicas must see (ended sessions, quota releases, last uses) kept until Redis takes them.',
+                registers,
+                collect() {
+                    this.set(sharedState.pendingWrites());
                 }
             });
         }
         this.#rejected = counter('mcp_gateway_requests_rejected_total', 'HTTP requests turned away before MCP handled them, by reason.', ['reason']);
+        this.#streamsClosed = counter(
+            'mcp_gateway_streams_closed_total',
+            'Client streams (GET, subscriptions/listen, streamed answers) the gateway ended: slow_consumer (the client stopped reading), client_revoked (a reload removed its client or changed its credentials).',
+            ['reason']
+        );
         this.#cacheHits = counter('mcp_gateway_catalog_cache_hits_total', 'Reads of an upstream\'s prompt list served from the catalog cache.', [
             'upstream'
         ]);
@@ -218,6 +232,10 @@ export class GatewayMetrics {
 
     rejected(reason: string): void {
         this.#rejected.inc({ reason });
+    }
+
+    streamsClosed(reason: string, count = 1): void {
+        this.#streamsClosed.inc({ reason }, count);
     }
 
     cacheRead(upstream: string, hit: boolean): void {

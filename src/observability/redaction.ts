@@ -2,8 +2,10 @@
  * Redaction of known secret values from text, wherever they appear in it:
  * a log line as written (JSON, so a value with quotes or backslashes appears
  * escaped, and both forms are looked for), including text that came from an
- * upstream. One regular expression over every value, longest first, so a
- * header value goes whole before the token inside it. Two sources: the
+ * upstream; every string of what the operator endpoints serve (health, the
+ * dashboard's data) and the metrics text. One regular expression over every
+ * value, longest first, so a header value goes whole before the token inside
+ * it. Two sources: the
  * config's secrets, per logger, and the secrets the process learns as it runs
  * (access tokens an upstream's authorization server issued), for every logger.
  */
@@ -41,6 +43,20 @@ export class Redactor {
     redact(text: string): string {
         if (this.#builtFor !== learnedVersion) this.#build();
         return this.#pattern === undefined ? text : text.replace(this.#pattern, REDACTED);
+    }
+
+    /** A copy of JSON-like `value` with each string redacted (keys are the code's own names and ids, kept). */
+    redactValues<T>(value: T): T {
+        if (this.#builtFor !== learnedVersion) this.#build();
+        return this.#pattern === undefined ? value : (this.#redactValue(value) as T);
+    }
+
+    #redactValue(value: unknown): unknown {
+        if (typeof value === 'string') return this.redact(value);
+        if (Array.isArray(value)) return value.map(item => this.#redactValue(item));
+        // Object.fromEntries defines own properties, so a "__proto__" key stays plain data.
+        if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, this.#redactValue(item)]));
+        return value;
     }
 
     #build(): void {

@@ -18,7 +18,7 @@ import { VERSION } from '../version.js';
 import type { OverridesNotApplied, UpstreamStatus } from './dashboard-data.js';
 import { DashboardFeed } from './dashboard-feed.js';
 import type { FaultCounters } from './faults.js';
-import type { Logger } from './logger.js';
+import { logRedactor, type Logger } from './logger.js';
 import { GatewayMetrics } from './metrics.js';
 import { operatorRoutesOnMcpListener, withheldReason } from './operator-access.js';
 import { observabilityRoutes } from './routes.js';
@@ -30,6 +30,8 @@ export interface TelemetrySources {
     sessions: () => Record<string, number>;
     /** Whether the Redis the replicas share is there ('local': none configured). */
     sharedState: () => 'local' | 'up' | 'down';
+    /** Writes waiting for that Redis to take them. */
+    sharedWritesPending: () => number;
     faults: FaultCounters;
     /** What of an upstream's overrides did not apply to its last list; undefined when everything did. */
     overridesNotApplied?: (upstreamId: string) => OverridesNotApplied | undefined;
@@ -70,7 +72,9 @@ export class Telemetry {
                     return sources.upstreams().map(upstream => ({ id: upstream.id, up: upstream.state === 'ready', prompts: counts.get(upstream.id) ?? 0 }));
                 },
                 sessions: sources.sessions,
-                ...(config.cluster?.redis === undefined ? {} : { sharedStateUp: () => sources.sharedState() === 'up' }),
+                ...(config.cluster?.redis === undefined
+                    ? {}
+                    : { sharedState: { up: () => sources.sharedState() === 'up', pendingWrites: sources.sharedWritesPending } }),
                 faults: () =>
                     sources.upstreams().flatMap(upstream => Object.entries(sources.faults.of(upstream.id)).map(([kind, count]) => ({ upstream: upstream.id, kind, count })))
             },
@@ -107,6 +111,9 @@ export class Telemetry {
 
     readonly rejected = (reason: RejectionReason): void => this.metrics?.rejected(reason);
 
+    /** `reason`: a StreamCloseReason (downstream/endpoint.ts). */
+    readonly streamsClosed = (reason: string, count = 1): void => this.metrics?.streamsClosed(reason, count);
+
     /** Every prompt request ends up in the access log, and in the metrics when they are on. */
     watch(service: PromptService): void {
         service.usage.subscribe(event => logUsage(this.logger, event));
@@ -121,9 +128,12 @@ export class Telemetry {
         const { metrics, dashboard } = this.config;
         const recorded = this.metrics;
         const feed = this.#feed;
+        // Upstream errors and what upstreams name (prompts) may hold secrets: the log's redaction applies here too.
+        const redactor = logRedactor(this.logger);
+        const redacted = ({ contentType, body }: { contentType: string; body: string }) => ({ contentType, body: redactor.redact(body) });
         return observabilityRoutes({
-            metrics: this.#served.metrics && recorded !== undefined ? { path: metrics.path, exposition: () => recorded.exposition() } : undefined,
-            dashboard: feed === undefined ? undefined : { path: dashboard.path, data: () => feed.data() },
+            metrics: this.#served.metrics && recorded !== undefined ? { path: metrics.path, exposition: async () => redacted(await recorded.exposition()) } : undefined,
+            dashboard: feed === undefined ? undefined : { path: dashboard.path, data: async () => redactor.redactValues(await feed.data()) },
             bearerToken: metrics.bearerToken,
             reject
         });

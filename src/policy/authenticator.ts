@@ -2,10 +2,11 @@
  * Who is calling: the client an HTTP request's credentials prove, decided from
  * the request alone (no session state), so any replica can decide it.
  */
-import { createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
+import { createLocalJWKSet, jwtVerify, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
 import type { AuthConfig } from '../config/schema.js';
 import type { ClientDirectory, ClientProfile } from './clients.js';
 import { readCredentials } from './credentials.js';
+import { fetchFailureReason, isFetchFailure, remoteKeys } from './remote-keys.js';
 
 /** What a verified token grants, as the resource-server checks need it: no other claim leaves the authenticator. */
 export interface TokenGrant {
@@ -18,8 +19,10 @@ export interface TokenGrant {
 export type AuthOutcome =
     /** `grant` is there for a JWT, whose audience and scopes the resource server checks (resource-server.ts). */
     | { ok: true; client: ClientProfile; grant?: TokenGrant }
-    /** missing: no credentials; invalid: credentials that prove nothing; unavailable: the keys could not be fetched. */
-    | { ok: false; failure: 'missing' | 'invalid' | 'unavailable' }
+    /** missing: no credentials; invalid: credentials that prove nothing. */
+    | { ok: false; failure: 'missing' | 'invalid' }
+    /** The keys could not be fetched, for `reason` (the gateway's own words: a status, a size, an error code). */
+    | { ok: false; failure: 'unavailable'; reason: string }
     /**
      * A verified JWT whose `claim` (auth.clientIdClaim) names no configured client: not a bad token (getting a new one
      * would not help), so the resource server checks its audience and the caller is forbidden, not challenged.
@@ -75,7 +78,7 @@ function jwtAuthenticator(auth: JwtConfig, clients: ClientDirectory, keys: JWTVe
             try {
                 claims = (await jwtVerify(credentials.token, keys, options)).payload;
             } catch (error) {
-                return { ok: false, failure: keysUnavailable(error) ? 'unavailable' : 'invalid' };
+                return isFetchFailure(error) ? { ok: false, failure: 'unavailable', reason: fetchFailureReason(error) } : { ok: false, failure: 'invalid' };
             }
             const id = Object.hasOwn(claims, auth.clientIdClaim) ? claims[auth.clientIdClaim] : undefined;
             // The anonymous profile is not a client a token can name.
@@ -110,17 +113,8 @@ function jwtKeys(auth: JwtConfig): JWTVerifyGetKey {
         return () => Promise.resolve(secret);
     }
     if (auth.jwksUrl !== undefined) {
-        return createRemoteJWKSet(new URL(auth.jwksUrl), { timeoutDuration: 5000, cooldownDuration: 30_000, cacheMaxAge: 600_000 });
+        return remoteKeys(new URL(auth.jwksUrl));
     }
     // The config loader has read a jwksFile into `jwks`; the schema guarantees one of the sources.
     return createLocalJWKSet(auth.jwks as Parameters<typeof createLocalJWKSet>[0]);
-}
-/**
- * The JWKS endpoint timed out, could not be reached, answered an error or something that is not a key set: not
- * the caller's fault. jose reports a failed fetch as a plain JOSEError (ERR_JOSE_GENERIC); no token can cause that.
- */
-function keysUnavailable(error: unknown): boolean {
-    if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid) return true;
-    if (error instanceof joseErrors.JOSEError) return error.code === 'ERR_JOSE_GENERIC';
-    return true;
 }

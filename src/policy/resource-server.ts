@@ -13,7 +13,9 @@
  */
 import { createHash } from 'node:crypto';
 import { getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/server';
+import { unknownOwnUrl } from '../config/oauth-schema.js';
 import type { AuthConfig } from '../config/schema.js';
+import { secureUrl } from '../config/url-schema.js';
 import { isLoopback } from '../lib/loopback.js';
 import type { TokenGrant } from './authenticator.js';
 import type { ClientProfile } from './clients.js';
@@ -26,25 +28,48 @@ export const METADATA_PATH = '/.well-known/oauth-protected-resource';
 /** What the config says about the resource server; the listener supplies the default URL. */
 export interface ResourceServerSettings {
     readonly resource: string | undefined;
+    /** Named in the metadata: authorizationServers, else the issuer (see authorizationServersOf); none: no document. */
     readonly authorizationServers: readonly string[];
+    /** Whether "aud" must name a resource defaulted to the listener's URL: with authorizationServers configured. */
+    readonly bindsAudience: boolean;
+    /** Why the issuer's document cannot be served (no URL to name as the resource); undefined otherwise. */
+    readonly metadataWithheld: string | undefined;
     readonly scopesSupported: readonly string[] | undefined;
     readonly requiredScopes: readonly string[];
     readonly resourceName: string | undefined;
     readonly resourceDocumentation: string | undefined;
 }
 
+type JwtAuth = Extract<AuthConfig, { mode: 'jwt' }>;
+
 /** The resource-server part of `auth`; undefined outside jwt mode (API keys are not OAuth tokens). */
-export function resourceServerSettings(auth: AuthConfig): ResourceServerSettings | undefined {
+export function resourceServerSettings(auth: AuthConfig, listen: { host: string; trustProxy?: string[] | undefined }): ResourceServerSettings | undefined {
     if (auth.mode !== 'jwt') return undefined;
+    const servers = authorizationServersOf(auth);
+    // Configured authorization servers need a resource URL (a config check); the issuer alone goes without a document.
+    const unknownUrl = auth.authorizationServers === undefined && auth.resource === undefined && servers.length > 0 ? unknownOwnUrl(listen) : undefined;
     return {
         resource: auth.resource,
-        authorizationServers: auth.authorizationServers ?? [],
+        authorizationServers: unknownUrl === undefined ? servers : [],
+        bindsAudience: auth.authorizationServers !== undefined,
+        metadataWithheld: unknownUrl === undefined ? undefined : `the issuer's Protected Resource Metadata is not served: ${unknownUrl} as auth.resource`,
         scopesSupported: auth.scopesSupported,
         requiredScopes: auth.requiredScopes,
         resourceName: auth.resourceName,
         resourceDocumentation: auth.resourceDocumentation
     };
 }
+
+/**
+ * The authorization servers clients are sent to: those configured, else the issuer whose tokens the gateway takes,
+ * when it is a URL an authorization server's issuer can be (RFC 8414: https, no query or fragment).
+ */
+function authorizationServersOf(auth: JwtAuth): readonly string[] {
+    if (auth.authorizationServers !== undefined) return auth.authorizationServers;
+    return auth.issuer !== undefined && ISSUER_URL.safeParse(auth.issuer).success ? [auth.issuer] : [];
+}
+
+const ISSUER_URL = secureUrl('the issuer URL');
 
 /** The default resource of a loopback listener: the URL a client on this machine uses (port as bound). */
 export function listenerResource(host: string, port: number, path: string): string {
@@ -72,7 +97,7 @@ export interface ResourceView {
 }
 
 export class ResourceServer {
-    /** The canonical URL tokens must name in "aud"; undefined when neither configured nor implied by authorizationServers. */
+    /** The canonical URL: named in the metadata and, when configured or implied by authorizationServers, in "aud". */
     readonly resource: string | undefined;
     /** Where the metadata document is (its RFC 9728 path-suffixed URL); undefined when no document is served. */
     readonly metadataUrl: string | undefined;
@@ -88,7 +113,8 @@ export class ResourceServer {
         const oauth = settings.authorizationServers.length > 0;
         this.#settings = settings;
         this.resource = settings.resource ?? (oauth ? defaultResource : undefined);
-        this.#audience = this.resource === undefined ? undefined : comparable(this.resource);
+        const audience = settings.resource ?? (settings.bindsAudience ? this.resource : undefined);
+        this.#audience = audience === undefined ? undefined : comparable(audience);
         this.#required = settings.requiredScopes;
         const defaulted = settings.resource === undefined && this.resource !== undefined ? new URL(this.resource).hostname : undefined;
         this.#loopbackHost = defaulted !== undefined && isLoopback(defaulted) ? defaulted : undefined;

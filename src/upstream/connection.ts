@@ -14,7 +14,7 @@ import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import { Bulkhead } from './bulkhead.js';
 import { toUpstreamError, UpstreamFailedError } from './errors.js';
 import { FaultLog } from './fault-log.js';
-import { FloodDetector } from './flood.js';
+import { FloodDetector, STREAM_FLOOD } from './flood.js';
 import { ProbeEndedConnection, STATELESS_REVISION, type Era } from './handshake.js';
 import { childOutputLog } from './output-log.js';
 import { collectPages } from './pages.js';
@@ -100,7 +100,8 @@ export class UpstreamConnection implements GatewayUpstream {
         this.#childOutput = {
             ...childOutputLog(this.#log, bytes => this.reportFault('garbage_output', 'upstream wrote a line that is not JSON-RPC to stdout', { bytes })),
             onOversizedDropped: bytes =>
-                this.reportFault('oversized_result', 'upstream message over limits.maxUpstreamMessageBytes answers no request; dropped', { bytes })
+                this.reportFault('oversized_result', 'upstream message over limits.maxUpstreamMessageBytes answers no request; dropped', { bytes }),
+            onFlood: () => this.reportFault('stream_flood', STREAM_FLOOD.message, STREAM_FLOOD.details)
         };
         this.#credentials = config.transport === 'stdio' ? undefined : upstreamCredentials(config, () => this.reconnect);
     }

@@ -43,20 +43,31 @@ export class LineReader {
     #pendingBytes = 0;
     /** The current line went over maxBytes: the rest of it is skipped until its newline. */
     #skipped: Skipped | undefined;
+    #lines = 0;
 
     constructor(options: LineReaderOptions) {
         this.#options = options;
         this.#edgeBytes = options.overlong === 'report' ? Math.min(options.edgeBytes, options.maxBytes) : 0;
     }
 
-    push(chunk: Buffer): void {
+    /** Lines ended so far: the work a stream caused. */
+    get lines(): number {
+        return this.#lines;
+    }
+
+    /** Reads `chunk` to its end, or to the end of its `maxLines`-th line: returns how many of its bytes were used. */
+    push(chunk: Buffer, maxLines = Number.POSITIVE_INFINITY): number {
         let start = 0;
+        const stopAt = this.#lines + maxLines;
         for (let newline = chunk.indexOf(0x0a); newline !== -1; newline = chunk.indexOf(0x0a, start)) {
+            if (this.#lines >= stopAt) return start;
             this.#append(chunk.subarray(start, newline));
             start = newline + 1;
+            this.#lines++;
             this.#endLine();
         }
         this.#append(chunk.subarray(start));
+        return chunk.length;
     }
 
     /** The stream ended: a last line without a newline is emitted too. */

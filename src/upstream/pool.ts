@@ -6,10 +6,15 @@
  * after, once the requests they were serving have finished (at most their
  * `timeoutMs`), so a reload neither hides prompts for a moment nor fails a
  * request that was under way.
+ *
+ * A connection belongs to no request, whoever asked for the change: it is
+ * started outside every request, so nothing it starts (streams, timers,
+ * reconnects) carries a request's id, nor writes lines that name one.
  */
 import { isDeepStrictEqual } from 'node:util';
 import pLimit from 'p-limit';
 import type { UpstreamConfig } from '../config/schema.js';
+import { outsideRequests } from '../observability/request-context.js';
 import type { GatewayUpstream } from './upstream.js';
 
 const RETIRE_POLL_MS = 50;
@@ -60,7 +65,7 @@ export class UpstreamPool {
         for (const connection of started) this.#starting.add(connection);
         const limit = pLimit(concurrency);
         try {
-            await Promise.all(started.map(connection => limit(() => connection.start())));
+            await outsideRequests(() => Promise.all(started.map(connection => limit(() => connection.start()))));
         } finally {
             for (const connection of started) this.#starting.delete(connection);
         }

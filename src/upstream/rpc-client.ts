@@ -21,7 +21,7 @@
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/client';
 import type { RequestId } from '../lib/json-rpc.js';
 import type { ResultGuard } from './result-schemas.js';
-import type { UpstreamTransport } from './transports.js';
+import type { Forwarded, UpstreamTransport } from './transports.js';
 
 interface RpcRequestOptions {
     /**
@@ -39,6 +39,8 @@ interface RpcRequestOptions {
      * names the request's id), with the notification types the upstream agreed to send.
      */
     onAcknowledged?: ((notifications: Params) => void) | undefined;
+    /** What the request carries of the client request it serves; its cancellation carries the same request id. */
+    forwarded?: Forwarded | undefined;
 }
 
 /** What the client tells its owner. Each is called synchronously, as the message arrives. */
@@ -73,6 +75,7 @@ interface Pending {
     onAcknowledged: ((notifications: Params) => void) | undefined;
     signal: AbortSignal | undefined;
     onAbort: (() => void) | undefined;
+    forwarded: Forwarded | undefined;
 }
 
 const METHOD_NOT_FOUND = { code: ProtocolErrorCode.MethodNotFound, message: 'Method not found' };
@@ -130,7 +133,7 @@ export class RpcClient {
      */
     request<T>(method: string, params: Params | undefined, guard: ResultGuard<T>, options: RpcRequestOptions): Promise<T> {
         if (this.#closed) return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
-        const { signal, onProgress } = options;
+        const { signal, onProgress, forwarded } = options;
         if (signal?.aborted === true) return Promise.reject(cancelled());
         const id = this.#nextId++;
         const sent = this.#withMeta(params, onProgress === undefined ? undefined : id);
@@ -147,14 +150,15 @@ export class RpcClient {
                 onProgress,
                 onAcknowledged: options.onAcknowledged,
                 signal,
-                onAbort: undefined
+                onAbort: undefined,
+                forwarded
             };
             if (signal !== undefined) {
                 pending.onAbort = () => this.#cancel(id, cancelled(), 'cancelled');
                 signal.addEventListener('abort', pending.onAbort, { once: true });
             }
             this.#pending.set(id, pending);
-            this.#transport.send(message).catch((error: unknown) => {
+            this.#transport.send(message, forwarded).catch((error: unknown) => {
                 // Never left: nothing from the upstream may settle it, and there is nothing to cancel.
                 this.#settle(id)?.reject(error);
             });
@@ -168,9 +172,9 @@ export class RpcClient {
         return { ...params, _meta: { ...(params?._meta as Params | undefined), ...meta, ...(progressToken === undefined ? {} : { progressToken }) } };
     }
 
-    notify(method: string, params?: Params): Promise<void> {
+    notify(method: string, params?: Params, forwarded?: Forwarded): Promise<void> {
         if (this.#closed) return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
-        return this.#transport.send(params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params });
+        return this.#transport.send(params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params }, forwarded);
     }
 
     /** Fails every request in flight at once, then closes the transport; the owner is not told (it asked). */
@@ -276,7 +280,8 @@ export class RpcClient {
         this.#abandoned.add(id);
         if (this.#abandoned.size > ABANDONED_REMEMBERED) this.#abandoned.delete(this.#abandoned.values().next().value!);
         if (pending.method === 'initialize') return;
-        this.notify('notifications/cancelled', { requestId: id, reason }).catch(() => {});
+        const requestId = pending.forwarded?.requestId;
+        this.notify('notifications/cancelled', { requestId: id, reason }, requestId === undefined ? undefined : { requestId }).catch(() => {});
     }
 
     /** Takes a request out of flight, with its timers and listener; undefined if it was not in flight. */

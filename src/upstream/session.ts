@@ -7,7 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { ProtocolError, ProtocolErrorCode, type Progress } from '@modelcontextprotocol/client';
 import { maxTotalTimeout } from '../config/schema.js';
-import type { FaultKind } from '../observability/faults.js';
+import { outsideRequests } from '../observability/request-context.js';
 import { BulkheadFullError, BulkheadTimeoutError, type Bulkhead } from './bulkhead.js';
 import { connectionEvidence, failureReason, toUpstreamError, UpstreamFailedError, type UpstreamRejectedError } from './errors.js';
 import { STATELESS_REVISION, type ServerProfile } from './handshake.js';
@@ -15,7 +15,7 @@ import { Liveness } from './liveness.js';
 import { openClient, type OpenClientOptions } from './open-client.js';
 import { isAnyResult, type ResultGuard } from './result-schemas.js';
 import { isTotalTimeout, type RpcClient } from './rpc-client.js';
-import type { WireProtocol } from './transports.js';
+import type { Forwarded, WireProtocol } from './transports.js';
 
 /** The check after a transport error: an upstream that is there answers a ping at once, whatever its timeoutMs. */
 const CHECK_TIMEOUT_MS = 2000;
@@ -24,7 +24,6 @@ const RELISTEN_MS = 1000;
 
 export interface SessionOptions extends Omit<OpenClientOptions, 'events'> {
     bulkhead: Bulkhead;
-    reportFault: (kind: FaultKind, message: string, details: Record<string, unknown>) => void;
     onListChanged: () => void;
     /**
      * Whether it announces its changes (`announcesChanges`) changed: a 2026-07-28 upstream's subscription was
@@ -42,10 +41,14 @@ export interface SessionOptions extends Omit<OpenClientOptions, 'events'> {
 /** The requests the gateway makes of an upstream (a closed list: it labels metrics). */
 export type UpstreamMethod = 'prompts/list' | 'prompts/get' | 'completion/complete';
 
-/** How a caller follows one request: it may cancel it, and hear its progress (which also keeps it alive). */
+/**
+ * How a caller follows one request: it may cancel it, and hear its progress (which also keeps it alive); and what the
+ * request carries of the client request it serves.
+ */
 export interface CallControl {
     signal?: AbortSignal | undefined;
     onProgress?: ((progress: Progress) => void) | undefined;
+    forwarded?: Forwarded | undefined;
 }
 
 export class UpstreamSession {
@@ -165,7 +168,7 @@ export class UpstreamSession {
         const { config, bulkhead } = this.options;
         const now = Date.now();
         const deadline = now + config.timeoutMs;
-        const { signal, onProgress } = control;
+        const { signal, onProgress, forwarded } = control;
         // Counted from the call, as the timeout is: the wait for a slot is part of the request.
         const totalDeadline = onProgress === undefined ? undefined : now + maxTotalTimeout(config);
         try {
@@ -175,6 +178,7 @@ export class UpstreamSession {
                         timeoutMs: Math.max(1, deadline - Date.now()),
                         signal,
                         onProgress,
+                        forwarded,
                         maxTotalTimeoutMs: totalDeadline === undefined ? undefined : Math.max(1, totalDeadline - Date.now())
                     }),
                 { deadline, signal }
@@ -207,9 +211,9 @@ export class UpstreamSession {
         this.#liveness.heard();
     }
 
-    /** The transport reported an error that may have cost the connection. */
+    /** The transport reported an error that may have cost the connection (the check is the connection's, no request's). */
     private suspect(): void {
-        this.#liveness.suspect();
+        outsideRequests(() => this.#liveness.suspect());
     }
 
     /** Lost or closed: its requests fail, and it will not report anything again. */
@@ -234,13 +238,16 @@ export class UpstreamSession {
         return toUpstreamError(id, error, timeoutMs);
     }
 
+    /** Whoever noticed (a request, maybe), what follows (the reconnect, its lines) is the connection's, no request's. */
     private lose(reason: string): void {
         if (this.#ended) return;
         this.#ended = true;
         clearTimeout(this.#relisten);
         this.#liveness.stop();
-        this.options.onLost(this, reason);
-        // Rejects the requests still waiting on it at once ("connection closed"), rather than at their timeout.
-        this.client.close().catch(() => {});
+        outsideRequests(() => {
+            this.options.onLost(this, reason);
+            // Rejects the requests still waiting on it at once ("connection closed"), rather than at their timeout.
+            this.client.close().catch(() => {});
+        });
     }
 }

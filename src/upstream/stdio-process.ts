@@ -22,6 +22,7 @@ import { SdkError, SdkErrorCode, serializeMessage, type JSONRPCMessage } from '@
 import { withDeadline } from '../lib/deadline.js';
 import { parseJsonRpcMessage } from '../lib/json-rpc.js';
 import { CommandNotStartedError, explainSpawnFailure } from './command.js';
+import { LINES_PER_SLICE, streamPace } from './flood.js';
 import { LineReader, type OverlongLine } from './lines.js';
 import { messageLimit, OVERSIZED_EDGE_BYTES, oversizedResponse, requestIdOf } from './oversized.js';
 import { PROCESS_GROUPS, type ChildReaper } from './reaper.js';
@@ -58,6 +59,8 @@ export interface StdioProcessOptions {
     maxLineBytes: number;
     /** A stdout line over maxLineBytes was dropped, with its size: no request id showed at its ends. */
     onOversizedDropped?: (bytes: number) => void;
+    /** Stdout brought more lines in a window than it is read at (see flood.ts): it waits for the next, told once per window. */
+    onFlood?: () => void;
     /** Most bytes queued for a child that does not read its stdin; beyond that, send() fails. */
     maxPendingWriteBytes?: number;
 }
@@ -269,8 +272,31 @@ export class StdioProcessTransport implements UpstreamTransport {
             onLine: line => this.#handleLine(line),
             onOverlong: line => this.#handleOverlong(line, maxLineBytes)
         });
-        child.stdout?.on('data', (chunk: Buffer) => reader.push(chunk));
-        child.stdout?.on('end', () => reader.end());
+        const { stdout } = child;
+        if (stdout === null) return;
+        const pace = streamPace(() => this.#callSafely(this.#options.onFlood, undefined));
+        /**
+         * Reads a chunk LINES_PER_SLICE lines at a time, no faster than `pace`: stdout is paused (the child blocks on a
+         * full pipe) while the rest waits for the next turn of the event loop, or for the next window. False if so.
+         */
+        const feed = (chunk: Buffer): boolean => {
+            const before = reader.lines;
+            const rest = chunk.subarray(reader.push(chunk, LINES_PER_SLICE));
+            const now = Date.now();
+            const spent = pace.budget.spend(now, reader.lines - before);
+            if (spent === 'flood') pace.onFlood();
+            if (spent === 'ok' && rest.length === 0) return true;
+            stdout.pause();
+            const goOn = () => {
+                if (stdout.destroyed || (rest.length > 0 && !feed(rest))) return;
+                stdout.resume();
+            };
+            if (spent === 'ok') setImmediate(goOn);
+            else setTimeout(goOn, pace.budget.resumeAt - now);
+            return false;
+        };
+        stdout.on('data', feed);
+        stdout.on('end', () => reader.end());
     }
 
     /** Only the request it answers fails: the connection and every other request on it carry on. */

@@ -2,15 +2,24 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import type { HttpUpstreamConfig, StdioUpstreamConfig } from '../config/schema.js';
-import type { UpstreamCredentials } from './auth/credentials.js';
 import { LegacySseTransport } from './http/legacy-sse.js';
-import type { MessageLimits } from './http/messages.js';
 import { StreamableHttpTransport } from './http/streamable-http.js';
 import type { HttpTransportOptions } from './http/transport-base.js';
 import { sharedReaper } from './reaper.js';
 import { StdioProcessTransport } from './stdio-process.js';
 
 export type WireProtocol = 'stdio' | 'streamable-http' | 'sse';
+
+/**
+ * What an upstream request carries of the client request it serves: HTTP upstreams receive it as headers. A
+ * parameter of each request, never read from the context it runs in, which a queue or a retry may have changed.
+ */
+export interface Forwarded {
+    /** Sent as `X-Request-Id`. */
+    readonly requestId?: string | undefined;
+    /** The client request's `Mcp-Param-*` headers, passed on as they came (Streamable HTTP). */
+    readonly headers?: Readonly<Record<string, string>> | undefined;
+}
 
 /**
  * One connection's wire, whatever carries it: messages out, checked messages in (each parsed once, where it
@@ -22,8 +31,11 @@ export interface UpstreamTransport {
     onmessage?: ((message: JSONRPCMessage) => void) | undefined;
     /** Opens the connection; resolves once messages can be sent. */
     start(): Promise<void>;
-    /** Resolves once the message is on its way (over HTTP: once the exchange it started is over). */
-    send(message: JSONRPCMessage): Promise<void>;
+    /**
+     * Resolves once the message is on its way (over HTTP: once the exchange it started is over). `forwarded`: what it
+     * carries of the client request it serves (none for the gateway's own messages).
+     */
+    send(message: JSONRPCMessage, forwarded?: Forwarded): Promise<void>;
     /** Ends the connection; `onclose` follows (or came first). */
     close(): Promise<void>;
     /** The revision the handshake settled, for transports that send it with every request. */
@@ -36,6 +48,8 @@ export interface StdioHooks {
     onNoise: (line: string) => void;
     /** A stdout line over the message limit, with no request id to fail, was dropped. */
     onOversizedDropped: (bytes: number) => void;
+    /** Stdout brought more lines in a window than it is read at. */
+    onFlood: () => void;
 }
 
 /** A minimal environment plus the config's additions: never the gateway's own secrets. */
@@ -68,10 +82,9 @@ export function stdioTransport(config: StdioUpstreamConfig, hooks: StdioHooks, m
 export function httpTransport(
     config: HttpUpstreamConfig,
     wire: 'streamable-http' | 'sse',
-    limits: () => MessageLimits,
-    credentials: UpstreamCredentials | undefined
+    hooks: Pick<HttpTransportOptions, 'limits' | 'credentials' | 'onStreamFlood'>
 ): UpstreamTransport {
     const { headers, timeoutMs, maxConcurrency } = config;
-    const options: HttpTransportOptions = { url: new URL(config.url), headers, credentials, timeoutMs, maxConcurrency, limits };
+    const options: HttpTransportOptions = { url: new URL(config.url), headers, timeoutMs, maxConcurrency, ...hooks };
     return wire === 'streamable-http' ? new StreamableHttpTransport(options) : new LegacySseTransport(options);
 }

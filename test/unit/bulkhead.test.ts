@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, test } from 'node:test';
 import { Bulkhead, BulkheadFullError, BulkheadTimeoutError } from '../../src/upstream/bulkhead.js';
 
@@ -73,5 +74,17 @@ describe('Bulkhead', () => {
         const bulkhead = new Bulkhead({ maxConcurrency: 1, maxQueue: 0 });
         await assert.rejects(bulkhead.run(() => Promise.reject(new Error('upstream failed')), later()), /upstream failed/);
         assert.equal(await bulkhead.run(() => Promise.resolve('next'), later()), 'next');
+    });
+
+    test('a queued task runs in its own caller\'s async context, not in that of the task whose end started it', async () => {
+        const bulkhead = new Bulkhead({ maxConcurrency: 1, maxQueue: 5 });
+        const caller = new AsyncLocalStorage<string>();
+        const first = gate();
+        const running = caller.run('first', () => bulkhead.run(first.task, later()));
+        const seen: (string | undefined)[] = [];
+        const queued = ['second', 'third'].map(name => caller.run(name, () => bulkhead.run(() => Promise.resolve(seen.push(caller.getStore())), later())));
+        first.open();
+        await Promise.all([running, ...queued]);
+        assert.deepEqual(seen, ['second', 'third']);
     });
 });

@@ -157,7 +157,7 @@ describe('VS Code (.vscode/mcp.json)', () => {
         });
         assert.equal(result.servers[0]?.envFile, path.join(project, '.vscode/perplexity.env'));
         assert.deepEqual(servers.githubmcp, { id: 'githubmcp', transport: 'http', url: 'https://api.githubcopilot.com/mcp/', headers: { Authorization: 'Bearer ghp_vscode_0123' } });
-        assert.deepEqual(result.suppliedInputs, { 'perplexity-key': 'pplx-0123456789' }, 'the default is not a secret the operator gave');
+        assert.deepEqual(result.secrets.sort(), ['ghp_vscode_0123', 'pplx-0123456789'], 'the values from the environment and the config, not the file\'s defaults');
     });
 
     test('client-only fields are warnings naming the file, the field and where it stands', () => {
@@ -178,7 +178,7 @@ describe('VS Code (.vscode/mcp.json)', () => {
         assert.equal(inputVariableName('githubToken'), 'MCP_INPUT_GITHUB_TOKEN');
         const result = importFile(file, { env: { ...env, MCP_INPUT_PERPLEXITY_KEY: 'pplx-from-env' } });
         assert.deepEqual(byId(result).perplexity?.env, { PERPLEXITY_API_KEY: 'pplx-from-env', REGION: 'eu', PORT: '3000' });
-        assert.deepEqual(result.suppliedInputs, { 'perplexity-key': 'pplx-from-env' });
+        assert.deepEqual(result.secrets.sort(), ['ghp_vscode_0123', 'pplx-from-env']);
     });
 
     test('an input without a value is an error naming the input, the server and both ways to supply it', () => {
@@ -303,5 +303,24 @@ describe('ids from server names', () => {
         assert.equal(error.source, '/projects/demo/.vscode/mcp.json');
         assert.match(lineFor(error, 'mcpServers.github'), /servers "GitHub" and "github" both make the upstream id "github"; rename one in the file, or leave one out with upstreamsFrom\[1\]\.exclude/);
         assert.match(lineFor(error, 'mcpServers["サーバー"]'), /the name cannot be made an upstream id \(lowercase letters, digits and "-"\)/);
+    });
+});
+
+describe('secret expansions', () => {
+    test('values from the environment are secrets wherever they go, except locations and settings; defaults and editor variables are not', () => {
+        const env = { API_TOKEN: 'token-from-env-0123', HOME: '/home/tester', TOOLS_DIR: '/opt/secret-tools' };
+        const editor = importText(
+            JSON.stringify({ servers: { s: { type: 'stdio', command: '${env:TOOLS_DIR}/server', args: ['--token=${env:API_TOKEN}', '${env:HOME}', '${userHome}', '${workspaceFolder}'] } } }),
+            { env }
+        );
+        assert.deepEqual(editor.secrets.sort(), ['/opt/secret-tools', 'token-from-env-0123']);
+        const claude = importText(JSON.stringify({ mcpServers: { s: { command: 'node', args: ['${API_TOKEN}', '${MISSING:-written-in-the-file}', '${HOME}'] } } }), {
+            file: '/projects/demo/.mcp.json',
+            format: 'claude-code',
+            env
+        });
+        assert.deepEqual(claude.secrets, ['token-from-env-0123']);
+        const desktop = importText(JSON.stringify({ mcpServers: { s: { command: 'node', args: ['${API_TOKEN}'] } } }), { file: '/projects/demo/claude_desktop_config.json', format: 'claude-desktop', env });
+        assert.deepEqual(desktop.secrets, [], 'Claude Desktop expands nothing');
     });
 });

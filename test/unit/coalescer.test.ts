@@ -106,6 +106,18 @@ describe('Coalescer', () => {
         assert.deepEqual(flushes, [{ at: 100, events: [1] }]);
     });
 
+    test('pending: from a burst\'s first push to its flush, and not after a discard', () => {
+        const { clock, coalescer } = setup(100, 1000);
+        assert.equal(coalescer.pending, false);
+        coalescer.push(1);
+        assert.equal(coalescer.pending, true);
+        clock.advance(100);
+        assert.equal(coalescer.pending, false, 'flushed');
+        coalescer.push(2);
+        coalescer.discard();
+        assert.equal(coalescer.pending, false, 'discarded');
+    });
+
     test('each push restarts the debounce', () => {
         const { clock, flushes, coalescer } = setup(100, 1000);
         coalescer.push(1);

@@ -14,6 +14,14 @@ describe('interpolateEnv: substitution', () => {
         assert.equal(ok('Bearer ${TOKEN}', { TOKEN: 't0k3n' }), 'Bearer t0k3n');
     });
 
+    test('each value taken from the environment is reported with its variable and the whole string it went into; defaults are not', () => {
+        const { expansions } = interpolateEnv({ a: 'Bearer ${TOKEN}', b: ['${MISSING:-fallback} ${HOST}'], c: '$${LITERAL}' }, { TOKEN: 't0k3n', HOST: 'example.org' });
+        assert.deepEqual(expansions, [
+            { name: 'TOKEN', value: 't0k3n', into: 'Bearer t0k3n' },
+            { name: 'HOST', value: 'example.org', into: 'fallback example.org' }
+        ]);
+    });
+
     test('several placeholders in one string', () => {
         assert.equal(ok('${SCHEME}://${HOST}:${PORT}/mcp', { SCHEME: 'https', HOST: 'example.org', PORT: '8443' }), 'https://example.org:8443/mcp');
     });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, specTypeSchemas, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import fc from 'fast-check';
-import { answeredId, asJsonRpcMessage, isRequest, parseJsonRpcMessage } from '../../src/lib/json-rpc.js';
+import { answeredId, asJsonRpcMessage, hasOversizedId, isRequest, parseJsonRpcMessage } from '../../src/lib/json-rpc.js';
 
 /** The SDK's own judgement of a message, through the Standard Schema interface it exports. */
 function isValid(value: unknown): boolean {
@@ -43,10 +43,23 @@ describe('asJsonRpcMessage', () => {
             { jsonrpc: '2.0', id: 1, result: {}, error: { code: 1, message: 'x' } },
             { jsonrpc: '2.0', id: 1, error: { code: '1', message: 'x' } },
             { jsonrpc: '2.0', id: 1, error: { code: 1 } },
-            { jsonrpc: '2.0', id: 1 }
+            { jsonrpc: '2.0', id: 1 },
+            // Over MAX_REQUEST_ID_BYTES (256), counted in UTF-8: 'é' is two bytes.
+            { jsonrpc: '2.0', id: 'x'.repeat(257), method: 'a' },
+            { jsonrpc: '2.0', id: 'é'.repeat(129), method: 'a' },
+            { jsonrpc: '2.0', id: 'x'.repeat(257), result: {} }
         ]) {
             assert.equal(asJsonRpcMessage(value), undefined, JSON.stringify(value));
         }
+    });
+
+    test('takes string ids up to 256 UTF-8 bytes; hasOversizedId names the longer ones, checked or not', () => {
+        assert.ok(asJsonRpcMessage({ jsonrpc: '2.0', id: 'x'.repeat(256), method: 'a' }));
+        assert.ok(asJsonRpcMessage({ jsonrpc: '2.0', id: 'é'.repeat(128), method: 'a' }));
+        assert.equal(hasOversizedId({ jsonrpc: '2.0', id: 'x'.repeat(256), method: 'a' }), false);
+        assert.equal(hasOversizedId({ id: 'x'.repeat(257) }), true);
+        assert.equal(hasOversizedId({ id: Number.MAX_SAFE_INTEGER }), false);
+        assert.equal(hasOversizedId('x'.repeat(1000)), false);
     });
 
     test('never takes what the SDK schema refuses', () => {

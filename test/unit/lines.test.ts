@@ -72,4 +72,20 @@ describe('LineReader', () => {
         const [line] = read(chunks, 1024 * 1024, 'report', true, 16) as OverlongLine[];
         assert.deepEqual(line, { bytes: 8 + 80 * chunk.length + 8, head: `{"id":7,${'x'.repeat(8)}`, tail: `${'x'.repeat(8)}"end":1}` });
     });
+    test('push stops after maxLines lines and says how far it got; the rest pushed later reads the same; every line counts', () => {
+        const stream = Buffer.from('{}\n\nab\r\n' + 'x'.repeat(30) + '\nlast\n');
+        const whole = read([stream], 10, 'report');
+        for (let maxLines = 1; maxLines <= 5; maxLines++) {
+            const out: (string | OverlongLine)[] = [];
+            const reader = new LineReader({ maxBytes: 10, overlong: 'report', edgeBytes: 4, onLine: line => out.push(line), onOverlong: line => out.push(line) });
+            for (let rest = stream; rest.length > 0; ) {
+                const lines = reader.lines;
+                rest = rest.subarray(reader.push(rest, maxLines));
+                assert.ok(reader.lines - lines <= maxLines, `${reader.lines - lines} lines read with maxLines ${maxLines}`);
+            }
+            reader.end();
+            assert.deepEqual(out, whole, `maxLines ${maxLines}`);
+            assert.equal(reader.lines, 5);
+        }
+    });
 });

@@ -13,7 +13,9 @@ describe('params of the methods served', () => {
         assert.deepEqual(metaOf({ _meta: {} }), {});
         assert.deepEqual(metaOf({ _meta: { progressToken: 'p' } }), { progressToken: 'p' });
         assert.deepEqual(metaOf({ _meta: { progressToken: 7 } }), { progressToken: 7 });
-        for (const _meta of [null, [], 'x', { progressToken: 1.5 }, { progressToken: {} }, { progressToken: null }]) {
+        // A progress token is echoed in every progress notification: bounded as request ids are (256 bytes).
+        assert.deepEqual(metaOf({ _meta: { progressToken: 'p'.repeat(256) } }), { progressToken: 'p'.repeat(256) });
+        for (const _meta of [null, [], 'x', { progressToken: 1.5 }, { progressToken: {} }, { progressToken: null }, { progressToken: 'p'.repeat(257) }]) {
             assert.equal(metaOf({ _meta }), undefined, JSON.stringify(_meta));
         }
     });

@@ -12,10 +12,11 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { compiledFixture } from '../fixture-build.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const RAW_SERVER = path.join(ROOT, 'test/fixtures/raw-server.ts');
-const rawArgs = (flags: string[]) => ['--import', 'tsx', RAW_SERVER, ...flags];
+const RAW_SERVER = compiledFixture('raw-server');
+const rawArgs = (flags: string[]) => [RAW_SERVER, ...flags];
 
 function newClient(): Client {
     return new Client({ name: 'raw-server-test', version: '1.0.0' });

@@ -59,6 +59,32 @@ describe('configSecrets', () => {
     });
 });
 
+describe('secret expansions', () => {
+    test('the gateway config\'s ${X} is a secret where it went into a secret value, and then everywhere; elsewhere it is not', () => {
+        const env = { KEY: 'expanded-key-0123456789', HOST: '127.0.0.1', TOOLS: '/opt/tools-folder', SHORT: 'argv', HOME: '/home/operator' };
+        const config = parseConfig(
+            JSON.stringify({
+                listen: { host: '${HOST}' },
+                upstreams: [
+                    { id: 'a', transport: 'stdio', command: '${TOOLS}/server', args: ['--key=${KEY}', '${SHORT}'], env: { AUTH_LINE: 'key ${KEY}', MODE: '${SHORT}', DATA: '${HOME}/data' } },
+                    { id: 'b', transport: 'http', url: 'https://example.com/mcp', headers: { 'X-Api-Key': 'v1:${KEY}' } }
+                ]
+            }),
+            'test config',
+            env
+        );
+        const secrets = configSecrets(config);
+        assert.ok(secrets.includes('expanded-key-0123456789'), 'alone, as it appears in the args');
+        assert.ok(secrets.includes('key expanded-key-0123456789'), 'the env value as before');
+        assert.ok(!secrets.includes('/opt/tools-folder'), 'a command path is no secret field');
+        assert.ok(!secrets.includes('argv'), 'under the minimum length');
+        assert.ok(!secrets.includes('127.0.0.1'), 'listen.host is no secret field');
+        assert.ok(secrets.includes('/home/operator/data') && !secrets.includes('/home/operator'), 'HOME is a setting: the env value is a secret, HOME is not');
+        assert.deepEqual(configSecrets({ ...config }), secrets, 'copies of the config keep them');
+        assert.deepEqual(Object.keys(parseConfig(JSON.stringify(config), 'copy', {})), Object.keys(config), 'no field of the config holds them');
+    });
+});
+
 describe('Redactor', () => {
     test('every occurrence, longest value first, also in its JSON-escaped form', () => {
         const redactor = new Redactor(['token-0123456789', 'Bearer token-0123456789', 'quote"and\\slash']);
@@ -80,6 +106,13 @@ describe('Redactor', () => {
         assert.equal(new Redactor().redact('issued-access-token'), '[redacted]');
         setLearnedSecrets(owner, []);
         assert.equal(redactor.redact('configured-secret issued-access-token'), '[redacted] issued-access-token');
+    });
+
+    test('redactValues: every string of a JSON-like value, keys kept, nothing copied when there is nothing to redact', () => {
+        const redactor = new Redactor(['a-secret-value']);
+        const value = { upstreams: [{ id: 'u', error: 'failed: a-secret-value/bin not found', count: 3, ok: true, none: null }], 'a-secret-value': 'key' };
+        assert.deepEqual(redactor.redactValues(value), { upstreams: [{ id: 'u', error: 'failed: [redacted]/bin not found', count: 3, ok: true, none: null }], 'a-secret-value': 'key' });
+        assert.equal(new Redactor().redactValues(value), value);
     });
 
     test('update replaces the values; none at all leaves lines untouched', () => {

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { watch } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,7 +12,7 @@ import { test } from 'node:test';
 import { loadGatewayConfig } from '../../src/config/load.js';
 import { ConfigReloader } from '../../src/config/reload.js';
 import type { GatewayConfig } from '../../src/config/schema.js';
-import { capturingLogger, sleep, waitFor } from '../helpers.js';
+import { capturingLogger, waitFor } from '../helpers.js';
 
 /** Writes as editors do: a new file renamed over the old one. */
 async function write(file: string, content: unknown): Promise<void> {
@@ -21,6 +22,20 @@ async function write(file: string, content: unknown): Promise<void> {
     await rename(temporary, file);
 }
 
+/** Runs `change` and resolves once a watcher of the file's folder has seen the file change (and its event has been handled). */
+async function writeSeen(file: string, change: () => Promise<void>): Promise<void> {
+    const seen = new Promise<void>((resolve, reject) => {
+        const watcher = watch(path.dirname(file), (_event, changed) => {
+            if (changed !== path.basename(file)) return;
+            watcher.close();
+            setImmediate(resolve);
+        });
+        watcher.on('error', reject);
+    });
+    await change();
+    await seen;
+}
+
 test('a file added to upstreamsFrom is watched from the reload that adds it, rejected or not, and no longer once removed', { timeout: 60_000 }, async t => {
     const dir = await mkdtemp(path.join(tmpdir(), 'gateway-reload-files-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
@@ -28,7 +43,11 @@ test('a file added to upstreamsFrom is watched from the reload that adds it, rej
     const imported = path.join(dir, 'project/.mcp.json');
     const own = { upstreams: [{ id: 'local', transport: 'stdio', command: 'node' }] };
     await write(gateway, own);
-    const load = async (touched: Set<string>) => (await loadGatewayConfig({ file: gateway }, {}, touched)).config;
+    let loads = 0;
+    const load = async (touched: Set<string>) => {
+        loads++;
+        return (await loadGatewayConfig({ file: gateway }, {}, touched)).config;
+    };
     const files = new Set<string>();
     const current = await load(files);
     const applied: GatewayConfig[] = [];
@@ -64,9 +83,14 @@ test('a file added to upstreamsFrom is watched from the reload that adds it, rej
 
     await write(gateway, own);
     await waitFor(() => applied.length === 3, 20_000, 'the file to be dropped from the config');
-    await write(imported, { mcpServers: { other: { command: 'node' } } });
-    // Nothing to wait for: the reload that must not happen would come within the debounce and a load.
-    await sleep(1000);
-    assert.equal(applied.length, 3, 'the dropped file is no longer watched');
+    // The reload that must not happen, without a quiet window: the reloader's debounce runs on mock time, and this
+    // test's own watcher of the folder sees the write in the same inotify read as a watcher of the reloader's would.
+    // Once it has, a reload would be one tick away; loading is the first thing a reload does.
+    const loadsBefore = loads;
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    await writeSeen(imported, () => write(imported, { mcpServers: { other: { command: 'node' } } }));
+    t.mock.timers.tick(60_000);
+    assert.equal(loads, loadsBefore, 'the dropped file is no longer watched');
+    assert.equal(applied.length, 3);
     assert.equal(rejections(), 1);
 });

@@ -16,7 +16,7 @@ const SECRET = 'a-hmac-secret-of-at-least-32-characters!';
 const CLIENT = { id: 'a', requiredScopes: [] } as unknown as ClientProfile;
 
 function settings(extra: Partial<ResourceServerSettings> = {}): ResourceServerSettings {
-    return { resource: undefined, authorizationServers: [AS], scopesSupported: undefined, requiredScopes: [], resourceName: undefined, resourceDocumentation: undefined, ...extra };
+    return { resource: undefined, authorizationServers: [AS], bindsAudience: true, metadataWithheld: undefined, scopesSupported: undefined, requiredScopes: [], resourceName: undefined, resourceDocumentation: undefined, ...extra };
 }
 
 const grant = (audiences: string[], scopes: string[] = []): TokenGrant => ({ audiences, scopes: new Set(scopes) });
@@ -164,7 +164,44 @@ describe('resource server: what the authenticator reads of a token', () => {
     });
 
     test('outside jwt mode there are no resource-server settings', () => {
-        assert.equal(resourceServerSettings({ mode: 'apiKey' }), undefined);
-        assert.ok(resourceServerSettings(config.auth) !== undefined);
+        assert.equal(resourceServerSettings({ mode: 'apiKey' }, LOOPBACK), undefined);
+        assert.ok(resourceServerSettings(config.auth, LOOPBACK) !== undefined);
+    });
+});
+
+const LOOPBACK = { host: '127.0.0.1', trustProxy: undefined };
+
+describe('resource server: the issuer is the authorization server unless authorizationServers says otherwise', () => {
+    const jwt = (extra: Record<string, unknown>) => parseConfig(JSON.stringify({ auth: { mode: 'jwt', secret: SECRET, ...extra }, clients: [{ id: 'a' }], upstreams: [{ id: 'x', transport: 'stdio', command: 'true' }] }), 'test config', {}).auth;
+
+    test('issuer alone: the document names it, the challenge points at it, tokens stay unbound to the resource', () => {
+        const settings = resourceServerSettings(jwt({ issuer: AS }), LOOPBACK)!;
+        assert.deepEqual(settings.authorizationServers, [AS]);
+        const server = new ResourceServer(settings, listenerResource('127.0.0.1', 8080, '/mcp'));
+        assert.deepEqual((JSON.parse(server.metadata!.body) as { authorization_servers: string[] }).authorization_servers, [AS]);
+        assert.match(server.challenge('missing'), /resource_metadata="http:\/\/127\.0\.0\.1:8080\/\.well-known\/oauth-protected-resource\/mcp"/);
+        assert.equal(server.refusal(grant(['https://other.example.com/mcp']), CLIENT), undefined, 'as before: "aud" is checked against audience only');
+    });
+
+    test('authorizationServers wins over issuer; a configured resource binds tokens with either', () => {
+        assert.deepEqual(resourceServerSettings(jwt({ issuer: AS, authorizationServers: ['https://login.example.com'] }), LOOPBACK)!.authorizationServers, ['https://login.example.com']);
+        const bound = new ResourceServer(resourceServerSettings(jwt({ issuer: AS, resource: 'https://gw.example.com/mcp' }), LOOPBACK)!, 'http://127.0.0.1:8080/mcp');
+        assert.deepEqual(bound.refusal(grant(['https://other.example.com/mcp']), CLIENT), { failure: 'wrong_audience' });
+        assert.equal(bound.metadataUrl, 'https://gw.example.com/.well-known/oauth-protected-resource/mcp');
+    });
+
+    test('an issuer that is no secure URL names no authorization server; off loopback without a resource there is no URL to name, and it says why', () => {
+        for (const issuer of ['my-issuer', 'http://auth.example.com', 'https://auth.example.com/?realm=x']) {
+            const settings = resourceServerSettings(jwt({ issuer }), LOOPBACK)!;
+            assert.deepEqual(settings.authorizationServers, [], issuer);
+            assert.equal(settings.metadataWithheld, undefined, issuer);
+        }
+        for (const listen of [{ host: '0.0.0.0', trustProxy: undefined }, { host: '127.0.0.1', trustProxy: ['127.0.0.1'] }]) {
+            const settings = resourceServerSettings(jwt({ issuer: AS }), listen)!;
+            assert.deepEqual(settings.authorizationServers, [], JSON.stringify(listen));
+            assert.match(settings.metadataWithheld ?? '', /reach the MCP endpoint.* as auth\.resource$/, JSON.stringify(listen));
+            assert.equal(new ResourceServer(settings, 'http://0.0.0.0:8080/mcp').metadata, undefined);
+        }
+        assert.deepEqual(resourceServerSettings(jwt({ issuer: AS, resource: 'https://gw.example.com/mcp' }), { host: '0.0.0.0', trustProxy: undefined })!.authorizationServers, [AS]);
     });
 });

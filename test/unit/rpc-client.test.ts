@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import { ProtocolError, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/client';
 import { isAnyResult, isGetPromptResult } from '../../src/upstream/result-schemas.js';
 import { isTotalTimeout, RpcClient, type RpcClientEvents } from '../../src/upstream/rpc-client.js';
-import type { UpstreamTransport } from '../../src/upstream/transports.js';
+import type { Forwarded, UpstreamTransport } from '../../src/upstream/transports.js';
 
 type Message = Record<string, unknown> & { id?: unknown; method?: string; params?: Record<string, unknown> };
 
@@ -17,6 +17,8 @@ class ScriptedTransport implements UpstreamTransport {
     onerror?: ((error: Error) => void) | undefined;
     onmessage?: ((message: JSONRPCMessage) => void) | undefined;
     readonly sent: Message[] = [];
+    /** What each message sent carried of its client request, by position in `sent`. */
+    readonly forwarded: (Forwarded | undefined)[] = [];
     failSends = false;
     closed = false;
 
@@ -24,9 +26,10 @@ class ScriptedTransport implements UpstreamTransport {
         return Promise.resolve();
     }
 
-    send(message: JSONRPCMessage): Promise<void> {
+    send(message: JSONRPCMessage, forwarded?: Forwarded): Promise<void> {
         if (this.failSends) return Promise.reject(new Error('EPIPE'));
         this.sent.push(message);
+        this.forwarded.push(forwarded);
         return Promise.resolve();
     }
 
@@ -182,6 +185,20 @@ describe('RpcClient: timeouts, cancellation, the end', () => {
         await rejection(client.request('prompts/list', {}, isAnyResult, { timeoutMs: 20 }));
         const cancellations = transport.sent.filter(message => message.method === 'notifications/cancelled');
         assert.deepEqual(cancellations.map(message => message.params?.requestId), [transport.request('prompts/list').id]);
+    });
+
+    test('a request carries what it was given of its client request; its cancellation carries the same request id, and no headers', async () => {
+        const { transport, client } = setUp();
+        const controller = new AbortController();
+        const forwarded = { requestId: 'req-7', headers: { 'mcp-param-region': 'eu' } };
+        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, signal: controller.signal, forwarded });
+        const own = client.request('prompts/list', undefined, isAnyResult, LONG);
+        controller.abort();
+        await rejection(result);
+        assert.deepEqual(transport.sent.map(message => message.method), ['prompts/get', 'prompts/list', 'notifications/cancelled']);
+        assert.deepEqual(transport.forwarded, [forwarded, undefined, { requestId: 'req-7' }]);
+        transport.deliver({ jsonrpc: '2.0', id: transport.request('prompts/list').id, result: {} });
+        await own;
     });
 
     test('an aborted signal fails the request at once as an AbortError and cancels it upstream; an aborted one is never sent', async () => {

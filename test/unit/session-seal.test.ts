@@ -109,6 +109,23 @@ describe('SessionTable: sealed sessions', () => {
         assert.equal(sessions.size, 0);
     });
 
+    test("a client's credentials revoked by a reload: its sessions held here end, ids sealed before then open nowhere, later ones do", async () => {
+        const seal = new SessionSeal([NEW], '');
+        const sessions = table(seal, new LocalRevocations(() => NOW));
+        const held = sessions.create(FIELDS);
+        const letGo = sessions.create({ ...FIELDS, createdAt: NOW - 1 });
+        sessions.close(letGo.id);
+        const elsewhere = table(seal).create({ ...FIELDS, createdAt: NOW - 1 });
+        const other = sessions.create({ ...FIELDS, clientId: 'bob', quotaKey: 'bob' });
+        assert.deepEqual(await sessions.endClients(new Set(['alice']), NOW + 1), { sessions: 1, streams: 0 });
+        assert.equal(sessions.get(held.id), undefined);
+        assert.equal(sessions.countOf('alice'), 0, 'its quota is free');
+        for (const id of [held.id, letGo.id, elsewhere.id]) assert.equal(sessions.resolve(id, 'alice', NOW + 2), 'session_not_found');
+        assert.equal(sessions.resolve(other.id, 'bob', NOW + 2), other, "another client's session stays");
+        const renewed = table(seal).create({ ...FIELDS, createdAt: NOW + 1 });
+        assert.ok(typeof sessions.resolve(renewed.id, 'alice', NOW + 2) !== 'string', 'a session opened since is served');
+    });
+
     test('a full table takes no session in: 503, not 404', () => {
         const seal = new SessionSeal([NEW], '');
         const sessions = table(seal, new LocalRevocations(), 1);

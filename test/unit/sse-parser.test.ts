@@ -100,6 +100,40 @@ describe('SseParser', () => {
         assert.deepEqual(parsed.events, [{ type: 'message', data: 'kept' }]);
         assert.equal(parsed.lastEventId, undefined);
     });
+
+    test('every line counts, whatever its kind: data, comments, retry, other fields and the blank lines ending events', () => {
+        const parser = new SseParser({ maxDataBytes: 1024, onEvent: () => {} });
+        parser.push(Buffer.from(':\n:c\r\nretry: 0\rdata: {}\n\nid: 1\nfoo\n\n'));
+        assert.equal(parser.lines, 8);
+        parser.push(Buffer.from('data: no line end yet'));
+        assert.equal(parser.lines, 8, 'a line counts once it ends');
+    });
+
+    test('push stops after maxLines lines and says how far it got; the rest pushed later parses the same', () => {
+        const stream = Buffer.from('\uFEFFdata: a\r\n\r\n: c\rretry: 7\rdata: b\ndata: c\n\nid: x\ndata: d\r\n\r\n');
+        const whole = parse([stream]);
+        fc.assert(
+            fc.property(fc.integer({ min: 1, max: 5 }), maxLines => {
+                const parsed: Parsed = { events: [], retries: [], oversized: [], lastEventId: undefined };
+                const parser = new SseParser({
+                    maxDataBytes: 1 << 20,
+                    onEvent: event => parsed.events.push({ type: event.type, data: text(event.data) }),
+                    onRetry: ms => parsed.retries.push(ms),
+                    onOversized: head => parsed.oversized.push(head)
+                });
+                let rest = stream;
+                while (rest.length > 0) {
+                    const lines = parser.lines;
+                    const used = parser.push(rest, maxLines);
+                    assert.ok(parser.lines - lines <= maxLines, `${parser.lines - lines} lines parsed with maxLines ${maxLines}`);
+                    rest = rest.subarray(used);
+                }
+                parser.end();
+                parsed.lastEventId = parser.lastEventId;
+                assert.deepEqual(parsed, whole);
+            })
+        );
+    });
 });
 
 describe('ByteCollector', () => {

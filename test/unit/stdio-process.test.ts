@@ -16,10 +16,11 @@ import { Client, SdkError, SdkErrorCode, type JSONRPCMessage } from '@modelconte
 import { isOversizedMark } from '../../src/upstream/oversized.js';
 import { ChildReaper } from '../../src/upstream/reaper.js';
 import { StdioProcessTransport, type StdioProcessOptions } from '../../src/upstream/stdio-process.js';
+import { compiledFixture } from '../fixture-build.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const STUBBORN = path.join(ROOT, 'test/fixtures/stubborn-server.ts');
-const DRIVER = path.join(ROOT, 'test/fixtures/reaper-driver.ts');
+const STUBBORN = compiledFixture('stubborn-server');
+const DRIVER = compiledFixture('reaper-driver');
 const ENV = { PATH: process.env.PATH ?? '' };
 const MAX_LINE = 1024 * 1024;
 const TIMEOUT = { timeout: 60_000 };
@@ -74,7 +75,7 @@ async function waitFor(what: string, condition: () => boolean, timeoutMs = 10_00
 function stubborn(marker: string, flags: string[], extra: Partial<StdioProcessOptions> = {}): StdioProcessTransport {
     return new StdioProcessTransport({
         command: process.execPath,
-        args: ['--import', 'tsx', STUBBORN, '--marker', marker, ...flags],
+        args: [STUBBORN, '--marker', marker, ...flags],
         env: ENV,
         cwd: ROOT,
         killGraceMs: 500,
@@ -309,7 +310,7 @@ describe('StdioProcessTransport: ending children', () => {
         transport.onerror = error => errors.push(error);
         try {
             await transport.start();
-            // --import tsx takes a moment; the grandchild has to be up before the server leaves.
+            // Starting takes a moment; the grandchild has to be up before the server leaves.
             await waitFor('server and grandchild', () => markerPids(marker).length === 2, 20_000);
             await close.closed;
             await waitFor('no marker process', () => markerPids(marker).length === 0, 5_000);
@@ -372,7 +373,7 @@ describe('ChildReaper: the owner killed with SIGKILL', () => {
     for (const scope of ['the driver', "the driver's whole process group"] as const) {
         test(`SIGKILL of ${scope} leaves no server, grandchild or watchdog behind`, TIMEOUT, async () => {
             const marker = newMarker();
-            const driver = spawn(process.execPath, ['--import', 'tsx', DRIVER, '--marker', marker, '--count', '2'], {
+            const driver = spawn(process.execPath, [DRIVER, '--marker', marker, '--count', '2'], {
                 cwd: ROOT,
                 env: ENV,
                 stdio: ['ignore', 'pipe', 'pipe'],

@@ -83,4 +83,23 @@ describe('subscriptions/listen', () => {
         assert.ok(closed.ended());
         assert.equal(subscriptions.size, 0);
     });
+
+    test("closeClients ends, gracefully, the subscriptions opened with those clients' credentials, and frees their quota", () => {
+        const { subscriptions, change } = setup({ max: 10, maxPerClient: 1 });
+        const revoked = sink();
+        const kept = sink();
+        const stdio = sink();
+        subscriptions.open('r', 'alice', 'alice', { promptsListChanged: true }, revoked, 'alice');
+        subscriptions.open('k', 'bob', 'bob', { promptsListChanged: true }, kept, 'bob');
+        // Over stdio no credentials were presented: nothing to revoke.
+        subscriptions.open('s', 'alice', 'alice-stdio', { promptsListChanged: true }, stdio);
+        assert.equal(subscriptions.closeClients(new Set(['alice'])), 1);
+        assert.deepEqual(revoked.sent.at(-1), { jsonrpc: '2.0', id: 'r', result: { resultType: 'complete', _meta: { [TAG]: 'r' } } });
+        assert.equal(revoked.ended(), true);
+        change();
+        assert.equal(revoked.sent.length, 2, 'nothing after its end');
+        assert.equal(kept.sent.length, 2);
+        assert.equal(stdio.sent.length, 2);
+        assert.notEqual(typeof subscriptions.open('again', 'alice', 'alice', {}, sink(), 'alice'), 'string', 'its quota is free');
+    });
 });

@@ -3,7 +3,7 @@
  * sse, and `${VAR}` / `${VAR:-default}` from the environment in command, args, env, url and headers.
  */
 import type { ClientFormat } from './format.js';
-import type { Resolution, VariableScope } from './variables.js';
+import { fromEnvironment, type Resolution, type VariableScope } from './variables.js';
 
 const VARIABLE = /^([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$/s;
 
@@ -13,7 +13,7 @@ export function claudeCodeVariable(inside: string, scope: VariableScope): Resolu
     if (match === null) return undefined;
     const [, name = '', fallback] = match;
     const value = Object.hasOwn(scope.env, name) ? scope.env[name] : undefined;
-    if (value !== undefined && !(value === '' && fallback !== undefined)) return { value };
+    if (value !== undefined && !(value === '' && fallback !== undefined)) return fromEnvironment(name, value);
     if (fallback !== undefined) return { value: fallback };
     return { problem: `environment variable ${name} is not set; set it, or give a default with \${${name}:-default}` };
 }

@@ -54,8 +54,8 @@ export interface ClientConfigImport {
     names: string[];
     servers: ImportedServer[];
     notes: ImportNote[];
-    /** The `${input:ID}` values the operator supplied (in the config or the environment), by ID: kept out of logs. */
-    suppliedInputs: Record<string, string>;
+    /** The values of secret expansions (`${env:X}`, an operator's `${input:ID}`, ...): kept out of every output. */
+    secrets: string[];
 }
 
 export function importClientConfig(text: string, options: ImportOptions): ClientConfigImport {
@@ -76,7 +76,7 @@ export function importClientConfig(text: string, options: ImportOptions): Client
         format.serversKey === 'servers'
             ? new VsCodeInputs(root.inputs, { values: options.inputs, env: options.env, entry: options.entry }, (path, message) => report.problem(path, message))
             : undefined;
-    const reading: Reading = { options, format, variables: format.variables(inputs), workspaceFolder: workspaceFolderOf(file), report, taken: new Map() };
+    const reading: Reading = { options, format, variables: format.variables(inputs), workspaceFolder: workspaceFolderOf(file), report, taken: new Map(), secrets: new Set() };
     const names = Object.keys(servers);
     const selected = names.filter(name => (options.include === undefined || options.include.includes(name)) && !options.exclude.includes(name));
     const imported = selected.flatMap(name => importServer(name, servers[name], reading) ?? []);
@@ -87,7 +87,7 @@ export function importClientConfig(text: string, options: ImportOptions): Client
             report.notes.push({ level: 'warning', message: `${options.entry}.inputs[${JSON.stringify(id)}]: no server in ${file} uses \${input:${id}}; check the spelling` });
         }
     }
-    return { format: format.name, names, servers: imported, notes: report.notes, suppliedInputs: inputs === undefined ? {} : Object.fromEntries(inputs.supplied) };
+    return { format: format.name, names, servers: imported, notes: report.notes, secrets: [...reading.secrets] };
 }
 
 type Path = (string | number)[];
@@ -120,6 +120,7 @@ interface Reading {
     report: Report;
     /** The ids made so far, with the name each was made from. */
     taken: Map<string, string>;
+    secrets: Set<string>;
 }
 
 function importServer(name: string, entry: unknown, reading: Reading): ImportedServer | undefined {
@@ -141,7 +142,8 @@ function importServer(name: string, entry: unknown, reading: Reading): ImportedS
         variables: reading.variables,
         scope: { env: options.env, home: options.home, workspaceFolder: reading.workspaceFolder, server: name },
         problem: (path, message) => report.problem([...at, ...path], message),
-        warn: (path, message) => report.note('warning', [...at, ...path], message)
+        warn: (path, message) => report.note('warning', [...at, ...path], message),
+        secret: value => reading.secrets.add(value)
     });
     return read === undefined ? undefined : { name, id, upstream: { id, ...read.upstream }, envFile: read.envFile, path: at };
 }

@@ -11,6 +11,7 @@ import type { Environment } from '../interpolate.js';
 import { ConfigError, formatPath, type ConfigIssue } from '../issues.js';
 import { readTextFile } from '../read-text-file.js';
 import { resolveReconnect, UpstreamSchema, type GatewayConfig, type UpstreamConfig } from '../schema.js';
+import { withSecretExpansions } from '../secrets.js';
 import { importClientConfig, type ImportedServer, type ImportNote } from './import.js';
 
 export interface ImportedConfig {
@@ -50,13 +51,12 @@ export async function importUpstreams(config: GatewayConfig, source: string, fro
     config.upstreams.forEach((upstream, index) => owners.set(upstream.id, { source, path: ['upstreams', index, 'id'], what: `upstreams[${index}]` }));
     const imported: UpstreamConfig[] = [];
     const origins = new Map<string, string>();
-    const upstreamsFrom: GatewayConfig['upstreamsFrom'] = [];
+    const secrets: string[] = [];
     for (const [index, from] of config.upstreamsFrom.entries()) {
         const entry = index < fromConfig ? `upstreamsFrom[${index}]` : undefined;
         const file = await importFile(config, index, entry, { source, env, touched });
         notes.push(...file.notes);
-        // Inputs as resolved (from the environment too) stay with the config, so that logs redact them (see secrets.ts).
-        upstreamsFrom.push({ ...from, inputs: file.inputs });
+        secrets.push(...file.secrets);
         for (const { server, upstream } of file.upstreams) {
             claimId(owners, upstream.id, { source: from.file, path: server.path, what: `server ${JSON.stringify(server.name)} of ${from.file}` }, entry);
             checkSeparator(upstream.id, config.namespace.separator, from.file, server.path);
@@ -68,7 +68,7 @@ export async function importUpstreams(config: GatewayConfig, source: string, fro
     if (upstreams.length === 0) {
         throw new ConfigError(source, [{ path: ['upstreamsFrom'], message: 'no servers to put behind the gateway: the files hold none (or all are left out or disabled); add one, or add "upstreams"' }]);
     }
-    return { config: { ...config, upstreams, upstreamsFrom }, notes, origins };
+    return { config: withSecretExpansions({ ...config, upstreams }, secrets), notes, origins };
 }
 
 /** One entry of upstreamsFrom: its file read, imported and validated, its env files read. */
@@ -76,7 +76,7 @@ async function importFile(config: GatewayConfig, index: number, entry: string | 
     const from = config.upstreamsFrom[index]!;
     context.touched.add(from.file);
     const field = entry === undefined ? { source: from.file, path: [], fix: 'fix the path given to --from' } : { source: context.source, path: ['upstreamsFrom', index, 'file'], fix: 'fix the path' };
-    const text = await readTextFile(from.file, field);
+    const text = await readTextFile(from.file, 'client config files', field);
     const result = importClientConfig(text, { file: from.file, format: from.format, env: context.env, home: homedir(), inputs: from.inputs, include: from.include, exclude: from.exclude, entry });
     const notes = [...result.notes];
     if (entry !== undefined) checkSelection(result.names, from, index, context.source, notes);
@@ -86,7 +86,7 @@ async function importFile(config: GatewayConfig, index: number, entry: string | 
     return {
         upstreams: upstreams.map((upstream, position) => ({ server: result.servers[position]!, upstream })),
         notes,
-        inputs: { ...from.inputs, ...result.suppliedInputs }
+        secrets: result.secrets
     };
 }
 
@@ -113,7 +113,7 @@ async function validateAll(servers: readonly ImportedServer[], file: string, tou
         let upstream = server.upstream;
         if (server.envFile !== undefined) {
             touched.add(server.envFile);
-            const text = await readTextFile(server.envFile, { source: file, path: [...server.path, 'envFile'], fix: 'fix envFile' });
+            const text = await readTextFile(server.envFile, 'env files', { source: file, path: [...server.path, 'envFile'], fix: 'fix envFile' });
             // The entry's own env wins over the file's, as a variable set explicitly should.
             upstream = { ...upstream, env: { ...parseEnv(text), ...(upstream.env as Record<string, string>) } };
         }

@@ -17,6 +17,8 @@ export interface EntryContext {
     /** Paths are relative to the server's entry. */
     problem(path: Path, message: string): void;
     warn(path: Path, message: string): void;
+    /** A value a placeholder expanded to that is a secret (see variables.ts), wherever it went. */
+    secret(value: string): void;
 }
 
 export interface ServerEntry {
@@ -137,7 +139,7 @@ class EntryValues {
         if (typeof value !== 'string') return this.#wrong(at, 'a string', value);
         const { variables, scope } = this.context;
         if (variables === undefined) return value;
-        return expand(value, variables, scope, problem => this.context.problem(at, problem));
+        return expand(value, variables, scope, { problem: problem => this.context.problem(at, problem), secret: secret => this.context.secret(secret) });
     }
 
     #wrong(at: Path, expected: string, value: unknown): undefined {

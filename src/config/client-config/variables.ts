@@ -5,9 +5,13 @@
  */
 import path from 'node:path';
 import type { Environment } from '../interpolate.js';
+import { isPlainEnvName } from '../secrets.js';
 
-/** What a placeholder stands for: a value, a problem to report, or nothing (it stays as written). */
-export type Resolution = { value: string } | { problem: string } | undefined;
+/**
+ * What a placeholder stands for: a value (`secret` when the operator supplied it, from the environment or as an
+ * input, rather than the file: see config/secrets.ts), a problem to report, or nothing (it stays as written).
+ */
+export type Resolution = { value: string; secret?: boolean } | { problem: string } | undefined;
 
 export interface VariableScope {
     env: Environment;
@@ -23,24 +27,36 @@ export type VariableReader = (inside: string, scope: VariableScope) => Resolutio
 
 const PLACEHOLDER = /\$\{([^}]*)\}/g;
 
-/** `text` with its placeholders replaced; each problem goes to `report`. */
-export function expand(text: string, read: VariableReader, scope: VariableScope, report: (problem: string) => void): string {
+/** What expanding a string tells its caller: each problem, and each value that is a secret. */
+export interface ExpansionReport {
+    problem(problem: string): void;
+    secret(value: string): void;
+}
+
+/** `text` with its placeholders replaced. */
+export function expand(text: string, read: VariableReader, scope: VariableScope, report: ExpansionReport): string {
     if (!text.includes('${')) return text;
     return text.replace(PLACEHOLDER, (match, inside: string) => {
         const resolution = read(inside, scope);
         if (resolution === undefined) return match;
         if ('problem' in resolution) {
-            report(resolution.problem);
+            report.problem(resolution.problem);
             return '';
         }
+        if (resolution.secret === true) report.secret(resolution.value);
         return resolution.value;
     });
+}
+
+/** A variable of the operator's environment: a secret unless it holds a location or setting (PATH, HOME, ...). */
+export function fromEnvironment(name: string, value: string): Resolution {
+    return { value, secret: !isPlainEnvName(name) };
 }
 
 /** `${env:NAME}` (Cursor, VS Code): unlike those clients, an unset variable is an error rather than "". */
 function envVariable(name: string, env: Environment): Resolution {
     const value = Object.hasOwn(env, name) ? env[name] : undefined;
-    if (value !== undefined) return { value };
+    if (value !== undefined) return fromEnvironment(name, value);
     return { problem: `environment variable ${name} is not set; set it before starting the gateway (the client would have used an empty string)` };
 }
 

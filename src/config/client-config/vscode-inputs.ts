@@ -28,8 +28,6 @@ export function inputVariableName(id: string): string {
 
 export class VsCodeInputs {
     readonly #defaults = new Map<string, string | undefined>();
-    /** Values supplied by the operator, by ID: kept out of logs like every secret of the config. */
-    readonly supplied = new Map<string, string>();
 
     constructor(
         declared: unknown,
@@ -55,10 +53,8 @@ export class VsCodeInputs {
         const supplied = Object.hasOwn(this.supply.values, id) ? this.supply.values[id] : undefined;
         const variable = inputVariableName(id);
         const value = supplied ?? (Object.hasOwn(this.supply.env, variable) ? this.supply.env[variable] : undefined);
-        if (value !== undefined) {
-            this.supplied.set(id, value);
-            return { value };
-        }
+        // Supplied by the operator (VS Code asks for it, often a password): a secret; the file's default is not.
+        if (value !== undefined) return { value, secret: true };
         const fallback = this.#defaults.get(id);
         if (fallback !== undefined) return { value: fallback };
         const undeclared = this.#defaults.has(id) ? '' : ' (the file does not declare it in "inputs" either)';

@@ -14,6 +14,7 @@ import type { Logger } from '../../observability/logger.js';
 import type { ClientProfile } from '../../policy/clients.js';
 import type { GatewayPolicy } from '../../policy/policy.js';
 import { quotaKey } from '../../policy/quota.js';
+import { FAILURE_CACHE_MS } from '../../policy/remote-keys.js';
 import type { AuthOutcome } from '../../policy/authenticator.js';
 import { bearerChallenge, type GrantRefusal, type ResourceServer } from '../../policy/resource-server.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
@@ -82,8 +83,9 @@ function refuseOutcome(refusing: Refusing, outcome: Exclude<AuthOutcome, { ok: t
         return resource?.forThisResource(outcome.grant) === false ? refuseAudience(refusing) : refuseUnknownClient(refusing, outcome.claim);
     }
     if (outcome.failure === 'unavailable') {
-        warn('unavailable', {}, 'JWT signing keys could not be fetched from auth.jwksUrl; answering 503');
-        res.setHeader('retry-after', '5');
+        warn('unavailable', { reason: outcome.reason }, 'JWT signing keys could not be fetched from auth.jwksUrl; answering 503');
+        // No new fetch is tried before then (see policy/remote-keys.ts).
+        res.setHeader('retry-after', String(Math.ceil(FAILURE_CACHE_MS / 1000)));
         return reject(res, 'auth_unavailable');
     }
     const missing = outcome.failure === 'missing';

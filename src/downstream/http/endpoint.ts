@@ -23,6 +23,7 @@ import type { Subscriptions } from '../subscriptions.js';
 import type { Endpoint } from '../endpoint.js';
 import type { SessionTable } from '../sessions.js';
 import { admission } from './admission.js';
+import type { StreamCloseReason } from '../endpoint.js';
 import { McpEndpoint } from './mcp.js';
 import { metadataRoute, resourceServers } from './resource-metadata.js';
 import { sweepIdleSessions } from './sweeper.js';
@@ -65,6 +66,8 @@ export interface HttpEndpointOptions {
     operatorToken?: string | undefined;
     /** Each request turned away before MCP handled it. */
     onRejected?: (reason: RejectionReason) => void;
+    /** Each stream the endpoint cut (a client that stopped reading). */
+    onStreamClosed?: ((reason: StreamCloseReason) => void) | undefined;
     logger: Logger;
 }
 
@@ -98,21 +101,21 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     const operator = options.routes?.(reject);
     const mcpPath = routeKey(options.path);
 
-    async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    async function route(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
         const path = routeKeyOf(req.url);
         const metadata = metadataRoute(resourceServer(options.policy()), options.path, path, reject);
         const refusal = guard(req, res, metadata !== undefined);
         if (refusal === 'answered') return;
         if (refusal !== undefined) return reject(res, refusal);
         if (metadata !== undefined) return metadata(req, res);
-        if (path === mcpPath) return mcpRequest(req, res);
+        if (path === mcpPath) return mcpRequest(req, res, requestId);
         const handler =
             health.match(req.method, path) ?? (operatorRoutesOnMcpListener(authMode(), options.operatorToken) ? operator?.match(req.method, path) : undefined);
         if (handler !== undefined) return handler(req, res);
         return reject(res, 'not_found');
     }
 
-    async function mcpRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    async function mcpRequest(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
         const method = req.method;
         if (method !== 'POST' && method !== 'GET' && method !== 'DELETE') {
             res.setHeader('allow', 'GET, POST, DELETE');
@@ -130,7 +133,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
         }
         const admitted = await admit(req, res);
         if (admitted === undefined) return;
-        if (method === 'POST') return mcp.post(req, res, admitted);
+        if (method === 'POST') return mcp.post(req, res, admitted, requestId);
         if (method === 'GET') return mcp.stream(req, res, admitted);
         return mcp.end(req, res, admitted);
     }
@@ -139,7 +142,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
         // First, so every answer (refusals included) names the request id the logs use.
         const requestId = requestIdFrom(req.headers[REQUEST_ID_HEADER]);
         res.setHeader(REQUEST_ID_HEADER, requestId);
-        inRequest(requestId, () => route(req, res)).catch((error: unknown) => {
+        inRequest(requestId, () => route(req, res, requestId)).catch((error: unknown) => {
             logger.error({ err: describeError(error), method: req.method }, 'HTTP request failed');
             if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
             else res.end();

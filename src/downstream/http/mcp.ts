@@ -19,20 +19,20 @@ import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/clien
 import type { Reject } from '../../http/rejections.js';
 import { sendEmpty, sendJson } from '../../http/respond.js';
 import { exceedsDepth } from '../../lib/json-bounds.js';
-import { asJsonRpcMessage } from '../../lib/json-rpc.js';
+import { asJsonRpcMessage, hasOversizedId } from '../../lib/json-rpc.js';
 import type { Logger } from '../../observability/logger.js';
-import { setForwardHeaders } from '../../observability/request-context.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit, judgeBatch } from '../batches.js';
-import { errorResponse, initialize, invalidParams, type CacheScope, type Dispatcher, type RequestContext } from '../dispatcher.js';
+import { errorResponse, initialize, invalidParams, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
 import { claimedVersion, headerMismatch, isModernVersion, modernMetaOf, unsupportedVersionError } from '../era.js';
 import { revisionOf, type Revision } from '../revisions.js';
 import type { Session, SessionTable } from '../sessions.js';
 import { honouredFilter, type Subscriptions } from '../subscriptions.js';
 import { readBody } from './body.js';
 import { protocolVersionAccepted, takeTokens, type Admitted } from './admission.js';
+import type { StreamCloseReason } from '../endpoint.js';
 import { Reply } from './reply.js';
-import { SseStream } from './sse.js';
+import { SseStream, type SseOptions } from './sse.js';
 
 export interface McpEndpointOptions {
     dispatcher: Dispatcher;
@@ -49,13 +49,16 @@ export interface McpEndpointOptions {
     completions: () => boolean;
     /** "public" when every caller is served the same view (no authentication), else "private": for 2026-07-28 list pages. */
     cacheScope: () => CacheScope;
+    /** Each stream cut because its client stopped reading. */
+    onStreamClosed?: ((reason: StreamCloseReason) => void) | undefined;
     logger: Logger;
 }
 
 export class McpEndpoint {
     constructor(private readonly options: McpEndpointOptions) {}
 
-    async post(req: IncomingMessage, res: ServerResponse, admitted: Admitted): Promise<void> {
+    /** `requestId`: the HTTP request's, carried on by its upstream calls. */
+    async post(req: IncomingMessage, res: ServerResponse, admitted: Admitted, requestId: string): Promise<void> {
         const { reject } = this.options;
         const modernHeader = isModernVersion(header(req, 'mcp-protocol-version'));
         const session = modernHeader || req.headers['mcp-session-id'] === undefined ? undefined : this.#sessionOf(req, res, admitted);
@@ -78,11 +81,12 @@ export class McpEndpoint {
         if (session !== undefined && !(await this.#admitBatch(value, session, admitted, res))) return;
         const messages: JSONRPCMessage[] = [];
         for (const item of Array.isArray(value) ? value : [value]) {
+            if (hasOversizedId(item)) return reject(res, 'id_too_long');
             const message = asJsonRpcMessage(item);
             if (message === undefined) return reject(res, 'invalid_message');
             messages.push(message);
         }
-        if (session === undefined && (modernHeader || isStateless(value))) return this.#serveStateless(value, messages, req, res, admitted);
+        if (session === undefined && (modernHeader || isStateless(value))) return this.#serveStateless(value, messages, req, res, admitted, requestId);
         if (!protocolVersionAccepted(req)) {
             const version = String(req.headers['mcp-protocol-version']);
             const id = !Array.isArray(value) && messages[0] !== undefined && 'id' in messages[0] ? messages[0].id : null;
@@ -90,7 +94,7 @@ export class McpEndpoint {
         }
         if (session === undefined) return this.#open(value, messages, res, admitted);
         if (messages.some(message => isRequest(message) && message.method === 'initialize')) return reject(res, 'already_initialized');
-        return this.#serve(session, messages, Array.isArray(value), res);
+        return this.#serve(session, messages, Array.isArray(value), res, { requestId });
     }
 
     /** The session's stream of server notifications (list_changed); one at a time. 2026-07-28 has none: 405. */
@@ -103,7 +107,7 @@ export class McpEndpoint {
         }
         if (session.audience.subscriber !== undefined) return this.options.reject(res, 'stream_conflict');
         this.#holdOpen(session, res);
-        const stream = new SseStream(res, { 'mcp-session-id': session.id });
+        const stream = new SseStream(res, { 'mcp-session-id': session.id }, this.#cutWhenStalled('session', { session: session.record.nonce }));
         res.once('close', () => session.audience.detach(stream));
         session.audience.attach(stream);
     }
@@ -133,7 +137,14 @@ export class McpEndpoint {
      * One 2026-07-28 message: checked in the revision's order (version, then the headers against the body), then
      * served with a context built from the request alone.
      */
-    async #serveStateless(value: unknown, messages: JSONRPCMessage[], req: IncomingMessage, res: ServerResponse, { client, quotaKey }: Admitted): Promise<void> {
+    async #serveStateless(
+        value: unknown,
+        messages: JSONRPCMessage[],
+        req: IncomingMessage,
+        res: ServerResponse,
+        { client, quotaKey }: Admitted,
+        requestId: string
+    ): Promise<void> {
         const { reject, dispatcher } = this.options;
         const message = messages[0];
         if (Array.isArray(value) || message === undefined) return reject(res, 'batch_refused', { message: 'Invalid Request: 2026-07-28 has no batches; send one message per POST' });
@@ -156,30 +167,40 @@ export class McpEndpoint {
             requests: new Map(),
             cacheScope: this.options.cacheScope()
         };
-        if (message.method === 'subscriptions/listen') return this.#listen(message, context, quotaKey, res);
+        if (message.method === 'subscriptions/listen') return this.#listen(message, context, { client, quotaKey }, res);
         if (!dispatcher.serves(message.method, context)) return reject(res, 'unknown_method', { id });
-        const forwarded = paramHeaders(req);
-        if (forwarded !== undefined) setForwardHeaders(forwarded);
+        const forwarded = { requestId, headers: paramHeaders(req) };
         const cancel = new AbortController();
         res.once('close', () => {
             if (!res.writableFinished) cancel.abort();
         });
-        const reply = new Reply(res, {}, false);
-        reply.finish([await dispatcher.answer(message, { context, cancel, notify: reply.notify })]);
+        const reply = new Reply(res, {}, false, this.#cutWhenStalled('answer', { client: client.id }));
+        reply.finish([await dispatcher.answer(message, { context, cancel, notify: reply.notify, forwarded })]);
     }
 
     /** The response is the subscription's stream: it opens with the acknowledgment, and the client closing it ends it. */
-    #listen(request: JSONRPCRequest, context: RequestContext, quotaKey: string, res: ServerResponse): void {
+    #listen(request: JSONRPCRequest, context: RequestContext, { client, quotaKey }: Admitted, res: ServerResponse): void {
         const filter = honouredFilter(request.params);
         if (filter === undefined) {
             const { code, message } = invalidParams(request.method);
             return sendJson(res, 200, errorResponse(request, { code, message }));
         }
         let stream: SseStream | undefined;
-        const sink = { send: (message: JSONRPCMessage) => (stream ??= new SseStream(res, {})).send(message), end: () => stream?.close() };
-        const subscription = this.options.subscriptions.open(request.id, context.caller.scope, quotaKey, filter, sink);
+        const sse = this.#cutWhenStalled('subscription', { client: client.id });
+        const sink = { send: (message: JSONRPCMessage) => (stream ??= new SseStream(res, {}, sse)).send(message), end: () => stream?.close() };
+        const subscription = this.options.subscriptions.open(request.id, context.caller.scope, quotaKey, filter, sink, client.id);
         if (typeof subscription === 'string') return this.options.reject(res, subscription, { id: request.id });
         res.once('close', () => subscription.cancel());
+    }
+
+    /** A stream whose client stops reading is cut: logged once (it names no more than the session or client), and counted. */
+    #cutWhenStalled(stream: 'session' | 'subscription' | 'answer', fields: Record<string, string>): SseOptions {
+        return {
+            onStalled: backlogBytes => {
+                this.options.logger.warn({ stream, ...fields, backlogBytes }, 'stream closed: its client stopped reading');
+                this.options.onStreamClosed?.('slow_consumer');
+            }
+        };
     }
 
     /** Stops serving the session here (shutdown): its id still opens on another replica, or here after a restart. */
@@ -258,7 +279,7 @@ export class McpEndpoint {
         sendJson(res, 200, { jsonrpc: '2.0', id: request.id, result: initialized.result }, { 'mcp-session-id': session.id });
     }
 
-    async #serve(session: Session, messages: JSONRPCMessage[], batch: boolean, res: ServerResponse): Promise<void> {
+    async #serve(session: Session, messages: JSONRPCMessage[], batch: boolean, res: ServerResponse, forwarded: Exchange['forwarded']): Promise<void> {
         const { dispatcher } = this.options;
         const requests: JSONRPCRequest[] = [];
         for (const message of messages) {
@@ -273,8 +294,8 @@ export class McpEndpoint {
         res.once('close', () => {
             if (!res.writableFinished) for (const cancel of cancels) cancel.abort();
         });
-        const reply = new Reply(res, headers, batch);
-        const answers = await Promise.all(requests.map((request, index) => dispatcher.answer(request, { context: session, cancel: cancels[index]!, notify: reply.notify })));
+        const reply = new Reply(res, headers, batch, this.#cutWhenStalled('answer', { session: session.record.nonce }));
+        const answers = await Promise.all(requests.map((request, index) => dispatcher.answer(request, { context: session, cancel: cancels[index]!, notify: reply.notify, forwarded })));
         reply.finish(answers);
     }
 }

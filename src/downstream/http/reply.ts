@@ -9,7 +9,7 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { JSONRPCNotification, JSONRPCResponse } from '@modelcontextprotocol/client';
 import { sendJson } from '../../http/respond.js';
-import { SseStream } from './sse.js';
+import { SseStream, type SseOptions } from './sse.js';
 
 export class Reply {
     #stream: SseStream | undefined;
@@ -18,12 +18,13 @@ export class Reply {
         private readonly res: ServerResponse,
         private readonly headers: OutgoingHttpHeaders,
         /** The body was a batch: a JSON answer is an array. */
-        private readonly batch: boolean
+        private readonly batch: boolean,
+        private readonly sse: SseOptions = {}
     ) {}
 
     readonly notify = (notification: JSONRPCNotification): void => {
         if (this.res.destroyed) return;
-        (this.#stream ??= new SseStream(this.res, this.headers)).send(notification);
+        (this.#stream ??= new SseStream(this.res, this.headers, this.sse)).send(notification);
     };
 
     finish(answers: readonly (JSONRPCResponse | undefined)[]): void {
@@ -33,7 +34,7 @@ export class Reply {
             sendJson(this.res, 200, this.batch ? responses : responses[0], this.headers);
             return;
         }
-        const stream = (this.#stream ??= new SseStream(this.res, this.headers));
+        const stream = (this.#stream ??= new SseStream(this.res, this.headers, this.sse));
         for (const response of responses) stream.send(response);
         stream.close();
     }

@@ -5,7 +5,8 @@
  * /.well-known/oauth-protected-resource and its path-suffixed forms. The
  * document is public: any origin may read it (browser-based MCP clients fetch
  * it cross-origin), caches may keep it, and it is served only in jwt mode with
- * authorizationServers set (404 otherwise). A loopback listener's default
+ * authorization servers to name (authorizationServers, else the issuer; 404
+ * otherwise). A loopback listener's default
  * resource is served as the request's Host spells it (see resource-server.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -16,6 +16,7 @@
  */
 import { Agent } from 'undici';
 import { setLearnedSecrets } from '../../observability/redaction.js';
+import { outsideRequests } from '../../observability/request-context.js';
 import { backoffDelay, type BackoffPolicy } from '../backoff.js';
 import type { UpstreamCredentials } from './credentials.js';
 import { requestToken, TokenRequestError, type Grant, type TokenRequest } from './token-request.js';
@@ -93,7 +94,8 @@ export class ClientCredentialsSource implements UpstreamCredentials {
         if (this.#fetching !== undefined) return this.#fetching;
         const failure = this.#failure;
         if (failure !== undefined && Date.now() < failure.until) return Promise.reject(failure.error);
-        const fetching = this.#ask().finally(() => {
+        // Shared by every request that needs a token meanwhile, and its renewals after: no request's.
+        const fetching = outsideRequests(() => this.#ask()).finally(() => {
             if (this.#fetching === fetching) this.#fetching = undefined;
         });
         // Its waiters handle its failure, and a renewal ahead of expiry may have none.

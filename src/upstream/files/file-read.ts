@@ -2,18 +2,20 @@
  * Reads one prompt file for the files upstream, with as few system calls as
  * the answer needs: a file already read is stat'ed and read again only when
  * its stamp changed; a new file is opened once, and its stamp comes from that
- * handle (no separate stat). The bytes are bounded before and while reading,
- * and must be UTF-8.
+ * handle (no separate stat). Only a regular file is read, without blocking,
+ * its bytes bounded before and while reading (config/read-text-file.ts), and
+ * they must be UTF-8.
  */
-import { constants, type Stats } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { FileRefused, readRegularFile } from '../../config/read-text-file.js';
 import type { FileEntry } from './folder.js';
 import { MAX_PROMPT_FILE_BYTES, parsePromptFile, type ParseOutcome } from './prompt-file.js';
 
 export type FileRead =
     /** Its stamp is the one given: nothing to do. */
     | { kind: 'unchanged' }
-    /** Gone since the scan, or no longer a file: the next scan forgets it. */
+    /** Gone since the scan: the next scan forgets it. */
     | { kind: 'gone' }
     | { kind: 'read'; stamp: string; outcome: ParseOutcome };
 
@@ -25,41 +27,38 @@ const stampOf = (info: Stats) => `${info.ino}:${info.size}:${info.mtimeMs}`;
 
 const failed = (message: string): ParseOutcome => ({ ok: false, error: { line: undefined, message } });
 
+const LIMIT = { kind: 'prompt files', maxBytes: MAX_PROMPT_FILE_BYTES };
+
 /** `known` is the stamp the file had when last read, if it was. */
 export async function readPromptFile(entry: FileEntry, relativePath: string, known: string | undefined): Promise<FileRead> {
+    let read: { bytes: Buffer; info: Stats };
     try {
         if (known !== undefined && stampOf(await stat(entry.absolute)) === known) return { kind: 'unchanged' };
         // A regular file replaced by a link since the listing is not followed (it could point outside the folder).
-        const handle = await open(entry.absolute, entry.link ? constants.O_RDONLY : constants.O_RDONLY | constants.O_NOFOLLOW);
-        try {
-            const info = await handle.stat();
-            if (!info.isFile()) return { kind: 'gone' };
-            return { kind: 'read', ...(await readBounded(handle, info, relativePath)) };
-        } finally {
-            await handle.close();
-        }
+        read = await readRegularFile(entry.absolute, { ...LIMIT, followLinks: entry.link });
     } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'gone' };
-        if (code === 'ELOOP') return { kind: 'read', stamp: '', outcome: failed('became a symbolic link; not read') };
-        return { kind: 'read', stamp: '', outcome: failed(`cannot be read (${code ?? 'error'})`) };
+        return refused(error);
     }
+    return { kind: 'read', ...parseBytes(read.bytes, read.info, relativePath) };
 }
 
-type FileHandle = Awaited<ReturnType<typeof open>>;
+function refused(error: unknown): FileRead {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || (error instanceof FileRefused && error.reason === 'missing')) return { kind: 'gone' };
+    if (!(error instanceof FileRefused)) return { kind: 'read', stamp: '', outcome: failed(`cannot be read (${code ?? 'error'})`) };
+    // Stamped when the handle said what it is: left as refused until the file changes, not opened at every scan.
+    const stamp = error.info === undefined ? '' : stampOf(error.info);
+    if (error.reason === 'link') return { kind: 'read', stamp, outcome: failed('became a symbolic link; not read') };
+    return { kind: 'read', stamp, outcome: failed(`${error.message}; ${error.reason === 'too-large' ? 'split the prompt' : 'not read'}`) };
+}
 
-async function readBounded(handle: FileHandle, info: Stats, relativePath: string): Promise<{ stamp: string; outcome: ParseOutcome }> {
-    const stamp = stampOf(info);
-    const tooLarge = { stamp, outcome: failed(`larger than ${MAX_PROMPT_FILE_BYTES} bytes; split the prompt`) };
-    if (info.size > MAX_PROMPT_FILE_BYTES) return tooLarge;
-    // One byte more than its size: a read that fills it means the file grew while being read.
-    const buffer = Buffer.allocUnsafe(info.size + 1);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+function parseBytes(bytes: Buffer, info: Stats, relativePath: string): { stamp: string; outcome: ParseOutcome } {
     // Grown since the stat: an empty stamp has the next scan read it again (its writer's events bring one).
-    if (bytesRead > info.size) return { stamp: '', outcome: failed('changed while being read') };
+    if (bytes.length > info.size) return { stamp: '', outcome: failed('changed while being read') };
+    const stamp = stampOf(info);
     let text: string;
     try {
-        text = UTF8.decode(buffer.subarray(0, bytesRead));
+        text = UTF8.decode(bytes);
     } catch {
         return { stamp, outcome: failed('not UTF-8 text; save it as UTF-8') };
     }

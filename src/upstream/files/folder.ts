@@ -3,11 +3,14 @@
  * leaving out names starting with "." (`.git`, editors' swap files). Symbolic
  * links are followed only to files inside the folder; a linked folder is not
  * entered (no loops, no second copy). What is left out for a reason the
- * author should hear of becomes a problem. Files are not stat'ed here: a new
+ * author should hear of becomes a problem (a `*.md` that is a FIFO, socket or
+ * device among them). Files are not stat'ed here: a new
  * file's stamp comes from the handle it is read through (file-read.ts).
  */
+import type { Dirent } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { notRegularFile } from '../../config/read-text-file.js';
 import type { UpstreamProblem } from '../upstream.js';
 
 const MAX_FOLDER_DEPTH = 16;
@@ -73,7 +76,9 @@ async function walk(scan: FolderScan, context: Walk, directory: string, relative
         const absolute = path.join(directory, entry.name);
         const below = relative === '' ? entry.name : `${relative}/${entry.name}`;
         if (entry.isDirectory()) subfolders.push(walk(scan, context, absolute, below, depth + 1));
-        else if (entry.name.endsWith('.md') && (entry.isFile() || entry.isSymbolicLink())) {
+        else if (!entry.name.endsWith('.md')) continue;
+        else if (isSpecial(entry)) scan.problems.push({ source: below, message: `${notRegularFile(entry)}; not read` });
+        else {
             if (scan.files.size >= context.maxFiles) {
                 scan.truncated = true;
                 continue;
@@ -85,6 +90,9 @@ async function walk(scan: FolderScan, context: Walk, directory: string, relative
     }
     await Promise.all([...links, ...subfolders]);
 }
+
+/** A FIFO, socket or device: never opened (what a link points to is checked on the handle it is read through). */
+const isSpecial = (entry: Dirent) => entry.isFIFO() || entry.isSocket() || entry.isCharacterDevice() || entry.isBlockDevice();
 
 /** A link is followed only to a file inside the folder; what it points to is checked again when read. */
 async function checkLink(scan: FolderScan, context: Walk, absolute: string, below: string): Promise<void> {

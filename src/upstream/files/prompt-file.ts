@@ -68,7 +68,7 @@ export type ParseOutcome = { ok: true; file: PromptFile } | { ok: false; error: 
 
 /** `relativePath` is the file's path below the folder, with "/" separators (its default name). */
 export function parsePromptFile(source: string, relativePath: string): ParseOutcome {
-    if (Buffer.byteLength(source, 'utf8') > MAX_PROMPT_FILE_BYTES) return failure(undefined, `larger than ${MAX_PROMPT_FILE_BYTES} bytes; split the prompt`);
+    if (Buffer.byteLength(source, 'utf8') > MAX_PROMPT_FILE_BYTES) return failure(undefined, `larger than ${MAX_PROMPT_FILE_BYTES} bytes (the limit for prompt files); split the prompt`);
     const normalised = source.replace(/\r\n?/g, '\n').replace(/^\uFEFF/, '');
     const split = splitFrontMatter(normalised);
     if ('message' in split) return failure(split.line, split.message);

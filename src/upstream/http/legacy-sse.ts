@@ -10,6 +10,7 @@ import { SdkError, SdkErrorCode, type JSONRPCMessage } from '@modelcontextprotoc
 import { cancelledRequestId, isRequest } from '../../lib/json-rpc.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import { messageLimit } from '../oversized.js';
+import type { Forwarded } from '../transports.js';
 import { SseParser, type SseEvent } from './sse-parser.js';
 import { readEvents } from './sse-stream.js';
 import { HttpTransport } from './transport-base.js';
@@ -51,20 +52,20 @@ export class LegacySseTransport extends HttpTransport {
                     }
                 }
             });
-            readEvents(response, parser).then(
+            readEvents(response.body, parser, this.pace, exchange.signal).then(
                 () => this.#ended(exchange, undefined, reject),
                 (error: unknown) => this.#ended(exchange, error, reject)
             );
         });
     }
 
-    async send(message: JSONRPCMessage): Promise<void> {
+    async send(message: JSONRPCMessage, forwarded?: Forwarded): Promise<void> {
         const endpoint = this.#endpoint;
         if (endpoint === undefined || this.exchanges.closed) throw new SdkError(SdkErrorCode.NotConnected, 'Not connected');
         const cancelled = cancelledRequestId(message);
         if (cancelled !== undefined) this.exchanges.abort(cancelled);
         // Answered at once (202); the answer itself comes on the stream.
-        await this.postMessage(message, endpoint, isRequest(message) ? message.id : undefined);
+        await this.postMessage(message, endpoint, isRequest(message) ? message.id : undefined, forwarded);
     }
 
     /** The stream is over: before the endpoint event that fails start(), after it the connection. */

@@ -56,13 +56,23 @@ export class SseParser {
     #dataLines = 0;
     #afterCR = false;
     #started = false;
+    #lines = 0;
 
     constructor(options: SseParserOptions) {
         this.#options = options;
         this.#data = new ByteCollector(options.maxDataBytes);
     }
 
-    push(chunk: Buffer): void {
+    /** Lines read so far, of every kind (data, comments, other fields, the blank lines ending events): a stream's work. */
+    get lines(): number {
+        return this.#lines;
+    }
+
+    /**
+     * Parses `chunk` up to its end, or up to the end of its `maxLines`-th line: returns how many of its bytes were
+     * used, so the caller can push the rest later (after yielding to the event loop, or once a budget allows).
+     */
+    push(chunk: Buffer, maxLines = Number.POSITIVE_INFINITY): number {
         let start = 0;
         if (!this.#started) {
             this.#started = true;
@@ -72,18 +82,21 @@ export class SseParser {
             this.#afterCR = false;
             if (chunk[start] === LF) start++;
         }
+        const stopAt = this.#lines + maxLines;
         // Both line-end scans are native and remembered, so a chunk of many short lines is scanned once, not per line.
         let nextLF = chunk.indexOf(LF, start);
         let nextCR = chunk.indexOf(CR, start);
         while (start < chunk.length) {
+            if (this.#lines >= stopAt) return start;
             if (nextLF !== -1 && nextLF < start) nextLF = chunk.indexOf(LF, start);
             if (nextCR !== -1 && nextCR < start) nextCR = chunk.indexOf(CR, start);
             const end = nextLF === -1 ? nextCR : nextCR === -1 ? nextLF : Math.min(nextLF, nextCR);
             if (end === -1) {
                 this.#consume(chunk.subarray(start));
-                return;
+                return chunk.length;
             }
             this.#consume(chunk.subarray(start, end));
+            this.#lines++;
             this.#endLine();
             start = end + 1;
             if (chunk[end] === CR) {
@@ -91,6 +104,7 @@ export class SseParser {
                 else if (chunk[start] === LF) start++;
             }
         }
+        return chunk.length;
     }
 
     /** The stream ended: an event not closed by a blank line is dropped, as the format says. */

@@ -22,10 +22,10 @@
 import { SdkError, SdkErrorCode, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/client';
 import { encodeHeaderValue } from '../../lib/header-value.js';
 import { answeredId, cancelledRequestId, isRequest, isSpecReservedError, type RequestId } from '../../lib/json-rpc.js';
-import { currentForwardHeaders, currentRequestId } from '../../observability/request-context.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import { STATELESS_REVISION } from '../handshake.js';
 import { messageLimit, oversizedResponse, type ReadLimit } from '../oversized.js';
+import type { Forwarded } from '../transports.js';
 import { pause } from './exchanges.js';
 import { answerLimit, answersRequest, decodeMessages, messageFault } from './messages.js';
 import { SseParser } from './sse-parser.js';
@@ -37,8 +37,6 @@ import { discard, headerValue, isSuccess, mediaType, readBounded, type HttpRespo
 const DELETE_TIMEOUT_MS = 2000;
 /** How long an answer's SSE stream may stay open after the answer before its exchange is cut. */
 const ANSWERED_STREAM_GRACE_MS = 1000;
-/** The requests made on a client's behalf: its `Mcp-Param-*` headers go with them (list reads are the gateway's own). */
-const FORWARDED_FOR = new Set(['prompts/get', 'completion/complete']);
 /** The most read of a refusal's body (a JSON-RPC error is small). */
 const REFUSAL_BYTES = 64 * 1024;
 
@@ -55,13 +53,13 @@ export class StreamableHttpTransport extends HttpTransport {
 
     async start(): Promise<void> {}
 
-    async send(message: JSONRPCMessage): Promise<void> {
+    async send(message: JSONRPCMessage, forwarded?: Forwarded): Promise<void> {
         if (this.exchanges.closed) throw new SdkError(SdkErrorCode.NotConnected, 'Not connected');
-        if (isRequest(message)) return this.#request(message, currentRequestId(), FORWARDED_FOR.has(message.method) ? currentForwardHeaders() : undefined);
+        if (isRequest(message)) return this.#request(message, forwarded);
         const cancelled = cancelledRequestId(message);
         if (cancelled !== undefined) this.exchanges.abort(cancelled);
         if (this.#stateless) return;
-        const response = await this.postMessage(message, undefined, undefined);
+        const response = await this.postMessage(message, undefined, undefined, forwarded);
         if (response !== undefined && 'method' in message && message.method === 'notifications/initialized' && !this.#listening) {
             this.#listening = true;
             void this.#listen();
@@ -112,15 +110,19 @@ export class StreamableHttpTransport extends HttpTransport {
         }
     }
 
-    /** A request: its answer is a JSON body or an SSE stream, both read under the bound for its method. */
-    async #request(message: JSONRPCRequest, requestId: string | undefined, forwarded: Record<string, string> | undefined): Promise<void> {
+    /**
+     * A request: its answer is a JSON body or an SSE stream, both read under the bound for its method. It carries what
+     * it was given of the client request it serves, and nothing else of any client's.
+     */
+    async #request(message: JSONRPCRequest, forwarded: Forwarded | undefined): Promise<void> {
         const { id } = message;
+        const requestId = forwarded?.requestId;
         const exchange = this.exchanges.open(id);
         let streaming = false;
         try {
             const response = await this.http.request({
                 method: 'POST',
-                headers: this.headers({ ...forwarded, accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...this.#mirrored(message) }),
+                headers: this.headers({ ...forwarded?.headers, accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...this.#mirrored(message) }),
                 body: JSON.stringify(message),
                 signal: exchange.signal,
                 // The client times the request out and cancels it, which aborts this exchange.
@@ -195,7 +197,7 @@ export class StreamableHttpTransport extends HttpTransport {
         try {
             for (let response: HttpResponse | undefined = first; response !== undefined; ) {
                 try {
-                    await readEvents(response, parser);
+                    await readEvents(response.body, parser, this.pace, exchange.signal);
                 } catch (error) {
                     if (exchange.signal.aborted) return;
                     // Cut off mid-way: said at once, so the liveness check can find a dead server before the timeout.
@@ -234,7 +236,7 @@ export class StreamableHttpTransport extends HttpTransport {
             }
             while (response !== undefined) {
                 try {
-                    await readEvents(response, parser);
+                    await readEvents(response.body, parser, this.pace, exchange.signal);
                 } catch (error) {
                     if (exchange.signal.aborted) return;
                     this.report(error);

@@ -8,12 +8,13 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import type { UpstreamCredentials } from '../auth/credentials.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
-import type { UpstreamTransport } from '../transports.js';
+import type { Forwarded, UpstreamTransport } from '../transports.js';
 import type { RequestId } from '../../lib/json-rpc.js';
 import { Exchanges } from './exchanges.js';
 import type { ReadLimit } from '../oversized.js';
 import { decodeMessages, messageFault, type MessageLimits } from './messages.js';
 import type { SseEvent } from './sse-parser.js';
+import { streamPace } from '../flood.js';
 import { discard, isSuccess, mediaType, UpstreamHttp, type HttpCall, type HttpResponse } from './upstream-http.js';
 
 export interface HttpTransportOptions {
@@ -28,6 +29,8 @@ export interface HttpTransportOptions {
     maxConcurrency: number;
     /** Read when a message is read, so a reload applies to connections already open. */
     limits: () => MessageLimits;
+    /** The connection's streams brought more lines in a window than they are read at (see sse-stream.ts). */
+    onStreamFlood?: (() => void) | undefined;
 }
 
 /** Sockets beyond maxConcurrency: the GET stream, notifications (cancellations) and pings. */
@@ -40,6 +43,8 @@ export abstract class HttpTransport implements UpstreamTransport {
 
     protected readonly http: UpstreamHttp;
     protected readonly exchanges = new Exchanges();
+    /** Every stream of the connection is read at this pace, together. */
+    protected readonly pace = streamPace(() => this.options.onStreamFlood?.());
     #protocolVersion: string | undefined;
 
     constructor(protected readonly options: HttpTransportOptions) {
@@ -52,7 +57,7 @@ export abstract class HttpTransport implements UpstreamTransport {
     }
 
     abstract start(): Promise<void>;
-    abstract send(message: JSONRPCMessage): Promise<void>;
+    abstract send(message: JSONRPCMessage, forwarded?: Forwarded): Promise<void>;
 
     setProtocolVersion(version: string | undefined): void {
         this.#protocolVersion = version;
@@ -85,10 +90,11 @@ export abstract class HttpTransport implements UpstreamTransport {
 
     /**
      * A POST whose answer is only a status (a notification, a response, or a legacy request, answered on the
-     * stream), bounded by timeoutMs. The exchange belongs to `requestId` if given, so cancelling it aborts it.
+     * stream), bounded by timeoutMs. The exchange belongs to request `id` if given, so cancelling it aborts it; it
+     * carries the id of the client request it serves, if any (forwarded headers are for requests answered here).
      */
-    protected async postMessage(message: JSONRPCMessage, url: URL | undefined, requestId: RequestId | undefined): Promise<HttpResponse | undefined> {
-        const exchange = this.exchanges.open(requestId);
+    protected async postMessage(message: JSONRPCMessage, url: URL | undefined, id: RequestId | undefined, forwarded: Forwarded | undefined): Promise<HttpResponse | undefined> {
+        const exchange = this.exchanges.open(id);
         try {
             const response = await this.http.request({
                 method: 'POST',
@@ -96,7 +102,8 @@ export abstract class HttpTransport implements UpstreamTransport {
                 headers: this.headers({ accept: 'application/json, text/event-stream', 'content-type': 'application/json' }),
                 body: JSON.stringify(message),
                 signal: exchange.signal,
-                timeoutMs: this.options.timeoutMs
+                timeoutMs: this.options.timeoutMs,
+                requestId: forwarded?.requestId
             });
             await discard(response);
             if (!isSuccess(response)) throw new UpstreamHttpError(response.statusCode);
@@ -106,7 +113,7 @@ export abstract class HttpTransport implements UpstreamTransport {
             this.report(error);
             throw error;
         } finally {
-            this.exchanges.done(exchange, requestId);
+            this.exchanges.done(exchange, id);
         }
     }
 

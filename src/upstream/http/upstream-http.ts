@@ -2,15 +2,15 @@
  * The HTTP side of one connection to an upstream: a keep-alive undici Pool on
  * its origin, so requests reuse sockets and no more than a bounded number are
  * open at once, and the headers every request carries (the configured ones,
- * credentials from the URL or from `auth`, the X-Request-Id of the client
- * request being served). A request refused with 401 while carrying a token
- * that can be renewed is sent once more with a new one. Bodies are Node
- * streams, read by the caller under its own bounds.
+ * credentials from the URL or from `auth`; the X-Request-Id of the client
+ * request served, when the caller names one). A request refused with 401
+ * while carrying a token that can be renewed is sent once more with a new
+ * one. Bodies are Node streams, read by the caller under its own bounds.
  */
 import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamCredentials } from '../auth/credentials.js';
 import { urlCredentials } from '../../lib/url-credentials.js';
-import { currentRequestId, REQUEST_ID_HEADER } from '../../observability/request-context.js';
+import { REQUEST_ID_HEADER } from '../../observability/request-context.js';
 import { ByteCollector, type Collected } from './byte-collector.js';
 
 export interface UpstreamHttpOptions {
@@ -37,7 +37,7 @@ export interface HttpCall {
      * long and for requests the caller times out itself.
      */
     timeoutMs: number;
-    /** The id of the client request this call serves, if other than the current one (a stream resumed later). */
+    /** The id of the client request this call serves, sent as X-Request-Id; none for the gateway's own calls. */
     requestId?: string | undefined;
 }
 
@@ -83,7 +83,7 @@ export class UpstreamHttp {
 
     #send(call: HttpCall, authorization: string | undefined): Promise<HttpResponse> {
         const url = call.url ?? this.#url;
-        const requestId = call.requestId ?? currentRequestId();
+        const { requestId } = call;
         const headers = {
             ...this.#headers,
             ...(authorization === undefined ? {} : { authorization }),
