@@ -126,7 +126,13 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
                   observer: telemetry.upstreamObserver
               })
     );
-    const catalog: Catalog = new Catalog({ naming: { separator: config.namespace.separator }, logger, notifications: config.notifications, onCacheRead: telemetry.cacheRead });
+    const catalog: Catalog = new Catalog({
+        naming: { separator: config.namespace.separator },
+        logger,
+        notifications: config.notifications,
+        onCacheRead: telemetry.cacheRead,
+        relist: () => config.caching
+    });
     let cursors = new CursorCodec(config.cursorSecret);
     let requestStates = new RequestStates(config.cursorSecret);
     let policy = compilePolicy(config);
@@ -157,7 +163,9 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
     });
     const subscriptions = new Subscriptions(delivery, () => config.subscriptions);
     const inFlight = new InFlight();
-    const dispatcher = new Dispatcher({ service, inFlight, logger, ttlMs: () => ({ list: config.caching.listTtlMs, discover: config.caching.discoverTtlMs }) });
+    // A list is not worth keeping longer than the gateway can vouch for it.
+    const listTtlMs = () => Math.min(config.caching.listTtlMs, catalog.freshForMs() ?? Infinity);
+    const dispatcher = new Dispatcher({ service, inFlight, logger, ttlMs: () => ({ list: listTtlMs(), discover: config.caching.discoverTtlMs }) });
     let endpoint: Endpoint | undefined;
     let admin: AdminServer | undefined;
     let closing: Promise<void> | undefined;

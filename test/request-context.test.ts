@@ -75,6 +75,8 @@ async function startRecordingUpstream(t: TestContext, era: 'stateless' | 'handsh
         });
     });
 
+    const announced: { name: string }[] = [];
+
     function serve(message: { id: number; method: string; params?: Seen['params'] }, res: ServerResponse): void {
         switch (message.method) {
             case 'initialize': {
@@ -91,10 +93,12 @@ async function startRecordingUpstream(t: TestContext, era: 'stateless' | 'handsh
                 return answer(res, message.id, {});
             case 'prompts/list':
                 if (failLists) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: 'list broke' } }));
-                return answer(res, message.id, { ...envelope, prompts: PROMPTS, ...(stateless ? { ttlMs: 0, cacheScope: 'public' } : {}) });
+                return answer(res, message.id, { ...envelope, prompts: [...PROMPTS, ...announced], ...(stateless ? { ttlMs: 0, cacheScope: 'public' } : {}) });
             case 'prompts/get':
                 if (message.params?.name === 'fail') return void res.writeHead(500, { 'content-type': 'text/plain' }).end('no');
                 if (message.params?.name === 'announce') {
+                    // A real change, so the list read again differs (an unchanged one is kept as it is: nothing to rebuild).
+                    announced.push({ name: `announced-${announced.length + 1}` });
                     const events = [{ jsonrpc: '2.0', method: 'notifications/prompts/list_changed' }, { jsonrpc: '2.0', id: message.id, result: { messages: [] } }];
                     return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end(events.map(event => `data: ${JSON.stringify(event)}\n\n`).join(''));
                 }

@@ -102,13 +102,13 @@ function policyFor(options: NarrowClientsOptions) {
     );
     const policy = compilePolicy(config);
     const caller = (scope: string): Caller => ({ scope, visible: policy.access.visibility(scope) });
-    return { ids, separator: config.namespace.separator, notifications: config.notifications, narrow: caller('narrow'), half: caller('half'), wide: caller('wide') };
+    return { ids, separator: config.namespace.separator, notifications: config.notifications, relist: config.caching, narrow: caller('narrow'), half: caller('half'), wide: caller('wide') };
 }
 
 export async function measureNarrowClients(options: NarrowClientsOptions): Promise<NarrowClientsResult> {
-    const { ids, separator, notifications, narrow, half, wide } = policyFor(options);
+    const { ids, separator, notifications, relist, narrow, half, wide } = policyFor(options);
     const prompts = Array.from({ length: options.promptsEach }, (_, i) => benchPrompt(i));
-    const catalog = new Catalog({ naming: { separator }, logger: silentLogger, notifications });
+    const catalog = new Catalog({ naming: { separator }, logger: silentLogger, notifications, relist: () => relist });
     try {
         catalog.setUpstreams(ids.map(id => new FakeUpstream(id, prompts)));
         await catalog.warm();

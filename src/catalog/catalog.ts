@@ -16,7 +16,7 @@ import { Bus } from '../lib/bus.js';
 import { describeError, type Logger } from '../observability/logger.js';
 import { Coalescer } from './coalescer.js';
 import { CuratedLists } from './curated-lists.js';
-import { UpstreamListCache, type UpstreamList } from './list-cache.js';
+import { UpstreamListCache, type RelistPolicy, type UpstreamList } from './list-cache.js';
 import { nameTable, type NamingRule } from './names.js';
 import type { OverrideReport, UpstreamOverrides } from './overrides.js';
 import type { Segment } from './paginate.js';
@@ -56,6 +56,8 @@ export interface CatalogOptions {
     historyMaxNames?: number;
     /** Told of every read of an upstream's cached list (see UpstreamListCache). */
     onCacheRead?: (upstreamId: string, hit: boolean) => void;
+    /** How often lists of upstreams that cannot announce changes are read again; read as lists land. */
+    relist: () => RelistPolicy;
 }
 
 interface Member {
@@ -80,6 +82,7 @@ export class Catalog {
     #closed = false;
     readonly #log: Logger;
     readonly #onCacheRead: CatalogOptions['onCacheRead'];
+    readonly #relist: CatalogOptions['relist'];
 
     /** Starts empty; `setUpstreams` brings the upstreams in. */
     constructor(options: CatalogOptions) {
@@ -87,6 +90,7 @@ export class Catalog {
         this.#naming = options.naming;
         this.#curated = new CuratedLists(options.logger);
         this.#onCacheRead = options.onCacheRead;
+        this.#relist = options.relist;
         this.changes = new Bus(error => this.#log.error({ err: describeError(error) }, 'catalog change listener failed'));
         this.#history = new LRUCache({ maxSize: options.historyMaxNames ?? 200_000, sizeCalculation: names => names.length + 1 });
         this.#coalescer = this.#newCoalescer(options.notifications);
@@ -120,7 +124,8 @@ export class Catalog {
                     logger: this.#log,
                     remember: (id, list) => this.#history.set(historyKey(id, list.version), list.names),
                     onLateList: id => this.#coalescer.push(id),
-                    onRead: this.#onCacheRead
+                    onRead: this.#onCacheRead,
+                    relist: this.#relist
                 }),
                 unsubscribe: upstream.events.subscribe(event => this.#onUpstreamEvent(event))
             });
@@ -129,6 +134,7 @@ export class Catalog {
         for (const [id, member] of this.#members) {
             if (next.get(id) === member) continue;
             member.unsubscribe();
+            member.cache.close();
             this.#coalescer.push(id);
         }
         this.#members = next;
@@ -203,7 +209,23 @@ export class Catalog {
     close(): void {
         this.#closed = true;
         this.#coalescer.discard();
-        for (const member of this.#members.values()) member.unsubscribe();
+        for (const member of this.#members.values()) {
+            member.unsubscribe();
+            member.cache.close();
+        }
+    }
+
+    /**
+     * How much longer the gateway can vouch for the merged list: until the soonest any connected upstream's list may
+     * have changed unannounced (see UpstreamListCache.freshUntil); undefined when every one announces its changes.
+     */
+    freshForMs(): number | undefined {
+        let soonest = Infinity;
+        for (const { cache } of this.#members.values()) {
+            const until = cache.upstream.state === 'ready' ? cache.freshUntil : undefined;
+            if (until !== undefined) soonest = Math.min(soonest, until);
+        }
+        return soonest === Infinity ? undefined : Math.max(0, soonest - Date.now());
     }
 
     #newCoalescer(timing: CatalogOptions['notifications']): Coalescer<string> {
@@ -233,6 +255,10 @@ export class Catalog {
         if (event.type === 'state' && event.state !== 'ready' && event.previous !== 'ready') return;
         const member = this.#members.get(event.upstreamId);
         if (member === undefined) return;
+        if (event.type === 'announcing') {
+            if (member.cache.announcingChanged()) this.#coalescer.push(event.upstreamId);
+            return;
+        }
         if (event.type === 'prompts-changed') member.cache.listChanged();
         else member.cache.connectionChanged();
         this.#coalescer.push(event.upstreamId);

@@ -10,6 +10,15 @@
  * read serves the last good list and is not retried for a few seconds, however
  * many changes the upstream announces, so one failing upstream does not slow
  * every request down.
+ *
+ * Freshness: the list of an upstream that announces its changes (a live
+ * channel the gateway hears them on) is vouched for without end, whatever
+ * `ttlMs` it gives. One that cannot announce is vouched for as long as its own
+ * `ttlMs` says (2026-07-28), else for the re-list interval, counted from the
+ * read (or from when it stopped announcing); it is then read again on a
+ * schedule (never more often than the floor), and a change found is told to
+ * the catalog like a late list. A list read again unchanged is the same
+ * object, so nothing downstream of it is rebuilt or announced.
  */
 import type { Prompt } from '@modelcontextprotocol/client';
 import { withDeadline } from '../lib/deadline.js';
@@ -27,18 +36,32 @@ export interface UpstreamList {
     version: string;
 }
 
+/** How often lists that cannot be announced are read again (caching.relistIntervalMs, caching.minRelistIntervalMs). */
+export interface RelistPolicy {
+    relistIntervalMs: number;
+    /** No upstream is read on a schedule more often than this, whatever its ttlMs. */
+    minRelistIntervalMs: number;
+}
+
 export interface ListCacheOptions {
     logger: Logger;
     /** Every list read is recorded here, so cursors cut from it can resume exactly later. */
     remember: (upstreamId: string, list: UpstreamList) => void;
-    /** A fetch that outlived its readers' wait has landed: the view changed without an upstream event. */
+    /**
+     * The view changed without an upstream event: a fetch that outlived its readers' wait has landed, or a scheduled
+     * read found a new list.
+     */
     onLateList: (upstreamId: string) => void;
+    /** Read when a list lands, so a reload applies from the next read on. */
+    relist: () => RelistPolicy;
     /** Each read of a connected upstream's list: a hit when the cached list was current, else a miss. */
     onRead?: (upstreamId: string, hit: boolean) => void;
 }
 
 /** How long a failed list read is not retried. */
 const LIST_RETRY_MS = 5000;
+/** The longest wait for a scheduled read, whatever ttlMs an upstream gives (a timer cannot wait much over 24 days). */
+const MAX_RELIST_MS = 86_400_000;
 
 export class UpstreamListCache {
     #list: UpstreamList | undefined;
@@ -51,6 +74,14 @@ export class UpstreamListCache {
     #retryAfter = 0;
     /** Readers of the refresh in flight were served the last good list: later ones need not wait either. */
     #servedStale = false;
+    /** Until when (epoch ms) the list is vouched for; undefined while the upstream announces its changes itself. */
+    #freshUntil: number | undefined;
+    /** Delay of the scheduled read after each read; undefined: none. */
+    #relistMs: number | undefined;
+    /** The `ttlMs` the last list read on this connection came with, if it came with one. */
+    #lastTtlMs: number | undefined;
+    #relistTimer: NodeJS.Timeout | undefined;
+    #closed = false;
 
     constructor(
         readonly upstream: UpstreamPort,
@@ -63,9 +94,37 @@ export class UpstreamListCache {
         if (this.#refreshing !== undefined) this.#dirty = true;
     }
 
+    /** Until when (epoch ms) the current list can be vouched for: undefined when the upstream announces its changes. */
+    get freshUntil(): number | undefined {
+        return this.#freshUntil;
+    }
+
+    /** The upstream left the catalog: no more scheduled reads. */
+    close(): void {
+        this.#closed = true;
+        clearTimeout(this.#relistTimer);
+    }
+
+    /**
+     * The upstream's channel for its changes opened or closed (a 2026-07-28 upstream's subscription acknowledged, or
+     * dropped). True when the list must be read again: changes made while it could not announce went unheard, and
+     * the list is vouched for again only once read on the open channel. From a drop on, it is vouched for as one that
+     * cannot announce, counted from the drop (every change before it was heard).
+     */
+    announcingChanged(): boolean {
+        if (this.upstream.announcesChanges) {
+            this.listChanged();
+            return true;
+        }
+        if (this.#lastGood !== undefined) this.#keepFresh(Date.now(), this.#lastTtlMs);
+        return false;
+    }
+
     /** The upstream connected or went away: nothing read before may be served. */
     connectionChanged(): void {
         this.#connection++;
+        clearTimeout(this.#relistTimer);
+        this.#freshUntil = this.#relistMs = this.#lastTtlMs = undefined;
         this.#list = undefined;
         this.#lastGood = undefined;
         this.#refreshing = undefined;
@@ -80,12 +139,57 @@ export class UpstreamListCache {
         if (this.#list !== undefined) return this.#list;
         if (this.#refreshing !== undefined) return this.#servedStale ? this.#lastGood : this.#within(this.#refreshing);
         if (Date.now() < this.#retryAfter) return this.#lastGood;
+        return this.#within(this.#startRefresh());
+    }
+
+    #startRefresh(): Promise<UpstreamList | undefined> {
         // Shared by every reader that comes meanwhile: it is no reader's, carries none's headers and its lines name none.
         const refreshing = outsideRequests(() => this.#refresh()).finally(() => {
             if (this.#refreshing === refreshing) this.#refreshing = undefined;
         });
         this.#refreshing = refreshing;
-        return this.#within(refreshing);
+        return refreshing;
+    }
+
+    /**
+     * The scheduled read: the current list keeps being served meanwhile (readers do not wait for a read nobody asked
+     * for), and only a list that differs is news.
+     */
+    async #relist(): Promise<void> {
+        this.#relistTimer = undefined;
+        if (this.#closed || this.upstream.state !== 'ready') return;
+        // A read in flight schedules the next one itself when it lands.
+        if (this.#refreshing !== undefined) return;
+        const before = this.#lastGood;
+        const after = await this.#startRefresh();
+        if (after !== undefined && after !== before) this.options.onLateList(this.upstream.id);
+    }
+
+    /**
+     * The one rule of freshness: after a read on the current connection (or a change of whether the upstream
+     * announces), how long its list is vouched for from `since`, and when to read it again.
+     */
+    #keepFresh(since: number, ttlMs: number | undefined): void {
+        this.#lastTtlMs = ttlMs;
+        const policy = this.options.relist();
+        const interval = this.upstream.config.relistIntervalMs ?? policy.relistIntervalMs;
+        // The gateway hears every change of an upstream that announces them, so it needs no hint of how long a list
+        // holds. Of one that cannot, its own ttlMs is its word on that; without one, the re-list interval.
+        const vouchMs = this.upstream.announcesChanges ? undefined : (ttlMs ?? interval);
+        this.#freshUntil = vouchMs === undefined ? undefined : since + vouchMs;
+        this.#relistMs = vouchMs === undefined ? undefined : Math.min(MAX_RELIST_MS, Math.max(policy.minRelistIntervalMs, vouchMs));
+        this.#scheduleRelist();
+    }
+
+    /** `atLeastMs`: after a failed read, the schedule is no excuse to ask a failing upstream more often than reads may. */
+    #scheduleRelist(atLeastMs = 0): void {
+        clearTimeout(this.#relistTimer);
+        this.#relistTimer = undefined;
+        if (this.#closed || this.#relistMs === undefined) return;
+        const delay = Math.max(atLeastMs, this.#relistMs);
+        // Set while some client's read is served, the timer must not run its read as part of that client's request.
+        this.#relistTimer = outsideRequests(() => setTimeout(() => void this.#relist(), delay));
+        this.#relistTimer.unref();
     }
 
     async #within(refreshing: Promise<UpstreamList | undefined>): Promise<UpstreamList | undefined> {
@@ -105,9 +209,12 @@ export class UpstreamListCache {
     async #refresh(): Promise<UpstreamList | undefined> {
         const connection = this.#connection;
         const upstream = this.upstream;
+        const started = Date.now();
         try {
-            const list = this.#toList((await upstream.listPrompts()).items);
+            const listing = await upstream.listPrompts();
+            const list = this.#toList(listing.items);
             if (this.#connection !== connection) return list;
+            this.#keepFresh(started, listing.ttlMs);
             this.#lastGood = list;
             // Changed meanwhile: serve this result, read again on the next request.
             if (!this.#dirty) this.#list = list;
@@ -126,6 +233,8 @@ export class UpstreamListCache {
                 this.#retryAfter = Date.now() + LIST_RETRY_MS;
                 this.#dirty = false;
                 this.#servedStale = false;
+                // What was vouched for still expires; the schedule keeps trying.
+                this.#scheduleRelist(LIST_RETRY_MS);
             }
             return this.#lastGood;
         }
@@ -145,7 +254,11 @@ export class UpstreamListCache {
             digests.push(digest);
         }
         const names = prompts.map(prompt => prompt.name);
-        const list = { prompts, digests, names, version: shortDigest(JSON.stringify(names)) };
+        const version = shortDigest(JSON.stringify(names));
+        // The same names and definitions as before: the same list, so nothing built from it is built again.
+        const previous = this.#lastGood;
+        const same = previous?.version === version && previous.digests.every((digest, index) => digest === digests[index]);
+        const list = same ? previous : { prompts, digests, names, version };
         this.options.remember(this.upstream.id, list);
         return list;
     }

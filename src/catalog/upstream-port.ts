@@ -57,11 +57,13 @@ export interface CallControl {
 
 /**
  * The catalog tells only "ready" (requests can be sent) from every other state. An upstream's list is read
- * again after a list change, and dropped when it enters or leaves "ready".
+ * again after a list change, and dropped when it enters or leaves "ready". `announcing`: whether it announces its
+ * changes (`announcesChanges`) changed while connected (a 2026-07-28 upstream's subscription acknowledged or dropped).
  */
 export type UpstreamPortEvent =
     | { type: 'state'; upstreamId: string; state: string; previous: string }
-    | { type: 'prompts-changed'; upstreamId: string };
+    | { type: 'prompts-changed'; upstreamId: string }
+    | { type: 'announcing'; upstreamId: string };
 
 export interface UpstreamPort {
     readonly id: string;
@@ -71,9 +73,18 @@ export interface UpstreamPort {
         readonly timeoutMs?: number;
         /** Whether its prompts are exposed as `<id><separator><name>`. */
         readonly namespace: boolean;
+        /** How often its list is read again when it cannot announce changes (else caching.relistIntervalMs). */
+        readonly relistIntervalMs?: number | undefined;
     };
+    /**
+     * Whether it tells of every change to its list through a live channel (list_changed on a 2025 session that
+     * declared it, a 2026-07-28 subscription acknowledged and open, a watched folder): if not, its list is read again
+     * on a schedule. Read after every list read, and on each `announcing` event.
+     */
+    readonly announcesChanges: boolean;
     readonly events: { subscribe(listener: (event: UpstreamPortEvent) => void): () => void };
-    listPrompts(): Promise<{ items: readonly ListedPrompt[] }>;
+    /** `ttlMs`: how long the upstream itself says its list holds (a 2026-07-28 upstream's caching hint), if it says. */
+    listPrompts(): Promise<{ items: readonly ListedPrompt[]; ttlMs?: number | undefined }>;
     getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl, continuation?: Continuation): Promise<GetPromptResult | InputRequired>;
     /** undefined when the upstream does not offer completions. */
     complete(params: CompleteRequest['params'], control?: CallControl): Promise<CompleteResult | undefined>;

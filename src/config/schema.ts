@@ -38,6 +38,9 @@ const plainValue = z.string().regex(/^[^\0\r\n]*$/, { message: 'must not contain
 
 const stringMap = (what: string) => z.record(z.string(), plainValue).default({}).describe(what);
 
+/** How often an upstream that cannot announce changes is listed again (caching, and per upstream). */
+const relistIntervalMs = z.number().int().min(100).max(86_400_000);
+
 const reconnectFields = {
     initialMs: z.number().int().min(1).max(600_000).describe('Delay before the first reconnect attempt; it doubles after each failure.'),
     maxMs: z.number().int().min(1).max(3_600_000).describe('Longest delay between reconnect attempts.')
@@ -104,7 +107,8 @@ const commonUpstreamFields = {
     reconnect: z
         .strictObject({ initialMs: reconnectFields.initialMs.optional(), maxMs: reconnectFields.maxMs.optional() })
         .optional()
-        .describe('Overrides the global reconnect backoff for this upstream.')
+        .describe('Overrides the global reconnect backoff for this upstream.'),
+    relistIntervalMs: relistIntervalMs.optional().describe('Overrides caching.relistIntervalMs for this upstream (used only when it cannot announce changes).')
 };
 
 const { id: _id, ...settingsOfEveryUpstream } = commonUpstreamFields;
@@ -316,7 +320,19 @@ export const GatewayConfigSchema = z
                     .min(0)
                     .max(86_400_000)
                     .default(300_000)
-                    .describe('ttlMs on server/discover results (versions and capabilities change only with a reload).')
+                    .describe('ttlMs on server/discover results (versions and capabilities change only with a reload).'),
+                relistIntervalMs: relistIntervalMs
+                    .default(60_000)
+                    .describe(
+                        'How often the list of an upstream that cannot announce changes (no listChanged capability, or a 2026-07-28 upstream without an acknowledged subscriptions/listen) is read again; a change found is announced to the clients that see it. The ttlMs such a 2026-07-28 upstream gives takes its place. Upstreams that announce their changes are never read on a schedule. listTtlMs is never longer than the gateway can vouch for.'
+                    ),
+                minRelistIntervalMs: z
+                    .number()
+                    .int()
+                    .min(100)
+                    .max(3_600_000)
+                    .default(1000)
+                    .describe('No upstream list is read on a schedule more often than this, whatever ttlMs the upstream gives (even 0).')
             })
             .prefault({})
             .describe('Caching hints for 2026-07-28 clients.'),

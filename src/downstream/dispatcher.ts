@@ -75,7 +75,10 @@ export interface DispatcherOptions {
     service: PromptService;
     inFlight: InFlight;
     logger: Logger;
-    /** caching.listTtlMs and caching.discoverTtlMs, read per request (a reload applies them at once). */
+    /**
+     * ttlMs of list pages (caching.listTtlMs, or less while the gateway cannot vouch for its lists that long) and of
+     * server/discover (caching.discoverTtlMs), read per request (a reload applies them at once).
+     */
     ttlMs: () => { list: number; discover: number };
 }
 

@@ -17,13 +17,13 @@ import { FaultLog } from './fault-log.js';
 import { FloodDetector, STREAM_FLOOD } from './flood.js';
 import { ProbeEndedConnection, STATELESS_REVISION, type Era } from './handshake.js';
 import { childOutputLog } from './output-log.js';
-import { collectPages, type Collected } from './pages.js';
-import { boundPrompt, type PromptLimits, type UpstreamPrompt } from './prompt-bounds.js';
+import { collectPages } from './pages.js';
+import { boundPrompt, type PromptLimits } from './prompt-bounds.js';
 import { isCompleteResult, isGetPromptAnswer, isPromptPage, withoutEnvelope, type InputRequired } from './result-schemas.js';
 import type { RpcClient } from './rpc-client.js';
 import { UpstreamSession, type CallControl, type UpstreamMethod } from './session.js';
 import type { StdioHooks, WireProtocol } from './transports.js';
-import type { GatewayUpstream, UpstreamEvent, UpstreamState } from './upstream.js';
+import type { GatewayUpstream, UpstreamEvent, UpstreamListing, UpstreamState } from './upstream.js';
 
 const COMPLETIONS_CAPABILITY_SINCE = '2025-03-26';
 
@@ -163,18 +163,26 @@ export class UpstreamConnection implements GatewayUpstream {
         this.#faults.report(kind, message, details);
     }
 
+    /** Whether the session tells of every change to its list (see UpstreamSession.announcesChanges). */
+    get announcesChanges(): boolean {
+        const session = this.#state === 'ready' ? this.#session : undefined;
+        return session?.announcesChanges ?? true;
+    }
+
     /**
      * Every prompt of the upstream, read page by page; empty if it has no prompts capability. Prompts over the
-     * limits are left out, each counted as a fault.
+     * limits are left out, each counted as a fault. A 2026-07-28 upstream's `ttlMs` is the shortest of its pages'.
      */
-    async listPrompts(): Promise<Collected<UpstreamPrompt>> {
+    async listPrompts(): Promise<UpstreamListing> {
         const session = this.#readySession();
         if (session.profile.capabilities.prompts === undefined) return { items: [] };
         const limits = this.options.limits();
+        let ttlMs: number | undefined;
         // Each prompt is bounded as its page arrives: what is held while the list is read is what passed.
         const collected = await collectPages(
             async cursor => {
                 const page = await session.call('prompts/list', cursor === undefined ? {} : { cursor }, isPromptPage);
+                if (session.stateless) ttlMs = shorterTtl(ttlMs, page.ttlMs);
                 return { items: page.prompts, nextCursor: page.nextCursor };
             },
             { maxPages: MAX_LIST_PAGES, maxItems: limits.maxPromptsPerUpstream, maxBytes: limits.maxListBytes },
@@ -189,7 +197,7 @@ export class UpstreamConnection implements GatewayUpstream {
         if (collected.truncated !== undefined) {
             this.reportFault('list_truncated', 'upstream prompt list cut short', { reason: collected.truncated, prompts: collected.items.length });
         }
-        return collected;
+        return ttlMs === undefined ? collected : { ...collected, ttlMs };
     }
 
     /** A prompt, or a 2026-07-28 upstream's request for input first; `continuation` is the retry with that input. */
@@ -266,6 +274,10 @@ export class UpstreamConnection implements GatewayUpstream {
                 bulkhead: this.#bulkhead,
                 reportFault: (kind, message, details) => this.reportFault(kind, message, details),
                 onListChanged: () => this.#listChanged(),
+                // Until the session is this connection's, its reads have not begun: they will find it as it is then.
+                onAnnouncingChanged: changed => {
+                    if (changed === this.#session) this.events.publish({ type: 'announcing', upstreamId: this.id });
+                },
                 onRequest: (method, seconds) => this.options.observer?.request(this.id, method, seconds),
                 onLost: (lost, reason) => this.#drop(lost, reason),
                 onStray: kind =>
@@ -333,4 +345,10 @@ export class UpstreamConnection implements GatewayUpstream {
         this.#state = state;
         this.events.publish({ type: 'state', upstreamId: this.id, state, previous });
     }
+}
+
+/** The shorter of two caching hints; a page's hint that is not a whole number of milliseconds >= 0 counts as none. */
+function shorterTtl(known: number | undefined, hint: unknown): number | undefined {
+    if (typeof hint !== 'number' || !Number.isSafeInteger(hint) || hint < 0) return known;
+    return known === undefined ? hint : Math.min(known, hint);
 }

@@ -54,7 +54,8 @@ export async function collectPages<T, K>(
             bytes += admitted.bytes;
             items.push(admitted.kept);
         }
-        if (page.nextCursor === undefined || page.nextCursor === '') return { items };
+        // Only an absent cursor ends the list: "" is a cursor like any other (2026-07-28 says so outright).
+        if (page.nextCursor === undefined) return { items };
         const seen = shortDigest(page.nextCursor);
         if (seenCursors.has(seen)) return { items, truncated: 'cursor-loop' };
         seenCursors.add(seen);

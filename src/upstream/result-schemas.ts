@@ -153,6 +153,8 @@ function isPrompt(value: unknown): boolean {
 export interface PromptPage {
     prompts: Prompt[];
     nextCursor?: string;
+    /** A 2026-07-28 server's caching hint, as sent: checked where it is read. */
+    ttlMs?: unknown;
 }
 
 export const isPromptPage: ResultGuard<PromptPage> = (value): value is PromptPage =>

@@ -34,6 +34,11 @@ interface RpcRequestOptions {
     signal?: AbortSignal | undefined;
     /** Asks the upstream for progress (under a token of the client's own) and hears it. */
     onProgress?: ((progress: Progress) => void) | undefined;
+    /**
+     * For a `subscriptions/listen` request: hears `notifications/subscriptions/acknowledged` for it (the notification
+     * names the request's id), with the notification types the upstream agreed to send.
+     */
+    onAcknowledged?: ((notifications: Params) => void) | undefined;
     /** What the request carries of the client request it serves; its cancellation carries the same request id. */
     forwarded?: Forwarded | undefined;
 }
@@ -67,12 +72,16 @@ interface Pending {
     timer: NodeJS.Timeout | undefined;
     totalTimer: NodeJS.Timeout | undefined;
     onProgress: ((progress: Progress) => void) | undefined;
+    onAcknowledged: ((notifications: Params) => void) | undefined;
     signal: AbortSignal | undefined;
     onAbort: (() => void) | undefined;
     forwarded: Forwarded | undefined;
 }
 
 const METHOD_NOT_FOUND = { code: ProtocolErrorCode.MethodNotFound, message: 'Method not found' };
+
+/** Where a 2026-07-28 server names the subscription (the listen request's id) a notification belongs to. */
+const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 
 /** How many given-up requests are remembered for their late answers: the oldest are forgotten first. */
 const ABANDONED_REMEMBERED = 1024;
@@ -139,6 +148,7 @@ export class RpcClient {
                 timer: Number.isFinite(options.timeoutMs) ? setTimeout(this.#timedOut, options.timeoutMs, id) : undefined,
                 totalTimer: onProgress === undefined || options.maxTotalTimeoutMs === undefined ? undefined : setTimeout(this.#timedOutInAll, options.maxTotalTimeoutMs, id, options.maxTotalTimeoutMs),
                 onProgress,
+                onAcknowledged: options.onAcknowledged,
                 signal,
                 onAbort: undefined,
                 forwarded
@@ -206,6 +216,7 @@ export class RpcClient {
     #notification(method: string, params: Params | undefined): void {
         if (method === 'notifications/prompts/list_changed') return this.#events.onListChanged();
         if (method === 'notifications/progress') return this.#progress(params);
+        if (method === 'notifications/subscriptions/acknowledged') return this.#acknowledged(params);
         // Logging, other lists' changes, cancellations of its own requests: nothing the gateway acts on.
     }
 
@@ -223,6 +234,19 @@ export class RpcClient {
         pending.timer?.refresh();
         try {
             pending.onProgress({ progress, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) });
+        } catch (error) {
+            this.#events.onError(error instanceof Error ? error : new Error(String(error)));
+        }
+    }
+
+    /** An acknowledgement for a listen request in flight that asked to hear it; any other is dropped. */
+    #acknowledged(params: Params | undefined): void {
+        const named = (params?._meta as Params | undefined)?.[SUBSCRIPTION_ID];
+        const pending = typeof named === 'number' || typeof named === 'string' ? this.#pending.get(named) : undefined;
+        const agreed = params?.notifications;
+        if (pending?.onAcknowledged === undefined || typeof agreed !== 'object' || agreed === null || Array.isArray(agreed)) return;
+        try {
+            pending.onAcknowledged(agreed as Params);
         } catch (error) {
             this.#events.onError(error instanceof Error ? error : new Error(String(error)));
         }

@@ -25,6 +25,11 @@ const RELISTEN_MS = 1000;
 export interface SessionOptions extends Omit<OpenClientOptions, 'events'> {
     bulkhead: Bulkhead;
     onListChanged: () => void;
+    /**
+     * Whether it announces its changes (`announcesChanges`) changed: a 2026-07-28 upstream's subscription was
+     * acknowledged, or it ended. Never called after the session ended.
+     */
+    onAnnouncingChanged: (session: UpstreamSession) => void;
     /** An answer to no request in flight, or progress for none, was dropped. */
     onStray: (kind: 'answer' | 'progress') => void;
     /** Every request's time, from the call until it settled (a wait for a bulkhead slot included). */
@@ -50,6 +55,8 @@ export class UpstreamSession {
     readonly #liveness: Liveness;
     #ended = false;
     #relisten: NodeJS.Timeout | undefined;
+    /** A stateless upstream's subscription to its prompt list's changes is acknowledged and open. */
+    #listening = false;
 
     private constructor(
         readonly client: RpcClient,
@@ -90,8 +97,19 @@ export class UpstreamSession {
         // Closed between the end of its handshake and here, while its onClosed had no session to tell.
         if (client.closed) throw new UpstreamFailedError(options.config.id, 'connection closed', undefined);
         const session = (opening.session = new UpstreamSession(client, profile, wire, options));
-        if (session.stateless && profile.capabilities.prompts?.listChanged === true) session.#listen(false);
+        if (session.stateless && profile.capabilities.prompts?.listChanged === true) session.#listen();
         return session;
+    }
+
+    /**
+     * Whether the gateway hears of every change to its prompt list: a 2025 session's upstream that declared
+     * `listChanged`, a stateless one while its subscription is acknowledged and open. One without the prompts
+     * capability has nothing to change until it reconnects.
+     */
+    get announcesChanges(): boolean {
+        const prompts = this.profile.capabilities.prompts;
+        if (prompts === undefined) return true;
+        return this.stateless ? this.#listening : prompts.listChanged === true;
     }
 
     /** Speaks the stateless revision (2026-07-28): no handshake, no ping, list changes on a subscription. */
@@ -101,16 +119,25 @@ export class UpstreamSession {
 
     /**
      * A stateless upstream tells list changes only on a `subscriptions/listen` stream: held open while the session
-     * lives (the liveness watch sees to the connection), opened again after a pause when it ends, and then the list
-     * is read again, as a change may have come meanwhile.
+     * lives (the liveness watch sees to the connection), opened again after a pause when it ends or is refused. It
+     * announces from the acknowledgement that it agreed to send prompt list changes until the stream ends (the owner
+     * is told both, and reads the list again on the acknowledgement, as a change may have come meanwhile).
      */
-    #listen(again: boolean): void {
+    #listen(): void {
         if (this.#ended) return;
-        if (again) this.options.onListChanged();
+        const acknowledged = (agreed: Record<string, unknown>) => this.#setListening(agreed.promptsListChanged === true);
         const ended = () => {
-            if (!this.#ended) this.#relisten = setTimeout(() => this.#listen(true), RELISTEN_MS).unref();
+            this.#setListening(false);
+            if (!this.#ended) this.#relisten = setTimeout(() => this.#listen(), RELISTEN_MS).unref();
         };
-        this.client.request('subscriptions/listen', { notifications: { promptsListChanged: true } }, isAnyResult, { timeoutMs: Infinity }).then(ended, ended);
+        const filter = { notifications: { promptsListChanged: true } };
+        this.client.request('subscriptions/listen', filter, isAnyResult, { timeoutMs: Infinity, onAcknowledged: acknowledged }).then(ended, ended);
+    }
+
+    #setListening(listening: boolean): void {
+        if (this.#ended || this.#listening === listening) return;
+        this.#listening = listening;
+        this.options.onAnnouncingChanged(this);
     }
 
     /**

@@ -19,7 +19,9 @@ export type UpstreamState = 'idle' | 'connecting' | 'ready' | 'down' | 'closed';
 
 export type UpstreamEvent =
     | { type: 'state'; upstreamId: string; state: UpstreamState; previous: UpstreamState }
-    | { type: 'prompts-changed'; upstreamId: string };
+    | { type: 'prompts-changed'; upstreamId: string }
+    /** Whether it announces its changes (`announcesChanges`) changed while connected. */
+    | { type: 'announcing'; upstreamId: string };
 
 /** A problem that leaves an upstream serving, with one of its prompts left out (a prompt file with an error). */
 export interface UpstreamProblem {
@@ -27,6 +29,11 @@ export interface UpstreamProblem {
     source: string;
     line?: number | undefined;
     message: string;
+}
+
+/** An upstream's whole list, with how long it says the list holds (a 2026-07-28 upstream's `ttlMs`), if it says. */
+export interface UpstreamListing extends Collected<UpstreamPrompt> {
+    ttlMs?: number | undefined;
 }
 
 export interface GatewayUpstream {
@@ -42,10 +49,12 @@ export interface GatewayUpstream {
     readonly attempted: boolean;
     readonly load: { active: number; queued: number };
     readonly offersCompletions: boolean;
+    /** Whether it tells of every change to its list; if not, the catalog reads it again on a schedule. */
+    readonly announcesChanges: boolean;
     /** Resolves after the first attempt, whatever its outcome. */
     start(): Promise<void>;
     close(): Promise<void>;
-    listPrompts(): Promise<Collected<UpstreamPrompt>>;
+    listPrompts(): Promise<UpstreamListing>;
     getPrompt(
         name: string,
         args: Record<string, string> | undefined,

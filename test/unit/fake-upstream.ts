@@ -13,6 +13,9 @@ import type { CallControl, ListedPrompt, UpstreamPort, UpstreamPortEvent } from 
 
 export const silentLogger: Logger = pino({ level: 'silent' });
 
+/** The defaults of caching.relistIntervalMs and caching.minRelistIntervalMs. */
+export const RELIST = { relistIntervalMs: 60_000, minRelistIntervalMs: 1000 } as const;
+
 /** A promise the test settles when it chooses. */
 export function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (error: unknown) => void } {
     let resolve!: (value: T) => void;
@@ -31,8 +34,15 @@ export function listed(prompts: readonly Prompt[]): ListedPrompt[] {
 
 export class FakeUpstream implements UpstreamPort {
     state = 'ready';
-    readonly config: { timeoutMs: number; namespace: boolean };
+    readonly config: { timeoutMs: number; namespace: boolean; relistIntervalMs?: number };
     readonly events = new Bus<UpstreamPortEvent>();
+    /**
+     * false: an upstream that cannot announce changes (no list_changed, or a 2026-07-28 one without an acknowledged
+     * subscription), whose list the catalog reads again on a schedule. `setAnnouncing` changes it as over the wire.
+     */
+    announcesChanges = true;
+    /** The caching hint its lists carry (a 2026-07-28 upstream's ttlMs), if any. */
+    ttlMs: number | undefined;
     /** What the next list reads return, unless `nextList` holds a read the test settles itself. */
     prompts: Prompt[];
     nextList: Promise<ListedPrompt[]> | undefined;
@@ -53,11 +63,12 @@ export class FakeUpstream implements UpstreamPort {
         this.config = { timeoutMs: 10_000, namespace: true, ...config };
     }
 
-    async listPrompts(): Promise<{ items: ListedPrompt[] }> {
+    async listPrompts(): Promise<{ items: ListedPrompt[]; ttlMs?: number }> {
         this.listCalls++;
         const next = this.nextList;
         this.nextList = undefined;
-        return { items: next === undefined ? listed(this.prompts) : await next };
+        const items = next === undefined ? listed(this.prompts) : await next;
+        return this.ttlMs === undefined ? { items } : { items, ttlMs: this.ttlMs };
     }
 
     getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl): Promise<GetPromptResult> {
@@ -80,6 +91,12 @@ export class FakeUpstream implements UpstreamPort {
     changeList(prompts: Prompt[]): void {
         this.prompts = prompts;
         this.events.publish({ type: 'prompts-changed', upstreamId: this.id });
+    }
+
+    /** A 2026-07-28 upstream's subscription was acknowledged (true) or dropped (false). */
+    setAnnouncing(announcing: boolean): void {
+        this.announcesChanges = announcing;
+        this.events.publish({ type: 'announcing', upstreamId: this.id });
     }
 
     setState(state: string): void {

@@ -1,9 +1,10 @@
 import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { UpstreamListCache, type UpstreamList } from '../../src/catalog/list-cache.js';
-import { deferred, FakeUpstream, listed, prompt, silentLogger } from './fake-upstream.js';
+import { UpstreamListCache, type RelistPolicy, type UpstreamList } from '../../src/catalog/list-cache.js';
+import { inRequest, currentRequestId } from '../../src/observability/request-context.js';
+import { deferred, FakeUpstream, listed, prompt, RELIST, silentLogger } from './fake-upstream.js';
 
-function setup(upstream = new FakeUpstream('docs', [prompt('a'), prompt('b')])) {
+function setup(upstream = new FakeUpstream('docs', [prompt('a'), prompt('b')]), relist: RelistPolicy = RELIST) {
     const remembered: UpstreamList[] = [];
     const late: string[] = [];
     const reads: boolean[] = [];
@@ -11,9 +12,26 @@ function setup(upstream = new FakeUpstream('docs', [prompt('a'), prompt('b')])) 
         logger: silentLogger,
         remember: (_id, list) => remembered.push(list),
         onLateList: id => late.push(id),
-        onRead: (_id, hit) => reads.push(hit)
+        onRead: (_id, hit) => reads.push(hit),
+        relist: () => relist
     });
     return { upstream, cache, remembered, late, reads };
+}
+
+/** An upstream without list_changed. */
+function quiet(prompts = [prompt('a')]): FakeUpstream {
+    const upstream = new FakeUpstream('quiet', prompts);
+    upstream.announcesChanges = false;
+    return upstream;
+}
+
+/** Lets a read started by a (mocked) timer land: its promises settle within a turn of the event loop. */
+const settle = () => new Promise(resolve => setImmediate(resolve));
+
+/** Moves the mocked clock on, and lets what it started land. */
+async function advance(t: TestContext, ms: number): Promise<void> {
+    t.mock.timers.tick(ms);
+    await settle();
 }
 
 const namesOf = (list: UpstreamList | undefined) => list?.prompts.map(definition => definition.name);
@@ -138,5 +156,210 @@ describe('upstream list cache', () => {
         assert.deepEqual(list?.prompts[0]?.arguments?.map(argument => argument.name), ['first']);
         assert.equal(list?.digests.length, 2);
         assert.deepEqual(remembered, [list]);
+    });
+
+    describe('freshness', () => {
+        test('an upstream that cannot announce changes is read again every relistIntervalMs; only a changed list is news', async t => {
+            t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 });
+            const { upstream, cache, late } = setup(quiet());
+            t.after(() => cache.close());
+            const first = await cache.read();
+            assert.equal(cache.freshUntil, 1_000_000 + RELIST.relistIntervalMs, 'vouched for one interval');
+            await advance(t, RELIST.relistIntervalMs - 1);
+            assert.equal(upstream.listCalls, 1, 'not before the interval');
+            await advance(t, 1);
+            assert.equal(upstream.listCalls, 2);
+            assert.deepEqual(late, [], 'the same list again is no news');
+            assert.equal(await cache.read(), first, 'the very same list: nothing built from it is built again');
+            assert.equal(upstream.listCalls, 2, 'served from the cache meanwhile');
+            assert.equal(cache.freshUntil, 1_000_000 + 2 * RELIST.relistIntervalMs);
+
+            upstream.prompts = [prompt('a'), prompt('b')];
+            await advance(t, RELIST.relistIntervalMs);
+            assert.equal(upstream.listCalls, 3);
+            assert.deepEqual(late, ['quiet'], 'the catalog is told of the new list');
+            assert.deepEqual(namesOf(await cache.read()), ['a', 'b']);
+        });
+
+        test('a changed definition under the same names is news too', async t => {
+            t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+            const { upstream, cache, late } = setup(quiet([prompt('a')]));
+            t.after(() => cache.close());
+            await cache.read();
+            upstream.prompts = [prompt('a', ['topic'])];
+            await advance(t, RELIST.relistIntervalMs);
+            assert.deepEqual(late, ['quiet']);
+        });
+
+        test("an upstream's own relistIntervalMs overrides the gateway's", async t => {
+            t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+            const upstream = quiet();
+            upstream.config.relistIntervalMs = 5000;
+            const { cache } = setup(upstream);
+            t.after(() => cache.close());
+            await cache.read();
+            await advance(t, 5000);
+            assert.equal(upstream.listCalls, 2);
+        });
+
+        test("an upstream that cannot announce changes is read again on its own ttlMs, never more often than minRelistIntervalMs", async t => {
+            t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 });
+            // A 2026-07-28 upstream with no subscription open, which says its list holds no time at all.
+            const upstream = quiet();
+            upstream.ttlMs = 0;
+            const { cache } = setup(upstream);
+            t.after(() => cache.close());
+            await cache.read();
+            assert.equal(cache.freshUntil, 1_000_000, 'vouched for no longer than the upstream said');
+            await advance(t, RELIST.minRelistIntervalMs - 1);
+            assert.equal(upstream.listCalls, 1, 'the floor holds');
+            await advance(t, 1);
+            assert.equal(upstream.listCalls, 2);
+
+            upstream.ttlMs = 5000;
+            await advance(t, RELIST.minRelistIntervalMs);
+            assert.equal(upstream.listCalls, 3);
+            await advance(t, 4999);
+            assert.equal(upstream.listCalls, 3, 'a longer ttlMs is waited out in full');
+            await advance(t, 1);
+            assert.equal(upstream.listCalls, 4);
+        });
+
+        test('a ttlMs too long for a timer is waited out a day at a time, and a failed read is retried no sooner than reads are', async t => {
+            t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+            const upstream = quiet();
+            upstream.ttlMs = 2 ** 40;
+            const { cache } = setup(upstream, { relistIntervalMs: 60_000, minRelistIntervalMs: 100 });
+            t.after(() => cache.close());
+            await cache.read();
+            await advance(t, 86_400_000 - 1);
+            assert.equal(upstream.listCalls, 1);
+            await advance(t, 1);
+            assert.equal(upstream.listCalls, 2);
+
+            upstream.ttlMs = 0;
+            await advance(t, 86_400_000);
+            assert.equal(upstream.listCalls, 3, 'now at the floor');
+            upstream.nextList = Promise.reject(new Error('boom'));
+            await advance(t, 100);
+            assert.equal(upstream.listCalls, 4);
+            await advance(t, 4999);
+            assert.equal(upstream.listCalls, 4, 'a failing upstream is not asked at the floor');
+            await advance(t, 1);
+            assert.equal(upstream.listCalls, 5);
+        });
+
+        test('an upstream that announces its changes and gives no ttlMs is never read on a schedule, and vouched for without end', async t => {
+            t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+            const { upstream, cache } = setup();
+            t.after(() => cache.close());
+            await cache.read();
+            assert.equal(cache.freshUntil, undefined);
+            await advance(t, 10 * RELIST.relistIntervalMs);
+            assert.equal(upstream.listCalls, 1);
+        });
+
+        test('an upstream that announces its changes (a live, acknowledged subscription) is never read on a schedule, whatever its ttlMs', async t => {
+            t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+            // The SDK's default hint: 0. The gateway hears every change on the subscription, so the hint binds nothing.
+            const upstream = new FakeUpstream('modern', [prompt('a')]);
+            upstream.ttlMs = 0;
+            const { cache } = setup(upstream);
+            t.after(() => cache.close());
+            await cache.read();
+            assert.equal(cache.freshUntil, undefined, 'vouched for without end');
+            await advance(t, 10 * RELIST.relistIntervalMs);
+            assert.equal(upstream.listCalls, 1);
+        });
+
+        test('a subscription that drops makes the upstream one that cannot announce, from then on; once acknowledged again, its list is read again', async t => {
+            t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 });
+            const upstream = new FakeUpstream('modern', [prompt('a')]);
+            upstream.ttlMs = 5000;
+            const { cache } = setup(upstream);
+            t.after(() => cache.close());
+            await cache.read();
+            await advance(t, 10_000);
+
+            upstream.announcesChanges = false;
+            assert.equal(cache.announcingChanged(), false, 'nothing to read at once');
+            assert.equal(cache.freshUntil, 1_010_000 + 5000, 'heard up to the drop: its own ttlMs from then');
+            await advance(t, 4999);
+            assert.equal(upstream.listCalls, 1);
+            await advance(t, 1);
+            assert.equal(upstream.listCalls, 2, 'read on its own ttlMs while it cannot announce');
+            assert.equal(cache.freshUntil, 1_015_000 + 5000);
+
+            upstream.announcesChanges = true;
+            assert.equal(cache.announcingChanged(), true, 'a change made while it could not announce went unheard: read again');
+            assert.equal(cache.freshUntil, 1_015_000 + 5000, 'not vouched for before that read');
+            await cache.read();
+            assert.equal(upstream.listCalls, 3);
+            assert.equal(cache.freshUntil, undefined);
+            await advance(t, 10 * RELIST.relistIntervalMs);
+            assert.equal(upstream.listCalls, 3, 'no schedule left over');
+        });
+
+        test('a subscription that drops before any list was read changes nothing', async t => {
+            t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+            const upstream = new FakeUpstream('modern', [prompt('a')]);
+            const { cache } = setup(upstream);
+            t.after(() => cache.close());
+            upstream.announcesChanges = false;
+            assert.equal(cache.announcingChanged(), false);
+            assert.equal(cache.freshUntil, undefined);
+            await advance(t, 10 * RELIST.relistIntervalMs);
+            assert.equal(upstream.listCalls, 0);
+        });
+
+        test('a failed scheduled read keeps the list and tries again at the next interval', async t => {
+            t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 });
+            const { upstream, cache } = setup(quiet());
+            t.after(() => cache.close());
+            const good = await cache.read();
+            upstream.nextList = Promise.reject(new Error('boom'));
+            await advance(t, RELIST.relistIntervalMs);
+            assert.equal(upstream.listCalls, 2);
+            assert.equal(await cache.read(), good);
+            assert.equal(cache.freshUntil, 1_000_000 + RELIST.relistIntervalMs, 'what was vouched for is not extended');
+            await advance(t, RELIST.relistIntervalMs);
+            assert.equal(upstream.listCalls, 3);
+        });
+
+        test('no scheduled read after the upstream reconnects (the new connection starts over) or leaves', async t => {
+            t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+            const { upstream, cache } = setup(quiet());
+            await cache.read();
+            cache.connectionChanged();
+            assert.equal(cache.freshUntil, undefined);
+            await advance(t, RELIST.relistIntervalMs);
+            assert.equal(upstream.listCalls, 1);
+            await cache.read();
+            cache.close();
+            await advance(t, RELIST.relistIntervalMs);
+            assert.equal(upstream.listCalls, 2);
+        });
+
+        test('a scheduled read runs in no request, as the read that scheduled it: both carry nothing of the reader', async t => {
+            // Real timers: a mocked one runs its callback in the test's own context, whatever context set it.
+            const upstream = quiet();
+            const { cache } = setup(upstream, { relistIntervalMs: 100, minRelistIntervalMs: 100 });
+            t.after(() => cache.close());
+            const contexts: (string | undefined)[] = [];
+            const relisted = deferred<void>();
+            const list = upstream.listPrompts.bind(upstream);
+            upstream.listPrompts = () => {
+                contexts.push(currentRequestId());
+                if (contexts.length === 2) relisted.resolve();
+                return list();
+            };
+            // The scheduled read's timer does not hold the process open: this does, until it has come.
+            const keepAlive = setInterval(() => {}, 60_000);
+            t.after(() => clearInterval(keepAlive));
+            await inRequest('client-request-1', () => cache.read());
+            await relisted.promise;
+            // A list read is shared by whoever comes while it runs, so even the first reader's is no request's.
+            assert.deepEqual(contexts, [undefined, undefined]);
+        });
     });
 });

@@ -35,14 +35,24 @@ describe('collectPages', () => {
         assert.deepEqual(result, { items: ['a'] });
     });
 
-    test('an empty-string cursor ends the list', async () => {
+    test('an empty-string cursor is a cursor: it is followed, and only an absent one ends the list', async () => {
+        const next: Record<string, string | undefined> = { start: '', '': 'last', last: undefined };
         const requested: (string | undefined)[] = [];
         const result = await collectPages(cursor => {
             requested.push(cursor);
-            return Promise.resolve({ items: [requested.length], nextCursor: '' });
+            return Promise.resolve({ items: [cursor ?? 'start'], nextCursor: next[cursor ?? 'start'] });
         });
-        assert.deepEqual(result, { items: [1] });
-        assert.deepEqual(requested, [undefined]);
+        assert.deepEqual(result, { items: ['start', '', 'last'] });
+        assert.deepEqual(requested, [undefined, '', 'last']);
+    });
+
+    test('an empty-string cursor that comes back is a loop', async () => {
+        let calls = 0;
+        const result = await collectPages(() => {
+            calls++;
+            return Promise.resolve({ items: [calls], nextCursor: '' });
+        });
+        assert.deepEqual(result, { items: [1, 2], truncated: 'cursor-loop' });
     });
 
     test('an explicit undefined cursor ends the list', async () => {

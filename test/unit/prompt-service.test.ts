@@ -8,7 +8,7 @@ import { PromptService, type Caller, type PromptServiceOptions } from '../../src
 import type { UsageEvent } from '../../src/catalog/usage.js';
 import { VisibleSlices } from '../../src/catalog/visible-slices.js';
 import { UpstreamFailedError, UpstreamRejectedError } from '../../src/upstream/errors.js';
-import { FakeUpstream, prompt, silentLogger } from './fake-upstream.js';
+import { FakeUpstream, prompt, RELIST, silentLogger } from './fake-upstream.js';
 
 const OPTIONS: PromptServiceOptions = {
     pageSize: 2,
@@ -24,7 +24,7 @@ const everything: Caller = { scope: 'alice', visible: () => true };
 const noSecrets: Caller = { scope: 'bob', visible: (entry: CatalogEntry) => entry.originalName !== 'secret' };
 
 function setup(t: TestContext, upstreams: FakeUpstream[]) {
-    const catalog = new Catalog({ naming: { separator: '__' }, logger: silentLogger, notifications: { debounceMs: 10, maxDelayMs: 100 } });
+    const catalog = new Catalog({ naming: { separator: '__' }, logger: silentLogger, notifications: { debounceMs: 10, maxDelayMs: 100 }, relist: () => RELIST });
     t.after(() => catalog.close());
     catalog.setUpstreams(upstreams);
     const service = new PromptService(catalog, new CursorCodec('test secret'), OPTIONS, new VisibleSlices(), new RequestStates('test secret'));

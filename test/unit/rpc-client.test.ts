@@ -264,4 +264,23 @@ describe("RpcClient: the upstream's own messages", () => {
         assert.deepEqual(seen.strays, []);
         assert.equal(seen.heard, 5);
     });
+
+    test("a subscription's acknowledgement goes to the listen request it names, with what the upstream agreed to; any other is ignored", () => {
+        const { transport, client } = setUp();
+        const agreed: Record<string, unknown>[] = [];
+        void client.request('subscriptions/listen', { notifications: { promptsListChanged: true } }, isAnyResult, {
+            timeoutMs: Infinity,
+            onAcknowledged: notifications => agreed.push(notifications)
+        });
+        const { id } = transport.request('subscriptions/listen');
+        const ack = (subscriptionId: unknown, notifications: unknown) =>
+            transport.deliver({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications, _meta: { 'io.modelcontextprotocol/subscriptionId': subscriptionId } } });
+        ack(Number(id) + 1, { promptsListChanged: true });
+        ack(String(id), { promptsListChanged: true });
+        ack(id, 'everything');
+        transport.deliver({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: { promptsListChanged: true } } });
+        assert.deepEqual(agreed, [], 'another subscription, a malformed acknowledgement, or one naming none');
+        ack(id, { promptsListChanged: true });
+        assert.deepEqual(agreed, [{ promptsListChanged: true }]);
+    });
 });

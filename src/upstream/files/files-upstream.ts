@@ -115,6 +115,9 @@ export class FilesUpstream implements GatewayUpstream {
         this.#faults.report(kind, message, details);
     }
 
+    /** Its folder is watched: every change is announced. */
+    readonly announcesChanges = true;
+
     listPrompts(): Promise<Collected<UpstreamPrompt>> {
         this.#assertReady();
         return Promise.resolve({ items: this.#listed, ...(this.#truncated ? { truncated: 'too-many-items' as const } : {}) });
