@@ -16,7 +16,7 @@ import { createInterface } from 'node:readline';
 import { before, describe, test, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { killAfter, makeFifo } from './fifo.js';
-import { closeAfter, connectHttp, getJson, listAllPages, ROOT, silentStdio } from './helpers.js';
+import { CLI_RUN_BOUND_MS, closeAfter, connectHttp, getJson, listAllPages, ROOT, silentStdio } from './helpers.js';
 
 const CLI = path.join(ROOT, 'dist/cli.js');
 const TIMEOUT = { timeout: 90_000 };
@@ -166,7 +166,7 @@ describe('files that are not regular files, against the built gateway', () => {
     });
 
     describe('--check', () => {
-        const check = (args: string[]) => spawnSync(process.execPath, [CLI, ...args, '--check'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000, killSignal: 'SIGKILL' });
+        const check = (args: string[]) => spawnSync(process.execPath, [CLI, ...args, '--check'], { cwd: ROOT, encoding: 'utf8', timeout: CLI_RUN_BOUND_MS, killSignal: 'SIGKILL' });
         const client = (dir: string, envFile: string) => {
             const file = path.join(dir, 'mcp.json');
             return writeFile(file, JSON.stringify({ mcpServers: { docs: { command: 'node', envFile } } })).then(() => file);

@@ -238,6 +238,23 @@ describe('replicas sharing state in Redis', { skip: redisAvailable() ? false : C
         assert.equal(await connectionsReceived(admin), connections, 'no replica reconnected');
     });
 
+    test('the retries and checks a request\'s refused write starts are no request\'s: the log line of Redis taking writes again names none', { timeout: 120_000 }, async t => {
+        const redis = await startRedis(t);
+        const admin = await adminOf(t, redis);
+        const log = capturingLogger();
+        const [a] = await replicas(t, redis, {}, [log.logger]);
+        const session = await openRawSession(a.url!);
+        const accept = await refuseWrites(t, admin);
+        // The DELETE's write is refused while serving it: what follows (backoff, checks, the recovery) is shared work.
+        assert.equal((await deleteSession(a.url!, { ...session.headers, 'x-request-id': 'delete-1' })).status, 200);
+        await waitFor(async () => (await rejectedCalls(admin, 'set')) >= 2 && (await rejectedCalls(admin, 'publish')) >= 2, 20_000, 'Redis to be checked and the write retried');
+        await accept();
+        const back = () => log.lines().filter(line => String(line['msg']).includes('Redis takes writes again'));
+        await waitFor(() => back().length === 1, 20_000, 'the shared state to come back');
+        await waitFor(async () => (await admin.zcard('mcp-prompt-gateway:revoked')) === 1, 20_000, 'the retried write to be stored');
+        assert.equal(back()[0]!['requestId'], undefined, 'the recovery is no request\'s');
+    });
+
     test('a session ended while Redis refuses writes frees its place in the client\'s quota once Redis takes writes again', { timeout: 120_000 }, async t => {
         const redis = await startRedis(t);
         const admin = await adminOf(t, redis);

@@ -209,7 +209,7 @@ describe('a request id larger than the bound', () => {
         const dir = await tempDir(t);
         const file = path.join(dir, 'gateway.json');
         await writeConfig(file, { upstreams: [{ id: 'team', transport: 'files', path: folder }] });
-        const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--config', file, '--stdio'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'ignore'] });
+        const child = spawn(process.execPath, [path.join(ROOT, 'dist/cli.js'), '--config', file, '--stdio'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'ignore'] });
         closeAfter(t, () => stopChild(child));
         const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
         const next = async (): Promise<JsonRpcMessage> => {

@@ -14,6 +14,7 @@
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
+import { outsideRequests } from '../observability/request-context.js';
 import { backoffDelay, type BackoffPolicy } from '../upstream/backoff.js';
 import { classifyRedisFailure, type RedisFailure } from './redis-failure.js';
 
@@ -132,7 +133,8 @@ export class RedisLink {
     #probeLater(): void {
         if (this.#probeTimer !== undefined || this.#closed) return;
         const delay = backoffDelay(this.#probeFailures++, REDIS_RETRY_BACKOFF);
-        this.#probeTimer = setTimeout(() => void this.#probe(), delay).unref();
+        // Whichever request's command found Redis refusing, the checks and what the recovery starts are no request's.
+        this.#probeTimer = outsideRequests(() => setTimeout(() => void this.#probe(), delay).unref());
     }
 
     #probeNow(): void {

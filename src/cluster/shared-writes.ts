@@ -16,6 +16,7 @@
  */
 import type { ChainableCommander } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
+import { outsideRequests } from '../observability/request-context.js';
 import { backoffDelay } from '../upstream/backoff.js';
 import { REDIS_RETRY_BACKOFF, type RedisLink } from './redis-link.js';
 
@@ -76,7 +77,8 @@ export class SharedWrites {
     /** Tries what is pending now; resolves once that attempt is over (stored, or kept for a retry). Never rejects. */
     flush(): Promise<void> {
         if (this.#inFlight === undefined) {
-            this.#inFlight = this.#attempt().finally(() => (this.#inFlight = undefined));
+            // One attempt carries every request's writes, and its retries are timed from it: it is no request's.
+            this.#inFlight = outsideRequests(() => this.#attempt()).finally(() => (this.#inFlight = undefined));
             return this.#inFlight;
         }
         // The attempt in flight took its writes already: one more after it, for every write put since.
