@@ -126,12 +126,13 @@ async function attack(url: string, credentials: RequestHeaders, sessionId: strin
  * 401 with the right challenge and a JSON-RPC error body; no session, no result. 'unknown_client' (a verified JWT whose
  * client claim names no configured client) is 403 naming the claim instead.
  */
-function assertRefused(replies: Reply[], failure: 'missing' | 'invalid' | 'unknown_client', label: string, claim = 'sub'): void {
+function assertRefused(replies: Reply[], failure: 'missing' | 'invalid' | 'unknown_client', label: string, claim = 'sub', metadata?: string): void {
+    const challenge = (failure === 'invalid' ? CHALLENGE_INVALID : CHALLENGE) + (metadata === undefined ? '' : `, resource_metadata="${metadata}"`);
     assert.ok(replies.length > 0);
     for (const [index, reply] of replies.entries()) {
         const where = `${label}, request #${index}: ${reply.status} ${reply.text}`;
         assert.equal(reply.status, failure === 'unknown_client' ? 403 : 401, where);
-        assert.equal(reply.headers['www-authenticate'], failure === 'invalid' ? CHALLENGE_INVALID : CHALLENGE, where);
+        assert.equal(reply.headers['www-authenticate'], challenge, where);
         assert.equal(reply.headers['mcp-session-id'], undefined, where);
         assert.equal(reply.message?.['jsonrpc'], '2.0', where);
         assert.equal(reply.message?.['id'], null, where);
@@ -429,6 +430,8 @@ describe('auth over HTTP: jwt with an HS256 secret', () => {
 
     const claims = (extra: JWTPayload = {}): JWTPayload => ({ sub: 'team-a', iss: ISSUER, aud: AUDIENCE, iat: now(), exp: now() + 300, ...extra });
     const token = (extra: JWTPayload = {}) => signHs(claims(extra), SECRET);
+    // The issuer alone is the authorization server, so every challenge names the metadata document (docs/authorization.md).
+    const metadata = () => new URL('/.well-known/oauth-protected-resource/mcp', url).href;
 
     before(async () => {
         log = capturingLogger();
@@ -470,7 +473,7 @@ describe('auth over HTTP: jwt with an HS256 secret', () => {
 
     test('missing credentials: 401 with a bare challenge', async () => {
         await nothingReachesUpstream(stats, async () => {
-            assertRefused(await attack(url, {}, sessionA), 'missing', 'no token');
+            assertRefused(await attack(url, {}, sessionA), 'missing', 'no token', 'sub', metadata());
         });
     });
 
@@ -503,7 +506,7 @@ describe('auth over HTTP: jwt with an HS256 secret', () => {
             'garbage header': `${base64url('{"alg":')}.${base64url(claims())}.sig`
         };
         await nothingReachesUpstream(stats, async () => {
-            for (const [why, jwt] of Object.entries(bad)) assertRefused(await attack(url, { authorization: `Bearer ${jwt}` }, sessionA), 'invalid', why);
+            for (const [why, jwt] of Object.entries(bad)) assertRefused(await attack(url, { authorization: `Bearer ${jwt}` }, sessionA), 'invalid', why, 'sub', metadata());
         });
     });
 
@@ -529,9 +532,9 @@ describe('auth over HTTP: jwt with an HS256 secret', () => {
 
     test('a valid token sent as X-API-Key is refused: jwt mode takes Bearer only', async () => {
         await nothingReachesUpstream(stats, async () => {
-            assertRefused(await attack(url, { 'x-api-key': await token() }, sessionA), 'invalid', 'JWT in X-API-Key');
-            assertRefused(await attack(url, { ...bearerA, 'x-api-key': await token({ sub: 'team-b' }) }, sessionA), 'invalid', 'Bearer and a different X-API-Key');
-            assertRefused(await attack(url, { authorization: `Basic ${await token()}` }, sessionA), 'invalid', 'JWT as Basic');
+            assertRefused(await attack(url, { 'x-api-key': await token() }, sessionA), 'invalid', 'JWT in X-API-Key', 'sub', metadata());
+            assertRefused(await attack(url, { ...bearerA, 'x-api-key': await token({ sub: 'team-b' }) }, sessionA), 'invalid', 'Bearer and a different X-API-Key', 'sub', metadata());
+            assertRefused(await attack(url, { authorization: `Basic ${await token()}` }, sessionA), 'invalid', 'JWT as Basic', 'sub', metadata());
         });
     });
 
