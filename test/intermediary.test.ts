@@ -13,8 +13,11 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, test } from 'node:test';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { connectHttp, ROOT, rpcError, startTestGateway, stopChild, upstreamsReady } from './helpers.js';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { connectHttp, ROOT, rpcError, startTestGateway, stopChild, upstreamsReady, waitFor } from './helpers.js';
 import { postModern, type JsonRpcMessage } from './raw-http.js';
 
 type Scope = { after(fn: () => unknown): void };
@@ -64,10 +67,27 @@ describe('what a stateless upstream is told about the client', () => {
         assert.deepEqual(result.messages, [{ role: 'user', content: { type: 'text', text: 'Prompt with context: from the client' } }]);
     });
 
+    test('over stdio (--stdio) too: a 2026-07-28 client declaring elicitation completes the round trip', { timeout: 60_000 }, async t => {
+        const upstream = await startModernConformanceFixture(t);
+        const dir = await mkdtemp(path.join(tmpdir(), 'gateway-intermediary-'));
+        t.after(() => rm(dir, { recursive: true, force: true }));
+        const config = path.join(dir, 'gateway.json');
+        await writeFile(config, JSON.stringify({ upstreams: [{ id: 'up', transport: 'http', url: upstream }] }));
+        const client = new Client({ name: 'intermediary-test', version: '1.0.0' }, { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+        client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { context: 'over stdio' } }));
+        await client.connect(new StdioClientTransport({ command: process.execPath, args: [path.join(ROOT, 'dist/cli.js'), '--stdio', '--config', config], cwd: ROOT, stderr: 'pipe' }));
+        t.after(() => client.close());
+        await waitFor(async () => (await client.listPrompts()).prompts.length > 0, 20_000, "the upstream's prompts");
+        const result = await client.getPrompt({ name: 'up__test_input_required_result_prompt' });
+        assert.deepEqual(result.messages, [{ role: 'user', content: { type: 'text', text: 'Prompt with context: over stdio' } }]);
+    });
+
     test('a 2026-07-28 client not declaring it gets the upstream -32021 with its message and required capabilities, not -32603', { timeout: 60_000 }, async t => {
         const gateway = await gatewayInFront(t, await startModernConformanceFixture(t));
-        const body = await json(await postModern(gateway.url!, 'prompts/get', { name: 'up__test_input_required_result_prompt' }));
+        const response = await postModern(gateway.url!, 'prompts/get', { name: 'up__test_input_required_result_prompt' });
+        const body = await json(response);
         assert.equal(body.error?.code, -32021, JSON.stringify(body));
+        assert.equal(response.status, 400, 'over HTTP, MissingRequiredClientCapability is 400 (2026-07-28)');
         assert.match(body.error?.message ?? '', /client capabilities do not declare the required capability/);
         assert.deepEqual(body.error?.data, { requiredCapabilities: { elicitation: { form: {} } } });
     });
