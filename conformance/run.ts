@@ -6,9 +6,13 @@
  * CONFORMANCE.md and keeps the suite's per-check results in
  * conformance/results/ (gitignored).
  *
- * - Server side: the built gateway (dist/cli.js) with one stdio upstream,
+ * - Server side: the built gateway (dist/cli.js) with one upstream,
  *   test/fixtures/conformance-server.ts (`"namespace": false`, so the suite
- *   sees the names it asks for), tested with `conformance server --suite all`.
+ *   sees the names it asks for), tested with `conformance server --suite all`;
+ *   each revision twice: in front of the fixture as a 2025-era stdio server,
+ *   and in front of it as a 2026-07-28 server over HTTP (`--era 2026-07-28`,
+ *   `protocol: "auto"`, so the era probe is exercised too), where requests
+ *   that ask the client for input (input_required) can pass through.
  * - Client side: every client scenario of each revision, one at a time, with
  *   conformance/client-wrapper.ts as the client: it puts a gateway in front of
  *   the scenario's server, so what is tested is the gateway's upstream client.
@@ -16,7 +20,9 @@
  * conformance/expected-failures.yml (the 2025 revisions) and
  * expected-failures-2026-07-28.yml list what is out of scope (tools,
  * resources, logging, elicitation, input_required, upstream OAuth), each entry
- * with its reason.
+ * with its reason. A server entry whose reason starts `[2025 upstream]` is
+ * expected only in front of the 2025-era upstream; each server run is given
+ * its own list (conformance/results/expected-<revision>-<era>.yml).
  * Exit code 1 on any other failure (a WARNING counts, as in the suite's
  * baseline mode), on an expected failure that passes, or on missing results.
  *
@@ -51,6 +57,12 @@ const SUITE_CLI = path.join(SUITE_PACKAGE, 'dist/index.js');
 const RUNTIME = path.join(ROOT, 'runtimes/node-lts');
 const RUNTIME_NODE = path.join(RUNTIME, 'node_modules/.bin/node');
 const SPEC_VERSIONS = ['2025-06-18', '2025-11-25', '2026-07-28'] as const;
+/** The eras the server side's upstream speaks: the fixture on stdio as a 2025-era server, or over HTTP at 2026-07-28. */
+const UPSTREAM_ERAS = ['2025', '2026-07-28'] as const;
+type UpstreamEra = (typeof UPSTREAM_ERAS)[number];
+/** Starts the reason of an expected failure that the 2026-07-28 upstream does not have. */
+const ONLY_2025_UPSTREAM = '[2025 upstream]';
+const UPSTREAM_LABEL: Record<UpstreamEra, string> = { '2025': '2025-era stdio', '2026-07-28': '2026-07-28 HTTP' };
 /** Client scenarios run this many at a time (each starts a gateway; the machine may have 2 cores). */
 const CLIENT_CONCURRENCY = Number(process.env.CONFORMANCE_CONCURRENCY ?? 2);
 const REPRODUCE = 'npm ci && npm run conformance';
@@ -76,6 +88,8 @@ type Verdict = 'passed' | 'failed' | 'expected failure' | 'stale expectation';
 interface Outcome {
     side: Side;
     specVersion: string;
+    /** The server side's upstream era; undefined on the client side (the scenario's own server is the upstream). */
+    upstream: UpstreamEra | undefined;
     scenario: string;
     verdict: Verdict;
     /** Counts over the scenario's checks. */
@@ -202,30 +216,40 @@ interface Gateway {
     child: ChildProcess;
 }
 
-async function startGateway(specVersion: string): Promise<Gateway> {
-    const config = path.join(RESULTS, `gateway-${specVersion}.json`);
-    await writeFile(
-        config,
-        JSON.stringify(
-            {
-                listen: { host: '127.0.0.1', port: 0 },
-                upstreams: [
-                    {
-                        id: 'conformance',
-                        transport: 'stdio',
-                        namespace: false,
-                        required: true,
-                        command: process.execPath,
-                        args: [compiledFixture('conformance-server')],
-                        cwd: ROOT
-                    }
-                ]
-            },
-            null,
-            2
-        )
+/** The fixture at 2026-07-28, over HTTP: started first, as the gateway's config names its URL. */
+async function startModernFixture(runName: string): Promise<{ url: string; child: ChildProcess }> {
+    const log = createWriteStream(path.join(RESULTS, `fixture-${runName}.log`));
+    const child = track(
+        spawn(process.execPath, [compiledFixture('conformance-server'), '--era', '2026-07-28'], { cwd: ROOT, stdio: ['pipe', 'ignore', 'pipe'], detached: true })
     );
-    const log = createWriteStream(path.join(RESULTS, `gateway-${specVersion}.log`));
+    const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('the 2026-07-28 fixture did not listen within 20 s')), 20_000);
+        createInterface({ input: child.stderr! }).on('line', line => {
+            log.write(`${line}\n`);
+            const match = /^FIXTURE_URL=(\S+)$/.exec(line);
+            if (match) {
+                clearTimeout(timer);
+                resolve(match[1]!);
+            }
+        });
+        child.once('exit', code => {
+            clearTimeout(timer);
+            reject(new Error(`the 2026-07-28 fixture exited with ${code}; see ${path.relative(ROOT, log.path.toString())}`));
+        });
+    });
+    return { url, child };
+}
+
+function upstreamConfig(era: UpstreamEra, modernUrl: string | undefined): Record<string, unknown> {
+    const common = { id: 'conformance', namespace: false, required: true };
+    if (era === '2026-07-28') return { ...common, transport: 'streamable-http', url: modernUrl, protocol: 'auto' };
+    return { ...common, transport: 'stdio', command: process.execPath, args: [compiledFixture('conformance-server')], cwd: ROOT };
+}
+
+async function startGateway(runName: string, upstream: Record<string, unknown>): Promise<Gateway> {
+    const config = path.join(RESULTS, `gateway-${runName}.json`);
+    await writeFile(config, JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, upstreams: [upstream] }, null, 2));
+    const log = createWriteStream(path.join(RESULTS, `gateway-${runName}.log`));
     const child = track(
         spawn(process.execPath, [path.join(ROOT, 'dist/cli.js'), '--config', config], {
             cwd: ROOT,
@@ -261,21 +285,41 @@ async function startGateway(specVersion: string): Promise<Gateway> {
     return { url, child };
 }
 
-async function runServerSide(specVersion: string): Promise<{ exitCode: number; results: Map<string, Check[]>; planned: number }> {
-    const outputDir = path.join(RESULTS, `server-${specVersion}`);
-    const gateway = await startGateway(specVersion);
+/** A server run's expected failures: the server entries that apply in front of `era`'s upstream. */
+function serverExpectations(all: Record<Side, Expectation[]>, era: UpstreamEra): Expectation[] {
+    return era === '2025' ? all.server : all.server.filter(expectation => !expectation.reason.startsWith(ONLY_2025_UPSTREAM));
+}
+
+/** The same list as a file the suite reads (`--expected-failures`). */
+async function writeExpectations(file: string, expectations: readonly Expectation[]): Promise<void> {
+    const items = expectations.map(({ scenario, checkId, reason }) => `  - ${scenario}${checkId === undefined ? '' : `:${checkId}`} # ${reason}`);
+    const server = items.length === 0 ? 'server: []' : `server:\n${items.join('\n')}`;
+    await writeFile(file, `# Written by conformance/run.ts for one server run.\n${server}\nclient: []\n`);
+}
+
+async function runServerSide(specVersion: string, era: UpstreamEra, expectations: readonly Expectation[]): Promise<{ exitCode: number; results: Map<string, Check[]>; planned: number }> {
+    const name = `${specVersion}-${era}`;
+    const outputDir = path.join(RESULTS, `server-${name}`);
+    const expectedFile = path.join(RESULTS, `expected-${name}.yml`);
+    await writeExpectations(expectedFile, expectations);
+    const fixture = era === '2026-07-28' ? await startModernFixture(name) : undefined;
     let exitCode: number;
     try {
-        console.log(`conformance: server side, ${specVersion}, gateway at ${gateway.url}`);
-        exitCode = await run(
-            RUNTIME_NODE,
-            [SUITE_CLI, 'server', '--url', gateway.url, '--suite', 'all', '--spec-version', specVersion, '--expected-failures', expectedFailuresFile(specVersion), '-o', outputDir],
-            path.join(RESULTS, `server-${specVersion}.log`)
-        );
+        const gateway = await startGateway(name, upstreamConfig(era, fixture?.url));
+        try {
+            console.log(`conformance: server side, ${specVersion}, ${era} upstream, gateway at ${gateway.url}`);
+            exitCode = await run(
+                RUNTIME_NODE,
+                [SUITE_CLI, 'server', '--url', gateway.url, '--suite', 'all', '--spec-version', specVersion, '--expected-failures', expectedFile, '-o', outputDir],
+                path.join(RESULTS, `server-${name}.log`)
+            );
+        } finally {
+            await stop(gateway.child);
+        }
     } finally {
-        await stop(gateway.child);
+        if (fixture !== undefined) await stop(fixture.child);
     }
-    const log = readFileSync(path.join(RESULTS, `server-${specVersion}.log`), 'utf8');
+    const log = readFileSync(path.join(RESULTS, `server-${name}.log`), 'utf8');
     const planned = Number(/Running \S+ suite \((\d+) scenarios\)/.exec(log)?.[1] ?? NaN);
     // One folder per scenario: server-<scenario>-<timestamp>/checks.json
     const results = new Map<string, Check[]>();
@@ -365,9 +409,15 @@ const describeShort = (check: Check) => {
     return `${check.id}${message ? ` (${message.length > 90 ? `${message.slice(0, 87)}...` : message})` : ''}`;
 };
 
-function judge(side: Side, specVersion: string, scenario: string, checks: Check[] | undefined, expectations: Expectation[]): Outcome {
+interface Run {
+    side: Side;
+    specVersion: string;
+    upstream: UpstreamEra | undefined;
+}
+
+function judge({ side, specVersion, upstream }: Run, scenario: string, checks: Check[] | undefined, expectations: readonly Expectation[]): Outcome {
     const counts: Record<Check['status'], number> = { SUCCESS: 0, FAILURE: 0, WARNING: 0, INFO: 0, SKIPPED: 0 };
-    const base = { side, specVersion, scenario, counts };
+    const base = { side, specVersion, upstream, scenario, counts };
     if (checks === undefined) return { ...base, verdict: 'failed', note: 'no results (checks.json missing)' };
     for (const check of checks) counts[check.status]++;
     const failed = checks.filter(failing);
@@ -399,32 +449,36 @@ const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\s+/g, ' ').t
 function report(outcomes: Outcome[], meta: { suiteVersion: string; runtime: string; seconds: number; problems: string[] }): string {
     const sections: string[] = [];
     const summary: string[] = [];
-    for (const side of ['server', 'client'] as const) {
-        for (const specVersion of SPEC_VERSIONS) {
-            const rows = outcomes.filter(outcome => outcome.side === side && outcome.specVersion === specVersion);
-            const count = (verdict: Verdict) => rows.filter(row => row.verdict === verdict).length;
-            summary.push(
-                `| ${side} | ${specVersion} | ${rows.length} | ${count('passed')} | ${count('failed')} | ${count('expected failure')} | ${count('stale expectation')} |`
-            );
-            const table = rows
-                .map(row => {
-                    const c = row.counts;
-                    const checks = `${c.SUCCESS} ok, ${c.FAILURE} failed, ${c.WARNING} warnings${c.SKIPPED ? `, ${c.SKIPPED} skipped` : ''}`;
-                    return `| ${row.scenario} | ${row.verdict} | ${checks} | ${cell(row.note)} |`;
-                })
-                .join('\n');
-            sections.push(`### ${side === 'server' ? 'Server' : 'Client'} side, ${specVersion}
+    const runs: Run[] = [
+        ...UPSTREAM_ERAS.flatMap(upstream => SPEC_VERSIONS.map(specVersion => ({ side: 'server' as const, specVersion, upstream }))),
+        ...SPEC_VERSIONS.map(specVersion => ({ side: 'client' as const, specVersion, upstream: undefined }))
+    ];
+    for (const { side, specVersion, upstream } of runs) {
+        const rows = outcomes.filter(outcome => outcome.side === side && outcome.specVersion === specVersion && outcome.upstream === upstream);
+        const count = (verdict: Verdict) => rows.filter(row => row.verdict === verdict).length;
+        const upstreamCell = upstream === undefined ? "the scenario's server" : UPSTREAM_LABEL[upstream];
+        summary.push(
+            `| ${side} | ${specVersion} | ${upstreamCell} | ${rows.length} | ${count('passed')} | ${count('failed')} | ${count('expected failure')} | ${count('stale expectation')} |`
+        );
+        const table = rows
+            .map(row => {
+                const c = row.counts;
+                const checks = `${c.SUCCESS} ok, ${c.FAILURE} failed, ${c.WARNING} warnings${c.SKIPPED ? `, ${c.SKIPPED} skipped` : ''}`;
+                return `| ${row.scenario} | ${row.verdict} | ${checks} | ${cell(row.note)} |`;
+            })
+            .join('\n');
+        sections.push(`### ${side === 'server' ? 'Server' : 'Client'} side, ${specVersion}${upstream === undefined ? '' : `, ${UPSTREAM_LABEL[upstream]} upstream`}
 
 | scenario | result | checks | notes |
 | --- | --- | --- | --- |
 ${table}`);
-        }
     }
     const failures = outcomes.filter(outcome => outcome.verdict === 'failed' || outcome.verdict === 'stale expectation');
+    const where = (f: Outcome) => `${f.side} ${f.specVersion}${f.upstream === undefined ? '' : ` (${f.upstream} upstream)`}`;
     const verdict =
         failures.length === 0 && meta.problems.length === 0
             ? 'Every in-scope scenario passes; every other scenario fails as expected.'
-            : `**Not clean**: ${[...failures.map(f => `${f.side} ${f.specVersion} ${f.scenario} (${f.verdict})`), ...meta.problems].join('; ')}.`;
+            : `**Not clean**: ${[...failures.map(f => `${where(f)} ${f.scenario} (${f.verdict})`), ...meta.problems].join('; ')}.`;
     return `# Conformance
 
 Generated by \`npm run conformance\` on ${new Date().toISOString().slice(0, 10)} with
@@ -434,10 +488,17 @@ ${process.version}), in ${meta.seconds.toFixed(0)} s. Reproduce with \`${REPRODU
 
 ${verdict}
 
-- **Server side**: the built gateway (\`dist/cli.js\`) on 127.0.0.1, with one stdio
+- **Server side**: the built gateway (\`dist/cli.js\`) on 127.0.0.1, with one
   upstream, [\`test/fixtures/conformance-server.ts\`](test/fixtures/conformance-server.ts)
   (the prompts the suite asks for, \`"namespace": false\`), tested with
-  \`conformance server --suite all --spec-version <revision>\`.
+  \`conformance server --suite all --spec-version <revision>\`; each revision twice:
+  in front of the fixture as a 2025-era server over stdio, and in front of it as a
+  2026-07-28 server over Streamable HTTP (\`--era 2026-07-28\`, the SDK's
+  \`createMcpHandler\`, found by the era probe), whose
+  \`test_input_required_result_prompt\` asks the client for input (\`input_required\`):
+  the gateway relays the capabilities its client declared, and the elicitation and the
+  retry pass through. A server entry marked \`[2025 upstream]\` is expected to fail
+  only in front of the 2025-era upstream.
 - **Client side**: every client scenario of the revision, with
   [\`conformance/client-wrapper.ts\`](conformance/client-wrapper.ts) as the client: it
   starts a gateway whose one upstream (transport \`http\`) is the scenario's server,
@@ -452,8 +513,8 @@ ${verdict}
   makes one (every message validated against the JSON Schema of the negotiated
   revision). Per-check output: \`conformance/results/\` (not committed).
 
-| side | revision | scenarios | passed | failed | expected failures | stale expectations |
-| --- | --- | --- | --- | --- | --- | --- |
+| side | revision | upstream | scenarios | passed | failed | expected failures | stale expectations |
+| --- | --- | --- | --- | --- | --- | --- | --- |
 ${summary.join('\n')}
 
 ${sections.join('\n\n')}
@@ -474,13 +535,17 @@ async function main(): Promise<void> {
     const outcomes: Outcome[] = [];
     const problems: string[] = [];
 
-    for (const specVersion of SPEC_VERSIONS) {
-        const { exitCode, results, planned } = await runServerSide(specVersion);
-        if (results.size !== planned) problems.push(`server ${specVersion}: the suite planned ${planned} scenarios, ${results.size} left results`);
-        const judged = [...results].map(([scenario, checks]) => judge('server', specVersion, scenario, checks, expectations[specVersion]!.server));
-        outcomes.push(...judged);
-        const bad = judged.some(outcome => outcome.verdict === 'failed' || outcome.verdict === 'stale expectation');
-        if ((exitCode !== 0) !== bad) problems.push(`server ${specVersion}: the suite exited with ${exitCode}, which does not match the checks`);
+    for (const upstream of UPSTREAM_ERAS) {
+        for (const specVersion of SPEC_VERSIONS) {
+            const expected = serverExpectations(expectations[specVersion]!, upstream);
+            const { exitCode, results, planned } = await runServerSide(specVersion, upstream, expected);
+            const where = `server ${specVersion} (${upstream} upstream)`;
+            if (results.size !== planned) problems.push(`${where}: the suite planned ${planned} scenarios, ${results.size} left results`);
+            const judged = [...results].map(([scenario, checks]) => judge({ side: 'server', specVersion, upstream }, scenario, checks, expected));
+            outcomes.push(...judged);
+            const bad = judged.some(outcome => outcome.verdict === 'failed' || outcome.verdict === 'stale expectation');
+            if ((exitCode !== 0) !== bad) problems.push(`${where}: the suite exited with ${exitCode}, which does not match the checks`);
+        }
     }
 
     for (const specVersion of SPEC_VERSIONS) {
@@ -490,7 +555,7 @@ async function main(): Promise<void> {
         const results = await pool(scenarios, CLIENT_CONCURRENCY, scenario => runClientScenario(specVersion, scenario));
         scenarios.forEach((scenario, index) => {
             const { exitCode, checks } = results[index]!;
-            const outcome = judge('client', specVersion, scenario, checks, expectations[specVersion]!.client);
+            const outcome = judge({ side: 'client', specVersion, upstream: undefined }, scenario, checks, expectations[specVersion]!.client);
             outcomes.push(outcome);
             const bad = outcome.verdict === 'failed' || outcome.verdict === 'stale expectation';
             if ((exitCode !== 0) !== bad) problems.push(`client ${specVersion} ${scenario}: the suite exited with ${exitCode}, which does not match the checks`);
@@ -503,7 +568,7 @@ async function main(): Promise<void> {
     for (const outcome of outcomes) {
         const mark = outcome.verdict === 'passed' ? 'ok  ' : outcome.verdict === 'expected failure' ? 'xf  ' : 'FAIL';
         if (mark === 'FAIL' || process.env.CONFORMANCE_VERBOSE) {
-            console.log(`${mark} ${outcome.side} ${outcome.specVersion} ${outcome.scenario}: ${outcome.verdict}${outcome.note ? ` (${outcome.note})` : ''}`);
+            console.log(`${mark} ${outcome.side} ${outcome.specVersion}${outcome.upstream === undefined ? '' : ` (${outcome.upstream} upstream)`} ${outcome.scenario}: ${outcome.verdict}${outcome.note ? ` (${outcome.note})` : ''}`);
         }
     }
     for (const problem of problems) console.log(`FAIL ${problem}`);

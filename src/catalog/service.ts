@@ -188,6 +188,6 @@ function withinSpec(result: CompleteResult): CompleteResult {
 
 function toProtocolError(error: unknown): ProtocolError {
     if (error instanceof ProtocolError) return error;
-    if (error instanceof UpstreamRejectedError) return new ProtocolError(ProtocolErrorCode.InvalidParams, error.message);
+    if (error instanceof UpstreamRejectedError) return new ProtocolError(error.code, error.message, error.data);
     return new ProtocolError(ProtocolErrorCode.InternalError, error instanceof UpstreamFailedError ? error.message : 'Internal error');
 }

@@ -6,11 +6,13 @@
  * The port's contract beyond the types: `listPrompts` reads every page and
  * returns only prompts that passed the upstream's limits, each with a digest
  * of its definition; `getPrompt` and `complete` throw `UpstreamRejectedError`
- * when the upstream rejected the arguments and `UpstreamFailedError` when it
- * failed (../upstream/errors.ts), which the service maps to JSON-RPC errors.
+ * when the upstream rejected the client's request (its code and message pass)
+ * and `UpstreamFailedError` when it failed (../upstream/errors.ts), which the
+ * service maps to JSON-RPC errors.
  */
 import type { CompleteRequest, CompleteResult, GetPromptResult, Progress, Prompt } from '@modelcontextprotocol/client';
 import type { FaultKind } from '../observability/faults.js';
+import type { RelayedClient } from '../protocol/capabilities.js';
 
 /** A prompt as an upstream listed it, within its limits. */
 export interface ListedPrompt {
@@ -53,6 +55,8 @@ export interface CallControl {
     signal?: AbortSignal | undefined;
     onProgress?: ((progress: Progress) => void) | undefined;
     forwarded?: Forwarded | undefined;
+    /** What a stateless upstream is told of the client (its capabilities); none when absent. */
+    client?: RelayedClient | undefined;
 }
 
 /**

@@ -32,6 +32,8 @@ import type { Caller, PromptService } from '../catalog/service.js';
 import { isInputRequired } from '../catalog/upstream-port.js';
 import { cancelledRequestId, type RequestId } from '../lib/json-rpc.js';
 import { describeError, type Logger } from '../observability/logger.js';
+import { NO_RELAYED_CAPABILITIES, relayedClient } from '../protocol/capabilities.js';
+import { CODE, errorForClient, type RpcError } from '../protocol/errors.js';
 import { GATEWAY_INFO } from '../version.js';
 import type { InFlight } from './in-flight.js';
 import { completeParams, getParams, initializeParams, listParams, metaOf, type InitializeParams, type Params, type ProgressToken } from './params.js';
@@ -126,7 +128,7 @@ export class Dispatcher {
             if (cancel.signal.aborted) return undefined;
             return { jsonrpc: '2.0', id: request.id, result: context.revision.modern ? this.#modern(request.method, result, context) : result };
         } catch (error) {
-            return cancel.signal.aborted ? undefined : errorResponse(request, this.#errorOf(error, request.method));
+            return cancel.signal.aborted ? undefined : errorResponse(request, errorForClient(this.#errorOf(error, request.method), context.revision.modern));
         } finally {
             if (context.requests.get(request.id) === cancel) context.requests.delete(request.id);
         }
@@ -190,7 +192,7 @@ export class Dispatcher {
             }
             case 'prompts/get': {
                 const valid = getParams(params) ?? throwError(invalidParams(method));
-                const control = this.#control(exchange, valid.progressToken);
+                const control = this.#control(exchange, params, valid.progressToken);
                 const result = await inFlight.track(() => service.get(valid.name, valid.arguments, context.caller, control, valid.continuation));
                 if (!isInputRequired(result)) return adaptGetPrompt(result, context.revision);
                 // Passed on as it came (its state sealed); a handshake-era client has no way to answer it.
@@ -199,7 +201,7 @@ export class Dispatcher {
             }
             case 'completion/complete': {
                 const valid = completeParams(params) ?? throwError(invalidParams(method));
-                const control = this.#control(exchange, valid.progressToken);
+                const control = this.#control(exchange, params, valid.progressToken);
                 return inFlight.track(() => service.complete(valid.request, context.caller, control));
             }
             default:
@@ -220,14 +222,18 @@ export class Dispatcher {
     /**
      * Cancellation, and progress when the client asked for it: the upstream gets a token of the gateway's own, and
      * each of its progress notifications reaches the client under the client's token, where the answer goes; and what
-     * the request carries on.
+     * the request carries on: its id and headers, and the capabilities its client declared on it (a 2026-07-28 client
+     * answers an upstream's input_required itself; a 2025-era session cannot be asked anything, see
+     * ../protocol/capabilities.ts).
      */
-    #control({ cancel, notify, context, forwarded }: Exchange, progressToken: ProgressToken | undefined): CallControl {
+    #control({ cancel, notify, context, forwarded }: Exchange, params: Params, progressToken: ProgressToken | undefined): CallControl {
         const signal = cancel.signal;
-        if (progressToken === undefined || notify === undefined) return { signal, forwarded };
+        const client = context.revision.modern ? relayedClient((params?._meta as Params)?.[META_KEYS.clientCapabilities]) : NO_RELAYED_CAPABILITIES;
+        if (progressToken === undefined || notify === undefined) return { signal, forwarded, client };
         return {
             signal,
             forwarded,
+            client,
             onProgress: progress => {
                 if (signal.aborted) return;
                 notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...adaptProgress(progress, context.revision) } });
@@ -235,8 +241,12 @@ export class Dispatcher {
         };
     }
 
-    #errorOf(error: unknown, method: string): JSONRPCErrorResponse['error'] {
-        if (error instanceof ProtocolError && Number.isSafeInteger(error.code)) return { code: error.code, message: error.message };
+    /** `data` passes only on -32021 (an upstream's required capabilities, checked where the error was taken in). */
+    #errorOf(error: unknown, method: string): RpcError {
+        if (error instanceof ProtocolError && Number.isSafeInteger(error.code)) {
+            const { code, message, data } = error;
+            return code === CODE.missingClientCapability && data !== undefined ? { code, message, data } : { code, message };
+        }
         this.options.logger.error({ err: describeError(error), method }, 'request failed; answered "Internal error"');
         return { code: ProtocolErrorCode.InternalError, message: 'Internal error' };
     }

@@ -1,17 +1,27 @@
 /**
  * What an upstream call can fail with, in terms the gateway can show a client:
- * either the upstream rejected the arguments (-32602, its message passes through)
- * or it failed (a short reason that never holds a stack trace or a payload),
- * classified as a fault kind for the counters.
+ * either the upstream rejected the client's request (-32602, -32021, -32002, an
+ * application's code: the code and the message pass, bounded; see
+ * ../protocol/errors.ts) or it failed (a short reason that never holds a stack
+ * trace or a payload), classified as a fault kind for the counters.
  */
-import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { FaultKind } from '../observability/faults.js';
-import { describeError } from '../observability/logger.js';
+import { boundedUpstreamError, CODE, upstreamErrorPasses } from '../protocol/errors.js';
 import { CommandNotStartedError } from './command.js';
 import { isOversizedMark } from './oversized.js';
 
+/** The upstream (or the gateway on its behalf) rejected the client's request: its code and message are the client's to see. */
 export class UpstreamRejectedError extends Error {
     override readonly name = 'UpstreamRejectedError';
+
+    constructor(
+        message: string,
+        readonly code: number = CODE.invalidParams,
+        readonly data?: unknown
+    ) {
+        super(message);
+    }
 }
 
 export class UpstreamFailedError extends Error {
@@ -55,7 +65,10 @@ export function toUpstreamError(upstreamId: string, error: unknown, timeoutMs: n
     if (error instanceof UpstreamRejectedError || error instanceof UpstreamFailedError) return error;
     if (error instanceof ProtocolError) {
         if (isOversizedMark(error.data)) return new UpstreamFailedError(upstreamId, error.message, 'oversized_result');
-        if (error.code === ProtocolErrorCode.InvalidParams) return new UpstreamRejectedError(stripCodePrefix(describeError(error)));
+        if (upstreamErrorPasses(error.code)) {
+            const passed = boundedUpstreamError(error.code, stripCodePrefix(error.message), error.data);
+            return new UpstreamRejectedError(passed.message, passed.code, passed.data);
+        }
         return new UpstreamFailedError(upstreamId, `error ${error.code}`, 'request_failed');
     }
     const [reason, fault] = classify(error, timeoutMs);

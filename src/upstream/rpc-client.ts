@@ -41,6 +41,8 @@ interface RpcRequestOptions {
     onAcknowledged?: ((notifications: Params) => void) | undefined;
     /** What the request carries of the client request it serves; its cancellation carries the same request id. */
     forwarded?: Forwarded | undefined;
+    /** Merged into this request's `_meta`, over what every request carries (setRequestMeta). */
+    meta?: Params | undefined;
 }
 
 /** What the client tells its owner. Each is called synchronously, as the message arrives. */
@@ -136,7 +138,7 @@ export class RpcClient {
         const { signal, onProgress, forwarded } = options;
         if (signal?.aborted === true) return Promise.reject(cancelled());
         const id = this.#nextId++;
-        const sent = this.#withMeta(params, onProgress === undefined ? undefined : id);
+        const sent = this.#withMeta(params, options.meta, onProgress === undefined ? undefined : id);
         const message = (sent === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: sent }) as JSONRPCMessage;
         return new Promise<T>((resolve, reject) => {
             const pending: Pending = {
@@ -165,11 +167,11 @@ export class RpcClient {
         });
     }
 
-    /** `params` with the request `_meta` and the progress token, if any; as it was when there is neither. */
-    #withMeta(params: Params | undefined, progressToken: RequestId | undefined): Params | undefined {
+    /** `params` with every request's `_meta`, this request's and the progress token, if any; as it was when there is none. */
+    #withMeta(params: Params | undefined, own: Params | undefined, progressToken: RequestId | undefined): Params | undefined {
         const meta = this.#requestMeta;
-        if (meta === undefined && progressToken === undefined) return params;
-        return { ...params, _meta: { ...(params?._meta as Params | undefined), ...meta, ...(progressToken === undefined ? {} : { progressToken }) } };
+        if (meta === undefined && own === undefined && progressToken === undefined) return params;
+        return { ...params, _meta: { ...(params?._meta as Params | undefined), ...meta, ...own, ...(progressToken === undefined ? {} : { progressToken }) } };
     }
 
     notify(method: string, params?: Params, forwarded?: Forwarded): Promise<void> {

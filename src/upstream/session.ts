@@ -5,9 +5,10 @@
  * the connection gone, the liveness watch); reconnecting is the owner's business.
  */
 import { performance } from 'node:perf_hooks';
-import { ProtocolError, ProtocolErrorCode, type Progress } from '@modelcontextprotocol/client';
+import { CLIENT_CAPABILITIES_META_KEY, ProtocolError, ProtocolErrorCode, type Progress } from '@modelcontextprotocol/client';
 import { maxTotalTimeout } from '../config/schema.js';
 import { outsideRequests } from '../observability/request-context.js';
+import type { RelayedClient } from '../protocol/capabilities.js';
 import { BulkheadFullError, BulkheadTimeoutError, type Bulkhead } from './bulkhead.js';
 import { connectionEvidence, failureReason, toUpstreamError, UpstreamFailedError, type UpstreamRejectedError } from './errors.js';
 import { STATELESS_REVISION, type ServerProfile } from './handshake.js';
@@ -49,6 +50,8 @@ export interface CallControl {
     signal?: AbortSignal | undefined;
     onProgress?: ((progress: Progress) => void) | undefined;
     forwarded?: Forwarded | undefined;
+    /** Told a stateless upstream in the request's `_meta`; a 2025-era upstream was told its client at initialize. */
+    client?: RelayedClient | undefined;
 }
 
 export class UpstreamSession {
@@ -168,7 +171,8 @@ export class UpstreamSession {
         const { config, bulkhead } = this.options;
         const now = Date.now();
         const deadline = now + config.timeoutMs;
-        const { signal, onProgress, forwarded } = control;
+        const { signal, onProgress, forwarded, client } = control;
+        const meta = client !== undefined && this.stateless ? { [CLIENT_CAPABILITIES_META_KEY]: client.capabilities } : undefined;
         // Counted from the call, as the timeout is: the wait for a slot is part of the request.
         const totalDeadline = onProgress === undefined ? undefined : now + maxTotalTimeout(config);
         try {
@@ -179,6 +183,7 @@ export class UpstreamSession {
                         signal,
                         onProgress,
                         forwarded,
+                        meta,
                         maxTotalTimeoutMs: totalDeadline === undefined ? undefined : Math.max(1, totalDeadline - Date.now())
                     }),
                 { deadline, signal }

@@ -174,7 +174,7 @@ export class McpEndpoint {
         res.once('close', () => {
             if (!res.writableFinished) cancel.abort();
         });
-        const reply = new Reply(res, {}, false, this.#cutWhenStalled('answer', { client: client.id }));
+        const reply = new Reply(res, {}, false, this.#cutWhenStalled('answer', { client: client.id }), true);
         reply.finish([await dispatcher.answer(message, { context, cancel, notify: reply.notify, forwarded })]);
     }
 

@@ -9,6 +9,7 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { JSONRPCNotification, JSONRPCResponse } from '@modelcontextprotocol/client';
 import { sendJson } from '../../http/respond.js';
+import { CODE } from '../../protocol/errors.js';
 import { SseStream, type SseOptions } from './sse.js';
 
 export class Reply {
@@ -19,7 +20,9 @@ export class Reply {
         private readonly headers: OutgoingHttpHeaders,
         /** The body was a batch: a JSON answer is an array. */
         private readonly batch: boolean,
-        private readonly sse: SseOptions = {}
+        private readonly sse: SseOptions = {},
+        /** A 2026-07-28 request: its answer's HTTP status follows its error (see statusOf). */
+        private readonly stateless = false
     ) {}
 
     readonly notify = (notification: JSONRPCNotification): void => {
@@ -31,11 +34,20 @@ export class Reply {
         const responses = answers.filter(answer => answer !== undefined);
         if (this.res.destroyed) return;
         if (this.#stream === undefined && responses.length > 0) {
-            sendJson(this.res, 200, this.batch ? responses : responses[0], this.headers);
+            sendJson(this.res, this.#statusOf(responses), this.batch ? responses : responses[0], this.headers);
             return;
         }
         const stream = (this.#stream ??= new SseStream(this.res, this.headers, this.sse));
         for (const response of responses) stream.send(response);
         stream.close();
+    }
+
+    /**
+     * 200, but 400 for a 2026-07-28 request whose client lacks a capability (-32021, an upstream's passed on): the
+     * revision says so over HTTP. An SSE answer, already opened by progress, stays 200.
+     */
+    #statusOf(responses: readonly JSONRPCResponse[]): number {
+        const [only] = responses;
+        return this.stateless && only !== undefined && 'error' in only && only.error.code === CODE.missingClientCapability ? 400 : 200;
     }
 }
