@@ -12,6 +12,7 @@
  */
 import { createRemoteJWKSet, customFetch, errors as joseErrors, type FetchImplementation, type JWTVerifyGetKey } from 'jose';
 import { systemErrorCode } from '../upstream/errors.js';
+import { readBoundedBody } from '../upstream/http/byte-collector.js';
 
 /** The largest JWKS document read; real ones are a few KB. */
 export const JWKS_MAX_BYTES = 1024 * 1024;
@@ -36,25 +37,15 @@ function boundedFetch(maxBytes: number): FetchImplementation {
             await response.body?.cancel();
             throw new JwksUnavailableError(`HTTP ${response.status}`);
         }
-        const tooLarge = new JwksUnavailableError(`response larger than ${maxBytes} bytes`);
-        if (Number(response.headers.get('content-length')) > maxBytes) {
-            await response.body?.cancel();
-            throw tooLarge;
-        }
-        const chunks: Uint8Array[] = [];
-        let size = 0;
         // Node's types leave a fetch body's chunks untyped; they are bytes.
-        const reader = (response.body as ReadableStream<Uint8Array> | null)?.getReader();
-        for (let read = await reader?.read(); read !== undefined && !read.done; read = await reader?.read()) {
-            size += read.value.length;
-            if (size > maxBytes) {
-                // Closes the connection: the rest is never read.
-                await reader?.cancel();
-                throw tooLarge;
-            }
-            chunks.push(read.value);
+        const body = (response.body ?? []) as AsyncIterable<Uint8Array>;
+        const collected = await readBoundedBody(body, Number(response.headers.get('content-length') ?? Number.NaN), maxBytes);
+        if (collected.kind === 'oversized') {
+            // Closes the connection: the rest is never read.
+            await response.body?.cancel();
+            throw new JwksUnavailableError(`response larger than ${maxBytes} bytes`);
         }
-        return new Response(Buffer.concat(chunks, size), { status: 200, headers: response.headers });
+        return new Response(collected.bytes, { status: 200, headers: response.headers });
     };
 }
 
