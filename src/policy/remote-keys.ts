@@ -19,7 +19,7 @@ export const JWKS_MAX_BYTES = 1024 * 1024;
 /** How long a failed fetch stands before the next request may fetch again (the 503's Retry-After says as much). */
 export const FAILURE_CACHE_MS = 5_000;
 /** After a fetch for an unknown kid, how long other unknown kids wait for the next regular fetch. */
-const UNKNOWN_KID_COOLDOWN_MS = 5_000;
+export const UNKNOWN_KID_COOLDOWN_MS = 5_000;
 const FETCH_TIMEOUT_MS = 5_000;
 /** Keys are fetched again this long after the last fetch, whatever tokens come. */
 const CACHE_MAX_AGE_MS = 600_000;
@@ -52,7 +52,8 @@ function boundedFetch(maxBytes: number): FetchImplementation {
 /** The key resolver for `url` (see the top of this file). */
 export function remoteKeys(url: URL): JWTVerifyGetKey {
     const fetchBounded = boundedFetch(JWKS_MAX_BYTES);
-    let fetchedAt = Number.NEGATIVE_INFINITY;
+    // Counted, not timed: a fetch begun in the same millisecond as a request, but before it, was not made for it.
+    let fetchesStarted = 0;
     let failure: { error: unknown; until: number } | undefined;
     let unknownKidFetchAt = Number.NEGATIVE_INFINITY;
     let unknownKidFetch: Promise<void> | undefined;
@@ -62,7 +63,7 @@ export function remoteKeys(url: URL): JWTVerifyGetKey {
         // jose's own refetch on an unknown kid waits for this long after any fetch; the one below does better.
         cooldownDuration: Number.POSITIVE_INFINITY,
         [customFetch]: (href, options) => {
-            fetchedAt = Date.now();
+            fetchesStarted++;
             return fetchBounded(href, options);
         }
     });
@@ -79,14 +80,14 @@ export function remoteKeys(url: URL): JWTVerifyGetKey {
         }
     };
     return async (header, token) => {
-        const started = Date.now();
+        const fetchesBefore = fetchesStarted;
         try {
             // jose fetches when it has no keys or they are stale (`fresh` is false then); else it answers from its cache.
             return await (remote.fresh ? remote(header, token) : fetching(() => remote(header, token)));
         } catch (error) {
             if (!(error instanceof joseErrors.JWKSNoMatchingKey)) throw error;
             // Keys fetched while this request waited are as new as any: no second fetch for it.
-            if (unknownKidFetch === undefined && (fetchedAt >= started || Date.now() - unknownKidFetchAt < UNKNOWN_KID_COOLDOWN_MS)) throw error;
+            if (unknownKidFetch === undefined && (fetchesStarted > fetchesBefore || Date.now() - unknownKidFetchAt < UNKNOWN_KID_COOLDOWN_MS)) throw error;
             if (unknownKidFetch === undefined) {
                 unknownKidFetchAt = Date.now();
                 unknownKidFetch = fetching(() => remote.reload()).finally(() => (unknownKidFetch = undefined));
