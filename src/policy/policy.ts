@@ -26,9 +26,9 @@ export interface GatewayPolicy {
      */
     readonly credentials: ReadonlyMap<string, string>;
     /**
-     * jwt mode with inline keys (`jwks`, or a `jwksFile` read into it): each key in a canonical form. A reload that
-     * drops or changes one of them ends what every client holds open; one that only adds keys (a rotation that
-     * begins) ends nothing.
+     * jwt mode with inline keys (`jwks`, or a `jwksFile` read into it): the digest of each key's canonical form. A
+     * reload that drops or changes one of them ends what every client holds open; one that only adds keys (a
+     * rotation that begins) ends nothing.
      */
     readonly inlineKeys: ReadonlySet<string>;
     readonly access: PromptAccess;
@@ -67,7 +67,8 @@ function tokenRules(auth: JwtAuth): unknown {
  */
 function inlineKeysOf(auth: GatewayConfig['auth']): Set<string> {
     if (auth.mode !== 'jwt' || auth.jwks === undefined) return new Set();
-    return new Set(auth.jwks.keys.map(key => JSON.stringify(Object.entries(key).sort(([a], [b]) => (a < b ? -1 : 1)))));
+    // As digests, as `credentials` are: a jwks may hold symmetric ("oct") keys, which are secrets.
+    return new Set(auth.jwks.keys.map(key => sha256(JSON.stringify(Object.entries(key).sort(([a], [b]) => (a < b ? -1 : 1))))));
 }
 
 function credentialsOf(config: GatewayConfig): Map<string, string> {
