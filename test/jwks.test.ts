@@ -1,7 +1,8 @@
 /**
  * auth.jwksUrl against a real JWKS server on 127.0.0.1 that counts its fetches: a body over the bound is refused
  * without being read whole, a failing endpoint is not fetched once per request, and a key rotated right after a fetch
- * is found by one more fetch, while made-up kids do not make more.
+ * is found by one more fetch, while made-up kids do not make more. The tests of time windows freeze the clock (Date,
+ * which jose's cache reads too) and move it themselves, so how long the requests take does not matter.
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
@@ -12,7 +13,7 @@ import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { parseConfig } from '../src/config/load.js';
 import { createAuthenticator, type Authenticator, type AuthOutcome } from '../src/policy/authenticator.js';
 import { ClientDirectory } from '../src/policy/clients.js';
-import { JWKS_MAX_BYTES } from '../src/policy/remote-keys.js';
+import { FAILURE_CACHE_MS, JWKS_MAX_BYTES, UNKNOWN_KID_COOLDOWN_MS } from '../src/policy/remote-keys.js';
 
 const MIB = 1024 * 1024;
 
@@ -61,6 +62,9 @@ const verify = (authenticator: Authenticator, jwt: string): Promise<AuthOutcome>
 
 const newPair = (): Promise<KeyPair> => generateKeyPair('ES256');
 
+/** Stops the clock at the current time: it moves only by `t.mock.timers.tick` (timers stay real: jose's fetch timeout runs). */
+const freezeClock = (t: TestContext): void => t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
+
 test('a JWKS body over the bound is refused without being read whole: the server sees its connection closed early', { timeout: 60_000 }, async t => {
     const total = 64 * MIB;
     const written = { bytes: 0 };
@@ -98,16 +102,23 @@ test('while the JWKS endpoint answers 500, 100 requests make one fetch, not 100 
     const server = await startJwksServer(t, res => res.writeHead(500).end('internal error'));
     const authenticator = authenticatorFor(server.url);
     const pair = await newPair();
+    freezeClock(t);
     const outcomes: AuthOutcome[] = [];
     for (let i = 0; i < 100; i++) outcomes.push(await verify(authenticator, await token(pair, `unknown-${i}`)));
+    t.mock.timers.tick(FAILURE_CACHE_MS - 1);
+    outcomes.push(await verify(authenticator, await token(pair, 'unknown-last-moment')));
     assert.equal(server.fetches, 1);
     for (const outcome of outcomes) assert.deepEqual(outcome, { ok: false, failure: 'unavailable', reason: 'HTTP 500' });
+    t.mock.timers.tick(1);
+    assert.deepEqual(await verify(authenticator, await token(pair, 'unknown-after')), { ok: false, failure: 'unavailable', reason: 'HTTP 500' });
+    assert.equal(server.fetches, 2, 'once the failure is stale, the next request fetches again');
 });
 
 test('a failing endpoint after keys were fetched: unknown kids make at most one fetch; known keys still verify', { timeout: 60_000 }, async t => {
     const pair = await newPair();
     const server = await startJwksServer(t, serve(await keySet([[pair, 'k1']])));
     const authenticator = authenticatorFor(server.url);
+    freezeClock(t);
     assert.equal((await verify(authenticator, await token(pair, 'k1'))).ok, true);
     server.answer = res => res.writeHead(500).end();
     const outcomes = await Promise.all(Array.from({ length: 100 }, async (_, i) => verify(authenticator, await token(pair, `unknown-${i}`))));
@@ -120,22 +131,29 @@ test('a key rotated just after a fetch is accepted after one more fetch; more un
     const [first, second, stranger] = await Promise.all([newPair(), newPair(), newPair()]);
     const server = await startJwksServer(t, serve(await keySet([[first, 'k1']])));
     const authenticator = authenticatorFor(server.url);
+    // Rotated in the very millisecond of the first fetch, well within any cooldown after it.
+    freezeClock(t);
     assert.equal((await verify(authenticator, await token(first, 'k1'))).ok, true);
     assert.equal(server.fetches, 1);
-    // Rotated now, well within any cooldown after the first fetch.
     server.answer = serve(await keySet([[first, 'k1'], [second, 'k2']]));
     const rotated = await verify(authenticator, await token(second, 'k2'));
     assert.equal(rotated.ok, true, JSON.stringify(rotated));
     assert.equal(server.fetches, 2);
     for (let i = 0; i < 20; i++) assert.deepEqual(await verify(authenticator, await token(stranger, `made-up-${i}`)), { ok: false, failure: 'invalid' });
+    t.mock.timers.tick(UNKNOWN_KID_COOLDOWN_MS - 1);
+    assert.deepEqual(await verify(authenticator, await token(stranger, 'made-up-last-moment')), { ok: false, failure: 'invalid' });
     assert.equal(server.fetches, 2, 'made-up kids within the cooldown fetch nothing');
     assert.equal((await verify(authenticator, await token(second, 'k2'))).ok, true);
+    t.mock.timers.tick(1);
+    assert.deepEqual(await verify(authenticator, await token(stranger, 'made-up-after')), { ok: false, failure: 'invalid' });
+    assert.equal(server.fetches, 3, 'after the cooldown, an unknown kid fetches again');
 });
 
 test('concurrent tokens with a newly rotated kid share one fetch and are all accepted', { timeout: 60_000 }, async t => {
     const [first, second] = await Promise.all([newPair(), newPair()]);
     const server = await startJwksServer(t, serve(await keySet([[first, 'k1']])));
     const authenticator = authenticatorFor(server.url);
+    freezeClock(t);
     assert.equal((await verify(authenticator, await token(first, 'k1'))).ok, true);
     server.answer = serve(await keySet([[second, 'k2']]));
     const jwt = await token(second, 'k2');

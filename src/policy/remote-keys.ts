@@ -12,13 +12,14 @@
  */
 import { createRemoteJWKSet, customFetch, errors as joseErrors, type FetchImplementation, type JWTVerifyGetKey } from 'jose';
 import { systemErrorCode } from '../upstream/errors.js';
+import { readBoundedBody } from '../upstream/http/byte-collector.js';
 
 /** The largest JWKS document read; real ones are a few KB. */
 export const JWKS_MAX_BYTES = 1024 * 1024;
 /** How long a failed fetch stands before the next request may fetch again (the 503's Retry-After says as much). */
 export const FAILURE_CACHE_MS = 5_000;
 /** After a fetch for an unknown kid, how long other unknown kids wait for the next regular fetch. */
-const UNKNOWN_KID_COOLDOWN_MS = 5_000;
+export const UNKNOWN_KID_COOLDOWN_MS = 5_000;
 const FETCH_TIMEOUT_MS = 5_000;
 /** Keys are fetched again this long after the last fetch, whatever tokens come. */
 const CACHE_MAX_AGE_MS = 600_000;
@@ -36,32 +37,23 @@ function boundedFetch(maxBytes: number): FetchImplementation {
             await response.body?.cancel();
             throw new JwksUnavailableError(`HTTP ${response.status}`);
         }
-        const tooLarge = new JwksUnavailableError(`response larger than ${maxBytes} bytes`);
-        if (Number(response.headers.get('content-length')) > maxBytes) {
-            await response.body?.cancel();
-            throw tooLarge;
-        }
-        const chunks: Uint8Array[] = [];
-        let size = 0;
         // Node's types leave a fetch body's chunks untyped; they are bytes.
-        const reader = (response.body as ReadableStream<Uint8Array> | null)?.getReader();
-        for (let read = await reader?.read(); read !== undefined && !read.done; read = await reader?.read()) {
-            size += read.value.length;
-            if (size > maxBytes) {
-                // Closes the connection: the rest is never read.
-                await reader?.cancel();
-                throw tooLarge;
-            }
-            chunks.push(read.value);
+        const body = (response.body ?? []) as AsyncIterable<Uint8Array>;
+        const collected = await readBoundedBody(body, Number(response.headers.get('content-length') ?? Number.NaN), maxBytes);
+        if (collected.kind === 'oversized') {
+            // Closes the connection: the rest is never read.
+            await response.body?.cancel();
+            throw new JwksUnavailableError(`response larger than ${maxBytes} bytes`);
         }
-        return new Response(Buffer.concat(chunks, size), { status: 200, headers: response.headers });
+        return new Response(collected.bytes, { status: 200, headers: response.headers });
     };
 }
 
 /** The key resolver for `url` (see the top of this file). */
 export function remoteKeys(url: URL): JWTVerifyGetKey {
     const fetchBounded = boundedFetch(JWKS_MAX_BYTES);
-    let fetchedAt = Number.NEGATIVE_INFINITY;
+    // Counted, not timed: a fetch begun in the same millisecond as a request, but before it, was not made for it.
+    let fetchesStarted = 0;
     let failure: { error: unknown; until: number } | undefined;
     let unknownKidFetchAt = Number.NEGATIVE_INFINITY;
     let unknownKidFetch: Promise<void> | undefined;
@@ -71,7 +63,7 @@ export function remoteKeys(url: URL): JWTVerifyGetKey {
         // jose's own refetch on an unknown kid waits for this long after any fetch; the one below does better.
         cooldownDuration: Number.POSITIVE_INFINITY,
         [customFetch]: (href, options) => {
-            fetchedAt = Date.now();
+            fetchesStarted++;
             return fetchBounded(href, options);
         }
     });
@@ -88,14 +80,14 @@ export function remoteKeys(url: URL): JWTVerifyGetKey {
         }
     };
     return async (header, token) => {
-        const started = Date.now();
+        const fetchesBefore = fetchesStarted;
         try {
             // jose fetches when it has no keys or they are stale (`fresh` is false then); else it answers from its cache.
             return await (remote.fresh ? remote(header, token) : fetching(() => remote(header, token)));
         } catch (error) {
             if (!(error instanceof joseErrors.JWKSNoMatchingKey)) throw error;
             // Keys fetched while this request waited are as new as any: no second fetch for it.
-            if (unknownKidFetch === undefined && (fetchedAt >= started || Date.now() - unknownKidFetchAt < UNKNOWN_KID_COOLDOWN_MS)) throw error;
+            if (unknownKidFetch === undefined && (fetchesStarted > fetchesBefore || Date.now() - unknownKidFetchAt < UNKNOWN_KID_COOLDOWN_MS)) throw error;
             if (unknownKidFetch === undefined) {
                 unknownKidFetchAt = Date.now();
                 unknownKidFetch = fetching(() => remote.reload()).finally(() => (unknownKidFetch = undefined));

@@ -1,6 +1,7 @@
 /** Which clients a reload takes away: removed, or admitted another way (key, token rules, required scopes). */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { exportJWK, generateKeyPair } from 'jose';
 import { parseConfig } from '../../src/config/load.js';
 import { compilePolicy, revokedClients, type GatewayPolicy } from '../../src/policy/policy.js';
 
@@ -39,6 +40,21 @@ describe('revokedClients', () => {
         assert.deepEqual(revoked({ auth, clients }, { auth, clients: [{ id: 'dave', requiredScopes: ['prompts'] }, { id: 'erin' }] }), ['dave']);
         assert.deepEqual(revoked({ auth, clients }, { auth: { ...auth, audience: 'gateway' }, clients }), ['dave', 'erin']);
         assert.deepEqual(revoked({ auth, clients }, { auth: { ...auth, clockToleranceSec: 5 }, clients: [...clients, { id: 'frank' }] }), [], 'a new client and the leeway revoke nothing');
+    });
+
+    test('jwt with inline keys (jwks, jwksFile): adding keys revokes nothing; removing or changing one revokes every client', async () => {
+        const publicJwk = async (kid: string) => ({ ...(await exportJWK((await generateKeyPair('ES256', { extractable: true })).publicKey)), kid, alg: 'ES256' });
+        const [k1, k2, k3, k1Again] = await Promise.all([publicJwk('k1'), publicJwk('k2'), publicJwk('k3'), publicJwk('k1')]);
+        const clients = [{ id: 'dave' }, { id: 'erin' }];
+        const withKeys = (...keys: object[]) => ({ auth: { mode: 'jwt', jwks: { keys } }, clients });
+        assert.deepEqual(revoked(withKeys(k1, k2), withKeys(k1, k2, k3)), [], 'a key added (a rotation begins)');
+        assert.deepEqual(revoked(withKeys(k1, k2), withKeys(k3, k2, k1)), [], 'the same keys in another order');
+        const reordered = Object.fromEntries(Object.entries(k1).reverse());
+        assert.deepEqual(revoked(withKeys(k1, k2), withKeys(reordered, k2)), [], 'the same key, its members in another order');
+        assert.deepEqual(revoked(withKeys(k1, k2), withKeys(k2, k3)), ['dave', 'erin'], 'a key removed (a rotation ends)');
+        assert.deepEqual(revoked(withKeys(k1, k2), withKeys(k1Again, k2)), ['dave', 'erin'], 'a key of the same kid replaced');
+        assert.deepEqual(revoked(withKeys(k1, k2), withKeys({ ...k1, alg: 'ES384' }, k2)), ['dave', 'erin'], 'what a key verifies changed');
+        assert.deepEqual(revoked(withKeys(k1), { auth: { mode: 'jwt', secret: SECRET }, clients }), ['dave', 'erin'], 'keys given up for a secret');
     });
 
     test('another mode: every client admitted before (anonymous callers included) is admitted another way', () => {

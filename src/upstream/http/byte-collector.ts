@@ -1,9 +1,9 @@
 /**
- * The bytes of one upstream message (an HTTP body, or the data of one SSE
- * event), held up to a limit. Past the limit only its first and last
- * OVERSIZED_EDGE_BYTES are kept, enough to find the request it answers
- * (see ../oversized.ts), so memory stays bounded by the limit whatever the
- * upstream sends.
+ * The bytes of one message from the network (an upstream's HTTP body, the data
+ * of one SSE event, a fetched key set), held up to a limit. Past the limit only
+ * its first and last OVERSIZED_EDGE_BYTES are kept, enough to find the request
+ * an upstream's message answers (see ../oversized.ts), so memory stays bounded
+ * by the limit whatever the other side sends.
  */
 import { firstBytes, lastBytes } from '../../lib/bytes.js';
 import { OVERSIZED_EDGE_BYTES } from '../oversized.js';
@@ -59,6 +59,20 @@ export class ByteCollector {
         const bytes = this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks, this.#size);
         return { kind: 'whole', bytes };
     }
+}
+
+/**
+ * A body, read up to `limit` bytes and no further: past it (or when `declaredLength`, its Content-Length, says it
+ * will pass it) the reading stops, and the caller must abort the exchange, which closes the connection.
+ */
+export async function readBoundedBody(body: AsyncIterable<Uint8Array>, declaredLength: number, limit: number): Promise<Collected> {
+    if (Number.isFinite(declaredLength) && declaredLength > limit) return { kind: 'oversized', head: '', tail: '', size: declaredLength };
+    const collector = new ByteCollector(limit);
+    for await (const chunk of body) {
+        collector.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        if (collector.oversized) break;
+    }
+    return collector.take();
 }
 
 /** The first or last OVERSIZED_EDGE_BYTES of `chunks`, copied. */

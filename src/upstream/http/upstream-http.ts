@@ -11,7 +11,7 @@ import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamCredentials } from '../auth/credentials.js';
 import { urlCredentials } from '../../lib/url-credentials.js';
 import { REQUEST_ID_HEADER } from '../../observability/request-context.js';
-import { ByteCollector, type Collected } from './byte-collector.js';
+import { readBoundedBody, type Collected } from './byte-collector.js';
 
 export interface UpstreamHttpOptions {
     /** The upstream's URL; a user and password in it are sent as Basic credentials (unless headers hold some). */
@@ -131,15 +131,8 @@ export async function discard(response: HttpResponse): Promise<void> {
  * A body, read up to `limit` bytes and no further: past it (or when its Content-Length says it will pass it) the
  * reading stops, and the caller must abort the exchange, which closes the socket.
  */
-export async function readBounded(response: HttpResponse, limit: number): Promise<Collected> {
-    const collector = new ByteCollector(limit);
-    const declared = Number(headerValue(response, 'content-length'));
-    if (Number.isFinite(declared) && declared > limit) return { kind: 'oversized', head: '', tail: '', size: declared };
-    for await (const chunk of response.body) {
-        collector.push(chunk as Buffer);
-        if (collector.oversized) break;
-    }
-    return collector.take();
+export function readBounded(response: HttpResponse, limit: number): Promise<Collected> {
+    return readBoundedBody(response.body, Number(headerValue(response, 'content-length')), limit);
 }
 
 function baseHeaders(url: URL, configured: Readonly<Record<string, string>>): Record<string, string> {
