@@ -158,7 +158,7 @@ const ROWS: Row[] = [
     {
         name: '28 nested deeper than limits.maxJsonDepth: -32600, no id',
         context: 'S',
-        text: json({ jsonrpc: '2.0', id: 1, method: 'ping', params: { _meta: { deep: JSON.parse(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`) } } }),
+        text: json({ jsonrpc: '2.0', id: 1, method: 'ping', params: { _meta: { deep: JSON.parse(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`) as unknown } } }),
         expect: error(-32600),
         status: 400
     },
