@@ -132,6 +132,7 @@ const ROWS: Row[] = [
         expect: error(-32602, 1),
         status: 200
     },
+    { name: '21 a second initialize: -32600 with its id', context: 'S', text: json(initializeBody('2025-11-25', 1)), expect: error(-32600, 1), status: 400 },
     {
         name: '23 an unsupported _meta version: -32022 with its id',
         context: 'M',

@@ -122,14 +122,20 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
         listens.delete(requestId);
     }
 
+    /** Whether the client's initialize was answered; until then the session speaks the newest revision. */
+    let handshakeDone = false;
+
     async function answer(request: JSONRPCRequest, forwarded: Exchange['forwarded']): Promise<JSONRPCMessage | undefined> {
         if (request.method !== 'initialize' && claimsVersion(request.params)) return answerModern(request, forwarded);
         if (request.method !== 'initialize') return dispatcher.answer(request, { context: session, cancel: new AbortController(), notify: write, forwarded });
+        // One initialize per session in the 2025 lifecycle: a second is refused, as over HTTP (the channel is the session).
+        if (handshakeDone) return errorResponse(request, { code: -32600, message: 'Invalid Request: Server already initialized' });
         const initialized = initialize(request.params, options.completions());
         if (initialized === undefined) {
             const { code, message } = invalidParams('initialize');
             return errorResponse(request, { code, message });
         }
+        handshakeDone = true;
         session.renegotiate(recordFor(initialized.protocolVersion));
         return { jsonrpc: '2.0', id: request.id, result: initialized.result };
     }

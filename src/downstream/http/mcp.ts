@@ -94,7 +94,8 @@ export class McpEndpoint {
             return reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(version, 'header').data, id });
         }
         if (session === undefined) return this.#open(value, messages, res, admitted);
-        if (messages.some(message => isRequest(message) && message.method === 'initialize')) return reject(res, 'already_initialized');
+        const reinitialize = messages[0] !== undefined && isRequest(messages[0]) && messages[0].method === 'initialize' ? messages[0] : undefined;
+        if (reinitialize !== undefined) return reject(res, 'already_initialized', { id: reinitialize.id });
         return this.#serve(session, { batch, messages, refusals }, res, { requestId });
     }
 
