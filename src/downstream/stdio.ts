@@ -1,12 +1,14 @@
 /**
  * The downstream side over stdio: one client, one session, newline-delimited
  * JSON-RPC on the process's stdin and stdout, served by the same dispatcher as
- * HTTP. A line is bounded by limits.maxBodyBytes and by limits.maxJsonDepth;
- * what cannot be read gets a JSON-RPC error without an id. Until `initialize`
- * the session speaks the newest revision; notifications wait until the client
- * has sent `notifications/initialized`.
+ * HTTP. A line is bounded by limits.maxBodyBytes and by limits.maxJsonDepth,
+ * and read as HTTP reads a body (inbound.ts): what is no valid message gets a
+ * JSON-RPC error under its id when it has a readable one. Until `initialize`
+ * the session speaks the newest revision, and a second `initialize` is
+ * refused; notifications wait until the client has sent
+ * `notifications/initialized`.
  *
- * A request whose `_meta` names a protocol version is of the stateless
+ * A request whose `_meta` claims a protocol version is of the stateless
  * revision (2026-07-28) and served on its own, beside the session if there is
  * one; its change notifications come only through `subscriptions/listen`,
  * tagged with the subscription's id on the one channel, and end with the

@@ -6,6 +6,11 @@
  * `Mcp-Session-Id`; another client's session is answered like one that does
  * not exist, so session ids are not confirmed to strangers.
  *
+ * A body is read as stdio reads a line (inbound.ts): a lone message that is
+ * not a valid one is HTTP 400 with its JSON-RPC error (-32600, or -32602 for
+ * params that are no object, 200 in a session), a batch answers each bad item
+ * in its array.
+ *
  * A POST of the stateless revision (2026-07-28: its `MCP-Protocol-Version`
  * header, or its `_meta`, names it) is served on its own, no session, checked
  * in this order: `_meta` without a version 400 -32602, its mirrored headers
@@ -18,6 +23,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
 import type { Reject, RejectionReason } from '../../http/rejections.js';
 import { sendEmpty, sendJson } from '../../http/respond.js';
+import { isRequest } from '../../lib/json-rpc.js';
 import { NOT_JSON, readJson } from '../../lib/json-text.js';
 import type { Logger } from '../../observability/logger.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
@@ -344,10 +350,6 @@ function modernRevision(version: string): Revision {
 function header(req: IncomingMessage, name: string): string | undefined {
     const value = req.headers[name];
     return typeof value === 'string' ? value : undefined;
-}
-
-function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {
-    return 'method' in message && 'id' in message;
 }
 
 /** `application/json`, in any case, with no charset but UTF-8 (the only one JSON has). */
