@@ -3,7 +3,8 @@
  * (the built CLI), in front of the same fixture upstream. Each row is sent as raw text; the JSON-RPC outcome (error
  * code, id, result or none) must be the one the row names on both, and the HTTP status the one HTTP adds. "No answer"
  * on stdio is seen, never waited out: a ping sentinel follows each row, and whatever came before its answer is the
- * row's. Contexts: S a 2025-11-25 session, B 2025-03-26 (batches), O 2024-11-05, M stateless 2026-07-28 (HTTP with the
+ * row's. A row a transport rule sets apart (HTTP needs a session, stdio is one) names what stdio gets on its own.
+ * Contexts: S a 2025-11-25 session, B 2025-03-26 (batches), O 2024-11-05, M stateless 2026-07-28 (HTTP with the
  * headers a client mirrors from the body), N nothing yet (no initialize, no session).
  */
 import assert from 'node:assert/strict';
@@ -41,6 +42,8 @@ interface Row {
     text: string;
     expect: Outcome;
     status: number;
+    /** Where a transport rule makes stdio differ (the plan's "T" rows): its own expectation. */
+    stdio?: Outcome;
 }
 
 const json = (value: unknown) => JSON.stringify(value);
@@ -86,6 +89,14 @@ const ROWS: Row[] = [
         status: 202
     })),
     { name: '10 a method that is no string, no id: -32600, no id', context: 'S', text: json({ jsonrpc: '2.0', method: 5 }), expect: error(-32600), status: 400 },
+    {
+        name: '11 notifications/initialized sent as a request, in a session: -32601',
+        context: 'S',
+        text: json({ jsonrpc: '2.0', id: 1, method: 'notifications/initialized' }),
+        expect: error(-32601, 1),
+        status: 200
+    },
+    { name: '11 notifications/initialized sent as a request, stateless: -32601', context: 'M', text: json(modern('notifications/initialized')), expect: error(-32601, 1), status: 404 },
     { name: '12 an unknown method in a session: -32601', context: 'S', text: json({ jsonrpc: '2.0', id: 1, method: 'foo/bar', params: {} }), expect: error(-32601, 1), status: 200 },
     { name: '12 an unknown method stateless: -32601', context: 'M', text: json(modern('foo/bar')), expect: error(-32601, 1), status: 404 },
     { name: '13 an unknown notification in a session: no answer', context: 'S', text: json({ jsonrpc: '2.0', method: 'notifications/foo' }), expect: 'none', status: 202 },
@@ -131,6 +142,14 @@ const ROWS: Row[] = [
         text: json({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 5 } }),
         expect: error(-32602, 1),
         status: 200
+    },
+    {
+        name: '22 a request before initialize: HTTP needs a session, stdio serves it as the newest revision (T)',
+        context: 'N',
+        text: json({ jsonrpc: '2.0', id: 1, method: 'prompts/list', params: {} }),
+        expect: error(-32000),
+        status: 400,
+        stdio: result(1)
     },
     { name: '21 a second initialize: -32600 with its id', context: 'S', text: json(initializeBody('2025-11-25', 1)), expect: error(-32600, 1), status: 400 },
     {
@@ -297,10 +316,11 @@ describe('the same message gets the same JSON-RPC outcome over HTTP and stdio', 
             const parsed: unknown = body === '' ? [] : JSON.parse(body);
             const httpAnswers = [parsed as JsonRpcMessage | JsonRpcMessage[]].flat();
             const overHttp = outcomeOf(httpAnswers, Array.isArray(parsed) && body !== '');
-            const overStdio = await stdio[row.context]!.exchange(row.text, row.expect !== 'none');
-            assert.deepEqual({ http: overHttp, stdio: outcomeOf(overStdio.answers, overStdio.batch) }, { http: row.expect, stdio: row.expect }, body);
+            const stdioExpected = row.stdio ?? row.expect;
+            const overStdio = await stdio[row.context]!.exchange(row.text, stdioExpected !== 'none');
+            assert.deepEqual({ http: overHttp, stdio: outcomeOf(overStdio.answers, overStdio.batch) }, { http: row.expect, stdio: stdioExpected }, body);
             assert.equal(response.status, row.status, body);
-            assert.deepEqual(dataOf(overStdio.answers), dataOf(httpAnswers), 'the same error data');
+            if (row.stdio === undefined) assert.deepEqual(dataOf(overStdio.answers), dataOf(httpAnswers), 'the same error data');
         });
     }
 });
