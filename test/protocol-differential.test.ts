@@ -176,6 +176,14 @@ const ROWS: Row[] = [
     { name: '25 ping stateless: -32601', context: 'M', text: json(modern('ping')), expect: error(-32601, 1), status: 404 },
     { name: '25 server/discover in a session: -32601', context: 'S', text: json({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: {} }), expect: error(-32601, 1), status: 200 },
     {
+        name: '26 a stateless body on a live session without the 2026-07-28 headers: its headers are checked (-32020); stdio serves it (T)',
+        context: 'S',
+        text: json(modern('prompts/list')),
+        expect: error(-32020, 1),
+        status: 400,
+        stdio: result(1)
+    },
+    {
         name: '28 nested deeper than limits.maxJsonDepth: -32600, no id',
         context: 'S',
         text: json({ jsonrpc: '2.0', id: 1, method: 'ping', params: { _meta: { deep: JSON.parse(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`) as unknown } } }),

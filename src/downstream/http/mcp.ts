@@ -17,7 +17,7 @@
  * against the body 400 -32020 (HeaderMismatch), an unsupported version 400
  * -32022, malformed `_meta` 400 -32602; then a method not served 404, a
  * notification 202.
- * `Mcp-Session-Id` on such a request is ignored, never minted nor echoed.
+ * `Mcp-Session-Id` on such a request is ignored (a live one too), never minted nor echoed.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
@@ -93,7 +93,9 @@ export class McpEndpoint {
         if (!batch && refusals.length > 0) return this.#refuse(res, refusals[0]!, session);
         // A lone notification dropped (its params are not an object): JSON-RPC answers no notification.
         if (messages.length === 0 && refusals.length === 0) return sendEmpty(res, 202, session === undefined ? {} : { 'mcp-session-id': session.id });
-        if (session === undefined && (modernHeader || isStateless(value))) return this.#serveStateless(messages[0]!, req, res, admitted, requestId);
+        // The body decides the era (2026-07-28 versioning): a stateless one is served so on a live session too, its
+        // Mcp-Session-Id ignored, and its headers checked against it like any other.
+        if ((session === undefined && modernHeader) || isStateless(value)) return this.#serveStateless(messages[0]!, req, res, admitted, requestId);
         if (!protocolVersionAccepted(req)) {
             const version = String(req.headers['mcp-protocol-version']);
             const id = !batch && messages[0] !== undefined && 'id' in messages[0] ? messages[0].id : null;
