@@ -107,6 +107,14 @@ const ROWS: Row[] = [
         expect: 'none',
         status: 202
     },
+    {
+        name: '14 a response the gateway never asked for: HTTP cannot accept it (400 -32600, no id); stdio ignores it (T)',
+        context: 'S',
+        text: json({ jsonrpc: '2.0', id: 5, result: {} }),
+        expect: error(-32600),
+        status: 400,
+        stdio: 'none'
+    },
     { name: '15 a batch in a 2024-11-05 session: -32600, no id', context: 'O', text: `[${ping(1)},${ping(2)}]`, expect: error(-32600), status: 400 },
     { name: '16 a batch in a 2025-03-26 session: an answer each', context: 'B', text: `[${ping(1)},${ping(2)}]`, expect: { batch: [result(1), result(2)] }, status: 200 },
     {

@@ -63,6 +63,8 @@ export interface McpEndpointOptions {
 /** What a refused message is counted and answered as. */
 const REFUSAL_REJECTIONS: Record<RefusalReason, RejectionReason> = { invalid_request: 'invalid_message', id_too_long: 'id_too_long', invalid_params: 'invalid_params' };
 
+const UNASKED_RESPONSE = 'Invalid Request: the gateway sends clients no requests, so it takes no responses';
+
 export class McpEndpoint {
     constructor(private readonly options: McpEndpointOptions) {}
 
@@ -102,8 +104,11 @@ export class McpEndpoint {
             return reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(version, 'header').data, id });
         }
         if (session === undefined) return this.#open(value, messages, res, admitted);
-        const reinitialize = messages[0] !== undefined && isRequest(messages[0]) && messages[0].method === 'initialize' ? messages[0] : undefined;
-        if (reinitialize !== undefined) return reject(res, 'already_initialized', { id: reinitialize.id });
+        const [first] = messages;
+        // A lone response: the gateway sends clients no requests, so it cannot accept one (a 4xx, as the transport
+        // says). Its id is not echoed: it would name one of the gateway's requests, not the client's.
+        if (!batch && first !== undefined && !('method' in first)) return reject(res, 'invalid_message', { message: UNASKED_RESPONSE });
+        if (!batch && first !== undefined && isRequest(first) && first.method === 'initialize') return reject(res, 'already_initialized', { id: first.id });
         return this.#serve(session, { batch, messages, refusals }, res, { requestId });
     }
 
@@ -149,7 +154,7 @@ export class McpEndpoint {
      */
     async #serveStateless(message: JSONRPCMessage, req: IncomingMessage, res: ServerResponse, { client, quotaKey }: Admitted, requestId: string): Promise<void> {
         const { reject, dispatcher } = this.options;
-        if (!('method' in message)) return reject(res, 'invalid_message', { message: 'Invalid Request: a client sends no responses in 2026-07-28' });
+        if (!('method' in message)) return reject(res, 'invalid_message', { message: UNASKED_RESPONSE });
         const id = 'id' in message ? message.id : null;
         const requested = claimedVersion(message.params);
         if (requested === undefined) return reject(res, 'invalid_request_meta', { id });
