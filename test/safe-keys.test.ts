@@ -294,7 +294,7 @@ describe('safe keys', () => {
             '{"jsonrpc":"2.0","id":1,"method":"initialize","__proto__":{"polluted":"yes"},"params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"keys","version":"1"}}}'
         );
         assert.equal(envelope.status, 400);
-        assert.match(await envelope.text(), /"jsonrpc":"2.0","error":\{"code":-32700/);
+        assert.match(await envelope.text(), /"jsonrpc":"2.0","error":\{"code":-32600,"message":"Invalid Request: a request has no members but jsonrpc, id, method and params"\},"id":1/);
         assertNotPolluted();
         const session = await openRawSession(
             gateway.url!,

@@ -47,6 +47,14 @@ export function claimedVersion(params: unknown): string | undefined {
     return typeof version === 'string' ? version : undefined;
 }
 
+/**
+ * Whether a request's `_meta` claims a protocol version, well-formed or not: such a request is of the stateless
+ * revision, and one whose claim is no string is refused (-32602) as one, never served in a session instead.
+ */
+export function claimsVersion(params: unknown): boolean {
+    return metaObject(params)?.[META_KEYS.protocolVersion] !== undefined;
+}
+
 /** The request metadata of a modern request; undefined when it names no version or its fields are malformed. */
 export function modernMetaOf(params: unknown): ModernMeta | undefined {
     const meta = metaObject(params);

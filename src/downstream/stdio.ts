@@ -1,12 +1,14 @@
 /**
  * The downstream side over stdio: one client, one session, newline-delimited
  * JSON-RPC on the process's stdin and stdout, served by the same dispatcher as
- * HTTP. A line is bounded by limits.maxBodyBytes and by limits.maxJsonDepth;
- * what cannot be read gets a JSON-RPC error without an id. Until `initialize`
- * the session speaks the newest revision; notifications wait until the client
- * has sent `notifications/initialized`.
+ * HTTP. A line is bounded by limits.maxBodyBytes and by limits.maxJsonDepth,
+ * and read as HTTP reads a body (inbound.ts): what is no valid message gets a
+ * JSON-RPC error under its id when it has a readable one. Until `initialize`
+ * the session speaks the newest revision, and a second `initialize` is
+ * refused; notifications wait until the client has sent
+ * `notifications/initialized`.
  *
- * A request whose `_meta` names a protocol version is of the stateless
+ * A request whose `_meta` claims a protocol version is of the stateless
  * revision (2026-07-28) and served on its own, beside the session if there is
  * one; its change notifications come only through `subscriptions/listen`,
  * tagged with the subscription's id on the one channel, and end with the
@@ -15,16 +17,17 @@
 import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
 import { ANONYMOUS_CLIENT_ID } from '../config/policy-schema.js';
-import { exceedsDepth } from '../lib/json-bounds.js';
-import { asJsonRpcMessage, cancelledRequestId, hasOversizedId, OVERSIZED_ID_MESSAGE, type RequestId } from '../lib/json-rpc.js';
+import { cancelledRequestId, type RequestId } from '../lib/json-rpc.js';
+import { readJson } from '../lib/json-text.js';
 import { describeError, type Logger } from '../observability/logger.js';
 import { inRequest, requestIdFrom } from '../observability/request-context.js';
 import type { ClientProfile } from '../policy/clients.js';
 import { LineReader } from '../upstream/lines.js';
 import { judgeBatch, MAX_BATCH_MESSAGES } from './batches.js';
 import type { Subscriber } from './delivery.js';
+import { readMessages, refusalAnswer } from './inbound.js';
 import { errorResponse, initialize, invalidParams, type Dispatcher, type Exchange, type RequestContext } from './dispatcher.js';
-import { claimedVersion, isModernVersion, modernMetaOf, unsupportedVersionError } from './era.js';
+import { claimedVersion, claimsVersion, isModernVersion, modernMetaOf, unsupportedVersionError } from './era.js';
 import { revisionOf } from './revisions.js';
 import { honouredFilter, type Subscription, type Subscriptions } from './subscriptions.js';
 import type { Endpoint } from './endpoint.js';
@@ -87,9 +90,10 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
         return { caller: sessions.callerFor(client.id), revision: revisionOf(protocolVersion), completions: options.completions(), requests: modernRequests, cacheScope };
     }
 
-    async function answerModern(request: JSONRPCRequest, protocolVersion: string, forwarded: Exchange['forwarded']): Promise<JSONRPCMessage | undefined> {
-        if (!isModernVersion(protocolVersion)) return errorResponse(request, unsupportedVersionError(protocolVersion, 'body'));
-        if (modernMetaOf(request.params) === undefined) {
+    async function answerModern(request: JSONRPCRequest, forwarded: Exchange['forwarded']): Promise<JSONRPCMessage | undefined> {
+        const protocolVersion = claimedVersion(request.params);
+        if (protocolVersion !== undefined && !isModernVersion(protocolVersion)) return errorResponse(request, unsupportedVersionError(protocolVersion, 'body'));
+        if (protocolVersion === undefined || modernMetaOf(request.params) === undefined) {
             const { code, message } = invalidParams(request.method);
             return errorResponse(request, { code, message });
         }
@@ -120,46 +124,39 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
         listens.delete(requestId);
     }
 
+    /** Whether the client's initialize was answered; until then the session speaks the newest revision. */
+    let handshakeDone = false;
+
     async function answer(request: JSONRPCRequest, forwarded: Exchange['forwarded']): Promise<JSONRPCMessage | undefined> {
-        const claimed = claimedVersion(request.params);
-        if (claimed !== undefined && request.method !== 'initialize') return answerModern(request, claimed, forwarded);
+        if (request.method !== 'initialize' && claimsVersion(request.params)) return answerModern(request, forwarded);
         if (request.method !== 'initialize') return dispatcher.answer(request, { context: session, cancel: new AbortController(), notify: write, forwarded });
+        // One initialize per session in the 2025 lifecycle: a second is refused, as over HTTP (the channel is the session).
+        if (handshakeDone) return errorResponse(request, { code: -32600, message: 'Invalid Request: Server already initialized' });
         const initialized = initialize(request.params, options.completions());
         if (initialized === undefined) {
             const { code, message } = invalidParams('initialize');
             return errorResponse(request, { code, message });
         }
+        handshakeDone = true;
         session.renegotiate(recordFor(initialized.protocolVersion));
         return { jsonrpc: '2.0', id: request.id, result: initialized.result };
     }
 
     /** One line is one request (a batch's messages share its id): its lines name it, HTTP upstreams receive it. */
     async function handle(line: string, forwarded: Exchange['forwarded']): Promise<void> {
-        let value: unknown;
-        try {
-            value = JSON.parse(line);
-        } catch {
-            return unreadable(-32700, 'Parse error');
-        }
-        const maxDepth = options.maxJsonDepth();
-        if (exceedsDepth(value, maxDepth)) return unreadable(-32600, `Invalid Request: nested deeper than ${maxDepth} levels`);
-        const verdict = judgeBatch(value, session.record.protocolVersion, MAX_BATCH_MESSAGES);
+        const read = readJson(line, options.maxJsonDepth());
+        if (!read.ok) return unreadable(read.error.code, read.error.message);
+        const verdict = judgeBatch(read.value, session.record.protocolVersion, MAX_BATCH_MESSAGES);
         if (!verdict.ok) return unreadable(-32600, verdict.message);
-        const messages: JSONRPCMessage[] = [];
-        for (const item of Array.isArray(value) ? value : [value]) {
-            if (hasOversizedId(item)) return unreadable(-32600, OVERSIZED_ID_MESSAGE);
-            const message = asJsonRpcMessage(item);
-            if (message === undefined) return unreadable(-32600, 'Invalid Request');
-            messages.push(message);
-        }
+        const { batch, messages, refusals } = readMessages(read.value);
         const answers: Promise<JSONRPCMessage | undefined>[] = [];
         for (const message of messages) {
             if ('method' in message && 'id' in message) answers.push(answer(message, forwarded));
             else if ('method' in message && message.method === 'notifications/initialized') session.audience.attach(peer);
             else if ('method' in message) cancel(message);
         }
-        const given = (await Promise.all(answers)).filter(reply => reply !== undefined);
-        if (given.length > 0) write(Array.isArray(value) ? given : given[0]!);
+        const given = [...refusals.map(refusalAnswer), ...(await Promise.all(answers)).filter(reply => reply !== undefined)];
+        if (given.length > 0) write(batch ? given : given[0]!);
     }
 
     const reader = new LineReader({

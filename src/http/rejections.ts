@@ -33,7 +33,10 @@ const REJECTIONS = {
     unsupported_encoding: { status: 415, code: -32000, message: 'Unsupported Media Type: Content-Encoding must be gzip, deflate or identity' },
     body_too_large: { status: 413, code: -32600, message: 'Request body too large' },
     parse_error: { status: 400, code: -32700, message: 'Parse error: invalid JSON' },
-    invalid_message: { status: 400, code: -32700, message: 'Parse error: Invalid JSON-RPC message' },
+    // JSON that parsed but is no valid message (JSON-RPC 2.0 §5: -32600, not a parse error).
+    invalid_message: { status: 400, code: -32600, message: 'Invalid Request' },
+    // A request whose params are not an object: 400 where it is refused whole; a session's request gets 200.
+    invalid_params: { status: 400, code: -32602, message: 'Invalid params' },
     bad_request: { status: 400, code: -32600, message: 'Bad request' },
     too_deep: { status: 400, code: -32600, message: 'Invalid Request: nested too deep' },
     id_too_long: { status: 400, code: -32600, message: OVERSIZED_ID_MESSAGE },

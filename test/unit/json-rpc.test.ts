@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, specTypeSchemas, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import fc from 'fast-check';
-import { answeredId, asJsonRpcMessage, hasOversizedId, isRequest, parseJsonRpcMessage } from '../../src/lib/json-rpc.js';
+import { answeredId, asJsonRpcMessage, isRequest, parseJsonRpcMessage, readEnvelope } from '../../src/lib/json-rpc.js';
 
 /** The SDK's own judgement of a message, through the Standard Schema interface it exports. */
 function isValid(value: unknown): boolean {
@@ -53,13 +53,9 @@ describe('asJsonRpcMessage', () => {
         }
     });
 
-    test('takes string ids up to 256 UTF-8 bytes; hasOversizedId names the longer ones, checked or not', () => {
+    test('takes string ids up to 256 UTF-8 bytes', () => {
         assert.ok(asJsonRpcMessage({ jsonrpc: '2.0', id: 'x'.repeat(256), method: 'a' }));
         assert.ok(asJsonRpcMessage({ jsonrpc: '2.0', id: 'é'.repeat(128), method: 'a' }));
-        assert.equal(hasOversizedId({ jsonrpc: '2.0', id: 'x'.repeat(256), method: 'a' }), false);
-        assert.equal(hasOversizedId({ id: 'x'.repeat(257) }), true);
-        assert.equal(hasOversizedId({ id: Number.MAX_SAFE_INTEGER }), false);
-        assert.equal(hasOversizedId('x'.repeat(1000)), false);
     });
 
     test('never takes what the SDK schema refuses', () => {
@@ -111,6 +107,44 @@ describe('isRequest and answeredId', () => {
         );
         // Rare among generated messages: an error about a request that could not be read answers none.
         assert.equal(answeredId({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } } as unknown as JSONRPCMessage), undefined);
+    });
+});
+
+describe('readEnvelope', () => {
+    const refusal = (value: unknown) => {
+        const envelope = readEnvelope(value);
+        return envelope.ok ? 'ok' : envelope.reason === 'invalid_notification' ? envelope.reason : [envelope.reason, envelope.id];
+    };
+
+    test('echoes the id of an invalid message whenever it is a valid id: -32600 for the envelope', () => {
+        assert.deepEqual(refusal({ jsonrpc: '1.0', id: 1, method: 'ping' }), ['invalid_request', 1]);
+        assert.deepEqual(refusal({ jsonrpc: '2.0', id: 'a' }), ['invalid_request', 'a']);
+        assert.deepEqual(refusal({ jsonrpc: '2.0', id: 1, method: 5 }), ['invalid_request', 1]);
+        assert.deepEqual(refusal({ jsonrpc: '2.0', id: 1, method: 'ping', foo: 1 }), ['invalid_request', 1], 'a closed envelope, as the SDK\'s .strict() schemas');
+        assert.deepEqual(refusal({ jsonrpc: '2.0', id: 1, result: 'ok' }), ['invalid_request', 1]);
+    });
+
+    test('answers an unreadable id with null, and an oversized one without storing or repeating it', () => {
+        for (const id of [null, {}, true, 1.5, 2 ** 53, [1]]) assert.deepEqual(refusal({ jsonrpc: '2.0', id, method: 'ping' }), ['invalid_request', null], JSON.stringify(id));
+        for (const value of [42, 'x', null, true, [], { jsonrpc: '2.0', method: 5 }]) assert.deepEqual(refusal(value), ['invalid_request', null], JSON.stringify(value));
+        assert.deepEqual(refusal({ jsonrpc: '2.0', id: 'x'.repeat(257), method: 'ping' }), ['id_too_long', null]);
+        assert.deepEqual(refusal({ jsonrpc: '1.0', id: 'é'.repeat(129) }), ['id_too_long', null], 'before anything else is read');
+    });
+
+    test('params that are not an object: -32602 for a request, dropped for a notification, after the envelope', () => {
+        for (const params of [[], null, 1, 'x']) {
+            assert.deepEqual(refusal({ jsonrpc: '2.0', id: 1, method: 'prompts/list', params }), ['invalid_params', 1], JSON.stringify(params));
+            assert.equal(refusal({ jsonrpc: '2.0', method: 'notifications/cancelled', params }), 'invalid_notification');
+        }
+        assert.deepEqual(refusal({ jsonrpc: '1.0', id: 1, method: 'prompts/list', params: [] }), ['invalid_request', 1]);
+        assert.deepEqual(refusal({ jsonrpc: '2.0', id: 1, method: 'prompts/list', params: [], foo: 1 }), ['invalid_request', 1]);
+    });
+
+    test('gives back the very message it read (no copy)', () => {
+        const message = { jsonrpc: '2.0', id: 1, method: 'ping' };
+        const envelope = readEnvelope(message);
+        assert.ok(envelope.ok);
+        assert.equal(envelope.message, message);
     });
 });
 

@@ -12,7 +12,7 @@
 import type { IncomingMessage } from 'node:http';
 import { createGunzip, createInflate, type Gunzip, type Inflate } from 'node:zlib';
 
-/** `text` is the body as UTF-8 (without a byte order mark); `gone` when the client went away before its end. */
+/** `text` is the body as UTF-8 (a byte order mark is readJson's to skip); `gone` when the client went away before its end. */
 export type Body = { kind: 'read'; text: string } | { kind: 'too_large' } | { kind: 'gone' } | { kind: 'unsupported_encoding' } | { kind: 'undecodable' };
 
 const DECODERS: Record<string, (() => Gunzip | Inflate) | null> = { identity: null, gzip: createGunzip, 'x-gzip': createGunzip, deflate: createInflate };
@@ -31,8 +31,7 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Body> 
                 inflate?.destroy();
                 return resolve({ kind: 'too_large' });
             }
-            const text = body.bytes().toString('utf8');
-            resolve({ kind: 'read', text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text });
+            resolve({ kind: 'read', text: body.bytes().toString('utf8') });
         };
         if (inflate !== undefined) {
             inflate.on('data', (chunk: Buffer) => {

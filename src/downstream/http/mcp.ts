@@ -6,26 +6,32 @@
  * `Mcp-Session-Id`; another client's session is answered like one that does
  * not exist, so session ids are not confirmed to strangers.
  *
+ * A body is read as stdio reads a line (inbound.ts): a lone message that is
+ * not a valid one is HTTP 400 with its JSON-RPC error (-32600, or -32602 for
+ * params that are no object, 200 in a session), a batch answers each bad item
+ * in its array.
+ *
  * A POST of the stateless revision (2026-07-28: its `MCP-Protocol-Version`
  * header, or its `_meta`, names it) is served on its own, no session, checked
  * in this order: `_meta` without a version 400 -32602, its mirrored headers
  * against the body 400 -32020 (HeaderMismatch), an unsupported version 400
  * -32022, malformed `_meta` 400 -32602; then a method not served 404, a
  * notification 202.
- * `Mcp-Session-Id` on such a request is ignored, never minted nor echoed.
+ * `Mcp-Session-Id` on such a request is ignored (a live one too), never minted nor echoed.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
-import type { Reject } from '../../http/rejections.js';
+import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
+import type { Reject, RejectionReason } from '../../http/rejections.js';
 import { sendEmpty, sendJson } from '../../http/respond.js';
-import { exceedsDepth } from '../../lib/json-bounds.js';
-import { asJsonRpcMessage, hasOversizedId } from '../../lib/json-rpc.js';
+import { isRequest } from '../../lib/json-rpc.js';
+import { NOT_JSON, readJson } from '../../lib/json-text.js';
 import type { Logger } from '../../observability/logger.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit, judgeBatch } from '../batches.js';
 import { errorResponse, initialize, invalidParams, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
-import { claimedVersion, headerMismatch, isModernVersion, modernMetaOf, unsupportedVersionError } from '../era.js';
+import { claimedVersion, claimsVersion, headerMismatch, isModernVersion, modernMetaOf, unsupportedVersionError } from '../era.js';
 import { revisionOf, type Revision } from '../revisions.js';
+import { readMessages, refusalAnswer, type Inbound, type Refusal, type RefusalReason } from '../inbound.js';
 import type { Session, SessionTable } from '../sessions.js';
 import { honouredFilter, type Subscriptions } from '../subscriptions.js';
 import { readBody } from './body.js';
@@ -54,6 +60,11 @@ export interface McpEndpointOptions {
     logger: Logger;
 }
 
+/** What a refused message is counted and answered as. */
+const REFUSAL_REJECTIONS: Record<RefusalReason, RejectionReason> = { invalid_request: 'invalid_message', id_too_long: 'id_too_long', invalid_params: 'invalid_params' };
+
+const UNASKED_RESPONSE = 'Invalid Request: the gateway sends clients no requests, so it takes no responses';
+
 export class McpEndpoint {
     constructor(private readonly options: McpEndpointOptions) {}
 
@@ -73,28 +84,32 @@ export class McpEndpoint {
         if (session !== undefined && this.options.sessions.get(session.id) !== session) return reject(res, 'session_not_found');
         if (body.kind === 'too_large') return reject(res, 'body_too_large');
         if (body.kind === 'unsupported_encoding') return reject(res, 'unsupported_encoding');
-        const value = body.kind === 'undecodable' ? undefined : parseJson(body.text);
-        if (value === undefined) return reject(res, 'parse_error');
-        const maxDepth = this.options.maxJsonDepth();
+        const read = body.kind === 'undecodable' ? NOT_JSON : readJson(body.text, this.options.maxJsonDepth());
         // Before anything walks it: neither the message nor its id is echoed.
-        if (exceedsDepth(value, maxDepth)) return reject(res, 'too_deep', { message: `Invalid Request: nested deeper than ${maxDepth} levels` });
-        if (session !== undefined && !(await this.#admitBatch(value, session, admitted, res))) return;
-        const messages: JSONRPCMessage[] = [];
-        for (const item of Array.isArray(value) ? value : [value]) {
-            if (hasOversizedId(item)) return reject(res, 'id_too_long');
-            const message = asJsonRpcMessage(item);
-            if (message === undefined) return reject(res, 'invalid_message');
-            messages.push(message);
-        }
-        if (session === undefined && (modernHeader || isStateless(value))) return this.#serveStateless(value, messages, req, res, admitted, requestId);
+        if (!read.ok) return reject(res, read.reason, { message: read.error.message });
+        const { value } = read;
+        // Without a session only a stateless revision's header names one (and none of them has batches).
+        const revision = session?.record.protocolVersion ?? (modernHeader ? header(req, 'mcp-protocol-version') : undefined);
+        if (!(await this.#admitBatch(value, revision, admitted, res))) return;
+        const { batch, messages, refusals } = readMessages(value);
+        if (!batch && refusals.length > 0) return this.#refuse(res, refusals[0]!, session);
+        // A lone notification dropped (its params are not an object): JSON-RPC answers no notification.
+        if (messages.length === 0 && refusals.length === 0) return sendEmpty(res, 202, session === undefined ? {} : { 'mcp-session-id': session.id });
+        // The body decides the era (2026-07-28 versioning): a stateless one is served so on a live session too, its
+        // Mcp-Session-Id ignored, and its headers checked against it like any other.
+        if ((session === undefined && modernHeader) || isStateless(value)) return this.#serveStateless(messages[0]!, req, res, admitted, requestId);
         if (!protocolVersionAccepted(req)) {
             const version = String(req.headers['mcp-protocol-version']);
-            const id = !Array.isArray(value) && messages[0] !== undefined && 'id' in messages[0] ? messages[0].id : null;
+            const id = !batch && messages[0] !== undefined && 'id' in messages[0] ? messages[0].id : null;
             return reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(version, 'header').data, id });
         }
         if (session === undefined) return this.#open(value, messages, res, admitted);
-        if (messages.some(message => isRequest(message) && message.method === 'initialize')) return reject(res, 'already_initialized');
-        return this.#serve(session, messages, Array.isArray(value), res, { requestId });
+        const [first] = messages;
+        // A lone response: the gateway sends clients no requests, so it cannot accept one (a 4xx, as the transport
+        // says). Its id is not echoed: it would name one of the gateway's requests, not the client's.
+        if (!batch && first !== undefined && !('method' in first)) return reject(res, 'invalid_message', { message: UNASKED_RESPONSE });
+        if (!batch && first !== undefined && isRequest(first) && first.method === 'initialize') return reject(res, 'already_initialized', { id: first.id });
+        return this.#serve(session, { batch, messages, refusals }, res, { requestId });
     }
 
     /** The session's stream of server notifications (list_changed); one at a time. 2026-07-28 has none: 405. */
@@ -137,18 +152,9 @@ export class McpEndpoint {
      * One 2026-07-28 message: checked in the revision's order (version, then the headers against the body), then
      * served with a context built from the request alone.
      */
-    async #serveStateless(
-        value: unknown,
-        messages: JSONRPCMessage[],
-        req: IncomingMessage,
-        res: ServerResponse,
-        { client, quotaKey }: Admitted,
-        requestId: string
-    ): Promise<void> {
+    async #serveStateless(message: JSONRPCMessage, req: IncomingMessage, res: ServerResponse, { client, quotaKey }: Admitted, requestId: string): Promise<void> {
         const { reject, dispatcher } = this.options;
-        const message = messages[0];
-        if (Array.isArray(value) || message === undefined) return reject(res, 'batch_refused', { message: 'Invalid Request: 2026-07-28 has no batches; send one message per POST' });
-        if (!('method' in message)) return reject(res, 'invalid_message', { message: 'Invalid Request: a client sends no responses in 2026-07-28' });
+        if (!('method' in message)) return reject(res, 'invalid_message', { message: UNASKED_RESPONSE });
         const id = 'id' in message ? message.id : null;
         const requested = claimedVersion(message.params);
         if (requested === undefined) return reject(res, 'invalid_request_meta', { id });
@@ -237,14 +243,24 @@ export class McpEndpoint {
         });
     }
 
-    /** A batch only where the session's revision has them; its other messages pay their tokens now, all or none. */
-    async #admitBatch(value: unknown, session: Session, { client, quotaKey }: Admitted, res: ServerResponse): Promise<boolean> {
-        const verdict = judgeBatch(value, session.record.protocolVersion, batchLimit(client.rateLimit));
+    /**
+     * A batch only where the revision has them (without a session none does: a stateless revision has none, and
+     * nothing is batched before initialize); its other messages pay their tokens now, all or none.
+     */
+    async #admitBatch(value: unknown, revision: string | undefined, { client, quotaKey }: Admitted, res: ServerResponse): Promise<boolean> {
+        const verdict = judgeBatch(value, revision, batchLimit(client.rateLimit));
         if (!verdict.ok) {
             this.options.reject(res, 'batch_refused', { message: verdict.message });
             return false;
         }
         return verdict.messages === 1 || takeTokens(this.options.limiter, client, quotaKey, res, this.options.reject, verdict.messages - 1);
+    }
+
+    /** A lone message refused: HTTP 400, but a -32602 in a session is a 200, as the dispatcher's own -32602s are. */
+    #refuse(res: ServerResponse, refusal: Refusal, session: Session | undefined): void {
+        const reason = REFUSAL_REJECTIONS[refusal.reason];
+        const status = refusal.reason === 'invalid_params' && session !== undefined ? 200 : undefined;
+        this.options.reject(res, reason, { message: refusal.error.message, id: refusal.id, ...(status === undefined ? {} : { status }) });
     }
 
     /**
@@ -279,7 +295,8 @@ export class McpEndpoint {
         sendJson(res, 200, { jsonrpc: '2.0', id: request.id, result: initialized.result }, { 'mcp-session-id': session.id });
     }
 
-    async #serve(session: Session, messages: JSONRPCMessage[], batch: boolean, res: ServerResponse, forwarded: Exchange['forwarded']): Promise<void> {
+    /** A batch's refused items are answered beside the others (JSON-RPC §6), in the same array. */
+    async #serve(session: Session, { batch, messages, refusals }: Inbound, res: ServerResponse, forwarded: Exchange['forwarded']): Promise<void> {
         const { dispatcher } = this.options;
         const requests: JSONRPCRequest[] = [];
         for (const message of messages) {
@@ -288,7 +305,8 @@ export class McpEndpoint {
             // A response: the gateway sends clients no requests, so nothing awaits one.
         }
         const headers = { 'mcp-session-id': session.id };
-        if (requests.length === 0) return sendEmpty(res, 202, headers);
+        const refused = refusals.map(refusalAnswer) as JSONRPCResponse[];
+        if (requests.length === 0 && refused.length === 0) return sendEmpty(res, 202, headers);
         const cancels = requests.map(() => new AbortController());
         // A client gone before its answers were written: the upstream calls stop too.
         res.once('close', () => {
@@ -296,18 +314,18 @@ export class McpEndpoint {
         });
         const reply = new Reply(res, headers, batch, this.#cutWhenStalled('answer', { session: session.record.nonce }));
         const answers = await Promise.all(requests.map((request, index) => dispatcher.answer(request, { context: session, cancel: cancels[index]!, notify: reply.notify, forwarded })));
-        reply.finish(answers);
+        reply.finish([...refused, ...answers]);
     }
 }
 
 /**
- * A single message whose `_meta` names a protocol version: the stateless revision, whatever the headers say. An
+ * A single message whose `_meta` claims a protocol version (well-formed or not): the stateless revision, whatever the headers say. An
  * `initialize` selects the handshake era whatever its `_meta` (as on stdio).
  */
 function isStateless(value: unknown): boolean {
     if (Array.isArray(value)) return false;
     const message = value as { method?: unknown; params?: unknown };
-    return message.method !== 'initialize' && claimedVersion(message.params) !== undefined;
+    return message.method !== 'initialize' && claimsVersion(message.params);
 }
 
 /** Most `Mcp-Param-*` headers passed on from one request (Node bounds their total size already). */
@@ -339,20 +357,6 @@ function modernRevision(version: string): Revision {
 function header(req: IncomingMessage, name: string): string | undefined {
     const value = req.headers[name];
     return typeof value === 'string' ? value : undefined;
-}
-
-function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {
-    return 'method' in message && 'id' in message;
-}
-
-/** Objects and arrays only, as JSON-RPC has no other messages; undefined for anything else. */
-function parseJson(text: string): unknown {
-    try {
-        const value: unknown = JSON.parse(text);
-        return typeof value === 'object' && value !== null ? value : undefined;
-    } catch {
-        return undefined;
-    }
 }
 
 /** `application/json`, in any case, with no charset but UTF-8 (the only one JSON has). */
