@@ -61,7 +61,7 @@ export interface StdioProcessOptions {
     /** A stdout line over maxLineBytes was dropped, with its size: no request id showed at its ends. */
     onOversizedDropped?: (bytes: number) => void;
     /** Stdout brought more lines in a window than it is read at (see flood.ts): it waits for the next, told once per window. */
-    onFlood?: () => void;
+    onStreamFlood?: () => void;
     /** Most bytes queued for a child that does not read its stdin; beyond that, send() fails. */
     maxPendingWriteBytes?: number;
 }
@@ -275,7 +275,7 @@ export class StdioProcessTransport implements UpstreamTransport {
         });
         const { stdout } = child;
         if (stdout === null) return;
-        const pace = streamPace(() => this.#callSafely(this.#options.onFlood, undefined));
+        const pace = streamPace(() => this.#callSafely(this.#options.onStreamFlood, undefined));
         // Stdout is not read while readPaced waits (the child blocks on a full pipe); once destroyed, it waits no more.
         const destroyed = new AbortController();
         stdout.once('close', () => destroyed.abort());
