@@ -77,6 +77,8 @@ export class SharedWrites {
     /** Tries what is pending now; resolves once that attempt is over (stored, or kept for a retry). Never rejects. */
     flush(): Promise<void> {
         if (this.#inFlight === undefined) {
+            // This attempt takes every write put so far: the one put() scheduled for them would find nothing left.
+            this.#cancelSoon();
             // One attempt carries every request's writes, and its retries are timed from it: it is no request's.
             this.#inFlight = outsideRequests(() => this.#attempt()).finally(() => (this.#inFlight = undefined));
             return this.#inFlight;
@@ -92,7 +94,12 @@ export class SharedWrites {
     close(): void {
         this.#closed = true;
         clearTimeout(this.#retryTimer);
+        this.#cancelSoon();
+    }
+
+    #cancelSoon(): void {
         if (this.#soon !== undefined) clearImmediate(this.#soon);
+        this.#soon = undefined;
     }
 
     async #attempt(): Promise<void> {
@@ -144,8 +151,7 @@ export class SharedWrites {
 
     #retryLater(): void {
         if (this.#closed) return;
-        if (this.#soon !== undefined) clearImmediate(this.#soon);
-        this.#soon = undefined;
+        this.#cancelSoon();
         const delay = backoffDelay(this.#failures++, REDIS_RETRY_BACKOFF);
         this.#retryTimer = setTimeout(() => void this.flush(), delay).unref();
     }
