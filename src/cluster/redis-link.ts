@@ -22,7 +22,7 @@ import { classifyRedisFailure, type RedisFailure } from './redis-failure.js';
 const COMMAND_TIMEOUT_MS = 250;
 const CONNECT_TIMEOUT_MS = 2000;
 const MAX_RECONNECT_DELAY_MS = 2000;
-/** Spaces the checks of a Redis that refuses, and the retries of writes it refused (shared-writes.ts). */
+/** Spaces the checks of a Redis that refuses, and the retries of writes it rejected for themselves (shared-writes.ts). */
 export const REDIS_RETRY_BACKOFF: BackoffPolicy = { initialMs: 100, maxMs: 5000 };
 const UNREACHABLE = 'Redis unreachable';
 /** Distinct codes of rejected commands warned about: a bound on what a misbehaving Redis can make the log say. */

@@ -1,13 +1,15 @@
 /**
  * Writes the other replicas must see, kept until Redis has them: sessions
  * ended, sessions that stopped counting against their quota, last uses. A
- * write is tried soon after it is made; one that fails, whatever the reason
- * (connection lost, timeout, Redis full or read-only, the command refused),
- * is kept and tried again with capped exponential backoff and jitter, and at
- * once when the link comes up, until Redis stores it or it is of no use any
- * more (the session it is about has expired). Pending writes go in one
- * transaction per attempt, so a Redis that refuses costs one round trip per
- * retry, however many wait.
+ * write is tried soon after it is made (while the link is up); one that fails,
+ * whatever the reason, is kept and tried again until Redis stores it or it is
+ * of no use any more (the session it is about has expired). When the failure
+ * took the link down (connection lost, timeout, Redis full or read-only), the
+ * link checks Redis with its own backoff and the writes go at once when it
+ * comes up: one loop asks a Redis that refuses, not two. A command Redis
+ * rejects for itself (WRONGTYPE) leaves the link up: that write is tried again
+ * with capped exponential backoff and jitter. Pending writes go in one
+ * transaction per attempt, so a retry costs one round trip, however many wait.
  *
  * Kept: one entry per key (a later write of the same key replaces the one
  * waiting), each a nonce, a number or two and a closure (a few hundred bytes),
@@ -56,12 +58,13 @@ export class SharedWrites {
         return this.#pending.size;
     }
 
-    /** Keeps the write (replacing one of the same key) and tries it soon, or with the next retry if one is due. */
+    /** Keeps the write (replacing one of the same key) and tries it soon, or with the next retry or the link's coming up. */
     put(key: string, write: SharedWrite): void {
         this.#pending.delete(key);
         if (this.#pending.size >= MAX_PENDING) this.#dropOldest();
         this.#pending.set(key, write);
-        if (this.#retryTimer === undefined && !this.#closed) {
+        // While the link is down, its up event sends what waits.
+        if (this.#retryTimer === undefined && this.link.up && !this.#closed) {
             this.#soon ??= setImmediate(() => {
                 this.#soon = undefined;
                 void this.flush();
@@ -77,6 +80,8 @@ export class SharedWrites {
     /** Tries what is pending now; resolves once that attempt is over (stored, or kept for a retry). Never rejects. */
     flush(): Promise<void> {
         if (this.#inFlight === undefined) {
+            // This attempt takes every write put so far: the one put() scheduled for them would find nothing left.
+            this.#cancelSoon();
             // One attempt carries every request's writes, and its retries are timed from it: it is no request's.
             this.#inFlight = outsideRequests(() => this.#attempt()).finally(() => (this.#inFlight = undefined));
             return this.#inFlight;
@@ -92,12 +97,19 @@ export class SharedWrites {
     close(): void {
         this.#closed = true;
         clearTimeout(this.#retryTimer);
+        this.#cancelSoon();
+    }
+
+    #cancelSoon(): void {
         if (this.#soon !== undefined) clearImmediate(this.#soon);
+        this.#soon = undefined;
     }
 
     async #attempt(): Promise<void> {
         clearTimeout(this.#retryTimer);
         this.#retryTimer = undefined;
+        // An attempt queued behind one that took the link down: the link's up event sends what waits.
+        if (!this.link.up) return;
         const batch = this.#batch();
         if (batch.length === 0) return;
         const transaction = this.link.commands.multi();
@@ -142,10 +154,11 @@ export class SharedWrites {
         return batch;
     }
 
+    /** Again once the link is up, if the failure took it down; else (a rejected command) after a backoff of its own. */
     #retryLater(): void {
         if (this.#closed) return;
-        if (this.#soon !== undefined) clearImmediate(this.#soon);
-        this.#soon = undefined;
+        this.#cancelSoon();
+        if (!this.link.up) return;
         const delay = backoffDelay(this.#failures++, REDIS_RETRY_BACKOFF);
         this.#retryTimer = setTimeout(() => void this.flush(), delay).unref();
     }

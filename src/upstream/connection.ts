@@ -100,8 +100,7 @@ export class UpstreamConnection implements GatewayUpstream {
         this.#childOutput = {
             ...childOutputLog(this.#log, bytes => this.reportFault('garbage_output', 'upstream wrote a line that is not JSON-RPC to stdout', { bytes })),
             onOversizedDropped: bytes =>
-                this.reportFault('oversized_result', 'upstream message over limits.maxUpstreamMessageBytes answers no request; dropped', { bytes }),
-            onFlood: () => this.reportFault('stream_flood', STREAM_FLOOD.message, STREAM_FLOOD.details)
+                this.reportFault('oversized_result', 'upstream message over limits.maxUpstreamMessageBytes answers no request; dropped', { bytes })
         };
         this.#credentials = config.transport === 'stdio' ? undefined : upstreamCredentials(config, () => this.reconnect);
     }
@@ -273,6 +272,7 @@ export class UpstreamConnection implements GatewayUpstream {
                 credentials: this.#credentials,
                 bulkhead: this.#bulkhead,
                 reportFault: (kind, message, details) => this.reportFault(kind, message, details),
+                onStreamFlood: () => this.reportFault('stream_flood', STREAM_FLOOD.message, STREAM_FLOOD.details),
                 onListChanged: () => this.#listChanged(),
                 // Until the session is this connection's, its reads have not begun: they will find it as it is then.
                 onAnnouncingChanged: changed => {

@@ -6,12 +6,10 @@
 import type { Implementation } from '@modelcontextprotocol/client';
 import type { ServerUpstreamConfig } from '../config/schema.js';
 import { withDeadline } from '../lib/deadline.js';
-import type { FaultKind } from '../observability/faults.js';
 import type { Logger } from '../observability/logger.js';
 import { UpstreamFailedError, UpstreamHttpError } from './errors.js';
 import { negotiate, type Era, type ServerProfile } from './handshake.js';
 import type { MessageLimits } from './http/messages.js';
-import { STREAM_FLOOD } from './flood.js';
 import type { UpstreamCredentials } from './auth/credentials.js';
 import { RpcClient, type RpcClientEvents } from './rpc-client.js';
 import { httpTransport, stdioTransport, type StdioHooks, type UpstreamTransport, type WireProtocol } from './transports.js';
@@ -29,8 +27,8 @@ export interface OpenClientOptions {
     stdio: StdioHooks;
     /** Bounds on what is read from an HTTP upstream, read when used (a reload may change them). */
     limits: () => MessageLimits;
-    /** Counts (and logs, rate-limited) a fault of the upstream. */
-    reportFault: (kind: FaultKind, message: string, details: Record<string, unknown>) => void;
+    /** The connection's output (SSE streams, or the child's stdout) brought more lines in a window than it is read at. */
+    onStreamFlood: () => void;
     /** What each attempt's client reports, from before its handshake on, so nothing the upstream sends meanwhile is missed. */
     events: RpcClientEvents;
     /** The client whose handshake is running (undefined once it ended), so the caller can close it meanwhile. */
@@ -49,9 +47,11 @@ export interface OpenedClient {
 
 export async function openClient(options: OpenClientOptions): Promise<OpenedClient> {
     const { config } = options;
-    if (config.transport === 'stdio') return handshake(options, stdioTransport(config, options.stdio, options.limits().maxUpstreamMessageBytes), 'stdio');
-    const { credentials } = options;
-    const http = { limits: options.limits, credentials, onStreamFlood: () => options.reportFault('stream_flood', STREAM_FLOOD.message, STREAM_FLOOD.details) };
+    const { credentials, onStreamFlood } = options;
+    if (config.transport === 'stdio') {
+        return handshake(options, stdioTransport(config, { ...options.stdio, onStreamFlood }, options.limits().maxUpstreamMessageBytes), 'stdio');
+    }
+    const http = { limits: options.limits, credentials, onStreamFlood };
     // A token first, outside the handshake's deadline: a token endpoint that fails is then named as the reason.
     await credentials?.authorization();
     if (config.transport !== 'http') return handshake(options, httpTransport(config, config.transport, http), config.transport);

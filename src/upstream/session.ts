@@ -7,6 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { CLIENT_CAPABILITIES_META_KEY, ProtocolError, ProtocolErrorCode, type Progress } from '@modelcontextprotocol/client';
 import { maxTotalTimeout } from '../config/schema.js';
+import type { FaultKind } from '../observability/faults.js';
 import { outsideRequests } from '../observability/request-context.js';
 import type { RelayedClient } from '../protocol/capabilities.js';
 import { BulkheadFullError, BulkheadTimeoutError, type Bulkhead } from './bulkhead.js';
@@ -25,6 +26,8 @@ const RELISTEN_MS = 1000;
 
 export interface SessionOptions extends Omit<OpenClientOptions, 'events'> {
     bulkhead: Bulkhead;
+    /** Counts (and logs, rate-limited) a fault of the upstream. */
+    reportFault: (kind: FaultKind, message: string, details: Record<string, unknown>) => void;
     onListChanged: () => void;
     /**
      * Whether it announces its changes (`announcesChanges`) changed: a 2026-07-28 upstream's subscription was

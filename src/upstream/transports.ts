@@ -6,7 +6,7 @@ import { LegacySseTransport } from './http/legacy-sse.js';
 import { StreamableHttpTransport } from './http/streamable-http.js';
 import type { HttpTransportOptions } from './http/transport-base.js';
 import { sharedReaper } from './reaper.js';
-import { StdioProcessTransport } from './stdio-process.js';
+import { StdioProcessTransport, type StdioProcessOptions } from './stdio-process.js';
 
 export type WireProtocol = 'stdio' | 'streamable-http' | 'sse';
 
@@ -48,8 +48,6 @@ export interface StdioHooks {
     onNoise: (line: string) => void;
     /** A stdout line over the message limit, with no request id to fail, was dropped. */
     onOversizedDropped: (bytes: number) => void;
-    /** Stdout brought more lines in a window than it is read at. */
-    onFlood: () => void;
 }
 
 /** A minimal environment plus the config's additions: never the gateway's own secrets. */
@@ -62,7 +60,11 @@ export function childEnvironment(config: StdioUpstreamConfig): Record<string, st
  * silently, skips a message over `maxMessageBytes` without holding it (failing only its request), stops the
  * child's whole process group, and registers it with a watchdog so no child outlives the gateway.
  */
-export function stdioTransport(config: StdioUpstreamConfig, hooks: StdioHooks, maxMessageBytes: number): StdioProcessTransport {
+export function stdioTransport(
+    config: StdioUpstreamConfig,
+    hooks: StdioHooks & Pick<StdioProcessOptions, 'onStreamFlood'>,
+    maxMessageBytes: number
+): StdioProcessTransport {
     return new StdioProcessTransport({
         command: config.command,
         args: config.args,

@@ -7,7 +7,8 @@ import { Readable } from 'node:stream';
 import { test } from 'node:test';
 import { LINES_PER_SLICE, STREAM_LINES_PER_WINDOW, streamPace, WorkBudget } from '../../src/upstream/flood.js';
 import { SseParser } from '../../src/upstream/http/sse-parser.js';
-import { MIN_RECONNECT_MS, readEvents, reconnectDelay } from '../../src/upstream/http/sse-stream.js';
+import { MIN_RECONNECT_MS, reconnectDelay } from '../../src/upstream/http/sse-stream.js';
+import { readPaced } from '../../src/upstream/paced-read.js';
 
 const newParser = (onEvent = () => {}) => new SseParser({ maxDataBytes: 1024, onEvent });
 
@@ -17,7 +18,7 @@ test('a big chunk of tiny lines is parsed in slices: work queued meanwhile runs 
     let seenByOtherWork: number | undefined;
     // Queued before the read starts: it runs at the first yield to the event loop.
     setImmediate(() => (seenByOtherWork = parser.lines));
-    await readEvents(Readable.from([Buffer.from(':\n'.repeat(total))]), parser, streamPace(() => {}), new AbortController().signal);
+    await readPaced(Readable.from([Buffer.from(':\n'.repeat(total))]), parser, streamPace(() => {}), new AbortController().signal);
     assert.equal(parser.lines, total);
     assert.ok(seenByOtherWork !== undefined && seenByOtherWork <= LINES_PER_SLICE, `other work ran after ${seenByOtherWork} of ${total} lines`);
 });
@@ -44,7 +45,7 @@ for (const [kind, line] of [
             }
         };
         const chunks = Array.from({ length: 20 }, () => Buffer.from(line!.repeat(2000)));
-        await assert.rejects(readEvents(Readable.from(chunks), parser, pace, reading.signal), { name: 'AbortError' });
+        await assert.rejects(readPaced(Readable.from(chunks), parser, pace, reading.signal), { name: 'AbortError' });
         assert.equal(floods, 1);
         assert.ok(linesAtFlood !== undefined && linesAtFlood > limit && linesAtFlood <= limit + LINES_PER_SLICE, `flood told after ${linesAtFlood} lines`);
         assert.equal(parser.lines, linesAtFlood, 'not a line more was read');
@@ -55,7 +56,7 @@ test('a budget that runs out in short windows slows the stream down, and every l
     const parser = newParser();
     let floods = 0;
     const pace = { budget: new WorkBudget(500, 5), onFlood: () => floods++ };
-    await readEvents(Readable.from(Array.from({ length: 4 }, () => Buffer.from(':\n'.repeat(1000)))), parser, pace, new AbortController().signal);
+    await readPaced(Readable.from(Array.from({ length: 4 }, () => Buffer.from(':\n'.repeat(1000)))), parser, pace, new AbortController().signal);
     assert.equal(parser.lines, 4000);
     assert.ok(floods >= 1);
 });

@@ -10,9 +10,9 @@ import { SdkError, SdkErrorCode, type JSONRPCMessage } from '@modelcontextprotoc
 import { cancelledRequestId, isRequest } from '../../lib/json-rpc.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import { messageLimit } from '../oversized.js';
+import { readPaced } from '../paced-read.js';
 import type { Forwarded } from '../transports.js';
 import { SseParser, type SseEvent } from './sse-parser.js';
-import { readEvents } from './sse-stream.js';
 import { HttpTransport } from './transport-base.js';
 import type { HttpResponse } from './upstream-http.js';
 
@@ -52,7 +52,7 @@ export class LegacySseTransport extends HttpTransport {
                     }
                 }
             });
-            readEvents(response.body, parser, this.pace, exchange.signal).then(
+            readPaced(response.body, parser, this.pace, exchange.signal).then(
                 () => this.#ended(exchange, undefined, reject),
                 (error: unknown) => this.#ended(exchange, error, reject)
             );

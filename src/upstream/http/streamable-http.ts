@@ -25,11 +25,12 @@ import { answeredId, cancelledRequestId, isRequest, isSpecReservedError, type Re
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import { STATELESS_REVISION } from '../handshake.js';
 import { messageLimit, oversizedResponse, type ReadLimit } from '../oversized.js';
+import { readPaced } from '../paced-read.js';
 import type { Forwarded } from '../transports.js';
 import { pause } from './exchanges.js';
 import { answerLimit, answersRequest, decodeMessages, messageFault } from './messages.js';
 import { SseParser } from './sse-parser.js';
-import { MAX_STREAM_FAILURES, readEvents, reconnectDelay } from './sse-stream.js';
+import { MAX_STREAM_FAILURES, reconnectDelay } from './sse-stream.js';
 import { HttpTransport, unexpectedContent } from './transport-base.js';
 import { discard, headerValue, isSuccess, mediaType, readBounded, type HttpResponse } from './upstream-http.js';
 
@@ -197,7 +198,7 @@ export class StreamableHttpTransport extends HttpTransport {
         try {
             for (let response: HttpResponse | undefined = first; response !== undefined; ) {
                 try {
-                    await readEvents(response.body, parser, this.pace, exchange.signal);
+                    await readPaced(response.body, parser, this.pace, exchange.signal);
                 } catch (error) {
                     if (exchange.signal.aborted) return;
                     // Cut off mid-way: said at once, so the liveness check can find a dead server before the timeout.
@@ -236,7 +237,7 @@ export class StreamableHttpTransport extends HttpTransport {
             }
             while (response !== undefined) {
                 try {
-                    await readEvents(response.body, parser, this.pace, exchange.signal);
+                    await readPaced(response.body, parser, this.pace, exchange.signal);
                 } catch (error) {
                     if (exchange.signal.aborted) return;
                     this.report(error);

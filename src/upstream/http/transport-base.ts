@@ -29,7 +29,7 @@ export interface HttpTransportOptions {
     maxConcurrency: number;
     /** Read when a message is read, so a reload applies to connections already open. */
     limits: () => MessageLimits;
-    /** The connection's streams brought more lines in a window than they are read at (see sse-stream.ts). */
+    /** The connection's streams brought more lines in a window than they are read at (see paced-read.ts). */
     onStreamFlood?: (() => void) | undefined;
 }
 
