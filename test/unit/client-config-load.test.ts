@@ -4,26 +4,16 @@
  * must watch.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { resolveUserPath } from '../../src/config/client-config/load.js';
 import { loadGatewayConfig } from '../../src/config/load.js';
 import { configSecrets } from '../../src/config/secrets.js';
 import { configError, lineFor } from './config-assert.js';
+import { folder as tempFolder, write } from './files-on-disk.js';
 
-async function folder(t: TestContext): Promise<string> {
-    const dir = await mkdtemp(path.join(tmpdir(), 'gateway-client-config-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
-    return dir;
-}
-
-async function write(file: string, content: unknown): Promise<string> {
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
-    return file;
-}
+const folder = (t: TestContext) => tempFolder(t, 'gateway-client-config-');
 
 /** The ConfigError a load fails with (the test fails if it succeeds or throws anything else). */
 async function failure(load: Promise<unknown>) {

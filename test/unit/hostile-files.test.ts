@@ -5,9 +5,8 @@
  * a config error, never a stack overflow. Real files on disk throughout.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, mkdir, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, symlink, truncate, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { loadGatewayConfig } from '../../src/config/load.js';
@@ -16,23 +15,14 @@ import { readPromptFile } from '../../src/upstream/files/file-read.js';
 import { scanFolder } from '../../src/upstream/files/folder.js';
 import { makeFifo } from '../fifo.js';
 import { configError, lineFor } from './config-assert.js';
+import { folder as tempFolder, write } from './files-on-disk.js';
 
 /** Each test is bounded: a read that blocks fails the test (and the FIFO's teardown lets the reader go). */
 const BOUNDED = { timeout: 20_000 };
 const MiB = 1_048_576;
 const DEEP = 200_000;
 
-async function folder(t: TestContext): Promise<string> {
-    const dir = await mkdtemp(path.join(tmpdir(), 'gateway-hostile-files-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
-    return dir;
-}
-
-async function write(file: string, content: unknown): Promise<string> {
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
-    return file;
-}
+const folder = (t: TestContext) => tempFolder(t, 'gateway-hostile-files-');
 
 /** A file of `size` bytes that takes no room (sparse). */
 async function sized(file: string, size: number): Promise<string> {
