@@ -7,18 +7,54 @@ import tseslint from 'typescript-eslint';
 // TypeScript files don't need this: typescript-eslint turns `no-undef` off for them, tsc checks it.)
 const nodeGlobals = Object.fromEntries(
     [
-        'AbortController', 'AbortSignal', 'Buffer', 'Headers', 'Request', 'Response', 'URL', 'URLSearchParams',
-        'TextDecoder', 'TextEncoder', 'clearInterval', 'clearTimeout', 'console', 'fetch', 'global', 'globalThis', 'process',
-        'queueMicrotask', 'setImmediate', 'setInterval', 'setTimeout', 'structuredClone'
+        'AbortController',
+        'AbortSignal',
+        'Buffer',
+        'Headers',
+        'Request',
+        'Response',
+        'URL',
+        'URLSearchParams',
+        'TextDecoder',
+        'TextEncoder',
+        'clearInterval',
+        'clearTimeout',
+        'console',
+        'fetch',
+        'global',
+        'globalThis',
+        'process',
+        'queueMicrotask',
+        'setImmediate',
+        'setInterval',
+        'setTimeout',
+        'structuredClone'
     ].map(name => [name, 'readonly'])
 );
 
 // The browser globals of the dashboard's script (src/observability/dashboard/, served as is, no build step).
 const browserGlobals = Object.fromEntries(
     [
-        'AbortController', 'Headers', 'Intl', 'URL', 'URLSearchParams', 'cancelAnimationFrame', 'clearInterval',
-        'clearTimeout', 'console', 'document', 'fetch', 'localStorage', 'location', 'navigator', 'performance',
-        'requestAnimationFrame', 'sessionStorage', 'setInterval', 'setTimeout', 'window'
+        'AbortController',
+        'Headers',
+        'Intl',
+        'URL',
+        'URLSearchParams',
+        'cancelAnimationFrame',
+        'clearInterval',
+        'clearTimeout',
+        'console',
+        'document',
+        'fetch',
+        'localStorage',
+        'location',
+        'navigator',
+        'performance',
+        'requestAnimationFrame',
+        'sessionStorage',
+        'setInterval',
+        'setTimeout',
+        'window'
     ].map(name => [name, 'readonly'])
 );
 
@@ -54,10 +90,7 @@ export default defineConfig(
         },
         rules: {
             '@typescript-eslint/no-explicit-any': 'error',
-            '@typescript-eslint/no-unused-vars': [
-                'error',
-                { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' }
-            ],
+            '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' }],
             '@typescript-eslint/consistent-type-imports': ['error', { prefer: 'type-imports' }],
             '@typescript-eslint/no-floating-promises': 'error',
             // Off: its only hits are the MCP SDK's own idiom `error.code === ProtocolErrorCode.X`, where
@@ -75,9 +108,7 @@ export default defineConfig(
             '@typescript-eslint/no-floating-promises': [
                 'error',
                 {
-                    allowForKnownSafeCalls: [
-                        { from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] }
-                    ]
+                    allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] }]
                 }
             ]
         }

@@ -38,7 +38,9 @@ async function main(): Promise<void> {
         }
         const after = collect();
         const perSession = (after - before) / (SESSIONS - 1);
-        console.log(`${SESSIONS} idle sessions: ${(perSession / 1024).toFixed(2)} KiB heap per session after a full GC (heap ${(before / 2 ** 20).toFixed(1)} -> ${(after / 2 ** 20).toFixed(1)} MiB)`);
+        console.log(
+            `${SESSIONS} idle sessions: ${(perSession / 1024).toFixed(2)} KiB heap per session after a full GC (heap ${(before / 2 ** 20).toFixed(1)} -> ${(after / 2 ** 20).toFixed(1)} MiB)`
+        );
     } finally {
         await gateway.close();
     }

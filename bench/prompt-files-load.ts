@@ -45,7 +45,9 @@ const timed = async (run: () => Promise<unknown>): Promise<Timed> => {
 async function readAllBytes(): Promise<number> {
     const entries = await readdir(folder!, { recursive: true, withFileTypes: true });
     const limit = pLimit(64);
-    const sizes = await Promise.all(entries.filter(entry => entry.isFile() && entry.name.endsWith('.md')).map(entry => limit(async () => (await readFile(path.join(entry.parentPath, entry.name))).length)));
+    const sizes = await Promise.all(
+        entries.filter(entry => entry.isFile() && entry.name.endsWith('.md')).map(entry => limit(async () => (await readFile(path.join(entry.parentPath, entry.name))).length))
+    );
     return sizes.length;
 }
 

@@ -20,7 +20,7 @@ parsed (median). A one-file change: from the write to the upstream's change even
 ${table(
     ['measure', 'wall time', 'vs the floor', 'CPU time', 'vs the floor'],
     [
-        ['floor: read every file\'s bytes', ms(r.floorMs, 0), ratio(1), ms(r.floorCpuMs, 0), ratio(1)],
+        ["floor: read every file's bytes", ms(r.floorMs, 0), ratio(1), ms(r.floorCpuMs, 0), ratio(1)],
         ['load, cold', ms(r.coldLoadMs, 0), ratio(r.coldLoadMs / r.floorMs), ms(r.coldLoadCpuMs, 0), ratio(r.coldLoadCpuMs / r.floorCpuMs)],
         ['load, warm', ms(r.warmLoadMs, 0), ratio(r.warmLoadMs / r.floorMs), ms(r.warmLoadCpuMs, 0), ratio(r.warmLoadCpuMs / r.floorCpuMs)],
         ['a one-file change reaches the catalog', ms(r.changeMs, 0), ratio(r.changeMs / r.floorMs), '', '']

@@ -41,14 +41,36 @@ function ratiosTable(cells: ReplicaCell[], concurrencies: number[]): string {
             const [a, b, c, d] = [ONE_GATEWAY, NGINX_ONE, NGINX_THREE, NGINX_THREE_REDIS].map(target => find(target, era, concurrency));
             if (a === undefined || b === undefined || c === undefined) continue;
             const redis = d === undefined ? ['', ''] : [ratio(d.perSecond / c.perSecond), ratio(d.hopCpuUs! / c.hopCpuUs!)];
-            rows.push([`${era}, concurrency ${concurrency}`, ratio(b.perSecond / a.perSecond), ratio(c.perSecond / b.perSecond), ratio(c.latency.p99 / b.latency.p99), ratio(c.hopCpuUs! / b.hopCpuUs!), ...redis]);
+            rows.push([
+                `${era}, concurrency ${concurrency}`,
+                ratio(b.perSecond / a.perSecond),
+                ratio(c.perSecond / b.perSecond),
+                ratio(c.latency.p99 / b.latency.p99),
+                ratio(c.hopCpuUs! / b.hopCpuUs!),
+                ...redis
+            ]);
         }
-        const [direct, nginx, raw] = [find(UPSTREAM_DIRECT, SESSION_ERA, concurrency), find(NGINX_UPSTREAM, SESSION_ERA, concurrency), find(RAW_HOP_UPSTREAM, SESSION_ERA, concurrency)];
+        const [direct, nginx, raw] = [
+            find(UPSTREAM_DIRECT, SESSION_ERA, concurrency),
+            find(NGINX_UPSTREAM, SESSION_ERA, concurrency),
+            find(RAW_HOP_UPSTREAM, SESSION_ERA, concurrency)
+        ];
         if (direct !== undefined && nginx !== undefined && raw !== undefined) {
-            rows.push([`upstream alone, concurrency ${concurrency}: nginx / direct (raw hop / direct)`, `${ratio(nginx.perSecond / direct.perSecond)} (${ratio(raw.perSecond / direct.perSecond)})`, '', '', '', '', '']);
+            rows.push([
+                `upstream alone, concurrency ${concurrency}: nginx / direct (raw hop / direct)`,
+                `${ratio(nginx.perSecond / direct.perSecond)} (${ratio(raw.perSecond / direct.perSecond)})`,
+                '',
+                '',
+                '',
+                '',
+                ''
+            ]);
         }
     }
-    return table(['', 'throughput (b) / (a)', 'throughput (c) / (b)', 'p99 (c) / (b)', 'gateway CPU per request (c) / (b)', 'throughput (d) / (c)', 'gateway CPU per request (d) / (c)'], rows);
+    return table(
+        ['', 'throughput (b) / (a)', 'throughput (c) / (b)', 'p99 (c) / (b)', 'gateway CPU per request (c) / (b)', 'throughput (d) / (c)', 'gateway CPU per request (d) / (c)'],
+        rows
+    );
 }
 
 function replicasSection(r: Stamped<ReplicasResult>): string {

@@ -105,7 +105,10 @@ ${table(
     [
         ['accepted (run or queued) / refused with "upstream busy"', `${count(o.accepted)} / ${count(o.refused)} (all answered in ${(o.floodMs / 1000).toFixed(1)} s)`],
         ['one more request while saturated: time to its refusal, p50 / p95', `${p50p95(o.refusal)} (${o.probesRefused} of ${o.refusal.samples} refused)`],
-        ['`prompts/get` to the healthy upstream, p50 idle / under the overload', `${us(o.healthyIdle.p50)} / ${us(o.healthyLoaded.p50)} (${(o.healthyLoaded.p50 / o.healthyIdle.p50).toFixed(2)}x)`],
+        [
+            '`prompts/get` to the healthy upstream, p50 idle / under the overload',
+            `${us(o.healthyIdle.p50)} / ${us(o.healthyLoaded.p50)} (${(o.healthyLoaded.p50 / o.healthyIdle.p50).toFixed(2)}x)`
+        ],
         ['gateway RSS before / peak', `${mib(o.rssBeforeBytes)} / ${mib(o.rssPeakBytes)}`]
     ]
 )}

@@ -93,11 +93,13 @@ function optionalCpuPerGet(r: BenchResults, name: string): number | undefined {
 function whatRemains(r: BenchResults): string {
     const metricsOff = optionalCpuPerGet(r, GATEWAY_METRICS_OFF);
     const withoutMetrics =
-        metricsOff === undefined ? '' : ` With metrics and the dashboard off the gateway costs ${us(metricsOff)} per get, ${ratio(metricsOff / cpuPerGet(r, RAW_HOP))} the raw hop's.`;
+        metricsOff === undefined
+            ? ''
+            : ` With metrics and the dashboard off the gateway costs ${us(metricsOff)} per get, ${ratio(metricsOff / cpuPerGet(r, RAW_HOP))} the raw hop's.`;
     return (
         'Most of those rows are HTTP and socket work on both sides (undici to the upstream; the HTTP server, its parser and the ' +
         "socket writes, charged to Node core and to the gateway's http folder), which the raw hop does too; " +
-        "the rest is what the gateway does that a hop does not: the access-log line (pino, sonic-boom), four metric updates " +
+        'the rest is what the gateway does that a hop does not: the access-log line (pino, sonic-boom), four metric updates ' +
         '(prom-client; the per-prompt summary keeps a t-digest), the request id carried through the request, the client check, ' +
         `argument validation and the bounds check of the result.${withoutMetrics} What would close the rest: a histogram instead of ` +
         'the per-prompt summary, and the access log written in batches rather than a line at a time.'

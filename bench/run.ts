@@ -148,7 +148,10 @@ async function promptFilesScenario(): Promise<Stamped<PromptFilesResult>> {
 }
 
 /** A result with the commit and time it was measured, which a merged run's other scenarios do not share. */
-const stamped = <T extends object>(result: T): Stamped<T> => ({ ...result, measuredOn: { commit: gatewayUnderTest().commit, date: new Date().toISOString(), loadAtStart: os.loadavg() } });
+const stamped = <T extends object>(result: T): Stamped<T> => ({
+    ...result,
+    measuredOn: { commit: gatewayUnderTest().commit, date: new Date().toISOString(), loadAtStart: os.loadavg() }
+});
 
 const readResults = async (file: string) => JSON.parse(await readFile(file, 'utf8')) as BenchResults;
 

@@ -25,9 +25,7 @@ async function cpuSecondsOf(run: () => Promise<unknown>): Promise<number> {
 async function measure(kind: string): Promise<string> {
     const flood = await startRawHttp(kind === 'none' || kind === 'stdout' ? [] : ['--flood-stream', kind]);
     const flooder =
-        kind === 'stdout'
-            ? rawStdio('flood', ['--flood-stdout'], { pingIntervalMs: 0 })
-            : { id: 'flood', transport: 'streamable-http', url: flood.url, pingIntervalMs: 0 };
+        kind === 'stdout' ? rawStdio('flood', ['--flood-stdout'], { pingIntervalMs: 0 }) : { id: 'flood', transport: 'streamable-http', url: flood.url, pingIntervalMs: 0 };
     // No rate limit: the one client gets as fast as it can.
     const gateway = await startTestGateway({ upstreams: [flooder, stdioFixture('calm')], limits: { rateLimit: { requestsPerSecond: 0 } } });
     try {

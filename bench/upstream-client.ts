@@ -173,12 +173,21 @@ const LIST_PAGE = {
 const COMPLETION = { completion: { values: ['alpha', 'alpine', 'also'], total: 3, hasMore: false } };
 
 type Check = (value: unknown) => boolean;
-const sdk = (schema: (typeof specTypeSchemas)['GetPromptResult' | 'ListPromptsResult' | 'CompleteResult']): Check => value => {
-    const outcome = schema['~standard'].validate(value);
-    return !(outcome instanceof Promise) && outcome.issues === undefined;
-};
+const sdk =
+    (schema: (typeof specTypeSchemas)['GetPromptResult' | 'ListPromptsResult' | 'CompleteResult']): Check =>
+    value => {
+        const outcome = schema['~standard'].validate(value);
+        return !(outcome instanceof Promise) && outcome.issues === undefined;
+    };
 const CHECKS: [string, unknown, [string, Check][]][] = [
-    ['prompts/get result, 5 content blocks', GET_RESULT, [['zod (SDK GetPromptResult)', sdk(specTypeSchemas.GetPromptResult)], ['hand-written', isGetPromptResult]]],
+    [
+        'prompts/get result, 5 content blocks',
+        GET_RESULT,
+        [
+            ['zod (SDK GetPromptResult)', sdk(specTypeSchemas.GetPromptResult)],
+            ['hand-written', isGetPromptResult]
+        ]
+    ],
     [
         'prompts/list page, 1,000 prompts',
         LIST_PAGE,
@@ -188,7 +197,14 @@ const CHECKS: [string, unknown, [string, Check][]][] = [
             ['hand-written', isPromptPage]
         ]
     ],
-    ['completion/complete result', COMPLETION, [['zod (SDK CompleteResult)', sdk(specTypeSchemas.CompleteResult)], ['hand-written', isCompleteResult]]]
+    [
+        'completion/complete result',
+        COMPLETION,
+        [
+            ['zod (SDK CompleteResult)', sdk(specTypeSchemas.CompleteResult)],
+            ['hand-written', isCompleteResult]
+        ]
+    ]
 ];
 
 /** Microseconds per check, over about half a second. */

@@ -219,9 +219,7 @@ interface Gateway {
 /** The fixture at 2026-07-28, over HTTP: started first, as the gateway's config names its URL. */
 async function startModernFixture(runName: string): Promise<{ url: string; child: ChildProcess }> {
     const log = createWriteStream(path.join(RESULTS, `fixture-${runName}.log`));
-    const child = track(
-        spawn(process.execPath, [compiledFixture('conformance-server'), '--era', '2026-07-28'], { cwd: ROOT, stdio: ['pipe', 'ignore', 'pipe'], detached: true })
-    );
+    const child = track(spawn(process.execPath, [compiledFixture('conformance-server'), '--era', '2026-07-28'], { cwd: ROOT, stdio: ['pipe', 'ignore', 'pipe'], detached: true }));
     const url = await new Promise<string>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error('the 2026-07-28 fixture did not listen within 20 s')), 20_000);
         createInterface({ input: child.stderr! }).on('line', line => {
@@ -297,7 +295,11 @@ async function writeExpectations(file: string, expectations: readonly Expectatio
     await writeFile(file, `# Written by conformance/run.ts for one server run.\n${server}\nclient: []\n`);
 }
 
-async function runServerSide(specVersion: string, era: UpstreamEra, expectations: readonly Expectation[]): Promise<{ exitCode: number; results: Map<string, Check[]>; planned: number }> {
+async function runServerSide(
+    specVersion: string,
+    era: UpstreamEra,
+    expectations: readonly Expectation[]
+): Promise<{ exitCode: number; results: Map<string, Check[]>; planned: number }> {
     const name = `${specVersion}-${era}`;
     const outputDir = path.join(RESULTS, `server-${name}`);
     const expectedFile = path.join(RESULTS, `expected-${name}.yml`);
@@ -568,7 +570,9 @@ async function main(): Promise<void> {
     for (const outcome of outcomes) {
         const mark = outcome.verdict === 'passed' ? 'ok  ' : outcome.verdict === 'expected failure' ? 'xf  ' : 'FAIL';
         if (mark === 'FAIL' || process.env.CONFORMANCE_VERBOSE) {
-            console.log(`${mark} ${outcome.side} ${outcome.specVersion}${outcome.upstream === undefined ? '' : ` (${outcome.upstream} upstream)`} ${outcome.scenario}: ${outcome.verdict}${outcome.note ? ` (${outcome.note})` : ''}`);
+            console.log(
+                `${mark} ${outcome.side} ${outcome.specVersion}${outcome.upstream === undefined ? '' : ` (${outcome.upstream} upstream)`} ${outcome.scenario}: ${outcome.verdict}${outcome.note ? ` (${outcome.note})` : ''}`
+            );
         }
     }
     for (const problem of problems) console.log(`FAIL ${problem}`);

@@ -88,7 +88,11 @@ export function createPromptServer() {
                 `Please review the following ${language ? `${language} ` : ''}code. ` +
                     'Point out bugs, unclear parts and security problems first, then style. ' +
                     'For each finding, quote the line and suggest a fix.\n\n' +
-                    '```' + (language ?? '') + '\n' + code + '\n```'
+                    '```' +
+                    (language ?? '') +
+                    '\n' +
+                    code +
+                    '\n```'
             )
     );
 
@@ -102,11 +106,7 @@ export function createPromptServer() {
                 style: completable(z.string().describe('Shape of the summary, e.g. "bullet points"'), startingWith(STYLES)).optional()
             })
         },
-        ({ text, style }) =>
-            userMessage(
-                `Summarize the following text${style ? ` as ${style}` : ''}. ` +
-                    'Keep names, numbers and decisions; leave out filler.\n\n' + text
-            )
+        ({ text, style }) => userMessage(`Summarize the following text${style ? ` as ${style}` : ''}. ` + 'Keep names, numbers and decisions; leave out filler.\n\n' + text)
     );
 
     server.registerPrompt(
@@ -122,7 +122,9 @@ export function createPromptServer() {
             userMessage(
                 'Write a commit message for this diff. Use a short imperative subject line ' +
                     '(at most 72 characters, Conventional Commits prefix such as feat:, fix: or refactor:), ' +
-                    'a blank line, then a body explaining what changed and why.\n\n```diff\n' + diff + '\n```'
+                    'a blank line, then a body explaining what changed and why.\n\n```diff\n' +
+                    diff +
+                    '\n```'
             )
     );
 

@@ -35,9 +35,24 @@ const DENIED_TO_NOTEBOOK = 'code__write-tests';
 
 /** Prompt weights per client: who asks for what, most for a few. */
 const PROMPTS: Record<ClientId, [string, number][]> = {
-    'web-app': [['docs__summarize-page', 30], ['docs__explain-api', 18], ['code__explain-error', 14], ['docs__translate', 12], ['code__review-diff', 6]],
-    'ci-pipeline': [['code__review-diff', 40], ['code__write-tests', 20], ['code__explain-error', 8]],
-    notebook: [['docs__summarize-page', 10], ['code__explain-error', 10], ['docs__explain-api', 6], [DENIED_TO_NOTEBOOK, 1]]
+    'web-app': [
+        ['docs__summarize-page', 30],
+        ['docs__explain-api', 18],
+        ['code__explain-error', 14],
+        ['docs__translate', 12],
+        ['code__review-diff', 6]
+    ],
+    'ci-pipeline': [
+        ['code__review-diff', 40],
+        ['code__write-tests', 20],
+        ['code__explain-error', 8]
+    ],
+    notebook: [
+        ['docs__summarize-page', 10],
+        ['code__explain-error', 10],
+        ['docs__explain-api', 6],
+        [DENIED_TO_NOTEBOOK, 1]
+    ]
 };
 
 /** Seeded, so every run sends the same mix (mulberry32). */
@@ -100,7 +115,10 @@ async function main(out: string): Promise<void> {
             await clients.get(id)!.request({ method: 'prompts/list', params: {} });
         };
         const oneGet = async () => {
-            const id = pick(CLIENTS.map(client => [client.id, client.weight] as const), next);
+            const id = pick(
+                CLIENTS.map(client => [client.id, client.weight] as const),
+                next
+            );
             let name = pick(PROMPTS[id], next);
             const roll = next();
             // Now and then a typo, or a translation without its language.
@@ -121,7 +139,15 @@ async function main(out: string): Promise<void> {
             const rate = RATES[Math.floor(elapsed / 5000)]!;
             const burst = Math.max(0, Math.round(rate * (TICK_MS / 1000) * (0.4 + next() * 1.2)));
             const work: Promise<void>[] = Array.from({ length: burst }, () => oneGet());
-            if (next() < 0.08) work.push(list(pick(CLIENTS.map(client => [client.id, client.weight] as const), next)));
+            if (next() < 0.08)
+                work.push(
+                    list(
+                        pick(
+                            CLIENTS.map(client => [client.id, client.weight] as const),
+                            next
+                        )
+                    )
+                );
             if (next() < 0.05) {
                 sent.completions++;
                 work.push(
@@ -139,7 +165,11 @@ async function main(out: string): Promise<void> {
             }
             if (elapsed >= 16_000 && !announced.has(16_000)) {
                 announced.add(16_000);
-                work.push(fetch(running.url!, { method: 'POST', headers: { 'x-api-key': 'stale-key-0123456789abcdef', 'content-type': 'application/json' }, body: '{}' }).then(() => undefined));
+                work.push(
+                    fetch(running.url!, { method: 'POST', headers: { 'x-api-key': 'stale-key-0123456789abcdef', 'content-type': 'application/json' }, body: '{}' }).then(
+                        () => undefined
+                    )
+                );
             }
             await Promise.all(work);
             await sleep(Math.max(0, TICK_MS - ((Date.now() - started) % TICK_MS)));

@@ -77,10 +77,7 @@ function main(): number {
             current = undefined;
         }
         if (current !== expected) {
-            console.error(
-                `${shown} is ${current === undefined ? 'missing' : 'out of date'}: ` +
-                    'run `npm run schema` and commit the result.'
-            );
+            console.error(`${shown} is ${current === undefined ? 'missing' : 'out of date'}: ` + 'run `npm run schema` and commit the result.');
             return 1;
         }
         console.log(`${shown} is up to date.`);

@@ -188,7 +188,9 @@ function commandWarnings(config: GatewayConfig, origins: ReadonlyMap<string, str
         if (upstream.transport !== 'stdio') return [];
         const resolution = resolveCommand({ command: upstream.command, cwd: upstream.cwd, env: childEnvironment(upstream) });
         if (resolution.ok) return [];
-        return [`${origins.get(upstream.id) ?? `upstreams[${index}]`}.${resolution.field}: ${resolution.problem}; ${resolution.fix}. (The config is valid: the command may exist where the gateway will run.)`];
+        return [
+            `${origins.get(upstream.id) ?? `upstreams[${index}]`}.${resolution.field}: ${resolution.problem}; ${resolution.fix}. (The config is valid: the command may exist where the gateway will run.)`
+        ];
     });
 }
 

@@ -206,7 +206,10 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         const requiredDown = upstreams.filter(upstream => upstream.config.required && upstream.state !== 'ready').map(upstream => upstream.id);
         // Redis away (or refusing writes) does not make a replica unready: it serves on with local limits, and says so here.
         const sharedState = shared.status();
-        return { ready: waiting.length === 0 && requiredDown.length === 0, details: { waiting, requiredDown, ...(sharedState === 'local' ? {} : { sharedState: sharedState === 'up' ? 'redis' : `local (${shared.downReason()})` }) } };
+        return {
+            ready: waiting.length === 0 && requiredDown.length === 0,
+            details: { waiting, requiredDown, ...(sharedState === 'local' ? {} : { sharedState: sharedState === 'up' ? 'redis' : `local (${shared.downReason()})` }) }
+        };
     };
 
     // Read per request, so a reload's policy applies to sessions already open.
@@ -227,7 +230,10 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         const subscriptionsEnded = subscriptions.closeClients(clientIds);
         const { sessions: sessionsEnded, streams } = await sessions.endClients(clientIds, Date.now());
         if (subscriptionsEnded + streams > 0) telemetry.streamsClosed('client_revoked', subscriptionsEnded + streams);
-        logger.info({ clients: [...clientIds], sessions: sessionsEnded, subscriptions: subscriptionsEnded }, 'clients removed or given new credentials by the reload: their sessions and streams ended');
+        logger.info(
+            { clients: [...clientIds], sessions: sessionsEnded, subscriptions: subscriptionsEnded },
+            'clients removed or given new credentials by the reload: their sessions and streams ended'
+        );
     }
 
     async function applyReload(next: GatewayConfig): Promise<ReloadResult> {

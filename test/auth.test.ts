@@ -235,7 +235,7 @@ describe('auth over HTTP: apiKey mode', () => {
         assertSeesEverything(await listWith(url, { 'x-api-key': KEY_C }));
     });
 
-    test('a plain apiKey taken from an env var works, with that client\'s own policy', async () => {
+    test("a plain apiKey taken from an env var works, with that client's own policy", async () => {
         const names = await listWith(url, { authorization: `Bearer ${KEY_BOT}` });
         assert.deepEqual(names.sort(), ['up__prompt-000', 'up__prompt-001', 'up__prompt-002', 'up__prompt-003', 'up__prompt-004']);
     });
@@ -371,7 +371,7 @@ describe('auth over HTTP: apiKey mode', () => {
         assertSeesEverything(await rawList(url, asA, sessionA));
     });
 
-    test('failed credentials on the owner\'s session id are 401, not 404: session ids are not probed through auth', async () => {
+    test("failed credentials on the owner's session id are 401, not 404: session ids are not probed through auth", async () => {
         const reply = await send(url, { headers: { authorization: `Bearer ${WRONG}`, ...sessionHeaders(sessionA, PROTOCOL) }, body: LIST });
         const unknown = await send(url, { headers: { authorization: `Bearer ${WRONG}`, ...sessionHeaders('no-such-session', PROTOCOL) }, body: LIST });
         assert.equal(reply.status, 401);
@@ -385,7 +385,10 @@ describe('auth over HTTP: apiKey mode', () => {
         const healthText = await health.text();
         const lines = log.lines();
         const logText = JSON.stringify(lines);
-        assert.ok(lines.some(line => line['msg'] === 'authentication failed'), 'authentication failures are logged');
+        assert.ok(
+            lines.some(line => line['msg'] === 'authentication failed'),
+            'authentication failures are logged'
+        );
         for (const key of [KEY_A, KEY_BOT, KEY_C, WRONG]) {
             assert.ok(!logText.includes(key), 'a key appears in a log line');
             assert.ok(!healthText.includes(key), 'a key appears in /healthz');
@@ -525,7 +528,10 @@ describe('auth over HTTP: jwt with an HS256 secret', () => {
             for (const [why, jwt] of Object.entries(unknown)) {
                 const replies = await attack(url, { authorization: `Bearer ${jwt}` }, sessionA);
                 assertRefused(replies, 'unknown_client', why);
-                assert.ok(replies.every(reply => !reply.text.includes('team-z')), 'the claim\'s value is not echoed');
+                assert.ok(
+                    replies.every(reply => !reply.text.includes('team-z')),
+                    "the claim's value is not echoed"
+                );
             }
         });
     });
@@ -533,7 +539,13 @@ describe('auth over HTTP: jwt with an HS256 secret', () => {
     test('a valid token sent as X-API-Key is refused: jwt mode takes Bearer only', async () => {
         await nothingReachesUpstream(stats, async () => {
             assertRefused(await attack(url, { 'x-api-key': await token() }, sessionA), 'invalid', 'JWT in X-API-Key', 'sub', metadata());
-            assertRefused(await attack(url, { ...bearerA, 'x-api-key': await token({ sub: 'team-b' }) }, sessionA), 'invalid', 'Bearer and a different X-API-Key', 'sub', metadata());
+            assertRefused(
+                await attack(url, { ...bearerA, 'x-api-key': await token({ sub: 'team-b' }) }, sessionA),
+                'invalid',
+                'Bearer and a different X-API-Key',
+                'sub',
+                metadata()
+            );
             assertRefused(await attack(url, { authorization: `Basic ${await token()}` }, sessionA), 'invalid', 'JWT as Basic', 'sub', metadata());
         });
     });
@@ -602,8 +614,8 @@ describe('auth over HTTP: jwt with a custom clientIdClaim', () => {
             anonymous: await token({ client_id: 'anonymous' }),
             number: await token({ client_id: 7 }),
             'array of the id': await token({ client_id: ['team-a'] }),
-            'object': await token({ client_id: { id: 'team-a' } }),
-            'null': await token({ client_id: null }),
+            object: await token({ client_id: { id: 'team-a' } }),
+            null: await token({ client_id: null }),
             empty: await token({ client_id: '' }),
             'padded id': await token({ client_id: ' team-a' }),
             'prototype name': await token({ client_id: 'hasOwnProperty' })
@@ -686,8 +698,8 @@ describe('auth over HTTP: jwt with a JWKS file', () => {
             'another EC key without a kid': await signWith(otherEc, claims(), { alg: 'ES256' }),
             'another EC key under an unknown kid': await signWith(otherEc, claims(), { alg: 'ES256', kid: 'ec-2' }),
             'another RSA key under the known kid': await signWith(otherRsa, claims(), { alg: 'RS256', kid: 'rsa-1' }),
-            'RSA signature under the EC key\'s kid': await signWith(rsa, claims(), { alg: 'RS256', kid: 'ec-1' }),
-            'the attacker\'s own key embedded in the header (jwk)': await signWith(otherEc, claims(), { alg: 'ES256', jwk: await publicJwk(otherEc, 'ec-1', 'ES256') }),
+            "RSA signature under the EC key's kid": await signWith(rsa, claims(), { alg: 'RS256', kid: 'ec-1' }),
+            "the attacker's own key embedded in the header (jwk)": await signWith(otherEc, claims(), { alg: 'ES256', jwk: await publicJwk(otherEc, 'ec-1', 'ES256') }),
             'HS256 with the public EC JWK as the secret': await signHs(claims(), JSON.stringify(ecJwk), 'HS256', { kid: 'ec-1' }),
             'HS256 with the public EC x coordinate as the secret': await signHs(claims(), String(ecJwk.x), 'HS256', { kid: 'ec-1' }),
             'HS256 with the RSA public key PEM as the secret': await signHs(claims(), pem, 'HS256', { kid: 'rsa-1' }),
@@ -787,11 +799,7 @@ describe('auth over HTTP: jwt with a JWKS URL', () => {
         assertRefused([await send(url, { body: initializeBody(PROTOCOL) })], 'missing', 'no credentials');
         assertRefused([await send(url, { headers: { authorization: 'Bearer garbage' }, body: initializeBody(PROTOCOL) })], 'invalid', 'garbage token');
         assertRefused([await send(url, { headers: { authorization: `Bearer ${unsigned(claims())}` }, body: initializeBody(PROTOCOL) })], 'invalid', 'alg none');
-        assertRefused(
-            [await send(url, { headers: { authorization: `Bearer ${await signHs(claims(), 'x'.repeat(40))}` }, body: initializeBody(PROTOCOL) })],
-            'invalid',
-            'HS256'
-        );
+        assertRefused([await send(url, { headers: { authorization: `Bearer ${await signHs(claims(), 'x'.repeat(40))}` }, body: initializeBody(PROTOCOL) })], 'invalid', 'HS256');
     });
 
     test('JWKS URL resetting connections: 503 with Retry-After', async () => {

@@ -103,7 +103,11 @@ describe('JSON-RPC batches', () => {
         });
 
         test('a batch of 100 is served; 101 and an empty batch are HTTP 400 -32600 with nothing run', { timeout: 30_000 }, async () => {
-            const full = await post(gateway.url!, Array.from({ length: 100 }, (_, index) => ({ jsonrpc: '2.0', id: index + 1, method: 'ping' })), session.headers);
+            const full = await post(
+                gateway.url!,
+                Array.from({ length: 100 }, (_, index) => ({ jsonrpc: '2.0', id: index + 1, method: 'ping' })),
+                session.headers
+            );
             assert.equal(full.status, 200);
             assert.equal((await messagesOf(full)).length, 100);
 

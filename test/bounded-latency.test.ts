@@ -60,7 +60,10 @@ test('a list slower than timeoutMs is served from the last good list, then updat
     const took = Date.now() - started;
     assert.deepEqual(during, before, 'the last good list is served while the new one is slow');
     assert.equal(gateway.faults.of('lagging').list_slow, 1);
-    assert.ok(lines().some(line => line.upstream === 'lagging' && line.fault === 'list_slow'), 'the slow list is logged with the upstream id');
+    assert.ok(
+        lines().some(line => line.upstream === 'lagging' && line.fault === 'list_slow'),
+        'the slow list is logged with the upstream id'
+    );
     assert.equal(notified, 0, 'nothing visible changed yet');
 
     await waitFor(() => notified >= 1, 30_000, 'a notification when the slow list lands');
@@ -74,11 +77,7 @@ test('an upstream whose list never answers is left out after timeoutMs; later li
     const stuck = await startRawHttp(['--hang', 'list']);
     closeAfter(t, () => stuck.close());
     const gateway = await startTestGateway({
-        upstreams: [
-            { id: 'stuck', transport: 'streamable-http', url: stuck.url, timeoutMs },
-            silentStdio('hung', 'answer', { timeoutMs }),
-            stdioFixture('local')
-        ]
+        upstreams: [{ id: 'stuck', transport: 'streamable-http', url: stuck.url, timeoutMs }, silentStdio('hung', 'answer', { timeoutMs }), stdioFixture('local')]
     });
     closeAfter(t, () => gateway.close());
     await upstreamsReady(gateway);

@@ -14,18 +14,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { parseConfig } from '../src/config/load.js';
 import type { RunningGateway } from '../src/gateway.js';
 import { createLogger } from '../src/observability/logger.js';
-import {
-    capturingLogger,
-    connectHttp,
-    fixtureStats,
-    freePort,
-    getJson,
-    rpcError,
-    startHttpFixture,
-    startTestGateway,
-    stdioFixture,
-    type HttpFixture
-} from './helpers.js';
+import { capturingLogger, connectHttp, fixtureStats, freePort, getJson, rpcError, startHttpFixture, startTestGateway, stdioFixture, type HttpFixture } from './helpers.js';
 import { deleteSession, getStream, initializeBody, openRawSession, post, sessionHeaders } from './raw-http.js';
 
 const KEY = 'browser-key-0123456789abcdef';
@@ -61,7 +50,11 @@ async function withHost(url: string, host: string | undefined, extra: Record<str
     const version = host === undefined ? 'HTTP/1.0' : 'HTTP/1.1';
     return new Promise((resolve, reject) => {
         const socket = connect(Number(port), '127.0.0.1', () => {
-            socket.write(`POST ${pathname} ${version}\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n${body}`);
+            socket.write(
+                `POST ${pathname} ${version}\r\n${Object.entries(headers)
+                    .map(([name, value]) => `${name}: ${value}\r\n`)
+                    .join('')}\r\n${body}`
+            );
         });
         let text = '';
         const done = () => resolve({ status: Number(/^HTTP\/1\.[01] (\d+)/.exec(text)?.[1]), text });
@@ -384,7 +377,12 @@ describe('log hygiene', () => {
                 upstreams: [
                     stdioFixture('up', { prompts: 1 }, { env: { FIXTURE_TOKEN: ENV_SECRET } }),
                     { id: 'remote', transport: 'streamable-http', url: http.url, headers: { Authorization: `Bearer ${UPSTREAM_SECRET}` } },
-                    { id: 'down', transport: 'streamable-http', url: `http://127.0.0.1:${closedPort}/mcp`, headers: { Authorization: `Bearer ${DOWN_SECRET}`, 'X-Token': DOWN_SECRET } }
+                    {
+                        id: 'down',
+                        transport: 'streamable-http',
+                        url: `http://127.0.0.1:${closedPort}/mcp`,
+                        headers: { Authorization: `Bearer ${DOWN_SECRET}`, 'X-Token': DOWN_SECRET }
+                    }
                 ]
             },
             logger
@@ -413,7 +411,10 @@ describe('log hygiene', () => {
             [{ authorization: `Bearer ${OTHER_KEY}`, cookie: `session=${WRONG_KEY}` }, initializeBody()],
             [{ authorization: `Bearer ${KEY}` }, '{"jsonrpc": "2.0", "broken'],
             [{ authorization: `Bearer ${KEY}` }, { ...initializeBody(), pad: `${WRONG_KEY}${'x'.repeat(5000)}` }],
-            [{ authorization: `Bearer ${KEY}`, 'mcp-session-id': WRONG_KEY }, { jsonrpc: '2.0', id: 1, method: 'prompts/list' }],
+            [
+                { authorization: `Bearer ${KEY}`, 'mcp-session-id': WRONG_KEY },
+                { jsonrpc: '2.0', id: 1, method: 'prompts/list' }
+            ],
             [{ authorization: `Bearer ${KEY}`, origin: `http://${WRONG_KEY}.example` }, initializeBody()]
         ];
         for (const [headers, body] of sends) {
@@ -428,9 +429,18 @@ describe('log hygiene', () => {
 
         const all = lines();
         // The test is not vacuous: the failures above were logged, at debug level.
-        assert.ok(all.some(line => line.msg === 'authentication failed'), 'authentication failures are logged');
-        assert.ok(all.some(line => line.upstream === 'down' && /^upstream down/.test(String(line.msg))), 'the unreachable upstream is logged');
-        assert.ok(all.some(line => line.upstream === 'up' && line.fault === 'request_failed'), 'the failing prompt is logged');
+        assert.ok(
+            all.some(line => line.msg === 'authentication failed'),
+            'authentication failures are logged'
+        );
+        assert.ok(
+            all.some(line => line.upstream === 'down' && /^upstream down/.test(String(line.msg))),
+            'the unreachable upstream is logged'
+        );
+        assert.ok(
+            all.some(line => line.upstream === 'up' && line.fault === 'request_failed'),
+            'the failing prompt is logged'
+        );
         for (const line of all) {
             const text = JSON.stringify(line);
             for (const secret of [KEY, OTHER_KEY, WRONG_KEY, Buffer.from(`u:${WRONG_KEY}`).toString('base64'), ENV_SECRET, UPSTREAM_SECRET, DOWN_SECRET, 's3cr3t', '/srv/secret']) {

@@ -39,12 +39,9 @@ describe('cancellation', () => {
         const session = await openRawSession(gateway.url!);
 
         const controller = new AbortController();
-        const pending = post(
-            gateway.url!,
-            { jsonrpc: '2.0', id: 2, method: 'prompts/get', params: { name: 'local__slow', arguments: { ms: '20000' } } },
-            session.headers,
-            { signal: controller.signal }
-        ).then(response => response.text());
+        const pending = post(gateway.url!, { jsonrpc: '2.0', id: 2, method: 'prompts/get', params: { name: 'local__slow', arguments: { ms: '20000' } } }, session.headers, {
+            signal: controller.signal
+        }).then(response => response.text());
         pending.catch(() => {});
         await waitFor(() => active() === 1, 20_000, 'the request to reach the upstream');
         controller.abort();

@@ -66,7 +66,11 @@ describe('CLI', () => {
         ['unknown key in an upstream', { upstreams: [{ ...upstream, commmand: 'x' }] }, /upstreams\[0\]: unknown key "commmand"/],
         ['duplicate ids', { upstreams: [upstream, upstream] }, /upstreams\[1\]\.id: duplicate id "local"/],
         ['separator in an id', { namespace: { separator: '-' }, upstreams: [{ ...upstream, id: 'my-server' }] }, /upstreams\[0\]\.id: contains the namespace separator "-"/],
-        ['unknown transport', { upstreams: [{ ...upstream, transport: 'carrier-pigeon' }] }, /upstreams\[0\]\.transport: .*use "stdio", "streamable-http", "sse", "http" or "files"/],
+        [
+            'unknown transport',
+            { upstreams: [{ ...upstream, transport: 'carrier-pigeon' }] },
+            /upstreams\[0\]\.transport: .*use "stdio", "streamable-http", "sse", "http" or "files"/
+        ],
         ['page size out of range', { pagination: { pageSize: 0 }, upstreams: [upstream] }, /pagination\.pageSize: must be at least 1/],
         ['no upstreams', { upstreams: [] }, /upstreams: add at least one upstream/],
         ['not JSON', '{"upstreams": [', /not valid JSON/]

@@ -89,7 +89,7 @@ describe('listen.trustProxy', () => {
         await gateway?.close();
     });
 
-    test('behind a trusted proxy the X-Forwarded-For address counts, not the proxy\'s own', { timeout: 20_000 }, async t => {
+    test("behind a trusted proxy the X-Forwarded-For address counts, not the proxy's own", { timeout: 20_000 }, async t => {
         const url = gateway.url!;
         const proxy = clientFrom(t, '127.0.0.2');
         const client = (address: string) => ({ 'x-forwarded-for': address });

@@ -88,7 +88,7 @@ describe('client config files behind the built gateway', () => {
         });
         const gateway = await startCli(t, ['--from', file]);
         const client = await connect(t, gateway.url);
-        await waitFor(async () => (await listAllPages(client)).names.length === 3, 60_000, 'the imported server\'s prompts');
+        await waitFor(async () => (await listAllPages(client)).names.length === 3, 60_000, "the imported server's prompts");
         assert.deepEqual((await listAllPages(client)).names, prefixed('example-prompts'));
         const review = await client.getPrompt({ name: 'example-prompts__code-review', arguments: { code: 'let x = 1' } });
         assert.match(JSON.stringify(review.messages), /let x = 1/);
@@ -127,12 +127,20 @@ describe('client config files behind the built gateway', () => {
         const gateway = await startCli(t, ['--config', config], { FIRST_PROMPT: first, MCP_INPUT_SECOND_NAME: second, LOG_LEVEL: 'debug' });
         const client = await connect(t, gateway.url);
         const named = [`fixtureprompts__${first}`, `fixtureprompts__${second}`];
-        await waitFor(async () => (await listAllPages(client)).names.length > 0, 60_000, 'the VS Code server\'s prompts');
+        await waitFor(async () => (await listAllPages(client)).names.length > 0, 60_000, "the VS Code server's prompts");
         const names = (await listAllPages(client)).names;
-        assert.deepEqual(names.filter(name => named.includes(name)), named, `the prompts named by the inputs, in ${names.join(', ')}`);
+        assert.deepEqual(
+            names.filter(name => named.includes(name)),
+            named,
+            `the prompts named by the inputs, in ${names.join(', ')}`
+        );
         assert.ok(!gateway.stderr.some(line => line.includes(first) || line.includes(second)), 'no input value in the log');
         const warning = gateway.stderr.find(line => line.startsWith('warning: '));
-        assert.match(warning ?? '', /^warning: .*\/project\/\.vscode\/mcp\.json: servers\.fixturePrompts\.dev: VS Code's development mode .*\(line 13, column 20\)$/, 'printed at start');
+        assert.match(
+            warning ?? '',
+            /^warning: .*\/project\/\.vscode\/mcp\.json: servers\.fixturePrompts\.dev: VS Code's development mode .*\(line 13, column 20\)$/,
+            'printed at start'
+        );
     });
 
     test('hot reload follows an imported file: a server added to it is served, with one list_changed; a broken one is rejected; the fix reloads', TIMEOUT, async t => {
@@ -144,12 +152,20 @@ describe('client config files behind the built gateway', () => {
         client.setNotificationHandler('notifications/prompts/list_changed', () => void notifications++);
         await waitFor(async () => (await listAllPages(client)).names.length === 3, 60_000, 'the first server');
 
-        await write(file, { mcpServers: { first: exampleServer({ type: 'stdio' }), 'Second One': exampleServer({ args: ['${SCRIPT_DIR:-' + path.dirname(EXAMPLE_SERVER) + '}/prompt-server.mjs'] }) } });
+        await write(file, {
+            mcpServers: {
+                first: exampleServer({ type: 'stdio' }),
+                'Second One': exampleServer({ args: ['${SCRIPT_DIR:-' + path.dirname(EXAMPLE_SERVER) + '}/prompt-server.mjs'] })
+            }
+        });
         await waitFor(() => notifications >= 1, 60_000, 'notifications/prompts/list_changed');
-        await waitFor(async () => (await listAllPages(client)).names.length === 6, 60_000, 'the added server\'s prompts');
+        await waitFor(async () => (await listAllPages(client)).names.length === 6, 60_000, "the added server's prompts");
         assert.deepEqual((await listAllPages(client)).names, [...prefixed('first'), ...prefixed('second-one')]);
         const reloaded = gateway.logs.find(line => line.msg === 'config reloaded');
-        assert.deepEqual({ added: reloaded?.added, unchanged: reloaded?.unchanged, reason: reloaded?.reason }, { added: ['second-one'], unchanged: ['first'], reason: '.mcp.json changed' });
+        assert.deepEqual(
+            { added: reloaded?.added, unchanged: reloaded?.unchanged, reason: reloaded?.reason },
+            { added: ['second-one'], unchanged: ['first'], reason: '.mcp.json changed' }
+        );
 
         await write(file, '{ "mcpServers": { "first": { "command": "node", } ');
         await waitFor(() => gateway.logs.some(line => line.msg === 'config reload rejected; keeping the running config'), 60_000, 'the rejection');
@@ -173,14 +189,20 @@ describe('client config files behind the built gateway', () => {
             lines.map(line => line.replace(`${file}: `, '').replace(/:.*/, '')),
             ['warning', 'warning', 'warning', 'notice', `config --from ${file} is valid (1 upstream(s))`]
         );
-        assert.match(lines[0]!, /^warning: .*mcpServers\.weather\.autoApprove: tool calls the client approves without asking: a setting of the client, with no effect in the gateway \(line 8, column 22\)$/);
+        assert.match(
+            lines[0]!,
+            /^warning: .*mcpServers\.weather\.autoApprove: tool calls the client approves without asking: a setting of the client, with no effect in the gateway \(line 8, column 22\)$/
+        );
         assert.match(lines[1]!, /mcpServers\.weather\.alwaysAllow: /);
         assert.match(lines[2]!, /mcpServers\.weather\.timeout: the client's own request timeout; the gateway's timeoutMs \(10 s by default\) applies/);
         assert.match(lines[3]!, /^notice: .*mcpServers\.old-server: disabled in the client, so left out/);
     });
 
     test('--check with a VS Code file and its inputs from the environment', () => {
-        const result = runCli(['--from', path.join(CLIENT_CONFIGS, 'vscode-project/.vscode/mcp.json'), '--check'], { GITHUB_TOKEN: 'ghp_check', MCP_INPUT_PERPLEXITY_KEY: 'pplx-check' });
+        const result = runCli(['--from', path.join(CLIENT_CONFIGS, 'vscode-project/.vscode/mcp.json'), '--check'], {
+            GITHUB_TOKEN: 'ghp_check',
+            MCP_INPUT_PERPLEXITY_KEY: 'pplx-check'
+        });
         assert.equal(result.status, 0, result.stderr);
         assert.match(result.stderr, /is valid \(3 upstream\(s\)\)/);
         assert.match(result.stderr, /warning: .*servers\.myServer\.dev: /);
@@ -190,12 +212,21 @@ describe('client config files behind the built gateway', () => {
         const cases: [string, (dir: string) => Promise<string[]>, RegExp][] = [
             [
                 'a field that cannot be honoured',
-                async dir => ['--from', await write(path.join(dir, '.mcp.json'), { mcpServers: { internal: { type: 'http', url: 'https://mcp.example/mcp', headersHelper: '/bin/get-headers' } } })],
+                async dir => [
+                    '--from',
+                    await write(path.join(dir, '.mcp.json'), { mcpServers: { internal: { type: 'http', url: 'https://mcp.example/mcp', headersHelper: '/bin/get-headers' } } })
+                ],
                 /^Invalid config .*\/\.mcp\.json:\n {2}- mcpServers\.internal\.headersHelper: runs a command for Claude Code's headers at each connection; give a token in "headers" instead/
             ],
             [
                 'an input without a value',
-                async dir => ['--from', await write(path.join(dir, '.vscode/mcp.json'), { inputs: [{ type: 'promptString', id: 'api-key', password: true }], servers: { api: { type: 'http', url: 'https://mcp.example/mcp', headers: { 'X-Key': '${input:api-key}' } } } })],
+                async dir => [
+                    '--from',
+                    await write(path.join(dir, '.vscode/mcp.json'), {
+                        inputs: [{ type: 'promptString', id: 'api-key', password: true }],
+                        servers: { api: { type: 'http', url: 'https://mcp.example/mcp', headers: { 'X-Key': '${input:api-key}' } } }
+                    })
+                ],
                 /servers\.api\.headers\.X-Key: input "api-key" of server "api" has no value: .*set the environment variable MCP_INPUT_API_KEY, or list this file in a gateway config's upstreamsFrom/
             ],
             [
@@ -207,7 +238,13 @@ describe('client config files behind the built gateway', () => {
                 'an id taken by "upstreams"',
                 async dir => {
                     await write(path.join(dir, 'clients/claude_desktop_config.json'), { mcpServers: { Docs: { command: 'node' } } });
-                    return ['--config', await write(path.join(dir, 'gateway.json'), { upstreams: [{ id: 'docs', transport: 'stdio', command: 'node' }], upstreamsFrom: [{ file: 'clients/claude_desktop_config.json' }] })];
+                    return [
+                        '--config',
+                        await write(path.join(dir, 'gateway.json'), {
+                            upstreams: [{ id: 'docs', transport: 'stdio', command: 'node' }],
+                            upstreamsFrom: [{ file: 'clients/claude_desktop_config.json' }]
+                        })
+                    ];
                 },
                 /upstreams\[0\]\.id: the upstream id "docs" is taken twice: by upstreams\[0\] and by server "Docs" of .*claude_desktop_config\.json; rename one, or leave it out with upstreamsFrom\[0\]\.exclude/
             ],

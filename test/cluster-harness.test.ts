@@ -45,14 +45,24 @@ test('three replicas behind nginx: round robin over all, a killed one skipped, a
     const config = { cursorSecret: CURSOR_SECRET, upstreams: [stdioFixture('local')] };
     const replicas = await Promise.all([0, 1, 2].map(() => startReplica(t, config)));
     const addresses = replicas.map(replica => `127.0.0.1:${replica.port}`);
-    const nginx = await startNginx(t, replicas.map(replica => replica.port));
+    const nginx = await startNginx(
+        t,
+        replicas.map(replica => replica.port)
+    );
 
     const first = await answeredBy(nginx, 6);
-    assert.deepEqual(addresses.map(address => countOf(first, address)), [2, 2, 2], `each replica answers two of six: ${first.join(' ')}`);
+    assert.deepEqual(
+        addresses.map(address => countOf(first, address)),
+        [2, 2, 2],
+        `each replica answers two of six: ${first.join(' ')}`
+    );
     const listed = await postModern(`${nginx.url}${new URL(replicas[0]!.url).pathname}`, 'prompts/list');
     assert.equal(listed.status, 200);
     const [message] = await messagesOf(listed);
-    assert.ok((message?.result?.prompts as { name: string }[]).some(prompt => prompt.name === 'local__with-required'), 'MCP requests pass through nginx');
+    assert.ok(
+        (message?.result?.prompts as { name: string }[]).some(prompt => prompt.name === 'local__with-required'),
+        'MCP requests pass through nginx'
+    );
 
     const [, killed] = replicas;
     await killed!.kill('SIGKILL');

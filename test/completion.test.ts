@@ -34,12 +34,7 @@ describe('completion/complete', () => {
 
     before(async () => {
         gateway = await startTestGateway({
-            upstreams: [
-                everythingUpstream(),
-                rawStdio('nomethod', ['--completion', 'method-not-found']),
-                rawStdio('many', MANY),
-                rawStdio('echo', ['--completion', 'echo'])
-            ]
+            upstreams: [everythingUpstream(), rawStdio('nomethod', ['--completion', 'method-not-found']), rawStdio('many', MANY), rawStdio('echo', ['--completion', 'echo'])]
         });
         [client, directEverything] = await Promise.all([connectHttp(gateway.url!), connectStdio(process.execPath, [EVERYTHING, 'stdio'])]);
     });
@@ -97,7 +92,11 @@ describe('completion/complete', () => {
             ['value-024', false]
         ] as const;
         const paramsOf = (value: string) => ({ ref: { type: 'ref/prompt', name: 'ok-0' }, argument: { name: 'topic', value } });
-        const answers = await rawDirect(MANY, 'completion/complete', cases.map(([value]) => paramsOf(value)));
+        const answers = await rawDirect(
+            MANY,
+            'completion/complete',
+            cases.map(([value]) => paramsOf(value))
+        );
         for (const [index, [value, truncated]] of cases.entries()) {
             const params = paramsOf(value);
             const direct = answers[index]!.result!.completion as { values: string[]; total?: number; hasMore?: boolean };

@@ -408,11 +408,7 @@ describe('dashboard in a browser: the numbers of /metrics, from the gateway alon
             ]
         });
         const started = gateway;
-        await waitFor(
-            () => started.upstreams.filter(upstream => upstream.id !== 'broken').every(upstream => upstream.state === 'ready'),
-            20_000,
-            'docs and code ready'
-        );
+        await waitFor(() => started.upstreams.filter(upstream => upstream.id !== 'broken').every(upstream => upstream.state === 'ready'), 20_000, 'docs and code ready');
         for (const id of CLIENTS) clients.set(id, await connectHttp(gateway.url!, { headers: { 'x-api-key': keyOf(id) } }));
         made = await makeTraffic(gateway.url!, clients);
         trafficEnded = Date.now();
@@ -442,7 +438,7 @@ describe('dashboard in a browser: the numbers of /metrics, from the gateway alon
         assert.ok(Date.parse(shown.page.generatedAt) > trafficEnded, 'the snapshot is of data generated after the traffic');
     });
 
-    test('between the two scrapes only the broken upstream\'s reconnect attempts moved', () => {
+    test("between the two scrapes only the broken upstream's reconnect attempts moved", () => {
         const still = (expected: Expected) => ({
             ...expected,
             upstreams: new Map([...expected.upstreams].map(([id, row]) => [id, id === 'broken' ? { ...row, reconnects: 0 } : row]))
@@ -459,7 +455,11 @@ describe('dashboard in a browser: the numbers of /metrics, from the gateway alon
     test('each upstream row equals /metrics; the broken one is down', () => {
         const { before: expected, after: later, page: snapshot } = shown;
         assert.deepEqual(snapshot.upstreams.map(row => row.key).sort(), [...expected.upstreams.keys()].sort());
-        assert.deepEqual(snapshot.upstreams.map(row => row.key), ['docs', 'code', 'broken'], 'rows in the configured order');
+        assert.deepEqual(
+            snapshot.upstreams.map(row => row.key),
+            ['docs', 'code', 'broken'],
+            'rows in the configured order'
+        );
         for (const row of snapshot.upstreams) {
             const want = expected.upstreams.get(row.key)!;
             const what = (field: string) => `upstream ${row.key}: ${field}`;
@@ -502,7 +502,11 @@ describe('dashboard in a browser: the numbers of /metrics, from the gateway alon
             'rows and their order'
         );
         const gets = snapshot.prompts.map(row => shownCount(row.cells.gets, `${row.key} gets`));
-        assert.deepEqual(gets, [...gets].sort((a, b) => b - a), 'gets descending');
+        assert.deepEqual(
+            gets,
+            [...gets].sort((a, b) => b - a),
+            'gets descending'
+        );
         for (const [index, want] of expected.prompts.entries()) {
             const row = snapshot.prompts[index]!;
             const what = (field: string) => `prompt ${want.name}: ${field}`;
@@ -510,7 +514,10 @@ describe('dashboard in a browser: the numbers of /metrics, from the gateway alon
             assert.equal(row.cells.upstream, want.upstream, what('upstream'));
             assert.equal(shownCount(row.cells.gets, what('gets')), want.gets, what('gets'));
             assert.equal(shownCount(row.cells.errors, what('errors')), want.errors, what('errors'));
-            for (const [field, ms] of [['p50', want.p50Ms], ['p95', want.p95Ms]] as const) {
+            for (const [field, ms] of [
+                ['p50', want.p50Ms],
+                ['p95', want.p95Ms]
+            ] as const) {
                 if (ms === null) assert.equal(row.cells[field], '–', `${what(field)}: no successful get, no latency`);
                 else assertLatency(row.cells[field], ms, what(field));
             }
@@ -553,7 +560,10 @@ describe('dashboard in a browser: the numbers of /metrics, from the gateway alon
         assert.equal(tile('promptLists'), made.lists);
         assert.equal(tile('completions'), made.completions);
         assert.equal(tile('listChangedReceived'), 1);
-        assert.equal(tile('listChangedSent'), [...made.notified.values()].reduce((a, b) => a + b, 0));
+        assert.equal(
+            tile('listChangedSent'),
+            [...made.notified.values()].reduce((a, b) => a + b, 0)
+        );
         assert.equal(tile('rejected'), 1);
         assert.equal(tile('sessions'), CLIENTS.length);
 
@@ -562,7 +572,7 @@ describe('dashboard in a browser: the numbers of /metrics, from the gateway alon
         assert.equal(upstream('docs', 'gets'), madeFor('docs__') - 1, 'docs: its gets but the made-up docs__nope');
         assert.equal(upstream('code', 'gets'), madeFor('code__') - 1, 'code: its gets but the made-up code__prompt-999');
         assert.equal(upstream('docs', 'errors'), 1, 'docs: fail-internal');
-        assert.equal(upstream('code', 'errors'), 0, 'code: a denied get is not the upstream\'s fault');
+        assert.equal(upstream('code', 'errors'), 0, "code: a denied get is not the upstream's fault");
         assert.equal(upstream('broken', 'gets'), 0);
         assert.equal(upstream('docs', 'prompts'), made.docsPromptsListed);
         assert.equal(upstream('code', 'prompts'), made.codePromptsListed);
@@ -629,7 +639,10 @@ describe('dashboard in a browser: behind the metrics bearer token', () => {
         assert.ok(await form.isHidden());
         const snapshot = await readDashboard(page);
         assert.equal(snapshot.connection, 'live');
-        assert.deepEqual(snapshot.upstreams.map(row => [row.key, row.cells.state]), [['solo', 'ready']]);
+        assert.deepEqual(
+            snapshot.upstreams.map(row => [row.key, row.cells.state]),
+            [['solo', 'ready']]
+        );
 
         // Both refusals (no token, then the wrong one) are counted and shown; nothing else was refused.
         const families = await scrape(gateway!.operatorUrls.metrics!, { authorization: `Bearer ${token}` });

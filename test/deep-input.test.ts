@@ -51,7 +51,7 @@ describe('an upstream prompt nested 10,000 levels deep', () => {
         await gateway.reload(parse(WITH_DEEP));
         await upstreamsReady(gateway);
         const published = () => gateway.catalog.publishedView?.segments.find(segment => segment.upstreamId === 'deep')?.entries.some(entry => entry !== undefined);
-        await waitFor(() => published() === true, 10_000, 'the deep upstream\'s prompts published');
+        await waitFor(() => published() === true, 10_000, "the deep upstream's prompts published");
     });
 
     after(async () => {
@@ -170,10 +170,7 @@ describe('client messages nested deeper than limits.maxJsonDepth', () => {
 
     test('an initialize nested too deep is refused the same way and opens no session', { timeout: 30_000 }, async () => {
         const before = await openHttpSessions(gateway);
-        const body = JSON.stringify({ ...initializeBody(), params: { ...initializeBody().params, capabilities: { experimental: { x: '@' } } } }).replace(
-            '"@"',
-            nestedJson(10_000)
-        );
+        const body = JSON.stringify({ ...initializeBody(), params: { ...initializeBody().params, capabilities: { experimental: { x: '@' } } } }).replace('"@"', nestedJson(10_000));
         const response = await post(gateway.url!, body);
         const text = await response.text();
         assert.equal(response.status, 400, text.slice(0, 300));

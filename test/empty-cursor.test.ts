@@ -33,7 +33,10 @@ describe('empty-string cursors', { timeout: 120_000 }, () => {
     for (const id of Object.keys(REVISIONS)) {
         test(`a ${REVISIONS[id as keyof typeof REVISIONS]} upstream whose middle page answers nextCursor "" is read to its last page, with no fault`, async () => {
             const names = (await listAllPages(client)).names.filter(name => name.startsWith(`${id}__`));
-            assert.deepEqual(names, PROMPTS.map(name => `${id}__${name}`));
+            assert.deepEqual(
+                names,
+                PROMPTS.map(name => `${id}__${name}`)
+            );
             assert.deepEqual(gateway.faults.of(id), {});
         });
     }

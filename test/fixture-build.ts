@@ -37,7 +37,10 @@ function sourceHash(): string {
     const hash = createHash('sha256');
     // The config it extends too: a change of target or module changes the output.
     for (const file of [path.relative(ROOT, TSCONFIG), 'tsconfig.json', ...SOURCE_FOLDERS.flatMap(sourceFiles)]) {
-        hash.update(file).update('\0').update(readFileSync(path.join(ROOT, file))).update('\0');
+        hash.update(file)
+            .update('\0')
+            .update(readFileSync(path.join(ROOT, file)))
+            .update('\0');
     }
     return hash.digest('hex').slice(0, 16);
 }

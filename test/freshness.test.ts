@@ -83,7 +83,7 @@ describe('upstreams that cannot announce changes', { timeout: 60_000 }, () => {
         });
     }
 
-    test('the merged ttlMs is no longer than the least fresh list: the re-list interval, or an upstream\'s own ttlMs', async () => {
+    test("the merged ttlMs is no longer than the least fresh list: the re-list interval, or an upstream's own ttlMs", async () => {
         const page = await modernListPage(gateway.url!);
         const ttlMs = page['ttlMs'];
         assert.ok(Number.isSafeInteger(ttlMs) && (ttlMs as number) >= 0 && (ttlMs as number) <= QUIET_RELIST_MS, `ttlMs ${String(ttlMs)}`);
@@ -108,20 +108,24 @@ async function listeningClient(t: TestContext, gateway: RunningGateway): Promise
     return { client, changeOf };
 }
 
-test('a 2026-07-28 upstream that announces its changes on an acknowledged subscription binds nothing with its ttlMs of 0: the merged ttlMs is caching.listTtlMs', { timeout: 120_000 }, async t => {
-    // No --ttl-ms: the SDK's default hint, 0. A floor of 100 ms would have it read ten times a second if it counted.
-    const gateway = await startTestGateway({
-        notifications: { debounceMs: 20, maxDelayMs: 100 },
-        caching: { listTtlMs: 45_000, minRelistIntervalMs: 100 },
-        upstreams: [revisionUpstream('modern', '2026-07-28', [])]
-    });
-    closeAfter(t, () => gateway.close());
-    await upstreamsReady(gateway, undefined, 60_000);
-    const { changeOf } = await listeningClient(t, gateway);
-    // Its change reaches the client only over the gateway's subscription to it: acknowledged and open.
-    await changeOf('modern');
-    assert.equal((await modernListPage(gateway.url!))['ttlMs'], 45_000);
-});
+test(
+    'a 2026-07-28 upstream that announces its changes on an acknowledged subscription binds nothing with its ttlMs of 0: the merged ttlMs is caching.listTtlMs',
+    { timeout: 120_000 },
+    async t => {
+        // No --ttl-ms: the SDK's default hint, 0. A floor of 100 ms would have it read ten times a second if it counted.
+        const gateway = await startTestGateway({
+            notifications: { debounceMs: 20, maxDelayMs: 100 },
+            caching: { listTtlMs: 45_000, minRelistIntervalMs: 100 },
+            upstreams: [revisionUpstream('modern', '2026-07-28', [])]
+        });
+        closeAfter(t, () => gateway.close());
+        await upstreamsReady(gateway, undefined, 60_000);
+        const { changeOf } = await listeningClient(t, gateway);
+        // Its change reaches the client only over the gateway's subscription to it: acknowledged and open.
+        await changeOf('modern');
+        assert.equal((await modernListPage(gateway.url!))['ttlMs'], 45_000);
+    }
+);
 
 /** How many prompts/list requests the gateway has made of an upstream (its request-duration histogram's count). */
 async function listReadsOf(gateway: RunningGateway, upstream: string): Promise<number> {
@@ -133,25 +137,29 @@ async function listReadsOf(gateway: RunningGateway, upstream: string): Promise<n
     return count?.value ?? 0;
 }
 
-test('a 2026-07-28 upstream that announces its changes on an acknowledged subscription is not read on a schedule: while one that cannot is read again at the floor, it is not read', { timeout: 120_000 }, async t => {
-    const gateway = await startTestGateway({
-        notifications: { debounceMs: 20, maxDelayMs: 100 },
-        caching: { minRelistIntervalMs: 100 },
-        upstreams: [revisionUpstream('modern', '2026-07-28', []), revisionUpstream('ticking', '2026-07-28', ['--silent', '--ttl-ms', '0'])]
-    });
-    closeAfter(t, () => gateway.close());
-    await upstreamsReady(gateway, undefined, 60_000);
-    const { client, changeOf } = await listeningClient(t, gateway);
-    // Heard over the gateway's subscription to it: acknowledged and open.
-    await changeOf('modern');
-    // A change that came while a read was under way leaves one more read to the next reader: here, before the count.
-    await listAllPages(client);
-    const reads = await listReadsOf(gateway, 'modern');
-    // Each change of the other is found only by a read of it on its schedule: two of them span at least one floor.
-    await changeOf('ticking');
-    await changeOf('ticking');
-    assert.equal(await listReadsOf(gateway, 'modern'), reads);
-});
+test(
+    'a 2026-07-28 upstream that announces its changes on an acknowledged subscription is not read on a schedule: while one that cannot is read again at the floor, it is not read',
+    { timeout: 120_000 },
+    async t => {
+        const gateway = await startTestGateway({
+            notifications: { debounceMs: 20, maxDelayMs: 100 },
+            caching: { minRelistIntervalMs: 100 },
+            upstreams: [revisionUpstream('modern', '2026-07-28', []), revisionUpstream('ticking', '2026-07-28', ['--silent', '--ttl-ms', '0'])]
+        });
+        closeAfter(t, () => gateway.close());
+        await upstreamsReady(gateway, undefined, 60_000);
+        const { client, changeOf } = await listeningClient(t, gateway);
+        // Heard over the gateway's subscription to it: acknowledged and open.
+        await changeOf('modern');
+        // A change that came while a read was under way leaves one more read to the next reader: here, before the count.
+        await listAllPages(client);
+        const reads = await listReadsOf(gateway, 'modern');
+        // Each change of the other is found only by a read of it on its schedule: two of them span at least one floor.
+        await changeOf('ticking');
+        await changeOf('ticking');
+        assert.equal(await listReadsOf(gateway, 'modern'), reads);
+    }
+);
 
 test('upstreams that announce their changes: the merged ttlMs is caching.listTtlMs', { timeout: 120_000 }, async t => {
     const gateway = await startTestGateway({ caching: { listTtlMs: 45_000 }, upstreams: [revisionUpstream('loud', '2025-11-25', [])] });

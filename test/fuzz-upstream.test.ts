@@ -105,9 +105,9 @@ const junkLine = fc.oneof(
 const strayMessage = fc.oneof(
     fc.constant('{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}'),
     fc.jsonValue({ maxDepth: 3 }).map(params => `{"jsonrpc":"2.0","method":"notifications/progress","params":${json(params)}}`),
-    fc.record({ method: fc.string({ maxLength: 40 }), params: fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 })) }).map(
-        ({ method, params }) => `{"jsonrpc":"2.0","method":${json(method)},"params":${json(params)}}`
-    ),
+    fc
+        .record({ method: fc.string({ maxLength: 40 }), params: fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 })) })
+        .map(({ method, params }) => `{"jsonrpc":"2.0","method":${json(method)},"params":${json(params)}}`),
     fc.integer({ min: 100_000, max: 1_000_000 }).map(id => `{"jsonrpc":"2.0","id":${id},"result":{}}`),
     fc.jsonValue({ maxDepth: 2 }).map(id => `{"jsonrpc":"2.0","id":${json(id)},"error":{"code":-32000,"message":"stray"}}`),
     fc.constant('{"jsonrpc":"2.0","id":999,"method":"sampling/createMessage","params":{}}')
@@ -130,15 +130,18 @@ const getResult = fc.oneof(
 );
 
 const completeResult = fc.oneof(
-    fc.record({ values: fc.array(fc.string({ maxLength: 20 }), { maxLength: 150 }), total: fc.jsonValue(), hasMore: fc.jsonValue() }, { requiredKeys: ['values'] }).map(
-        completion => json({ completion })
-    ),
+    fc
+        .record({ values: fc.array(fc.string({ maxLength: 20 }), { maxLength: 150 }), total: fc.jsonValue(), hasMore: fc.jsonValue() }, { requiredKeys: ['values'] })
+        .map(completion => json({ completion })),
     fc.jsonValue({ maxDepth: 4 }).map(json),
     fc.integer({ min: 65, max: 30_000 }).map(depth => `{"completion":{"values":[]},"_meta":${nestedText(depth)}}`)
 );
 
 const errorMember = fc
-    .record({ code: fc.oneof(fc.integer(), fc.double(), fc.string({ maxLength: 5 })), message: fc.jsonValue({ maxDepth: 1 }), data: fc.jsonValue({ maxDepth: 3 }) }, { requiredKeys: [] })
+    .record(
+        { code: fc.oneof(fc.integer(), fc.double(), fc.string({ maxLength: 5 })), message: fc.jsonValue({ maxDepth: 1 }), data: fc.jsonValue({ maxDepth: 3 }) },
+        { requiredKeys: [] }
+    )
     .map(error => `"error":${json(error)}`);
 
 /** One whole answer: the lines the puppet writes for one request. */

@@ -409,7 +409,8 @@ function record(category: string, answer: Answer, messages: readonly unknown[] |
 }
 
 function requestText(shot: Shot): string {
-    const body = shot.body === undefined ? '' : typeof shot.body === 'string' ? shot.body : `${Buffer.from(shot.body).toString('utf8')}\n${Buffer.from(shot.body).toString('latin1')}`;
+    const body =
+        shot.body === undefined ? '' : typeof shot.body === 'string' ? shot.body : `${Buffer.from(shot.body).toString('utf8')}\n${Buffer.from(shot.body).toString('latin1')}`;
     return [shot.method, String(shot.host), ...shot.headers.map(([name, value]) => `${name}: ${value}`), body].join('\n');
 }
 
@@ -483,7 +484,8 @@ function generalProblems(shot: Shot, answer: Answer): { problems: string[]; mess
     // Header values are never echoed: the fuzzer puts HDRCANARY into Host, Origin, session, protocol-version and credential headers only.
     if (/hdrcanary/i.test(text)) problems.push(`answer repeats a request header value: ${clip(/[^\n]{0,60}hdrcanary[^\n]{0,60}/i.exec(text)?.[0] ?? '')}`);
     for (const [name, value] of shot.headers) {
-        if (/^(authorization|x-api-key)$/i.test(name) && !/hdrcanary/i.test(value) && value.trim().length >= 8 && text.includes(value.trim())) problems.push(`answer repeats the ${name} header`);
+        if (/^(authorization|x-api-key)$/i.test(name) && !/hdrcanary/i.test(value) && value.trim().length >= 8 && text.includes(value.trim()))
+            problems.push(`answer repeats the ${name} header`);
     }
     const markers = [SECRET_MARKER, ...WHO.filter(who => !holders.has(who)).map(who => ONLY_FOR[who])];
     for (const marker of markers) if (text.includes(marker) && !asked.includes(marker)) problems.push(`answer contains hidden marker ${marker}`);
@@ -542,7 +544,8 @@ function expectError(answer: Answer, messages: readonly unknown[] | undefined, i
 function expectResult(answer: Answer, messages: readonly unknown[] | undefined, id: number): { problems: string[]; result?: Record<string, unknown> } {
     const responses = responsesOf(messages ?? []);
     const response = responses[0];
-    if (answer.status !== 200 || responses.length !== 1 || response === undefined) return { problems: [`expected one JSON-RPC answer, got HTTP ${answer.status}: ${clip(answer.body)}`] };
+    if (answer.status !== 200 || responses.length !== 1 || response === undefined)
+        return { problems: [`expected one JSON-RPC answer, got HTTP ${answer.status}: ${clip(answer.body)}`] };
     if (response.id !== id || !isRecord(response.result)) return { problems: [`expected a result for id ${id}, got ${clip(JSON.stringify(response))}`] };
     return { problems: [], result: response.result };
 }
@@ -589,7 +592,9 @@ async function fire(category: string, built: Case): Promise<void> {
     }
     if (failures.length > 0) {
         const { shot, answer: shown } = failures[0]!;
-        throw new Error(`${category}: ${failures.map(failure => failure.problem).join('; ')}\n  request: ${describeShot(shot)}\n  answer: HTTP ${shown.status} ${clip(shown.body, 500)}`);
+        throw new Error(
+            `${category}: ${failures.map(failure => failure.problem).join('; ')}\n  request: ${describeShot(shot)}\n  answer: HTTP ${shown.status} ${clip(shown.body, 500)}`
+        );
     }
 }
 
@@ -641,7 +646,10 @@ async function check<T>(property: fc.IAsyncProperty<T>, numRuns: number): Promis
 
 async function fuzz<T>(t: TestContext, category: string, arbitrary: fc.Arbitrary<T>, numRuns: number, build: (value: T) => Promise<Case>): Promise<void> {
     const start = tally.total;
-    await check(fc.asyncProperty(arbitrary, async value => fire(category, await build(value))), numRuns);
+    await check(
+        fc.asyncProperty(arbitrary, async value => fire(category, await build(value))),
+        numRuns
+    );
     const statuses = [...(tally.byCategory.get(category) ?? new Map<string, number>())].sort().map(([status, n]) => `${status}: ${n}`);
     t.diagnostic(`${category}: ${tally.total - start} requests (HTTP ${statuses.join(', ')})`);
 }
@@ -665,11 +673,13 @@ const jsonText: fc.Arbitrary<string> = fc.oneof(
 );
 
 /** Characters fetch and node:http accept in a header value. */
-const headerChar = fc.oneof(
-    { weight: 8, arbitrary: fc.integer({ min: 0x20, max: 0x7e }) },
-    { weight: 1, arbitrary: fc.integer({ min: 0x80, max: 0xff }) },
-    { weight: 1, arbitrary: fc.constant(0x09) }
-).map(code => String.fromCharCode(code));
+const headerChar = fc
+    .oneof(
+        { weight: 8, arbitrary: fc.integer({ min: 0x20, max: 0x7e }) },
+        { weight: 1, arbitrary: fc.integer({ min: 0x80, max: 0xff }) },
+        { weight: 1, arbitrary: fc.constant(0x09) }
+    )
+    .map(code => String.fromCharCode(code));
 const headerValue = fc.string({ unit: headerChar, maxLength: 60 });
 
 const longString = (min: number, max: number) => fc.tuple(fc.constantFrom('x', 'é', '€', '😀', '_', '/'), fc.integer({ min, max })).map(([unit, n]) => unit.repeat(n));
@@ -696,9 +706,9 @@ function mutations(name: string): fc.Arbitrary<string> {
         fc.constant(name.toLowerCase()),
         fc.mixedCase(fc.constant(name)),
         fc.tuple(fc.string({ maxLength: 4 }), fc.string({ maxLength: 4 })).map(([prefix, suffix]) => `${prefix}${name}${suffix}`),
-        fc.constantFrom(' ', '\t', '\n', '\u0000', '\u200b', '\u200d', '\ufeff', '/', '*', '?', '.', '..', '%00').chain(pad =>
-            fc.constantFrom(`${pad}${name}`, `${name}${pad}`, `${upstream}__${pad}${own}`)
-        ),
+        fc
+            .constantFrom(' ', '\t', '\n', '\u0000', '\u200b', '\u200d', '\ufeff', '/', '*', '?', '.', '..', '%00')
+            .chain(pad => fc.constantFrom(`${pad}${name}`, `${name}${pad}`, `${upstream}__${pad}${own}`)),
         fc.constant(own),
         fc.constantFrom('alpha', 'beta', 'gamma', 'ALPHA', '', 'alpha__alpha', 'beta__alpha').map(other => `${other}__${own}`),
         fc.constantFrom('_', '___', '____', '::', '/', '.', '-', '__/', '\u2014', '%5F%5F').map(separator => `${upstream}${separator}${own}`),
@@ -742,11 +752,37 @@ function nameArbitrary(who: Who): fc.Arbitrary<NamePick> {
             weight: 2,
             arbitrary: pick(
                 'trap',
-                fc.constantFrom(...DANGEROUS_KEYS, '', ' ', '__', '____', '_'.repeat(300), 'alpha__', '__alpha', 'alpha____', 'alpha____proto__', '__proto____proto__', '*', '**', 'alpha__*', '?', '[', '\\', '\u0000', '%', '.', '..', '../alpha__prompt-000')
+                fc.constantFrom(
+                    ...DANGEROUS_KEYS,
+                    '',
+                    ' ',
+                    '__',
+                    '____',
+                    '_'.repeat(300),
+                    'alpha__',
+                    '__alpha',
+                    'alpha____',
+                    'alpha____proto__',
+                    '__proto____proto__',
+                    '*',
+                    '**',
+                    'alpha__*',
+                    '?',
+                    '[',
+                    '\\',
+                    '\u0000',
+                    '%',
+                    '.',
+                    '..',
+                    '../alpha__prompt-000'
+                )
             )
         },
         { weight: 1, arbitrary: pick('very long', longString(65, 30_000)) },
-        { weight: 2, arbitrary: pick('random', fc.string({ unit: fc.constantFrom('grapheme', 'binary').chain(unit => fc.string({ unit, minLength: 1, maxLength: 1 })), maxLength: 40 })) }
+        {
+            weight: 2,
+            arbitrary: pick('random', fc.string({ unit: fc.constantFrom('grapheme', 'binary').chain(unit => fc.string({ unit, minLength: 1, maxLength: 1 })), maxLength: 40 }))
+        }
     );
 }
 
@@ -772,7 +808,9 @@ const argumentsText: fc.Arbitrary<string> = fc.oneof(
     },
     {
         weight: 1,
-        arbitrary: fc.integer({ min: LIMITS.maxArguments - 1, max: LIMITS.maxArguments + 30 }).map(n => objectText(Array.from({ length: n }, (_, index) => [`k${index}`, '"v"'] as const)))
+        arbitrary: fc
+            .integer({ min: LIMITS.maxArguments - 1, max: LIMITS.maxArguments + 30 })
+            .map(n => objectText(Array.from({ length: n }, (_, index) => [`k${index}`, '"v"'] as const)))
     },
     { weight: 2, arbitrary: jsonText }
 );
@@ -789,7 +827,9 @@ interface GetValue {
 
 function getArbitrary(): fc.Arbitrary<GetValue> {
     const meta = fc.oneof(fc.constantFrom('{}', '{"progressToken":"t"}', '{"progressToken":7}', '{"__proto__":{"x":1}}'), jsonText);
-    return fc.constantFrom(...WHO).chain(who => fc.record({ pick: nameArbitrary(who), args: argumentsText, meta: fc.option(meta, { nil: undefined, freq: 6 }), slot: fc.nat({ max: 1 }) }));
+    return fc
+        .constantFrom(...WHO)
+        .chain(who => fc.record({ pick: nameArbitrary(who), args: argumentsText, meta: fc.option(meta, { nil: undefined, freq: 6 }), slot: fc.nat({ max: 1 }) }));
 }
 
 async function getCase({ pick, args, meta, slot }: GetValue): Promise<Case> {
@@ -825,7 +865,9 @@ function completeArbitrary(): fc.Arbitrary<CompleteValue> {
             { weight: 6, arbitrary: nameArbitrary(who).map(pick => ({ pick, type: '"ref/prompt"' })) },
             {
                 weight: 1,
-                arbitrary: fc.tuple(nameArbitrary(who), fc.constantFrom('"ref/resource"', '"ref/tool"', '"REF/PROMPT"', '1', 'null', '"ref/prompt "')).map(([pick, type]) => ({ pick, type }))
+                arbitrary: fc
+                    .tuple(nameArbitrary(who), fc.constantFrom('"ref/resource"', '"ref/tool"', '"REF/PROMPT"', '1', 'null', '"ref/prompt "'))
+                    .map(([pick, type]) => ({ pick, type }))
             }
         );
     const argumentArbitrary = fc.oneof(
@@ -834,15 +876,24 @@ function completeArbitrary(): fc.Arbitrary<CompleteValue> {
             arbitrary: fc
                 .tuple(
                     fc.oneof(fc.constantFrom('topic', 'note', ...DANGEROUS_KEYS), fc.string({ maxLength: 10 })),
-                    fc.oneof({ weight: 4, arbitrary: fc.string({ maxLength: 20 }) }, { weight: 1, arbitrary: longString(Math.floor(LIMITS.maxArgumentBytes / 3) - 10, LIMITS.maxArgumentBytes + 10) })
+                    fc.oneof(
+                        { weight: 4, arbitrary: fc.string({ maxLength: 20 }) },
+                        { weight: 1, arbitrary: longString(Math.floor(LIMITS.maxArgumentBytes / 3) - 10, LIMITS.maxArgumentBytes + 10) }
+                    )
                 )
-                .map(([name, value]) => ({ text: objectText([['name', text(name)], ['value', text(value)]]), wellFormed: true }))
+                .map(([name, value]) => ({
+                    text: objectText([
+                        ['name', text(name)],
+                        ['value', text(value)]
+                    ]),
+                    wellFormed: true
+                }))
         },
         { weight: 1, arbitrary: jsonText.map(value => ({ text: value, wellFormed: false })) }
     );
-    return fc.constantFrom(...WHO).chain(who =>
-        fc.record({ who: fc.constant(who), ref: refArbitrary(who), argument: argumentArbitrary, context: fc.option(argumentsText, { nil: undefined, freq: 3 }) })
-    );
+    return fc
+        .constantFrom(...WHO)
+        .chain(who => fc.record({ who: fc.constant(who), ref: refArbitrary(who), argument: argumentArbitrary, context: fc.option(argumentsText, { nil: undefined, freq: 3 }) }));
 }
 
 async function completeCase({ who, ref, argument, context }: CompleteValue): Promise<Case> {
@@ -850,7 +901,13 @@ async function completeCase({ who, ref, argument, context }: CompleteValue): Pro
     const headers = await goodHeaders(who);
     const shotWith = (name: string): Shot => {
         const fields: [string, string][] = [
-            ['ref', objectText([['type', ref.type], ['name', text(name)]])],
+            [
+                'ref',
+                objectText([
+                    ['type', ref.type],
+                    ['name', text(name)]
+                ])
+            ],
             ['argument', argument.text]
         ];
         if (context !== undefined && context !== '') fields.push(['context', objectText([['arguments', context]])]);
@@ -1021,40 +1078,49 @@ describe('fuzz: random and malformed requests against a running gateway', () => 
             fc.string({ maxLength: 200 }).map(body => ({ kind: 'ascii text', body })),
             fc.uint8Array({ maxLength: 300 }).map(body => ({ kind: 'bytes', body })),
             fc.nat({ max: valid.length - 1 }).map(cut => ({ kind: 'truncated', body: valid.slice(0, cut) })),
-            fc.tuple(fc.constantFrom('[', '{"a":', '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":'), fc.integer({ min: 1, max: 60_000 }), fc.boolean()).map(([open, depth, closed]) => {
-                const close = open === '[' ? ']' : '}';
-                const inner = `${open.repeat(depth)}1${closed ? close.repeat(depth) : ''}`;
-                return { kind: 'deep nesting', body: open.startsWith('{"jsonrpc') ? `${inner}}}` : inner };
-            }),
-            fc.tuple(fc.constantFrom('1e400', '-1e999999', '123456789012345678901234567890123456789', '0.' + '0'.repeat(500) + '1', '9'.repeat(5000)), fc.constantFrom('id', 'params', 'jsonrpc')).map(([number, field]) => {
-                const message: Record<string, string> = { jsonrpc: '"2.0"', id: '1', method: '"ping"' };
-                message[field] = number;
-                return { kind: 'huge number', body: objectText(Object.entries(message)) };
-            }),
-            fc.constantFrom(
-                '',
-                'null',
-                '0',
-                '"string"',
-                'true',
-                '[]',
-                '[[]]',
-                '{}',
-                '[{}]',
-                '\ufeff' + valid,
-                valid + 'garbage',
-                valid + valid,
-                `[${valid},`,
-                valid.replace('"2.0"', "'2.0'"),
-                `/* comment */${valid}`,
-                '{"jsonrpc":"2.0","id":1,"method":"ping",}',
-                '{"jsonrpc":"2.0","id":NaN,"method":"ping"}',
-                '{"jsonrpc":"2.0","id":Infinity,"method":"ping"}',
-                '{"jsonrpc":"2.0","id":1,"method":"ping","method":"prompts/list"}',
-                '{"__proto__":{"jsonrpc":"2.0","id":1,"method":"ping"}}',
-                '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"__proto__":{"protocolVersion":"2025-06-18"}}}',
-                '\u0000'
-            ).map(body => ({ kind: 'crafted', body })),
+            fc
+                .tuple(fc.constantFrom('[', '{"a":', '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":'), fc.integer({ min: 1, max: 60_000 }), fc.boolean())
+                .map(([open, depth, closed]) => {
+                    const close = open === '[' ? ']' : '}';
+                    const inner = `${open.repeat(depth)}1${closed ? close.repeat(depth) : ''}`;
+                    return { kind: 'deep nesting', body: open.startsWith('{"jsonrpc') ? `${inner}}}` : inner };
+                }),
+            fc
+                .tuple(
+                    fc.constantFrom('1e400', '-1e999999', '123456789012345678901234567890123456789', '0.' + '0'.repeat(500) + '1', '9'.repeat(5000)),
+                    fc.constantFrom('id', 'params', 'jsonrpc')
+                )
+                .map(([number, field]) => {
+                    const message: Record<string, string> = { jsonrpc: '"2.0"', id: '1', method: '"ping"' };
+                    message[field] = number;
+                    return { kind: 'huge number', body: objectText(Object.entries(message)) };
+                }),
+            fc
+                .constantFrom(
+                    '',
+                    'null',
+                    '0',
+                    '"string"',
+                    'true',
+                    '[]',
+                    '[[]]',
+                    '{}',
+                    '[{}]',
+                    '\ufeff' + valid,
+                    valid + 'garbage',
+                    valid + valid,
+                    `[${valid},`,
+                    valid.replace('"2.0"', "'2.0'"),
+                    `/* comment */${valid}`,
+                    '{"jsonrpc":"2.0","id":1,"method":"ping",}',
+                    '{"jsonrpc":"2.0","id":NaN,"method":"ping"}',
+                    '{"jsonrpc":"2.0","id":Infinity,"method":"ping"}',
+                    '{"jsonrpc":"2.0","id":1,"method":"ping","method":"prompts/list"}',
+                    '{"__proto__":{"jsonrpc":"2.0","id":1,"method":"ping"}}',
+                    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"__proto__":{"protocolVersion":"2025-06-18"}}}',
+                    '\u0000'
+                )
+                .map(body => ({ kind: 'crafted', body })),
             fc.integer({ min: LIMITS.maxBodyBytes - 64, max: LIMITS.maxBodyBytes + 4096 }).map(size => ({
                 kind: 'near body limit',
                 body: `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"${'x'.repeat(Math.max(0, size - 60))}"}}`
@@ -1096,7 +1162,17 @@ describe('fuzz: random and malformed requests against a running gateway', () => 
             '',
             ...DANGEROUS_KEYS
         ];
-        const someName = fc.constantFrom('beta__prompt-000', 'alpha__echo', 'alpha__with-required', 'beta__with-required', ...HIDDEN_FROM_ALL, 'alpha__crash', 'nope', '__proto__', '');
+        const someName = fc.constantFrom(
+            'beta__prompt-000',
+            'alpha__echo',
+            'alpha__with-required',
+            'beta__with-required',
+            ...HIDDEN_FROM_ALL,
+            'alpha__crash',
+            'nope',
+            '__proto__',
+            ''
+        );
         const paramsText = fc.oneof(
             fc.constantFrom('{}', '{"_meta":{"progressToken":1}}', '{"_meta":null}', '{"_meta":{"progressToken":{"a":1}}}', '{"__proto__":{}}'),
             fc.tuple(someName, argumentsText).map(([name, args]) => objectText([['name', text(name)], ...(args === '' ? [] : [['arguments', args] as const])])),
@@ -1112,12 +1188,22 @@ describe('fuzz: random and malformed requests against a running gateway', () => 
                 )
                 .map(params => objectText(Object.entries(params))),
             fc.record({ requestId: fc.oneof(fc.nat({ max: 50 }).map(String), jsonText), reason: jsonText }, { requiredKeys: [] }).map(params => objectText(Object.entries(params))),
+            fc.tuple(someName, fc.oneof(fc.constant('{"name":"topic","value":"m"}'), jsonText), fc.option(jsonText, { nil: undefined })).map(([name, argument, context]) =>
+                objectText([
+                    [
+                        'ref',
+                        objectText([
+                            ['type', '"ref/prompt"'],
+                            ['name', text(name)]
+                        ])
+                    ],
+                    ['argument', argument],
+                    ...(context === undefined ? [] : [['context', context] as const])
+                ])
+            ),
             fc
-                .tuple(someName, fc.oneof(fc.constant('{"name":"topic","value":"m"}'), jsonText), fc.option(jsonText, { nil: undefined }))
-                .map(([name, argument, context]) =>
-                    objectText([['ref', objectText([['type', '"ref/prompt"'], ['name', text(name)]])], ['argument', argument], ...(context === undefined ? [] : [['context', context] as const])])
-                ),
-            fc.record({ level: fc.oneof(fc.constant('"debug"'), jsonText), progressToken: jsonText, progress: jsonText }, { requiredKeys: [] }).map(params => objectText(Object.entries(params))),
+                .record({ level: fc.oneof(fc.constant('"debug"'), jsonText), progressToken: jsonText, progress: jsonText }, { requiredKeys: [] })
+                .map(params => objectText(Object.entries(params))),
             jsonText
         );
         /** A field that is usually there with a sane value, sometimes wrong, sometimes absent. */
@@ -1138,7 +1224,10 @@ describe('fuzz: random and malformed requests against a running gateway', () => 
                 ),
                 field('method', fc.constantFrom(...METHODS).map(text), fc.string({ maxLength: 20 }).map(text), 3),
                 field('params', paramsText, fc.constantFrom('null', '[]', '"params"', '1', 'true'), 25),
-                fc.oneof({ weight: 12, arbitrary: fc.constant<[string, string][]>([]) }, { weight: 1, arbitrary: fc.tuple(fc.constantFrom('result', 'error', 'extra', '__proto__'), jsonText).map((entry): [string, string][] => [entry]) })
+                fc.oneof(
+                    { weight: 12, arbitrary: fc.constant<[string, string][]>([]) },
+                    { weight: 1, arbitrary: fc.tuple(fc.constantFrom('result', 'error', 'extra', '__proto__'), jsonText).map((entry): [string, string][] => [entry]) }
+                )
             )
             .chain(parts => fc.shuffledSubarray(parts.flat(), { minLength: parts.flat().length }))
             .map(objectText);
@@ -1207,8 +1296,7 @@ describe('fuzz: random and malformed requests against a running gateway', () => 
             fc.constantFrom('garbage:Bearer HDRCANARY', 'garbage:HDRCANARY', 'garbage:Basic HDRCANARY')
         );
         /** Each header is usually right, so most requests get far, each with one or two things wrong. */
-        const usually = <T>(good: fc.Arbitrary<T>, bad: fc.Arbitrary<T>, goodWeight = 3) =>
-            fc.oneof({ weight: goodWeight, arbitrary: good }, { weight: 1, arbitrary: bad });
+        const usually = <T>(good: fc.Arbitrary<T>, bad: fc.Arbitrary<T>, goodWeight = 3) => fc.oneof({ weight: goodWeight, arbitrary: good }, { weight: 1, arbitrary: bad });
         const canary = (value: string) => headerValue.map(extra => `${value}${extra.replaceAll(/[\s,]/g, '')}`);
         const arbitrary = fc.record({
             method: usually(fc.constantFrom('POST', 'GET', 'DELETE'), fc.constantFrom('PUT', 'PATCH', 'OPTIONS', 'HEAD')),
@@ -1234,7 +1322,18 @@ describe('fuzz: random and malformed requests against a running gateway', () => 
             ),
             accept: usually(
                 fc.constant('application/json, text/event-stream'),
-                fc.oneof(fc.constantFrom('application/json', 'text/event-stream', '*/*', 'text/html', 'none', 'application/json;q=0, text/event-stream;q=0', 'text/event-stream, application/json'), headerValue)
+                fc.oneof(
+                    fc.constantFrom(
+                        'application/json',
+                        'text/event-stream',
+                        '*/*',
+                        'text/html',
+                        'none',
+                        'application/json;q=0, text/event-stream;q=0',
+                        'text/event-stream, application/json'
+                    ),
+                    headerValue
+                )
             ),
             origin: usually(
                 fc.constantFrom('none', 'none', 'http://localhost', 'http://localhost:3000', 'http://127.0.0.1:8080', 'http://[::1]'),
@@ -1300,7 +1399,23 @@ describe('fuzz: random and malformed requests against a running gateway', () => 
                 fc.oneof(fc.constantFrom('2099-01-01', '', '2025-06-18, 2025-03-26', 'HDRCANARY-2025'), headerValue, canary('HDRCANARY'))
             ),
             body: fc.constantFrom('ping', 'list', 'get visible', 'get hidden', 'initialize', 'notification', 'empty', 'garbage'),
-            path: usually(fc.constant(undefined), fc.constantFrom('/mcp/', '/MCP', '/mcp?x=1', '/mcp?__proto__=1', '/', '/nope', '//mcp', '/mcp/extra', '/mcp%2F', '/mcp%00', '/.well-known/oauth-protected-resource'), 8),
+            path: usually(
+                fc.constant(undefined),
+                fc.constantFrom(
+                    '/mcp/',
+                    '/MCP',
+                    '/mcp?x=1',
+                    '/mcp?__proto__=1',
+                    '/',
+                    '/nope',
+                    '//mcp',
+                    '/mcp/extra',
+                    '/mcp%2F',
+                    '/mcp%00',
+                    '/.well-known/oauth-protected-resource'
+                ),
+                8
+            ),
             duplicateSession: usually(fc.constant(false), fc.constant(true), 8)
         });
         await fuzz(t, 'headers and methods', arbitrary, 750, async spec => {
@@ -1446,8 +1561,18 @@ describe('fuzz: random and malformed requests against a running gateway', () => 
         t.diagnostic(`${tally.total} requests in all: ${summary.join(', ')}`);
         const statuses = new Map<string, number>();
         for (const byStatus of tally.byCategory.values()) for (const [status, n] of byStatus) statuses.set(status, (statuses.get(status) ?? 0) + n);
-        t.diagnostic(`by HTTP status: ${[...statuses].sort().map(([status, n]) => `${status}: ${n}`).join(', ')}`);
-        t.diagnostic(`JSON-RPC errors: ${[...tally.errorCodes].sort((x, y) => y[1] - x[1]).map(([code, n]) => `${code} x${n}`).join('; ')}`);
+        t.diagnostic(
+            `by HTTP status: ${[...statuses]
+                .sort()
+                .map(([status, n]) => `${status}: ${n}`)
+                .join(', ')}`
+        );
+        t.diagnostic(
+            `JSON-RPC errors: ${[...tally.errorCodes]
+                .sort((x, y) => y[1] - x[1])
+                .map(([code, n]) => `${code} x${n}`)
+                .join('; ')}`
+        );
         if (tally.nonJsonBodies.size > 0) t.diagnostic(`non-JSON bodies: ${[...tally.nonJsonBodies].map(([what, n]) => `${what} x${n}`).join('; ')}`);
         if (failedProperties === 0) assert.ok(tally.total >= 2000 * Math.min(1, RUNS), `only ${tally.total} requests were sent`);
 

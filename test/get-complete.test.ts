@@ -73,7 +73,10 @@ describe('prompts/get and completion/complete through the gateway', () => {
         const types = result.messages.map(message => message.content.type);
         for (const type of ['text', 'image', 'audio', 'resource', 'resource_link']) assert.ok(types.includes(type as never), `missing ${type}`);
         assert.ok(result._meta !== undefined && Object.keys(result._meta).length > 0, '_meta kept');
-        assert.ok(result.messages.some(message => 'annotations' in message.content), 'annotations kept');
+        assert.ok(
+            result.messages.some(message => 'annotations' in message.content),
+            'annotations kept'
+        );
     });
 
     test('an unknown prompt is -32602 "Unknown prompt: <name>"', async () => {
@@ -97,9 +100,7 @@ describe('prompts/get and completion/complete through the gateway', () => {
     });
 
     test('a non-string argument value is -32602', async () => {
-        const error = await rpcError(
-            client.request({ method: 'prompts/get', params: { name: 'local__with-required', arguments: { topic: 42 } } })
-        );
+        const error = await rpcError(client.request({ method: 'prompts/get', params: { name: 'local__with-required', arguments: { topic: 42 } } }));
         assert.equal(error.code, -32602);
         assert.match(error.message, /"topic"/);
         const notObject = await rpcError(client.request({ method: 'prompts/get', params: { name: 'local__with-required', arguments: 'x' } }));

@@ -264,7 +264,7 @@ describe('config/grafana-dashboard.json', () => {
         }
     });
 
-    test('queries use only defined variables and only the gateway\'s metric families', () => {
+    test("queries use only defined variables and only the gateway's metric families", () => {
         const problems: string[] = [];
         for (const { where, expr } of queries()) {
             for (const [, name] of expr.matchAll(/\$\{?(\w+)/g)) {
@@ -286,7 +286,7 @@ describe('config/prometheus.example.yml', () => {
     const commented = prometheusExample.split('\n').filter(line => line.trim().startsWith('#'));
     const has = (lines: string[], pattern: RegExp) => lines.some(line => pattern.test(line));
 
-    test('scrapes the gateway\'s metrics path every 15 s', () => {
+    test("scrapes the gateway's metrics path every 15 s", () => {
         assert.ok(!prometheusExample.includes('\t'), 'YAML indentation cannot use tabs');
         for (const line of active) assert.ok((line.length - line.trimStart().length) % 2 === 0, `odd indentation: ${JSON.stringify(line)}`);
         const defaults = parseConfig(JSON.stringify({ upstreams: [stdioFixture('up')] }), 'test config', {});
@@ -323,7 +323,7 @@ function hasLabel(family: Family, label: string): boolean {
     return family.labels.has(label) || (label === 'le' && family.type === 'HISTOGRAM') || (label === 'quantile' && family.type === 'SUMMARY');
 }
 
-describe('the dashboard against a live gateway\'s /metrics', () => {
+describe("the dashboard against a live gateway's /metrics", () => {
     let gateway: RunningGateway;
     let client: Client;
     let metrics: { status: number; contentType: string | null; text: string };
@@ -409,7 +409,8 @@ describe('the dashboard against a live gateway\'s /metrics', () => {
             const variableQuery = labelValuesQuery(expr);
             if (variableQuery !== undefined) {
                 const name = familyOf(variableQuery.metric, families);
-                if (name !== undefined && !hasLabel(families.get(name)!, variableQuery.label)) problems.push(`${where}: ${variableQuery.metric} has no label ${variableQuery.label}`);
+                if (name !== undefined && !hasLabel(families.get(name)!, variableQuery.label))
+                    problems.push(`${where}: ${variableQuery.metric} has no label ${variableQuery.label}`);
             }
             // A legend can only show labels the result keeps: the `by` labels once the query aggregates.
             const kept = grouped.filter(({ keyword }) => keyword === 'by').flatMap(({ labels }) => labels);

@@ -148,7 +148,10 @@ export function closeAfter(t: TeardownScope, close: () => unknown): void {
     teardowns.set(t, closers);
     t.after(async () => {
         const failures: unknown[] = [];
-        for (const next of closers.reverse()) await Promise.resolve().then(next).catch((error: unknown) => failures.push(error));
+        for (const next of closers.reverse())
+            await Promise.resolve()
+                .then(next)
+                .catch((error: unknown) => failures.push(error));
         if (failures.length > 0) throw failures[0];
     });
 }
@@ -237,10 +240,7 @@ export async function connectModernStdio(command: string, args: string[]): Promi
 }
 
 function newClient(options: ConnectOptions): Client {
-    return new Client(
-        { name: 'gateway-test', version: '1.0.0' },
-        options.protocolVersion === undefined ? {} : { supportedProtocolVersions: [options.protocolVersion] }
-    );
+    return new Client({ name: 'gateway-test', version: '1.0.0' }, options.protocolVersion === undefined ? {} : { supportedProtocolVersions: [options.protocolVersion] });
 }
 
 /** Every prompt of a server, walked page by page with its own cursors. */
@@ -390,7 +390,7 @@ export function descendantsOf(root: number): ProcessId[] {
         .filter(info => info !== undefined && info.state !== 'Z');
     const found: ProcessId[] = [];
     const parents = new Set([root]);
-    for (let grew = true; grew; ) {
+    for (let grew = true; grew;) {
         grew = false;
         for (const info of all) {
             if (info !== undefined && parents.has(info.ppid) && !parents.has(info.pid)) {

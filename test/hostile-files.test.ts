@@ -116,10 +116,13 @@ describe('files that are not regular files, against the built gateway', () => {
         const health = await getJson(new URL('/healthz', gateway.url).href);
         const [team] = health.body.upstreams as UpstreamHealth[];
         assert.equal(team?.state, 'ready');
-        assert.deepEqual(team?.problems?.map(problem => [problem.source, problem.message]), [
-            ['p.md', 'is a FIFO, not a regular file; not read'],
-            ['pipe.md', 'is a FIFO, not a regular file; not read']
-        ]);
+        assert.deepEqual(
+            team?.problems?.map(problem => [problem.source, problem.message]),
+            [
+                ['p.md', 'is a FIFO, not a regular file; not read'],
+                ['pipe.md', 'is a FIFO, not a regular file; not read']
+            ]
+        );
         const warning = await gateway.logged(line => line.file === 'p.md');
         assert.equal(warning.msg, 'prompt file left out: p.md: is a FIFO, not a regular file; not read');
         const dashboard = await getJson(new URL('/dashboard/data', gateway.url).href);
@@ -199,7 +202,10 @@ describe('files that are not regular files, against the built gateway', () => {
             const result = check(['--from', file]);
             assert.equal(result.status, 2, result.stderr);
             // Column 117: the 62nd "[", inside three objects, opens level 65.
-            assert.equal(result.stderr.trim(), `Invalid config ${file}:2:117:\n  - (top level): nested deeper than 64 levels (the limit for client config files); flatten it there`);
+            assert.equal(
+                result.stderr.trim(),
+                `Invalid config ${file}:2:117:\n  - (top level): nested deeper than 64 levels (the limit for client config files); flatten it there`
+            );
         });
 
         test('a gateway config nested 100,000 deep exits 2 naming the file, the place and the limit', TIMEOUT, async t => {
@@ -208,7 +214,10 @@ describe('files that are not regular files, against the built gateway', () => {
             const result = check(['--config', file]);
             assert.equal(result.status, 2, result.stderr);
             // Column 328: the 63rd object in the array (after the top-level object and the array) opens level 65.
-            assert.equal(result.stderr.trim(), `Invalid config ${file}:\n  - (top level): nested deeper than 64 levels at line 1, column 328 (the limit for config files); flatten it there`);
+            assert.equal(
+                result.stderr.trim(),
+                `Invalid config ${file}:\n  - (top level): nested deeper than 64 levels at line 1, column 328 (the limit for config files); flatten it there`
+            );
         });
     });
 });

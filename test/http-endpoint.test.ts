@@ -35,11 +35,7 @@ describe('downstream Streamable HTTP endpoint', () => {
         [auto, legacy] = await Promise.all([startHttpFixture('streamable-http', { name: 'auto' }), startHttpFixture('sse', { name: 'old' })]);
         gateway = await startTestGateway({
             limits: { maxBodyBytes: 4096 },
-            upstreams: [
-                stdioFixture('local'),
-                { id: 'auto', transport: 'http', url: auto.url },
-                { id: 'old', transport: 'http', url: legacy.url }
-            ]
+            upstreams: [stdioFixture('local'), { id: 'auto', transport: 'http', url: auto.url }, { id: 'old', transport: 'http', url: legacy.url }]
         });
     });
 
@@ -80,7 +76,10 @@ describe('downstream Streamable HTTP endpoint', () => {
         assert.equal(response.status, 200);
         const body = (await response.json()) as { status: string; upstreams: { id: string; state: string }[] };
         assert.equal(body.status, 'ok');
-        assert.deepEqual(body.upstreams.map(upstream => `${upstream.id}:${upstream.state}`), ['local:ready', 'auto:ready', 'old:ready']);
+        assert.deepEqual(
+            body.upstreams.map(upstream => `${upstream.id}:${upstream.state}`),
+            ['local:ready', 'auto:ready', 'old:ready']
+        );
     });
 
     test('paths match with a trailing slash and in any case, as they always have: /mcp/, /MCP, /healthz/, /HEALTHZ', async () => {
@@ -116,7 +115,13 @@ describe('downstream Streamable HTTP endpoint', () => {
         const pending = request(gateway.url!, {
             method: 'POST',
             // 100-continue: the gateway answers it as the request arrives, so once it is seen the session was looked up and the body is awaited.
-            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(body), expect: '100-continue', ...headers }
+            headers: {
+                'content-type': 'application/json',
+                accept: 'application/json, text/event-stream',
+                'content-length': Buffer.byteLength(body),
+                expect: '100-continue',
+                ...headers
+            }
         });
         const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
             pending.once('response', response => {
@@ -147,7 +152,11 @@ describe('downstream Streamable HTTP endpoint', () => {
 
     test('a gzip or deflate body is decompressed, an unknown Content-Encoding is 415', { timeout: 30_000 }, async () => {
         const json = JSON.stringify(initializeBody());
-        for (const [encoding, body] of [['gzip', gzipSync(json)], ['deflate', deflateSync(json)], ['identity', Buffer.from(json)]] as const) {
+        for (const [encoding, body] of [
+            ['gzip', gzipSync(json)],
+            ['deflate', deflateSync(json)],
+            ['identity', Buffer.from(json)]
+        ] as const) {
             const response = await post(gateway.url!, body, { 'content-encoding': encoding });
             assert.equal(response.status, 200, encoding);
             assert.match(await response.text(), /"protocolVersion"/);

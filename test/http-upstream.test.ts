@@ -98,10 +98,13 @@ for (const { label, flags } of FRAMINGS) {
     });
 }
 
-test('an SDK server\'s SSE answer over the limit (its id written last) fails its request; the connection goes on', { timeout: 60_000 }, async t => {
+test("an SDK server's SSE answer over the limit (its id written last) fails its request; the connection goes on", { timeout: 60_000 }, async t => {
     const fixture = await startHttpFixture('streamable-http');
     t.after(() => fixture.close());
-    const gateway = await startTestGateway({ limits: { maxResultBytes: MIB, maxUpstreamMessageBytes: MIB }, upstreams: [{ id: 'sdk', transport: 'streamable-http', url: fixture.url, pingIntervalMs: 0 }] });
+    const gateway = await startTestGateway({
+        limits: { maxResultBytes: MIB, maxUpstreamMessageBytes: MIB },
+        upstreams: [{ id: 'sdk', transport: 'streamable-http', url: fixture.url, pingIntervalMs: 0 }]
+    });
     t.after(() => gateway.close());
     await upstreamsReady(gateway);
     const client = await connectHttp(gateway.url!);
@@ -168,7 +171,10 @@ test('many requests at once: sockets bounded by maxConcurrency (plus a few), no 
     const { peakConnections } = await statsOf(fixture);
     // The pool's maxConcurrency + 4, and the socket of this test's own /stats request while the pool's are still open.
     assert.ok(peakConnections <= 4 + 4 + 1, `${peakConnections} sockets open at once`);
-    assert.deepEqual(warnings.filter(warning => warning.includes('MaxListeners')), []);
+    assert.deepEqual(
+        warnings.filter(warning => warning.includes('MaxListeners')),
+        []
+    );
 });
 
 test('an answer stream the server keeps open after the answer is closed: sockets do not stay taken', { timeout: 120_000 }, async t => {
@@ -234,7 +240,7 @@ async function startResumableServer(t: TestContext) {
     return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, seen };
 }
 
-test('SSE streams that end early are resumed after the server\'s retry, with Last-Event-ID', { timeout: 30_000 }, async t => {
+test("SSE streams that end early are resumed after the server's retry, with Last-Event-ID", { timeout: 30_000 }, async t => {
     const { url, seen } = await startResumableServer(t);
     const gateway = await startTestGateway({ upstreams: [{ id: 'resumable', transport: 'streamable-http', url, pingIntervalMs: 0 }] });
     t.after(() => gateway.close());

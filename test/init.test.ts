@@ -126,7 +126,10 @@ describe('first run: init, then the gateway with no --config', () => {
         const client = await connectStdio(process.execPath, [CLI, '--stdio'], { cwd: dir });
         closeAfter(t, () => client.close());
         const names = (await listAllPages(client)).names.sort();
-        assert.deepEqual(names, [...EXAMPLE_PROMPTS.map(name => name.replace('examples__', 'other__')), ...EXAMPLE_PROMPTS.map(name => name.replace('examples__', 'team-prompts__'))]);
+        assert.deepEqual(names, [
+            ...EXAMPLE_PROMPTS.map(name => name.replace('examples__', 'other__')),
+            ...EXAMPLE_PROMPTS.map(name => name.replace('examples__', 'team-prompts__'))
+        ]);
     });
 
     test('init --from a file the gateway cannot use says why and writes nothing', TIMEOUT, async t => {
@@ -134,7 +137,10 @@ describe('first run: init, then the gateway with no --config', () => {
         const missing = runCli(['init', '--from', 'nowhere.json'], dir);
         assert.equal(missing.status, 2);
         assert.match(missing.stderr, /nowhere\.json.*\nNothing was written\.\n$/s);
-        await writeFile(path.join(dir, 'mcp.json'), '{ "servers": { "api": { "type": "http", "url": "https://x.example/mcp", "headers": { "Authorization": "Bearer ${input:token}" } } } }');
+        await writeFile(
+            path.join(dir, 'mcp.json'),
+            '{ "servers": { "api": { "type": "http", "url": "https://x.example/mcp", "headers": { "Authorization": "Bearer ${input:token}" } } } }'
+        );
         const unresolved = runCli(['init', '--from', 'mcp.json'], dir);
         assert.equal(unresolved.status, 2);
         assert.match(unresolved.stderr, /token/);

@@ -46,7 +46,12 @@ const TIMEOUT = { timeout: 180_000 };
 /** Runs `mcp-inspector-cli --cli <args>` to the end; killed when the test ends first (it timed out or failed). */
 function inspector(t: TestContext, args: string[]): Promise<Run> {
     return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [INSPECTOR_BIN, '--cli', ...args], { cwd: INSPECTOR_CWD, stdio: ['ignore', 'pipe', 'pipe'], signal: t.signal, killSignal: 'SIGKILL' });
+        const child = spawn(process.execPath, [INSPECTOR_BIN, '--cli', ...args], {
+            cwd: INSPECTOR_CWD,
+            stdio: ['ignore', 'pipe', 'pipe'],
+            signal: t.signal,
+            killSignal: 'SIGKILL'
+        });
         let stdout = '';
         let stderr = '';
         child.stdout.on('data', chunk => (stdout += chunk));
@@ -137,7 +142,16 @@ describe('MCP Inspector CLI against the gateway', () => {
         for (const [name, args, upstream, original] of gets) {
             test(`prompts/get ${name} with --prompt-args returns what the upstream returns`, TIMEOUT, async t => {
                 const promptArgs = Object.entries(args).map(([key, value]) => `${key}=${value}`);
-                const run = await inspector(t, [gateway.url, '--transport', 'http', '--method', 'prompts/get', '--prompt-name', name, ...(promptArgs.length > 0 ? ['--prompt-args', ...promptArgs] : [])]);
+                const run = await inspector(t, [
+                    gateway.url,
+                    '--transport',
+                    'http',
+                    '--method',
+                    'prompts/get',
+                    '--prompt-name',
+                    name,
+                    ...(promptArgs.length > 0 ? ['--prompt-args', ...promptArgs] : [])
+                ]);
                 assert.deepEqual(result<GetPromptResult>(run), await upstream().getPrompt({ name: original, arguments: args }));
             });
         }
@@ -151,7 +165,17 @@ describe('MCP Inspector CLI against the gateway', () => {
         });
 
         test('a missing required argument exits 1 with -32602 naming the argument', TIMEOUT, async t => {
-            const run = await inspector(t, [gateway.url, '--transport', 'http', '--method', 'prompts/get', '--prompt-name', 'everything__args-prompt', '--prompt-args', 'state=Bavaria']);
+            const run = await inspector(t, [
+                gateway.url,
+                '--transport',
+                'http',
+                '--method',
+                'prompts/get',
+                '--prompt-name',
+                'everything__args-prompt',
+                '--prompt-args',
+                'state=Bavaria'
+            ]);
             assert.equal(run.code, 1);
             assert.match(run.stderr, /-32602/);
             assert.match(run.stderr, /Missing required argument: "city"/);
@@ -176,7 +200,19 @@ describe('MCP Inspector CLI against the gateway', () => {
                 const listed = result<{ prompts: Prompt[] }>(await inspector(t, [secured.url!, '--transport', 'http', '--method', 'prompts/list', '--header', header]));
                 assert.deepEqual([...listed.prompts].sort(byName), want, header);
             }
-            const got = await inspector(t, [secured.url!, '--transport', 'http', '--header', `Authorization: Bearer ${API_KEY}`, '--method', 'prompts/get', '--prompt-name', 'local__with-required', '--prompt-args', 'topic=keys']);
+            const got = await inspector(t, [
+                secured.url!,
+                '--transport',
+                'http',
+                '--header',
+                `Authorization: Bearer ${API_KEY}`,
+                '--method',
+                'prompts/get',
+                '--prompt-name',
+                'local__with-required',
+                '--prompt-args',
+                'topic=keys'
+            ]);
             assert.deepEqual(result<GetPromptResult>(got), await directLocal.getPrompt({ name: 'with-required', arguments: { topic: 'keys' } }));
 
             for (const header of [[], ['--header', 'Authorization: Bearer wrong-key-0123456789abcdef']]) {

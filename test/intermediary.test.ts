@@ -26,7 +26,10 @@ const CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 
 /** test/fixtures/conformance-server.ts at 2026-07-28, over HTTP. */
 async function startModernConformanceFixture(t: Scope): Promise<string> {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/fixtures/conformance-server.ts'), '--era', '2026-07-28'], { cwd: ROOT, stdio: ['pipe', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/fixtures/conformance-server.ts'), '--era', '2026-07-28'], {
+        cwd: ROOT,
+        stdio: ['pipe', 'ignore', 'pipe']
+    });
     t.after(() => stopChild(child));
     return new Promise<string>((resolve, reject) => {
         createInterface({ input: child.stderr }).on('line', line => {
@@ -75,7 +78,9 @@ describe('what a stateless upstream is told about the client', () => {
         await writeFile(config, JSON.stringify({ upstreams: [{ id: 'up', transport: 'http', url: upstream }] }));
         const client = new Client({ name: 'intermediary-test', version: '1.0.0' }, { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: '2026-07-28' } } });
         client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { context: 'over stdio' } }));
-        await client.connect(new StdioClientTransport({ command: process.execPath, args: [path.join(ROOT, 'dist/cli.js'), '--stdio', '--config', config], cwd: ROOT, stderr: 'pipe' }));
+        await client.connect(
+            new StdioClientTransport({ command: process.execPath, args: [path.join(ROOT, 'dist/cli.js'), '--stdio', '--config', config], cwd: ROOT, stderr: 'pipe' })
+        );
         t.after(() => client.close());
         await waitFor(async () => (await client.listPrompts()).prompts.length > 0, 20_000, "the upstream's prompts");
         const result = await client.getPrompt({ name: 'up__test_input_required_result_prompt' });
@@ -114,7 +119,10 @@ describe('what a stateless upstream is told about the client', () => {
         t.after(() => legacy.close());
         await legacy.getPrompt({ name: 'raw__p' });
         assert.deepEqual(upstream.capabilities.get('prompts/get'), [{ elicitation: { form: {} }, sampling: {}, roots: { listChanged: true } }, {}, {}, {}]);
-        assert.ok((upstream.capabilities.get('prompts/list') ?? []).every(capabilities => Object.keys(capabilities).length === 0), 'list reads are shared: nothing of a client');
+        assert.ok(
+            (upstream.capabilities.get('prompts/list') ?? []).every(capabilities => Object.keys(capabilities).length === 0),
+            'list reads are shared: nothing of a client'
+        );
     });
 });
 

@@ -50,7 +50,11 @@ const keySet = async (keys: [KeyPair, string][]) =>
 const serve = (body: string) => (res: ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end(body);
 
 function authenticatorFor(jwksUrl: string): Authenticator {
-    const config = parseConfig(JSON.stringify({ auth: { mode: 'jwt', jwksUrl }, clients: [{ id: 'team-a' }], upstreams: [{ id: 'u', transport: 'stdio', command: 'node' }] }), 'jwks.test.json', {});
+    const config = parseConfig(
+        JSON.stringify({ auth: { mode: 'jwt', jwksUrl }, clients: [{ id: 'team-a' }], upstreams: [{ id: 'u', transport: 'stdio', command: 'node' }] }),
+        'jwks.test.json',
+        {}
+    );
     return createAuthenticator(config.auth, new ClientDirectory(config));
 }
 
@@ -135,7 +139,12 @@ test('a key rotated just after a fetch is accepted after one more fetch; more un
     freezeClock(t);
     assert.equal((await verify(authenticator, await token(first, 'k1'))).ok, true);
     assert.equal(server.fetches, 1);
-    server.answer = serve(await keySet([[first, 'k1'], [second, 'k2']]));
+    server.answer = serve(
+        await keySet([
+            [first, 'k1'],
+            [second, 'k2']
+        ])
+    );
     const rotated = await verify(authenticator, await token(second, 'k2'));
     assert.equal(rotated.ok, true, JSON.stringify(rotated));
     assert.equal(server.fetches, 2);
@@ -158,6 +167,9 @@ test('concurrent tokens with a newly rotated kid share one fetch and are all acc
     server.answer = serve(await keySet([[second, 'k2']]));
     const jwt = await token(second, 'k2');
     const outcomes = await Promise.all(Array.from({ length: 20 }, () => verify(authenticator, jwt)));
-    assert.ok(outcomes.every(outcome => outcome.ok), JSON.stringify(outcomes.find(outcome => !outcome.ok)));
+    assert.ok(
+        outcomes.every(outcome => outcome.ok),
+        JSON.stringify(outcomes.find(outcome => !outcome.ok))
+    );
     assert.equal(server.fetches, 2);
 });

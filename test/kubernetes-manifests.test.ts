@@ -153,7 +153,7 @@ test('probes ask /healthz and /readyz on the port the gateway listens on, with a
     }
 });
 
-test('the grace period covers the preStop sleep and the gateway\'s shutdownTimeoutMs', TIMEOUT, () => {
+test("the grace period covers the preStop sleep and the gateway's shutdownTimeoutMs", TIMEOUT, () => {
     const pod = gatewayDeployment().spec!.template.spec!;
     const sleep = gatewayContainer().lifecycle?.preStop?.exec?.command;
     assert.equal(sleep?.[0], 'sleep');
@@ -163,7 +163,7 @@ test('the grace period covers the preStop sleep and the gateway\'s shutdownTimeo
     assert.ok(pod.terminationGracePeriodSeconds! > budget, `${pod.terminationGracePeriodSeconds} s > ${budget} s`);
 });
 
-test('every container runs as non-root with a read-only root, no capabilities and the runtime\'s seccomp profile', TIMEOUT, () => {
+test("every container runs as non-root with a read-only root, no capabilities and the runtime's seccomp profile", TIMEOUT, () => {
     for (const name of [GATEWAY, REDIS]) {
         const pod = find<IDeployment>(rendered.base, 'Deployment', name).spec!.template.spec!;
         assert.equal(pod.automountServiceAccountToken, false, name);
@@ -178,11 +178,14 @@ test('every container runs as non-root with a read-only root, no capabilities an
     }
     const gateway = gatewayContainer();
     assert.equal(gateway.securityContext?.runAsUser, 10001);
-    assert.ok(gateway.volumeMounts?.some(mount => mount.mountPath === '/tmp'), 'a writable /tmp');
+    assert.ok(
+        gateway.volumeMounts?.some(mount => mount.mountPath === '/tmp'),
+        'a writable /tmp'
+    );
     assert.ok(gateway.resources?.requests?.memory && gateway.resources.limits?.memory && gateway.resources.requests.cpu);
 });
 
-test('Service, PDB, HPA and ServiceMonitor all point at the gateway\'s pods and ports', TIMEOUT, () => {
+test("Service, PDB, HPA and ServiceMonitor all point at the gateway's pods and ports", TIMEOUT, () => {
     const labels = podLabels(GATEWAY);
     const service = find<IService>(rendered.base, 'Service', GATEWAY);
     assert.ok(selects(service.spec!.selector, labels), 'the Service selects the gateway pods');

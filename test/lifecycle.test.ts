@@ -186,8 +186,20 @@ describe('session lifecycle over Streamable HTTP', () => {
                 const tag = `${label}-${i}`;
                 requests.push(
                     i % 3 === 0
-                        ? { session, label, id, params: { name: 'everything__args-prompt', arguments: { city: `city ${tag}`, state: tag } }, expect: new RegExp(`city ${tag}, ${tag}\\?`) }
-                        : { session, label, id, params: { name: 'local__with-required', arguments: { topic: `topic ${tag}`, tone: tag } }, expect: new RegExp(`^Write about topic ${tag} in a ${tag} tone$`) }
+                        ? {
+                              session,
+                              label,
+                              id,
+                              params: { name: 'everything__args-prompt', arguments: { city: `city ${tag}`, state: tag } },
+                              expect: new RegExp(`city ${tag}, ${tag}\\?`)
+                          }
+                        : {
+                              session,
+                              label,
+                              id,
+                              params: { name: 'local__with-required', arguments: { topic: `topic ${tag}`, tone: tag } },
+                              expect: new RegExp(`^Write about topic ${tag} in a ${tag} tone$`)
+                          }
                 );
             }
         }

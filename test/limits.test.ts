@@ -122,11 +122,7 @@ describe('limits', () => {
         test('a body over the limit is HTTP 413 with a JSON-RPC error and no stack trace; the upstream sees nothing', async () => {
             const before = await gets();
             const { headers: session } = await openRawSession(gateway.url!, PROTOCOL, bearer(ALICE));
-            const reply = await send(
-                gateway.url!,
-                { jsonrpc: '2.0', id: 7, method: 'prompts/get', params: { name: 'up__echo', arguments: { a: 'x'.repeat(MAX_BODY) } } },
-                session
-            );
+            const reply = await send(gateway.url!, { jsonrpc: '2.0', id: 7, method: 'prompts/get', params: { name: 'up__echo', arguments: { a: 'x'.repeat(MAX_BODY) } } }, session);
             assert.equal(reply.status, 413);
             assert.deepEqual(reply.message, { jsonrpc: '2.0', error: { code: -32600, message: 'Request body too large' }, id: null });
             assert.doesNotMatch(reply.text, /\bat \S+ \(|node_modules|\.ts:\d+|<html|PayloadTooLarge|stack/i);
@@ -260,9 +256,7 @@ describe('limits', () => {
             assert.match(tooBig.message, /too large/);
             const tooBigMultiByte = await rpcError(alice.complete({ ref, argument: { name: 'topic', value: 'é'.repeat(MAX_ARG / 2 + 1) } }));
             assert.equal(tooBigMultiByte.code, -32602);
-            const context = await rpcError(
-                alice.complete({ ref, argument: { name: 'tone', value: 'c' }, context: { arguments: { topic: 'm'.repeat(MAX_ARG + 1) } } })
-            );
+            const context = await rpcError(alice.complete({ ref, argument: { name: 'tone', value: 'c' }, context: { arguments: { topic: 'm'.repeat(MAX_ARG + 1) } } }));
             assert.equal(context.code, -32602);
             assert.match(context.message, /too large/);
             const tooMany = await rpcError(
@@ -336,7 +330,7 @@ describe('limits', () => {
             for (const session of open) assert.equal(await endSession(gateway.url!, session), 200);
         });
 
-        test('a client\'s own maxSessions overrides the global limit', async () => {
+        test("a client's own maxSessions overrides the global limit", async () => {
             const auth = bearer(SINGLE);
             const { headers: first } = await openRawSession(gateway.url!, PROTOCOL, auth);
             const second = await send(gateway.url!, initializeBody(), auth);

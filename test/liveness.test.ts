@@ -70,10 +70,7 @@ test('pings go out while a request is in flight, when nothing has come back for 
 
 test('an upstream that answers ping with a JSON-RPC error (e.g. -32601) is alive, not reconnected', TIMEOUT, async t => {
     const { logger, lines } = capturingLogger();
-    const gateway = await startTestGateway(
-        { reconnect: FAST_RECONNECT, upstreams: [silentStdio('noping', 'error', { timeoutMs: 10_000, pingIntervalMs: 100 })] },
-        logger
-    );
+    const gateway = await startTestGateway({ reconnect: FAST_RECONNECT, upstreams: [silentStdio('noping', 'error', { timeoutMs: 10_000, pingIntervalMs: 100 })] }, logger);
     closeAfter(t, () => gateway.close());
     await upstreamsReady(gateway);
     const states = statesOf(gateway, 0);

@@ -51,11 +51,11 @@ test('a stdio upstream that prints a configured env value on stderr: redacted in
     const gateway = await startTestGateway(config, logger);
     t.after(() => gateway.close());
     const stderrLines = () => lines().filter(line => line.stream === 'stderr');
-    await waitFor(() => stderrLines().length === 1, 10_000, 'the child\'s stderr line');
+    await waitFor(() => stderrLines().length === 1, 10_000, "the child's stderr line");
     assert.equal(stderrLines()[0]!.msg, 'my token is [redacted]');
 
     await gateway.reload(parseConfig(JSON.stringify({ listen: { port: 0 }, ...config, upstreams: [leakyChild(NEXT_SECRET)] }), 'test config', process.env));
-    await waitFor(() => stderrLines().length === 2, 10_000, 'the restarted child\'s stderr line');
+    await waitFor(() => stderrLines().length === 2, 10_000, "the restarted child's stderr line");
     assert.equal(stderrLines()[1]!.msg, 'my token is [redacted]');
     const logged = JSON.stringify(lines());
     for (const secret of [ENV_SECRET, NEXT_SECRET]) assert.ok(!logged.includes(secret), `${secret} in the log`);

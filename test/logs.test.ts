@@ -24,10 +24,7 @@ describe('request ids and the access log over HTTP', () => {
 
     before(async () => {
         remote = await startRawHttp(['--echo-request-id']);
-        gateway = await startTestGateway(
-            { upstreams: [{ id: 'remote', transport: 'streamable-http', url: remote.url }, stdioFixture('local')] },
-            logger
-        );
+        gateway = await startTestGateway({ upstreams: [{ id: 'remote', transport: 'streamable-http', url: remote.url }, stdioFixture('local')] }, logger);
         session = await openRawSession(gateway.url!);
     });
 
@@ -36,8 +33,7 @@ describe('request ids and the access log over HTTP', () => {
         await remote?.close();
     });
 
-    const get = (name: string, requestId?: string) =>
-        post(name, requestId === undefined ? session.headers : { ...session.headers, 'x-request-id': requestId });
+    const get = (name: string, requestId?: string) => post(name, requestId === undefined ? session.headers : { ...session.headers, 'x-request-id': requestId });
 
     // JSON-RPC ids must be unique among a session's requests in flight: the transport routes answers by id.
     let nextId = 100;
@@ -60,7 +56,19 @@ describe('request ids and the access log over HTTP', () => {
         const access = linesOf('trace-abc-123').find(line => line.msg === 'prompt get');
         assert.deepEqual(
             { ...access, time: undefined, ms: undefined },
-            { level: 'info', name: 'mcp-prompt-gateway', requestId: 'trace-abc-123', operation: 'get', client: 'anonymous', upstream: 'remote', prompt: 'remote__ok-0', outcome: 'ok', msg: 'prompt get', time: undefined, ms: undefined }
+            {
+                level: 'info',
+                name: 'mcp-prompt-gateway',
+                requestId: 'trace-abc-123',
+                operation: 'get',
+                client: 'anonymous',
+                upstream: 'remote',
+                prompt: 'remote__ok-0',
+                outcome: 'ok',
+                msg: 'prompt get',
+                time: undefined,
+                ms: undefined
+            }
         );
         assert.equal(typeof access?.ms, 'number');
     });
@@ -93,7 +101,11 @@ describe('request ids and the access log over HTTP', () => {
     });
 
     test('a request turned away before MCP still names its request id', async () => {
-        const unknownSession = await fetch(gateway.url!, { method: 'POST', headers: { 'mcp-session-id': 'nope', 'x-request-id': 'trace-404', 'content-type': 'application/json' }, body: '{}' });
+        const unknownSession = await fetch(gateway.url!, {
+            method: 'POST',
+            headers: { 'mcp-session-id': 'nope', 'x-request-id': 'trace-404', 'content-type': 'application/json' },
+            body: '{}'
+        });
         assert.equal(unknownSession.status, 404);
         assert.equal(unknownSession.headers.get('x-request-id'), 'trace-404');
         const foreign = await fetch(gateway.url!, { method: 'POST', headers: { origin: 'https://evil.example' } });

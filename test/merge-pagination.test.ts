@@ -7,7 +7,21 @@ import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { parseConfig } from '../src/config/load.js';
 import type { RunningGateway } from '../src/gateway.js';
-import { capturingLogger, closeAfter, connectHttp, connectSse, connectStdio, FIXTURE, listAllPages, rpcError, startHttpFixture, startTestGateway, stdioFixture, waitFor, type HttpFixture } from './helpers.js';
+import {
+    capturingLogger,
+    closeAfter,
+    connectHttp,
+    connectSse,
+    connectStdio,
+    FIXTURE,
+    listAllPages,
+    rpcError,
+    startHttpFixture,
+    startTestGateway,
+    stdioFixture,
+    waitFor,
+    type HttpFixture
+} from './helpers.js';
 
 describe('merged, paginated prompts/list', () => {
     let streamable: HttpFixture;
@@ -64,8 +78,14 @@ describe('merged, paginated prompts/list', () => {
         const expected = ['local', 'docs', 'legacy'].flatMap(id => direct[id]!.map(name => `${id}__${name}`));
         assert.ok(expected.length > 30, 'the upstreams paginate, so there is more than one of their pages');
         assert.deepEqual(walk.names, expected);
-        assert.ok(walk.pages.every(size => size <= 7), `pages ${walk.pages.join(',')} exceed pageSize 7`);
-        assert.ok(walk.pages.slice(0, -1).every(size => size === 7), 'only the last page may be short');
+        assert.ok(
+            walk.pages.every(size => size <= 7),
+            `pages ${walk.pages.join(',')} exceed pageSize 7`
+        );
+        assert.ok(
+            walk.pages.slice(0, -1).every(size => size === 7),
+            'only the last page may be short'
+        );
         assert.equal(walk.cursors, walk.pages.length - 1, 'only the last page lacks nextCursor');
     });
 
@@ -85,7 +105,10 @@ describe('merged, paginated prompts/list', () => {
         const second = await other.request({ method: 'prompts/list', params: { cursor: firstPage.nextCursor! } });
         await other.close();
         const all = (await listAllPages(client)).names;
-        assert.deepEqual(second.prompts.map(prompt => prompt.name), all.slice(7, 14));
+        assert.deepEqual(
+            second.prompts.map(prompt => prompt.name),
+            all.slice(7, 14)
+        );
     });
 
     test('garbage, truncated and tampered cursors are rejected with -32602 "Invalid cursor"', async () => {
@@ -137,7 +160,10 @@ describe('unprefixed upstreams and name clashes', () => {
             assert.ok(!names.includes('empty__sneaky'), 'a name in the "empty" namespace is not taken by an unprefixed upstream');
             // The second upstream adds only what the first does not have: its two extra generic prompts.
             assert.deepEqual(names.slice(0, 2), ['prompt-000', 'prompt-001']);
-            assert.deepEqual(names.filter(name => name === 'with-required'), ['with-required']);
+            assert.deepEqual(
+                names.filter(name => name === 'with-required'),
+                ['with-required']
+            );
             assert.ok(names.includes('prompt-003'));
             assert.equal(new Set(names).size, names.length, 'no name twice');
             assert.ok(!names.some(name => name.includes('__')), 'no prefixes');
@@ -228,8 +254,16 @@ describe('a walk continues across a reload that changes the upstreams', () => {
         const rest = await resume(client, cursor);
         const expectedC = before.filter(name => name.startsWith('c__'));
         assert.ok(expectedC.length > 0);
-        assert.deepEqual(rest.filter(name => name.startsWith('c__')), expectedC, 'every prompt of c is listed after b is removed');
-        assert.deepEqual([...seen, ...rest].filter(name => name.startsWith('a__')), before.filter(name => name.startsWith('a__')), 'a is listed once');
+        assert.deepEqual(
+            rest.filter(name => name.startsWith('c__')),
+            expectedC,
+            'every prompt of c is listed after b is removed'
+        );
+        assert.deepEqual(
+            [...seen, ...rest].filter(name => name.startsWith('a__')),
+            before.filter(name => name.startsWith('a__')),
+            'a is listed once'
+        );
     });
 
     test('removing an upstream before the one the walk is in: nothing after it is skipped or repeated', { timeout: 60_000 }, async t => {
@@ -242,7 +276,10 @@ describe('a walk continues across a reload that changes the upstreams', () => {
         await reload(gateway, ['a', 'c', 'd']);
         const rest = await resume(client, cursor);
         const expected = before.filter(name => !name.startsWith('b__'));
-        assert.deepEqual([...seen, ...rest].filter(name => !name.startsWith('b__')), expected);
+        assert.deepEqual(
+            [...seen, ...rest].filter(name => !name.startsWith('b__')),
+            expected
+        );
     });
 
     test('reordering the upstreams: the rest of the current one, then the pending ones and those now after it, in the new order', { timeout: 60_000 }, async t => {

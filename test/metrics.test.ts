@@ -125,7 +125,13 @@ describe('metrics after a known sequence of requests', () => {
     });
 
     test('lists by client, completions by prompt and outcome', () => {
-        assert.deepEqual(samples(families, 'mcp_gateway_prompt_lists_total', ['client']), new Map([['client=alice', 1], ['client=bob', 2]]));
+        assert.deepEqual(
+            samples(families, 'mcp_gateway_prompt_lists_total', ['client']),
+            new Map([
+                ['client=alice', 1],
+                ['client=bob', 2]
+            ])
+        );
         assert.equal(count(families, 'mcp_gateway_prompt_list_duration_seconds'), 3);
         assert.deepEqual(
             samples(families, 'mcp_gateway_completions_total', ['upstream', 'prompt', 'outcome']),
@@ -158,11 +164,14 @@ describe('metrics after a known sequence of requests', () => {
         assert.equal(value(families, 'mcp_gateway_upstream_reconnects_total', { upstream: 'alpha' }), 0);
         assert.deepEqual(
             samples(families, 'mcp_gateway_requests_rejected_total', ['reason']),
-            new Map([['reason=unauthorized', 1], ['reason=forbidden_origin', 1]])
+            new Map([
+                ['reason=unauthorized', 1],
+                ['reason=forbidden_origin', 1]
+            ])
         );
     });
 
-    test('catalog cache: a list reads each upstream\'s cached list once', async () => {
+    test("catalog cache: a list reads each upstream's cached list once", async () => {
         const hits = (f: Families, upstream: string) => value(f, 'mcp_gateway_catalog_cache_hits_total', { upstream });
         assert.ok(value(families, 'mcp_gateway_catalog_cache_misses_total', { upstream: 'alpha' }) >= 2, 'first read and the read after list_changed');
         await alice.request({ method: 'prompts/list', params: {} });
@@ -242,7 +251,11 @@ describe('metrics: where and to whom they are served', () => {
     });
 
     test('not bound to loopback: the dashboard is off unless configured, metrics stay on', async () => {
-        const gateway = await startTestGateway({ listen: { host: '0.0.0.0', port: 0, allowedHosts: ['127.0.0.1'] }, cursorSecret: 'a shared secret of 32 characters', upstreams: [stdioFixture('alpha')] });
+        const gateway = await startTestGateway({
+            listen: { host: '0.0.0.0', port: 0, allowedHosts: ['127.0.0.1'] },
+            cursorSecret: 'a shared secret of 32 characters',
+            upstreams: [stdioFixture('alpha')]
+        });
         try {
             assert.equal(gateway.operatorUrls.dashboard, undefined);
             const origin = `http://127.0.0.1:${new URL(gateway.url!).port}`;

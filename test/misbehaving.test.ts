@@ -31,10 +31,7 @@ describe('misbehaving upstreams', () => {
     const { logger, lines } = capturingLogger();
 
     before(async () => {
-        [http500, html] = await Promise.all([
-            startRawHttp(['--http-error', '500']),
-            startRawHttp(['--http-error', 'html', '--http-error-initialize'])
-        ]);
+        [http500, html] = await Promise.all([startRawHttp(['--http-error', '500']), startRawHttp(['--http-error', 'html', '--http-error-initialize'])]);
         gateway = await startTestGateway(
             {
                 reconnect: { initialMs: 5000, maxMs: 5000 },

@@ -61,7 +61,10 @@ describe('list_changed coalescing', () => {
         assert.match(JSON.stringify(result), /sent 100/);
         await waitFor(() => sessions.every((session, i) => session.count > before[i]!), 60_000, 'a notification on every session');
         await sleep(QUIET_MS);
-        assert.deepEqual(counts(), before.map(count => count + 1));
+        assert.deepEqual(
+            counts(),
+            before.map(count => count + 1)
+        );
     });
 
     test('events from two upstreams in one burst still give one notification', async () => {
@@ -72,7 +75,10 @@ describe('list_changed coalescing', () => {
         ]);
         await waitFor(() => sessions.every((session, i) => session.count > before[i]!), 60_000, 'a notification on every session');
         await sleep(QUIET_MS);
-        assert.deepEqual(counts(), before.map(count => count + 1));
+        assert.deepEqual(
+            counts(),
+            before.map(count => count + 1)
+        );
     });
 
     test('a burst that changes nothing a session can see sends no notification', async () => {
@@ -123,7 +129,10 @@ describe('a session without a GET stream', () => {
         const reader = new SseReader(stream);
         try {
             // Without the held-back notification nothing arrives: give up after a while instead of waiting forever.
-            await assert.doesNotReject(reader.next(message => message.method === 'notifications/prompts/list_changed', 20_000), 'the held-back list_changed arrives');
+            await assert.doesNotReject(
+                reader.next(message => message.method === 'notifications/prompts/list_changed', 20_000),
+                'the held-back list_changed arrives'
+            );
         } finally {
             await reader.cancel();
         }

@@ -62,7 +62,10 @@ export async function startAuthorizationServer(): Promise<TestAuthorizationServe
         const clientId = basicAuthUser(req.headers.authorization) ?? stringOrUndefined(body['client_id']);
         const requestedScope = body['grant_type'] === 'authorization_code' ? codes.get(String(body['code']))?.scope : stringOrUndefined(body['scope']);
         const may = allowed.get(clientId ?? '') ?? new Set<string>();
-        const scope = (requestedScope ?? '').split(' ').filter(value => may.has(value)).join(' ');
+        const scope = (requestedScope ?? '')
+            .split(' ')
+            .filter(value => may.has(value))
+            .join(' ');
         grant = { clientId, resource: stringOrUndefined(body['resource']), requestedScope, scope };
         grants.set(req, grant);
         return grant;

@@ -201,7 +201,7 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 // ---------------------------------------------------------------- the SDK client's own flow
 
-describe('an SDK client logs in through the gateway\'s metadata', () => {
+describe("an SDK client logs in through the gateway's metadata", () => {
     test('authorization code with PKCE: 401, resource_metadata, discovery, login, retry, prompts (2025-era session)', TIMEOUT, async t => {
         const port = await freePort();
         const resource = `http://127.0.0.1:${port}/mcp`;
@@ -229,7 +229,10 @@ describe('an SDK client logs in through the gateway\'s metadata', () => {
             exchanges.some(exchange => exchange.url === metadataUrl && exchange.status === 200),
             `the client read the metadata at ${metadataUrl}: ${JSON.stringify(exchanges)}`
         );
-        assert.ok(exchanges.some(exchange => exchange.url.startsWith(as.issuer) && exchange.status === 200), 'and then the authorization server\'s metadata');
+        assert.ok(
+            exchanges.some(exchange => exchange.url.startsWith(as.issuer) && exchange.status === 200),
+            "and then the authorization server's metadata"
+        );
 
         const authorization = as.authorizeRequests.slice(authorizeFrom);
         assert.equal(authorization.length, 0, 'the test, not the client, opens the authorization URL');
@@ -259,7 +262,7 @@ describe('an SDK client logs in through the gateway\'s metadata', () => {
         const gateway = await startGateway(t);
         const resource = gateway.url!;
         const metadata = (await (await fetch(metadataUrlOf(resource))).json()) as { resource: string };
-        assert.equal(metadata.resource, resource, 'without auth.resource, the listener\'s own URL (port as bound)');
+        assert.equal(metadata.resource, resource, "without auth.resource, the listener's own URL (port as bound)");
         const { fetch: recorded, exchanges } = recordingFetch();
         const tokensFrom = as.tokenRequests.length;
 
@@ -360,7 +363,10 @@ describe('an SDK client logs in through the gateway\'s metadata', () => {
         // Before the gateway spelled its default resource as reached, the SDK stopped here: "does not match expected".
         await assert.rejects(first.connect(firstTransport), (error: unknown) => error instanceof UnauthorizedError);
         assert.match(exchanges[0]?.challenge ?? '', new RegExp(`resource_metadata="${metadataUrlOf(resource)}"`));
-        assert.ok(exchanges.some(exchange => exchange.url === metadataUrlOf(resource) && exchange.status === 200), JSON.stringify(exchanges));
+        assert.ok(
+            exchanges.some(exchange => exchange.url === metadataUrlOf(resource) && exchange.status === 200),
+            JSON.stringify(exchanges)
+        );
 
         await firstTransport.finishAuth(await followAuthorization(provider.authorizationUrl!));
         assert.equal(as.authorizeRequests.slice(authorizeFrom)[0]?.get('resource'), resource, 'the client asked for a token for the URL it uses');
@@ -373,7 +379,6 @@ describe('an SDK client logs in through the gateway\'s metadata', () => {
         await client.connect(new StreamableHTTPClientTransport(new URL(resource), { authProvider: provider, fetch: recorded }));
         assertFixturePrompts(await client.listPrompts());
     });
-
 });
 
 // ---------------------------------------------------------------- refusals, by hand
@@ -417,7 +422,10 @@ describe('tokens the gateway refuses', () => {
         const unscoped = await as.clientCredentialsToken('robot', { resource: url });
         const forbidden = await post(url, initializeBody(), bearer(unscoped));
         assert.equal(forbidden.status, 403);
-        assert.equal(forbidden.headers.get('www-authenticate'), `Bearer realm="mcp-prompt-gateway", error="insufficient_scope", scope="prompts:read", resource_metadata="${metadataUrl}"`);
+        assert.equal(
+            forbidden.headers.get('www-authenticate'),
+            `Bearer realm="mcp-prompt-gateway", error="insufficient_scope", scope="prompts:read", resource_metadata="${metadataUrl}"`
+        );
         const body = (await forbidden.json()) as { error: { message: string } };
         assert.match(body.error.message, /lacks scope prompts:read/);
     });
@@ -467,7 +475,7 @@ describe('tokens the gateway refuses', () => {
             error: { code: -32000, message: 'Forbidden: the token\'s client (its "client_id" claim) is not configured on this gateway' },
             id: null
         });
-        assert.ok(!text.includes('stranger'), 'the claim\'s value is not echoed');
+        assert.ok(!text.includes('stranger'), "the claim's value is not echoed");
 
         const elsewhere = await post(url, initializeBody(), bearer(await as.clientCredentialsToken('stranger', { scope: 'prompts:read', resource: OTHER_RESOURCE })));
         assert.equal(elsewhere.status, 401, 'minted for another resource: the audience is refused first');
@@ -520,7 +528,10 @@ describe('tokens the gateway refuses', () => {
         ];
         for (const token of tokens) await (await post(url, initializeBody(), bearer(token))).body?.cancel();
         const log = JSON.stringify(lines());
-        assert.ok(lines().some(line => line['msg'] === 'token refused' && line['failure'] === 'wrong_audience'), 'the refusals were logged, by kind');
+        assert.ok(
+            lines().some(line => line['msg'] === 'token refused' && line['failure'] === 'wrong_audience'),
+            'the refusals were logged, by kind'
+        );
         for (const token of tokens) {
             const [, payload, signature] = token.split('.');
             assert.ok(!log.includes(payload!) && !log.includes(signature!), 'no part of a token is logged');
@@ -573,7 +584,7 @@ describe('Protected Resource Metadata (RFC 9728)', () => {
         assert.equal(posted.status, 405);
         await posted.body?.cancel();
         const elsewhere = await fetch(`${origin}/.well-known/oauth-protected-resource/other`);
-        assert.equal(elsewhere.status, 404, 'only the root and the endpoint\'s own path');
+        assert.equal(elsewhere.status, 404, "only the root and the endpoint's own path");
         await elsewhere.body?.cancel();
         // The document is public; the MCP endpoint still checks Origin.
         const endpoint = await post(url, initializeBody(), { origin: 'https://app.example.com' });
@@ -581,14 +592,23 @@ describe('Protected Resource Metadata (RFC 9728)', () => {
         await endpoint.body?.cancel();
     });
 
-    test('the metadata URL follows auth.resource (a proxy\'s path), whatever Host or X-Forwarded-* say', TIMEOUT, async t => {
+    test("the metadata URL follows auth.resource (a proxy's path), whatever Host or X-Forwarded-* say", TIMEOUT, async t => {
         const resource = 'https://gw.example.com/prompts/mcp';
         const gateway = await startGateway(t, { listen: { port: 0, allowedHosts: ['127.0.0.1', 'gw.example.com', 'localhost'] }, auth: oauthAuth({ resource }) });
         const { origin } = new URL(gateway.url!);
         const challenge = `Bearer realm="mcp-prompt-gateway", scope="prompts:read", resource_metadata="https://gw.example.com/.well-known/oauth-protected-resource/prompts/mcp"`;
-        const spoofs: Record<string, string>[] = [{}, { host: 'localhost' }, { host: 'gw.example.com', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http', forwarded: 'host=evil.example' }];
+        const spoofs: Record<string, string>[] = [
+            {},
+            { host: 'localhost' },
+            { host: 'gw.example.com', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http', forwarded: 'host=evil.example' }
+        ];
         for (const headers of spoofs) {
-            const refused = await rawRequest(gateway.url!, 'POST', { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, JSON.stringify(initializeBody()));
+            const refused = await rawRequest(
+                gateway.url!,
+                'POST',
+                { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+                JSON.stringify(initializeBody())
+            );
             assert.equal(refused.status, 401);
             assert.equal(refused.headers['www-authenticate'], challenge, JSON.stringify(headers));
             // Served at the listener's own path and at the one the resource URL implies (where the proxy sends it).
@@ -619,7 +639,12 @@ describe('Protected Resource Metadata (RFC 9728)', () => {
             const document = await rawRequest(`${origin}/.well-known/oauth-protected-resource/mcp`, 'GET', headers);
             assert.equal(document.status, 200, host);
             assert.equal((JSON.parse(document.text) as { resource: string }).resource, resource, host);
-            const refused = await rawRequest(gateway.url!, 'POST', { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, JSON.stringify(initializeBody()));
+            const refused = await rawRequest(
+                gateway.url!,
+                'POST',
+                { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+                JSON.stringify(initializeBody())
+            );
             assert.equal(refused.status, 401, host);
             assert.match(String(refused.headers['www-authenticate']), new RegExp(`resource_metadata="${metadataUrlOf(resource).replace(/[[\]]/g, '\\$&')}"`), host);
         }
@@ -631,7 +656,10 @@ describe('Protected Resource Metadata (RFC 9728)', () => {
         const gateway = await startGateway(t, { listen: { port: 0, trustProxy: ['127.0.0.1'] }, auth: { ...withoutServers, issuer: as.issuer } }, logger);
         const notice = gateway.notices.find(line => line.includes('Protected Resource Metadata'));
         assert.match(notice ?? '', /not served: listen\.trustProxy is set: .* as auth\.resource$/, gateway.notices.join('\n'));
-        assert.ok(lines().some(line => line.level === 'warn' && line.msg === notice), 'warned in the log too');
+        assert.ok(
+            lines().some(line => line.level === 'warn' && line.msg === notice),
+            'warned in the log too'
+        );
         const response = await fetch(`${new URL(gateway.url!).origin}/.well-known/oauth-protected-resource/mcp`);
         assert.equal(response.status, 404);
         await response.body?.cancel();

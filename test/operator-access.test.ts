@@ -120,7 +120,7 @@ describe('auth on, with metrics.bearerToken', () => {
 });
 
 describe('auth on, with metrics.listen', () => {
-    test('operator routes and full health live on the operator\'s own listener, as before', { timeout: 20_000 }, async () => {
+    test("operator routes and full health live on the operator's own listener, as before", { timeout: 20_000 }, async () => {
         const gateway = await startTestGateway(withKeys({ metrics: { listen: { port: 0 } } }));
         try {
             await upstreamsReady(gateway);

@@ -130,7 +130,7 @@ test('overrides over a 2025 session, 2026-07-28 requests and stdio; what does no
     assert.deepEqual({ unmatched: reports[0]!.unmatched, unknownArguments: reports[0]!.unknownArguments }, { unmatched: ['retired'], unknownArguments: ['echo.length'] });
 });
 
-test('the upstream\'s prompt filter matches its own names, client policies the exposed names', TIMEOUT, async t => {
+test("the upstream's prompt filter matches its own names, client policies the exposed names", TIMEOUT, async t => {
     const fixture = await startHttpFixture('streamable-http', FIXTURE);
     closeAfter(t, () => fixture.close());
     const gateway = await startTestGateway({
@@ -158,8 +158,7 @@ test('a reload that changes only overrides keeps the upstream, notifies once; cl
     assert.equal(await titleOf('team__echo'), 'First');
     const connection = gateway.upstreams[0];
 
-    const reload = (overrides: Record<string, unknown>) =>
-        gateway.reload(parseConfig(JSON.stringify({ ...base, upstreams: [upstream(overrides)] }), 'test config', process.env));
+    const reload = (overrides: Record<string, unknown>) => gateway.reload(parseConfig(JSON.stringify({ ...base, upstreams: [upstream(overrides)] }), 'test config', process.env));
     const change = await reload({ echo: { title: 'Second' } });
     assert.deepEqual({ unchanged: change.unchanged, restarted: change.restarted }, { unchanged: ['team'], restarted: [] });
     assert.equal(gateway.upstreams[0], connection, 'the connection was kept');

@@ -100,7 +100,11 @@ test('the npm package installs into an empty prefix and runs with its production
         for (const needed of ['dist/cli.js', 'dist/observability/dashboard/index.html', 'config/gateway.schema.json', 'examples/gateway.json', 'examples/prompt-server.mjs']) {
             assert.ok(files.has(needed), `${needed} is in the tarball`);
         }
-        assert.deepEqual([...files].filter(file => /^(src|test|bench|scripts|conformance|runtimes)\//.test(file)), [], 'no sources or tests');
+        assert.deepEqual(
+            [...files].filter(file => /^(src|test|bench|scripts|conformance|runtimes)\//.test(file)),
+            [],
+            'no sources or tests'
+        );
     });
 
     const prefix = path.join(work, 'prefix');
@@ -126,7 +130,7 @@ test('the npm package installs into an empty prefix and runs with its production
         assert.match(help.stdout, /^Usage: mcp-prompt-gateway \[--config <file>\]/);
         const check = succeeded(await run(t, bin, ['--config', example, '--check'], work), '--check');
         assert.match(check.stderr, /is valid \(1 upstream\(s\)\)/);
-        assert.doesNotMatch(check.stderr, /warning/, 'the example upstream\'s command exists');
+        assert.doesNotMatch(check.stderr, /warning/, "the example upstream's command exists");
     });
 
     await t.test('the installed gateway serves the shipped example config: its prompts through the SDK client over HTTP', STEP, async t => {
@@ -144,7 +148,7 @@ test('the npm package installs into an empty prefix and runs with its production
         assert.match(JSON.stringify(messages), /The build is green\./);
 
         const dashboard = await fetch(`${origin}/dashboard`);
-        assert.equal(dashboard.status, 200, 'the dashboard\'s page files are in dist/');
+        assert.equal(dashboard.status, 200, "the dashboard's page files are in dist/");
         assert.match(await dashboard.text(), /<html/i);
 
         await client.close();

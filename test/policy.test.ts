@@ -390,7 +390,7 @@ describe('per-client notifications, cursors and reloads', () => {
         assert.deepEqual(await rpcError(a.client.getPrompt({ name: 'alpha__secret-1' })), { code: -32602, message: 'Unknown prompt: "alpha__secret-1"' });
     });
 
-    test("a cursor issued to one client is rejected for another, like a forged one, and still works for its owner", async () => {
+    test('a cursor issued to one client is rejected for another, like a forged one, and still works for its owner', async () => {
         const first = await a.client.request({ method: 'prompts/list', params: {} });
         const cursor = first.nextCursor;
         assert.ok(cursor !== undefined, 'A has more than one page');
@@ -436,21 +436,22 @@ describe('per-client notifications, cursors and reloads', () => {
         await waitFor(() => b.count > b0!, 20_000, 'the notification to B');
         await notificationsSettled(gateway, () => a.count + b.count + watcher.count);
         assert.deepEqual(counts(), [a0, b0! + 1, w0]);
-        assert.deepEqual(await listChecked(b.client, PAGE), listOf('beta').filter(name => name !== 'beta__prompt-002'));
+        assert.deepEqual(
+            await listChecked(b.client, PAGE),
+            listOf('beta').filter(name => name !== 'beta__prompt-002')
+        );
     });
 
     test('a cursor issued before a reload that narrows the view reveals nothing the new policy hides', async () => {
         const cursor = (await a.client.request({ method: 'prompts/list', params: {} })).nextCursor;
         assert.ok(cursor !== undefined);
         // The first page was alpha__prompt-000 and alpha__prompt-002; of what follows, only alpha__stats stays visible.
-        const narrowed = baseClients.map(client =>
-            client.id === 'team-a' ? { ...client, prompts: { allow: ['alpha__prompt-00[02]', 'alpha__stats'] } } : client
-        );
+        const narrowed = baseClients.map(client => (client.id === 'team-a' ? { ...client, prompts: { allow: ['alpha__prompt-00[02]', 'alpha__stats'] } } : client));
         await reload(configWith(narrowed, { deny: ['beta__prompt-002'] }));
         const seen: string[] = [];
         let refused: ErrorShape | undefined;
         try {
-            for (let next: string | undefined = cursor; next !== undefined; ) {
+            for (let next: string | undefined = cursor; next !== undefined;) {
                 const page: ListPromptsResult = await a.client.request({ method: 'prompts/list', params: { cursor: next } });
                 seen.push(...page.prompts.map(prompt => prompt.name));
                 next = page.nextCursor;
@@ -502,7 +503,7 @@ describe('--stdio --client (the built CLI)', () => {
 
     const HIDDEN = { code: -32602, message: 'Unknown prompt: "alpha__prompt-001"' };
 
-    test('--client <id> sees only that client\'s prompts', async () => {
+    test("--client <id> sees only that client's prompts", async () => {
         assert.deepEqual(await viewOver(['--client', 'team-a']), { names: ['alpha__prompt-000', 'alpha__prompt-002'], hidden: HIDDEN });
         assert.deepEqual(await viewOver(['--client', 'team-b']), { names: [], hidden: HIDDEN });
     });

@@ -20,18 +20,7 @@ import type { Client, GetPromptResult, Progress } from '@modelcontextprotocol/cl
 import { parseConfig } from '../src/config/load.js';
 import { maxTotalTimeout, type StdioUpstreamConfig } from '../src/config/schema.js';
 import type { RunningGateway } from '../src/gateway.js';
-import {
-    connectHttp,
-    connectStdio,
-    ROOT,
-    rpcError,
-    sleep,
-    startHttpFixture,
-    startTestGateway,
-    stdioFixture,
-    waitFor,
-    type HttpFixture
-} from './helpers.js';
+import { connectHttp, connectStdio, ROOT, rpcError, sleep, startHttpFixture, startTestGateway, stdioFixture, waitFor, type HttpFixture } from './helpers.js';
 import { call, deleteSession, openRawSession, type JsonRpcMessage, type RawSession } from './raw-http.js';
 import { configError, lineFor } from './unit/config-assert.js';
 
@@ -170,7 +159,11 @@ describe('progress of long requests', () => {
                     _meta: { progressToken: token }
                 });
                 const { progress, response } = splitResponse(messages, id);
-                assert.deepEqual(progress, expected(4, 4, 'raw').map(params => ({ progressToken: token, ...params })), `token ${JSON.stringify(token)}`);
+                assert.deepEqual(
+                    progress,
+                    expected(4, 4, 'raw').map(params => ({ progressToken: token, ...params })),
+                    `token ${JSON.stringify(token)}`
+                );
                 const seenUpstream = upstreamToken(resultText(response));
                 assert.notEqual(seenUpstream, undefined, 'the upstream got a progressToken');
                 assert.notDeepEqual(seenUpstream, token, "the upstream got the gateway's token, not the client's");
@@ -198,7 +191,11 @@ describe('progress of long requests', () => {
                 (received[id] ??= []).push(progress.map(params => params['progress'] as number));
             }
             const all = [1, 2, 3, 4];
-            assert.deepEqual(received, { local: [all, all], fast: [all, all], legacy: [all, all] }, `each upstream sent 1..4, then its answer; the client got ${JSON.stringify(received)}`);
+            assert.deepEqual(
+                received,
+                { local: [all, all], fast: [all, all], legacy: [all, all] },
+                `each upstream sent 1..4, then its answer; the client got ${JSON.stringify(received)}`
+            );
         } finally {
             await closeRaw(session);
         }
@@ -240,7 +237,10 @@ describe('progress of long requests', () => {
         try {
             const messages = await rawRequest(session, 3, 'completion/complete', { ref, argument: { name: 'steps', value: '2' }, _meta: { progressToken: 'c-1' } });
             const { progress } = splitResponse(messages, 3);
-            assert.deepEqual(progress, expected(2, 2, 'complete').map(params => ({ progressToken: 'c-1', ...params })));
+            assert.deepEqual(
+                progress,
+                expected(2, 2, 'complete').map(params => ({ progressToken: 'c-1', ...params }))
+            );
             const none = await rawRequest(session, 4, 'completion/complete', { ref, argument: { name: 'steps', value: '2' } });
             assert.equal(none.length, 1, `only the response: ${JSON.stringify(none)}`);
             assert.deepEqual((none[0]!.result as { completion: { values: string[] } }).completion.values, ['progressToken: no; sent: 0']);
@@ -329,8 +329,14 @@ describe('progress of long requests', () => {
                     ...(token === undefined ? {} : { _meta: { progressToken: token } })
                 });
             const [s1, s2, plain] = await Promise.all([request(one, 5, 'S1', 'shared'), request(two, 5, 'S2', 'shared'), request(one, 6, 'P')]);
-            assert.deepEqual(splitResponse(s1, 5).progress, expected(5, 5, 'S1').map(params => ({ progressToken: 'shared', ...params })));
-            assert.deepEqual(splitResponse(s2, 5).progress, expected(5, 5, 'S2').map(params => ({ progressToken: 'shared', ...params })));
+            assert.deepEqual(
+                splitResponse(s1, 5).progress,
+                expected(5, 5, 'S1').map(params => ({ progressToken: 'shared', ...params }))
+            );
+            assert.deepEqual(
+                splitResponse(s2, 5).progress,
+                expected(5, 5, 'S2').map(params => ({ progressToken: 'shared', ...params }))
+            );
             assert.equal(plain.length, 1, `only the response: ${JSON.stringify(plain)}`);
         } finally {
             await Promise.all([closeRaw(one), closeRaw(two)]);

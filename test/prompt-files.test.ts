@@ -97,7 +97,10 @@ describe('prompt files', { timeout: 400_000 }, () => {
         const health = await getJson(new URL('/healthz', gateway.url).href);
         const [team] = health.body.upstreams as { state: string; error: string; problems: { source: string; line: number }[] }[];
         assert.equal(team?.state, 'ready');
-        assert.deepEqual(team?.problems.map(problem => [problem.source, problem.line]), [['broken.md', 4]]);
+        assert.deepEqual(
+            team?.problems.map(problem => [problem.source, problem.line]),
+            [['broken.md', 4]]
+        );
         assert.match(team?.error ?? '', /^broken\.md:4: placeholder \{\{who\}\}/);
 
         await writeFile(path.join(folder, 'broken.md'), '---\ntitle: Fixed\narguments: [{name: who}]\n---\nHello {{who}}\n');

@@ -76,10 +76,28 @@ const ROWS: Row[] = [
         expect: error(-32600),
         status: 400
     })),
-    { name: '7 an extra member: -32600 with its id (closed envelope, as the SDK\'s)', context: 'S', text: json({ jsonrpc: '2.0', id: 1, method: 'ping', foo: 1 }), expect: error(-32600, 1), status: 400 },
+    {
+        name: "7 an extra member: -32600 with its id (closed envelope, as the SDK's)",
+        context: 'S',
+        text: json({ jsonrpc: '2.0', id: 1, method: 'ping', foo: 1 }),
+        expect: error(-32600, 1),
+        status: 400
+    },
     ...(['[]', 'null'] as const).flatMap(params => [
-        { name: `8 params ${params} in a session: -32602 with its id`, context: 'S' as const, text: `{"jsonrpc":"2.0","id":1,"method":"prompts/list","params":${params}}`, expect: error(-32602, 1), status: 200 },
-        { name: `8 params ${params} stateless: -32602 with its id`, context: 'M' as const, text: `{"jsonrpc":"2.0","id":1,"method":"prompts/list","params":${params}}`, expect: error(-32602, 1), status: 400 }
+        {
+            name: `8 params ${params} in a session: -32602 with its id`,
+            context: 'S' as const,
+            text: `{"jsonrpc":"2.0","id":1,"method":"prompts/list","params":${params}}`,
+            expect: error(-32602, 1),
+            status: 200
+        },
+        {
+            name: `8 params ${params} stateless: -32602 with its id`,
+            context: 'M' as const,
+            text: `{"jsonrpc":"2.0","id":1,"method":"prompts/list","params":${params}}`,
+            expect: error(-32602, 1),
+            status: 400
+        }
     ]),
     ...(['S', 'M'] as const).map(context => ({
         name: `9 params [1] on a notification (${context}): no answer`,
@@ -96,8 +114,20 @@ const ROWS: Row[] = [
         expect: error(-32601, 1),
         status: 200
     },
-    { name: '11 notifications/initialized sent as a request, stateless: -32601', context: 'M', text: json(modern('notifications/initialized')), expect: error(-32601, 1), status: 404 },
-    { name: '12 an unknown method in a session: -32601', context: 'S', text: json({ jsonrpc: '2.0', id: 1, method: 'foo/bar', params: {} }), expect: error(-32601, 1), status: 200 },
+    {
+        name: '11 notifications/initialized sent as a request, stateless: -32601',
+        context: 'M',
+        text: json(modern('notifications/initialized')),
+        expect: error(-32601, 1),
+        status: 404
+    },
+    {
+        name: '12 an unknown method in a session: -32601',
+        context: 'S',
+        text: json({ jsonrpc: '2.0', id: 1, method: 'foo/bar', params: {} }),
+        expect: error(-32601, 1),
+        status: 200
+    },
     { name: '12 an unknown method stateless: -32601', context: 'M', text: json(modern('foo/bar')), expect: error(-32601, 1), status: 404 },
     { name: '13 an unknown notification in a session: no answer', context: 'S', text: json({ jsonrpc: '2.0', method: 'notifications/foo' }), expect: 'none', status: 202 },
     {
@@ -182,7 +212,13 @@ const ROWS: Row[] = [
         status: 400
     },
     { name: '25 ping stateless: -32601', context: 'M', text: json(modern('ping')), expect: error(-32601, 1), status: 404 },
-    { name: '25 server/discover in a session: -32601', context: 'S', text: json({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: {} }), expect: error(-32601, 1), status: 200 },
+    {
+        name: '25 server/discover in a session: -32601',
+        context: 'S',
+        text: json({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: {} }),
+        expect: error(-32601, 1),
+        status: 200
+    },
     {
         name: '26 a stateless body on a live session without the 2026-07-28 headers: its headers are checked (-32020); stdio serves it (T)',
         context: 'S',
@@ -273,7 +309,8 @@ function httpHeaders(context: Context, text: string, sessions: Partial<Record<Co
     } catch {
         return { 'mcp-protocol-version': MODERN };
     }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) return { 'mcp-protocol-version': MODERN, ...(Array.isArray(body) ? { 'mcp-method': 'prompts/list' } : {}) };
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+        return { 'mcp-protocol-version': MODERN, ...(Array.isArray(body) ? { 'mcp-method': 'prompts/list' } : {}) };
     const { method, params } = body as { method?: unknown; params?: unknown };
     if (typeof method !== 'string') return { 'mcp-protocol-version': MODERN };
     const record = typeof params === 'object' && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : undefined;
@@ -307,7 +344,10 @@ describe('the same message gets the same JSON-RPC outcome over HTTP and stdio', 
         gateway = await startTestGateway(config);
         closeAfter(suite, () => gateway.close());
         const children = (['N', 'S', 'B', 'O'] as const).map(context => {
-            const child = spawn(process.execPath, [CLI, '--stdio', '--config', file], { cwd: ROOT, stdio: ['pipe', 'pipe', 'ignore'] }) as unknown as ChildProcessWithoutNullStreams;
+            const child = spawn(process.execPath, [CLI, '--stdio', '--config', file], {
+                cwd: ROOT,
+                stdio: ['pipe', 'pipe', 'ignore']
+            }) as unknown as ChildProcessWithoutNullStreams;
             closeAfter(suite, () => stopChild(child));
             // One child serves N first and M after: a stateless request is served beside whatever session there is.
             stdio[context] = new StdioGateway(child);

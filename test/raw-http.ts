@@ -208,10 +208,7 @@ export class SseReader {
 
     /** Resolves when the server ends the stream; rejects after `ms`. */
     async closed(ms = 20_000): Promise<void> {
-        await Promise.race([
-            this.#done,
-            new Promise((_, reject) => setTimeout(() => reject(new Error('the stream did not end')), ms).unref())
-        ]);
+        await Promise.race([this.#done, new Promise((_, reject) => setTimeout(() => reject(new Error('the stream did not end')), ms).unref())]);
     }
 
     async cancel(): Promise<void> {

@@ -53,7 +53,9 @@ function inotifyWatches(pid: number): number {
     let watches = 0;
     for (const fd of readdirSync(`/proc/${pid}/fdinfo`)) {
         try {
-            watches += readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8').split('\n').filter(line => line.startsWith('inotify wd:')).length;
+            watches += readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8')
+                .split('\n')
+                .filter(line => line.startsWith('inotify wd:')).length;
         } catch {
             // closed while we looked
         }
@@ -90,11 +92,7 @@ test('a changed file adds, removes and restarts upstreams under an open session,
     const changedAt = Date.now();
     await writeConfig(file, {
         ...base,
-        upstreams: [
-            stdioFixture('keep', { name: marker.keep }),
-            stdioFixture('change', { name: marker.changed, prompts: 4 }),
-            stdioFixture('added', { name: marker.added })
-        ]
+        upstreams: [stdioFixture('keep', { name: marker.keep }), stdioFixture('change', { name: marker.changed, prompts: 4 }), stdioFixture('added', { name: marker.added })]
     });
     await waitFor(() => notifications() === 1, 60_000, 'the reload to be announced');
     const announcedAfter = Date.now() - changedAt;

@@ -92,19 +92,27 @@ async function startRecordingUpstream(t: TestContext, era: 'stateless' | 'handsh
             case 'ping':
                 return answer(res, message.id, {});
             case 'prompts/list':
-                if (failLists) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: 'list broke' } }));
+                if (failLists)
+                    return void res
+                        .writeHead(200, { 'content-type': 'application/json' })
+                        .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: 'list broke' } }));
                 return answer(res, message.id, { ...envelope, prompts: [...PROMPTS, ...announced], ...(stateless ? { ttlMs: 0, cacheScope: 'public' } : {}) });
             case 'prompts/get':
                 if (message.params?.name === 'fail') return void res.writeHead(500, { 'content-type': 'text/plain' }).end('no');
                 if (message.params?.name === 'announce') {
                     // A real change, so the list read again differs (an unchanged one is kept as it is: nothing to rebuild).
                     announced.push({ name: `announced-${announced.length + 1}` });
-                    const events = [{ jsonrpc: '2.0', method: 'notifications/prompts/list_changed' }, { jsonrpc: '2.0', id: message.id, result: { messages: [] } }];
+                    const events = [
+                        { jsonrpc: '2.0', method: 'notifications/prompts/list_changed' },
+                        { jsonrpc: '2.0', id: message.id, result: { messages: [] } }
+                    ];
                     return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end(events.map(event => `data: ${JSON.stringify(event)}\n\n`).join(''));
                 }
                 return answer(res, message.id, { ...envelope, messages: [{ role: 'user', content: { type: 'text', text: String(message.params?.name) } }] });
             default:
-                return void res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
+                return void res
+                    .writeHead(404, { 'content-type': 'application/json' })
+                    .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
         }
     }
 
@@ -164,32 +172,36 @@ async function gatewayFor(t: TestContext, upstream: Recorder, settings: Record<s
     return { gateway, url: gateway.url!, lines: capture.lines, load: () => gateway.upstreams[0]!.load };
 }
 
-describe('what an upstream request carries is its own client request\'s', () => {
-    test('a get and a completion queued behind another client\'s get (maxConcurrency 1) reach the upstream with their own headers, and lines name their own request', { timeout: 60_000 }, async t => {
-        const upstream = await startRecordingUpstream(t, 'stateless');
-        const { url, lines, load } = await gatewayFor(t, upstream, { protocol: '2026-07-28', maxConcurrency: 1 });
-        upstream.hold('slow');
-        const a = resultOf(postModern(url, 'prompts/get', { name: 'rec__slow' }, { 'mcp-param-token': 'A-PRIVATE-VALUE', 'mcp-param-only-a': 'a', 'x-request-id': 'a-req-1' }));
-        await waitFor(() => upstream.held.length === 1, 20_000, "A's get at the upstream");
-        // B's upstream call fails in the transport (HTTP 500): the line about it must name B's request.
-        const b = resultOf(postModern(url, 'prompts/get', { name: 'rec__fail' }, { 'mcp-param-token': 'B-VALUE', 'x-request-id': 'b-req-1' }));
-        await waitFor(() => load().queued === 1, 20_000, "B's get queued behind A's");
-        const complete = { ref: { type: 'ref/prompt', name: 'rec__p' }, argument: { name: 'n', value: '' } };
-        const c = resultOf(postModern(url, 'completion/complete', complete, { 'mcp-param-token': 'C-VALUE', 'x-request-id': 'c-req-1' }));
-        await waitFor(() => load().queued === 2, 20_000, "C's completion queued behind B's get");
-        upstream.release('slow');
-        assert.ok('result' in (await a));
-        assert.ok('error' in (await b));
-        assert.ok('result' in (await c));
+describe("what an upstream request carries is its own client request's", () => {
+    test(
+        "a get and a completion queued behind another client's get (maxConcurrency 1) reach the upstream with their own headers, and lines name their own request",
+        { timeout: 60_000 },
+        async t => {
+            const upstream = await startRecordingUpstream(t, 'stateless');
+            const { url, lines, load } = await gatewayFor(t, upstream, { protocol: '2026-07-28', maxConcurrency: 1 });
+            upstream.hold('slow');
+            const a = resultOf(postModern(url, 'prompts/get', { name: 'rec__slow' }, { 'mcp-param-token': 'A-PRIVATE-VALUE', 'mcp-param-only-a': 'a', 'x-request-id': 'a-req-1' }));
+            await waitFor(() => upstream.held.length === 1, 20_000, "A's get at the upstream");
+            // B's upstream call fails in the transport (HTTP 500): the line about it must name B's request.
+            const b = resultOf(postModern(url, 'prompts/get', { name: 'rec__fail' }, { 'mcp-param-token': 'B-VALUE', 'x-request-id': 'b-req-1' }));
+            await waitFor(() => load().queued === 1, 20_000, "B's get queued behind A's");
+            const complete = { ref: { type: 'ref/prompt', name: 'rec__p' }, argument: { name: 'n', value: '' } };
+            const c = resultOf(postModern(url, 'completion/complete', complete, { 'mcp-param-token': 'C-VALUE', 'x-request-id': 'c-req-1' }));
+            await waitFor(() => load().queued === 2, 20_000, "C's completion queued behind B's get");
+            upstream.release('slow');
+            assert.ok('result' in (await a));
+            assert.ok('error' in (await b));
+            assert.ok('result' in (await c));
 
-        assert.deepEqual(carried(getsOf(upstream, 'slow')[0]!.headers), { 'mcp-param-token': 'A-PRIVATE-VALUE', 'mcp-param-only-a': 'a', 'x-request-id': 'a-req-1' });
-        assert.deepEqual(carried(getsOf(upstream, 'fail')[0]!.headers), { 'mcp-param-token': 'B-VALUE', 'x-request-id': 'b-req-1' }, "B's own, none of A's");
-        const completion = upstream.seen.find(item => item.method === 'completion/complete');
-        assert.deepEqual(carried(completion!.headers), { 'mcp-param-token': 'C-VALUE', 'x-request-id': 'c-req-1' }, "C's own");
-        const transportErrors = lines().filter(line => line.msg === 'upstream transport error');
-        assert.equal(transportErrors.length, 1);
-        assert.equal(transportErrors[0]!.requestId, 'b-req-1');
-    });
+            assert.deepEqual(carried(getsOf(upstream, 'slow')[0]!.headers), { 'mcp-param-token': 'A-PRIVATE-VALUE', 'mcp-param-only-a': 'a', 'x-request-id': 'a-req-1' });
+            assert.deepEqual(carried(getsOf(upstream, 'fail')[0]!.headers), { 'mcp-param-token': 'B-VALUE', 'x-request-id': 'b-req-1' }, "B's own, none of A's");
+            const completion = upstream.seen.find(item => item.method === 'completion/complete');
+            assert.deepEqual(carried(completion!.headers), { 'mcp-param-token': 'C-VALUE', 'x-request-id': 'c-req-1' }, "C's own");
+            const transportErrors = lines().filter(line => line.msg === 'upstream transport error');
+            assert.equal(transportErrors.length, 1);
+            assert.equal(transportErrors[0]!.requestId, 'b-req-1');
+        }
+    );
 
     test('40 concurrent gets, most of them queued (default maxConcurrency): each upstream request carries exactly its own headers', { timeout: 60_000 }, async t => {
         const upstream = await startRecordingUpstream(t, 'stateless');
@@ -210,32 +222,44 @@ describe('what an upstream request carries is its own client request\'s', () => 
         }
     });
 
-    test('a reconnect brought on by one client\'s request is nobody\'s: the new connection carries no request\'s headers and its lines name no request', { timeout: 60_000 }, async t => {
-        const upstream = await startRecordingUpstream(t, 'handshake');
-        const { url, lines, gateway } = await gatewayFor(t, upstream, { protocol: '2025', reconnect: { initialMs: 1, maxMs: 10 } });
-        await waitFor(() => upstream.streams === 1, 20_000, 'the GET stream open');
-        const session = await openRawSession(url);
-        const before = upstream.seen.length;
-        upstream.forgetSessions();
-        // Its get finds the session gone (404): the connection is lost, and reconnected.
-        const failed = await resultOf(post(url, { jsonrpc: '2.0', id: 7, method: 'prompts/get', params: { name: 'rec__fast' } }, { ...session.headers, 'x-request-id': 'a-req-1' }));
-        assert.ok('error' in failed);
-        await waitFor(() => upstream.seen.slice(before).some(item => item.method === 'GET') && gateway.upstreams[0]!.state === 'ready', 20_000, 'reconnected, its GET stream open');
-        const fast = await resultOf(post(url, { jsonrpc: '2.0', id: 8, method: 'prompts/get', params: { name: 'rec__fast' } }, { ...session.headers, 'x-request-id': 'b-req-1' }));
-        assert.ok('result' in fast);
+    test(
+        "a reconnect brought on by one client's request is nobody's: the new connection carries no request's headers and its lines name no request",
+        { timeout: 60_000 },
+        async t => {
+            const upstream = await startRecordingUpstream(t, 'handshake');
+            const { url, lines, gateway } = await gatewayFor(t, upstream, { protocol: '2025', reconnect: { initialMs: 1, maxMs: 10 } });
+            await waitFor(() => upstream.streams === 1, 20_000, 'the GET stream open');
+            const session = await openRawSession(url);
+            const before = upstream.seen.length;
+            upstream.forgetSessions();
+            // Its get finds the session gone (404): the connection is lost, and reconnected.
+            const failed = await resultOf(
+                post(url, { jsonrpc: '2.0', id: 7, method: 'prompts/get', params: { name: 'rec__fast' } }, { ...session.headers, 'x-request-id': 'a-req-1' })
+            );
+            assert.ok('error' in failed);
+            await waitFor(
+                () => upstream.seen.slice(before).some(item => item.method === 'GET') && gateway.upstreams[0]!.state === 'ready',
+                20_000,
+                'reconnected, its GET stream open'
+            );
+            const fast = await resultOf(
+                post(url, { jsonrpc: '2.0', id: 8, method: 'prompts/get', params: { name: 'rec__fast' } }, { ...session.headers, 'x-request-id': 'b-req-1' })
+            );
+            assert.ok('result' in fast);
 
-        const after = upstream.seen.slice(before);
-        assert.ok(after.some(item => item.method === 'initialize') && after.some(item => item.method === 'GET'), 'a new handshake and stream');
-        for (const item of after) {
-            const own = item.method === 'prompts/get' ? { 'x-request-id': item === getsOf(upstream, 'fast').at(-1) ? 'b-req-1' : 'a-req-1' } : {};
-            assert.deepEqual(carried(item.headers), own, item.method);
+            const after = upstream.seen.slice(before);
+            assert.ok(after.some(item => item.method === 'initialize') && after.some(item => item.method === 'GET'), 'a new handshake and stream');
+            for (const item of after) {
+                const own = item.method === 'prompts/get' ? { 'x-request-id': item === getsOf(upstream, 'fast').at(-1) ? 'b-req-1' : 'a-req-1' } : {};
+                assert.deepEqual(carried(item.headers), own, item.method);
+            }
+            const connected = lines().filter(line => line.msg === 'upstream connected');
+            assert.equal(connected.length, 2);
+            for (const line of [...connected, ...lines().filter(line => String(line.msg).startsWith('upstream down'))]) assert.equal(line.requestId, undefined, String(line.msg));
         }
-        const connected = lines().filter(line => line.msg === 'upstream connected');
-        assert.equal(connected.length, 2);
-        for (const line of [...connected, ...lines().filter(line => String(line.msg).startsWith('upstream down'))]) assert.equal(line.requestId, undefined, String(line.msg));
-    });
+    );
 
-    test('a list read started by one client and joined by another carries neither one\'s headers, and its lines name neither', { timeout: 60_000 }, async t => {
+    test("a list read started by one client and joined by another carries neither one's headers, and its lines name neither", { timeout: 60_000 }, async t => {
         const upstream = await startRecordingUpstream(t, 'handshake');
         // Announcements wait long: the list is read again by the next client, not by the gateway on its own.
         const { url, lines, gateway } = await gatewayFor(t, upstream, { protocol: '2025', timeoutMs: 1000 }, { notifications: { debounceMs: 60_000, maxDelayMs: 60_000 } });
@@ -265,7 +289,7 @@ describe('what an upstream request carries is its own client request\'s', () => 
         assert.equal(failure?.requestId, undefined);
     });
 
-    test('a list change an upstream tells while answering one client\'s get is announced to everyone: the view rebuilt for it names no request', { timeout: 60_000 }, async t => {
+    test("a list change an upstream tells while answering one client's get is announced to everyone: the view rebuilt for it names no request", { timeout: 60_000 }, async t => {
         const upstream = await startRecordingUpstream(t, 'handshake');
         const capture = capturingLogger();
         // The same prompts from two upstreams, both unprefixed: every view built warns of the clash.
@@ -277,17 +301,23 @@ describe('what an upstream request carries is its own client request\'s', () => 
         const atStart = clashes().length;
         assert.ok(atStart > 0);
         const session = await openRawSession(gateway.url!);
-        const answered = await resultOf(post(gateway.url!, { jsonrpc: '2.0', id: 1, method: 'prompts/get', params: { name: 'announce' } }, { ...session.headers, 'x-request-id': 'a-ann' }));
+        const answered = await resultOf(
+            post(gateway.url!, { jsonrpc: '2.0', id: 1, method: 'prompts/get', params: { name: 'announce' } }, { ...session.headers, 'x-request-id': 'a-ann' })
+        );
         assert.ok('result' in answered);
         await waitFor(() => clashes().length > atStart, 20_000, 'the view rebuilt after the change');
         for (const line of clashes()) assert.equal(line.requestId, undefined);
     });
 
-    test('a connection started while a request is served (a reload it asked for, say) is nobody\'s: its lines name no request', { timeout: 60_000 }, async t => {
+    test("a connection started while a request is served (a reload it asked for, say) is nobody's: its lines name no request", { timeout: 60_000 }, async t => {
         const upstream = await startRecordingUpstream(t, 'handshake');
         const { gateway, lines } = await gatewayFor(t, upstream, { protocol: '2025' });
         const added = { id: 'added', transport: 'streamable-http', url: upstream.url, protocol: '2025' };
-        const next = parseConfig(JSON.stringify({ listen: { port: 0 }, upstreams: [{ id: 'rec', transport: 'streamable-http', url: upstream.url, protocol: '2025' }, added] }), 'test config', process.env);
+        const next = parseConfig(
+            JSON.stringify({ listen: { port: 0 }, upstreams: [{ id: 'rec', transport: 'streamable-http', url: upstream.url, protocol: '2025' }, added] }),
+            'test config',
+            process.env
+        );
         const before = upstream.seen.length;
         const change = await inRequest('reload-1', () => gateway.reload(next));
         assert.deepEqual(change.added, ['added']);

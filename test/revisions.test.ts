@@ -342,7 +342,12 @@ class HttpClient extends RawClient {
     }
 
     async #listen(): Promise<void> {
-        const message: Message = { jsonrpc: '2.0', id: 'listen', method: 'subscriptions/listen', params: { notifications: { promptsListChanged: true }, _meta: modernMeta(this.revision) } };
+        const message: Message = {
+            jsonrpc: '2.0',
+            id: 'listen',
+            method: 'subscriptions/listen',
+            params: { notifications: { promptsListChanged: true }, _meta: modernMeta(this.revision) }
+        };
         const response = await post(this.url, message, modernHeaders({ method: 'subscriptions/listen' }, this.revision), { signal: this.#streams.signal });
         assert.equal(response.status, 200, `subscriptions/listen: ${response.status}`);
         assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
@@ -389,10 +394,7 @@ function revisionServer(revision: Revision) {
 
 const LATEST: Revision = '2025-11-25';
 const RICH_ARGS = { topic: 'revisions', tone: 'dry' };
-const COMPLETIONS = [
-    { argument: { name: 'topic', value: 'al' } },
-    { argument: { name: 'tone', value: 'f' } }
-];
+const COMPLETIONS = [{ argument: { name: 'topic', value: 'al' } }, { argument: { name: 'tone', value: 'f' } }];
 
 interface Direct {
     negotiated: unknown;
@@ -544,7 +546,11 @@ describe('every protocol revision, both directions (Streamable HTTP downstream)'
             assert.ok(added, JSON.stringify(answer));
             for (const revision of REVISIONS) {
                 const client = clients[revision];
-                await waitFor(() => client.notifications('notifications/prompts/list_changed').length > before[revision]!, 20_000, `${revision} client to be told of ${upstream}'s change`);
+                await waitFor(
+                    () => client.notifications('notifications/prompts/list_changed').length > before[revision]!,
+                    20_000,
+                    `${revision} client to be told of ${upstream}'s change`
+                );
                 for (const notification of client.notifications('notifications/prompts/list_changed')) client.assertValid(notification, undefined);
                 const names = (await client.listAll()).map(prompt => prompt['name']);
                 assert.ok(names.includes(`${upstreamId(upstream)}${SEPARATOR}${added}`), `${revision} client lists ${added} of ${upstream}`);
@@ -617,15 +623,19 @@ describe('every protocol revision: stdio downstream', () => {
     }
 });
 
-test('a 2026-07-28-only stdio server that takes 4 s to start is found by the probe on its first connection: its start-up counts against the wait', { timeout: 120_000 }, async t => {
-    const server = revisionServer(MODERN_REVISION);
-    const log = capturingLogger();
-    // Over 3 s (the wait over HTTP, where the server is up already); timeoutMs leaves the probe half of 20 s.
-    const gateway = await startTestGateway({ upstreams: [{ ...server, args: [...server.args, '--start-delay', '4000'], timeoutMs: 20_000 }] }, log.logger);
-    t.after(() => gateway.close());
-    const upstream = gateway.upstreams[0]!;
-    await waitFor(() => upstream.state === 'ready' || Object.keys(gateway.faults.of(upstream.id)).length > 0, 60_000, 'the first connection to succeed or fail');
-    assert.deepEqual(gateway.faults.of(upstream.id), {}, 'no failed connection, no stray answer');
-    assert.equal(upstream.state, 'ready');
-    assert.deepEqual(negotiatedUpstream(log.lines()), { [upstream.id]: MODERN_REVISION });
-});
+test(
+    'a 2026-07-28-only stdio server that takes 4 s to start is found by the probe on its first connection: its start-up counts against the wait',
+    { timeout: 120_000 },
+    async t => {
+        const server = revisionServer(MODERN_REVISION);
+        const log = capturingLogger();
+        // Over 3 s (the wait over HTTP, where the server is up already); timeoutMs leaves the probe half of 20 s.
+        const gateway = await startTestGateway({ upstreams: [{ ...server, args: [...server.args, '--start-delay', '4000'], timeoutMs: 20_000 }] }, log.logger);
+        t.after(() => gateway.close());
+        const upstream = gateway.upstreams[0]!;
+        await waitFor(() => upstream.state === 'ready' || Object.keys(gateway.faults.of(upstream.id)).length > 0, 60_000, 'the first connection to succeed or fail');
+        assert.deepEqual(gateway.faults.of(upstream.id), {}, 'no failed connection, no stray answer');
+        assert.equal(upstream.state, 'ready');
+        assert.deepEqual(negotiatedUpstream(log.lines()), { [upstream.id]: MODERN_REVISION });
+    }
+);

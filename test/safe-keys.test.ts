@@ -155,7 +155,10 @@ describe('safe keys', () => {
                     // Not namespaced: its "a__b__c" falls in upstream a's namespace and is left out, so "a__b__c" stays a's "b__c".
                     stdioFixture(
                         'raw',
-                        { prompts: 0, extraPrompts: [{ name: 'a__b__c' }, { name: '__proto__' }, { name: 'constructor' }, { name: 'plain', arguments: [{ name: 'constructor' }] }] },
+                        {
+                            prompts: 0,
+                            extraPrompts: [{ name: 'a__b__c' }, { name: '__proto__' }, { name: 'constructor' }, { name: 'plain', arguments: [{ name: 'constructor' }] }]
+                        },
                         { namespace: false }
                     )
                 ]
@@ -173,14 +176,17 @@ describe('safe keys', () => {
 
     test('every name is listed, namespaced "a__<name>", in order, across pages of 2 whose cursors carry such names', async () => {
         const { names, pages, cursors } = await listAllPages(client);
-        assert.ok(pages.every(size => size <= 2), String(pages));
+        assert.ok(
+            pages.every(size => size <= 2),
+            String(pages)
+        );
         assert.ok(cursors >= NAMES.length / 2);
         assert.equal(new Set(names).size, names.length, 'no prompt twice');
         const exposed = NAMES.map(name => `a__${name}`);
         assert.deepEqual(
             names.filter(name => exposed.includes(name)),
             exposed,
-            'every odd name, in the upstream\'s order'
+            "every odd name, in the upstream's order"
         );
         const tapExposed = [...NAMES, 'needs-proto'].map(name => `tap__${name}`);
         assert.deepEqual(
@@ -258,7 +264,25 @@ describe('safe keys', () => {
 
     test('names that are not exposed, special property names among them, are "Unknown prompt" and reach no upstream', async () => {
         const before = (await fixtureStats(client, 'a__stats')).requests.get;
-        for (const name of ['toString', 'hasOwnProperty', 'valueOf', 'prototype', '__defineGetter__', 'isPrototypeOf', 'raw__plain', 'a__', 'a', '', 'a__b', 'a__b__', 'a__b__c__', 'A__b__c', 'a__toString ', 'a__n', `a__${'n'.repeat(1001)}`]) {
+        for (const name of [
+            'toString',
+            'hasOwnProperty',
+            'valueOf',
+            'prototype',
+            '__defineGetter__',
+            'isPrototypeOf',
+            'raw__plain',
+            'a__',
+            'a',
+            '',
+            'a__b',
+            'a__b__',
+            'a__b__c__',
+            'A__b__c',
+            'a__toString ',
+            'a__n',
+            `a__${'n'.repeat(1001)}`
+        ]) {
             const error = await rpcError(client.getPrompt({ name }));
             assert.equal(error.code, -32602, JSON.stringify(name));
             assert.match(error.message, /^Unknown prompt: /, JSON.stringify(name));
@@ -294,7 +318,10 @@ describe('safe keys', () => {
             '{"jsonrpc":"2.0","id":1,"method":"initialize","__proto__":{"polluted":"yes"},"params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"keys","version":"1"}}}'
         );
         assert.equal(envelope.status, 400);
-        assert.match(await envelope.text(), /"jsonrpc":"2.0","error":\{"code":-32600,"message":"Invalid Request: a request has no members but jsonrpc, id, method and params"\},"id":1/);
+        assert.match(
+            await envelope.text(),
+            /"jsonrpc":"2.0","error":\{"code":-32600,"message":"Invalid Request: a request has no members but jsonrpc, id, method and params"\},"id":1/
+        );
         assertNotPolluted();
         const session = await openRawSession(
             gateway.url!,
@@ -331,11 +358,24 @@ describe('safe keys', () => {
         assert.equal(cursor.message?.error?.code, -32602);
         assertNotPolluted();
         // Still served, with the very same answers.
-        assert.deepEqual(entries(echoed(await client.getPrompt({ name: 'tap__needs-proto', arguments: JSON.parse('{"__proto__":"y"}') as Record<string, string> })).arguments), [['__proto__', 'y']]);
+        assert.deepEqual(entries(echoed(await client.getPrompt({ name: 'tap__needs-proto', arguments: JSON.parse('{"__proto__":"y"}') as Record<string, string> })).arguments), [
+            ['__proto__', 'y']
+        ]);
     });
 
     test('cursors that are special names, or garbage, are -32602 "Invalid cursor"', async () => {
-        for (const cursor of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', '', 'a__b__c', 'n'.repeat(5000), '😀', '../..', 'eyJfX3Byb3RvX18iOnsicG9sbHV0ZWQiOiJ5ZXMifX0']) {
+        for (const cursor of [
+            '__proto__',
+            'constructor',
+            'toString',
+            'hasOwnProperty',
+            '',
+            'a__b__c',
+            'n'.repeat(5000),
+            '😀',
+            '../..',
+            'eyJfX3Byb3RvX18iOnsicG9sbHV0ZWQiOiJ5ZXMifX0'
+        ]) {
             const error = await rpcError(client.request({ method: 'prompts/list', params: { cursor } }));
             assert.equal(error.code, -32602, JSON.stringify(cursor.slice(0, 20)));
             assert.equal(error.message, 'Invalid cursor');

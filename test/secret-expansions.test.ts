@@ -49,7 +49,12 @@ async function setUp(t: TestContext): Promise<Setup> {
     await copyFile(ECHO_SERVER, path.join(secrets.serverDir, 'echo-argv-server.mjs'));
     const vscode = {
         servers: {
-            echo: { type: 'stdio', command: '${env:ECHO_SERVER_DIR}/echo-argv-server.mjs', args: ['--token=${env:ECHO_TOKEN}', '--short=${env:SHORT_VALUE}'], cwd: '${env:ECHO_CWD}' },
+            echo: {
+                type: 'stdio',
+                command: '${env:ECHO_SERVER_DIR}/echo-argv-server.mjs',
+                args: ['--token=${env:ECHO_TOKEN}', '--short=${env:SHORT_VALUE}'],
+                cwd: '${env:ECHO_CWD}'
+            },
             gone: { type: 'stdio', command: '${env:ECHO_SERVER_DIR}/not-here', args: [] },
             nowhere: { type: 'stdio', command: process.execPath, args: [ECHO_SERVER], cwd: '${env:MISSING_CWD}' }
         }
@@ -98,9 +103,13 @@ async function read(url: string): Promise<string> {
 
 describe('values of secret expansions stay secret', () => {
     before(() => assert.ok(existsSync(CLI[0]!), 'dist/cli.js is missing: run `npm run build` (npm test does)'));
-    test('in the log (the child\'s echoed argv and cwd included), /healthz, /readyz and the dashboard data', TIMEOUT, async t => {
+    test("in the log (the child's echoed argv and cwd included), /healthz, /readyz and the dashboard data", TIMEOUT, async t => {
         const { config, env, secrets } = await setUp(t);
-        const child = spawn(process.execPath, [...CLI, '--config', config], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env, LOG_LEVEL: 'debug', LOG_FORMAT: 'json' } });
+        const child = spawn(process.execPath, [...CLI, '--config', config], {
+            cwd: ROOT,
+            stdio: ['ignore', 'ignore', 'pipe'],
+            env: { ...process.env, ...env, LOG_LEVEL: 'debug', LOG_FORMAT: 'json' }
+        });
         closeAfter(t, () => stopChild(child));
         const stderr: string[] = [];
         const url = await new Promise<string>((resolve, reject) => {
@@ -113,7 +122,7 @@ describe('values of secret expansions stay secret', () => {
         });
         const origin = new URL(url).origin;
         const echoes = () => stderr.filter(line => line.includes('started with'));
-        await waitFor(() => new Set(echoes().map(line => (JSON.parse(line) as { upstream?: string }).upstream)).size === 3, 60_000, 'the three echoing servers\' first lines');
+        await waitFor(() => new Set(echoes().map(line => (JSON.parse(line) as { upstream?: string }).upstream)).size === 3, 60_000, "the three echoing servers' first lines");
         const health = async () => JSON.parse(await read(`${origin}/healthz`)) as { upstreams: { id: string; error?: string }[] };
         const errorOf = async (id: string) => (await health()).upstreams.find(upstream => upstream.id === id)?.error;
         await waitFor(async () => (await errorOf('gone')) !== undefined && (await errorOf('nowhere')) !== undefined, 60_000, 'the missing command and cwd reported');
@@ -130,7 +139,10 @@ describe('values of secret expansions stay secret', () => {
         assert.match((await errorOf('nowhere')) ?? '', /working directory "\[redacted\]" not found/);
         assert.match(outputs.dashboard, /\[redacted\]\/not-here/);
         for (const line of echoes()) assert.match(line, /started with argv .*\[redacted\]/, line);
-        assert.ok(echoes().some(line => line.includes('--short=argv')), 'a value under the minimum length is left alone');
+        assert.ok(
+            echoes().some(line => line.includes('--short=argv')),
+            'a value under the minimum length is left alone'
+        );
     });
 
     test('in what --check prints about a missing command or working directory', TIMEOUT, async t => {

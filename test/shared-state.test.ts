@@ -31,12 +31,7 @@ function replicaConfig(redis: RunningRedis, extra: Record<string, unknown> = {})
     };
 }
 
-async function replicas(
-    t: TestContext,
-    redis: RunningRedis,
-    extra: Record<string, unknown> = {},
-    loggers: readonly Logger[] = []
-): Promise<[RunningGateway, RunningGateway]> {
+async function replicas(t: TestContext, redis: RunningRedis, extra: Record<string, unknown> = {}, loggers: readonly Logger[] = []): Promise<[RunningGateway, RunningGateway]> {
     const started: RunningGateway[] = [];
     for (let index = 0; index < 2; index++) {
         const gateway = await startTestGateway(replicaConfig(redis, extra), loggers[index]);
@@ -165,7 +160,12 @@ describe('replicas sharing state in Redis', { skip: redisAvailable() ? false : C
         const [a, b] = await replicas(t, redis, { limits: { maxSessionsPerClient: 2 } });
         const first = await openRawSession(a.url!);
         await openRawSession(b.url!);
-        const third = await post(a.url!, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+        const third = await post(a.url!, {
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'initialize',
+            params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } }
+        });
         await third.body?.cancel();
         assert.equal(third.status, 429, 'the third session of the client, though each replica holds one');
         assert.equal((await deleteSession(b.url!, first.headers)).status, 200);
@@ -241,7 +241,7 @@ describe('replicas sharing state in Redis', { skip: redisAvailable() ? false : C
         assert.equal(await connectionsReceived(admin), connections, 'no replica reconnected');
     });
 
-    test('the retries and checks a request\'s refused write starts are no request\'s: the log line of Redis taking writes again names none', { timeout: 120_000 }, async t => {
+    test("the retries and checks a request's refused write starts are no request's: the log line of Redis taking writes again names none", { timeout: 120_000 }, async t => {
         const redis = await startRedis(t);
         const admin = await adminOf(t, redis);
         const log = capturingLogger();
@@ -255,10 +255,10 @@ describe('replicas sharing state in Redis', { skip: redisAvailable() ? false : C
         const back = () => log.lines().filter(line => String(line['msg']).includes('Redis takes writes again'));
         await waitFor(() => back().length === 1, 20_000, 'the shared state to come back');
         await waitFor(async () => (await admin.zcard('mcp-prompt-gateway:revoked')) === 1, 20_000, 'the retried write to be stored');
-        assert.equal(back()[0]!['requestId'], undefined, 'the recovery is no request\'s');
+        assert.equal(back()[0]!['requestId'], undefined, "the recovery is no request's");
     });
 
-    test('a session ended while Redis refuses writes frees its place in the client\'s quota once Redis takes writes again', { timeout: 120_000 }, async t => {
+    test("a session ended while Redis refuses writes frees its place in the client's quota once Redis takes writes again", { timeout: 120_000 }, async t => {
         const redis = await startRedis(t);
         const admin = await adminOf(t, redis);
         const [a, b] = await replicas(t, redis, { limits: { maxSessionsPerClient: 1 } });
@@ -273,7 +273,7 @@ describe('replicas sharing state in Redis', { skip: redisAvailable() ? false : C
         await openRawSession(b.url!);
     });
 
-    test('a write Redis rejects for itself (another program\'s value under the key) is retried until stored, the state staying up', { timeout: 120_000 }, async t => {
+    test("a write Redis rejects for itself (another program's value under the key) is retried until stored, the state staying up", { timeout: 120_000 }, async t => {
         const redis = await startRedis(t);
         const admin = await adminOf(t, redis);
         const log = capturingLogger();
@@ -289,12 +289,17 @@ describe('replicas sharing state in Redis', { skip: redisAvailable() ? false : C
         await waitFor(async () => (await admin.zcard('mcp-prompt-gateway:revoked')) === 1, 20_000, 'the write to be retried and stored');
     });
 
-    test('Redis refusing writes is reported like an outage, and rate limits fall back to each replica\'s own; accepted again, shared again', { timeout: 120_000 }, async t => {
+    test("Redis refusing writes is reported like an outage, and rate limits fall back to each replica's own; accepted again, shared again", { timeout: 120_000 }, async t => {
         const redis = await startRedis(t);
         const admin = await adminOf(t, redis);
         const logs = [capturingLogger(), capturingLogger()];
         const burst = 10;
-        const [a, b] = await replicas(t, redis, { limits: { rateLimit: { requestsPerSecond: 0.001, burst } } }, logs.map(log => log.logger));
+        const [a, b] = await replicas(
+            t,
+            redis,
+            { limits: { rateLimit: { requestsPerSecond: 0.001, burst } } },
+            logs.map(log => log.logger)
+        );
         assert.equal((await readyDetails(a))['sharedState'], 'redis');
         const accept = await refuseWrites(t, admin);
 

@@ -11,18 +11,7 @@ import { setFlagsFromString } from 'node:v8';
 import { isDeepStrictEqual } from 'node:util';
 import { runInNewContext } from 'node:vm';
 import type { Client, GetPromptResult } from '@modelcontextprotocol/client';
-import {
-    connectHttp,
-    connectStdio,
-    listAllPages,
-    processesWith,
-    sleep,
-    startHttpFixture,
-    startTestGateway,
-    stdioFixture,
-    waitFor,
-    type HttpFixture
-} from './helpers.js';
+import { connectHttp, connectStdio, listAllPages, processesWith, sleep, startHttpFixture, startTestGateway, stdioFixture, waitFor, type HttpFixture } from './helpers.js';
 import type { RunningGateway } from '../src/gateway.js';
 import type { GatewayUpstream } from '../src/upstream/upstream.js';
 
@@ -224,7 +213,10 @@ test('soak: concurrent clients see zero failures on healthy upstreams while anot
             ]
         });
         const victim = gateway.upstreams.find(upstream => upstream.id === 'victim')!;
-        assert.deepEqual(gateway.upstreams.map(upstream => upstream.state), ['ready', 'ready', 'ready']);
+        assert.deepEqual(
+            gateway.upstreams.map(upstream => upstream.state),
+            ['ready', 'ready', 'ready']
+        );
         assert.equal(processesWith(marker).length, 1, 'the victim runs as one child process with the marker');
 
         // References, straight from the upstream servers rather than through the gateway.
@@ -299,8 +291,7 @@ test('soak: concurrent clients see zero failures on healthy upstreams while anot
                 `max ${Math.round(Math.max(0, ...recoveries))} ms`
         );
         t.diagnostic(
-            `healthy get latency: p50 ${round1(percentile(latencies, 50))} ms, p99 ${round1(percentile(latencies, 99))} ms, ` +
-                `max ${round1(latencies.at(-1) ?? Number.NaN)} ms`
+            `healthy get latency: p50 ${round1(percentile(latencies, 50))} ms, p99 ${round1(percentile(latencies, 99))} ms, ` + `max ${round1(latencies.at(-1) ?? Number.NaN)} ms`
         );
         t.diagnostic(
             `memory: rss ${mb(before.rss)} MB idle before, ${mb(warmRss)} MB after ${WARM_UP_MS} ms of load, ${mb(endRss)} MB at the end, ` +
@@ -308,11 +299,7 @@ test('soak: concurrent clients see zero failures on healthy upstreams while anot
                 `heap used after GC ${mb(before.heapUsed)} -> ${mb(after.heapUsed)} MB`
         );
 
-        assert.deepEqual(
-            tally.healthyFailures.slice(0, 5),
-            [],
-            `${tally.healthyFailures.length} failed calls to healthy upstreams; the first ones are shown`
-        );
+        assert.deepEqual(tally.healthyFailures.slice(0, 5), [], `${tally.healthyFailures.length} failed calls to healthy upstreams; the first ones are shown`);
         if (killer.status === 'rejected') throw killer.reason;
         assert.ok(kills.length >= MIN_KILLS, `the victim was killed only ${kills.length} times`);
         assert.equal(recoveries.length, kills.length, 'the victim came back after every kill');

@@ -108,7 +108,6 @@ export class SpecSchema {
     }
 }
 
-
 /** From 2026-07-28 a result may ask for input instead (multi round-trip requests); it says so in `resultType`. */
 function resultDefinition(requestMethod: string, result: unknown): string | undefined {
     const inputRequired = typeof result === 'object' && result !== null && (result as Obj).resultType === 'input_required';

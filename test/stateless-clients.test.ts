@@ -23,7 +23,12 @@ function modernUpstream(id = 'up') {
 }
 
 async function startGateway(t: { after(fn: () => unknown): void }, config: Record<string, unknown> = {}): Promise<RunningGateway> {
-    const gateway = await startTestGateway({ notifications: { debounceMs: 20, maxDelayMs: 100 }, limits: { rateLimit: { requestsPerSecond: 0, burst: 1 } }, upstreams: [modernUpstream()], ...config });
+    const gateway = await startTestGateway({
+        notifications: { debounceMs: 20, maxDelayMs: 100 },
+        limits: { rateLimit: { requestsPerSecond: 0, burst: 1 } },
+        upstreams: [modernUpstream()],
+        ...config
+    });
     t.after(() => gateway.close());
     await upstreamsReady(gateway);
     return gateway;
@@ -71,7 +76,10 @@ describe('2026-07-28 clients', () => {
             ['MCP-Protocol-Version other than _meta', postModern(url!, 'prompts/list', {}, { 'mcp-protocol-version': '2025-11-25' })],
             ['no Mcp-Method', post(url!, modernRequest('prompts/list'), { 'mcp-protocol-version': MODERN_REVISION })],
             ['Mcp-Method other than the body', postModern(url!, 'prompts/list', {}, { 'mcp-method': 'prompts/get' })],
-            ['no Mcp-Name on prompts/get', post(url!, modernRequest('prompts/get', { name: 'up__plain' }), { 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': 'prompts/get' })],
+            [
+                'no Mcp-Name on prompts/get',
+                post(url!, modernRequest('prompts/get', { name: 'up__plain' }), { 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': 'prompts/get' })
+            ],
             ['Mcp-Name other than the body', postModern(url!, 'prompts/get', { name: 'up__plain' }, { 'mcp-name': 'up__rich' })],
             ['Mcp-Name malformed base64', postModern(url!, 'prompts/get', { name: 'up__plain' }, { 'mcp-name': '=?base64?not*base64?=' })]
         ];
@@ -130,7 +138,11 @@ describe('2026-07-28 clients', () => {
         const batched = await post(url!, batch, { 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': 'prompts/list' });
         assert.equal(batched.status, 400);
         await batched.body?.cancel();
-        const notification = await post(url!, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, _meta: modernMeta() } }, { 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': 'notifications/cancelled' });
+        const notification = await post(
+            url!,
+            { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, _meta: modernMeta() } },
+            { 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': 'notifications/cancelled' }
+        );
         assert.equal(notification.status, 202);
     });
 
@@ -174,7 +186,10 @@ describe('2026-07-28 clients', () => {
         assert.deepEqual(SCHEMA.problems(changed, undefined), []);
         // Delivered in the same pass over the audiences: had the narrow client been told, it would have it by now.
         await new Promise(resolve => setImmediate(resolve));
-        assert.deepEqual(narrow.messages.map(message => message.method), ['notifications/subscriptions/acknowledged']);
+        assert.deepEqual(
+            narrow.messages.map(message => message.method),
+            ['notifications/subscriptions/acknowledged']
+        );
     });
 
     test('subscriptions are bounded per client (HTTP 429) and the client closing its stream frees its place', { timeout: 60_000 }, async t => {
@@ -184,11 +199,15 @@ describe('2026-07-28 clients', () => {
         assert.equal(second.status, 429);
         assert.equal((await json(second)).error?.code, -32000);
         await first.cancel();
-        await waitFor(async () => {
-            const again = await postModern(url!, 'subscriptions/listen', { notifications: { promptsListChanged: true } });
-            await again.body?.cancel();
-            return again.status === 200;
-        }, 10_000, 'the closed subscription to free its place');
+        await waitFor(
+            async () => {
+                const again = await postModern(url!, 'subscriptions/listen', { notifications: { promptsListChanged: true } });
+                await again.body?.cancel();
+                return again.status === 200;
+            },
+            10_000,
+            'the closed subscription to free its place'
+        );
     });
 
     test('at shutdown each subscription is answered (its graceful end), then its stream ends', { timeout: 60_000 }, async t => {
@@ -210,16 +229,16 @@ describe('2026-07-28 clients', () => {
             modernList.prompts.map(prompt => prompt.name),
             legacyList.prompts.map(prompt => prompt.name)
         );
-        const [fromModern, fromLegacy] = await Promise.all([
-            modern.getPrompt({ name: 'up__plain' }),
-            legacy.getPrompt({ name: 'up__plain' })
-        ]);
+        const [fromModern, fromLegacy] = await Promise.all([modern.getPrompt({ name: 'up__plain' }), legacy.getPrompt({ name: 'up__plain' })]);
         assert.deepEqual(fromModern.messages, fromLegacy.messages);
         assert.match(JSON.stringify(fromModern.messages), /negotiated 2026-07-28/, 'the upstream speaks 2026-07-28 to the gateway');
         await legacy.getPrompt({ name: 'up__trigger-change' });
         await waitFor(() => heard.modern > 0 && heard.legacy > 0, 20_000, 'both clients to hear of the upstream change');
         const names = (await modern.listPrompts()).prompts.map(prompt => prompt.name);
-        assert.ok(names.some(name => /^up__added-\d+$/.test(name)), names.join(', '));
+        assert.ok(
+            names.some(name => /^up__added-\d+$/.test(name)),
+            names.join(', ')
+        );
     });
 });
 
@@ -243,7 +262,7 @@ describe('2026-07-28 upstreams over Streamable HTTP', () => {
             () => assert.fail('a missing argument must fail'),
             (error: unknown) => error as { code?: number }
         );
-        assert.equal(missing.code, -32602, "the gateway checks arguments before the upstream is asked");
+        assert.equal(missing.code, -32602, 'the gateway checks arguments before the upstream is asked');
         await modern.getPrompt({ name: 'web__add-prompt' });
         await waitFor(() => heard.modern > 0 && heard.legacy > 0, 20_000, 'both clients to hear of the upstream change (via its subscriptions/listen)');
         await waitFor(async () => (await legacy.listPrompts()).prompts.some(prompt => prompt.name === 'web__added-1'), 10_000, 'the added prompt to be listed');
@@ -290,7 +309,8 @@ async function startHeaderRecordingUpstream(t: { after(fn: () => unknown): void 
                 states.push(message.params?.requestState);
             }
             const result = results[message.method];
-            const body = result === undefined ? { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } } : { jsonrpc: '2.0', id: message.id, result };
+            const body =
+                result === undefined ? { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } } : { jsonrpc: '2.0', id: message.id, result };
             res.writeHead(result === undefined ? 404 : 200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
         });
     });
@@ -315,7 +335,11 @@ function ask(params: GetParams): unknown {
         return { resultType: 'complete', messages: [{ role: 'user', content: { type: 'text', text: `Hello, ${name}` } }] };
     }
     const requestedSchema = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
-    return { resultType: 'input_required', inputRequests: { who: { method: 'elicitation/create', params: { mode: 'form', message: 'Your name?', requestedSchema } } }, requestState: 'upstream-state-1' };
+    return {
+        resultType: 'input_required',
+        inputRequests: { who: { method: 'elicitation/create', params: { mode: 'form', message: 'Your name?', requestedSchema } } },
+        requestState: 'upstream-state-1'
+    };
 }
 
 describe('Mcp-Param-* headers', () => {
@@ -324,7 +348,12 @@ describe('Mcp-Param-* headers', () => {
         const gateway = await startTestGateway({ upstreams: [{ id: 'rec', transport: 'http', url: upstream.url, protocol: '2026-07-28' }] });
         t.after(() => gateway.close());
         await upstreamsReady(gateway);
-        const response = await postModern(gateway.url!, 'prompts/get', { name: 'rec__p' }, { 'mcp-param-region': 'us-west1', 'mcp-param-greeting': '=?base64?SGVsbG8sIOS4lueVjA==?=' });
+        const response = await postModern(
+            gateway.url!,
+            'prompts/get',
+            { name: 'rec__p' },
+            { 'mcp-param-region': 'us-west1', 'mcp-param-greeting': '=?base64?SGVsbG8sIOS4lueVjA==?=' }
+        );
         assert.equal(response.status, 200);
         await response.body?.cancel();
         const [seen] = upstream.gets;
@@ -341,41 +370,45 @@ describe('Mcp-Param-* headers', () => {
 });
 
 describe('input_required (multi round-trip requests)', () => {
-    test('passes from a 2026-07-28 upstream to a 2026-07-28 client, its state sealed to the caller and prompt; the retry reaches the upstream with its own state', { timeout: 60_000 }, async t => {
-        const upstream = await startHeaderRecordingUpstream(t);
-        const gateway = await startTestGateway({
-            auth: { mode: 'apiKey' },
-            clients: [
-                { id: 'alice', apiKey: keyOf('alice') },
-                { id: 'bob', apiKey: keyOf('bob') }
-            ],
-            upstreams: [{ id: 'rec', transport: 'http', url: upstream.url }]
-        });
-        t.after(() => gateway.close());
-        await upstreamsReady(gateway);
-        const first = await json(await postModern(gateway.url!, 'prompts/get', { name: 'rec__ask' }, bearer('alice')));
-        assert.deepEqual(SCHEMA.problems(first, 'prompts/get'), []);
-        const result = first.result as { resultType: string; inputRequests: unknown; requestState: string };
-        assert.equal(result.resultType, 'input_required');
-        assert.deepEqual(Object.keys(result.inputRequests as object), ['who']);
-        assert.notEqual(result.requestState, 'upstream-state-1', "the upstream's state is sealed, not shown");
-        const inputResponses = { who: { action: 'accept', content: { name: 'Ada' } } };
-        const retry = await json(await postModern(gateway.url!, 'prompts/get', { name: 'rec__ask', inputResponses, requestState: result.requestState }, bearer('alice')));
-        assert.deepEqual(SCHEMA.problems(retry, 'prompts/get'), []);
-        assert.deepEqual((retry.result as { messages: unknown }).messages, [{ role: 'user', content: { type: 'text', text: 'Hello, Ada' } }]);
-        assert.deepEqual(upstream.states, [undefined, 'upstream-state-1'], 'the upstream got its own state back');
-        const tampered = `${result.requestState.slice(0, -2)}${result.requestState.endsWith('AA') ? 'BB' : 'AA'}`;
-        for (const [what, state, who, name] of [
-            ['altered', tampered, 'alice', 'rec__ask'],
-            ["another client's", result.requestState, 'bob', 'rec__ask'],
-            ['for another prompt', result.requestState, 'alice', 'rec__p'],
-            ["the upstream's own", 'upstream-state-1', 'alice', 'rec__ask']
-        ] as const) {
-            const refused = await json(await postModern(gateway.url!, 'prompts/get', { name, inputResponses, requestState: state }, bearer(who)));
-            assert.equal(refused.error?.code, -32602, what);
+    test(
+        'passes from a 2026-07-28 upstream to a 2026-07-28 client, its state sealed to the caller and prompt; the retry reaches the upstream with its own state',
+        { timeout: 60_000 },
+        async t => {
+            const upstream = await startHeaderRecordingUpstream(t);
+            const gateway = await startTestGateway({
+                auth: { mode: 'apiKey' },
+                clients: [
+                    { id: 'alice', apiKey: keyOf('alice') },
+                    { id: 'bob', apiKey: keyOf('bob') }
+                ],
+                upstreams: [{ id: 'rec', transport: 'http', url: upstream.url }]
+            });
+            t.after(() => gateway.close());
+            await upstreamsReady(gateway);
+            const first = await json(await postModern(gateway.url!, 'prompts/get', { name: 'rec__ask' }, bearer('alice')));
+            assert.deepEqual(SCHEMA.problems(first, 'prompts/get'), []);
+            const result = first.result as { resultType: string; inputRequests: unknown; requestState: string };
+            assert.equal(result.resultType, 'input_required');
+            assert.deepEqual(Object.keys(result.inputRequests as object), ['who']);
+            assert.notEqual(result.requestState, 'upstream-state-1', "the upstream's state is sealed, not shown");
+            const inputResponses = { who: { action: 'accept', content: { name: 'Ada' } } };
+            const retry = await json(await postModern(gateway.url!, 'prompts/get', { name: 'rec__ask', inputResponses, requestState: result.requestState }, bearer('alice')));
+            assert.deepEqual(SCHEMA.problems(retry, 'prompts/get'), []);
+            assert.deepEqual((retry.result as { messages: unknown }).messages, [{ role: 'user', content: { type: 'text', text: 'Hello, Ada' } }]);
+            assert.deepEqual(upstream.states, [undefined, 'upstream-state-1'], 'the upstream got its own state back');
+            const tampered = `${result.requestState.slice(0, -2)}${result.requestState.endsWith('AA') ? 'BB' : 'AA'}`;
+            for (const [what, state, who, name] of [
+                ['altered', tampered, 'alice', 'rec__ask'],
+                ["another client's", result.requestState, 'bob', 'rec__ask'],
+                ['for another prompt', result.requestState, 'alice', 'rec__p'],
+                ["the upstream's own", 'upstream-state-1', 'alice', 'rec__ask']
+            ] as const) {
+                const refused = await json(await postModern(gateway.url!, 'prompts/get', { name, inputResponses, requestState: state }, bearer(who)));
+                assert.equal(refused.error?.code, -32602, what);
+            }
+            assert.equal(upstream.states.length, 2, 'no refused state reached the upstream');
         }
-        assert.equal(upstream.states.length, 2, 'no refused state reached the upstream');
-    });
+    );
 
     test('a handshake-era client gets a clear -32603: it has no way to answer', { timeout: 60_000 }, async t => {
         const upstream = await startHeaderRecordingUpstream(t);

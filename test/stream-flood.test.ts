@@ -36,7 +36,10 @@ test('SSE streams flooded with tiny lines are throttled and reported; the other 
     t.after(() => client.close());
     for (const id of FLOODERS) {
         await waitFor(() => (gateway.faults.of(id).stream_flood ?? 0) >= 1, 60_000, `the flood of ${id} to be counted`);
-        assert.ok(lines().some(line => line.upstream === id && line.fault === 'stream_flood'), `the flood of ${id} is logged`);
+        assert.ok(
+            lines().some(line => line.upstream === id && line.fault === 'stream_flood'),
+            `the flood of ${id} is logged`
+        );
     }
     // While the floods go on: the calm upstream answers, and so do the flooders on their own requests.
     for (let i = 0; i < 5; i++) assert.equal((await client.getPrompt({ name: 'calm__prompt-000' })).messages.length, 1);

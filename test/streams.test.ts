@@ -135,7 +135,11 @@ function assertGracefulEnd(subscription: SseReader, id: string | number): void {
 /** A POST on a session whose answer the client stops reading as soon as it starts: the kernel buffers fill, then the gateway's. */
 async function postAndStopReading(t: TeardownScope, url: string, session: RawSession, body: unknown): Promise<IncomingMessage> {
     const text = JSON.stringify(body);
-    const sent = request(url, { method: 'POST', agent: false, headers: { ...session.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(text) } });
+    const sent = request(url, {
+        method: 'POST',
+        agent: false,
+        headers: { ...session.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(text) }
+    });
     closeAfter(t, () => sent.destroy());
     sent.end(text);
     const [response] = (await once(sent, 'response')) as [IncomingMessage];
@@ -157,7 +161,11 @@ describe('a client that stops reading', () => {
         const response = await postAndStopReading(t, url, stuck, { jsonrpc: '2.0', id: 9, method: 'prompts/get', params: flood });
         assert.equal(response.headers['content-type'], 'text/event-stream');
         const metrics = gateway.operatorUrls.metrics!;
-        await waitFor(async () => value(parseExposition(await (await fetch(metrics)).text()), 'mcp_gateway_streams_closed_total', { reason: 'slow_consumer' }) === 1, 60_000, 'the stalled stream counted');
+        await waitFor(
+            async () => value(parseExposition(await (await fetch(metrics)).text()), 'mcp_gateway_streams_closed_total', { reason: 'slow_consumer' }) === 1,
+            60_000,
+            'the stalled stream counted'
+        );
         const cut = lines().filter(line => line.msg === 'stream closed: its client stopped reading');
         assert.equal(cut.length, 1, 'logged once');
         assert.equal(cut[0]!.stream, 'answer');
@@ -171,11 +179,15 @@ describe('a client that stops reading', () => {
         // The upstream was told to stop, and everyone else is served: a new request, and the other session's stream.
         const client = await connectHttp(url);
         closeAfter(t, () => client.close());
-        await waitFor(async () => {
-            const result = await client.getPrompt({ name: 'up__stats' });
-            const text = result.messages[0]?.content.type === 'text' ? result.messages[0].content.text : '{}';
-            return ((JSON.parse(text) as { progress?: { cancelled: number } }).progress?.cancelled ?? 0) === 1;
-        }, 30_000, 'the flooding request cancelled upstream');
+        await waitFor(
+            async () => {
+                const result = await client.getPrompt({ name: 'up__stats' });
+                const text = result.messages[0]?.content.type === 'text' ? result.messages[0].content.text : '{}';
+                return ((JSON.parse(text) as { progress?: { cancelled: number } }).progress?.cancelled ?? 0) === 1;
+            },
+            30_000,
+            'the flooding request cancelled upstream'
+        );
         assert.equal(other.stream.ended, false);
     });
 });
@@ -228,7 +240,7 @@ describe('a request id larger than the bound', () => {
 });
 
 describe('a reload that removes a client or changes its credentials', () => {
-    test('apiKey: a re-keyed client\'s GET and listen streams end (the listen one answered), its quota is free, others carry on', { timeout: 90_000 }, async t => {
+    test("apiKey: a re-keyed client's GET and listen streams end (the listen one answered), its quota is free, others carry on", { timeout: 90_000 }, async t => {
         const folder = await promptFolder(t);
         const clients = (aliceKey: number, carolAllow: string[]) => [
             { id: 'alice', apiKey: keyOf('alice', aliceKey) },
@@ -243,7 +255,11 @@ describe('a reload that removes a client or changes its credentials', () => {
         await alice.subscription.closed();
         assertGracefulEnd(alice.subscription, 'listen-1');
         assert.equal(await streamsClosed(gateway, 'client_revoked'), 2);
-        assert.ok(logs().some(line => line.msg === 'clients removed or given new credentials by the reload: their sessions and streams ended' && JSON.stringify(line.clients) === '["alice"]'));
+        assert.ok(
+            logs().some(
+                line => line.msg === 'clients removed or given new credentials by the reload: their sessions and streams ended' && JSON.stringify(line.clients) === '["alice"]'
+            )
+        );
         // The old session is over, whichever key asks.
         const newKey = { authorization: `Bearer ${keyOf('alice', 1)}` };
         const old = await call(url, { ...alice.session, headers: { ...alice.session.headers, ...newKey } }, 'prompts/list');
@@ -259,7 +275,7 @@ describe('a reload that removes a client or changes its credentials', () => {
         assert.equal(carol.stream.ended || carol.subscription.ended, false);
     });
 
-    test('apiKey: a removed client\'s streams end and its session is gone; re-added, it has its quota back', { timeout: 90_000 }, async t => {
+    test("apiKey: a removed client's streams end and its session is gone; re-added, it has its quota back", { timeout: 90_000 }, async t => {
         const folder = await promptFolder(t);
         const bob = { id: 'bob', apiKey: keyOf('bob') };
         const other = { id: 'other', apiKey: keyOf('other') };
@@ -272,7 +288,7 @@ describe('a reload that removes a client or changes its credentials', () => {
         assertGracefulEnd(held.subscription, 'listen-1');
         assert.equal(await streamsClosed(gateway, 'client_revoked'), 2);
         await rewrite(gatewayConfig(folder, { mode: 'apiKey' }, [bob, other]));
-        assert.equal((await call(url, held.session, 'prompts/list')).status, 404, 'a removed client\'s session does not come back with it');
+        assert.equal((await call(url, held.session, 'prompts/list')).status, 404, "a removed client's session does not come back with it");
         await streamsOf(t, url, headers);
     });
 
@@ -292,6 +308,6 @@ describe('a reload that removes a client or changes its credentials', () => {
         // Back in the config, the same token opens a session and a subscription again: nothing of the old ones holds the quota.
         await rewrite(gatewayConfig(folder, auth, [{ id: 'dave' }, { id: 'erin' }]));
         await streamsOf(t, url, { authorization: `Bearer ${await token('dave')}` });
-        assert.equal(erin.stream.ended || erin.subscription.ended, false, 'a reload that changes nothing of erin\'s leaves her streams');
+        assert.equal(erin.stream.ended || erin.subscription.ended, false, "a reload that changes nothing of erin's leaves her streams");
     });
 });

@@ -92,7 +92,7 @@ test('an HTTP upstream that goes away fails fast and rejoins when it is back on 
     assert.doesNotMatch(failure.message, /timed out/);
     assert.equal(gateway.faults.of('web').timeout, undefined, 'no request to web timed out');
     await waitFor(() => gateway.upstreams[0]!.state !== 'ready', 20_000, 'the upstream to be marked down');
-    assert.ok(!(await namesOf(client)).some(name => name.startsWith('web__')), 'a down upstream\'s prompts leave the list');
+    assert.ok(!(await namesOf(client)).some(name => name.startsWith('web__')), "a down upstream's prompts leave the list");
     await assertServed(client, 'local__all-content');
 
     web = await startHttpFixture('streamable-http', { flags: ['--port', String(port)] });
@@ -144,7 +144,10 @@ test('a hung upstream fails its request after timeoutMs; a slow starter joins; t
     await upstreamsReady(gateway, ['hung']);
     const client = await connectHttp(gateway.url!);
     closeAfter(t, () => client.close());
-    assert.deepEqual(gateway.upstreams.map(upstream => upstream.state), ['ready', 'ready', 'ready']);
+    assert.deepEqual(
+        gateway.upstreams.map(upstream => upstream.state),
+        ['ready', 'ready', 'ready']
+    );
     const started = Date.now();
     const [hung, local] = await Promise.all([rpcError(client.getPrompt({ name: 'hung__p' })), client.getPrompt({ name: 'local__all-content' })]);
     const took = Date.now() - started;

@@ -16,7 +16,10 @@ test('unreachable and unstartable upstreams are left out, the rest is served, an
     const client = await connectHttp(gateway.url!);
     closeAfter(t, () => client.close());
     // The two missing ones are down, or already in a reconnect attempt: not up either way.
-    assert.deepEqual(gateway.upstreams.map(upstream => upstream.state === 'ready'), [false, false, true]);
+    assert.deepEqual(
+        gateway.upstreams.map(upstream => upstream.state === 'ready'),
+        [false, false, true]
+    );
     const first = await listAllPages(client);
     assert.ok(first.names.length > 0 && first.names.every(name => name.startsWith('local__')));
     const down = await rpcError(client.getPrompt({ name: 'late__with-required', arguments: { topic: 'x' } }));

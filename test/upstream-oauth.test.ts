@@ -101,7 +101,7 @@ test('every HTTP transport gets a token of its own and serves its prompts; one t
     assert.equal(upstream.refused(), 0);
 });
 
-test('the client\'s own credentials never reach an upstream: the gateway presents only the tokens it got itself', { timeout: 60_000 }, async t => {
+test("the client's own credentials never reach an upstream: the gateway presents only the tokens it got itself", { timeout: 60_000 }, async t => {
     const issuer = await authorizationServer(t);
     const upstream = await protectedUpstream(t, issuer);
     const clientKey = 'client-api-key-0123456789abcdef';
@@ -122,7 +122,10 @@ test('the client\'s own credentials never reach an upstream: the gateway present
         for (const prompt of ['stream__greet', 'modern__greet']) assert.equal(await greet(client, prompt), 'Hello, Ada');
     }
     const gatewayTokens = new Set(issuer.issued.map(issued => `Bearer ${issued.token}`));
-    assert.deepEqual([...upstream.presented].filter(value => !gatewayTokens.has(value)), []);
+    assert.deepEqual(
+        [...upstream.presented].filter(value => !gatewayTokens.has(value)),
+        []
+    );
 });
 
 test('client_secret_post: the secret goes in the form; a client sending Basic to that server gets a clear fault', { timeout: 60_000 }, async t => {
@@ -142,7 +145,7 @@ test('client_secret_post: the secret goes in the form; a client sending Basic to
     assert.equal(basic.lastError, 'Upstream basic failed: token endpoint answered HTTP 401 (invalid_client)');
 });
 
-test('the resource indicator is the upstream\'s URL unless set; false sends none', { timeout: 60_000 }, async t => {
+test("the resource indicator is the upstream's URL unless set; false sends none", { timeout: 60_000 }, async t => {
     const issuer = await authorizationServer(t);
     const upstream = await protectedUpstream(t, issuer);
     const config = (auth: Record<string, unknown>) => ({
@@ -201,10 +204,7 @@ test('an upstream answering 401 (its tokens revoked): the token is renewed once 
     const issuer = await authorizationServer(t);
     const upstream = await protectedUpstream(t, issuer);
     const { gateway, client } = await gatewayWith(t, {
-        upstreams: [
-            oauthUpstream('stream', 'streamable-http', upstream.urls.streamable, issuer.tokenUrl),
-            oauthUpstream('legacy', 'sse', upstream.urls.sse, issuer.tokenUrl)
-        ]
+        upstreams: [oauthUpstream('stream', 'streamable-http', upstream.urls.streamable, issuer.tokenUrl), oauthUpstream('legacy', 'sse', upstream.urls.sse, issuer.tokenUrl)]
     });
     await upstreamsReady(gateway);
     assert.equal(issuer.requests, 2);
@@ -271,7 +271,10 @@ test('a token endpoint down or failing: a clear fault for that upstream alone, t
     assert.equal(byId('good').state, 'ready');
     assert.equal(byId('down').lastError, 'Upstream down failed: token endpoint unreachable (ECONNREFUSED)');
     assert.equal(byId('failing').lastError, 'Upstream failing failed: token endpoint answered HTTP 503 (temporarily_unavailable)');
-    assert.deepEqual((await client.listPrompts()).prompts.map(prompt => prompt.name), ['good__greet']);
+    assert.deepEqual(
+        (await client.listPrompts()).prompts.map(prompt => prompt.name),
+        ['good__greet']
+    );
     assert.equal(await greet(client, 'good__greet'), 'Hello, Ada');
 
     // Tried again as the upstream reconnects, spaced by the backoff.
@@ -289,7 +292,7 @@ test('a token endpoint down or failing: a clear fault for that upstream alone, t
     assert.equal(await greet(client, 'failing__greet'), 'Hello, Ada');
 });
 
-test('a token expired while its endpoint fails: requests fail with the token endpoint\'s reason, and work again once it answers', { timeout: 60_000 }, async t => {
+test("a token expired while its endpoint fails: requests fail with the token endpoint's reason, and work again once it answers", { timeout: 60_000 }, async t => {
     const issuer = await authorizationServer(t);
     issuer.lifetimeSec = 2;
     const upstream = await protectedUpstream(t, issuer);
@@ -308,7 +311,15 @@ test('a token expired while its endpoint fails: requests fail with the token end
 
     issuer.failWith = undefined;
     // The next request after the backoff (at most reconnect.maxMs) gets a new token.
-    await waitFor(() => greet(client, 'web__greet').then(() => true, () => false), 20_000, 'a request that works');
+    await waitFor(
+        () =>
+            greet(client, 'web__greet').then(
+                () => true,
+                () => false
+            ),
+        20_000,
+        'a request that works'
+    );
     assert.equal(upstream.refused(), 0, 'no expired token was sent');
 });
 

@@ -77,7 +77,10 @@ test('a walk tests the policy once per prompt of the view, however many pages it
     await walk(service, { scope: 'narrow', visible: narrow.visible });
     assert.equal(narrow.calls(), size);
     // What a client sees is the same filtered walk either way.
-    assert.deepEqual(seenByNarrow.names, seenByWide.names.filter(name => name.endsWith('prompt-007') || name.endsWith('prompt-050') || name.startsWith('small__')));
+    assert.deepEqual(
+        seenByNarrow.names,
+        seenByWide.names.filter(name => name.endsWith('prompt-007') || name.endsWith('prompt-050') || name.startsWith('small__'))
+    );
 });
 
 test("a scope's fingerprint comes from the same slice, and the slice is cut again when the rules or the view change", { timeout: 60_000 }, async t => {
@@ -88,7 +91,13 @@ test("a scope's fingerprint comes from the same slice, and the slice is cut agai
     const view = await gateway.catalog.view();
     const fingerprint = slices.fingerprint(view, caller.scope, caller.visible);
     assert.equal(caller.calls(), size, 'the fingerprint tested nothing again');
-    assert.equal(fingerprint, viewFingerprint(view, visibleSlice(view.segments, (entry: CatalogEntry) => entry.exposedName.startsWith('small__'))));
+    assert.equal(
+        fingerprint,
+        viewFingerprint(
+            view,
+            visibleSlice(view.segments, (entry: CatalogEntry) => entry.exposedName.startsWith('small__'))
+        )
+    );
 
     // New rules for the scope (a reload's policy): cut again, once.
     const renewed = counting('c', name => name.startsWith('small__'));

@@ -58,12 +58,10 @@ export async function startGateway(name: string, config: Record<string, unknown>
     await writeFile(file, JSON.stringify({ ...config, limits, sessions, listen: { port: 0 } }));
     const root = options.root ?? gatewayRoot;
     const started = performance.now();
-    const watched = await spawnWatched(
-        name,
-        process.execPath,
-        [...(options.inspect === true ? ['--inspect=127.0.0.1:0'] : []), path.join(root, 'dist/cli.js'), '--config', file],
-        { ready: /^listening on (\S+)$/, readyTimeoutMs: options.readyTimeoutMs ?? 120_000 }
-    );
+    const watched = await spawnWatched(name, process.execPath, [...(options.inspect === true ? ['--inspect=127.0.0.1:0'] : []), path.join(root, 'dist/cli.js'), '--config', file], {
+        ready: /^listening on (\S+)$/,
+        readyTimeoutMs: options.readyTimeoutMs ?? 120_000
+    });
     const startedInMs = performance.now() - started;
     const inspector = watched
         .tail()

@@ -79,7 +79,10 @@ export async function spawnWatched(name: string, command: string, args: string[]
         if (!stopping) fatal(died());
     });
     const readyMatch = await new Promise<RegExpExecArray>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${name} not ready after ${options.readyTimeoutMs ?? 60_000} ms; its last lines:\n${tail.join('\n')}`)), options.readyTimeoutMs ?? 60_000);
+        const timer = setTimeout(
+            () => reject(new Error(`${name} not ready after ${options.readyTimeoutMs ?? 60_000} ms; its last lines:\n${tail.join('\n')}`)),
+            options.readyTimeoutMs ?? 60_000
+        );
         onLine = line => {
             const match = options.ready.exec(line);
             if (match === null) return;

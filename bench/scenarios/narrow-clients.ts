@@ -102,7 +102,15 @@ function policyFor(options: NarrowClientsOptions) {
     );
     const policy = compilePolicy(config);
     const caller = (scope: string): Caller => ({ scope, visible: policy.access.visibility(scope) });
-    return { ids, separator: config.namespace.separator, notifications: config.notifications, relist: config.caching, narrow: caller('narrow'), half: caller('half'), wide: caller('wide') };
+    return {
+        ids,
+        separator: config.namespace.separator,
+        notifications: config.notifications,
+        relist: config.caching,
+        narrow: caller('narrow'),
+        half: caller('half'),
+        wide: caller('wide')
+    };
 }
 
 export async function measureNarrowClients(options: NarrowClientsOptions): Promise<NarrowClientsResult> {

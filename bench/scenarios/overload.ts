@@ -67,7 +67,14 @@ export async function measureOverload(upstreamUrl: string, options: OverloadOpti
 
         let [accepted, refused] = [0, 0];
         const started = performance.now();
-        const flood = flooders.flatMap(channel => Array.from({ length: options.perSession }, () => slow(channel).then(() => accepted++, () => refused++)));
+        const flood = flooders.flatMap(channel =>
+            Array.from({ length: options.perSession }, () =>
+                slow(channel).then(
+                    () => accepted++,
+                    () => refused++
+                )
+            )
+        );
         // Measured once the excess has been refused: the upstream saturated, its queue full.
         const excess = sent - BULKHEAD.maxConcurrency - BULKHEAD.maxQueue;
         while (refused < excess && performance.now() - started < SATURATION_TIMEOUT_MS) await sleep(10);

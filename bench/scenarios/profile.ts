@@ -20,9 +20,7 @@ export async function profileTarget(target: Target, inspectorUrl: string, option
     try {
         await slice(target, channels, options.durationMs / 4); // warm-up
         const { value: run, profile } = await inspector.profile(() => slice(target, channels, options.durationMs));
-        return [...chargeToPackages(profile)]
-            .map(([owner, micros]) => ({ owner, usPerGet: micros / run.requests }))
-            .sort((a, b) => b.usPerGet - a.usPerGet);
+        return [...chargeToPackages(profile)].map(([owner, micros]) => ({ owner, usPerGet: micros / run.requests })).sort((a, b) => b.usPerGet - a.usPerGet);
     } finally {
         inspector.close();
         await Promise.all(channels.map(channel => channel.close()));

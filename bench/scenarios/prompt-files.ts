@@ -64,7 +64,9 @@ Point out bugs first, then risky patterns, then style. Quote the lines you mean.
 async function writeFolder(folder: string, files: number): Promise<void> {
     for (let group = 0; group < FOLDERS; group++) await mkdir(path.join(folder, `group-${group}`), { recursive: true });
     const limit = pLimit(64);
-    await Promise.all(Array.from({ length: files }, (_, index) => limit(() => writeFile(path.join(folder, `group-${index % FOLDERS}`, `prompt-${index}.md`), promptFileText(index)))));
+    await Promise.all(
+        Array.from({ length: files }, (_, index) => limit(() => writeFile(path.join(folder, `group-${index % FOLDERS}`, `prompt-${index}.md`), promptFileText(index))))
+    );
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -73,10 +75,14 @@ export async function measurePromptFiles(options: PromptFilesOptions): Promise<P
     const folder = await mkdtemp(path.join(os.tmpdir(), 'gateway-bench-prompt-files-'));
     try {
         await writeFolder(folder, options.files);
-        const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/prompt-files-load.ts'), folder, String(options.rounds), String(options.changes)], {
-            cwd: ROOT,
-            maxBuffer: 1 << 20
-        });
+        const { stdout } = await promisify(execFile)(
+            process.execPath,
+            ['--import', 'tsx', path.join(ROOT, 'bench/prompt-files-load.ts'), folder, String(options.rounds), String(options.changes)],
+            {
+                cwd: ROOT,
+                maxBuffer: 1 << 20
+            }
+        );
         const measured = JSON.parse(stdout) as { prompts: number; loads: Timed[]; floor: Timed[]; changeMs: number[] };
         const warm = measured.loads.slice(1);
         if (measured.prompts !== options.files) throw new Error(`prompt files: ${measured.prompts} prompts served of ${options.files} files`);

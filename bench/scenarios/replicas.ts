@@ -245,8 +245,14 @@ async function startTargets(scope: Scope, upstream: { url: string; pid: number }
     const [nginxUpstream, nginxOne, nginxThree, nginxShared] = await Promise.all([
         startNginxFor(scope, [portOf(upstream.url)]),
         startNginxFor(scope, [portOf(one!.url)]),
-        startNginxFor(scope, gateways.map(g => portOf(g.url))),
-        startNginxFor(scope, sharing.map(g => portOf(g.url)))
+        startNginxFor(
+            scope,
+            gateways.map(g => portOf(g.url))
+        ),
+        startNginxFor(
+            scope,
+            sharing.map(g => portOf(g.url))
+        )
     ]);
     const gatewayPrompt = `up__${UPSTREAM_PROMPT}`;
     const both: Era[] = [SESSION_ERA, STATELESS_ERA];
@@ -259,7 +265,14 @@ async function startTargets(scope: Scope, upstream: { url: string; pid: number }
         { name: NGINX_THREE, url: withPath(nginxThree.url, gateways[0]!.url), prompt: gatewayPrompt, eras: both, hopPids: gateways.map(g => g.pid), nginx: nginxThree },
         { name: NGINX_THREE_REDIS, url: withPath(nginxShared.url, sharing[0]!.url), prompt: gatewayPrompt, eras: both, hopPids: sharing.map(g => g.pid), nginx: nginxShared }
     ];
-    const direct = (name: string, gateway: { url: string; pid: number }): LoadTarget => ({ name, url: gateway.url, prompt: gatewayPrompt, eras: both, hopPids: [gateway.pid], nginx: undefined });
+    const direct = (name: string, gateway: { url: string; pid: number }): LoadTarget => ({
+        name,
+        url: gateway.url,
+        prompt: gatewayPrompt,
+        eras: both,
+        hopPids: [gateway.pid],
+        nginx: undefined
+    });
     return { targets, gateways: [one!, ...gateways, ...sharing].map((gateway, i) => direct(`replica ${i}`, gateway)) };
 }
 

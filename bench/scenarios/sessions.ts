@@ -50,7 +50,10 @@ export async function measureSessions(upstreamUrl: string, counts: number[]): Pr
             const memory = heldMemory(await inspector.memoryAfterGc());
             let held = 0;
             await inParallel(0, count, CONNECTIONS, async i => {
-                await sessions[i]!.call('ping').then(() => held++, () => {});
+                await sessions[i]!.call('ping').then(
+                    () => held++,
+                    () => {}
+                );
             });
             steps.push({ sessions: count, bytesPerSession: (memory - baseline) / count, held, openMs, rssBytes: statusKiB(gateway.pid) * 1024 });
         }

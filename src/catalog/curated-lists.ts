@@ -65,7 +65,7 @@ export class CuratedLists {
         this.#reported.set(upstreamId, { overrides, key, report });
         if (previous?.key === key) return;
         if (!isEmptyReport(report)) {
-            this.log.warn({ upstream: upstreamId, ...report }, 'prompt overrides that do not apply to the upstream\'s list (see docs/overrides.md)');
+            this.log.warn({ upstream: upstreamId, ...report }, "prompt overrides that do not apply to the upstream's list (see docs/overrides.md)");
         } else if (previous !== undefined) {
             this.log.info({ upstream: upstreamId }, 'prompt overrides all apply again');
         }

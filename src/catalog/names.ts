@@ -42,13 +42,7 @@ const AS_LISTED: Curate = (_upstream, list) => curateList(list.prompts, list.dig
  * everyone, so pages and cursors still walk the upstream's full list (by the upstream's own names, so a renamed
  * prompt keeps its place). `curate` applies the upstream's overrides; a prompt it leaves out is left out the same way.
  */
-export function nameTable(
-    order: readonly UpstreamPort[],
-    lists: readonly (UpstreamList | undefined)[],
-    naming: NamingRule,
-    log: Logger,
-    curate: Curate = AS_LISTED
-): CatalogView {
+export function nameTable(order: readonly UpstreamPort[], lists: readonly (UpstreamList | undefined)[], naming: NamingRule, log: Logger, curate: Curate = AS_LISTED): CatalogView {
     const byName = new Map<string, CatalogEntry>();
     const namespacedIds = new Set(order.filter(upstream => upstream.config.namespace).map(upstream => upstream.id));
     const segments = order.map((upstream, index): Segment<CatalogEntry> => {
@@ -57,7 +51,7 @@ export function nameTable(
             if (curated === undefined) return undefined;
             const name = exposedName(naming, upstream.id, upstream.config.namespace, curated.localName);
             if (!upstream.config.namespace && inReservedNamespace(naming, name, namespacedIds)) {
-                log.warn({ prompt: name.slice(0, 64), upstream: upstream.id }, 'unprefixed prompt name lies in a namespaced upstream\'s namespace; leaving it out');
+                log.warn({ prompt: name.slice(0, 64), upstream: upstream.id }, "unprefixed prompt name lies in a namespaced upstream's namespace; leaving it out");
                 return undefined;
             }
             const owner = byName.get(name);

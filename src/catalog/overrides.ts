@@ -102,10 +102,7 @@ export function curateList(prompts: readonly Prompt[], digests: readonly string[
 }
 
 /** The prompt as clients see it, the defaults of its arguments, and the argument overrides it has no argument for. */
-export function applyOverride(
-    prompt: Prompt,
-    override: PromptOverride
-): { prompt: Prompt; defaults: ReadonlyMap<string, string> | undefined; unknownArguments: string[] } {
+export function applyOverride(prompt: Prompt, override: PromptOverride): { prompt: Prompt; defaults: ReadonlyMap<string, string> | undefined; unknownArguments: string[] } {
     const curated: Prompt = { ...prompt, name: override.name ?? prompt.name };
     if (override.title !== undefined) curated.title = override.title;
     if (override.description !== undefined) curated.description = override.description;

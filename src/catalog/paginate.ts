@@ -151,8 +151,7 @@ function fromTheStart(count: number): Walk {
 
 function resume<E>(segments: readonly Segment<E>[], order: UpstreamOrder, start: Position, history: VersionHistory, slice: VisibleSlice): Walk {
     const current = order.indexOf.get(start.upstreamId);
-    const sequence =
-        current !== undefined && start.positional && start.order === order.digest ? range(current, segments.length) : rejoin(order, start, current);
+    const sequence = current !== undefined && start.positional && start.order === order.digest ? range(current, segments.length) : rejoin(order, start, current);
     const offset = current === undefined ? 0 : resumeOffset(segments[current]!, slice.offsets[current]!, start, history);
     return { sequence, offset, positional: sequence.every((index, at) => index === segments.length - sequence.length + at) };
 }

@@ -5,13 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
-import type {
-    CompleteRequest,
-    CompleteResult,
-    GetPromptResult,
-    ListPromptsResult,
-    Prompt
-} from '@modelcontextprotocol/client';
+import type { CompleteRequest, CompleteResult, GetPromptResult, ListPromptsResult, Prompt } from '@modelcontextprotocol/client';
 import { Bus } from '../lib/bus.js';
 import { UpstreamFailedError, UpstreamRejectedError } from '../upstream/errors.js';
 import { exceeds, exceedsDepth } from '../lib/json-bounds.js';

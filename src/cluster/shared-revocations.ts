@@ -75,7 +75,10 @@ export class SharedRevocations implements SessionRevocations {
             for (let index = 0; index + 1 < entries.length; index += 2) this.#copy.remember(entries[index]!, Number(entries[index + 1]));
         } catch (error) {
             this.link.failed(error);
-            this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'shared state: reading ended sessions from Redis failed; read again when the shared state is back');
+            this.logger.warn(
+                { err: error instanceof Error ? error.message : String(error) },
+                'shared state: reading ended sessions from Redis failed; read again when the shared state is back'
+            );
         }
     }
 

@@ -23,8 +23,6 @@ export class ConfigError extends Error {
         readonly source: string,
         readonly issues: readonly ConfigIssue[]
     ) {
-        super(
-            `Invalid config ${source}:\n` + issues.map(issue => `  - ${formatPath(issue.path)}: ${issue.message}`).join('\n')
-        );
+        super(`Invalid config ${source}:\n` + issues.map(issue => `  - ${formatPath(issue.path)}: ${issue.message}`).join('\n'));
     }
 }

@@ -99,7 +99,10 @@ function parseJson(text: string, source: string): unknown {
     const document = parseJsonc(text);
     if (!document.ok) {
         const at = `line ${document.line}, column ${document.column}`;
-        const message = document.tooDeep === true ? `${document.problem} at ${at} (the limit for config files); flatten it there` : `not valid JSON at ${at}: ${document.problem}; fix the syntax there`;
+        const message =
+            document.tooDeep === true
+                ? `${document.problem} at ${at} (the limit for config files); flatten it there`
+                : `not valid JSON at ${at}: ${document.problem}; fix the syntax there`;
         throw new ConfigError(source, [{ path: [], message }]);
     }
     return document.value;
@@ -109,7 +112,11 @@ function validate(document: unknown, source: string, env: Environment): GatewayC
     const interpolated = interpolateEnv(document, env);
     if (interpolated.issues.length > 0) throw new ConfigError(source, interpolated.issues);
     const parsed = GatewayConfigSchema.safeParse(interpolated.value, { reportInput: true });
-    if (!parsed.success) throw new ConfigError(source, parsed.error.issues.map(issue => toConfigIssue(issue, interpolated.value)));
+    if (!parsed.success)
+        throw new ConfigError(
+            source,
+            parsed.error.issues.map(issue => toConfigIssue(issue, interpolated.value))
+        );
     return withSecretExpansions(parsed.data, secretExpansionsIn(parsed.data, interpolated.expansions));
 }
 

@@ -42,9 +42,7 @@ export const oauthFields = {
             'Scopes every token must carry (in its "scope" claim, space separated, or "scp"); a token without one of them gets HTTP 403 insufficient_scope. Named in every 401 challenge\'s "scope".'
         ),
     resourceName: z.string().min(1).max(200).optional().describe('Human-readable name of the gateway, advertised as "resource_name" in the Protected Resource Metadata.'),
-    resourceDocumentation: httpUrl()
-        .optional()
-        .describe('URL of documentation for people using the gateway, advertised as "resource_documentation".')
+    resourceDocumentation: httpUrl().optional().describe('URL of documentation for people using the gateway, advertised as "resource_documentation".')
 };
 
 interface OAuthFields {
@@ -57,10 +55,7 @@ interface OAuthFields {
  * clients use (a proxy, TLS, a DNS name in front), nor behind a proxy on the same machine (listen.trustProxy), whose
  * clients would be told a loopback URL. Also checked after `--host`, which may move a config off loopback.
  */
-export function missingResource(config: {
-    auth: { mode: string } & OAuthFields;
-    listen: { host: string; path: string; trustProxy?: string[] | undefined };
-}): string | undefined {
+export function missingResource(config: { auth: { mode: string } & OAuthFields; listen: { host: string; path: string; trustProxy?: string[] | undefined } }): string | undefined {
     const { auth, listen } = config;
     if (auth.mode !== 'jwt' || auth.authorizationServers === undefined || auth.resource !== undefined) return undefined;
     const why = unknownOwnUrl(listen);
@@ -79,7 +74,11 @@ export function unknownOwnUrl(listen: { host: string; trustProxy?: string[] | un
 
 /** Rules across the OAuth fields and the rest of the config; adds issues like the main schema's superRefine. */
 export function checkOAuthConfig(
-    config: { auth: { mode: string } & OAuthFields; listen: { host: string; path: string; trustProxy?: string[] | undefined }; clients: { requiredScopes?: string[] | undefined }[] },
+    config: {
+        auth: { mode: string } & OAuthFields;
+        listen: { host: string; path: string; trustProxy?: string[] | undefined };
+        clients: { requiredScopes?: string[] | undefined }[];
+    },
     ctx: z.core.$RefinementCtx
 ): void {
     const missing = missingResource(config);
@@ -87,11 +86,15 @@ export function checkOAuthConfig(
     if (config.auth.mode === 'jwt') return;
     config.clients.forEach((client, index) => {
         if (client.requiredScopes !== undefined) {
-            ctx.addIssue({ code: 'custom', path: ['clients', index, 'requiredScopes'], message: `takes effect only with auth.mode "jwt" (scopes come from tokens); remove it or switch auth.mode` });
+            ctx.addIssue({
+                code: 'custom',
+                path: ['clients', index, 'requiredScopes'],
+                message: `takes effect only with auth.mode "jwt" (scopes come from tokens); remove it or switch auth.mode`
+            });
         }
     });
 }
 
 export const clientScopesField = scopeList
     .optional()
-    .describe('jwt mode: scopes this client\'s tokens must carry besides auth.requiredScopes (HTTP 403 insufficient_scope without them).');
+    .describe("jwt mode: scopes this client's tokens must carry besides auth.requiredScopes (HTTP 403 insufficient_scope without them).");

@@ -12,15 +12,16 @@ const MAX_OVERRIDES = 1000;
 const MAX_ARGUMENT_OVERRIDES = 64;
 const MAX_NAME_CHARS = 1024;
 
-const text = (max: number, what: string) => z.string().max(max, { message: `must be at most ${max} characters` }).describe(what);
+const text = (max: number, what: string) =>
+    z
+        .string()
+        .max(max, { message: `must be at most ${max} characters` })
+        .describe(what);
 
 const ArgumentOverrideSchema = z
     .strictObject({
-        description: text(4096, 'Replaces the argument\'s description.').optional(),
-        default: z
-            .string()
-            .describe('Filled in when the client leaves the argument out; the argument is then listed as not required.')
-            .optional()
+        description: text(4096, "Replaces the argument's description.").optional(),
+        default: z.string().describe('Filled in when the client leaves the argument out; the argument is then listed as not required.').optional()
     })
     .describe('How one argument appears, and its default.');
 
@@ -29,10 +30,12 @@ const PromptOverrideSchema = z
         name: z
             .string()
             .regex(PROMPT_NAME_PATTERN, { message: 'must be 1-128 letters, digits, "_", "-" or "." (a valid prompt name)' })
-            .describe('Exposes the prompt under this name instead (still prefixed with "<id><separator>" when namespaced); gets and completions reach the upstream under its own name.')
+            .describe(
+                'Exposes the prompt under this name instead (still prefixed with "<id><separator>" when namespaced); gets and completions reach the upstream under its own name.'
+            )
             .optional(),
-        title: text(256, 'Replaces the prompt\'s title.').optional(),
-        description: text(16_384, 'Replaces the prompt\'s description.').optional(),
+        title: text(256, "Replaces the prompt's title.").optional(),
+        description: text(16_384, "Replaces the prompt's description.").optional(),
         arguments: z
             .record(z.string().min(1).max(MAX_NAME_CHARS), ArgumentOverrideSchema)
             .refine(record => Object.keys(record).length <= MAX_ARGUMENT_OVERRIDES, { message: `at most ${MAX_ARGUMENT_OVERRIDES} arguments per prompt` })

@@ -19,20 +19,13 @@ const glob = z
 
 export const PromptPolicySchema = z
     .strictObject({
-        allow: z
-            .array(glob)
-            .optional()
-            .describe('Only prompts matching one of these globs are visible. Absent: every prompt (that no deny hides).'),
+        allow: z.array(glob).optional().describe('Only prompts matching one of these globs are visible. Absent: every prompt (that no deny hides).'),
         deny: z.array(glob).default([]).describe('Prompts matching one of these globs are hidden, even when allowed: deny wins.')
     })
     .prefault({});
 
 const rateLimitFields = {
-    requestsPerSecond: z
-        .number()
-        .min(0)
-        .max(1_000_000)
-        .describe('Sustained requests per second per client (token bucket refill rate). 0 turns rate limiting off.'),
+    requestsPerSecond: z.number().min(0).max(1_000_000).describe('Sustained requests per second per client (token bucket refill rate). 0 turns rate limiting off.'),
     burst: z.number().int().min(1).max(1_000_000).describe('Bucket size: requests a client may send at once after being quiet.')
 };
 
@@ -52,7 +45,7 @@ const sha256Hex = z
 export const ClientSchema = z
     .strictObject({
         id: clientId,
-        apiKeySha256: sha256Hex.optional().describe('Hex SHA-256 of the client\'s API key (apiKey mode). Preferred: the config never holds the key.'),
+        apiKeySha256: sha256Hex.optional().describe("Hex SHA-256 of the client's API key (apiKey mode). Preferred: the config never holds the key."),
         apiKey: z
             .string()
             .min(16, { message: 'must be at least 16 characters; generate one with `openssl rand -hex 32`' })
@@ -83,9 +76,7 @@ const jwtAlgorithms = ['HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'PS
 export const AuthSchema = z
     .discriminatedUnion('mode', [
         z.strictObject({ mode: z.literal('none') }).describe('No credentials: every caller is the anonymous client.'),
-        z
-            .strictObject({ mode: z.literal('apiKey') })
-            .describe('Each client sends its key as "Authorization: Bearer <key>" or "X-API-Key: <key>".'),
+        z.strictObject({ mode: z.literal('apiKey') }).describe('Each client sends its key as "Authorization: Bearer <key>" or "X-API-Key: <key>".'),
         z
             .strictObject({
                 mode: z.literal('jwt'),
@@ -94,18 +85,20 @@ export const AuthSchema = z
                     .min(32, { message: 'must be at least 32 characters (256 bits) for HS256' })
                     .optional()
                     .describe('Shared HMAC secret (HS256/384/512), usually "${JWT_SECRET}".'),
-                jwks: JwksSchema.optional()
-                    .describe('The public keys inline, as a JWKS document.'),
-                jwksFile: z
+                jwks: JwksSchema.optional().describe('The public keys inline, as a JWKS document.'),
+                jwksFile: z.string().min(1).optional().describe('Path of a JWKS JSON file with the public keys, relative to this file; read at start and on reload.'),
+                jwksUrl: httpUrl().optional().describe('URL of a JWKS document (fetched on demand and cached).'),
+                issuer: z
                     .string()
                     .min(1)
                     .optional()
-                    .describe('Path of a JWKS JSON file with the public keys, relative to this file; read at start and on reload.'),
-                jwksUrl: httpUrl()
+                    .describe(
+                        'Required "iss" claim. Default: any of authorizationServers, when set. Without authorizationServers, an https:// issuer is the authorization server the Protected Resource Metadata names.'
+                    ),
+                audience: z
+                    .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
                     .optional()
-                    .describe('URL of a JWKS document (fetched on demand and cached).'),
-                issuer: z.string().min(1).optional().describe('Required "iss" claim. Default: any of authorizationServers, when set. Without authorizationServers, an https:// issuer is the authorization server the Protected Resource Metadata names.'),
-                audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional().describe('Accepted "aud" value(s).'),
+                    .describe('Accepted "aud" value(s).'),
                 clientIdClaim: z.string().min(1).default('sub').describe('Claim holding the client id; it must name a configured client.'),
                 algorithms: z.array(z.enum(jwtAlgorithms)).min(1).optional().describe('Accepted "alg" values. Default: HS256 with a secret, the asymmetric ones with JWKS.'),
                 clockToleranceSec: z.number().int().min(0).max(600).default(30).describe('Leeway for "exp" and "nbf".'),
@@ -153,7 +146,9 @@ export const LimitsSchema = z
             .min(1024)
             .max(67_108_864)
             .default(65_536)
-            .describe('Largest prompt definition taken from an upstream\'s list, as JSON bytes; a bigger one is left out of the catalog (fault "oversized_prompt"), its siblings stay.'),
+            .describe(
+                'Largest prompt definition taken from an upstream\'s list, as JSON bytes; a bigger one is left out of the catalog (fault "oversized_prompt"), its siblings stay.'
+            ),
         maxPromptsPerUpstream: z
             .number()
             .int()

@@ -25,13 +25,7 @@ const upstreamId = z
     })
     .describe('Unique id of the upstream; the namespace prefix of its prompts.');
 
-const timeoutMs = z
-    .number()
-    .int()
-    .min(1)
-    .max(600_000)
-    .default(10_000)
-    .describe('Timeout in milliseconds for connecting and for each request to this upstream.');
+const timeoutMs = z.number().int().min(1).max(600_000).default(10_000).describe('Timeout in milliseconds for connecting and for each request to this upstream.');
 
 // Control characters would split an HTTP header or an environment entry; the values themselves are never echoed.
 const plainValue = z.string().regex(/^[^\0\r\n]*$/, { message: 'must not contain line breaks or NUL characters' });
@@ -54,19 +48,10 @@ const reconnect = z
 /** What every upstream has, whatever serves its prompts: its name, how its prompts are exposed and checked. */
 const catalogUpstreamFields = {
     id: upstreamId,
-    namespace: z
-        .boolean()
-        .default(true)
-        .describe('false exposes this upstream\'s prompt names without the "<id><separator>" prefix.'),
-    required: z
-        .boolean()
-        .default(false)
-        .describe('true: GET /readyz answers 503 while this upstream is not ready (a server not connected, a prompt folder not readable).'),
-    prompts: PromptPolicySchema.describe('Which of this upstream\'s prompts the gateway exposes, by the upstream\'s own names.'),
-    passUnknownArguments: z
-        .boolean()
-        .default(false)
-        .describe('true: forward arguments a prompt does not declare. false: reject them with -32602.'),
+    namespace: z.boolean().default(true).describe('false exposes this upstream\'s prompt names without the "<id><separator>" prefix.'),
+    required: z.boolean().default(false).describe('true: GET /readyz answers 503 while this upstream is not ready (a server not connected, a prompt folder not readable).'),
+    prompts: PromptPolicySchema.describe("Which of this upstream's prompts the gateway exposes, by the upstream's own names."),
+    passUnknownArguments: z.boolean().default(false).describe('true: forward arguments a prompt does not declare. false: reject them with -32602.'),
     overrides: OverridesSchema
 };
 
@@ -97,13 +82,7 @@ const commonUpstreamFields = {
         .default(30_000)
         .describe('Ping the upstream when idle this often; two failed pings in a row reconnect it. 0 turns pings off.'),
     maxConcurrency: z.number().int().min(1).max(10_000).default(16).describe('Most requests in flight to this upstream at once.'),
-    maxQueue: z
-        .number()
-        .int()
-        .min(0)
-        .max(100_000)
-        .default(256)
-        .describe('Most requests waiting for a free slot; beyond it a request fails at once with "upstream busy".'),
+    maxQueue: z.number().int().min(0).max(100_000).default(256).describe('Most requests waiting for a free slot; beyond it a request fails at once with "upstream busy".'),
     reconnect: z
         .strictObject({ initialMs: reconnectFields.initialMs.optional(), maxMs: reconnectFields.maxMs.optional() })
         .optional()
@@ -129,9 +108,7 @@ export const StdioUpstreamSchema = z
         transport: z.literal('stdio'),
         command: z.string().min(1, { message: 'must name the program to start' }).describe('Program to start.'),
         args: z.array(z.string()).default([]).describe('Arguments for the program.'),
-        env: stringMap(
-            'Environment variables for the child, added to a minimal default environment (PATH, HOME, ...), not to the gateway\'s whole environment.'
-        ),
+        env: stringMap("Environment variables for the child, added to a minimal default environment (PATH, HOME, ...), not to the gateway's whole environment."),
         cwd: z.string().min(1).optional().describe('Working directory of the child, relative to the config file.'),
         killGraceMs: z
             .number()
@@ -192,10 +169,7 @@ const listenSchema = z
             .describe(
                 'Host header values (hostnames, no port) accepted, against DNS rebinding. Default: localhost names when bound to a loopback address; set it when binding elsewhere.'
             ),
-        allowedOrigins: z
-            .array(z.string().min(1))
-            .optional()
-            .describe('Origin hostnames accepted from browsers. Default: localhost origins when bound to a loopback address.'),
+        allowedOrigins: z.array(z.string().min(1)).optional().describe('Origin hostnames accepted from browsers. Default: localhost origins when bound to a loopback address.'),
         cors: CorsSchema,
         trustProxy: z
             .array(z.string().min(1))
@@ -211,7 +185,7 @@ const listenSchema = z
                 }
             })
             .describe(
-                'Proxies whose X-Forwarded-For is believed when telling anonymous callers apart (auth.mode none): addresses, CIDR ranges, or loopback, linklocal, uniquelocal. Default: none; the socket\'s peer is the caller.'
+                "Proxies whose X-Forwarded-For is believed when telling anonymous callers apart (auth.mode none): addresses, CIDR ranges, or loopback, linklocal, uniquelocal. Default: none; the socket's peer is the caller."
             )
     })
     .prefault({});
@@ -234,10 +208,7 @@ const metricsSchema = z
             .strictObject({
                 host: z.string().min(1).default('127.0.0.1').describe('Address to bind.'),
                 port: z.number().int().min(0).max(65_535).describe('TCP port; 0 picks a free one.'),
-                allowedHosts: z
-                    .array(z.string().min(1))
-                    .optional()
-                    .describe('Host header values accepted. Default: localhost names when bound to a loopback address, else any.')
+                allowedHosts: z.array(z.string().min(1)).optional().describe('Host header values accepted. Default: localhost names when bound to a loopback address, else any.')
             })
             .optional()
             .describe(
@@ -255,10 +226,7 @@ const metricsSchema = z
 
 const dashboardSchema = z
     .strictObject({
-        enabled: z
-            .boolean()
-            .optional()
-            .describe('Serve the live dashboard page. Default: on when the address serving it is a loopback address.'),
+        enabled: z.boolean().optional().describe('Serve the live dashboard page. Default: on when the address serving it is a loopback address.'),
         path: urlPath('/dashboard', 'Path of the dashboard page; its data is at <path>/data.')
     })
     .prefault({})
@@ -270,12 +238,7 @@ export const GatewayConfigSchema = z
         listen: listenSchema.describe('Where the Streamable HTTP endpoint listens.'),
         namespace: z
             .strictObject({
-                separator: z
-                    .string()
-                    .min(1)
-                    .max(8)
-                    .default('__')
-                    .describe('Put between the upstream id and the prompt name. Must not occur in any upstream id.')
+                separator: z.string().min(1).max(8).default('__').describe('Put between the upstream id and the prompt name. Must not occur in any upstream id.')
             })
             .prefault({})
             .describe('How exposed prompt names are built.'),
@@ -293,13 +256,7 @@ export const GatewayConfigSchema = z
         notifications: z
             .strictObject({
                 debounceMs: z.number().int().min(0).max(60_000).default(250).describe('Quiet time that ends a burst of upstream changes.'),
-                maxDelayMs: z
-                    .number()
-                    .int()
-                    .min(0)
-                    .max(600_000)
-                    .default(2000)
-                    .describe('Longest wait between the first change of a burst and the notification.')
+                maxDelayMs: z.number().int().min(0).max(600_000).default(2000).describe('Longest wait between the first change of a burst and the notification.')
             })
             .prefault({})
             .describe('Coalescing of notifications/prompts/list_changed sent to clients.'),
@@ -350,12 +307,7 @@ export const GatewayConfigSchema = z
             .describe('Change notification streams of 2026-07-28 clients (subscriptions/listen).'),
         sessions: z
             .strictObject({
-                idleTimeoutMs: z
-                    .number()
-                    .int()
-                    .min(1000)
-                    .default(1_800_000)
-                    .describe('An HTTP session with no request and no open stream for this long is closed.'),
+                idleTimeoutMs: z.number().int().min(1000).default(1_800_000).describe('An HTTP session with no request and no open stream for this long is closed.'),
                 max: z.number().int().min(1).default(10_000).describe('Most concurrent HTTP sessions held by this process; beyond it new sessions get HTTP 503.'),
                 maxLifetimeMs: z
                     .number()
@@ -380,7 +332,9 @@ export const GatewayConfigSchema = z
                         url: z
                             .string()
                             .regex(/^rediss?:\/\//, { message: 'must be a redis:// or rediss:// URL, e.g. "${REDIS_URL}" with redis://:password@redis:6379/0' })
-                            .describe('Redis for the state replicas share: per-client rate limits and session quotas, ended sessions. Credentials in the URL are kept out of logs.'),
+                            .describe(
+                                'Redis for the state replicas share: per-client rate limits and session quotas, ended sessions. Credentials in the URL are kept out of logs.'
+                            ),
                         keyPrefix: z
                             .string()
                             .min(1)
@@ -399,7 +353,7 @@ export const GatewayConfigSchema = z
             .strictObject({ prompts: PromptPolicySchema.describe('Prompts the anonymous client may use, by exposed name.') })
             .prefault({})
             .describe('The caller when auth.mode is "none", and a --stdio gateway without --client.'),
-        prompts: PromptPolicySchema.describe('Prompts exposed to every client, by exposed name; applied before the client\'s own policy.'),
+        prompts: PromptPolicySchema.describe("Prompts exposed to every client, by exposed name; applied before the client's own policy."),
         limits: LimitsSchema,
         reconnect,
         shutdownTimeoutMs: z
@@ -415,21 +369,12 @@ export const GatewayConfigSchema = z
             })
             .prefault({})
             .describe('Hot reload of this file.'),
-        upstreamConnectConcurrency: z
-            .number()
-            .int()
-            .min(1)
-            .max(256)
-            .default(8)
-            .describe('How many upstreams connect at the same time.'),
+        upstreamConnectConcurrency: z.number().int().min(1).max(256).default(8).describe('How many upstreams connect at the same time.'),
         metrics: metricsSchema,
         dashboard: dashboardSchema,
         log: z
             .strictObject({
-                level: z
-                    .enum(LOG_LEVELS)
-                    .default('info')
-                    .describe('Log level; the LOG_LEVEL environment variable overrides it.'),
+                level: z.enum(LOG_LEVELS).default('info').describe('Log level; the LOG_LEVEL environment variable overrides it.'),
                 format: z
                     .enum(LOG_FORMATS)
                     .default('auto')

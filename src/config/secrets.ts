@@ -62,9 +62,7 @@ function secretExpansionsOf(config: object): readonly string[] {
  */
 export function secretExpansionsIn(config: Parameters<typeof configSecrets>[0], expansions: readonly Expansion[]): string[] {
     const secrets = configSecrets(config);
-    return expansions
-        .filter(({ name, value, into }) => !isPlainEnvName(name) && secrets.some(secret => secret.includes(value) && into.includes(secret)))
-        .map(({ value }) => value);
+    return expansions.filter(({ name, value, into }) => !isPlainEnvName(name) && secrets.some(secret => secret.includes(value) && into.includes(secret))).map(({ value }) => value);
 }
 
 export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'upstreamsFrom' | 'auth' | 'cursorSecret' | 'sessions' | 'cluster' | 'metrics'>): string[] {
@@ -85,7 +83,7 @@ export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'upstrea
         if (upstream.auth !== undefined) values.push(...authSecrets(upstream.auth));
     }
     if (config.auth.mode === 'jwt' && config.auth.secret !== undefined) values.push(config.auth.secret);
-    values.push(config.cursorSecret, ...(config.sessions.secrets));
+    values.push(config.cursorSecret, ...config.sessions.secrets);
     if (config.cluster?.redis !== undefined) values.push(...urlSecrets(config.cluster.redis.url));
     if (config.metrics.bearerToken !== undefined) values.push(config.metrics.bearerToken);
     for (const from of config.upstreamsFrom) values.push(...Object.values(from.inputs));

@@ -41,10 +41,13 @@ function shapesAt(schema: Schema, path: readonly PropertyKey[], value: unknown):
     if (path.length === 0) return objects.map(object => object._zod.def.shape);
     const [head, ...rest] = path;
     const child = isRecord(value) || Array.isArray(value) ? (value as Record<PropertyKey, unknown>)[head as string] : undefined;
-    return [...objects.flatMap(object => {
-        const field = object._zod.def.shape[String(head)];
-        return field === undefined ? [] : shapesAt(field, rest, child);
-    }), ...elementsOf(schema).flatMap(element => shapesAt(element, rest, child))];
+    return [
+        ...objects.flatMap(object => {
+            const field = object._zod.def.shape[String(head)];
+            return field === undefined ? [] : shapesAt(field, rest, child);
+        }),
+        ...elementsOf(schema).flatMap(element => shapesAt(element, rest, child))
+    ];
 }
 
 /** The object schemas `schema` may be, past wrappers; of a union, the options that fit `value`'s discriminator. */

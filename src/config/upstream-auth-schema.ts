@@ -13,7 +13,10 @@ const headerToken = z.string().regex(/^[\x21-\x7e]+$/, { message: 'must be print
 /** RFC 6749 section 3.3: scope tokens of %x21 / %x23-5B / %x5D-7E, separated by single spaces. */
 const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/;
 
-const oneLine = z.string().min(1).regex(/^[^\0\r\n]*$/, { message: 'must not contain line breaks or NUL characters' });
+const oneLine = z
+    .string()
+    .min(1)
+    .regex(/^[^\0\r\n]*$/, { message: 'must not contain line breaks or NUL characters' });
 
 const BearerAuthSchema = z
     .strictObject({
@@ -27,17 +30,15 @@ const ClientCredentialsAuthSchema = z
         type: z.literal('clientCredentials'),
         tokenUrl: secureUrl('the authorization server\'s token endpoint, e.g. "https://auth.example.com/oauth2/token"', {
             query: 'allowed',
-            credentialsFix: 'put the client\'s credentials in clientId and clientSecret'
-        }).describe(
-            'Token endpoint of the upstream\'s authorization server. The client secret is sent there, so https:// (http:// only to a loopback host such as 127.0.0.1).'
-        ),
-        clientId: oneLine.describe('The gateway\'s client id at the authorization server.'),
+            credentialsFix: "put the client's credentials in clientId and clientSecret"
+        }).describe("Token endpoint of the upstream's authorization server. The client secret is sent there, so https:// (http:// only to a loopback host such as 127.0.0.1)."),
+        clientId: oneLine.describe("The gateway's client id at the authorization server."),
         clientSecret: oneLine.describe('The gateway\'s client secret; use "${VAR}" to keep it out of the file. Never logged.'),
         scope: z
             .string()
             .regex(SCOPE, { message: 'must be scope names separated by single spaces (no quotes or backslashes)' })
             .optional()
-            .describe('Space-separated scopes to ask for. Default: none (the authorization server\'s default).'),
+            .describe("Space-separated scopes to ask for. Default: none (the authorization server's default)."),
         resource: z
             .union([httpUrl('The resource indicator.'), z.literal(false)])
             .optional()
@@ -47,7 +48,9 @@ const ClientCredentialsAuthSchema = z
         clientAuth: z
             .enum(['basic', 'post'])
             .default('basic')
-            .describe('How the client authenticates to the token endpoint: "basic" (HTTP Basic, client_secret_basic) or "post" (client_id and client_secret in the form body, client_secret_post).')
+            .describe(
+                'How the client authenticates to the token endpoint: "basic" (HTTP Basic, client_secret_basic) or "post" (client_id and client_secret in the form body, client_secret_post).'
+            )
     })
     .describe('OAuth 2.1 client credentials grant: the gateway gets access tokens for this upstream itself, caches them and renews them before they expire.');
 

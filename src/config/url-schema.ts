@@ -21,19 +21,17 @@ export interface SecureUrlRules {
  * unless allowed. `example` ends the message of a value that is no URL at all.
  */
 export function secureUrl(example: string, rules: SecureUrlRules = {}) {
-    return z
-        .url({ protocol: /^https?$/, message: `must be an absolute https:// URL (${example})` })
-        .superRefine((value, ctx) => {
-            // Refinements run after a failed format check too; that one has said what is wrong.
-            if (!URL.canParse(value)) return;
-            const url = new URL(value);
-            if (url.hash !== '' || value.includes('#')) ctx.addIssue({ code: 'custom', message: 'must not have a fragment ("#...")' });
-            if (rules.query !== 'allowed' && (url.search !== '' || value.includes('?'))) ctx.addIssue({ code: 'custom', message: 'must not have a query ("?...")' });
-            if (url.username !== '' || url.password !== '') {
-                ctx.addIssue({ code: 'custom', message: `must not carry a user or password; ${rules.credentialsFix ?? 'remove them'}` });
-            }
-            if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
-                ctx.addIssue({ code: 'custom', message: `must use https:// (http:// only on a loopback host such as 127.0.0.1); got "${url.protocol}//${url.host}"` });
-            }
-        });
+    return z.url({ protocol: /^https?$/, message: `must be an absolute https:// URL (${example})` }).superRefine((value, ctx) => {
+        // Refinements run after a failed format check too; that one has said what is wrong.
+        if (!URL.canParse(value)) return;
+        const url = new URL(value);
+        if (url.hash !== '' || value.includes('#')) ctx.addIssue({ code: 'custom', message: 'must not have a fragment ("#...")' });
+        if (rules.query !== 'allowed' && (url.search !== '' || value.includes('?'))) ctx.addIssue({ code: 'custom', message: 'must not have a query ("?...")' });
+        if (url.username !== '' || url.password !== '') {
+            ctx.addIssue({ code: 'custom', message: `must not carry a user or password; ${rules.credentialsFix ?? 'remove them'}` });
+        }
+        if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
+            ctx.addIssue({ code: 'custom', message: `must use https:// (http:// only on a loopback host such as 127.0.0.1); got "${url.protocol}//${url.host}"` });
+        }
+    });
 }

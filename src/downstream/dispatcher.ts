@@ -197,7 +197,10 @@ export class Dispatcher {
                 if (!isInputRequired(result)) return adaptGetPrompt(result, context.revision);
                 // Passed on as it came (its state sealed); a handshake-era client has no way to answer it.
                 if (context.revision.modern) return { ...result };
-                throw new ProtocolError(ProtocolErrorCode.InternalError, `The upstream asked for more input first (input_required), which MCP ${context.revision.version} cannot carry`);
+                throw new ProtocolError(
+                    ProtocolErrorCode.InternalError,
+                    `The upstream asked for more input first (input_required), which MCP ${context.revision.version} cannot carry`
+                );
             }
             case 'completion/complete': {
                 const valid = completeParams(params) ?? throwError(invalidParams(method));

@@ -76,8 +76,7 @@ export function completeParams(params: Params): CompleteParams | undefined {
     const meta = metaOf(params);
     if (meta === undefined || params === undefined) return undefined;
     const { ref, argument, context } = params;
-    const validRef =
-        isRecord(ref) && ((ref.type === 'ref/prompt' && typeof ref.name === 'string') || (ref.type === 'ref/resource' && typeof ref.uri === 'string'));
+    const validRef = isRecord(ref) && ((ref.type === 'ref/prompt' && typeof ref.name === 'string') || (ref.type === 'ref/resource' && typeof ref.uri === 'string'));
     const validArgument = isRecord(argument) && typeof argument.name === 'string' && typeof argument.value === 'string';
     if (!validRef || !validArgument || (context !== undefined && !isRecord(context))) return undefined;
     // The casts cover only context.arguments, which the catalog checks before anything uses it.

@@ -74,7 +74,17 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
     // The pipe is the session: its record is never sealed, and it ends with the pipe.
     const recordFor = (protocolVersion: string): SessionRecord => {
         const now = Date.now();
-        return { id: SESSION_ID, nonce: SESSION_ID, clientId: client.id, quotaKey: client.id, protocolVersion, completions: options.completions(), createdAt: now, expiresAt: Number.MAX_SAFE_INTEGER, lastSeen: now };
+        return {
+            id: SESSION_ID,
+            nonce: SESSION_ID,
+            clientId: client.id,
+            quotaKey: client.id,
+            protocolVersion,
+            completions: options.completions(),
+            createdAt: now,
+            expiresAt: Number.MAX_SAFE_INTEGER,
+            lastSeen: now
+        };
     };
     const session = sessions.open(recordFor(LATEST_PROTOCOL_VERSION), 'stdio');
 

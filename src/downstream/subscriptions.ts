@@ -94,7 +94,7 @@ export class Subscription implements Subscriber {
 
     #tagged(notification: JSONRPCNotification): JSONRPCNotification {
         const params = notification.params ?? {};
-        return { ...notification, params: { ...params, _meta: { ...(params._meta), [META_KEYS.subscriptionId]: this.id } } };
+        return { ...notification, params: { ...params, _meta: { ...params._meta, [META_KEYS.subscriptionId]: this.id } } };
     }
 }
 

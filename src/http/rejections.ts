@@ -18,14 +18,18 @@ const REJECTIONS = {
     forbidden_origin: { status: 403, code: -32000, message: 'Forbidden: Origin not allowed' },
     unauthorized: { status: 401, code: -32000, message: 'Unauthorized: invalid credentials' },
     insufficient_scope: { status: 403, code: -32000, message: 'Forbidden: the token lacks a scope this gateway requires' },
-    unknown_client: { status: 403, code: -32000, message: 'Forbidden: the token\'s client is not configured on this gateway' },
+    unknown_client: { status: 403, code: -32000, message: "Forbidden: the token's client is not configured on this gateway" },
     auth_unavailable: { status: 503, code: -32000, message: 'Authentication is temporarily unavailable; try again later' },
     rate_limited: { status: 429, code: -32000, message: 'Too many requests' },
     // The revision's UnsupportedProtocolVersionError (-32022), whichever era asks; data lists the supported versions.
     unsupported_protocol_version: { status: 400, code: -32022, message: 'Unsupported protocol version' },
     header_mismatch: { status: 400, code: -32020, message: 'Header mismatch' },
     // 2026-07-28: a request whose _meta lacks what every request carries (checked before its method is looked at).
-    invalid_request_meta: { status: 400, code: -32602, message: 'Invalid params: _meta must carry io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities' },
+    invalid_request_meta: {
+        status: 400,
+        code: -32602,
+        message: 'Invalid params: _meta must carry io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities'
+    },
     // 2026-07-28: a method the server does not implement is 404 with -32601 (the body tells it from a missing endpoint).
     unknown_method: { status: 404, code: -32601, message: 'Method not found' },
     not_acceptable: { status: 406, code: -32000, message: 'Not Acceptable: Client must accept both application/json and text/event-stream' },

@@ -92,7 +92,8 @@ function readCall(value: Record<string, unknown>, echoed: RequestId | null): Env
 
 function readResponse(value: Record<string, unknown>, echoed: RequestId | null): Envelope {
     const { id, result, error } = value;
-    if (result !== undefined) return echoed !== null && isRecord(result) && onlyKeys(value, RESULT_KEYS) ? { ok: true, message: value as JSONRPCMessage } : invalid(echoed, NOT_A_MESSAGE);
+    if (result !== undefined)
+        return echoed !== null && isRecord(result) && onlyKeys(value, RESULT_KEYS) ? { ok: true, message: value as JSONRPCMessage } : invalid(echoed, NOT_A_MESSAGE);
     // An error about a request that could not be read has no id (null in JSON-RPC, absent since MCP 2025-11-25).
     const idOk = id === undefined || id === null || echoed !== null;
     const errorOk = isRecord(error) && typeof error.code === 'number' && Number.isSafeInteger(error.code) && typeof error.message === 'string';

@@ -24,6 +24,7 @@ export function readJson(text: string, maxDepth: number): JsonText {
     } catch {
         return NOT_JSON;
     }
-    if (exceedsDepth(value, maxDepth)) return { ok: false, reason: 'too_deep', error: { code: INVALID_REQUEST, message: `Invalid Request: nested deeper than ${maxDepth} levels` } };
+    if (exceedsDepth(value, maxDepth))
+        return { ok: false, reason: 'too_deep', error: { code: INVALID_REQUEST, message: `Invalid Request: nested deeper than ${maxDepth} levels` } };
     return { ok: true, value };
 }

@@ -69,23 +69,16 @@ export class GatewayMetrics {
     constructor(sources: MetricSources, options: MetricsOptions) {
         const registers = [this.registry];
         const counter = (name: string, help: string, labelNames: string[] = []) => new Counter({ name, help, labelNames, registers });
-        const histogram = (name: string, help: string, labelNames: string[] = []) =>
-            new Histogram({ name, help, labelNames, buckets: DURATION_BUCKETS, registers });
+        const histogram = (name: string, help: string, labelNames: string[] = []) => new Histogram({ name, help, labelNames, buckets: DURATION_BUCKETS, registers });
 
-        new Gauge({ name: 'mcp_gateway_info', help: 'Always 1; the gateway version as a label.', labelNames: ['version'], registers }).set(
-            { version: options.version },
-            1
-        );
+        new Gauge({ name: 'mcp_gateway_info', help: 'Always 1; the gateway version as a label.', labelNames: ['version'], registers }).set({ version: options.version }, 1);
         this.#promptGets = counter('mcp_gateway_prompt_gets_total', 'prompts/get requests by owning upstream, prompt, client and outcome.', [
             'upstream',
             'prompt',
             'client',
             'outcome'
         ]);
-        this.#promptGetDuration = histogram('mcp_gateway_prompt_get_duration_seconds', 'Time to answer prompts/get, upstream call included.', [
-            'upstream',
-            'outcome'
-        ]);
+        this.#promptGetDuration = histogram('mcp_gateway_prompt_get_duration_seconds', 'Time to answer prompts/get, upstream call included.', ['upstream', 'outcome']);
         this.#promptLatency = new Summary({
             name: 'mcp_gateway_prompt_get_latency_seconds',
             help: `Latency of successful prompts/get per prompt, over the last ${LATENCY_WINDOW_SECONDS / 60} minutes.`,
@@ -97,11 +90,7 @@ export class GatewayMetrics {
         });
         this.#promptLists = counter('mcp_gateway_prompt_lists_total', 'prompts/list requests (pages) by client.', ['client']);
         this.#promptListDuration = histogram('mcp_gateway_prompt_list_duration_seconds', 'Time to answer one prompts/list page.');
-        this.#completions = counter('mcp_gateway_completions_total', 'completion/complete requests by owning upstream, prompt and outcome.', [
-            'upstream',
-            'prompt',
-            'outcome'
-        ]);
+        this.#completions = counter('mcp_gateway_completions_total', 'completion/complete requests by owning upstream, prompt and outcome.', ['upstream', 'prompt', 'outcome']);
         new Gauge({
             name: 'mcp_gateway_upstream_up',
             help: '1 while the upstream is connected, else 0.',
@@ -122,14 +111,11 @@ export class GatewayMetrics {
                 for (const upstream of sources.upstreams()) this.set({ upstream: upstream.id }, upstream.prompts);
             }
         });
-        this.#reconnects = counter('mcp_gateway_upstream_reconnects_total', 'Reconnect attempts, after a lost connection or a failed attempt.', [
-            'upstream'
+        this.#reconnects = counter('mcp_gateway_upstream_reconnects_total', 'Reconnect attempts, after a lost connection or a failed attempt.', ['upstream']);
+        this.#upstreamRequestDuration = histogram('mcp_gateway_upstream_request_duration_seconds', 'Time of requests to upstreams, a wait for a free slot included.', [
+            'upstream',
+            'method'
         ]);
-        this.#upstreamRequestDuration = histogram(
-            'mcp_gateway_upstream_request_duration_seconds',
-            'Time of requests to upstreams, a wait for a free slot included.',
-            ['upstream', 'method']
-        );
         new Counter({
             name: 'mcp_gateway_upstream_faults_total',
             help: 'Upstream misbehaviour by kind (timeouts, lost connections, invalid results, ...).',
@@ -186,14 +172,10 @@ export class GatewayMetrics {
             'Client streams (GET, subscriptions/listen, streamed answers) the gateway ended: slow_consumer (the client stopped reading), client_revoked (a reload removed its client or changed its credentials).',
             ['reason']
         );
-        this.#cacheHits = counter('mcp_gateway_catalog_cache_hits_total', 'Reads of an upstream\'s prompt list served from the catalog cache.', [
+        this.#cacheHits = counter('mcp_gateway_catalog_cache_hits_total', "Reads of an upstream's prompt list served from the catalog cache.", ['upstream']);
+        this.#cacheMisses = counter('mcp_gateway_catalog_cache_misses_total', "Reads of an upstream's prompt list that had to wait for the upstream (or got its last good list).", [
             'upstream'
         ]);
-        this.#cacheMisses = counter(
-            'mcp_gateway_catalog_cache_misses_total',
-            'Reads of an upstream\'s prompt list that had to wait for the upstream (or got its last good list).',
-            ['upstream']
-        );
         if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
     }
 

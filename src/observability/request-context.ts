@@ -35,4 +35,3 @@ export function inRequest<T>(requestId: string, work: () => T): T {
 export function outsideRequests<T>(work: () => T): T {
     return storage.run(undefined, work);
 }
-

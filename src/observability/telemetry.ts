@@ -72,9 +72,7 @@ export class Telemetry {
                     return sources.upstreams().map(upstream => ({ id: upstream.id, up: upstream.state === 'ready', prompts: counts.get(upstream.id) ?? 0 }));
                 },
                 sessions: sources.sessions,
-                ...(config.cluster?.redis === undefined
-                    ? {}
-                    : { sharedState: { up: () => sources.sharedState() === 'up', pendingWrites: sources.sharedWritesPending } }),
+                ...(config.cluster?.redis === undefined ? {} : { sharedState: { up: () => sources.sharedState() === 'up', pendingWrites: sources.sharedWritesPending } }),
                 faults: () =>
                     sources.upstreams().flatMap(upstream => Object.entries(sources.faults.of(upstream.id)).map(([kind, count]) => ({ upstream: upstream.id, kind, count })))
             },
@@ -163,7 +161,10 @@ function served(config: TelemetryConfig, stdio: boolean): { metrics: boolean; da
 function promptCounts(view: CatalogView | undefined): Map<string, number> {
     const counts = new Map<string, number>();
     for (const segment of view?.segments ?? []) {
-        counts.set(segment.upstreamId, segment.entries.reduce((count, entry) => (entry === undefined ? count : count + 1), 0));
+        counts.set(
+            segment.upstreamId,
+            segment.entries.reduce((count, entry) => (entry === undefined ? count : count + 1), 0)
+        );
     }
     return counts;
 }

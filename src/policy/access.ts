@@ -49,7 +49,6 @@ export class PromptAccess {
         const global = this.#global;
         const own = client.prompts;
         const upstreams = this.#upstreams;
-        return (entry: CatalogEntry) =>
-            (upstreams.get(entry.upstream.id)?.prompts(entry.originalName) ?? false) && global(entry.exposedName) && own(entry.exposedName);
+        return (entry: CatalogEntry) => (upstreams.get(entry.upstream.id)?.prompts(entry.originalName) ?? false) && global(entry.exposedName) && own(entry.exposedName);
     }
 }

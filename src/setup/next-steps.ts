@@ -47,7 +47,9 @@ Use it from MCP clients (${STARTER_URL} while the gateway runs):
 function oneLine(value: unknown): string {
     if (Array.isArray(value)) return `[${value.map(oneLine).join(', ')}]`;
     if (value === null || typeof value !== 'object') return JSON.stringify(value);
-    return `{ ${Object.entries(value).map(([key, item]) => `${JSON.stringify(key)}: ${oneLine(item)}`).join(', ')} }`;
+    return `{ ${Object.entries(value)
+        .map(([key, item]) => `${JSON.stringify(key)}: ${oneLine(item)}`)
+        .join(', ')} }`;
 }
 
 /** A word for the shell of this platform: quoted only when it needs to be. */

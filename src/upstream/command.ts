@@ -71,7 +71,7 @@ export function resolveCommand(spec: CommandSpec, probe: Probe = probeFile, plat
         if (kind === 'executable') return { ok: true, path: file };
         if (kind === 'missing') {
             const where = path.isAbsolute(command) ? '' : ` in ${cwd}`;
-            return { ok: false, field: 'command', problem: `command "${command}" not found${where}`, fix: 'fix the path (relative to the upstream\'s cwd)' };
+            return { ok: false, field: 'command', problem: `command "${command}" not found${where}`, fix: "fix the path (relative to the upstream's cwd)" };
         }
         return notExecutable(command, file);
     }
@@ -89,7 +89,7 @@ export function resolveCommand(spec: CommandSpec, probe: Probe = probeFile, plat
         ok: false,
         field: 'command',
         problem: `command "${command}" not found (searched PATH: ${shorten(searched)})`,
-        fix: 'install it, fix the name, or give its full path (or set PATH in the upstream\'s env)'
+        fix: "install it, fix the name, or give its full path (or set PATH in the upstream's env)"
     };
 }
 

@@ -33,7 +33,6 @@ const MAX_LIST_PAGES = 1000;
 /** More list_changed than this within a second is a flood: counted and logged (the catalog coalesces them anyway). */
 const FLOOD_PER_SECOND = 100;
 
-
 /** What a connection reports about itself, for counters and metrics; it never waits on the answer. */
 export interface UpstreamObserver {
     fault(upstreamId: string, kind: FaultKind): void;
@@ -99,8 +98,7 @@ export class UpstreamConnection implements GatewayUpstream {
         this.#faults = new FaultLog(this.#log, kind => options.observer?.fault(this.id, kind));
         this.#childOutput = {
             ...childOutputLog(this.#log, bytes => this.reportFault('garbage_output', 'upstream wrote a line that is not JSON-RPC to stdout', { bytes })),
-            onOversizedDropped: bytes =>
-                this.reportFault('oversized_result', 'upstream message over limits.maxUpstreamMessageBytes answers no request; dropped', { bytes })
+            onOversizedDropped: bytes => this.reportFault('oversized_result', 'upstream message over limits.maxUpstreamMessageBytes answers no request; dropped', { bytes })
         };
         this.#credentials = config.transport === 'stdio' ? undefined : upstreamCredentials(config, () => this.reconnect);
     }
@@ -281,7 +279,10 @@ export class UpstreamConnection implements GatewayUpstream {
                 onRequest: (method, seconds) => this.options.observer?.request(this.id, method, seconds),
                 onLost: (lost, reason) => this.#drop(lost, reason),
                 onStray: kind =>
-                    this.reportFault('stray_message', kind === 'answer' ? 'upstream answered no request in flight; dropped' : 'upstream sent progress for no request in flight; dropped')
+                    this.reportFault(
+                        'stray_message',
+                        kind === 'answer' ? 'upstream answered no request in flight; dropped' : 'upstream sent progress for no request in flight; dropped'
+                    )
             });
             if (this.#state === 'closed') return await session.close();
             if (session.ended) throw new UpstreamFailedError(this.id, 'connection closed', undefined);

@@ -127,12 +127,7 @@ function isImplementation(value: unknown): value is Implementation {
 }
 
 async function initialize(client: RpcClient, clientInfo: Implementation, timeoutMs: number): Promise<ServerProfile> {
-    const result = await client.request(
-        'initialize',
-        { protocolVersion: INITIALIZE_REVISIONS[0], capabilities: {}, clientInfo },
-        isInitializeResult,
-        { timeoutMs }
-    );
+    const result = await client.request('initialize', { protocolVersion: INITIALIZE_REVISIONS[0], capabilities: {}, clientInfo }, isInitializeResult, { timeoutMs });
     const { protocolVersion, capabilities, serverInfo } = result;
     if (!(INITIALIZE_REVISIONS as readonly string[]).includes(protocolVersion)) throw new UpstreamWireError('unsupported protocol version', 'request_failed');
     client.transport.setProtocolVersion?.(protocolVersion);

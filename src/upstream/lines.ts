@@ -26,8 +26,7 @@ interface CommonOptions {
     onLine: (line: string) => void;
 }
 
-export type LineReaderOptions = CommonOptions &
-    ({ overlong: 'cut' } | { overlong: 'report'; edgeBytes: number; onOverlong: (line: OverlongLine) => void });
+export type LineReaderOptions = CommonOptions & ({ overlong: 'cut' } | { overlong: 'report'; edgeBytes: number; onOverlong: (line: OverlongLine) => void });
 
 /** What is left of a line being skipped: its size so far and, when reported, its edges. */
 interface Skipped {

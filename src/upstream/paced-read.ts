@@ -18,7 +18,7 @@ export interface PacedParser {
 export async function readPaced(source: AsyncIterable<unknown>, parser: PacedParser, pace: StreamPace, signal: AbortSignal): Promise<void> {
     let sinceYield = 0;
     for await (const chunk of source) {
-        for (let rest = chunk as Buffer; rest.length > 0; ) {
+        for (let rest = chunk as Buffer; rest.length > 0;) {
             const before = parser.lines;
             rest = rest.subarray(parser.push(rest, LINES_PER_SLICE - sinceYield));
             const lines = parser.lines - before;

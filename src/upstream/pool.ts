@@ -44,11 +44,7 @@ export class UpstreamPool {
      * Moves to `configs`: starts what is new (at most `concurrency` at a time) and waits for each one's first
      * attempt, calls `swap` with the new set, then closes what is gone.
      */
-    async apply(
-        configs: readonly UpstreamConfig[],
-        concurrency: number,
-        swap: (next: readonly GatewayUpstream[]) => void
-    ): Promise<PoolChange> {
+    async apply(configs: readonly UpstreamConfig[], concurrency: number, swap: (next: readonly GatewayUpstream[]) => void): Promise<PoolChange> {
         if (this.#closed) throw new Error('upstream pool is closed');
         const current = new Map(this.#connections.map(connection => [connection.id, connection]));
         const change: PoolChange = { added: [], removed: [], restarted: [], unchanged: [] };

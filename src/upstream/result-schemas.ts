@@ -87,13 +87,7 @@ function hasCommonFields(block: Fields): boolean {
 }
 
 function isResourceContents(value: unknown): boolean {
-    return (
-        isRecord(value) &&
-        isString(value.uri) &&
-        isOptionalString(value.mimeType) &&
-        isOptional(value._meta, isRecord) &&
-        (isString(value.text) || isBase64(value.blob))
-    );
+    return isRecord(value) && isString(value.uri) && isOptionalString(value.mimeType) && isOptional(value._meta, isRecord) && (isString(value.text) || isBase64(value.blob));
 }
 
 function isContentBlock(value: unknown): boolean {
@@ -134,7 +128,13 @@ export const isGetPromptResult: ResultGuard<GetPromptResult> = (value): value is
     isResult(value) && isOptionalString(value.description) && isArrayOf(value.messages, isPromptMessage);
 
 function isPromptArgument(value: unknown): boolean {
-    return isRecord(value) && isString(value.name) && isOptionalString(value.title) && isOptionalString(value.description) && isOptional(value.required, required => typeof required === 'boolean');
+    return (
+        isRecord(value) &&
+        isString(value.name) &&
+        isOptionalString(value.title) &&
+        isOptionalString(value.description) &&
+        isOptional(value.required, required => typeof required === 'boolean')
+    );
 }
 
 function isPrompt(value: unknown): boolean {
@@ -157,8 +157,7 @@ export interface PromptPage {
     ttlMs?: unknown;
 }
 
-export const isPromptPage: ResultGuard<PromptPage> = (value): value is PromptPage =>
-    isResult(value) && isArrayOf(value.prompts, isPrompt) && isOptionalString(value.nextCursor);
+export const isPromptPage: ResultGuard<PromptPage> = (value): value is PromptPage => isResult(value) && isArrayOf(value.prompts, isPrompt) && isOptionalString(value.nextCursor);
 
 /**
  * A completion. The SDK refuses one with more than 100 values as an invalid result; the gateway takes it and
@@ -215,7 +214,11 @@ export interface InputRequired {
 /** A prompt, or a 2026-07-28 server asking for input first (what it asks is the client's to read). */
 export const isGetPromptAnswer: ResultGuard<GetPromptResult | InputRequired> = (value): value is GetPromptResult | InputRequired =>
     isGetPromptResult(value) ||
-    (isResult(value) && value.resultType === 'input_required' && isOptional(value.inputRequests, isRecord) && isOptionalString(value.requestState) && isOptional(value._meta, isRecord));
+    (isResult(value) &&
+        value.resultType === 'input_required' &&
+        isOptional(value.inputRequests, isRecord) &&
+        isOptionalString(value.requestState) &&
+        isOptional(value._meta, isRecord));
 
 /**
  * A result without what a 2026-07-28 server adds for its own client (`resultType`, caching hints, its `serverInfo`

@@ -148,7 +148,10 @@ export class RpcClient {
                 method,
                 timeoutMs: options.timeoutMs,
                 timer: Number.isFinite(options.timeoutMs) ? setTimeout(this.#timedOut, options.timeoutMs, id) : undefined,
-                totalTimer: onProgress === undefined || options.maxTotalTimeoutMs === undefined ? undefined : setTimeout(this.#timedOutInAll, options.maxTotalTimeoutMs, id, options.maxTotalTimeoutMs),
+                totalTimer:
+                    onProgress === undefined || options.maxTotalTimeoutMs === undefined
+                        ? undefined
+                        : setTimeout(this.#timedOutInAll, options.maxTotalTimeoutMs, id, options.maxTotalTimeoutMs),
                 onProgress,
                 onAcknowledged: options.onAcknowledged,
                 signal,

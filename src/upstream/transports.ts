@@ -60,11 +60,7 @@ export function childEnvironment(config: StdioUpstreamConfig): Record<string, st
  * silently, skips a message over `maxMessageBytes` without holding it (failing only its request), stops the
  * child's whole process group, and registers it with a watchdog so no child outlives the gateway.
  */
-export function stdioTransport(
-    config: StdioUpstreamConfig,
-    hooks: StdioHooks & Pick<StdioProcessOptions, 'onStreamFlood'>,
-    maxMessageBytes: number
-): StdioProcessTransport {
+export function stdioTransport(config: StdioUpstreamConfig, hooks: StdioHooks & Pick<StdioProcessOptions, 'onStreamFlood'>, maxMessageBytes: number): StdioProcessTransport {
     return new StdioProcessTransport({
         command: config.command,
         args: config.args,

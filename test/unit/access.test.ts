@@ -47,7 +47,7 @@ describe('PromptAccess', () => {
         assert.deepEqual(visibleTo('ghost'), []);
     });
 
-    test("a prompt of an upstream not in the config is hidden from everyone (it is on its way out)", () => {
+    test('a prompt of an upstream not in the config is hidden from everyone (it is on its way out)', () => {
         assert.equal(rules.visibility('open')(entry('gone', 'lint')), false);
     });
 });

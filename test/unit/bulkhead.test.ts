@@ -25,9 +25,15 @@ describe('Bulkhead', () => {
         const gates = [gate(), gate(), gate()];
         const running = gates.map(g => bulkhead.run(g.task, later()));
         await tick();
-        assert.deepEqual(gates.map(g => g.state.started), [true, true, false]);
+        assert.deepEqual(
+            gates.map(g => g.state.started),
+            [true, true, false]
+        );
         assert.deepEqual({ active: bulkhead.active, queued: bulkhead.queued }, { active: 2, queued: 1 });
-        await assert.rejects(bulkhead.run(() => Promise.resolve('never'), later()), BulkheadFullError);
+        await assert.rejects(
+            bulkhead.run(() => Promise.resolve('never'), later()),
+            BulkheadFullError
+        );
 
         gates[0]!.open();
         await running[0];
@@ -72,11 +78,14 @@ describe('Bulkhead', () => {
 
     test('a failing task frees its slot', async () => {
         const bulkhead = new Bulkhead({ maxConcurrency: 1, maxQueue: 0 });
-        await assert.rejects(bulkhead.run(() => Promise.reject(new Error('upstream failed')), later()), /upstream failed/);
+        await assert.rejects(
+            bulkhead.run(() => Promise.reject(new Error('upstream failed')), later()),
+            /upstream failed/
+        );
         assert.equal(await bulkhead.run(() => Promise.resolve('next'), later()), 'next');
     });
 
-    test('a queued task runs in its own caller\'s async context, not in that of the task whose end started it', async () => {
+    test("a queued task runs in its own caller's async context, not in that of the task whose end started it", async () => {
         const bulkhead = new Bulkhead({ maxConcurrency: 1, maxQueue: 5 });
         const caller = new AsyncLocalStorage<string>();
         const first = gate();

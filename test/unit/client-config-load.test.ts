@@ -26,7 +26,9 @@ async function failure(load: Promise<unknown>) {
     });
 }
 
-const desktop = { mcpServers: { github: { command: 'docker', args: ['run', '-i', 'ghcr.io/github/github-mcp-server'] }, 'Brave Search': { command: 'npx', args: ['-y', 'brave'] } } };
+const desktop = {
+    mcpServers: { github: { command: 'docker', args: ['run', '-i', 'ghcr.io/github/github-mcp-server'] }, 'Brave Search': { command: 'npx', args: ['-y', 'brave'] } }
+};
 
 describe('upstreamsFrom', () => {
     test('relative to the gateway config; imported upstreams follow "upstreams" and get every default of an upstream', async t => {
@@ -38,7 +40,10 @@ describe('upstreamsFrom', () => {
         });
         const touched = new Set<string>();
         const { config, notes, origins } = await loadGatewayConfig({ file: gateway }, {}, touched);
-        assert.deepEqual(config.upstreams.map(upstream => upstream.id), ['local', 'github', 'brave-search']);
+        assert.deepEqual(
+            config.upstreams.map(upstream => upstream.id),
+            ['local', 'github', 'brave-search']
+        );
         const github = config.upstreams[1]!;
         assert.equal(github.transport, 'stdio');
         assert.deepEqual(
@@ -61,7 +66,10 @@ describe('upstreamsFrom', () => {
         for (const upstream of config.upstreams) {
             assert.notEqual(upstream.transport, 'files');
             if (upstream.transport === 'files') continue;
-            assert.deepEqual({ timeoutMs: upstream.timeoutMs, required: upstream.required, prompts: upstream.prompts, pingIntervalMs: upstream.pingIntervalMs }, { timeoutMs: 60_000, required: true, prompts: { deny: ['admin-*'] }, pingIntervalMs: 30_000 });
+            assert.deepEqual(
+                { timeoutMs: upstream.timeoutMs, required: upstream.required, prompts: upstream.prompts, pingIntervalMs: upstream.pingIntervalMs },
+                { timeoutMs: 60_000, required: true, prompts: { deny: ['admin-*'] }, pingIntervalMs: 30_000 }
+            );
         }
         const broken = await write(path.join(dir, 'broken.json'), {
             reconnect: { initialMs: 1000 },
@@ -69,8 +77,14 @@ describe('upstreamsFrom', () => {
         });
         const error = await failure(loadGatewayConfig({ file: broken }, {}));
         assert.match(lineFor(error, 'upstreamsFrom[0].defaults'), /unknown key "id"/);
-        const backoff = await write(path.join(dir, 'backoff.json'), { reconnect: { initialMs: 1000 }, upstreamsFrom: [{ file: 'claude_desktop_config.json', defaults: { reconnect: { maxMs: 10 } } }] });
-        assert.match(lineFor(await failure(loadGatewayConfig({ file: backoff }, {})), 'upstreamsFrom[0].defaults.reconnect.maxMs'), /makes a backoff from 1000 ms to 10 ms; maxMs must be at least initialMs/);
+        const backoff = await write(path.join(dir, 'backoff.json'), {
+            reconnect: { initialMs: 1000 },
+            upstreamsFrom: [{ file: 'claude_desktop_config.json', defaults: { reconnect: { maxMs: 10 } } }]
+        });
+        assert.match(
+            lineFor(await failure(loadGatewayConfig({ file: backoff }, {})), 'upstreamsFrom[0].defaults.reconnect.maxMs'),
+            /makes a backoff from 1000 ms to 10 ms; maxMs must be at least initialMs/
+        );
         const total = await write(path.join(dir, 'total.json'), { upstreamsFrom: [{ file: 'claude_desktop_config.json', defaults: { timeoutMs: 5000, maxTotalTimeoutMs: 100 } }] });
         assert.match(lineFor(await failure(loadGatewayConfig({ file: total }, {})), 'upstreamsFrom[0].defaults.maxTotalTimeoutMs'), /must be at least timeoutMs \(5000\)/);
     });
@@ -94,13 +108,18 @@ describe('upstreamsFrom', () => {
         assert.equal(error.issues.length, 1);
         assert.match(
             lineFor(error, 'upstreams[0].id'),
-            new RegExp(`the upstream id "github" is taken twice: by upstreams\\[0\\] and by server "github" of ${client}; rename one, or leave it out with upstreamsFrom\\[0\\]\\.exclude`)
+            new RegExp(
+                `the upstream id "github" is taken twice: by upstreams\\[0\\] and by server "github" of ${client}; rename one, or leave it out with upstreamsFrom\\[0\\]\\.exclude`
+            )
         );
         const excluded = await write(path.join(dir, 'excluded.json'), {
             upstreams: [{ id: 'github', transport: 'stdio', command: 'node' }],
             upstreamsFrom: [{ file: 'claude_desktop_config.json', exclude: ['github'] }]
         });
-        assert.deepEqual((await loadGatewayConfig({ file: excluded }, {})).config.upstreams.map(upstream => upstream.id), ['github', 'brave-search']);
+        assert.deepEqual(
+            (await loadGatewayConfig({ file: excluded }, {})).config.upstreams.map(upstream => upstream.id),
+            ['github', 'brave-search']
+        );
     });
 
     test('two files making one id, and an id with the namespace separator, are errors', async t => {
@@ -110,7 +129,10 @@ describe('upstreamsFrom', () => {
         const gateway = await write(path.join(dir, 'gateway.json'), { upstreamsFrom: [{ file: 'a/mcp.json' }, { file: 'b/mcp.json' }] });
         const clash = await failure(loadGatewayConfig({ file: gateway }, {}));
         assert.equal(clash.source, first);
-        assert.match(lineFor(clash, 'mcpServers.docs'), new RegExp(`taken twice: by server "docs" of ${first} and by server "Docs" of ${second}; rename one, or leave it out with upstreamsFrom\\[1\\]\\.exclude`));
+        assert.match(
+            lineFor(clash, 'mcpServers.docs'),
+            new RegExp(`taken twice: by server "docs" of ${first} and by server "Docs" of ${second}; rename one, or leave it out with upstreamsFrom\\[1\\]\\.exclude`)
+        );
         const dashed = await write(path.join(dir, 'dashed.json'), { namespace: { separator: '-' }, upstreamsFrom: [{ file: 'c/mcp.json' }] });
         const third = await write(path.join(dir, 'c/mcp.json'), { mcpServers: { 'my server': { command: 'c' } } });
         const separator = await failure(loadGatewayConfig({ file: dashed }, {}));
@@ -175,7 +197,10 @@ describe('upstreamsFrom', () => {
     test('inputs from the gateway config take ${ENV} like every value and are kept out of logs, as are those from MCP_INPUT_*', async t => {
         const dir = await folder(t);
         await write(path.join(dir, '.vscode/mcp.json'), {
-            inputs: [{ type: 'promptString', id: 'api-key', password: true }, { type: 'promptString', id: 'other-key', password: true }],
+            inputs: [
+                { type: 'promptString', id: 'api-key', password: true },
+                { type: 'promptString', id: 'other-key', password: true }
+            ],
             servers: { api: { type: 'http', url: 'https://api.example.com/mcp?key=${input:api-key}&other=${input:other-key}' } }
         });
         const gateway = await write(path.join(dir, 'gateway.json'), { upstreamsFrom: [{ file: '.vscode/mcp.json', inputs: { 'api-key': '${API_KEY}' } }] });
@@ -188,12 +213,15 @@ describe('upstreamsFrom', () => {
 });
 
 describe('--from', () => {
-    test('alone: the default settings with the files\' servers, relative to the working directory', async t => {
+    test("alone: the default settings with the files' servers, relative to the working directory", async t => {
         const dir = await folder(t);
         const client = await write(path.join(dir, 'claude_desktop_config.json'), desktop);
         const { config } = await loadGatewayConfig({ from: [path.relative(process.cwd(), client)] }, {});
         assert.deepEqual(config.listen, { host: '127.0.0.1', port: 8080, path: '/mcp' });
-        assert.deepEqual(config.upstreams.map(upstream => upstream.id), ['github', 'brave-search']);
+        assert.deepEqual(
+            config.upstreams.map(upstream => upstream.id),
+            ['github', 'brave-search']
+        );
         assert.equal(config.upstreamsFrom[0]?.file, client);
     });
 
@@ -203,8 +231,14 @@ describe('--from', () => {
         const given = await write(path.join(dir, '${odd}/mcp.json'), { mcpServers: { given: { command: 'b' } } });
         const gateway = await write(path.join(dir, 'gateway.json'), { upstreamsFrom: [{ file: 'listed/mcp.json' }] });
         const { config } = await loadGatewayConfig({ file: gateway, from: [given] }, {});
-        assert.deepEqual(config.upstreamsFrom.map(from => from.file), [listed, given]);
-        assert.deepEqual(config.upstreams.map(upstream => upstream.id), ['listed', 'given']);
+        assert.deepEqual(
+            config.upstreamsFrom.map(from => from.file),
+            [listed, given]
+        );
+        assert.deepEqual(
+            config.upstreams.map(upstream => upstream.id),
+            ['listed', 'given']
+        );
     });
 
     test('a file that is not there is an error naming it and the flag', async t => {
@@ -226,6 +260,10 @@ test('a folder where a file should be: the same words for the gateway config, a 
     assert.match(lineFor(await failure(loadGatewayConfig({ file: listing }, {})), 'upstreamsFrom[0].file'), isAFolder('fix the path'));
     const client = await write(path.join(dir, 'mcp.json'), { mcpServers: { docs: { command: 'node', envFile: sub } } });
     assert.match(lineFor(await failure(loadGatewayConfig({ from: [client] }, {})), 'mcpServers.docs.envFile'), isAFolder('fix envFile'));
-    const jwt = await write(path.join(dir, 'jwt.json'), { auth: { mode: 'jwt', jwksFile: 'folder' }, clients: [{ id: 'a' }], upstreams: [{ id: 'a', transport: 'stdio', command: 'node' }] });
+    const jwt = await write(path.join(dir, 'jwt.json'), {
+        auth: { mode: 'jwt', jwksFile: 'folder' },
+        clients: [{ id: 'a' }],
+        upstreams: [{ id: 'a', transport: 'stdio', command: 'node' }]
+    });
     assert.match(lineFor(await failure(loadGatewayConfig({ file: jwt }, {})), 'auth.jwksFile'), isAFolder('point it at a JWKS JSON file'));
 });

@@ -31,12 +31,19 @@ const byId = (result: ReturnType<typeof importFile>) => Object.fromEntries(resul
 describe('Claude Desktop (claude_desktop_config.json)', () => {
     const file = fixture('claude_desktop_config.json');
 
-    test('every server becomes a stdio upstream started from the file\'s folder; other settings of the app are not servers', () => {
+    test("every server becomes a stdio upstream started from the file's folder; other settings of the app are not servers", () => {
         const result = importFile(file, { format: 'claude-desktop' });
         assert.equal(result.format, 'claude-desktop');
         assert.deepEqual(result.names, ['filesystem', 'github', 'Brave Search']);
         assert.deepEqual(byId(result), {
-            filesystem: { id: 'filesystem', transport: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/Users/me/Desktop', '/Users/me/Downloads'], env: {}, cwd: FIXTURES },
+            filesystem: {
+                id: 'filesystem',
+                transport: 'stdio',
+                command: 'npx',
+                args: ['-y', '@modelcontextprotocol/server-filesystem', '/Users/me/Desktop', '/Users/me/Downloads'],
+                env: {},
+                cwd: FIXTURES
+            },
             github: {
                 id: 'github',
                 transport: 'stdio',
@@ -46,7 +53,14 @@ describe('Claude Desktop (claude_desktop_config.json)', () => {
                 env: { GITHUB_PERSONAL_ACCESS_TOKEN: '${GITHUB_TOKEN}' },
                 cwd: FIXTURES
             },
-            'brave-search': { id: 'brave-search', transport: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-brave-search'], env: { BRAVE_API_KEY: 'BSA-desktop-key-in-the-file' }, cwd: FIXTURES }
+            'brave-search': {
+                id: 'brave-search',
+                transport: 'stdio',
+                command: 'npx',
+                args: ['-y', '@modelcontextprotocol/server-brave-search'],
+                env: { BRAVE_API_KEY: 'BSA-desktop-key-in-the-file' },
+                cwd: FIXTURES
+            }
         });
         assert.deepEqual(result.notes, []);
     });
@@ -58,7 +72,10 @@ describe('Claude Desktop (claude_desktop_config.json)', () => {
     });
 
     test('include and exclude pick servers by their names in the file', () => {
-        assert.deepEqual(importFile(file, { format: 'claude-desktop', include: ['github', 'Brave Search'], exclude: ['github'] }).servers.map(server => server.id), ['brave-search']);
+        assert.deepEqual(
+            importFile(file, { format: 'claude-desktop', include: ['github', 'Brave Search'], exclude: ['github'] }).servers.map(server => server.id),
+            ['brave-search']
+        );
     });
 });
 
@@ -87,7 +104,10 @@ describe('Cursor (.cursor/mcp.json)', () => {
     test('an unset ${env:NAME} is an error naming the variable, where it stands and the fix (Cursor would send "")', () => {
         const error = configError(() => importFile(file, { format: 'cursor', env: { DOCS_TOKEN: 'x' } }));
         assert.equal(error.source, file);
-        assert.match(lineFor(error, 'mcpServers.linear.headers.Authorization'), /environment variable LINEAR_API_KEY is not set; set it before starting the gateway .*\(line 12, column 37\)$/);
+        assert.match(
+            lineFor(error, 'mcpServers.linear.headers.Authorization'),
+            /environment variable LINEAR_API_KEY is not set; set it before starting the gateway .*\(line 12, column 37\)$/
+        );
         assert.equal(error.issues.length, 1);
     });
 
@@ -113,7 +133,14 @@ describe('Claude Code (.mcp.json)', () => {
         });
         assert.deepEqual(servers.notion, { id: 'notion', transport: 'streamable-http', url: 'https://mcp.notion.com/mcp', headers: { Authorization: 'Bearer ntn_0123456789' } });
         assert.deepEqual(servers.asana, { id: 'asana', transport: 'sse', url: 'https://mcp.asana.com/sse', headers: {} });
-        assert.deepEqual(servers['local-prompts'], { id: 'local-prompts', transport: 'stdio', command: 'prompts-server', args: ['--profile', 'default'], env: {}, cwd: fixture('claude-code-project') });
+        assert.deepEqual(servers['local-prompts'], {
+            id: 'local-prompts',
+            transport: 'stdio',
+            command: 'prompts-server',
+            args: ['--profile', 'default'],
+            env: {},
+            cwd: fixture('claude-code-project')
+        });
         const overridden = byId(importFile(file, { format: 'claude-code', env: { ...env, NOTION_MCP_URL: 'http://127.0.0.1:9/mcp', PROMPTS_PROFILE: 'team' } }));
         assert.equal(overridden.notion?.url, 'http://127.0.0.1:9/mcp');
         assert.deepEqual(overridden['local-prompts']?.args, ['--profile', 'team']);
@@ -121,7 +148,10 @@ describe('Claude Code (.mcp.json)', () => {
 
     test('every unset variable without a default is reported, each at its field', () => {
         const error = configError(() => importFile(file, { format: 'claude-code' }));
-        assert.match(lineFor(error, 'mcpServers.airtable.env.AIRTABLE_API_KEY'), /environment variable AIRTABLE_API_KEY is not set; set it, or give a default with \$\{AIRTABLE_API_KEY:-default\} \(line 7, column 36\)/);
+        assert.match(
+            lineFor(error, 'mcpServers.airtable.env.AIRTABLE_API_KEY'),
+            /environment variable AIRTABLE_API_KEY is not set; set it, or give a default with \$\{AIRTABLE_API_KEY:-default\} \(line 7, column 36\)/
+        );
         assert.match(lineFor(error, 'mcpServers.notion.headers.Authorization'), /NOTION_TOKEN is not set/);
         assert.equal(error.issues.length, 2);
     });
@@ -135,7 +165,10 @@ describe('Claude Code (.mcp.json)', () => {
         });
         const error = configError(() => importText(text, { format: 'claude-code' }));
         assert.match(lineFor(error, 'mcpServers.internal.headersHelper'), /runs a command for Claude Code's headers at each connection; give a token in "headers" instead/);
-        assert.match(lineFor(error, 'mcpServers.signin.oauth'), /OAuth sign-in, which needs a user at a browser; give a token in "headers" instead .* or leave the server out with exclude/);
+        assert.match(
+            lineFor(error, 'mcpServers.signin.oauth'),
+            /OAuth sign-in, which needs a user at a browser; give a token in "headers" instead .* or leave the server out with exclude/
+        );
     });
 });
 
@@ -156,8 +189,13 @@ describe('VS Code (.vscode/mcp.json)', () => {
             cwd: path.join(project, 'tools')
         });
         assert.equal(result.servers[0]?.envFile, path.join(project, '.vscode/perplexity.env'));
-        assert.deepEqual(servers.githubmcp, { id: 'githubmcp', transport: 'http', url: 'https://api.githubcopilot.com/mcp/', headers: { Authorization: 'Bearer ghp_vscode_0123' } });
-        assert.deepEqual(result.secrets.sort(), ['ghp_vscode_0123', 'pplx-0123456789'], 'the values from the environment and the config, not the file\'s defaults');
+        assert.deepEqual(servers.githubmcp, {
+            id: 'githubmcp',
+            transport: 'http',
+            url: 'https://api.githubcopilot.com/mcp/',
+            headers: { Authorization: 'Bearer ghp_vscode_0123' }
+        });
+        assert.deepEqual(result.secrets.sort(), ['ghp_vscode_0123', 'pplx-0123456789'], "the values from the environment and the config, not the file's defaults");
     });
 
     test('client-only fields are warnings naming the file, the field and where it stands', () => {
@@ -188,7 +226,10 @@ describe('VS Code (.vscode/mcp.json)', () => {
             /input "perplexity-key" of server "perplexity" has no value: VS Code asks the user for it, the gateway cannot; give it in the gateway config as upstreamsFrom\[2\]\.inputs\["perplexity-key"\], or set the environment variable MCP_INPUT_PERPLEXITY_KEY \(line 24, column 31\)/
         );
         const fromCommandLine = configError(() => importFile(file, { env }));
-        assert.match(fromCommandLine.message, /set the environment variable MCP_INPUT_PERPLEXITY_KEY, or list this file in a gateway config's upstreamsFrom with "inputs": \{"perplexity-key": "\.\.\."\}/);
+        assert.match(
+            fromCommandLine.message,
+            /set the environment variable MCP_INPUT_PERPLEXITY_KEY, or list this file in a gateway config's upstreamsFrom with "inputs": \{"perplexity-key": "\.\.\."\}/
+        );
     });
 
     test('an input supplied but used by no server is a warning (a misspelt ID)', () => {
@@ -209,9 +250,14 @@ describe('VS Code (.vscode/mcp.json)', () => {
     });
 
     test('sandboxEnabled: true is refused (the gateway cannot sandbox); false is fine', () => {
-        const sandboxed = JSON.stringify({ servers: { s: { type: 'stdio', command: 'npx', sandboxEnabled: true, sandbox: { network: { allowedDomains: ['api.example.com'] } } } } });
+        const sandboxed = JSON.stringify({
+            servers: { s: { type: 'stdio', command: 'npx', sandboxEnabled: true, sandbox: { network: { allowedDomains: ['api.example.com'] } } } }
+        });
         const error = configError(() => importText(sandboxed));
-        assert.match(lineFor(error, 'servers.s.sandboxEnabled'), /asks VS Code to run the server in a sandbox, which the gateway cannot do; remove sandboxEnabled to run the server unsandboxed, or leave it out with exclude/);
+        assert.match(
+            lineFor(error, 'servers.s.sandboxEnabled'),
+            /asks VS Code to run the server in a sandbox, which the gateway cannot do; remove sandboxEnabled to run the server unsandboxed, or leave it out with exclude/
+        );
         const unsandboxed = importText(JSON.stringify({ servers: { s: { type: 'stdio', command: 'npx', sandboxEnabled: false } } }));
         assert.equal(unsandboxed.servers.length, 1);
         assert.deepEqual(unsandboxed.notes, []);
@@ -227,7 +273,10 @@ describe('Cline and others: fields of other clients', () => {
     test('tool approvals and timeouts are warnings; a disabled server is left out with a notice', () => {
         const file = fixture('cline_mcp_settings.json');
         const result = importFile(file);
-        assert.deepEqual(result.servers.map(server => server.id), ['weather']);
+        assert.deepEqual(
+            result.servers.map(server => server.id),
+            ['weather']
+        );
         const lines = result.notes.map(note => `${note.level} ${note.message.replace(`${file}: `, '').replace(/ \(line .*\)$/, '')}`);
         assert.deepEqual(lines, [
             'warning mcpServers.weather.autoApprove: tool calls the client approves without asking: a setting of the client, with no effect in the gateway',
@@ -251,7 +300,13 @@ describe('format detection and structure', () => {
     test('auto says which keys it looked for when the file has neither', () => {
         const error = configError(() => importText('{"servrs": {}}'));
         assert.match(lineFor(error, '(top level)'), /has neither "mcpServers" \(Claude Desktop, Cursor, Claude Code\) nor "servers" \(VS Code\) at the top level/);
-        assert.match(lineFor(configError(() => importText('{"servers": {}, "mcpServers": {}}')), '(top level)'), /has both .* set format to say which to read/);
+        assert.match(
+            lineFor(
+                configError(() => importText('{"servers": {}, "mcpServers": {}}')),
+                '(top level)'
+            ),
+            /has both .* set format to say which to read/
+        );
     });
 
     test('a named format that does not match the file says so', () => {
@@ -298,10 +353,13 @@ describe('ids from server names', () => {
     });
 
     test('a name that makes no id, and two names that make one, are errors naming the file and the names', () => {
-        const text = JSON.stringify({ mcpServers: { GitHub: { command: 'a' }, github: { command: 'b' }, 'サーバー': { command: 'c' } } });
+        const text = JSON.stringify({ mcpServers: { GitHub: { command: 'a' }, github: { command: 'b' }, サーバー: { command: 'c' } } });
         const error = configError(() => importText(text, { entry: 'upstreamsFrom[1]' }));
         assert.equal(error.source, '/projects/demo/.vscode/mcp.json');
-        assert.match(lineFor(error, 'mcpServers.github'), /servers "GitHub" and "github" both make the upstream id "github"; rename one in the file, or leave one out with upstreamsFrom\[1\]\.exclude/);
+        assert.match(
+            lineFor(error, 'mcpServers.github'),
+            /servers "GitHub" and "github" both make the upstream id "github"; rename one in the file, or leave one out with upstreamsFrom\[1\]\.exclude/
+        );
         assert.match(lineFor(error, 'mcpServers["サーバー"]'), /the name cannot be made an upstream id \(lowercase letters, digits and "-"\)/);
     });
 });
@@ -310,7 +368,9 @@ describe('secret expansions', () => {
     test('values from the environment are secrets wherever they go, except locations and settings; defaults and editor variables are not', () => {
         const env = { API_TOKEN: 'token-from-env-0123', HOME: '/home/tester', TOOLS_DIR: '/opt/secret-tools' };
         const editor = importText(
-            JSON.stringify({ servers: { s: { type: 'stdio', command: '${env:TOOLS_DIR}/server', args: ['--token=${env:API_TOKEN}', '${env:HOME}', '${userHome}', '${workspaceFolder}'] } } }),
+            JSON.stringify({
+                servers: { s: { type: 'stdio', command: '${env:TOOLS_DIR}/server', args: ['--token=${env:API_TOKEN}', '${env:HOME}', '${userHome}', '${workspaceFolder}'] } }
+            }),
             { env }
         );
         assert.deepEqual(editor.secrets.sort(), ['/opt/secret-tools', 'token-from-env-0123']);
@@ -320,7 +380,11 @@ describe('secret expansions', () => {
             env
         });
         assert.deepEqual(claude.secrets, ['token-from-env-0123']);
-        const desktop = importText(JSON.stringify({ mcpServers: { s: { command: 'node', args: ['${API_TOKEN}'] } } }), { file: '/projects/demo/claude_desktop_config.json', format: 'claude-desktop', env });
+        const desktop = importText(JSON.stringify({ mcpServers: { s: { command: 'node', args: ['${API_TOKEN}'] } } }), {
+            file: '/projects/demo/claude_desktop_config.json',
+            format: 'claude-desktop',
+            env
+        });
         assert.deepEqual(desktop.secrets, [], 'Claude Desktop expands nothing');
     });
 });

@@ -23,9 +23,11 @@ interface Endpoint {
     events: EventEmitter;
 }
 
-const json = (status: number, body: unknown): Answer => (_request, res) => {
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-};
+const json =
+    (status: number, body: unknown): Answer =>
+    (_request, res) => {
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    };
 
 let issued = 0;
 const grant =
@@ -58,7 +60,16 @@ const BACKOFF = { initialMs: 60_000, maxMs: 60_000 };
 
 function source(t: TestContext, endpoint: Endpoint, request: Partial<TokenRequest> = {}, backoff = BACKOFF): ClientCredentialsSource {
     const credentials = new ClientCredentialsSource(
-        { tokenUrl: endpoint.url, clientId: 'gateway', clientSecret: 's3cret value&more', clientAuth: 'basic', scope: 'a b', resource: 'https://mcp.example/mcp', timeoutMs: 2000, ...request },
+        {
+            tokenUrl: endpoint.url,
+            clientId: 'gateway',
+            clientSecret: 's3cret value&more',
+            clientAuth: 'basic',
+            scope: 'a b',
+            resource: 'https://mcp.example/mcp',
+            timeoutMs: 2000,
+            ...request
+        },
         () => backoff
     );
     t.after(() => credentials.close());
@@ -109,7 +120,11 @@ describe('the token request', () => {
     });
 
     const refused: [string, Answer, string][] = [
-        ['an error status, with its RFC 6749 code', json(401, { error: 'invalid_client', error_description: 'secret s3cret' }), 'token endpoint answered HTTP 401 (invalid_client)'],
+        [
+            'an error status, with its RFC 6749 code',
+            json(401, { error: 'invalid_client', error_description: 'secret s3cret' }),
+            'token endpoint answered HTTP 401 (invalid_client)'
+        ],
         ['an error code that is no RFC 6749 word is not repeated', json(400, { error: 'bad <secret> here' }), 'token endpoint answered HTTP 400'],
         ['a redirect is not followed', (_r, res) => void res.writeHead(302, { location: 'http://127.0.0.1:1/' }).end(), 'token endpoint answered HTTP 302'],
         ['not JSON', (_r, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('access_token=x'), 'token response invalid (not JSON)'],
@@ -119,7 +134,11 @@ describe('the token request', () => {
         ['an access_token with a space', json(200, { access_token: 'a b', token_type: 'Bearer' }), 'token response invalid (no usable access_token)'],
         ['another token type', json(200, { access_token: 'abc', token_type: 'DPoP' }), 'token response invalid (token_type is not Bearer)'],
         ['no token type', json(200, { access_token: 'abc' }), 'token response invalid (token_type is not Bearer)'],
-        ['a negative expires_in', json(200, { access_token: 'abc', token_type: 'bearer', expires_in: -5 }), 'token response invalid (expires_in is not a positive number of seconds)'],
+        [
+            'a negative expires_in',
+            json(200, { access_token: 'abc', token_type: 'bearer', expires_in: -5 }),
+            'token response invalid (expires_in is not a positive number of seconds)'
+        ],
         ['a body over 64 KiB', json(200, { access_token: 'abc', token_type: 'Bearer', pad: 'x'.repeat(70_000) }), 'token response invalid (larger than 65536 bytes)']
     ];
     for (const [what, answer, reason] of refused) {
@@ -210,7 +229,10 @@ describe('the token source', () => {
         await source(t, shortLived).authorization();
         await once(shortLived.events, 'request');
         assert.equal(longLived.requests, 1, 'one token request for a token that lives 90 days');
-        assert.deepEqual(overflows.map(warning => warning.message), []);
+        assert.deepEqual(
+            overflows.map(warning => warning.message),
+            []
+        );
     });
 
     test('a token of 90 days is still renewed, at 72 days: the capped waits add up (mock clock)', async t => {

@@ -78,7 +78,10 @@ describe('Coalescer', () => {
         const { clock, flushes, coalescer } = setup();
         for (let i = 0; i < 10_000; i++) coalescer.push([7, 3, 7, 9][i % 4]!);
         clock.advance(10_000);
-        assert.deepEqual(flushes.map(flush => flush.events), [[7, 3, 9]]);
+        assert.deepEqual(
+            flushes.map(flush => flush.events),
+            [[7, 3, 9]]
+        );
         coalescer.push(7);
         clock.advance(10_000);
         assert.deepEqual(flushes[1]!.events, [7], 'an event flushed before counts again in the next burst');
@@ -93,7 +96,10 @@ describe('Coalescer', () => {
         }
         assert.ok(clock.armed <= 10, `${clock.armed} timers armed for one burst`);
         clock.advance(10_000);
-        assert.deepEqual(flushes.map(flush => flush.events), [[0, 1, 2]]);
+        assert.deepEqual(
+            flushes.map(flush => flush.events),
+            [[0, 1, 2]]
+        );
         assert.equal(flushes[0]!.at, 600, 'flushed debounceMs after the last push');
     });
 
@@ -106,7 +112,7 @@ describe('Coalescer', () => {
         assert.deepEqual(flushes, [{ at: 100, events: [1] }]);
     });
 
-    test('pending: from a burst\'s first push to its flush, and not after a discard', () => {
+    test("pending: from a burst's first push to its flush, and not after a discard", () => {
         const { clock, coalescer } = setup(100, 1000);
         assert.equal(coalescer.pending, false);
         coalescer.push(1);

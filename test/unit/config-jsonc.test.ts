@@ -24,7 +24,10 @@ describe('parseConfig: JSON with comments', () => {
         ].join('\n');
         const config = parseConfig(text, SOURCE, {});
         assert.equal(config.listen.port, 9000);
-        assert.deepEqual(config.upstreams.map(upstream => upstream.id), ['local']);
+        assert.deepEqual(
+            config.upstreams.map(upstream => upstream.id),
+            ['local']
+        );
         assert.deepEqual(config.upstreams[0]?.transport === 'stdio' && config.upstreams[0].args, ['a.js', 'b.js']);
     });
 

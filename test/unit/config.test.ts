@@ -94,12 +94,7 @@ describe('parseConfig: valid configs', () => {
     test('all four transports are accepted', () => {
         const config = parseConfig(
             json({
-                upstreams: [
-                    STDIO,
-                    { ...HTTP, id: 'a', transport: 'streamable-http' },
-                    { ...HTTP, id: 'b', transport: 'sse' },
-                    { ...HTTP, id: 'c', transport: 'http' }
-                ]
+                upstreams: [STDIO, { ...HTTP, id: 'a', transport: 'streamable-http' }, { ...HTTP, id: 'b', transport: 'sse' }, { ...HTTP, id: 'c', transport: 'http' }]
             }),
             SOURCE,
             {}

@@ -48,7 +48,7 @@ function plaintextOf(position: CursorPosition): string {
     const json = JSON.stringify(fieldsOf(position));
     const length = Buffer.byteLength(json, 'utf8');
     const own = Buffer.byteLength(JSON.stringify(position.scope), 'utf8');
-    return json.padEnd(json.length + (PAD_BLOCK - ((length - own) % PAD_BLOCK)) % PAD_BLOCK, ' ');
+    return json.padEnd(json.length + ((PAD_BLOCK - ((length - own) % PAD_BLOCK)) % PAD_BLOCK), ' ');
 }
 
 /** Opens a cursor with node:crypto as documented, or throws. */
@@ -134,12 +134,7 @@ describe('CursorCodec round trip', () => {
 
     test('a page cut right after a very long prompt name still yields a cursor that decodes', () => {
         for (const longName of ['n'.repeat(3500), '名'.repeat(1200)]) {
-            const page = paginate(
-                [{ upstreamId: 'up', version: 'v1', names: [longName, 'next'], entries: [longName, 'next'] }],
-                undefined,
-                1,
-                () => undefined
-            );
+            const page = paginate([{ upstreamId: 'up', version: 'v1', names: [longName, 'next'], entries: [longName, 'next'] }], undefined, 1, () => undefined);
             assert.ok(page.next !== undefined);
             const position = { ...page.next, scope: 'client' };
             const cursor = codec.encode(position);
@@ -197,7 +192,11 @@ describe('CursorCodec cursors reveal nothing', () => {
         const manyPending = filterOf(Array.from({ length: 200 }, (_, i) => filterKey(`upstream-${i}`)));
         for (const offset of [0, 1, 9, 10, 99, 100, 99_999, Number.MAX_SAFE_INTEGER]) {
             for (const upstreamId of ['a', 'docs', 'x'.repeat(63)]) {
-                for (const [version, anchor] of [['', ''], ['VERSIONdigest123', ''], ['VERSIONdigest123', 'ANCHORdigest4567']] as const) {
+                for (const [version, anchor] of [
+                    ['', ''],
+                    ['VERSIONdigest123', ''],
+                    ['VERSIONdigest123', 'ANCHORdigest4567']
+                ] as const) {
                     for (const pending of [EMPTY_FILTER, manyPending, FULL_FILTER]) {
                         for (const positional of [true, false]) {
                             lengths.add(codec.encode({ ...position, offset, upstreamId, version, anchor, pending, positional }).length);
@@ -292,7 +291,7 @@ describe('CursorCodec rejects what it did not seal', () => {
         ];
         // The last character carries spare bits: other characters with the same meaningful bits decode to the same bytes.
         const last = BASE64URL.indexOf(cursor.at(-1)!);
-        const spare = (sealed.length % 3 === 1 ? 0b1111 : sealed.length % 3 === 2 ? 0b11 : 0);
+        const spare = sealed.length % 3 === 1 ? 0b1111 : sealed.length % 3 === 2 ? 0b11 : 0;
         for (let bits = 1; bits <= spare; bits++) spellings.push(cursor.slice(0, -1) + BASE64URL[last | bits]!);
         for (const spelling of spellings) {
             assert.notEqual(spelling, cursor);
@@ -331,7 +330,23 @@ describe('CursorCodec rejects what it did not seal', () => {
     });
 
     test('garbage, the empty string and non-base64 text', () => {
-        for (const input of ['', '.', '..', 'x', 'x.', '.x', 'not a cursor', '!!!!.????', '{"a":1}', '\u0000', '😀.😀', 'undefined', 'A'.repeat(38), 'A'.repeat(39), 'A'.repeat(400)]) {
+        for (const input of [
+            '',
+            '.',
+            '..',
+            'x',
+            'x.',
+            '.x',
+            'not a cursor',
+            '!!!!.????',
+            '{"a":1}',
+            '\u0000',
+            '😀.😀',
+            'undefined',
+            'A'.repeat(38),
+            'A'.repeat(39),
+            'A'.repeat(400)
+        ]) {
             assert.equal(codec.decode(input), undefined, JSON.stringify(input));
         }
     });

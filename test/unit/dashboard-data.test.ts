@@ -34,12 +34,15 @@ const get = (prompt: string | undefined, client: string, outcome: string, ms = 2
 async function dataOf(metrics: GatewayMetrics, extra: Partial<DashboardInput> = {}) {
     return buildDashboardData({
         families: await metrics.registry.getMetricsAsJSON(),
-        upstreams: [{ id: 'docs', state: 'ready' }, {
-            id: 'code',
-            state: 'down',
-            lastError: 'Upstream code failed: connection closed',
-            overrides: { unmatched: ['retired'], unknownArguments: [], clashes: [] }
-        }],
+        upstreams: [
+            { id: 'docs', state: 'ready' },
+            {
+                id: 'code',
+                state: 'down',
+                lastError: 'Upstream code failed: connection closed',
+                overrides: { unmatched: ['retired'], unknownArguments: [], clashes: [] }
+            }
+        ],
         recent: [],
         samples: [0],
         intervalSeconds: 5,

@@ -15,7 +15,9 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
 /** The pages whose links are checked, relative to the repository root. */
 function documentationPages(root: string): string[] {
-    const docs = readdirSync(path.join(root, 'docs')).filter(name => name.endsWith('.md')).map(name => `docs/${name}`);
+    const docs = readdirSync(path.join(root, 'docs'))
+        .filter(name => name.endsWith('.md'))
+        .map(name => `docs/${name}`);
     return ['README.md', 'deploy/kubernetes/README.md', ...docs];
 }
 

@@ -22,7 +22,12 @@ describe('the request _meta of 2026-07-28', () => {
     });
 
     test('malformed capabilities or client info make it malformed, though the version is claimed', () => {
-        for (const bad of [{ 'io.modelcontextprotocol/clientCapabilities': [] }, { 'io.modelcontextprotocol/clientCapabilities': undefined }, { 'io.modelcontextprotocol/clientInfo': { name: 1 } }, { 'io.modelcontextprotocol/clientInfo': 'c' }]) {
+        for (const bad of [
+            { 'io.modelcontextprotocol/clientCapabilities': [] },
+            { 'io.modelcontextprotocol/clientCapabilities': undefined },
+            { 'io.modelcontextprotocol/clientInfo': { name: 1 } },
+            { 'io.modelcontextprotocol/clientInfo': 'c' }
+        ]) {
             const params = { _meta: { ...META, ...bad } };
             assert.equal(claimedVersion(params), '2026-07-28');
             assert.equal(modernMetaOf(params), undefined, JSON.stringify(bad));
@@ -30,7 +35,10 @@ describe('the request _meta of 2026-07-28', () => {
     });
 
     test('an unsupported version lists every supported one; named back from the body, from a header only when date-shaped', () => {
-        assert.deepEqual(unsupportedVersionError('2099-01-01', 'header').data, { supported: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'], requested: '2099-01-01' });
+        assert.deepEqual(unsupportedVersionError('2099-01-01', 'header').data, {
+            supported: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'],
+            requested: '2099-01-01'
+        });
         assert.equal(unsupportedVersionError('<script>', 'header').data.requested, '');
         assert.equal(unsupportedVersionError('v999.0.0', 'body').data.requested, 'v999.0.0');
         assert.equal(unsupportedVersionError('x'.repeat(1000), 'body').data.requested.length, 64);

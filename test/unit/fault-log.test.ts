@@ -8,7 +8,11 @@ function setup() {
     const { logger, lines: logged } = capturingLogger();
     const counted: FaultKind[] = [];
     const clock = { now: 0 };
-    const faults = new FaultLog(logger.child({ upstream: 'u1' }), kind => counted.push(kind), () => clock.now);
+    const faults = new FaultLog(
+        logger.child({ upstream: 'u1' }),
+        kind => counted.push(kind),
+        () => clock.now
+    );
     return { lines: logged, counted, clock, faults };
 }
 
@@ -17,7 +21,13 @@ test('every fault is counted, but each kind is logged at most once per 10 s, wit
     for (let i = 0; i < 1000; i++) faults.report('garbage_output', 'junk on stdout');
     faults.report('timeout', 'slow');
     assert.equal(counted.length, 1001);
-    assert.deepEqual(lines().map(line => [line.upstream, line.fault]), [['u1', 'garbage_output'], ['u1', 'timeout']]);
+    assert.deepEqual(
+        lines().map(line => [line.upstream, line.fault]),
+        [
+            ['u1', 'garbage_output'],
+            ['u1', 'timeout']
+        ]
+    );
 
     clock.now = 9_999;
     faults.report('garbage_output', 'junk on stdout');

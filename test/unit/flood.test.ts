@@ -19,14 +19,24 @@ test('exactly the limit per window is no flood', () => {
 
 test('a new window starts from zero and can flood again', () => {
     const flood = new FloodDetector(2, 1000);
-    assert.deepEqual([0, 1, 2, 3].map(at => flood.hit(at)), [false, false, true, false]);
+    assert.deepEqual(
+        [0, 1, 2, 3].map(at => flood.hit(at)),
+        [false, false, true, false]
+    );
     assert.equal(flood.hit(999), false, 'still the first window');
-    assert.deepEqual([1000, 1001, 1002].map(at => flood.hit(at)), [false, false, true]);
+    assert.deepEqual(
+        [1000, 1001, 1002].map(at => flood.hit(at)),
+        [false, false, true]
+    );
 });
 
 test('the window starts at the first event after a quiet spell, not on a fixed grid', () => {
     const flood = new FloodDetector(2, 1000);
-    assert.deepEqual([900, 1500, 1899].map(at => flood.hit(at)), [false, false, true], 'one window from 900 to 1900');
+    assert.deepEqual(
+        [900, 1500, 1899].map(at => flood.hit(at)),
+        [false, false, true],
+        'one window from 900 to 1900'
+    );
 });
 
 test('a work budget: ok up to the limit, "flood" once when a window goes over it, "over" after, until the window ends', () => {

@@ -56,9 +56,13 @@ function loaders(dir: string) {
     const jwt = (jwksFile: string) => ({ auth: { mode: 'jwt', jwksFile }, clients: [{ id: 'a' }], upstreams: [{ id: 'a', transport: 'stdio', command: 'node' }] });
     return {
         'config files': async (file: string) => lineFor(await failure(loadGatewayConfig({ file }, {})), '(top level)'),
-        'client config files': async (file: string) => lineFor(await failure(loadGatewayConfig({ file: await write(path.join(dir, 'listing.json'), { upstreamsFrom: [{ file }] }) }, {})), 'upstreamsFrom[0].file'),
+        'client config files': async (file: string) =>
+            lineFor(await failure(loadGatewayConfig({ file: await write(path.join(dir, 'listing.json'), { upstreamsFrom: [{ file }] }) }, {})), 'upstreamsFrom[0].file'),
         'env files': async (file: string) =>
-            lineFor(await failure(loadGatewayConfig({ from: [await write(path.join(dir, 'mcp.json'), { mcpServers: { docs: { command: 'node', envFile: file } } })] }, {})), 'mcpServers.docs.envFile'),
+            lineFor(
+                await failure(loadGatewayConfig({ from: [await write(path.join(dir, 'mcp.json'), { mcpServers: { docs: { command: 'node', envFile: file } } })] }, {})),
+                'mcpServers.docs.envFile'
+            ),
         'JWKS files': async (file: string) => lineFor(await failure(loadGatewayConfig({ file: await write(path.join(dir, 'jwt.json'), jwt(file)) }, {})), 'auth.jwksFile')
     };
 }
@@ -117,7 +121,10 @@ describe('the reader stops at the limit while reading, not only by the size the 
         const status = await readRegularFile('/proc/self/status', { kind: 'status files', maxBytes: MiB });
         assert.equal(status.info.size, 0);
         assert.match(status.bytes.toString('utf8'), /^Name:/);
-        await assert.rejects(readRegularFile('/proc/self/status', { kind: 'status files', maxBytes: 10 }), { reason: 'too-large', message: 'larger than 10 bytes (the limit for status files)' });
+        await assert.rejects(readRegularFile('/proc/self/status', { kind: 'status files', maxBytes: 10 }), {
+            reason: 'too-large',
+            message: 'larger than 10 bytes (the limit for status files)'
+        });
     });
 });
 
@@ -146,7 +153,11 @@ describe('JSON nested without end is a config error naming the file and the limi
     test('a JWKS file', BOUNDED, async t => {
         const dir = await folder(t);
         await write(path.join(dir, 'jwks.json'), `{ "keys": [{ "kty": "oct", "k": "AAAA", "x5c": ${nested('[', ']')} }] }`);
-        const file = await write(path.join(dir, 'jwt.json'), { auth: { mode: 'jwt', jwksFile: 'jwks.json' }, clients: [{ id: 'a' }], upstreams: [{ id: 'a', transport: 'stdio', command: 'node' }] });
+        const file = await write(path.join(dir, 'jwt.json'), {
+            auth: { mode: 'jwt', jwksFile: 'jwks.json' },
+            clients: [{ id: 'a' }],
+            upstreams: [{ id: 'a', transport: 'stdio', command: 'node' }]
+        });
         assert.match(lineFor(await failure(loadGatewayConfig({ file }, {})), 'auth.jwksFile'), /nested deeper than 64 levels/);
     });
 });
@@ -176,6 +187,9 @@ describe('prompt files are regular files', () => {
         const dir = await folder(t);
         await sized(path.join(dir, 'huge.md'), 64 * MiB);
         const read = await readPromptFile({ absolute: path.join(dir, 'huge.md'), link: false }, 'huge.md', undefined);
-        assert.deepEqual(read.kind === 'read' ? read.outcome : undefined, { ok: false, error: { line: undefined, message: 'larger than 262144 bytes (the limit for prompt files); split the prompt' } });
+        assert.deepEqual(read.kind === 'read' ? read.outcome : undefined, {
+            ok: false,
+            error: { line: undefined, message: 'larger than 262144 bytes (the limit for prompt files); split the prompt' }
+        });
     });
 });

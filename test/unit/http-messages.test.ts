@@ -23,7 +23,9 @@ describe('decodeMessages', () => {
         assert.equal(standIn.id, 7);
         assert.equal(standIn.error.message, 'response larger than 1000 bytes (limits.maxUpstreamMessageBytes)');
         assert.ok(isOversizedMark(standIn.error.data));
-        assert.deepEqual(decodeMessages({ kind: 'oversized', head: '{"jsonrpc":"2.0","method":"x","params":{"a":"', tail: 'aaa"}}', size: 1e6 }, messageLimit(1000)), { kind: 'dropped' });
+        assert.deepEqual(decodeMessages({ kind: 'oversized', head: '{"jsonrpc":"2.0","method":"x","params":{"a":"', tail: 'aaa"}}', size: 1e6 }, messageLimit(1000)), {
+            kind: 'dropped'
+        });
     });
 });
 

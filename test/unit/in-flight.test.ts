@@ -16,7 +16,10 @@ describe('InFlight', () => {
             // Warnings are emitted on the next tick.
             await new Promise(resolve => setImmediate(resolve));
             release();
-            assert.deepEqual(await Promise.all(requests), Array.from({ length: 50 }, (_, index) => index));
+            assert.deepEqual(
+                await Promise.all(requests),
+                Array.from({ length: 50 }, (_, index) => index)
+            );
             assert.equal(inFlight.count, 0);
             assert.deepEqual(warnings, []);
         } finally {
@@ -31,7 +34,10 @@ describe('InFlight', () => {
         inFlight.cancelAll('stopping');
         await assert.rejects(running, { code: -32603, message: 'stopping' });
         assert.equal(await drained, true);
-        await assert.rejects(inFlight.track(() => Promise.resolve(1)), { code: -32603, message: 'stopping' });
+        await assert.rejects(
+            inFlight.track(() => Promise.resolve(1)),
+            { code: -32603, message: 'stopping' }
+        );
     });
 
     test('refuseNew refuses later requests while those in flight finish', { timeout: 10_000 }, async () => {
@@ -39,7 +45,10 @@ describe('InFlight', () => {
         let finish = (_value: string) => {};
         const running = inFlight.track(() => new Promise<string>(resolve => (finish = resolve)));
         inFlight.refuseNew('draining');
-        await assert.rejects(inFlight.track(() => Promise.resolve('late')), { code: -32603, message: 'draining' });
+        await assert.rejects(
+            inFlight.track(() => Promise.resolve('late')),
+            { code: -32603, message: 'draining' }
+        );
         finish('done');
         assert.equal(await running, 'done');
     });

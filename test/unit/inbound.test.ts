@@ -25,6 +25,9 @@ describe('readMessages', () => {
                 ['invalid_request', null, -32600]
             ]
         );
-        assert.deepEqual(readMessages([{ jsonrpc: '2.0', id: 3, method: 'initialize', params: {} }]).refusals[0]?.error.message, 'Invalid Request: initialize cannot be part of a JSON-RPC batch');
+        assert.deepEqual(
+            readMessages([{ jsonrpc: '2.0', id: 3, method: 'initialize', params: {} }]).refusals[0]?.error.message,
+            'Invalid Request: initialize cannot be part of a JSON-RPC batch'
+        );
     });
 });

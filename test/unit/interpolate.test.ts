@@ -61,16 +61,13 @@ describe('interpolateEnv: substitution', () => {
         assert.equal(ok('cost: $5, $HOME', { HOME: '/root' }), 'cost: $5, $HOME');
     });
 
-    test(
-        'names of Object.prototype members are not found in an environment that lacks them',
-        () => {
-            for (const name of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
-                const result = interpolateEnv(`\${${name}}`, {});
-                assert.equal(result.issues.length, 1, name);
-                assert.match(result.issues[0]!.message, new RegExp(`\\b${name}\\b`));
-            }
+    test('names of Object.prototype members are not found in an environment that lacks them', () => {
+        for (const name of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
+            const result = interpolateEnv(`\${${name}}`, {});
+            assert.equal(result.issues.length, 1, name);
+            assert.match(result.issues[0]!.message, new RegExp(`\\b${name}\\b`));
         }
-    );
+    });
 });
 
 describe('interpolateEnv: issues', () => {

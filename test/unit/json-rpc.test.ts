@@ -120,7 +120,7 @@ describe('readEnvelope', () => {
         assert.deepEqual(refusal({ jsonrpc: '1.0', id: 1, method: 'ping' }), ['invalid_request', 1]);
         assert.deepEqual(refusal({ jsonrpc: '2.0', id: 'a' }), ['invalid_request', 'a']);
         assert.deepEqual(refusal({ jsonrpc: '2.0', id: 1, method: 5 }), ['invalid_request', 1]);
-        assert.deepEqual(refusal({ jsonrpc: '2.0', id: 1, method: 'ping', foo: 1 }), ['invalid_request', 1], 'a closed envelope, as the SDK\'s .strict() schemas');
+        assert.deepEqual(refusal({ jsonrpc: '2.0', id: 1, method: 'ping', foo: 1 }), ['invalid_request', 1], "a closed envelope, as the SDK's .strict() schemas");
         assert.deepEqual(refusal({ jsonrpc: '2.0', id: 1, result: 'ok' }), ['invalid_request', 1]);
     });
 

@@ -17,6 +17,10 @@ describe('readJson', () => {
 
     test('JSON nested deeper than the bound is -32600 naming the bound; at the bound it is read', () => {
         assert.equal(readJson(`${'['.repeat(8)}${']'.repeat(8)}`, 8).ok, true);
-        assert.deepEqual(readJson(`${'['.repeat(9)}${']'.repeat(9)}`, 8), { ok: false, reason: 'too_deep', error: { code: -32600, message: 'Invalid Request: nested deeper than 8 levels' } });
+        assert.deepEqual(readJson(`${'['.repeat(9)}${']'.repeat(9)}`, 8), {
+            ok: false,
+            reason: 'too_deep',
+            error: { code: -32600, message: 'Invalid Request: nested deeper than 8 levels' }
+        });
     });
 });

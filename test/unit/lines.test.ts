@@ -8,9 +8,7 @@ type Mode = 'cut' | 'report';
 function read(chunks: (string | Buffer)[], maxBytes: number, overlong: Mode, end = true, edgeBytes = 4): (string | OverlongLine)[] {
     const out: (string | OverlongLine)[] = [];
     const onLine = (line: string) => out.push(line);
-    const reader = new LineReader(
-        overlong === 'cut' ? { maxBytes, overlong, onLine } : { maxBytes, overlong, edgeBytes, onLine, onOverlong: line => out.push(line) }
-    );
+    const reader = new LineReader(overlong === 'cut' ? { maxBytes, overlong, onLine } : { maxBytes, overlong, edgeBytes, onLine, onOverlong: line => out.push(line) });
     for (const chunk of chunks) reader.push(Buffer.from(chunk));
     if (end) reader.end();
     return out;
@@ -78,7 +76,7 @@ describe('LineReader', () => {
         for (let maxLines = 1; maxLines <= 5; maxLines++) {
             const out: (string | OverlongLine)[] = [];
             const reader = new LineReader({ maxBytes: 10, overlong: 'report', edgeBytes: 4, onLine: line => out.push(line), onOverlong: line => out.push(line) });
-            for (let rest = stream; rest.length > 0; ) {
+            for (let rest = stream; rest.length > 0;) {
                 const lines = reader.lines;
                 rest = rest.subarray(reader.push(rest, maxLines));
                 assert.ok(reader.lines - lines <= maxLines, `${reader.lines - lines} lines read with maxLines ${maxLines}`);

@@ -153,7 +153,10 @@ describe('upstream list cache', () => {
         const { cache, remembered } = setup(upstream);
         const list = await cache.read();
         assert.deepEqual(list?.names, ['a', 'b']);
-        assert.deepEqual(list?.prompts[0]?.arguments?.map(argument => argument.name), ['first']);
+        assert.deepEqual(
+            list?.prompts[0]?.arguments?.map(argument => argument.name),
+            ['first']
+        );
         assert.equal(list?.digests.length, 2);
         assert.deepEqual(remembered, [list]);
     });
@@ -202,7 +205,7 @@ describe('upstream list cache', () => {
             assert.equal(upstream.listCalls, 2);
         });
 
-        test("an upstream that cannot announce changes is read again on its own ttlMs, never more often than minRelistIntervalMs", async t => {
+        test('an upstream that cannot announce changes is read again on its own ttlMs, never more often than minRelistIntervalMs', async t => {
             t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 });
             // A 2026-07-28 upstream with no subscription open, which says its list holds no time at all.
             const upstream = quiet();

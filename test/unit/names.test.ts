@@ -74,6 +74,6 @@ describe('name table', () => {
             view.segments.map(segment => segment.version),
             ['v-1', 'empty', 'v-2']
         );
-        assert.deepEqual(view.segments[0]?.names, ['1'], 'a segment names the upstream\'s own list, which cursors walk');
+        assert.deepEqual(view.segments[0]?.names, ['1'], "a segment names the upstream's own list, which cursors walk");
     });
 });

@@ -22,7 +22,7 @@ function jwtAuth(config: GatewayConfig): Extract<GatewayConfig['auth'], { mode: 
 }
 
 describe('oauth config: resource', () => {
-    test('on loopback the resource may be left out (the listener\'s URL is the default); the fields keep their spelling', () => {
+    test("on loopback the resource may be left out (the listener's URL is the default); the fields keep their spelling", () => {
         const auth = jwtAuth(parse({ authorizationServers: [AS], scopesSupported: ['prompts:read'], resourceName: 'Prompts' }));
         assert.equal(auth.resource, undefined);
         assert.deepEqual(auth.authorizationServers, [AS]);
@@ -32,7 +32,10 @@ describe('oauth config: resource', () => {
     test('off loopback, authorizationServers need the resource: the error names auth.resource and shows a URL', () => {
         const error = rejects({ authorizationServers: [AS] }, { listen: { host: '0.0.0.0', path: '/prompts' }, cursorSecret: CURSOR_SECRET });
         assert.match(lineFor(error, 'auth.resource'), /is required with authorizationServers when listen.host \(0\.0\.0\.0\).*"https:\/\/gw\.example\.com\/prompts"/);
-        const ok = parse({ authorizationServers: [AS], resource: 'https://gw.example.com/prompts' }, { listen: { host: '0.0.0.0', path: '/prompts' }, cursorSecret: CURSOR_SECRET });
+        const ok = parse(
+            { authorizationServers: [AS], resource: 'https://gw.example.com/prompts' },
+            { listen: { host: '0.0.0.0', path: '/prompts' }, cursorSecret: CURSOR_SECRET }
+        );
         assert.equal(jwtAuth(ok).resource, 'https://gw.example.com/prompts');
     });
 
@@ -83,7 +86,7 @@ describe('oauth config: authorization servers and scopes', () => {
         assert.deepEqual(jwtAuth(parse({ requiredScopes: ['prompts:read', 'api://gw/.default'] })).requiredScopes, ['prompts:read', 'api://gw/.default']);
     });
 
-    test('a client\'s requiredScopes apply in jwt mode only', () => {
+    test("a client's requiredScopes apply in jwt mode only", () => {
         const document = { auth: { mode: 'apiKey' }, clients: [{ id: 'a', apiKey: 'key-of-a-0123456789abcdef', requiredScopes: ['x'] }], upstreams: UPSTREAMS };
         const error = configError(() => parseConfig(JSON.stringify(document), 'oauth.test.json', {}));
         assert.match(lineFor(error, 'clients[0].requiredScopes'), /only with auth.mode "jwt"/);

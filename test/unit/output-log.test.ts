@@ -5,7 +5,10 @@ import { capturingLogger } from '../helpers.js';
 
 test('LineBudget admits `max` lines per window and counts the others', () => {
     const budget = new LineBudget(3, 10_000);
-    assert.deepEqual([0, 1, 2, 3, 4, 9_999].map(at => budget.admit(at)), [true, true, true, false, false, false]);
+    assert.deepEqual(
+        [0, 1, 2, 3, 4, 9_999].map(at => budget.admit(at)),
+        [true, true, true, false, false, false]
+    );
     assert.equal(budget.windowEnd, 10_000);
     assert.equal(budget.takeDropped(), 3);
     assert.equal(budget.takeDropped(), 0, 'each dropped line is reported once');
@@ -38,8 +41,7 @@ test('throttledLines reports the dropped lines when their window ends, when noth
     assert.deepEqual(out, ['line 0', '9 not logged']);
 });
 
-
-test('a child\'s stderr is logged at info, at most 50 lines per 10 s', () => {
+test("a child's stderr is logged at info, at most 50 lines per 10 s", () => {
     const { lines, logger } = capturingLogger();
     const hooks = childOutputLog(logger, () => {});
     for (let i = 0; i < 1000; i++) hooks.onStderrLine(`chatter ${i}`);

@@ -44,7 +44,7 @@ describe('applyOverride', () => {
         });
         assert.deepEqual([...(defaults ?? [])], [['language', 'typescript']]);
         assert.deepEqual(unknownArguments, []);
-        assert.equal(review.title, 'Review', 'the upstream\'s definition is not changed');
+        assert.equal(review.title, 'Review', "the upstream's definition is not changed");
     });
 
     test('leaves what it does not name as the upstream said; names arguments the prompt does not declare', () => {
@@ -117,7 +117,13 @@ describe('withDefaults', () => {
     test('passes what is not an object unchanged, for validation to reject; "__proto__" stays a key', () => {
         assert.equal(withDefaults('text', defaults), 'text');
         const args: unknown = JSON.parse('{"__proto__": "x"}');
-        const filled = withDefaults(args, new Map([['__proto__', 'y'], ['constructor', 'z']])) as Record<string, string>;
+        const filled = withDefaults(
+            args,
+            new Map([
+                ['__proto__', 'y'],
+                ['constructor', 'z']
+            ])
+        ) as Record<string, string>;
         assert.deepEqual(Object.entries(filled), [
             ['__proto__', 'x'],
             ['constructor', 'z']
@@ -142,7 +148,7 @@ describe('overrides in the name table', () => {
         assert.equal(entry?.prompt.name, 'docs__code-review');
         assert.deepEqual([...(entry?.defaults ?? [])], [['language', 'ts']]);
         assert.equal(view.byName.get('docs__review'), undefined);
-        assert.deepEqual(view.segments[0]!.names, ['review', 'plain'], 'cursors walk the upstream\'s own names');
+        assert.deepEqual(view.segments[0]!.names, ['review', 'plain'], "cursors walk the upstream's own names");
     });
 
     test('what does not apply is logged once per change, not on every curation', () => {
@@ -180,18 +186,21 @@ describe('overrides config', () => {
     });
 
     test('a rename to an invalid prompt name names the field and what a valid name is', () => {
-        const line = lineFor(configError(() => parse({ overrides: { review: { name: 'code review' } } })), 'upstreams[0].overrides.review.name');
+        const line = lineFor(
+            configError(() => parse({ overrides: { review: { name: 'code review' } } })),
+            'upstreams[0].overrides.review.name'
+        );
         assert.match(line, /valid prompt name/);
     });
 
-    test('two prompts renamed to one name, or renamed onto another override\'s name, is refused', () => {
+    test("two prompts renamed to one name, or renamed onto another override's name, is refused", () => {
         const both = configError(() => parse({ overrides: { a: { name: 'x' }, b: { name: 'x' } } }));
         assert.match(lineFor(both, 'upstreams[0].overrides.b.name'), /would both be named "x" \(also "a"\)/);
         const onto = configError(() => parse({ overrides: { a: { name: 'b' }, b: { title: 'B' } } }));
         assert.match(lineFor(onto, 'upstreams[0].overrides.b'), /would both be named "b"/);
     });
 
-    test('a rename of an unprefixed upstream into a namespaced upstream\'s namespace is refused', () => {
+    test("a rename of an unprefixed upstream into a namespaced upstream's namespace is refused", () => {
         const error = configError(() =>
             parseConfig(
                 JSON.stringify({

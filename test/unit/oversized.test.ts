@@ -16,7 +16,7 @@ describe('requestIdOf', () => {
         assert.equal(requestIdOf('{"result":{', `${big}"}]},"id":3,"jsonrpc":"2.0"}\n`), 3);
     });
 
-    test('an id nested in the result does not pass for the envelope\'s', () => {
+    test("an id nested in the result does not pass for the envelope's", () => {
         assert.equal(requestIdOf('{"result":{"id":5,"x":"', `${big}"}}`), undefined);
         assert.equal(requestIdOf('{"jsonrpc":"2.0","result":{"id":5,', `"a":{"id":9}}}`), undefined);
         assert.equal(requestIdOf('{"result":{"a":"', `${big}","id":4}}`), undefined);

@@ -104,14 +104,21 @@ describe('collectPages', () => {
     });
 
     test('maxItems caps the items kept', async () => {
-        const { fetchPage } = pagedUpstream([[1, 2, 3], [4, 5, 6], [7, 8, 9]]);
+        const { fetchPage } = pagedUpstream([
+            [1, 2, 3],
+            [4, 5, 6],
+            [7, 8, 9]
+        ]);
         const result = await collectPages(fetchPage, { maxItems: 5 });
         assert.equal(result.truncated, 'too-many-items');
         assert.deepEqual(result.items, [1, 2, 3, 4, 5]);
     });
 
     test('a list of exactly maxItems items is complete', async () => {
-        const { fetchPage } = pagedUpstream([[1, 2], [3, 4]]);
+        const { fetchPage } = pagedUpstream([
+            [1, 2],
+            [3, 4]
+        ]);
         const result = await collectPages(fetchPage, { maxItems: 4 });
         assert.deepEqual(result, { items: [1, 2, 3, 4] });
     });
@@ -128,7 +135,10 @@ describe('collectPages', () => {
     });
 
     test('maxBytes caps the bytes kept: the item that would pass it ends the list', async () => {
-        const { fetchPage } = pagedUpstream([[3, 3], [3, 1]]);
+        const { fetchPage } = pagedUpstream([
+            [3, 3],
+            [3, 1]
+        ]);
         const result = await collectAdmitted(fetchPage, { ...LIMITS, maxBytes: 8 }, item => ({ kept: item, bytes: item }));
         assert.equal(result.truncated, 'too-many-bytes');
         assert.deepEqual(result.items, [3, 3]);

@@ -215,7 +215,13 @@ function walk(scenario: Scenario, options: WalkOptions = {}): Walked {
         // Every page but the last is full, and a prompt comes back at most once per reorder: the walk ends.
         assert.ok(pages.length <= everExisting * (1 + reorders) + 1, `walk did not end within ${pages.length} pages`);
         views.push(visible);
-        const page = pager(view, start, scenario.pageSize, history, sliceOf(view, key => visible.has(key)));
+        const page = pager(
+            view,
+            start,
+            scenario.pageSize,
+            history,
+            sliceOf(view, key => visible.has(key))
+        );
         pages.push(page);
 
         assert.ok(page.items.length <= scenario.pageSize, 'page larger than pageSize');
@@ -255,7 +261,10 @@ describe('paginate: property-based walks', () => {
         const keys = Array.from({ length: MAX_UPSTREAM_IDS }, (_, n) => filterKey(idOf(n)));
         keys.forEach((key, n) => {
             const others = new Set(keys.filter((_, m) => m !== n).flat());
-            assert.ok(key.some(bit => !others.has(bit)), `${idOf(n)} shares all its bits`);
+            assert.ok(
+                key.some(bit => !others.has(bit)),
+                `${idOf(n)} shares all its bits`
+            );
         });
     });
 
@@ -317,7 +326,11 @@ describe('paginate: property-based walks', () => {
     test('the walk check reports a paginator that locates upstreams by config index (issue 13)', () => {
         // u1 is removed while the walk is in it: resuming "at the same index" lands in u2 past its start.
         const removal: Scenario = {
-            upstreams: [{ size: 2, hidden: [] }, { size: 2, hidden: [] }, { size: 3, hidden: [] }],
+            upstreams: [
+                { size: 2, hidden: [] },
+                { size: 2, hidden: [] },
+                { size: 3, hidden: [] }
+            ],
             pageSize: 3,
             changes: [[{ kind: 'remove-upstream', upstream: 1 }]]
         };
@@ -407,7 +420,13 @@ describe('paginate: static views', () => {
 
     test('no next page when only entries the caller may not see remain', () => {
         const view = [segment(0, names('a1', 'a2', 'b1')), segment(1, names('b2'))];
-        const page = paginate(view, undefined, 2, NO_HISTORY, sliceOf(view, key => key.split('\u0000')[1]!.startsWith('a')));
+        const page = paginate(
+            view,
+            undefined,
+            2,
+            NO_HISTORY,
+            sliceOf(view, key => key.split('\u0000')[1]!.startsWith('a'))
+        );
         assert.deepEqual(returned(page), ['a1', 'a2']);
         assert.equal(page.next, undefined);
         assert.notEqual(paginate(view, undefined, 2, NO_HISTORY).next, undefined, 'without the filter there is more');
@@ -423,7 +442,10 @@ describe('visibleSlice', () => {
     test('holds the ascending offsets of the visible entries, per segment', () => {
         const view = [segment(0, names('a', 'x', 'b'), names('x')), segment(1, []), segment(2, names('c', 'd'))];
         const slice = visibleSlice(view, key => !key.endsWith('d'));
-        assert.deepEqual(slice.offsets.map(offsets => [...offsets]), [[0, 2], [], [0]]);
+        assert.deepEqual(
+            slice.offsets.map(offsets => [...offsets]),
+            [[0, 2], [], [0]]
+        );
     });
 
     test('a segment seen whole shares the offsets of the slice of everything', () => {

@@ -44,7 +44,17 @@ describe('plain front matter', { timeout: 60_000 }, () => {
     test('reads the front matter most files have, as yaml does', () => {
         const plain = assertAgrees(TYPICAL);
         assert.equal((plain as { arguments: { required: boolean }[] }).arguments[0]!.required, true);
-        for (const text of ['', '# only a comment', 'name: a\n\n# comment\ntitle: b', 'arguments:\n- name: a\n- name: b', 'values: []', 'values: [a,b , c d]', 'a:', 'a:\nb: c', 'title: a:b#c']) {
+        for (const text of [
+            '',
+            '# only a comment',
+            'name: a\n\n# comment\ntitle: b',
+            'arguments:\n- name: a\n- name: b',
+            'values: []',
+            'values: [a,b , c d]',
+            'a:',
+            'a:\nb: c',
+            'title: a:b#c'
+        ]) {
             assert.notEqual(assertAgrees(text), undefined, JSON.stringify(text));
         }
     });
@@ -99,7 +109,38 @@ describe('plain front matter', { timeout: 60_000 }, () => {
 
     test('agrees with yaml on 40,000 generated texts', () => {
         const keys = ['name', 'title', 'a', 'b', 'true', 'null', '__proto__', 'x-y', 'a b'];
-        const values = ['', 'word', 'two words', 'true', 'false', 'True', '1', '-1', '.5', 'a:b', 'a: b', 'a #c', 'a#c', '[a, b]', '[]', '[a,]', '[true, x]', '"q"', '~', 'x:', '?x', '- x', '&a x', '*a', 'ä ö', '0x1F', 'yes', 'on', '.nan', 'a,b'];
+        const values = [
+            '',
+            'word',
+            'two words',
+            'true',
+            'false',
+            'True',
+            '1',
+            '-1',
+            '.5',
+            'a:b',
+            'a: b',
+            'a #c',
+            'a#c',
+            '[a, b]',
+            '[]',
+            '[a,]',
+            '[true, x]',
+            '"q"',
+            '~',
+            'x:',
+            '?x',
+            '- x',
+            '&a x',
+            '*a',
+            'ä ö',
+            '0x1F',
+            'yes',
+            'on',
+            '.nan',
+            'a,b'
+        ];
         const indents = ['', '', '  ', '    ', ' '];
         let seed = 18;
         const pick = <T>(items: readonly T[]): T => {

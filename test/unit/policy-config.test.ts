@@ -319,15 +319,7 @@ describe('policy config: jwksFile, read by loadConfigFile', () => {
     });
 
     test('JSON that is not a JWKS document is an error on auth.jwksFile', async () => {
-        for (const [index, contents] of [
-            '{}',
-            '[]',
-            'null',
-            '{"keys": []}',
-            '{"keys": [{"crv": "P-256"}]}',
-            '{"keys": "EC"}',
-            JSON.stringify(JWKS.keys[0])
-        ].entries()) {
+        for (const [index, contents] of ['{}', '[]', 'null', '{"keys": []}', '{"keys": [{"crv": "P-256"}]}', '{"keys": "EC"}', JSON.stringify(JWKS.keys[0])].entries()) {
             const error = await loadRejects(`not-jwks-${index}`, 'keys/jwks.json', contents);
             assert.match(lineFor(error, 'auth.jwksFile'), /not a JWKS document/, contents);
         }

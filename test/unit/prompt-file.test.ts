@@ -21,13 +21,28 @@ function refused(source: string, path = 'p.md'): { line: number | undefined; mes
 }
 
 const texts = (file: PromptFile, args?: Record<string, string>) =>
-    renderPrompt(file, args).messages.map(message => (message.content.type === 'text' ? message.content.text : message.content.type === 'resource' && 'text' in message.content.resource ? message.content.resource.text : ''));
+    renderPrompt(file, args).messages.map(message =>
+        message.content.type === 'text' ? message.content.text : message.content.type === 'resource' && 'text' in message.content.resource ? message.content.resource.text : ''
+    );
 
 const withArgs = (body: string, names = ['x', 'y']) => `---\narguments:\n${names.map(name => `  - name: ${name}\n`).join('')}---\n${body}`;
 
 describe('prompt file parsing, hostile input', { timeout: 60_000 }, () => {
     test('YAML aliases and anchors are refused, a billion-laughs file included, at once', () => {
-        const bomb = ['---', 'a: &a [x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 9 }, (_, i) => `${'b'.repeat(i + 1)}: &${'b'.repeat(i + 1)} [${Array(9).fill(i === 0 ? '*a' : `*${'b'.repeat(i)}`).join(', ')}]`), 'description: *bbbbbbbbb', '---', 'body'].join('\n');
+        const bomb = [
+            '---',
+            'a: &a [x, x, x, x, x, x, x, x, x]',
+            ...Array.from(
+                { length: 9 },
+                (_, i) =>
+                    `${'b'.repeat(i + 1)}: &${'b'.repeat(i + 1)} [${Array(9)
+                        .fill(i === 0 ? '*a' : `*${'b'.repeat(i)}`)
+                        .join(', ')}]`
+            ),
+            'description: *bbbbbbbbb',
+            '---',
+            'body'
+        ].join('\n');
         const started = performance.now();
         assert.match(refused(bomb).message, /alias/);
         assert.ok(performance.now() - started < 2_000, 'refused without expanding');

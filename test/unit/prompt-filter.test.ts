@@ -34,11 +34,7 @@ describe('compilePromptFilter', () => {
     });
 
     test('deny wins over allow', () => {
-        expectShown(
-            { allow: ['docs__*'], deny: ['docs__internal-*', 'docs__x'] },
-            ['docs__a', 'docs__internal'],
-            ['docs__internal-a', 'docs__x', 'everything__a']
-        );
+        expectShown({ allow: ['docs__*'], deny: ['docs__internal-*', 'docs__x'] }, ['docs__a', 'docs__internal'], ['docs__internal-a', 'docs__x', 'everything__a']);
         // Allowing a name outright does not beat a deny of it either.
         expectShown({ allow: ['a', 'b'], deny: ['a'] }, ['b'], ['a']);
     });
@@ -58,11 +54,7 @@ describe('compilePromptFilter', () => {
     });
 
     test('"x/../y__admin-z" is caught by a deny of "*__admin-*"', () => {
-        expectShown(
-            { deny: ['*__admin-*'] },
-            ['x/../y__adminz'],
-            ['x/../y__admin-z', '../__admin-z', './__admin-', 'a/b/c__admin-d/e', '.x__admin-y', 'x/./__admin-/..']
-        );
+        expectShown({ deny: ['*__admin-*'] }, ['x/../y__adminz'], ['x/../y__admin-z', '../__admin-z', './__admin-', 'a/b/c__admin-d/e', '.x__admin-y', 'x/./__admin-/..']);
         // The same name against an allow: a path matcher would refuse "*" over "/..", so allow would hide it.
         expectShown({ allow: ['x*'] }, ['x/../y__admin-z', 'x/..', 'x/.'], ['y/x']);
     });
@@ -164,9 +156,15 @@ describe('compilePromptFilter properties', () => {
     });
 
     test('deny wins: allow+deny is exactly "allowed and not denied"', () => {
-        const globs = fc.array(fc.oneof(fc.constantFrom('*', 'a*', '*b', '.*', '*/*', '?', '[ab]*', '{a,.}*', '__proto__'), awkwardString.filter(g => g.length > 0)), {
-            maxLength: 3
-        });
+        const globs = fc.array(
+            fc.oneof(
+                fc.constantFrom('*', 'a*', '*b', '.*', '*/*', '?', '[ab]*', '{a,.}*', '__proto__'),
+                awkwardString.filter(g => g.length > 0)
+            ),
+            {
+                maxLength: 3
+            }
+        );
         fc.assert(
             fc.property(globs, globs, anyName, (allow, deny, name) => {
                 const allowed = compilePromptFilter({ allow })(name);

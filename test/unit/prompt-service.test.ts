@@ -62,7 +62,10 @@ describe('prompt service', () => {
         assert.deepEqual(docs.gets, [{ name: 'review', args: { file: 'a.md' }, control }]);
         assert.equal(open.gets.length, 0);
         await service.get('open__review', undefined, everything);
-        assert.deepEqual(open.gets.map(get => get.name), ['review']);
+        assert.deepEqual(
+            open.gets.map(get => get.name),
+            ['review']
+        );
     });
 
     test('a completion goes to the owning upstream under its own name; values past the spec bound are cut', async t => {
@@ -132,7 +135,11 @@ describe('prompt service', () => {
         }
         assert.deepEqual(docs.gets, []);
         await service.get('open__review', { file: 'a', extra: 'b' }, everything);
-        assert.deepEqual(open.gets.map(get => get.args), [{ file: 'a', extra: 'b' }], 'this upstream takes undeclared arguments');
+        assert.deepEqual(
+            open.gets.map(get => get.args),
+            [{ file: 'a', extra: 'b' }],
+            'this upstream takes undeclared arguments'
+        );
 
         const tooLong = await rpcError(service.complete(completion('docs__review', 'x'.repeat(17)), everything));
         assert.equal(tooLong.code, ProtocolErrorCode.InvalidParams);
@@ -146,7 +153,11 @@ describe('prompt service', () => {
         const { service, usage } = setup(t, [docs, open]);
         const failures: [Error, { code: number; message: string }, UsageEvent['outcome']][] = [
             [new UpstreamRejectedError('file must end in .md'), { code: ProtocolErrorCode.InvalidParams, message: 'file must end in .md' }, 'invalid_params'],
-            [new UpstreamFailedError('docs', 'timed out after 5 ms', 'timeout'), { code: ProtocolErrorCode.InternalError, message: 'Upstream docs failed: timed out after 5 ms' }, 'timeout'],
+            [
+                new UpstreamFailedError('docs', 'timed out after 5 ms', 'timeout'),
+                { code: ProtocolErrorCode.InternalError, message: 'Upstream docs failed: timed out after 5 ms' },
+                'timeout'
+            ],
             [new UpstreamFailedError('docs', 'cancelled', undefined), { code: ProtocolErrorCode.InternalError, message: 'Upstream docs failed: cancelled' }, 'cancelled'],
             [new Error('at /home/secret/stack.js:1'), { code: ProtocolErrorCode.InternalError, message: 'Internal error' }, 'upstream_error']
         ];
@@ -182,14 +193,23 @@ describe('prompt service', () => {
         const { docs, open } = twoUpstreams();
         const { service } = setup(t, [docs, open]);
         const first = await service.list(undefined, everything);
-        assert.deepEqual(first.prompts.map(definition => definition.name), ['docs__review', 'docs__secret']);
+        assert.deepEqual(
+            first.prompts.map(definition => definition.name),
+            ['docs__review', 'docs__secret']
+        );
         assert.ok(first.nextCursor !== undefined);
         const second = await service.list(first.nextCursor, everything);
-        assert.deepEqual(second.prompts.map(definition => definition.name), ['open__review']);
+        assert.deepEqual(
+            second.prompts.map(definition => definition.name),
+            ['open__review']
+        );
         assert.equal(second.nextCursor, undefined);
 
         const narrow = await service.list(undefined, noSecrets);
-        assert.deepEqual(narrow.prompts.map(definition => definition.name), ['docs__review', 'open__review']);
+        assert.deepEqual(
+            narrow.prompts.map(definition => definition.name),
+            ['docs__review', 'open__review']
+        );
         assert.deepEqual(await rpcError(service.list(first.nextCursor, noSecrets)), { code: ProtocolErrorCode.InvalidParams, message: 'Invalid cursor' });
         assert.equal((await rpcError(service.list('garbage', everything))).code, ProtocolErrorCode.InvalidParams);
     });

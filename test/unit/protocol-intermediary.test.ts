@@ -19,7 +19,7 @@ describe('upstream errors', () => {
         assert.equal(cut, '😀'.repeat(MAX_UPSTREAM_MESSAGE_CHARS));
     });
 
-    test("-32021 keeps its required capabilities, only capability keys with object values, small", () => {
+    test('-32021 keeps its required capabilities, only capability keys with object values, small', () => {
         const data = { requiredCapabilities: { elicitation: { form: {} }, sampling: 'yes', bogus: {} }, trace: 'secret' };
         assert.deepEqual(boundedUpstreamError(-32021, 'missing', data), { code: -32021, message: 'missing', data: { requiredCapabilities: { elicitation: { form: {} } } } });
         assert.deepEqual(boundedUpstreamError(-32021, 'missing', { requiredCapabilities: [] }), { code: -32021, message: 'missing' });
@@ -36,7 +36,14 @@ describe('upstream errors', () => {
 
 describe('relayed client capabilities', () => {
     test('elicitation, sampling and roots as declared (records only); experimental, extensions and anything else dropped', () => {
-        const declared = { elicitation: { form: {}, url: {} }, sampling: {}, roots: { listChanged: true }, experimental: { x: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} }, tasks: {} };
+        const declared = {
+            elicitation: { form: {}, url: {} },
+            sampling: {},
+            roots: { listChanged: true },
+            experimental: { x: {} },
+            extensions: { 'io.modelcontextprotocol/tasks': {} },
+            tasks: {}
+        };
         assert.deepEqual(relayedClient(declared).capabilities, { elicitation: { form: {}, url: {} }, sampling: {}, roots: { listChanged: true } });
         assert.deepEqual(relayedClient({ elicitation: true, sampling: [], roots: null }), NO_RELAYED_CAPABILITIES);
         for (const nothing of [undefined, null, 'all', [], {}]) assert.equal(relayedClient(nothing), NO_RELAYED_CAPABILITIES);

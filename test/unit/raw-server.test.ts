@@ -68,7 +68,10 @@ describe('raw-server fixture', { concurrency: true }, () => {
             assert.equal(client.getServerVersion()?.name, 'raw-fixture');
             assert.deepEqual(client.getServerCapabilities(), { prompts: { listChanged: true }, completions: {} });
             const { prompts, nextCursor } = await client.listPrompts();
-            assert.deepEqual(prompts.map(prompt => prompt.name), ['ok-0', 'ok-1']);
+            assert.deepEqual(
+                prompts.map(prompt => prompt.name),
+                ['ok-0', 'ok-1']
+            );
             assert.equal(nextCursor, undefined);
             const got = await client.getPrompt({ name: 'ok-1', arguments: { topic: 'tea' } });
             assert.deepEqual(got.messages, [{ role: 'user', content: { type: 'text', text: 'ok-1: tell me about tea' } }]);
@@ -85,7 +88,10 @@ describe('raw-server fixture', { concurrency: true }, () => {
             const client = await connectHttp(server.url);
             try {
                 const { prompts } = await client.listPrompts();
-                assert.deepEqual(prompts.map(prompt => prompt.name), ['ok-0', 'ok-1', 'ok-2']);
+                assert.deepEqual(
+                    prompts.map(prompt => prompt.name),
+                    ['ok-0', 'ok-1', 'ok-2']
+                );
                 const got = await client.getPrompt({ name: 'ok-2' });
                 assert.equal(got.messages.length, 1);
             } finally {
@@ -210,10 +216,22 @@ describe('raw-server fixture', { concurrency: true }, () => {
             const response = (id: number) => parsed().find(value => typeof value === 'object' && value !== null && 'id' in value && value.id === id);
             await waitFor(() => response(1) !== undefined && response(2) !== undefined, 30_000, 'both responses');
 
-            assert.ok(lines.some(line => line === '{not json'), 'a broken JSON line');
-            assert.ok(lines.some(line => line === ''), 'an empty line');
-            assert.ok(lines.some(line => line.length >= 100_000 && parsed()[lines.indexOf(line)] === undefined), 'a ~100 KB non-JSON line');
-            assert.ok(parsed().some(value => JSON.stringify(value) === '{"hello":1}'), 'JSON that is not JSON-RPC');
+            assert.ok(
+                lines.some(line => line === '{not json'),
+                'a broken JSON line'
+            );
+            assert.ok(
+                lines.some(line => line === ''),
+                'an empty line'
+            );
+            assert.ok(
+                lines.some(line => line.length >= 100_000 && parsed()[lines.indexOf(line)] === undefined),
+                'a ~100 KB non-JSON line'
+            );
+            assert.ok(
+                parsed().some(value => JSON.stringify(value) === '{"hello":1}'),
+                'JSON that is not JSON-RPC'
+            );
             assert.deepEqual(response(1), {
                 jsonrpc: '2.0',
                 id: 1,
@@ -224,7 +242,10 @@ describe('raw-server fixture', { concurrency: true }, () => {
                 }
             });
             const list = response(2) as { result: { prompts: { name: string }[] } };
-            assert.deepEqual(list.result.prompts.map(prompt => prompt.name), ['ok-0', 'ok-1', 'ok-2']);
+            assert.deepEqual(
+                list.result.prompts.map(prompt => prompt.name),
+                ['ok-0', 'ok-1', 'ok-2']
+            );
         } finally {
             child.stdin.end();
             const [code] = (await exited) as [number | null];

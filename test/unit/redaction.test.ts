@@ -60,13 +60,19 @@ describe('configSecrets', () => {
 });
 
 describe('secret expansions', () => {
-    test('the gateway config\'s ${X} is a secret where it went into a secret value, and then everywhere; elsewhere it is not', () => {
+    test("the gateway config's ${X} is a secret where it went into a secret value, and then everywhere; elsewhere it is not", () => {
         const env = { KEY: 'expanded-key-0123456789', HOST: '127.0.0.1', TOOLS: '/opt/tools-folder', SHORT: 'argv', HOME: '/home/operator' };
         const config = parseConfig(
             JSON.stringify({
                 listen: { host: '${HOST}' },
                 upstreams: [
-                    { id: 'a', transport: 'stdio', command: '${TOOLS}/server', args: ['--key=${KEY}', '${SHORT}'], env: { AUTH_LINE: 'key ${KEY}', MODE: '${SHORT}', DATA: '${HOME}/data' } },
+                    {
+                        id: 'a',
+                        transport: 'stdio',
+                        command: '${TOOLS}/server',
+                        args: ['--key=${KEY}', '${SHORT}'],
+                        env: { AUTH_LINE: 'key ${KEY}', MODE: '${SHORT}', DATA: '${HOME}/data' }
+                    },
                     { id: 'b', transport: 'http', url: 'https://example.com/mcp', headers: { 'X-Api-Key': 'v1:${KEY}' } }
                 ]
             }),
@@ -111,7 +117,10 @@ describe('Redactor', () => {
     test('redactValues: every string of a JSON-like value, keys kept, nothing copied when there is nothing to redact', () => {
         const redactor = new Redactor(['a-secret-value']);
         const value = { upstreams: [{ id: 'u', error: 'failed: a-secret-value/bin not found', count: 3, ok: true, none: null }], 'a-secret-value': 'key' };
-        assert.deepEqual(redactor.redactValues(value), { upstreams: [{ id: 'u', error: 'failed: [redacted]/bin not found', count: 3, ok: true, none: null }], 'a-secret-value': 'key' });
+        assert.deepEqual(redactor.redactValues(value), {
+            upstreams: [{ id: 'u', error: 'failed: [redacted]/bin not found', count: 3, ok: true, none: null }],
+            'a-secret-value': 'key'
+        });
         assert.equal(new Redactor().redactValues(value), value);
     });
 

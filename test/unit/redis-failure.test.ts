@@ -25,7 +25,7 @@ describe('classifyRedisFailure', () => {
         }
     });
 
-    test('a transaction discarded for its commands\' refusals, and a script stopped by one, read as that refusal', () => {
+    test("a transaction discarded for its commands' refusals, and a script stopped by one, read as that refusal", () => {
         const discarded = reply('EXECABORT Transaction discarded because of previous errors.', ["OOM command not allowed when used memory > 'maxmemory'."]);
         assert.deepEqual(classifyRedisFailure(discarded), { kind: 'unhealthy', reason: 'Redis refuses writes: OOM' });
         const script = reply("OOM command not allowed when used memory > 'maxmemory'. script: b44da0ef, on @user_script:1.");
@@ -38,7 +38,7 @@ describe('classifyRedisFailure', () => {
         }
     });
 
-    test('no answer in time is unhealthy; a connection gone is for the connection\'s events to tell', () => {
+    test("no answer in time is unhealthy; a connection gone is for the connection's events to tell", () => {
         assert.deepEqual(classifyRedisFailure(new Error('Command timed out')), { kind: 'unhealthy', reason: 'Redis does not answer in time' });
         for (const error of [new Error("Stream isn't writeable and enableOfflineQueue options is false"), new Error('Connection is closed.'), 'not an error']) {
             assert.deepEqual(classifyRedisFailure(error), { kind: 'unreachable' });

@@ -16,13 +16,23 @@ const SECRET = 'a-hmac-secret-of-at-least-32-characters!';
 const CLIENT = { id: 'a', requiredScopes: [] } as unknown as ClientProfile;
 
 function settings(extra: Partial<ResourceServerSettings> = {}): ResourceServerSettings {
-    return { resource: undefined, authorizationServers: [AS], bindsAudience: true, metadataWithheld: undefined, scopesSupported: undefined, requiredScopes: [], resourceName: undefined, resourceDocumentation: undefined, ...extra };
+    return {
+        resource: undefined,
+        authorizationServers: [AS],
+        bindsAudience: true,
+        metadataWithheld: undefined,
+        scopesSupported: undefined,
+        requiredScopes: [],
+        resourceName: undefined,
+        resourceDocumentation: undefined,
+        ...extra
+    };
 }
 
 const grant = (audiences: string[], scopes: string[] = []): TokenGrant => ({ audiences, scopes: new Set(scopes) });
 
 describe('resource server: resource and metadata URL', () => {
-    test('the default resource is the listener\'s URL; a configured one wins; the metadata URL inserts the well-known path', () => {
+    test("the default resource is the listener's URL; a configured one wins; the metadata URL inserts the well-known path", () => {
         const defaulted = new ResourceServer(settings(), listenerResource('127.0.0.1', 8080, '/mcp'));
         assert.equal(defaulted.resource, 'http://127.0.0.1:8080/mcp');
         assert.equal(defaulted.metadataUrl, 'http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp');
@@ -60,10 +70,10 @@ describe('resource server: resource and metadata URL', () => {
     });
 });
 
-describe('resource server: a loopback listener\'s default resource by any loopback name', () => {
+describe("resource server: a loopback listener's default resource by any loopback name", () => {
     const server = new ResourceServer(settings({ requiredScopes: ['read'] }), listenerResource('127.0.0.1', 8080, '/mcp'));
 
-    test('the Host header\'s loopback name spells the resource; port and path stay; other names and none give the bound address', () => {
+    test("the Host header's loopback name spells the resource; port and path stay; other names and none give the bound address", () => {
         const spelled = (host: string | undefined) => server.at(host)?.resource;
         assert.equal(spelled('localhost:8080'), 'http://localhost:8080/mcp');
         assert.equal(spelled('LocalHost'), 'http://localhost:8080/mcp');
@@ -87,7 +97,14 @@ describe('resource server: a loopback listener\'s default resource by any loopba
         for (const aud of ['http://127.0.0.1:8080/mcp', 'http://localhost:8080/mcp', 'http://LOCALHOST:8080/mcp/', 'http://[::1]:8080/mcp', 'http://127.0.0.9:8080/mcp#x']) {
             assert.equal(server.refusal(grant([aud], ['read']), CLIENT), undefined, aud);
         }
-        for (const aud of ['http://localhost:8081/mcp', 'http://localhost:8080/mcp2', 'https://localhost:8080/mcp', 'http://gw.example.com:8080/mcp', 'http://localhost.evil.example:8080/mcp', 'localhost:8080/mcp']) {
+        for (const aud of [
+            'http://localhost:8081/mcp',
+            'http://localhost:8080/mcp2',
+            'https://localhost:8080/mcp',
+            'http://gw.example.com:8080/mcp',
+            'http://localhost.evil.example:8080/mcp',
+            'localhost:8080/mcp'
+        ]) {
             assert.deepEqual(server.refusal(grant([aud], ['read']), CLIENT), { failure: 'wrong_audience' }, aud);
         }
     });
@@ -112,10 +129,14 @@ describe('resource server: audience and scopes', () => {
         }
     });
 
-    test('missing scopes are named; a client\'s own required scopes add to the gateway\'s', () => {
+    test("missing scopes are named; a client's own required scopes add to the gateway's", () => {
         assert.deepEqual(server.refusal(grant(['https://gw.example.com/mcp']), CLIENT), { failure: 'insufficient_scope', required: ['read'], missing: ['read'] });
         const admin = { ...CLIENT, requiredScopes: ['admin', 'read'] };
-        assert.deepEqual(server.refusal(grant(['https://gw.example.com/mcp'], ['read']), admin), { failure: 'insufficient_scope', required: ['read', 'admin'], missing: ['admin'] });
+        assert.deepEqual(server.refusal(grant(['https://gw.example.com/mcp'], ['read']), admin), {
+            failure: 'insufficient_scope',
+            required: ['read', 'admin'],
+            missing: ['admin']
+        });
     });
 
     test('challenges: 401 with scope and resource_metadata, 403 insufficient_scope, and the plain one without OAuth', () => {
@@ -129,7 +150,11 @@ describe('resource server: audience and scopes', () => {
 
 describe('resource server: what the authenticator reads of a token', () => {
     const config = parseConfig(
-        JSON.stringify({ auth: { mode: 'jwt', secret: SECRET, authorizationServers: [AS] }, clients: [{ id: 'a' }], upstreams: [{ id: 'u', transport: 'stdio', command: 'node' }] }),
+        JSON.stringify({
+            auth: { mode: 'jwt', secret: SECRET, authorizationServers: [AS] },
+            clients: [{ id: 'a' }],
+            upstreams: [{ id: 'u', transport: 'stdio', command: 'node' }]
+        }),
         'test.json',
         {}
     );
@@ -149,7 +174,7 @@ describe('resource server: what the authenticator reads of a token', () => {
         assert.deepEqual([...(second.grant?.scopes ?? [])].sort(), ['Mail.Read', 'User.Read']);
     });
 
-    test('a sound token naming no configured client is its own failure, with the claim\'s name and the grant', async () => {
+    test("a sound token naming no configured client is its own failure, with the claim's name and the grant", async () => {
         for (const claims of [{ sub: 'z' }, { sub: undefined }, { sub: 'anonymous' }]) {
             const refused = await outcome(await sign({ ...claims, aud: 'https://gw.example.com/mcp' }));
             assert.ok(!refused.ok && refused.failure === 'unknown_client', JSON.stringify(refused));
@@ -172,7 +197,12 @@ describe('resource server: what the authenticator reads of a token', () => {
 const LOOPBACK = { host: '127.0.0.1', trustProxy: undefined };
 
 describe('resource server: the issuer is the authorization server unless authorizationServers says otherwise', () => {
-    const jwt = (extra: Record<string, unknown>) => parseConfig(JSON.stringify({ auth: { mode: 'jwt', secret: SECRET, ...extra }, clients: [{ id: 'a' }], upstreams: [{ id: 'x', transport: 'stdio', command: 'true' }] }), 'test config', {}).auth;
+    const jwt = (extra: Record<string, unknown>) =>
+        parseConfig(
+            JSON.stringify({ auth: { mode: 'jwt', secret: SECRET, ...extra }, clients: [{ id: 'a' }], upstreams: [{ id: 'x', transport: 'stdio', command: 'true' }] }),
+            'test config',
+            {}
+        ).auth;
 
     test('issuer alone: the document names it, the challenge points at it, tokens stay unbound to the resource', () => {
         const settings = resourceServerSettings(jwt({ issuer: AS }), LOOPBACK)!;
@@ -184,7 +214,9 @@ describe('resource server: the issuer is the authorization server unless authori
     });
 
     test('authorizationServers wins over issuer; a configured resource binds tokens with either', () => {
-        assert.deepEqual(resourceServerSettings(jwt({ issuer: AS, authorizationServers: ['https://login.example.com'] }), LOOPBACK)!.authorizationServers, ['https://login.example.com']);
+        assert.deepEqual(resourceServerSettings(jwt({ issuer: AS, authorizationServers: ['https://login.example.com'] }), LOOPBACK)!.authorizationServers, [
+            'https://login.example.com'
+        ]);
         const bound = new ResourceServer(resourceServerSettings(jwt({ issuer: AS, resource: 'https://gw.example.com/mcp' }), LOOPBACK)!, 'http://127.0.0.1:8080/mcp');
         assert.deepEqual(bound.refusal(grant(['https://other.example.com/mcp']), CLIENT), { failure: 'wrong_audience' });
         assert.equal(bound.metadataUrl, 'https://gw.example.com/.well-known/oauth-protected-resource/mcp');
@@ -196,12 +228,17 @@ describe('resource server: the issuer is the authorization server unless authori
             assert.deepEqual(settings.authorizationServers, [], issuer);
             assert.equal(settings.metadataWithheld, undefined, issuer);
         }
-        for (const listen of [{ host: '0.0.0.0', trustProxy: undefined }, { host: '127.0.0.1', trustProxy: ['127.0.0.1'] }]) {
+        for (const listen of [
+            { host: '0.0.0.0', trustProxy: undefined },
+            { host: '127.0.0.1', trustProxy: ['127.0.0.1'] }
+        ]) {
             const settings = resourceServerSettings(jwt({ issuer: AS }), listen)!;
             assert.deepEqual(settings.authorizationServers, [], JSON.stringify(listen));
             assert.match(settings.metadataWithheld ?? '', /reach the MCP endpoint.* as auth\.resource$/, JSON.stringify(listen));
             assert.equal(new ResourceServer(settings, 'http://0.0.0.0:8080/mcp').metadata, undefined);
         }
-        assert.deepEqual(resourceServerSettings(jwt({ issuer: AS, resource: 'https://gw.example.com/mcp' }), { host: '0.0.0.0', trustProxy: undefined })!.authorizationServers, [AS]);
+        assert.deepEqual(resourceServerSettings(jwt({ issuer: AS, resource: 'https://gw.example.com/mcp' }), { host: '0.0.0.0', trustProxy: undefined })!.authorizationServers, [
+            AS
+        ]);
     });
 });

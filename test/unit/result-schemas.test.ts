@@ -16,11 +16,7 @@ const withRequired = (required: Record<string, fc.Arbitrary<unknown>>, others: R
     fc.tuple(fc.record(required), optional(others)).map(([a, b]) => ({ ...a, ...b }));
 
 const text = fc.string({ maxLength: 8 });
-const base64 = fc.oneof(
-    fc.base64String({ maxLength: 12 }),
-    fc.constantFrom('abc', 'ab', 'a', 'ab==', 'abc=', 'a===', '====', ' YQ== ', 'Y Q', 'YQ=\n', '!!', 'ab=c', ''),
-    text
-);
+const base64 = fc.oneof(fc.base64String({ maxLength: 12 }), fc.constantFrom('abc', 'ab', 'a', 'ab==', 'abc=', 'a===', '====', ' YQ== ', 'Y Q', 'YQ=\n', '!!', 'ab=c', ''), text);
 const dateTime = fc.oneof(
     fc.date({ noInvalidDate: true }).map(date => date.toISOString()),
     fc.constantFrom(
@@ -47,11 +43,11 @@ const annotations = mostly(
         lastModified: mostly(dateTime)
     })
 );
-const icon = mostly(withRequired({ src: mostly(text) }, { mimeType: mostly(text), sizes: mostly(fc.array(text, { maxLength: 2 })), theme: mostly(fc.constantFrom('light', 'dark', 'sepia')) }));
-const common = { annotations, _meta: mostly(meta) };
-const resource = mostly(
-    withRequired({ uri: mostly(text) }, { mimeType: mostly(text), _meta: mostly(meta), text: mostly(text), blob: mostly(base64) })
+const icon = mostly(
+    withRequired({ src: mostly(text) }, { mimeType: mostly(text), sizes: mostly(fc.array(text, { maxLength: 2 })), theme: mostly(fc.constantFrom('light', 'dark', 'sepia')) })
 );
+const common = { annotations, _meta: mostly(meta) };
+const resource = mostly(withRequired({ uri: mostly(text) }, { mimeType: mostly(text), _meta: mostly(meta), text: mostly(text), blob: mostly(base64) }));
 const contentBlock = fc.oneof(
     withRequired({ type: fc.constant('text'), text: mostly(text) }, common),
     withRequired({ type: fc.constantFrom('image', 'audio'), data: mostly(base64), mimeType: mostly(text) }, common),
@@ -137,7 +133,13 @@ describe('result checks', () => {
     test('completion/complete: the SDK verdict, except that more than 100 values are taken (the service keeps 100)', () => {
         assert.equal(isCompleteResult({ completion: { values: Array.from({ length: 150 }, (_, i) => `v${i}`), total: 150, hasMore: false } }), true);
         assert.equal(isCompleteResult({ completion: { values: ['a'], future: 1 }, extra: 2 }), true);
-        for (const value of [{ completion: { values: [1] } }, { completion: { values: ['a'], total: 1.5 } }, { completion: { values: ['a'], hasMore: 'no' } }, { completion: {} }, {}]) {
+        for (const value of [
+            { completion: { values: [1] } },
+            { completion: { values: ['a'], total: 1.5 } },
+            { completion: { values: ['a'], hasMore: 'no' } },
+            { completion: {} },
+            {}
+        ]) {
             assert.equal(isCompleteResult(value), false, JSON.stringify(value));
             assert.equal(sdkAccepts(specTypeSchemas.CompleteResult, value), false);
         }

@@ -25,7 +25,16 @@ describe('revokedClients', () => {
         const auth = { mode: 'apiKey' };
         assert.deepEqual(revoked({ auth, clients }, { auth, clients }), []);
         assert.deepEqual(
-            revoked({ auth, clients }, { auth, clients: [{ id: 'alice', apiKey: keyOf('alice', 1) }, { id: 'carol', apiKey: keyOf('carol'), prompts: { allow: ['u__x'] }, maxSessions: 1 }] }),
+            revoked(
+                { auth, clients },
+                {
+                    auth,
+                    clients: [
+                        { id: 'alice', apiKey: keyOf('alice', 1) },
+                        { id: 'carol', apiKey: keyOf('carol'), prompts: { allow: ['u__x'] }, maxSessions: 1 }
+                    ]
+                }
+            ),
             ['alice', 'bob']
         );
         // The same key given as its digest is the same credential.
@@ -39,7 +48,11 @@ describe('revokedClients', () => {
         assert.deepEqual(revoked({ auth, clients }, { auth, clients: [{ id: 'erin' }] }), ['dave']);
         assert.deepEqual(revoked({ auth, clients }, { auth, clients: [{ id: 'dave', requiredScopes: ['prompts'] }, { id: 'erin' }] }), ['dave']);
         assert.deepEqual(revoked({ auth, clients }, { auth: { ...auth, audience: 'gateway' }, clients }), ['dave', 'erin']);
-        assert.deepEqual(revoked({ auth, clients }, { auth: { ...auth, clockToleranceSec: 5 }, clients: [...clients, { id: 'frank' }] }), [], 'a new client and the leeway revoke nothing');
+        assert.deepEqual(
+            revoked({ auth, clients }, { auth: { ...auth, clockToleranceSec: 5 }, clients: [...clients, { id: 'frank' }] }),
+            [],
+            'a new client and the leeway revoke nothing'
+        );
     });
 
     test('jwt with inline keys (jwks, jwksFile): adding keys revokes nothing; removing or changing one revokes every client', async () => {
@@ -59,6 +72,9 @@ describe('revokedClients', () => {
 
     test('another mode: every client admitted before (anonymous callers included) is admitted another way', () => {
         assert.deepEqual(revoked({ auth: { mode: 'none' } }, { auth: { mode: 'apiKey' }, clients: [{ id: 'alice', apiKey: keyOf('alice') }] }), ['anonymous']);
-        assert.deepEqual(revoked({ auth: { mode: 'apiKey' }, clients: [{ id: 'alice', apiKey: keyOf('alice') }] }, { auth: { mode: 'jwt', secret: SECRET }, clients: [{ id: 'alice' }] }), ['alice']);
+        assert.deepEqual(
+            revoked({ auth: { mode: 'apiKey' }, clients: [{ id: 'alice', apiKey: keyOf('alice') }] }, { auth: { mode: 'jwt', secret: SECRET }, clients: [{ id: 'alice' }] }),
+            ['alice']
+        );
     });
 });

@@ -119,7 +119,10 @@ describe('RpcClient: progress', () => {
     test('a request that asks for progress carries a token of the client (its id) beside its own _meta, and hears its progress only', async () => {
         const { transport, seen, client } = setUp();
         const heard: Progress[] = [];
-        const result = client.request('prompts/get', { name: 'x', _meta: { 'example.com/trace': 't' } }, isGetPromptResult, { ...LONG, onProgress: progress => heard.push(progress) });
+        const result = client.request('prompts/get', { name: 'x', _meta: { 'example.com/trace': 't' } }, isGetPromptResult, {
+            ...LONG,
+            onProgress: progress => heard.push(progress)
+        });
         const plain = client.request('prompts/get', { name: 'y' }, isGetPromptResult, LONG);
         const [asked, other] = transport.sent as [Message, Message];
         assert.deepEqual(asked.params, { name: 'x', _meta: { 'example.com/trace': 't', progressToken: asked.id } });
@@ -153,7 +156,9 @@ describe('RpcClient: progress', () => {
 describe('RpcClient: timeouts, cancellation, the end', () => {
     test('a timeout fails the request with RequestTimeout and tells the upstream; its late progress and answer are dropped quietly, a second answer is a stray', async () => {
         const { transport, seen, client } = setUp();
-        const error = await rejection(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { timeoutMs: 20, onProgress: () => assert.fail('no progress after the timeout') }));
+        const error = await rejection(
+            client.request('prompts/get', { name: 'x' }, isGetPromptResult, { timeoutMs: 20, onProgress: () => assert.fail('no progress after the timeout') })
+        );
         assert.ok(error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout && !isTotalTimeout(error));
         const { id } = transport.request('prompts/get');
         assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timed out' } });
@@ -184,7 +189,10 @@ describe('RpcClient: timeouts, cancellation, the end', () => {
         assert.equal(client.inFlight, 0, 'abandoned locally all the same');
         await rejection(client.request('prompts/list', {}, isAnyResult, { timeoutMs: 20 }));
         const cancellations = transport.sent.filter(message => message.method === 'notifications/cancelled');
-        assert.deepEqual(cancellations.map(message => message.params?.requestId), [transport.request('prompts/list').id]);
+        assert.deepEqual(
+            cancellations.map(message => message.params?.requestId),
+            [transport.request('prompts/list').id]
+        );
     });
 
     test('a request carries what it was given of its client request; its cancellation carries the same request id, and no headers', async () => {
@@ -195,7 +203,10 @@ describe('RpcClient: timeouts, cancellation, the end', () => {
         const own = client.request('prompts/list', undefined, isAnyResult, LONG);
         controller.abort();
         await rejection(result);
-        assert.deepEqual(transport.sent.map(message => message.method), ['prompts/get', 'prompts/list', 'notifications/cancelled']);
+        assert.deepEqual(
+            transport.sent.map(message => message.method),
+            ['prompts/get', 'prompts/list', 'notifications/cancelled']
+        );
         assert.deepEqual(transport.forwarded, [forwarded, undefined, { requestId: 'req-7' }]);
         transport.deliver({ jsonrpc: '2.0', id: transport.request('prompts/list').id, result: {} });
         await own;
@@ -274,7 +285,11 @@ describe("RpcClient: the upstream's own messages", () => {
         });
         const { id } = transport.request('subscriptions/listen');
         const ack = (subscriptionId: unknown, notifications: unknown) =>
-            transport.deliver({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications, _meta: { 'io.modelcontextprotocol/subscriptionId': subscriptionId } } });
+            transport.deliver({
+                jsonrpc: '2.0',
+                method: 'notifications/subscriptions/acknowledged',
+                params: { notifications, _meta: { 'io.modelcontextprotocol/subscriptionId': subscriptionId } }
+            });
         ack(Number(id) + 1, { promptsListChanged: true });
         ack(String(id), { promptsListChanged: true });
         ack(id, 'everything');

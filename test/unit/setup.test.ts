@@ -26,7 +26,10 @@ describe('starterConfig', () => {
     test('the commented-out example upstreams are valid once uncommented', () => {
         const uncommented = starterConfig(OPTIONS).replace(/^(\s*)\/\/ \{/gm, '$1{');
         const config = parseConfig(uncommented, 'starter', { DOCS_TOKEN: 'token' });
-        assert.deepEqual(config.upstreams.map(upstream => upstream.id), ['examples', 'everything', 'docs']);
+        assert.deepEqual(
+            config.upstreams.map(upstream => upstream.id),
+            ['examples', 'everything', 'docs']
+        );
     });
 
     test('with client files (init --from), it takes their servers and only shows the example, commented out', () => {
@@ -37,7 +40,10 @@ describe('starterConfig', () => {
             [['/home/me/.cursor/mcp.json', 'auto']]
         );
         const uncommented = starterConfig({ ...OPTIONS, from: ['/a.json'] }).replace(/^(\s*)\/\/ \{/gm, '$1{');
-        assert.deepEqual(parseConfig(uncommented, 'starter', { DOCS_TOKEN: 't' }).upstreams.map(upstream => upstream.id), ['examples', 'everything', 'docs']);
+        assert.deepEqual(
+            parseConfig(uncommented, 'starter', { DOCS_TOKEN: 't' }).upstreams.map(upstream => upstream.id),
+            ['examples', 'everything', 'docs']
+        );
     });
 
     test('paths with quotes, backslashes and spaces stay intact', () => {
@@ -57,7 +63,10 @@ describe('starterConfig', () => {
         assert.deepEqual(upstream.args, [odd.exampleServer]);
         const client = '/home/${USER}/.cursor/mcp.json';
         const withClient = parseConfig(starterConfig({ ...odd, from: [client] }), 'starter', {});
-        assert.deepEqual(withClient.upstreamsFrom.map(source => source.file), [client]);
+        assert.deepEqual(
+            withClient.upstreamsFrom.map(source => source.file),
+            [client]
+        );
         const uncommented = starterConfig({ ...odd, from: [client] }).replace(/^(\s*)\/\/ \{/gm, '$1{');
         const example = parseConfig(uncommented, 'starter', { DOCS_TOKEN: 't' }).upstreams[0];
         assert.ok(example?.transport === 'stdio');

@@ -41,7 +41,10 @@ describe('SseParser', () => {
 
     test('LF, CR and CRLF line ends, a leading BOM, and only one space removed after the colon', () => {
         const { events } = parse(['\uFEFFdata:  two spaces\r\rdata: cr\r\n\r\ndata: lf\n\n']);
-        assert.deepEqual(events.map(event => event.data), [' two spaces', 'cr', 'lf']);
+        assert.deepEqual(
+            events.map(event => event.data),
+            [' two spaces', 'cr', 'lf']
+        );
     });
 
     test('id (kept across events, NUL refused) and retry (digits only)', () => {
@@ -58,7 +61,10 @@ describe('SseParser', () => {
     });
 
     test('an event not closed by a blank line is dropped at the end of the stream', () => {
-        assert.deepEqual(parse(['data: complete\n\ndata: cut off\n']).events.map(event => event.data), ['complete']);
+        assert.deepEqual(
+            parse(['data: complete\n\ndata: cut off\n']).events.map(event => event.data),
+            ['complete']
+        );
     });
 
     test('any chunking of a stream gives the same events, multi-byte characters and CRLF split included', () => {

@@ -18,7 +18,12 @@ test('a big chunk of tiny lines is parsed in slices: work queued meanwhile runs 
     let seenByOtherWork: number | undefined;
     // Queued before the read starts: it runs at the first yield to the event loop.
     setImmediate(() => (seenByOtherWork = parser.lines));
-    await readPaced(Readable.from([Buffer.from(':\n'.repeat(total))]), parser, streamPace(() => {}), new AbortController().signal);
+    await readPaced(
+        Readable.from([Buffer.from(':\n'.repeat(total))]),
+        parser,
+        streamPace(() => {}),
+        new AbortController().signal
+    );
     assert.equal(parser.lines, total);
     assert.ok(seenByOtherWork !== undefined && seenByOtherWork <= LINES_PER_SLICE, `other work ran after ${seenByOtherWork} of ${total} lines`);
 });

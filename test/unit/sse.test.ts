@@ -52,14 +52,18 @@ test('a client that stops reading is cut off once its backlog passes the bound; 
     let cutOff: () => void = () => {};
     const cut = new Promise<void>(resolve => (cutOff = resolve));
     const server = createServer((req, res) => {
-        const stream = new SseStream(res, {}, {
-            maxBacklogBytes: MAX_BACKLOG,
-            onStalled: backlog => {
-                stalled++;
-                assert.ok(backlog > MAX_BACKLOG, 'reports the backlog that passed the bound');
-                cutOff();
+        const stream = new SseStream(
+            res,
+            {},
+            {
+                maxBacklogBytes: MAX_BACKLOG,
+                onStalled: backlog => {
+                    stalled++;
+                    assert.ok(backlog > MAX_BACKLOG, 'reports the backlog that passed the bound');
+                    cutOff();
+                }
             }
-        });
+        );
         streams.set(req.url!, { stream, res });
     });
     t.after(() => server.close());

@@ -36,7 +36,13 @@ function markerPids(marker: string): number[] {
         const pid = Number(entry);
         if (!Number.isInteger(pid) || pid === process.pid) continue;
         try {
-            if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').some(arg => arg.includes(marker)) && isRunning(pid)) pids.push(pid);
+            if (
+                readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+                    .split('\0')
+                    .some(arg => arg.includes(marker)) &&
+                isRunning(pid)
+            )
+                pids.push(pid);
         } catch {
             // Gone between the listing and the read.
         }
@@ -228,7 +234,13 @@ describe('StdioProcessTransport: stdout', () => {
                 // The queued sends settle (with an error) only when close() destroys the pipe.
                 send.catch(() => {});
                 const nextTurn = new Promise<undefined>(resolve => setImmediate(resolve, undefined));
-                failure = await Promise.race([send.then(() => undefined, (error: unknown) => error), nextTurn]);
+                failure = await Promise.race([
+                    send.then(
+                        () => undefined,
+                        (error: unknown) => error
+                    ),
+                    nextTurn
+                ]);
             }
             assert.ok(failure instanceof SdkError && failure.code === SdkErrorCode.SendFailed, `send failed with: ${String(failure)}`);
             assert.ok(errors.includes(failure), 'reported through onerror as well');
@@ -266,7 +278,10 @@ describe('StdioProcessTransport: with the SDK Client', () => {
         try {
             await client.connect(transport);
             const { prompts } = await client.listPrompts();
-            assert.deepEqual(prompts.map(prompt => prompt.name), ['hello']);
+            assert.deepEqual(
+                prompts.map(prompt => prompt.name),
+                ['hello']
+            );
             await client.close();
             await close.closed;
             assert.deepEqual(markerPids(marker), []);

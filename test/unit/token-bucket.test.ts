@@ -131,11 +131,7 @@ describe('TokenBucket', () => {
 
 /** Client profiles as the gateway builds them, from a parsed config. */
 function directory(clients: Record<string, unknown>[], rateLimit: Record<string, number>): ClientDirectory {
-    const config = parseConfig(
-        JSON.stringify({ limits: { rateLimit }, clients, upstreams: [{ id: 'u', transport: 'stdio', command: 'node' }] }),
-        'rate.test.json',
-        {}
-    );
+    const config = parseConfig(JSON.stringify({ limits: { rateLimit }, clients, upstreams: [{ id: 'u', transport: 'stdio', command: 'node' }] }), 'rate.test.json', {});
     return new ClientDirectory(config);
 }
 
@@ -207,7 +203,7 @@ describe('ClientRateLimiter', () => {
         assert.deepEqual(limiter.take(after), denied(1000));
     });
 
-    test('a key of its own (an anonymous caller\'s address) gets a bucket of its own, with the client\'s limit', () => {
+    test("a key of its own (an anonymous caller's address) gets a bucket of its own, with the client's limit", () => {
         const dir = directory([], { requestsPerSecond: 1, burst: 2 });
         const limiter = new ClientRateLimiter(() => 0);
         assert.deepEqual(limiter.take(dir.anonymous, 'anonymous@127.0.0.2', 2), ALLOWED);

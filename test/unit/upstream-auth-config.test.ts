@@ -48,13 +48,23 @@ describe('upstream auth config', () => {
     });
 
     test('tokenUrl: https://, or http:// to a loopback host only, since the client secret is sent there', () => {
-        for (const tokenUrl of ['https://auth.example/token', 'http://127.0.0.1:9000/token', 'http://localhost/token', 'http://[::1]:9000/token', 'https://auth.example/token?p=b2c_policy']) {
+        for (const tokenUrl of [
+            'https://auth.example/token',
+            'http://127.0.0.1:9000/token',
+            'http://localhost/token',
+            'http://[::1]:9000/token',
+            'https://auth.example/token?p=b2c_policy'
+        ]) {
             const upstream = parse(withAuth({ ...CREDENTIALS, tokenUrl })).upstreams[0]!;
             assert.ok(upstream.transport !== 'stdio' && upstream.transport !== 'files' && upstream.auth?.type === 'clientCredentials');
             assert.equal(upstream.auth.tokenUrl, tokenUrl);
         }
         for (const tokenUrl of ['http://auth.example/token', 'http://10.0.0.5/token', 'http://127.0.0.1.example/token']) {
-            assert.match(lineFor(rejects(withAuth({ ...CREDENTIALS, tokenUrl })), 'upstreams[0].auth.tokenUrl'), /must use https:\/\/ \(http:\/\/ only on a loopback host/, tokenUrl);
+            assert.match(
+                lineFor(rejects(withAuth({ ...CREDENTIALS, tokenUrl })), 'upstreams[0].auth.tokenUrl'),
+                /must use https:\/\/ \(http:\/\/ only on a loopback host/,
+                tokenUrl
+            );
         }
         assert.match(lineFor(rejects(withAuth({ ...CREDENTIALS, tokenUrl: 'https://auth.example/token#x' })), 'upstreams[0].auth.tokenUrl'), /fragment/);
         assert.match(lineFor(rejects(withAuth({ ...CREDENTIALS, tokenUrl: 'ftp://auth.example/token' })), 'upstreams[0].auth.tokenUrl'), /https:\/\/ URL/);

@@ -53,7 +53,13 @@ describe('validateArguments', () => {
         assert.equal(validateArguments({ name: 'p' }, null), undefined);
     });
 
-    for (const [label, value] of [['a number', 1], ['a boolean', true], ['null', null], ['an object', { x: 'y' }], ['an array', ['x']]] as const) {
+    for (const [label, value] of [
+        ['a number', 1],
+        ['a boolean', true],
+        ['null', null],
+        ['an object', { x: 'y' }],
+        ['an array', ['x']]
+    ] as const) {
         test(`a value that is ${label} is rejected, naming the key`, () => {
             const message = invalid(prompt({ name: 'good' }, { name: 'bad' }), { good: 'ok', bad: value });
             assert.match(message, /"bad"/);
@@ -68,7 +74,12 @@ describe('validateArguments', () => {
         assert.doesNotMatch(message, /"two"/);
     });
 
-    for (const [label, value] of [['a string', 'topic=cats'], ['a number', 42], ['an array', ['cats']], ['a boolean', true]] as const) {
+    for (const [label, value] of [
+        ['a string', 'topic=cats'],
+        ['a number', 42],
+        ['an array', ['cats']],
+        ['a boolean', true]
+    ] as const) {
         test(`arguments that are ${label} instead of an object are rejected`, () => {
             invalid(prompt({ name: 'topic' }), value);
         });

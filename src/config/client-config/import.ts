@@ -65,7 +65,7 @@ export function importClientConfig(text: string, options: ImportOptions): Client
     const fail = (path: Path, message: string): never => {
         throw new ConfigError(file, [{ path, message: `${message}${document.where(path)}` }]);
     };
-    if (!isRecord(root)) return fail([], 'must be a JSON object (an MCP client\'s config file)');
+    if (!isRecord(root)) return fail([], "must be a JSON object (an MCP client's config file)");
     const format = chooseFormat(options.format, root);
     if ('problem' in format) return fail([], format.problem);
     const servers = root[format.serversKey];

@@ -15,7 +15,10 @@ export interface JsoncDocument {
 export function parseJsonc(text: string, file: string): JsoncDocument {
     const result = parseText(text);
     if (!result.ok) {
-        const message = result.tooDeep === true ? `${result.problem} (the limit for client config files); flatten it there` : `not valid JSON (${result.problem}); fix the syntax there (comments and trailing commas are allowed)`;
+        const message =
+            result.tooDeep === true
+                ? `${result.problem} (the limit for client config files); flatten it there`
+                : `not valid JSON (${result.problem}); fix the syntax there (comments and trailing commas are allowed)`;
         throw new ConfigError(`${file}:${result.line}:${result.column}`, [{ path: [], message }]);
     }
     const position = positionsIn(text);

@@ -66,7 +66,9 @@ export async function importUpstreams(config: GatewayConfig, source: string, fro
     }
     const upstreams = [...config.upstreams, ...imported];
     if (upstreams.length === 0) {
-        throw new ConfigError(source, [{ path: ['upstreamsFrom'], message: 'no servers to put behind the gateway: the files hold none (or all are left out or disabled); add one, or add "upstreams"' }]);
+        throw new ConfigError(source, [
+            { path: ['upstreamsFrom'], message: 'no servers to put behind the gateway: the files hold none (or all are left out or disabled); add one, or add "upstreams"' }
+        ]);
     }
     return { config: withSecretExpansions({ ...config, upstreams }, secrets), notes, origins };
 }
@@ -75,9 +77,21 @@ export async function importUpstreams(config: GatewayConfig, source: string, fro
 async function importFile(config: GatewayConfig, index: number, entry: string | undefined, context: LoadContext) {
     const from = config.upstreamsFrom[index]!;
     context.touched.add(from.file);
-    const field = entry === undefined ? { source: from.file, path: [], fix: 'fix the path given to --from' } : { source: context.source, path: ['upstreamsFrom', index, 'file'], fix: 'fix the path' };
+    const field =
+        entry === undefined
+            ? { source: from.file, path: [], fix: 'fix the path given to --from' }
+            : { source: context.source, path: ['upstreamsFrom', index, 'file'], fix: 'fix the path' };
     const text = await readTextFile(from.file, 'client config files', field);
-    const result = importClientConfig(text, { file: from.file, format: from.format, env: context.env, home: homedir(), inputs: from.inputs, include: from.include, exclude: from.exclude, entry });
+    const result = importClientConfig(text, {
+        file: from.file,
+        format: from.format,
+        env: context.env,
+        home: homedir(),
+        inputs: from.inputs,
+        include: from.include,
+        exclude: from.exclude,
+        entry
+    });
     const notes = [...result.notes];
     if (entry !== undefined) checkSelection(result.names, from, index, context.source, notes);
     checkReconnect(config, index, context.source);
@@ -97,7 +111,10 @@ function checkSelection(names: readonly string[], from: GatewayConfig['upstreams
     if (missing.length > 0) {
         throw new ConfigError(
             source,
-            missing.map(({ name, position }) => ({ path: ['upstreamsFrom', index, 'include', position], message: `no server ${JSON.stringify(name)} in ${from.file} (${known}); fix the name` }))
+            missing.map(({ name, position }) => ({
+                path: ['upstreamsFrom', index, 'include', position],
+                message: `no server ${JSON.stringify(name)} in ${from.file} (${known}); fix the name`
+            }))
         );
     }
     for (const name of from.exclude) {
@@ -152,11 +169,16 @@ function checkReconnect(config: GatewayConfig, index: number, source: string): v
     if (defaults.reconnect === undefined || backoff.maxMs >= backoff.initialMs) return;
     const field = defaults.reconnect.maxMs === undefined ? 'initialMs' : 'maxMs';
     throw new ConfigError(source, [
-        { path: ['upstreamsFrom', index, 'defaults', 'reconnect', field], message: `makes a backoff from ${backoff.initialMs} ms to ${backoff.maxMs} ms; maxMs must be at least initialMs` }
+        {
+            path: ['upstreamsFrom', index, 'defaults', 'reconnect', field],
+            message: `makes a backoff from ${backoff.initialMs} ms to ${backoff.maxMs} ms; maxMs must be at least initialMs`
+        }
     ]);
 }
 
 function checkSeparator(id: string, separator: string, file: string, at: (string | number)[]): void {
     if (!id.includes(separator)) return;
-    throw new ConfigError(file, [{ path: at, message: `its upstream id "${id}" contains the namespace separator "${separator}"; change namespace.separator in the gateway config` }]);
+    throw new ConfigError(file, [
+        { path: at, message: `its upstream id "${id}" contains the namespace separator "${separator}"; change namespace.separator in the gateway config` }
+    ]);
 }

@@ -52,7 +52,7 @@ export function readServerEntry(entry: Record<string, unknown>, context: EntryCo
         };
     }
     warnUnused(entry, STDIO_FIELDS, 'a server the client starts; this one is reached at its url', context);
-    const url = values.required('url', 'the server\'s MCP endpoint');
+    const url = values.required('url', "the server's MCP endpoint");
     const headers = values.map('headers');
     if (url === undefined) return undefined;
     if (/^(?:unix|pipe):/i.test(url)) {
@@ -126,7 +126,10 @@ class EntryValues {
         const out: Record<string, string> = {};
         for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
             if (item === null) {
-                this.context.warn([field, key], 'null unsets a variable of the client\'s environment; the gateway\'s servers start from a small one of their own (PATH, HOME, ...), so it is ignored');
+                this.context.warn(
+                    [field, key],
+                    "null unsets a variable of the client's environment; the gateway's servers start from a small one of their own (PATH, HOME, ...), so it is ignored"
+                );
                 continue;
             }
             const text = typeof item === 'number' ? String(item) : this.#text(item, [field, key]);

@@ -51,7 +51,11 @@ interface Refusing {
 
 /** 401 invalid_token: the token is sound but minted for another resource (or none), so another token is the fix. */
 function refuseAudience({ res, host, resource, reject, warn }: Refusing): void {
-    warn('wrong_audience', { failure: 'wrong_audience', resource: resource!.resource }, 'tokens refused: their "aud" does not name auth.resource; the authorization server must mint them for it (RFC 8707)');
+    warn(
+        'wrong_audience',
+        { failure: 'wrong_audience', resource: resource!.resource },
+        'tokens refused: their "aud" does not name auth.resource; the authorization server must mint them for it (RFC 8707)'
+    );
     res.setHeader('www-authenticate', resource!.challenge('invalid_token', host));
     reject(res, 'unauthorized', { message: 'Unauthorized: the token was not issued for this resource' });
 }
@@ -170,7 +174,14 @@ export interface AdmissionOptions {
  * The MCP endpoint's checks, in order: authentication, one rate-limit token, the MCP-Protocol-Version header of a GET
  * or DELETE.
  */
-export function admission({ policy, resourceServer, trustProxy, limiter, reject, logger }: AdmissionOptions): (req: IncomingMessage, res: ServerResponse) => Promise<Admitted | undefined> {
+export function admission({
+    policy,
+    resourceServer,
+    trustProxy,
+    limiter,
+    reject,
+    logger
+}: AdmissionOptions): (req: IncomingMessage, res: ServerResponse) => Promise<Admitted | undefined> {
     const authenticate = authenticator(policy, resourceServer, logger, reject);
     const trust = compileProxyTrust(trustProxy);
     return async (req, res) => {

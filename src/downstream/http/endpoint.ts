@@ -109,8 +109,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
         if (refusal !== undefined) return reject(res, refusal);
         if (metadata !== undefined) return metadata(req, res);
         if (path === mcpPath) return mcpRequest(req, res, requestId);
-        const handler =
-            health.match(req.method, path) ?? (operatorRoutesOnMcpListener(authMode(), options.operatorToken) ? operator?.match(req.method, path) : undefined);
+        const handler = health.match(req.method, path) ?? (operatorRoutesOnMcpListener(authMode(), options.operatorToken) ? operator?.match(req.method, path) : undefined);
         if (handler !== undefined) return handler(req, res);
         return reject(res, 'not_found');
     }

@@ -313,7 +313,9 @@ export class McpEndpoint {
             if (!res.writableFinished) for (const cancel of cancels) cancel.abort();
         });
         const reply = new Reply(res, headers, batch, this.#cutWhenStalled('answer', { session: session.record.nonce }));
-        const answers = await Promise.all(requests.map((request, index) => dispatcher.answer(request, { context: session, cancel: cancels[index]!, notify: reply.notify, forwarded })));
+        const answers = await Promise.all(
+            requests.map((request, index) => dispatcher.answer(request, { context: session, cancel: cancels[index]!, notify: reply.notify, forwarded }))
+        );
         reply.finish([...refused, ...answers]);
     }
 }

@@ -201,15 +201,19 @@ function renderHistory(history) {
     svg.querySelector('.spark-partial').setAttribute('points', coords(partial).join(' '));
     svg.querySelector('.spark-area').setAttribute('d', line.length ? `M${start},${bottom} L${line.join(' L')} L${end},${bottom} Z` : '');
     const maxLine = svg.querySelector('.spark-max');
-    for (const [name, value] of [['x1', 0], ['x2', width], ['y1', top], ['y2', top]]) maxLine.setAttribute(name, String(value));
+    for (const [name, value] of [
+        ['x1', 0],
+        ['x2', width],
+        ['y1', top],
+        ['y2', top]
+    ])
+        maxLine.setAttribute(name, String(value));
     maxLine.classList.toggle('is-hidden', max === 0);
     const last = points[points.length - 1] || [-10, -10];
     svg.querySelector('.spark-last').setAttribute('cx', last[0].toFixed(1));
     svg.querySelector('.spark-last').setAttribute('cy', last[1].toFixed(1));
 
-    const caption = values.length
-        ? `prompt gets per ${formatSpan(interval)}, last ${formatSpan(interval * values.length)}`
-        : 'prompt gets: no history yet';
+    const caption = values.length ? `prompt gets per ${formatSpan(interval)}, last ${formatSpan(interval * values.length)}` : 'prompt gets: no history yet';
     setText($('[data-field="history-caption"]'), caption);
     setText($('[data-field="history-max"]'), `max ${formatCount(max)}`);
     svg.setAttribute('aria-label', `${caption}; max ${formatCount(max)}, latest ${formatCount(values[values.length - 1] ?? 0)}`);
@@ -283,29 +287,43 @@ function buildPromptRow() {
 
 function renderPrompts(prompts) {
     const most = Math.max(1, ...prompts.map(prompt => prompt.gets));
-    syncRows('prompts', prompts, 'prompt', prompt => prompt.prompt, buildPromptRow, (row, prompt) => {
-        setText(field(row, 'prompt'), prompt.prompt);
-        field(row, 'prompt').title = prompt.prompt;
-        setText(field(row, 'upstream'), prompt.upstream);
-        setText(field(row, 'gets'), formatCount(prompt.gets));
-        setText(field(row, 'errors'), formatCount(prompt.errors));
-        field(row, 'errors').classList.toggle('is-bad', prompt.errors > 0);
-        setText(field(row, 'p50'), formatMs(prompt.p50Ms));
-        setText(field(row, 'p95'), formatMs(prompt.p95Ms));
-        // element.style is CSSOM, which the CSP's style-src allows (unlike a style="" attribute).
-        row.querySelector('.bar-fill').style.width = `${((prompt.gets / most) * 100).toFixed(1)}%`;
-    });
+    syncRows(
+        'prompts',
+        prompts,
+        'prompt',
+        prompt => prompt.prompt,
+        buildPromptRow,
+        (row, prompt) => {
+            setText(field(row, 'prompt'), prompt.prompt);
+            field(row, 'prompt').title = prompt.prompt;
+            setText(field(row, 'upstream'), prompt.upstream);
+            setText(field(row, 'gets'), formatCount(prompt.gets));
+            setText(field(row, 'errors'), formatCount(prompt.errors));
+            field(row, 'errors').classList.toggle('is-bad', prompt.errors > 0);
+            setText(field(row, 'p50'), formatMs(prompt.p50Ms));
+            setText(field(row, 'p95'), formatMs(prompt.p95Ms));
+            // element.style is CSSOM, which the CSP's style-src allows (unlike a style="" attribute).
+            row.querySelector('.bar-fill').style.width = `${((prompt.gets / most) * 100).toFixed(1)}%`;
+        }
+    );
 }
 
 function renderClients(clients) {
     const fields = ['client', 'gets', 'lists', 'errors'];
-    syncRows('clients', clients, 'client', client => client.client, () => buildRow(fields, fields.slice(1)), (row, client) => {
-        setText(field(row, 'client'), client.client);
-        setText(field(row, 'gets'), formatCount(client.gets));
-        setText(field(row, 'lists'), formatCount(client.lists));
-        setText(field(row, 'errors'), formatCount(client.errors));
-        field(row, 'errors').classList.toggle('is-bad', client.errors > 0);
-    });
+    syncRows(
+        'clients',
+        clients,
+        'client',
+        client => client.client,
+        () => buildRow(fields, fields.slice(1)),
+        (row, client) => {
+            setText(field(row, 'client'), client.client);
+            setText(field(row, 'gets'), formatCount(client.gets));
+            setText(field(row, 'lists'), formatCount(client.lists));
+            setText(field(row, 'errors'), formatCount(client.errors));
+            field(row, 'errors').classList.toggle('is-bad', client.errors > 0);
+        }
+    );
 }
 
 function describeEvent(event) {
@@ -380,9 +398,7 @@ function onUnauthorized() {
     const rejected = token !== null;
     token = null;
     storeToken(null);
-    showAuth(rejected
-        ? 'That token was not accepted. Check metrics.bearerToken and try again.'
-        : 'This dashboard is protected by the metrics bearer token.', rejected);
+    showAuth(rejected ? 'That token was not accepted. Check metrics.bearerToken and try again.' : 'This dashboard is protected by the metrics bearer token.', rejected);
 }
 
 ui.auth.addEventListener('submit', event => {

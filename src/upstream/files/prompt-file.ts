@@ -33,7 +33,10 @@ const FrontMatterSchema = z.strictObject({
                 name: text(64).regex(ARGUMENT_NAME, { message: 'must be a letter or "_", then letters, digits, "_" or "-"' }),
                 description: text(2000).optional(),
                 required: z.boolean().optional(),
-                values: z.array(text(1000)).max(MAX_VALUES, { message: `must list at most ${MAX_VALUES} values` }).optional()
+                values: z
+                    .array(text(1000))
+                    .max(MAX_VALUES, { message: `must list at most ${MAX_VALUES} values` })
+                    .optional()
             })
         )
         .max(64, { message: 'must declare at most 64 arguments' })
@@ -68,7 +71,8 @@ export type ParseOutcome = { ok: true; file: PromptFile } | { ok: false; error: 
 
 /** `relativePath` is the file's path below the folder, with "/" separators (its default name). */
 export function parsePromptFile(source: string, relativePath: string): ParseOutcome {
-    if (Buffer.byteLength(source, 'utf8') > MAX_PROMPT_FILE_BYTES) return failure(undefined, `larger than ${MAX_PROMPT_FILE_BYTES} bytes (the limit for prompt files); split the prompt`);
+    if (Buffer.byteLength(source, 'utf8') > MAX_PROMPT_FILE_BYTES)
+        return failure(undefined, `larger than ${MAX_PROMPT_FILE_BYTES} bytes (the limit for prompt files); split the prompt`);
     const normalised = source.replace(/\r\n?/g, '\n').replace(/^\uFEFF/, '');
     const split = splitFrontMatter(normalised);
     if ('message' in split) return failure(split.line, split.message);
@@ -121,9 +125,7 @@ function splitFrontMatter(source: string): Split {
     return { yaml: lines.slice(1, end).join('\n'), body: lines.slice(end + 1).join('\n'), bodyLine: end + 2 };
 }
 
-type FrontMatter =
-    | { ok: true; data: z.infer<typeof FrontMatterSchema>; lineOf: (path: readonly PropertyKey[]) => number | undefined }
-    | { ok: false; error: PromptFileError };
+type FrontMatter = { ok: true; data: z.infer<typeof FrontMatterSchema>; lineOf: (path: readonly PropertyKey[]) => number | undefined } | { ok: false; error: PromptFileError };
 
 /** Lines here are within the YAML text; the caller adds the opening "---". */
 function readFrontMatter(yaml: string): FrontMatter {
@@ -176,7 +178,13 @@ function nodeOffset(document: Document, path: readonly PropertyKey[]): number | 
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {
-    const field = issue.path.length === 0 ? 'front matter' : issue.path.map(part => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('').replace(/^\./, '');
+    const field =
+        issue.path.length === 0
+            ? 'front matter'
+            : issue.path
+                  .map(part => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`))
+                  .join('')
+                  .replace(/^\./, '');
     switch (issue.code) {
         case 'unrecognized_keys':
             return `${field}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map(key => JSON.stringify(key.slice(0, 64))).join(', ')}; the keys are name, title, description, arguments (name, description, required, values), icons`;

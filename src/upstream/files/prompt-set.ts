@@ -61,7 +61,8 @@ export class PromptSet {
             }
             const bounded = boundPrompt(file.prompt, limits);
             if (typeof bounded === 'string' || bytes + bounded.bytes > limits.maxListBytes) {
-                const why = bounded === 'too_deep' ? 'limits.maxJsonDepth' : typeof bounded === 'string' ? 'limits.maxPromptBytes' : 'limits.maxListBytes (all prompts of the folder)';
+                const why =
+                    bounded === 'too_deep' ? 'limits.maxJsonDepth' : typeof bounded === 'string' ? 'limits.maxPromptBytes' : 'limits.maxListBytes (all prompts of the folder)';
                 served.problems.push({ source: path, message: `prompt definition over ${why}; shorten it` });
                 continue;
             }

@@ -59,7 +59,8 @@ export function compileBody(body: string, declared: ReadonlySet<string>): Messag
 
 function parseMarker(line: string, lineNumber: number): Omit<MessageTemplate, 'segments'> {
     const match = MARKER.exec(line.trim());
-    if (match === null) throw new TemplateError('malformed message marker; write <!-- message role="user" --> or <!-- resource role="user" uri="..." --> on a line of its own', lineNumber);
+    if (match === null)
+        throw new TemplateError('malformed message marker; write <!-- message role="user" --> or <!-- resource role="user" uri="..." --> on a line of its own', lineNumber);
     const kind = match[1] as 'message' | 'resource';
     const attributes = new Map<string, string>();
     for (const [, key, value] of match[2]!.matchAll(ATTRIBUTE)) {

@@ -8,7 +8,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RequestId } from '../../lib/json-rpc.js';
 
-
 export class Exchanges {
     readonly #all = new Set<AbortController>();
     readonly #byRequest = new Map<RequestId, AbortController>();

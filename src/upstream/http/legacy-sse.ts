@@ -79,7 +79,7 @@ export class LegacySseTransport extends HttpTransport {
 
     /** Where to POST: only on the stream's own origin, so no message (nor header) goes to a host the config did not name. */
     #endpointOf(event: SseEvent): URL | Error {
-        const refused = new UpstreamWireError('endpoint event refused (not a URL on the upstream\'s origin)', undefined);
+        const refused = new UpstreamWireError("endpoint event refused (not a URL on the upstream's origin)", undefined);
         if (event.data.kind !== 'whole') return refused;
         try {
             const endpoint = new URL(event.data.bytes.toString('utf8').trim(), this.http.url);

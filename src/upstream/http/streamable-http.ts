@@ -41,7 +41,6 @@ const ANSWERED_STREAM_GRACE_MS = 1000;
 /** The most read of a refusal's body (a JSON-RPC error is small). */
 const REFUSAL_BYTES = 64 * 1024;
 
-
 function streamEnded(id: RequestId): JSONRPCMessage {
     return { jsonrpc: '2.0', id, error: { code: -32603, message: 'stream ended without an answer' } };
 }
@@ -196,7 +195,7 @@ export class StreamableHttpTransport extends HttpTransport {
             }
         });
         try {
-            for (let response: HttpResponse | undefined = first; response !== undefined; ) {
+            for (let response: HttpResponse | undefined = first; response !== undefined;) {
                 try {
                     await readPaced(response.body, parser, this.pace, exchange.signal);
                 } catch (error) {
