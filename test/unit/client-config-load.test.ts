@@ -10,21 +10,10 @@ import { describe, test, type TestContext } from 'node:test';
 import { resolveUserPath } from '../../src/config/client-config/load.js';
 import { loadGatewayConfig } from '../../src/config/load.js';
 import { configSecrets } from '../../src/config/secrets.js';
-import { configError, lineFor } from './config-assert.js';
+import { configFailure as failure, lineFor } from './config-assert.js';
 import { folder as tempFolder, write } from './files-on-disk.js';
 
 const folder = (t: TestContext) => tempFolder(t, 'gateway-client-config-');
-
-/** The ConfigError a load fails with (the test fails if it succeeds or throws anything else). */
-async function failure(load: Promise<unknown>) {
-    const outcome = await load.then(
-        () => ({ failed: false as const }),
-        (error: unknown) => ({ failed: true as const, error })
-    );
-    return configError(() => {
-        if (outcome.failed) throw outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
-    });
-}
 
 const desktop = {
     mcpServers: { github: { command: 'docker', args: ['run', '-i', 'ghcr.io/github/github-mcp-server'] }, 'Brave Search': { command: 'npx', args: ['-y', 'brave'] } }

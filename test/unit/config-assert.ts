@@ -19,3 +19,14 @@ export function lineFor(error: ConfigError, path: string): string {
     assert.ok(line !== undefined, `no issue at ${path} in:\n${error.message}`);
     return line;
 }
+
+/** The ConfigError a load fails with (the test fails if it succeeds or throws anything else). */
+export async function configFailure(load: Promise<unknown>): Promise<ConfigError> {
+    const outcome = await load.then(
+        () => ({ failed: false as const }),
+        (error: unknown) => ({ failed: true as const, error })
+    );
+    return configError(() => {
+        if (outcome.failed) throw outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
+    });
+}

@@ -14,7 +14,7 @@ import { readRegularFile } from '../../src/config/read-text-file.js';
 import { readPromptFile } from '../../src/upstream/files/file-read.js';
 import { scanFolder } from '../../src/upstream/files/folder.js';
 import { makeFifo } from '../fifo.js';
-import { configError, lineFor } from './config-assert.js';
+import { configFailure as failure, lineFor } from './config-assert.js';
 import { folder as tempFolder, write } from './files-on-disk.js';
 
 /** Each test is bounded: a read that blocks fails the test (and the FIFO's teardown lets the reader go). */
@@ -29,16 +29,6 @@ async function sized(file: string, size: number): Promise<string> {
     await writeFile(file, '');
     await truncate(file, size);
     return file;
-}
-
-async function failure(load: Promise<unknown>) {
-    const outcome = await load.then(
-        () => ({ failed: false as const }),
-        (error: unknown) => ({ failed: true as const, error })
-    );
-    return configError(() => {
-        if (outcome.failed) throw outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
-    });
 }
 
 const escaped = (text: string) => text.replaceAll(/[\\^$.*+?()[\]{}|]/g, '\\$&');
