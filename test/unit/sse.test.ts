@@ -1,23 +1,31 @@
 /** The SSE answer on a real node:http server: message events, keep-alive comments while it is quiet, and its end. */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { createServer, get, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, get, type ClientRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { SseStream } from '../../src/downstream/http/sse.js';
+
+/** Listens on 127.0.0.1 (closed after the test) and returns a GET that opens a stream there (destroyed after the test). */
+async function serve(t: TestContext, server: Server): Promise<(path?: string) => Promise<{ request: ClientRequest; response: IncomingMessage }>> {
+    t.after(() => server.close());
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    return async (path = '/') => {
+        const request = get({ host: '127.0.0.1', port, path });
+        t.after(() => request.destroy());
+        const [response] = (await once(request, 'response')) as [IncomingMessage];
+        return { request, response };
+    };
+}
 
 test('a quiet stream carries keep-alive comments; messages are events; close ends it', { timeout: 20_000 }, async t => {
     let stream: SseStream | undefined;
     const server = createServer((_req, res) => {
         stream = new SseStream(res, { 'mcp-session-id': 's' }, { keepAliveMs: 20 });
     });
-    t.after(() => server.close());
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const { port } = server.address() as AddressInfo;
-    const request = get({ host: '127.0.0.1', port, path: '/' });
-    t.after(() => request.destroy());
-    const [response] = (await once(request, 'response')) as [IncomingMessage];
+    const { response } = await (await serve(t, server))();
     assert.equal(response.headers['content-type'], 'text/event-stream');
     assert.equal(response.headers['mcp-session-id'], 's');
     response.setEncoding('utf8');
@@ -66,16 +74,7 @@ test('a client that stops reading is cut off once its backlog passes the bound; 
         );
         streams.set(req.url!, { stream, res });
     });
-    t.after(() => server.close());
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const { port } = server.address() as AddressInfo;
-    const open = async (path: string) => {
-        const request = get({ host: '127.0.0.1', port, path });
-        t.after(() => request.destroy());
-        const [response] = (await once(request, 'response')) as [IncomingMessage];
-        return { request, response };
-    };
+    const open = await serve(t, server);
     const stuck = await open('/stuck');
     // Stops reading: the kernel buffers fill, then the server's.
     stuck.response.pause();
@@ -127,13 +126,7 @@ test('a burst written at once (a batch of large answers) is not a stalled client
         for (let index = 0; index < COUNT; index++) stream.send(message);
         stream.close();
     });
-    t.after(() => server.close());
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const { port } = server.address() as AddressInfo;
-    const request = get({ host: '127.0.0.1', port, path: '/' });
-    t.after(() => request.destroy());
-    const [response] = (await once(request, 'response')) as [IncomingMessage];
+    const { response } = await (await serve(t, server))();
     let text = '';
     response.setEncoding('utf8');
     response.on('data', (chunk: string) => (text += chunk));
