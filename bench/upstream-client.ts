@@ -16,7 +16,7 @@ import { Client, specTypeSchemas, StreamableHTTPClientTransport } from '@modelco
 import { z } from 'zod';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { parseConfig } from '../src/config/load.js';
-import { createLogger } from '../src/observability/logger.js';
+import { createLogger } from '../src/diagnostics/logger.js';
 import { UpstreamConnection } from '../src/upstream/connection.js';
 import type { ServerUpstreamConfig } from '../src/config/schema.js';
 import { isCompleteResult, isGetPromptResult, isPromptPage } from '../src/upstream/result-schemas.js';

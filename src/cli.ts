@@ -20,8 +20,8 @@ import { runInit } from './setup/init.js';
 import { resolveCommand } from './upstream/command.js';
 import { closeSharedReaper } from './upstream/reaper.js';
 import { childEnvironment } from './upstream/transports.js';
-import { createLogger, describeError, type LogFormat, type Logger } from './observability/logger.js';
-import { Redactor } from './observability/redaction.js';
+import { createLogger, describeError, type LogFormat, type Logger } from './diagnostics/logger.js';
+import { Redactor } from './diagnostics/redaction.js';
 import { VERSION } from './version.js';
 
 const USAGE = `Usage: mcp-prompt-gateway [--config <file>] [--from <file>]... [--stdio [--client ID]] [--host H] [--port P] [--check]

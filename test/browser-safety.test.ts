@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { parseConfig } from '../src/config/load.js';
 import type { RunningGateway } from '../src/gateway.js';
-import { createLogger } from '../src/observability/logger.js';
+import { createLogger } from '../src/diagnostics/logger.js';
 import { capturingLogger, connectHttp, fixtureStats, freePort, getJson, rpcError, startHttpFixture, startTestGateway, stdioFixture, type HttpFixture } from './helpers.js';
 import { deleteSession, getStream, initializeBody, openRawSession, post, sessionHeaders } from './raw-http.js';
 

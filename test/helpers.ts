@@ -12,7 +12,7 @@ import { pino, type Logger } from 'pino';
 import { Writable } from 'node:stream';
 import { parseConfig } from '../src/config/load.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
-import { createLogger } from '../src/observability/logger.js';
+import { createLogger } from '../src/diagnostics/logger.js';
 import { compiledFixture } from './fixture-build.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../src/gateway.js';
-import type { FaultKind } from '../src/observability/faults.js';
+import type { FaultKind } from '../src/diagnostics/faults.js';
 import {
     capturingLogger,
     connectHttp,

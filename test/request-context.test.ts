@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, test, type TestContext } from 'node:test';
 import { parseConfig } from '../src/config/load.js';
 import type { RunningGateway } from '../src/gateway.js';
-import { inRequest } from '../src/observability/request-context.js';
+import { inRequest } from '../src/diagnostics/log-context.js';
 import { capturingLogger, startTestGateway, upstreamsReady, waitFor } from './helpers.js';
 import { messagesOf, openRawSession, post, postModern, type JsonRpcMessage } from './raw-http.js';
 

@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { RedisLink } from '../src/cluster/redis-link.js';
 import { SharedRateLimiter } from '../src/cluster/shared-rate-limiter.js';
 import type { RunningGateway } from '../src/gateway.js';
-import type { Logger } from '../src/observability/logger.js';
+import type { Logger } from '../src/diagnostics/logger.js';
 import type { ClientProfile } from '../src/policy/clients.js';
 import { CLUSTER_SKIP_MESSAGE, redisAvailable, startRedis, type RunningRedis } from './cluster-harness.js';
 import { capturingLogger, closeAfter, startTestGateway, stdioFixture, waitFor } from './helpers.js';

@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { test, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../src/gateway.js';
-import type { Logger } from '../src/observability/logger.js';
+import type { Logger } from '../src/diagnostics/logger.js';
 import { AuthorizationServer, type ClientRegistration, type Issued } from './fixtures/authorization-server.js';
 import { startProtectedUpstream, type ProtectedUpstream } from './fixtures/protected-upstream.js';
 import { capturingLogger, closeAfter, connectHttp, freePort, getJson, rpcError, startTestGateway, upstreamsReady, waitFor } from './helpers.js';

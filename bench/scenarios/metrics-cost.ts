@@ -7,9 +7,9 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { createLogger, type Logger } from '../../src/observability/logger.js';
+import { createLogger, type Logger } from '../../src/diagnostics/logger.js';
 import { GatewayMetrics } from '../../src/observability/metrics.js';
-import { Redactor } from '../../src/observability/redaction.js';
+import { Redactor } from '../../src/diagnostics/redaction.js';
 
 export interface MetricsCostResult {
     /** Nanoseconds per prompts/get for its metric updates (counter, histogram, summary, upstream histogram). */

@@ -13,7 +13,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Prompt } from '@modelcontextprotocol/client';
 import { Bus } from '../lib/bus.js';
-import { describeError, type Logger } from '../observability/logger.js';
+import { describeError, type Logger } from '../diagnostics/logger.js';
 import { Coalescer } from './coalescer.js';
 import { CuratedLists } from './curated-lists.js';
 import { UpstreamListCache, type RelistPolicy, type UpstreamList } from './list-cache.js';

@@ -8,7 +8,7 @@
  * and no allocation per event (the debounce timer, when it fires early, re-arms
  * itself for the rest of the quiet time). Pure apart from the injected timers.
  */
-import { outsideRequests } from '../observability/request-context.js';
+import { outsideRequests } from '../diagnostics/log-context.js';
 
 export interface Timers {
     now(): number;

@@ -3,7 +3,7 @@
  * another upstream's change does not curate this one again, and what of the overrides did not apply: logged once
  * per change (a new list or new overrides that change the report), not on every read, and kept for /healthz.
  */
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../diagnostics/logger.js';
 import type { UpstreamList } from './list-cache.js';
 import type { Curate } from './names.js';
 import { curateList, isEmptyReport, NO_OVERRIDES, type CuratedPrompt, type OverrideReport, type UpstreamOverrides } from './overrides.js';

@@ -23,8 +23,8 @@
 import type { Prompt } from '@modelcontextprotocol/client';
 import { withDeadline } from '../lib/deadline.js';
 import { shortDigest } from '../lib/digest.js';
-import { describeError, type Logger } from '../observability/logger.js';
-import { outsideRequests } from '../observability/request-context.js';
+import { describeError, type Logger } from '../diagnostics/logger.js';
+import { outsideRequests } from '../diagnostics/log-context.js';
 import type { ListedPrompt, UpstreamPort } from './upstream-port.js';
 
 export interface UpstreamList {

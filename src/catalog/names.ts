@@ -4,7 +4,7 @@
  * strings, so a name such as `a__b__c` maps to exactly the one prompt that
  * produced it.
  */
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../diagnostics/logger.js';
 import type { CatalogEntry, CatalogView } from './catalog.js';
 import type { UpstreamList } from './list-cache.js';
 import { curateList, NO_OVERRIDES, type CuratedPrompt } from './overrides.js';

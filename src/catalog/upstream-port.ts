@@ -11,7 +11,7 @@
  * service maps to JSON-RPC errors.
  */
 import type { CompleteRequest, CompleteResult, GetPromptResult, Progress, Prompt } from '@modelcontextprotocol/client';
-import type { FaultKind } from '../observability/faults.js';
+import type { FaultKind } from '../diagnostics/faults.js';
 import type { RelayedClient } from '../protocol/capabilities.js';
 
 /** A prompt as an upstream listed it, within its limits. */

@@ -13,8 +13,8 @@
  * write, until one is taken.
  */
 import { Redis, type RedisOptions } from 'ioredis';
-import type { Logger } from '../observability/logger.js';
-import { outsideRequests } from '../observability/request-context.js';
+import type { Logger } from '../diagnostics/logger.js';
+import { outsideRequests } from '../diagnostics/log-context.js';
 import { backoffDelay, type BackoffPolicy } from '../upstream/backoff.js';
 import { classifyRedisFailure, type RedisFailure } from './redis-failure.js';
 

@@ -8,7 +8,7 @@
  * with backoff until Redis has it, so the others learn of it then.
  */
 import { LocalRevocations, type SessionRevocations } from '../downstream/revocations.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../diagnostics/logger.js';
 import type { RedisLink } from './redis-link.js';
 import type { SharedWrites } from './shared-writes.js';
 

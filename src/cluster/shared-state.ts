@@ -9,7 +9,7 @@
  */
 import type { GatewayConfig } from '../config/schema.js';
 import { LocalRevocations, type SessionRevocations } from '../downstream/revocations.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../diagnostics/logger.js';
 import { ClientRateLimiter, type RateLimiter } from '../policy/rate-limiter.js';
 import { RedisLink } from './redis-link.js';
 import { SharedRateLimiter } from './shared-rate-limiter.js';

@@ -17,8 +17,8 @@
  * says so once.
  */
 import type { ChainableCommander } from 'ioredis';
-import type { Logger } from '../observability/logger.js';
-import { outsideRequests } from '../observability/request-context.js';
+import type { Logger } from '../diagnostics/logger.js';
+import { outsideRequests } from '../diagnostics/log-context.js';
 import { backoffDelay } from '../upstream/backoff.js';
 import { REDIS_RETRY_BACKOFF, type RedisLink } from './redis-link.js';
 

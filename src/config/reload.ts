@@ -10,8 +10,8 @@
 import { watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import type { Logger } from '../observability/logger.js';
-import { describeError } from '../observability/logger.js';
+import type { Logger } from '../diagnostics/logger.js';
+import { describeError } from '../diagnostics/logger.js';
 import { ConfigError } from './issues.js';
 import type { GatewayConfig } from './schema.js';
 

@@ -5,7 +5,7 @@
  * `Basic` header), passwords in upstream URLs (and the Basic credentials made
  * of them), an upstream's `auth` token or client secret (in each form it is
  * sent in; the access tokens fetched with a client secret are redacted as they
- * arrive, see observability/redaction.ts), `auth.secret`, `cursorSecret`, `sessions.secrets`, the password of
+ * arrive, see diagnostics/redaction.ts), `auth.secret`, `cursorSecret`, `sessions.secrets`, the password of
  * `cluster.redis.url`, `metrics.bearerToken`, the values of VS Code `${input:ID}`s
  * (`upstreamsFrom[].inputs`), and the value of every secret expansion, wherever in the config it went (a token
  * expanded into a stdio server's args is printed when the server echoes its argv): see withSecretExpansions. Values

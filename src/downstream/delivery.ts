@@ -11,7 +11,7 @@
 import type { JSONRPCNotification } from '@modelcontextprotocol/client';
 import type { CatalogChange, CatalogView } from '../catalog/catalog.js';
 import type { Bus } from '../lib/bus.js';
-import { describeError, type Logger } from '../observability/logger.js';
+import { describeError, type Logger } from '../diagnostics/logger.js';
 
 /** A way to hand server notifications to one client. */
 export interface Subscriber {

@@ -31,7 +31,7 @@ import {
 import type { Caller, PromptService } from '../catalog/service.js';
 import { isInputRequired } from '../catalog/upstream-port.js';
 import { cancelledRequestId, type RequestId } from '../lib/json-rpc.js';
-import { describeError, type Logger } from '../observability/logger.js';
+import { describeError, type Logger } from '../diagnostics/logger.js';
 import { NO_RELAYED_CAPABILITIES, relayedClient } from '../protocol/capabilities.js';
 import { CODE, errorForClient, type RpcError } from '../protocol/errors.js';
 import { GATEWAY_INFO } from '../version.js';

@@ -24,7 +24,7 @@ export const META_KEYS = {
     subscriptionId: 'io.modelcontextprotocol/subscriptionId'
 } as const;
 
-/** UnsupportedProtocolVersionError (HeaderMismatch, -32020, is the HTTP side's: src/http/rejections.ts). */
+/** UnsupportedProtocolVersionError (HeaderMismatch, -32020, is the HTTP side's: src/http-server/rejections.ts). */
 const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
 /** Every revision the gateway serves, for `server/discover` and the unsupported-version error: modern first. */

@@ -19,8 +19,8 @@ import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/clien
 import { ANONYMOUS_CLIENT_ID } from '../config/policy-schema.js';
 import { cancelledRequestId, type RequestId } from '../lib/json-rpc.js';
 import { readJson } from '../lib/json-text.js';
-import { describeError, type Logger } from '../observability/logger.js';
-import { inRequest, requestIdFrom } from '../observability/request-context.js';
+import { describeError, type Logger } from '../diagnostics/logger.js';
+import { inRequest, requestIdFrom } from '../diagnostics/log-context.js';
 import type { ClientProfile } from '../policy/clients.js';
 import { LineReader } from '../upstream/lines.js';
 import { judgeBatch, MAX_BATCH_MESSAGES } from './batches.js';

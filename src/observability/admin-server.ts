@@ -5,11 +5,11 @@
  * MCP listener at all).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { browserGuards } from '../http/browser-safety.js';
-import { hostChecks, listen } from '../http/listener.js';
-import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from '../http/rejections.js';
-import { routeKeyOf, Routes } from '../http/routes.js';
-import { describeError, type Logger } from './logger.js';
+import { browserGuards } from '../http-server/browser-safety.js';
+import { hostChecks, listen } from '../http-server/listener.js';
+import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from '../http-server/rejections.js';
+import { routeKeyOf, Routes } from '../http-server/routes.js';
+import { describeError, type Logger } from '../diagnostics/logger.js';
 
 export interface AdminServerOptions {
     host: string;

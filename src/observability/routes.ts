@@ -6,9 +6,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Reject } from '../http/rejections.js';
-import { sendJson, sendText } from '../http/respond.js';
-import { Routes, type RouteHandler } from '../http/routes.js';
+import type { Reject } from '../http-server/rejections.js';
+import { sendJson, sendText } from '../http-server/respond.js';
+import { Routes, type RouteHandler } from '../http-server/routes.js';
 import type { DashboardData } from './dashboard-data.js';
 
 export interface Readiness {

@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { resolveUserPath } from '../config/client-config/load.js';
 import { ConfigError } from '../config/issues.js';
 import { loadGatewayConfig } from '../config/load.js';
-import { describeError } from '../observability/logger.js';
+import { describeError } from '../diagnostics/logger.js';
 import { resolveCommand } from '../upstream/command.js';
 import { DEFAULT_CONFIG_NAME } from './default-config.js';
 import { nextSteps, shellQuote } from './next-steps.js';

@@ -7,8 +7,8 @@
 import type { CompleteRequest, CompleteResult, GetPromptResult, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { ServerUpstreamConfig } from '../config/schema.js';
 import { Bus } from '../lib/bus.js';
-import type { FaultKind } from '../observability/faults.js';
-import { describeError, type Logger } from '../observability/logger.js';
+import type { FaultKind } from '../diagnostics/faults.js';
+import { describeError, type Logger } from '../diagnostics/logger.js';
 import { upstreamCredentials, type UpstreamCredentials } from './auth/credentials.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import { Bulkhead } from './bulkhead.js';

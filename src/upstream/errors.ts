@@ -6,7 +6,7 @@
  * trace or a payload), classified as a fault kind for the counters.
  */
 import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
-import type { FaultKind } from '../observability/faults.js';
+import type { FaultKind } from '../diagnostics/faults.js';
 import { boundedUpstreamError, CODE, upstreamErrorPasses } from '../protocol/errors.js';
 import { CommandNotStartedError } from './command.js';
 import { isOversizedMark } from './oversized.js';

@@ -3,8 +3,8 @@
  * per kind every few seconds (with how many were left unlogged), so an upstream
  * printing garbage or flooding notifications cannot flood the log as well.
  */
-import type { FaultKind } from '../observability/faults.js';
-import type { Logger } from '../observability/logger.js';
+import type { FaultKind } from '../diagnostics/faults.js';
+import type { Logger } from '../diagnostics/logger.js';
 import { LineBudget } from './output-log.js';
 
 const LOG_EVERY_MS = 10_000;

@@ -6,7 +6,7 @@
 import type { Implementation } from '@modelcontextprotocol/client';
 import type { ServerUpstreamConfig } from '../config/schema.js';
 import { withDeadline } from '../lib/deadline.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../diagnostics/logger.js';
 import { UpstreamFailedError, UpstreamHttpError } from './errors.js';
 import { negotiate, type Era, type ServerProfile } from './handshake.js';
 import type { MessageLimits } from './http/messages.js';

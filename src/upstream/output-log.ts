@@ -3,7 +3,7 @@
  * stdout lines that are not JSON-RPC) without letting a chatty or broken child
  * flood the gateway's log, or leak payloads into it at the default level.
  */
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../diagnostics/logger.js';
 import type { StdioHooks } from './transports.js';
 
 const LINES_PER_WINDOW = 50;

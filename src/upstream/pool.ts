@@ -14,7 +14,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import pLimit from 'p-limit';
 import type { UpstreamConfig } from '../config/schema.js';
-import { outsideRequests } from '../observability/request-context.js';
+import { outsideRequests } from '../diagnostics/log-context.js';
 import type { GatewayUpstream } from './upstream.js';
 
 const RETIRE_POLL_MS = 50;

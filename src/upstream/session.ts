@@ -7,8 +7,8 @@
 import { performance } from 'node:perf_hooks';
 import { CLIENT_CAPABILITIES_META_KEY, ProtocolError, ProtocolErrorCode, type Progress } from '@modelcontextprotocol/client';
 import { maxTotalTimeout } from '../config/schema.js';
-import type { FaultKind } from '../observability/faults.js';
-import { outsideRequests } from '../observability/request-context.js';
+import type { FaultKind } from '../diagnostics/faults.js';
+import { outsideRequests } from '../diagnostics/log-context.js';
 import type { RelayedClient } from '../protocol/capabilities.js';
 import { BulkheadFullError, BulkheadTimeoutError, type Bulkhead } from './bulkhead.js';
 import { connectionEvidence, failureReason, toUpstreamError, UpstreamFailedError, type UpstreamRejectedError } from './errors.js';

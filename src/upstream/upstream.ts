@@ -9,7 +9,7 @@
 import type { CompleteRequest, CompleteResult, GetPromptResult } from '@modelcontextprotocol/client';
 import type { UpstreamConfig } from '../config/schema.js';
 import type { Bus } from '../lib/bus.js';
-import type { FaultKind } from '../observability/faults.js';
+import type { FaultKind } from '../diagnostics/faults.js';
 import type { Collected } from './pages.js';
 import type { UpstreamPrompt } from './prompt-bounds.js';
 import type { InputRequired } from './result-schemas.js';

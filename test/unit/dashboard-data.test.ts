@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildDashboardData, TOP_PROMPTS, type DashboardInput } from '../../src/observability/dashboard-data.js';
 import { GatewayMetrics, type PromptRequest } from '../../src/observability/metrics.js';
-import { requestIdFrom } from '../../src/observability/request-context.js';
+import { requestIdFrom } from '../../src/diagnostics/log-context.js';
 
 const UPSTREAMS = [
     { id: 'docs', up: true, prompts: 14 },

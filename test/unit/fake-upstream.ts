@@ -7,8 +7,8 @@ import type { CompleteRequest, CompleteResult, GetPromptResult, Prompt } from '@
 import pino from 'pino';
 import { Bus } from '../../src/lib/bus.js';
 import { shortDigest } from '../../src/lib/digest.js';
-import type { Logger } from '../../src/observability/logger.js';
-import type { FaultKind } from '../../src/observability/faults.js';
+import type { Logger } from '../../src/diagnostics/logger.js';
+import type { FaultKind } from '../../src/diagnostics/faults.js';
 import type { CallControl, ListedPrompt, UpstreamPort, UpstreamPortEvent } from '../../src/catalog/upstream-port.js';
 
 export const silentLogger: Logger = pino({ level: 'silent' });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { FaultKind } from '../../src/observability/faults.js';
+import type { FaultKind } from '../../src/diagnostics/faults.js';
 import { FaultLog } from '../../src/upstream/fault-log.js';
 import { capturingLogger } from '../helpers.js';
 

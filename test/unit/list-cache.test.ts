@@ -1,7 +1,7 @@
 import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { UpstreamListCache, type RelistPolicy, type UpstreamList } from '../../src/catalog/list-cache.js';
-import { inRequest, currentRequestId } from '../../src/observability/request-context.js';
+import { inRequest, currentRequestId } from '../../src/diagnostics/log-context.js';
 import { deferred, FakeUpstream, listed, prompt, RELIST, silentLogger } from './fake-upstream.js';
 
 function setup(upstream = new FakeUpstream('docs', [prompt('a'), prompt('b')]), relist: RelistPolicy = RELIST) {

@@ -3,8 +3,8 @@ import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { parseConfig } from '../../src/config/load.js';
 import { configSecrets } from '../../src/config/secrets.js';
-import { createLogger, setLogSecrets } from '../../src/observability/logger.js';
-import { Redactor, setLearnedSecrets } from '../../src/observability/redaction.js';
+import { createLogger, setLogSecrets } from '../../src/diagnostics/logger.js';
+import { Redactor, setLearnedSecrets } from '../../src/diagnostics/redaction.js';
 
 function configWith(extra: Record<string, unknown>) {
     return parseConfig(JSON.stringify({ upstreams: [{ id: 'x', transport: 'stdio', command: 'true' }], ...extra }), 'test config', {});

@@ -8,9 +8,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ANONYMOUS_CLIENT_ID } from '../../config/policy-schema.js';
-import type { Reject } from '../../http/rejections.js';
+import type { Reject } from '../../http-server/rejections.js';
 import { clientAddress, compileProxyTrust, type ProxyTrust } from '../../lib/client-address.js';
-import type { Logger } from '../../observability/logger.js';
+import type { Logger } from '../../diagnostics/logger.js';
 import type { ClientProfile } from '../../policy/clients.js';
 import type { GatewayPolicy } from '../../policy/policy.js';
 import { quotaKey } from '../../policy/quota.js';

@@ -7,14 +7,14 @@
  * requests away with 503 while those taken finish.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { browserGuards, type BrowserSafety } from '../../http/browser-safety.js';
-import { hostChecks, listen } from '../../http/listener.js';
-import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from '../../http/rejections.js';
-import { routeKey, routeKeyOf, type Routes } from '../../http/routes.js';
+import { browserGuards, type BrowserSafety } from '../../http-server/browser-safety.js';
+import { hostChecks, listen } from '../../http-server/listener.js';
+import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from '../../http-server/rejections.js';
+import { routeKey, routeKeyOf, type Routes } from '../../http-server/routes.js';
 import { whenIdle } from '../../lib/when-idle.js';
-import { describeError, type Logger } from '../../observability/logger.js';
+import { describeError, type Logger } from '../../diagnostics/logger.js';
 import { healthDetailed, operatorRoutesOnMcpListener } from '../../observability/operator-access.js';
-import { inRequest, REQUEST_ID_HEADER, requestIdFrom } from '../../observability/request-context.js';
+import { inRequest, REQUEST_ID_HEADER, requestIdFrom } from '../../diagnostics/log-context.js';
 import { bearerCheck, healthRoutes, type HealthRoutesOptions } from '../../observability/routes.js';
 import type { GatewayPolicy } from '../../policy/policy.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';

@@ -21,11 +21,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
-import type { Reject, RejectionReason } from '../../http/rejections.js';
-import { sendEmpty, sendJson } from '../../http/respond.js';
+import type { Reject, RejectionReason } from '../../http-server/rejections.js';
+import { sendEmpty, sendJson } from '../../http-server/respond.js';
 import { isRequest } from '../../lib/json-rpc.js';
 import { NOT_JSON, readJson } from '../../lib/json-text.js';
-import type { Logger } from '../../observability/logger.js';
+import type { Logger } from '../../diagnostics/logger.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit, judgeBatch } from '../batches.js';
 import { errorResponse, initialize, invalidParams, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';

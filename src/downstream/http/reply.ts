@@ -8,7 +8,7 @@
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { JSONRPCNotification, JSONRPCResponse } from '@modelcontextprotocol/client';
-import { sendJson } from '../../http/respond.js';
+import { sendJson } from '../../http-server/respond.js';
 import { CODE } from '../../protocol/errors.js';
 import { SseStream, type SseOptions } from './sse.js';
 

@@ -10,9 +10,9 @@
  * resource is served as the request's Host spells it (see resource-server.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Reject } from '../../http/rejections.js';
-import { sendEmpty, sendText } from '../../http/respond.js';
-import { routeKey, type RouteHandler } from '../../http/routes.js';
+import type { Reject } from '../../http-server/rejections.js';
+import { sendEmpty, sendText } from '../../http-server/respond.js';
+import { routeKey, type RouteHandler } from '../../http-server/routes.js';
 import type { GatewayPolicy } from '../../policy/policy.js';
 import { listenerResource, METADATA_PATH, ResourceServer, type MetadataDocument, type ResourceServerSettings } from '../../policy/resource-server.js';
 

@@ -15,8 +15,8 @@
  * Every token is added to the log's redaction list as it arrives.
  */
 import { Agent } from 'undici';
-import { setLearnedSecrets } from '../../observability/redaction.js';
-import { outsideRequests } from '../../observability/request-context.js';
+import { setLearnedSecrets } from '../../diagnostics/redaction.js';
+import { outsideRequests } from '../../diagnostics/log-context.js';
 import { backoffDelay, type BackoffPolicy } from '../backoff.js';
 import type { UpstreamCredentials } from './credentials.js';
 import { requestToken, TokenRequestError, type Grant, type TokenRequest } from './token-request.js';

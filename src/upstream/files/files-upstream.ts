@@ -10,8 +10,8 @@
 import type { CompleteRequest, CompleteResult, GetPromptResult } from '@modelcontextprotocol/client';
 import type { FilesUpstreamConfig } from '../../config/schema.js';
 import { Bus } from '../../lib/bus.js';
-import type { FaultKind } from '../../observability/faults.js';
-import { describeError, type Logger } from '../../observability/logger.js';
+import type { FaultKind } from '../../diagnostics/faults.js';
+import { describeError, type Logger } from '../../diagnostics/logger.js';
 import type { UpstreamLimits, UpstreamObserver } from '../connection.js';
 import { UpstreamFailedError, UpstreamRejectedError } from '../errors.js';
 import { FaultLog } from '../fault-log.js';

@@ -10,7 +10,7 @@
 import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamCredentials } from '../auth/credentials.js';
 import { urlCredentials } from '../../lib/url-credentials.js';
-import { REQUEST_ID_HEADER } from '../../observability/request-context.js';
+import { REQUEST_ID_HEADER } from '../../diagnostics/log-context.js';
 import { readBoundedBody, type Collected } from './byte-collector.js';
 
 export interface UpstreamHttpOptions {

@@ -12,7 +12,7 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 import type { PrettyOptions, PrettyStream } from 'pino-pretty';
 import type { LOG_FORMATS } from '../config/schema.js';
 import { Redactor } from './redaction.js';
-import { currentRequestId } from './request-context.js';
+import { currentRequestId } from './log-context.js';
 
 export type { Logger };
 
