@@ -265,7 +265,8 @@ describe('browser safety with listen.cors and listen.allowedOrigins', () => {
             headers: {
                 origin: APP_ORIGIN,
                 'access-control-request-method': 'POST',
-                'access-control-request-headers': 'authorization, content-type, mcp-session-id, mcp-protocol-version'
+                'access-control-request-headers':
+                    'authorization, content-type, mcp-session-id, mcp-protocol-version, mcp-method, mcp-name, Mcp-Param-Region, mcp-param-' + 'x'.repeat(65)
             }
         });
         await preflight.body?.cancel();
@@ -273,7 +274,12 @@ describe('browser safety with listen.cors and listen.allowedOrigins', () => {
         assert.equal(preflight.headers.get('access-control-allow-origin'), APP_ORIGIN);
         assert.equal(preflight.headers.get('access-control-allow-credentials'), null, 'no cookies: credentials are headers');
         const allowed = headerList(preflight.headers.get('access-control-allow-headers'));
-        for (const header of ['authorization', 'content-type', 'mcp-session-id', 'mcp-protocol-version']) assert.ok(allowed.includes(header), header);
+        // The 2026-07-28 mirrored headers too: Mcp-Param-* by the names asked for, as no prefix can be listed.
+        for (const header of ['authorization', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-param-region']) {
+            assert.ok(allowed.includes(header), header);
+        }
+        assert.ok(!allowed.includes('mcp-param-' + 'x'.repeat(65)), 'names are bounded');
+        assert.match(preflight.headers.get('vary') ?? '', /access-control-request-headers/i);
         const methods = headerList(preflight.headers.get('access-control-allow-methods'));
         for (const method of ['get', 'post', 'delete']) assert.ok(methods.includes(method), method);
         assert.equal(preflight.headers.get('access-control-max-age'), '120');

@@ -10,7 +10,10 @@ import type { RejectionReason } from './rejections.js';
 import { sendEmpty } from './respond.js';
 
 const CORS_METHODS = 'GET,POST,DELETE';
-const CORS_ALLOWED_HEADERS = 'content-type,accept,authorization,x-api-key,mcp-session-id,mcp-protocol-version,last-event-id,x-request-id';
+const CORS_ALLOWED_HEADERS = 'content-type,accept,authorization,x-api-key,mcp-session-id,mcp-protocol-version,mcp-method,mcp-name,last-event-id,x-request-id';
+/** 2026-07-28 `Mcp-Param-<Name>` headers have open names, which Access-Control-Allow-Headers cannot list by prefix. */
+const PARAM_HEADER = /^mcp-param-[!#$%&'*+.^_`|~0-9a-z-]{1,64}$/;
+const MAX_PARAM_HEADERS = 32;
 const CORS_EXPOSED_HEADERS = 'mcp-session-id,mcp-protocol-version,www-authenticate,retry-after,x-request-id';
 
 export interface BrowserSafety {
@@ -53,11 +56,11 @@ export function browserGuards({
         // Other origins get no CORS header at all and fall through to the Origin check (403), preflights included.
         if (cors !== undefined && origin !== undefined && corsOrigins.has(origin)) {
             res.setHeader('access-control-allow-origin', origin);
-            res.setHeader('vary', 'Origin');
+            res.setHeader('vary', req.method === 'OPTIONS' ? 'Origin, Access-Control-Request-Headers' : 'Origin');
             if (req.method === 'OPTIONS') {
                 sendEmpty(res, 204, {
                     'access-control-allow-methods': CORS_METHODS,
-                    'access-control-allow-headers': CORS_ALLOWED_HEADERS,
+                    'access-control-allow-headers': allowedHeaders(req.headers['access-control-request-headers']),
                     'access-control-max-age': String(cors.maxAgeSec)
                 });
                 return 'answered';
@@ -68,4 +71,16 @@ export function browserGuards({
         if (originAllowed !== undefined && !originAllowed(origin)) return 'forbidden_origin';
         return undefined;
     };
+}
+
+/** The fixed list, plus the `Mcp-Param-*` names the preflight asks for (bounded: a preflight is unauthenticated). */
+function allowedHeaders(requested: string | undefined): string {
+    if (requested === undefined) return CORS_ALLOWED_HEADERS;
+    const params = requested
+        .toLowerCase()
+        .split(',')
+        .map(name => name.trim())
+        .filter(name => PARAM_HEADER.test(name))
+        .slice(0, MAX_PARAM_HEADERS);
+    return params.length === 0 ? CORS_ALLOWED_HEADERS : `${CORS_ALLOWED_HEADERS},${[...new Set(params)].join(',')}`;
 }
