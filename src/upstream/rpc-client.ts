@@ -20,6 +20,7 @@
  */
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/client';
 import type { RequestId } from '../lib/json-rpc.js';
+import { META } from '../protocol/meta.js';
 import type { ResultGuard } from './result-schemas.js';
 import type { Forwarded, UpstreamTransport } from './transports.js';
 
@@ -81,9 +82,6 @@ interface Pending {
 }
 
 const METHOD_NOT_FOUND = { code: ProtocolErrorCode.MethodNotFound, message: 'Method not found' };
-
-/** Where a 2026-07-28 server names the subscription (the listen request's id) a notification belongs to. */
-const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 
 /** How many given-up requests are remembered for their late answers: the oldest are forgotten first. */
 const ABANDONED_REMEMBERED = 1024;
@@ -246,7 +244,7 @@ export class RpcClient {
 
     /** An acknowledgement for a listen request in flight that asked to hear it; any other is dropped. */
     #acknowledged(params: Params | undefined): void {
-        const named = (params?._meta as Params | undefined)?.[SUBSCRIPTION_ID];
+        const named = (params?._meta as Params | undefined)?.[META.subscriptionId];
         const pending = typeof named === 'number' || typeof named === 'string' ? this.#pending.get(named) : undefined;
         const agreed = params?.notifications;
         if (pending?.onAcknowledged === undefined || typeof agreed !== 'object' || agreed === null || Array.isArray(agreed)) return;

@@ -5,14 +5,16 @@
  * the connection gone, the liveness watch); reconnecting is the owner's business.
  */
 import { performance } from 'node:perf_hooks';
-import { CLIENT_CAPABILITIES_META_KEY, ProtocolError, ProtocolErrorCode, type Progress } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, type Progress } from '@modelcontextprotocol/client';
 import { maxTotalTimeout } from '../config/schema.js';
 import type { FaultKind } from '../diagnostics/faults.js';
 import { outsideRequests } from '../diagnostics/log-context.js';
 import type { RelayedClient } from '../protocol/capabilities.js';
+import { META } from '../protocol/meta.js';
+import type { Revision } from '../protocol/revisions.js';
 import { BulkheadFullError, BulkheadTimeoutError, type Bulkhead } from './bulkhead.js';
 import { connectionEvidence, failureReason, toUpstreamError, UpstreamFailedError, type UpstreamRejectedError } from './errors.js';
-import { STATELESS_REVISION, type ServerProfile } from './handshake.js';
+import type { ServerProfile } from './handshake.js';
 import { Liveness } from './liveness.js';
 import { openClient, type OpenClientOptions } from './open-client.js';
 import { isAnyResult, type ResultGuard } from './result-schemas.js';
@@ -118,9 +120,14 @@ export class UpstreamSession {
         return this.stateless ? this.#listening : prompts.listChanged === true;
     }
 
-    /** Speaks the stateless revision (2026-07-28): no handshake, no ping, list changes on a subscription. */
+    /** The revision settled for the connection (its row: compared by identity, never recomputed from strings). */
+    get revision(): Revision {
+        return this.profile.revision;
+    }
+
+    /** Speaks the stateless era: no handshake, no ping, list changes on a subscription. */
     get stateless(): boolean {
-        return this.profile.protocolVersion === STATELESS_REVISION;
+        return this.profile.revision.era === 'stateless';
     }
 
     /**
@@ -175,7 +182,7 @@ export class UpstreamSession {
         const now = Date.now();
         const deadline = now + config.timeoutMs;
         const { signal, onProgress, forwarded, client } = control;
-        const meta = client !== undefined && this.stateless ? { [CLIENT_CAPABILITIES_META_KEY]: client.capabilities } : undefined;
+        const meta = client !== undefined && this.stateless ? { [META.clientCapabilities]: client.capabilities } : undefined;
         // Counted from the call, as the timeout is: the wait for a slot is part of the request.
         const totalDeadline = onProgress === undefined ? undefined : now + maxTotalTimeout(config);
         try {
