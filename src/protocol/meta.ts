@@ -16,6 +16,7 @@ import {
     type Implementation
 } from '@modelcontextprotocol/client';
 import { isRecord } from '../lib/is-record.js';
+import type { Revision } from './revisions.js';
 
 export const META = {
     protocolVersion: PROTOCOL_VERSION_META_KEY,
@@ -38,7 +39,7 @@ export interface StatelessMeta {
 }
 
 /** A request's `_meta` object, if it has one. */
-export function metaOf(params: unknown): Record<string, unknown> | undefined {
+function metaOf(params: unknown): Record<string, unknown> | undefined {
     if (!isRecord(params)) return undefined;
     const meta = params._meta;
     return isRecord(meta) ? meta : undefined;
@@ -69,6 +70,15 @@ export function readStatelessMeta(params: unknown): StatelessMeta | undefined {
     const info = meta[META.clientInfo];
     if (info !== undefined && !isImplementation(info)) return undefined;
     return { protocolVersion, clientCapabilities: capabilities, clientInfo: info === undefined ? undefined : { name: info.name, version: info.version } };
+}
+
+/**
+ * What a request to a stateless upstream names in `_meta`: the revision, the gateway as the client, and what its own
+ * client can do (as relayed); undefined for a handshake-era upstream, told all of it at initialize.
+ */
+export function upstreamRequestMeta(revision: Revision, clientInfo: Implementation, capabilities: Readonly<Record<string, unknown>>): Record<string, unknown> | undefined {
+    if (revision.era !== 'stateless') return undefined;
+    return { [META.protocolVersion]: revision.version, [META.clientInfo]: clientInfo, [META.clientCapabilities]: capabilities };
 }
 
 /** The server info a stateless result names in `_meta`, if well-formed. */

@@ -16,7 +16,7 @@
  */
 import { ProtocolError, type Implementation, type ServerCapabilities } from '@modelcontextprotocol/client';
 import { isSpecReservedError } from '../lib/json-rpc.js';
-import { META, serverInfoOf } from '../protocol/meta.js';
+import { serverInfoOf, upstreamRequestMeta } from '../protocol/meta.js';
 import { LATEST_HANDSHAKE, LATEST_STATELESS, revisionOf, type Era, type Revision } from '../protocol/revisions.js';
 import { UpstreamWireError } from './errors.js';
 import { isDiscoverResult, isInitializeResult } from './result-schemas.js';
@@ -80,11 +80,11 @@ export async function negotiate(client: RpcClient, { clientInfo, timeoutMs, wire
 async function discover(client: RpcClient, clientInfo: Implementation, timeoutMs: number): Promise<ServerProfile | undefined> {
     const revision = LATEST_STATELESS;
     client.transport.setRevision?.(revision);
-    client.setRequestMeta({ [META.protocolVersion]: revision.version, [META.clientInfo]: clientInfo, [META.clientCapabilities]: {} });
+    const meta = upstreamRequestMeta(revision, clientInfo, {});
     // A stateless server that refuses the version while listing it (a transient refusal) is asked once more.
     for (let attempt = 0; ; attempt++) {
         try {
-            const result = await client.request('server/discover', undefined, isDiscoverResult, { timeoutMs });
+            const result = await client.request('server/discover', undefined, isDiscoverResult, { timeoutMs, meta });
             if (!result.supportedVersions.includes(revision.version)) throw new UpstreamWireError(`the upstream does not speak ${revision.version}`, 'request_failed');
             return { revision, capabilities: result.capabilities, serverInfo: serverInfoOf(result) ?? { name: '(unnamed)', version: '' } };
         } catch (error) {
@@ -100,7 +100,6 @@ async function discover(client: RpcClient, clientInfo: Implementation, timeoutMs
     }
     // Anything else, a result that is no DiscoverResult included (a 2025-era server answering every method), is the
     // 2025 era's answer.
-    client.setRequestMeta(undefined);
     client.transport.setRevision?.(undefined);
     return undefined;
 }

@@ -26,7 +26,7 @@ class Schema {
 
     /** The properties of a definition, following a `$ref` one level (a notification's params). */
     properties(definition: string, property?: string): Obj {
-        let node = this.definitions[definition] as Obj | undefined;
+        let node = this.definitions[definition];
         if (node === undefined) return {};
         if (property !== undefined) node = (node.properties as Obj | undefined)?.[property] as Obj | undefined;
         const ref = node?.$ref;
@@ -91,7 +91,7 @@ describe('the revision table', () => {
         });
     }
 
-    test('the 2026-07-28 error codes are the schema\'s', () => {
+    test("the 2026-07-28 error codes are the schema's", () => {
         const schema = new Schema(LATEST_STATELESS.version);
         const code = (definition: string) => schema.errorCode(definition);
         assert.equal(code('HeaderMismatchError'), CODE.headerMismatch);
@@ -111,7 +111,9 @@ describe('the revision table', () => {
         }
         assert.deepEqual(
             REVISIONS.map(revision => revision.version),
-            REVISIONS.map(revision => revision.version).sort().reverse()
+            REVISIONS.map(revision => revision.version)
+                .sort()
+                .reverse()
         );
         assert.equal(revisionOf('2024-10-07'), undefined);
         assert.equal(revisionOf(''), undefined);
