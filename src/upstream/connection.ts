@@ -228,7 +228,7 @@ export class UpstreamConnection implements GatewayUpstream {
 
     /** A 2026-07-28 upstream's result, without what it adds for its own client. */
     #own<T extends object>(session: UpstreamSession, result: T): T {
-        return session.profile.revision.era === 'stateless' ? withoutEnvelope(result) : result;
+        return session.stateless ? withoutEnvelope(result) : result;
     }
 
     /**

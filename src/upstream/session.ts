@@ -130,7 +130,7 @@ export class UpstreamSession {
 
     /** Speaks the stateless era: no handshake, no ping, list changes on a subscription. */
     get stateless(): boolean {
-        return this.profile.revision.era === 'stateless';
+        return this.revision.era === 'stateless';
     }
 
     /**

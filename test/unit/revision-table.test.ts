@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { CODE } from '../../src/protocol/errors.js';
-import { LATEST_HANDSHAKE, LATEST_STATELESS, negotiateHandshake, REVISIONS, revisionOf, SUPPORTED_VERSIONS, type Revision } from '../../src/protocol/revisions.js';
+import { eraOfConfig, LATEST_HANDSHAKE, LATEST_STATELESS, negotiateHandshake, REVISIONS, revisionOf, SUPPORTED_VERSIONS, type Revision } from '../../src/protocol/revisions.js';
 import { ROOT } from '../helpers.js';
 
 type Obj = Record<string, unknown>;
@@ -125,5 +125,11 @@ describe('the revision table', () => {
         assert.deepEqual(SUPPORTED_VERSIONS, ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']);
         assert.equal(negotiateHandshake('2025-03-26'), revisionOf('2025-03-26'));
         for (const requested of ['2026-07-28', '2099-01-01', '2024-10-07', '']) assert.equal(negotiateHandshake(requested), LATEST_HANDSHAKE);
+    });
+
+    test("an upstream's configured protocol: its era, or none to probe", () => {
+        assert.equal(eraOfConfig('auto'), undefined);
+        assert.equal(eraOfConfig('2025'), 'handshake');
+        assert.equal(eraOfConfig('2026-07-28'), 'stateless');
     });
 });
