@@ -7,13 +7,13 @@ import type { Implementation } from '@modelcontextprotocol/client';
 import type { ServerUpstreamConfig } from '../config/schema.js';
 import { withDeadline } from '../lib/deadline.js';
 import type { Logger } from '../diagnostics/logger.js';
+import type { Era } from '../protocol/revisions.js';
 import { UpstreamFailedError, UpstreamHttpError } from './errors.js';
 import { negotiate, type ServerProfile } from './handshake.js';
 import type { MessageLimits } from './http/messages.js';
 import type { UpstreamCredentials } from './auth/credentials.js';
 import { RpcClient, type RpcClientEvents } from './rpc-client.js';
 import { httpTransport, stdioTransport, type StdioHooks, type UpstreamTransport, type WireProtocol } from './transports.js';
-import type { Era } from '../protocol/revisions.js';
 
 export interface OpenClientOptions {
     config: ServerUpstreamConfig;
