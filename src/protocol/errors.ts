@@ -88,9 +88,9 @@ export function errorForClient(error: RpcError, stateless: boolean): RpcError {
 }
 
 /**
- * UnsupportedProtocolVersionError (2026-07-28, for either era's request). `requested` is the client's own. Named back as it was when it came in the body (`_meta`: JSON in JSON, cut to 64
- * characters); from a header only when shaped like a version (a date), as the gateway repeats no header value it did
- * not choose.
+ * UnsupportedProtocolVersionError (2026-07-28; for either era's request). `requested` is the client's own. Named back
+ * as it was when it came in the body (`_meta`: JSON in JSON, cut to 64 characters); from a header only when shaped
+ * like a version (a date), as the gateway repeats no header value it did not choose.
  */
 export function unsupportedVersion(requested: string, from: 'body' | 'header'): RpcError & { data: { supported: string[]; requested: string } } {
     const named = from === 'body' ? requested.slice(0, 64) : /^\d{4}-\d{2}-\d{2}$/.test(requested) ? requested : '';
