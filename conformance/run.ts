@@ -40,6 +40,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { revisionOf } from '../src/protocol/revisions.js';
 import { compiledConformanceWrapper, compiledFixture } from '../test/fixture-build.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -50,7 +51,7 @@ const RESULTS = path.join(HERE, 'results');
  * name may fail for other reasons (a method the revision answers 404), has its own.
  */
 function expectedFailuresFile(specVersion: string): string {
-    return path.join(HERE, specVersion >= '2026-07-28' ? `expected-failures-${specVersion}.yml` : 'expected-failures.yml');
+    return path.join(HERE, revisionOf(specVersion)?.era === 'stateless' ? `expected-failures-${specVersion}.yml` : 'expected-failures.yml');
 }
 const SUITE_PACKAGE = path.join(ROOT, 'node_modules/@modelcontextprotocol/conformance');
 const SUITE_CLI = path.join(SUITE_PACKAGE, 'dist/index.js');

@@ -10,14 +10,13 @@
  * no way around the limit, and holds at most MAX_BATCH_MESSAGES messages (and
  * never more than the client's burst, which could never pay for it).
  */
+import { revisionOf } from '../protocol/revisions.js';
 
 /** The SDK transport's own bound, kept so both refuse the same batches. */
 export const MAX_BATCH_MESSAGES = 100;
 
-const BATCH_REVISIONS = new Set(['2025-03-26']);
-
 export function batchesAllowed(revision: string | undefined): boolean {
-    return revision !== undefined && BATCH_REVISIONS.has(revision);
+    return revision !== undefined && revisionOf(revision)?.batches === true;
 }
 
 export type BatchVerdict = { ok: true; messages: number } | { ok: false; message: string };

@@ -1,6 +1,6 @@
 /**
- * What each protocol revision can carry, and how a result built in the newest
- * one is brought down to the revision a client negotiated. Upstream results are
+ * How a result built in the newest protocol revision is brought down to the
+ * revision a client negotiated (what each can carry: src/protocol/revisions.ts). Upstream results are
  * parsed by the SDK in the newest revision's terms, so an older client would
  * otherwise get content types its schema rejects (`audio` before 2025-03-26,
  * `resource_link` before 2025-06-18). The rules (also the table in docs/protocol-revisions.md):
@@ -27,37 +27,16 @@
  * A revision newer than the gateway knows (or none yet) gets everything unchanged.
  */
 import type { Annotations, ContentBlock, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage } from '@modelcontextprotocol/client';
+import { LATEST_HANDSHAKE, revisionOf as rowOf, type Revision } from '../protocol/revisions.js';
 
-export interface Revision {
-    readonly version: string;
-    /** Knows everything the gateway sends: results pass unchanged, at no cost. */
-    readonly current: boolean;
-    readonly titles: boolean;
-    readonly icons: boolean;
-    readonly meta: boolean;
-    readonly lastModified: boolean;
-    readonly audio: boolean;
-    readonly resourceLinks: boolean;
-    readonly progressMessage: boolean;
-    /** Stateless: `resultType` on every result, caching hints on lists, no handshake, no session. */
-    readonly modern: boolean;
-}
+export type { Revision } from '../protocol/revisions.js';
 
-/** Protocol versions are dates, so they compare as strings. */
+/**
+ * The table's row; a version it lacks (none yet, or a session sealed by a newer replica) is taken as the newest
+ * handshake revision, whose results pass unchanged.
+ */
 export function revisionOf(version: string | undefined): Revision {
-    const since = (first: string) => version === undefined || version >= first;
-    return {
-        version: version ?? 'latest',
-        current: since('2025-11-25'),
-        titles: since('2025-06-18'),
-        icons: since('2025-11-25'),
-        meta: since('2025-06-18'),
-        lastModified: since('2025-06-18'),
-        audio: since('2025-03-26'),
-        resourceLinks: since('2025-06-18'),
-        progressMessage: since('2025-03-26'),
-        modern: version !== undefined && version >= '2026-07-28'
-    };
+    return (version === undefined ? undefined : rowOf(version)) ?? LATEST_HANDSHAKE;
 }
 
 export function adaptPromptList(result: ListPromptsResult, revision: Revision): ListPromptsResult {

@@ -10,6 +10,7 @@ import { hostChecks, listen } from '../http-server/listener.js';
 import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from '../http-server/rejections.js';
 import { routeKeyOf, Routes } from '../http-server/routes.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
+import { CODE } from '../protocol/errors.js';
 
 export interface AdminServerOptions {
     host: string;
@@ -42,7 +43,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
             void route(req, res).catch((error: unknown) => {
                 // JSON, never a page with a stack trace.
                 options.logger.error({ err: describeError(error) }, 'metrics or dashboard request failed');
-                sendJsonRpcError(res, 500, -32603, 'Internal error');
+                sendJsonRpcError(res, 500, CODE.internalError, 'Internal error');
             }),
         options.host,
         options.port

@@ -9,13 +9,26 @@
  * capabilities, checked.
  */
 import { isRecord } from '../lib/is-record.js';
+import { SUPPORTED_VERSIONS } from './revisions.js';
 
+/** Every JSON-RPC error code the gateway sends or reads: the one place they are written. */
 export const CODE = {
+    parseError: -32700,
+    invalidRequest: -32600,
+    methodNotFound: -32601,
     invalidParams: -32602,
     internalError: -32603,
+    /** JSON-RPC's implementation-defined server error: the gateway's refusals that are about HTTP, not the message. */
+    serverError: -32000,
+    /** The Streamable HTTP session id names no session (the SDK's code). */
+    sessionNotFound: -32001,
     /** 2025 revisions only: 2026-07-28 says -32602 for a resource that does not exist, and MUST NOT emit -32002. */
     resourceNotFound: -32002,
-    missingClientCapability: -32021
+    /** 2026-07-28: the HTTP headers do not mirror the body (the SDK's enum has no name for it). */
+    headerMismatch: -32020,
+    missingClientCapability: -32021,
+    /** 2026-07-28: UnsupportedProtocolVersionError, `data: { supported, requested }`. */
+    unsupportedVersion: -32022
 } as const;
 
 export interface RpcError {
@@ -72,4 +85,14 @@ function checkedRequiredCapabilities(data: unknown): Record<string, unknown> | u
 /** An error as a client of the given era may receive it: a stateless (2026-07-28) client never gets -32002. */
 export function errorForClient(error: RpcError, stateless: boolean): RpcError {
     return stateless && error.code === CODE.resourceNotFound ? { ...error, code: CODE.invalidParams } : error;
+}
+
+/**
+ * UnsupportedProtocolVersionError (2026-07-28; for either era's request). `requested` is the client's own. Named back
+ * as it was when it came in the body (`_meta`: JSON in JSON, cut to 64 characters); from a header only when shaped
+ * like a version (a date), as the gateway repeats no header value it did not choose.
+ */
+export function unsupportedVersion(requested: string, from: 'body' | 'header'): RpcError & { data: { supported: string[]; requested: string } } {
+    const named = from === 'body' ? requested.slice(0, 64) : /^\d{4}-\d{2}-\d{2}$/.test(requested) ? requested : '';
+    return { code: CODE.unsupportedVersion, message: 'Unsupported protocol version', data: { supported: [...SUPPORTED_VERSIONS], requested: named } };
 }

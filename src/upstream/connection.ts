@@ -9,13 +9,14 @@ import type { ServerUpstreamConfig } from '../config/schema.js';
 import { Bus } from '../lib/bus.js';
 import type { FaultKind } from '../diagnostics/faults.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
+import { eraOfConfig, type Era } from '../protocol/revisions.js';
 import { upstreamCredentials, type UpstreamCredentials } from './auth/credentials.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import { Bulkhead } from './bulkhead.js';
 import { toUpstreamError, UpstreamFailedError } from './errors.js';
 import { FaultLog } from './fault-log.js';
 import { FloodDetector, STREAM_FLOOD } from './flood.js';
-import { ProbeEndedConnection, STATELESS_REVISION, type Era } from './handshake.js';
+import { ProbeEndedConnection } from './handshake.js';
 import { childOutputLog } from './output-log.js';
 import { collectPages } from './pages.js';
 import { boundPrompt, type PromptLimits } from './prompt-bounds.js';
@@ -24,8 +25,6 @@ import type { RpcClient } from './rpc-client.js';
 import { UpstreamSession, type CallControl, type UpstreamMethod } from './session.js';
 import type { StdioHooks, WireProtocol } from './transports.js';
 import type { GatewayUpstream, UpstreamEvent, UpstreamListing, UpstreamState } from './upstream.js';
-
-const COMPLETIONS_CAPABILITY_SINCE = '2025-03-26';
 
 const STABLE_AFTER_MS = 30_000;
 /** An upstream whose list needs more pages than this is cut short (its cursors may never end). */
@@ -67,6 +66,8 @@ export class UpstreamConnection implements GatewayUpstream {
     #lastError: string | undefined;
     #session: UpstreamSession | undefined;
     #wire: WireProtocol | undefined;
+    /** What the config's `protocol` says (undefined: "auto", probed). */
+    readonly #configuredEra: Era | undefined;
     /** What the last probe found ("auto"); a failed connection forgets it, so the next one asks again. */
     #learnedEra: Era | undefined;
     #attempt = 0;
@@ -90,6 +91,7 @@ export class UpstreamConnection implements GatewayUpstream {
         private readonly options: ConnectionOptions
     ) {
         this.id = config.id;
+        this.#configuredEra = eraOfConfig(config.protocol);
         this.#promptsChanged = Object.freeze({ type: 'prompts-changed', upstreamId: config.id });
         this.reconnect = options.reconnect;
         this.#log = options.logger.child({ upstream: config.id });
@@ -226,7 +228,7 @@ export class UpstreamConnection implements GatewayUpstream {
 
     /** A 2026-07-28 upstream's result, without what it adds for its own client. */
     #own<T extends object>(session: UpstreamSession, result: T): T {
-        return session.profile.protocolVersion === STATELESS_REVISION ? withoutEnvelope(result) : result;
+        return session.stateless ? withoutEnvelope(result) : result;
     }
 
     /**
@@ -236,14 +238,11 @@ export class UpstreamConnection implements GatewayUpstream {
     get offersCompletions(): boolean {
         const profile = this.#session?.profile;
         if (profile === undefined) return false;
-        return profile.capabilities.completions !== undefined || profile.protocolVersion < COMPLETIONS_CAPABILITY_SINCE;
+        return profile.capabilities.completions !== undefined || !profile.revision.completionsCapability;
     }
 
     #knownEra(): Era | undefined {
-        const { protocol } = this.config;
-        if (protocol === '2025') return 'handshake';
-        if (protocol === '2026-07-28') return 'stateless';
-        return this.#learnedEra;
+        return this.#configuredEra ?? this.#learnedEra;
     }
 
     #readySession(): UpstreamSession {
@@ -294,7 +293,7 @@ export class UpstreamConnection implements GatewayUpstream {
             clearTimeout(this.#stableTimer);
             this.#stableTimer = setTimeout(() => (this.#attempt = 0), STABLE_AFTER_MS).unref();
             const { profile } = session;
-            this.#log.info({ wire: session.wire, server: profile.serverInfo.name, protocol: profile.protocolVersion }, 'upstream connected');
+            this.#log.info({ wire: session.wire, server: profile.serverInfo.name, protocol: profile.revision.version }, 'upstream connected');
             this.#setState('ready');
         } catch (error) {
             if (this.#state === 'closed') return;

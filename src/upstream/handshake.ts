@@ -16,13 +16,12 @@
  */
 import { ProtocolError, type Implementation, type ServerCapabilities } from '@modelcontextprotocol/client';
 import { isSpecReservedError } from '../lib/json-rpc.js';
+import { serverInfoOf, upstreamRequestMeta } from '../protocol/meta.js';
+import { LATEST_HANDSHAKE, LATEST_STATELESS, revisionOf, type Era, type Revision } from '../protocol/revisions.js';
 import { UpstreamWireError } from './errors.js';
 import { isDiscoverResult, isInitializeResult } from './result-schemas.js';
 import type { RpcClient } from './rpc-client.js';
 import type { WireProtocol } from './transports.js';
-
-/** The stateless revision the gateway speaks with upstreams. */
-export const STATELESS_REVISION = '2026-07-28';
 
 /**
  * How long a probe over HTTP waits at most (within the upstream's timeoutMs): the server is up, and a 2025-era one
@@ -37,14 +36,9 @@ export class ProbeEndedConnection extends UpstreamWireError {
     }
 }
 
-export type Era = 'stateless' | 'handshake';
-
-/** The 2025-era revisions the gateway speaks with upstreams, newest (the one offered) first. */
-const INITIALIZE_REVISIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const;
-
 export interface ServerProfile {
-    /** The revision both sides speak on this connection. */
-    protocolVersion: string;
+    /** The revision both sides speak on this connection, decided once. */
+    revision: Revision;
     capabilities: ServerCapabilities;
     serverInfo: Implementation;
 }
@@ -76,7 +70,7 @@ export async function negotiate(client: RpcClient, { clientInfo, timeoutMs, wire
         onEra('stateless');
         return discovered;
     }
-    if (known === 'stateless') throw new UpstreamWireError('no answer to server/discover (protocol "2026-07-28")', 'request_failed');
+    if (known === 'stateless') throw new UpstreamWireError(`no answer to server/discover (protocol "${LATEST_STATELESS.version}")`, 'request_failed');
     onEra('handshake');
     if (client.closed) throw new ProbeEndedConnection();
     return initialize(client, clientInfo, timeoutMs);
@@ -84,35 +78,29 @@ export async function negotiate(client: RpcClient, { clientInfo, timeoutMs, wire
 
 /** The profile of a stateless server; undefined when the answer says 2025 era (no result, nor a 2026 error). */
 async function discover(client: RpcClient, clientInfo: Implementation, timeoutMs: number): Promise<ServerProfile | undefined> {
-    client.transport.setProtocolVersion?.(STATELESS_REVISION);
-    client.setRequestMeta({
-        'io.modelcontextprotocol/protocolVersion': STATELESS_REVISION,
-        'io.modelcontextprotocol/clientInfo': clientInfo,
-        'io.modelcontextprotocol/clientCapabilities': {}
-    });
+    const revision = LATEST_STATELESS;
+    client.transport.setRevision?.(revision);
+    const meta = upstreamRequestMeta(revision, clientInfo, {});
     // A stateless server that refuses the version while listing it (a transient refusal) is asked once more.
     for (let attempt = 0; ; attempt++) {
         try {
-            const result = await client.request('server/discover', undefined, isDiscoverResult, { timeoutMs });
-            if (!result.supportedVersions.includes(STATELESS_REVISION)) throw new UpstreamWireError(`the upstream does not speak ${STATELESS_REVISION}`, 'request_failed');
-            const info = result._meta?.['io.modelcontextprotocol/serverInfo'];
-            const serverInfo = isImplementation(info) ? info : { name: '(unnamed)', version: '' };
-            return { protocolVersion: STATELESS_REVISION, capabilities: result.capabilities, serverInfo };
+            const result = await client.request('server/discover', undefined, isDiscoverResult, { timeoutMs, meta });
+            if (!result.supportedVersions.includes(revision.version)) throw new UpstreamWireError(`the upstream does not speak ${revision.version}`, 'request_failed');
+            return { revision, capabilities: result.capabilities, serverInfo: serverInfoOf(result) ?? { name: '(unnamed)', version: '' } };
         } catch (error) {
             if (error instanceof UpstreamWireError) throw error;
             // Only a stateless server answers with the codes the specification reserves: proof of its era.
             if (!(error instanceof ProtocolError && isSpecReservedError(error.code))) break;
             const supported = supportedOf(error);
-            if (supported.includes(STATELESS_REVISION) && attempt === 0) continue;
+            if (supported.includes(revision.version) && attempt === 0) continue;
             // A server that names 2025-era revisions only takes the handshake; one that names neither, nothing.
-            if (supported.some(version => (INITIALIZE_REVISIONS as readonly string[]).includes(version))) break;
-            throw new UpstreamWireError(`the upstream speaks a stateless revision other than ${STATELESS_REVISION}`, 'request_failed');
+            if (supported.some(version => revisionOf(version)?.era === 'handshake')) break;
+            throw new UpstreamWireError(`the upstream speaks a stateless revision other than ${revision.version}`, 'request_failed');
         }
     }
     // Anything else, a result that is no DiscoverResult included (a 2025-era server answering every method), is the
     // 2025 era's answer.
-    client.setRequestMeta(undefined);
-    client.transport.setProtocolVersion?.(undefined);
+    client.transport.setRevision?.(undefined);
     return undefined;
 }
 
@@ -122,15 +110,12 @@ function supportedOf(error: ProtocolError): string[] {
     return Array.isArray(supported) ? supported.slice(0, 32).filter((version): version is string => typeof version === 'string') : [];
 }
 
-function isImplementation(value: unknown): value is Implementation {
-    return typeof value === 'object' && value !== null && typeof (value as Implementation).name === 'string' && typeof (value as Implementation).version === 'string';
-}
-
 async function initialize(client: RpcClient, clientInfo: Implementation, timeoutMs: number): Promise<ServerProfile> {
-    const result = await client.request('initialize', { protocolVersion: INITIALIZE_REVISIONS[0], capabilities: {}, clientInfo }, isInitializeResult, { timeoutMs });
-    const { protocolVersion, capabilities, serverInfo } = result;
-    if (!(INITIALIZE_REVISIONS as readonly string[]).includes(protocolVersion)) throw new UpstreamWireError('unsupported protocol version', 'request_failed');
-    client.transport.setProtocolVersion?.(protocolVersion);
+    const result = await client.request('initialize', { protocolVersion: LATEST_HANDSHAKE.version, capabilities: {}, clientInfo }, isInitializeResult, { timeoutMs });
+    const { capabilities, serverInfo } = result;
+    const revision = revisionOf(result.protocolVersion);
+    if (revision?.era !== 'handshake') throw new UpstreamWireError('unsupported protocol version', 'request_failed');
+    client.transport.setRevision?.(revision);
     await client.notify('notifications/initialized');
-    return { protocolVersion, capabilities, serverInfo };
+    return { revision, capabilities, serverInfo };
 }

@@ -7,6 +7,7 @@
  * notification) is dropped, and the requests it may have answered time out.
  */
 import type { JSONRPCErrorResponse } from '@modelcontextprotocol/client';
+import { CODE } from '../protocol/errors.js';
 
 /** How much of each end of an oversized message is kept to find its id. */
 export const OVERSIZED_EDGE_BYTES = 1024;
@@ -29,7 +30,7 @@ export function messageLimit(bytes: number): ReadLimit {
 
 export function oversizedResponse(id: string | number, limit: ReadLimit): JSONRPCErrorResponse {
     const message = `response larger than ${limit.bytes} bytes (limits.${limit.field})`;
-    return { jsonrpc: '2.0', id, error: { code: -32603, message, data: OVERSIZED_MARK } };
+    return { jsonrpc: '2.0', id, error: { code: CODE.internalError, message, data: OVERSIZED_MARK } };
 }
 
 /** Whether a ProtocolError's `data` says it stands in for an oversized response. */

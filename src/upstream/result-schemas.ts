@@ -11,6 +11,7 @@
  */
 import type { CompleteResult, GetPromptResult, Implementation, Prompt, ServerCapabilities } from '@modelcontextprotocol/client';
 import { isRecord } from '../lib/is-record.js';
+import { META } from '../protocol/meta.js';
 
 /** A check of an untrusted value, which it then may be used as. */
 export type ResultGuard<T> = (value: unknown) => value is T;
@@ -227,15 +228,13 @@ export const isGetPromptAnswer: ResultGuard<GetPromptResult | InputRequired> = (
 export function withoutEnvelope<T extends object>(result: T): T {
     const { resultType: _type, ttlMs: _ttl, cacheScope: _scope, ...rest } = result as Record<string, unknown>;
     const meta = rest._meta;
-    if (isRecord(meta) && SERVER_INFO in meta) {
-        const { [SERVER_INFO]: _info, ...others } = meta;
+    if (isRecord(meta) && META.serverInfo in meta) {
+        const { [META.serverInfo]: _info, ...others } = meta;
         if (Object.keys(others).length > 0) rest._meta = others;
         else delete rest._meta;
     }
     return rest as T;
 }
-
-const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 
 /** Any result at all: a ping's answer only has to come. */
 export const isAnyResult: ResultGuard<Fields> = isResult;

@@ -20,6 +20,7 @@
  */
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/client';
 import type { RequestId } from '../lib/json-rpc.js';
+import { META } from '../protocol/meta.js';
 import type { ResultGuard } from './result-schemas.js';
 import type { Forwarded, UpstreamTransport } from './transports.js';
 
@@ -41,7 +42,7 @@ interface RpcRequestOptions {
     onAcknowledged?: ((notifications: Params) => void) | undefined;
     /** What the request carries of the client request it serves; its cancellation carries the same request id. */
     forwarded?: Forwarded | undefined;
-    /** Merged into this request's `_meta`, over what every request carries (setRequestMeta). */
+    /** Merged into this request's `_meta` (a stateless upstream's request names its revision and client there). */
     meta?: Params | undefined;
 }
 
@@ -82,9 +83,6 @@ interface Pending {
 
 const METHOD_NOT_FOUND = { code: ProtocolErrorCode.MethodNotFound, message: 'Method not found' };
 
-/** Where a 2026-07-28 server names the subscription (the listen request's id) a notification belongs to. */
-const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
-
 /** How many given-up requests are remembered for their late answers: the oldest are forgotten first. */
 const ABANDONED_REMEMBERED = 1024;
 
@@ -96,8 +94,6 @@ export class RpcClient {
     readonly #abandoned = new Set<RequestId>();
     #nextId = 0;
     #closed = false;
-    /** Merged into every request's `_meta`: what a stateless (2026-07-28) upstream is told on each request. */
-    #requestMeta: Params | undefined;
 
     constructor(transport: UpstreamTransport, events: RpcClientEvents) {
         this.#transport = transport;
@@ -111,11 +107,6 @@ export class RpcClient {
 
     get transport(): UpstreamTransport {
         return this.#transport;
-    }
-
-    /** Sets (or, undefined, clears) what every request's `_meta` carries from now on. */
-    setRequestMeta(meta: Params | undefined): void {
-        this.#requestMeta = meta;
     }
 
     /** Closed by its owner or by the connection: every request fails from now on. */
@@ -170,11 +161,10 @@ export class RpcClient {
         });
     }
 
-    /** `params` with every request's `_meta`, this request's and the progress token, if any; as it was when there is none. */
+    /** `params` with this request's `_meta` and the progress token, if any; as it was when there is none. */
     #withMeta(params: Params | undefined, own: Params | undefined, progressToken: RequestId | undefined): Params | undefined {
-        const meta = this.#requestMeta;
-        if (meta === undefined && own === undefined && progressToken === undefined) return params;
-        return { ...params, _meta: { ...(params?._meta as Params | undefined), ...meta, ...own, ...(progressToken === undefined ? {} : { progressToken }) } };
+        if (own === undefined && progressToken === undefined) return params;
+        return { ...params, _meta: { ...(params?._meta as Params | undefined), ...own, ...(progressToken === undefined ? {} : { progressToken }) } };
     }
 
     notify(method: string, params?: Params, forwarded?: Forwarded): Promise<void> {
@@ -246,7 +236,7 @@ export class RpcClient {
 
     /** An acknowledgement for a listen request in flight that asked to hear it; any other is dropped. */
     #acknowledged(params: Params | undefined): void {
-        const named = (params?._meta as Params | undefined)?.[SUBSCRIPTION_ID];
+        const named = (params?._meta as Params | undefined)?.[META.subscriptionId];
         const pending = typeof named === 'number' || typeof named === 'string' ? this.#pending.get(named) : undefined;
         const agreed = params?.notifications;
         if (pending?.onAcknowledged === undefined || typeof agreed !== 'object' || agreed === null || Array.isArray(agreed)) return;

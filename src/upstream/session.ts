@@ -5,14 +5,16 @@
  * the connection gone, the liveness watch); reconnecting is the owner's business.
  */
 import { performance } from 'node:perf_hooks';
-import { CLIENT_CAPABILITIES_META_KEY, ProtocolError, ProtocolErrorCode, type Progress } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, type Progress } from '@modelcontextprotocol/client';
 import { maxTotalTimeout } from '../config/schema.js';
 import type { FaultKind } from '../diagnostics/faults.js';
 import { outsideRequests } from '../diagnostics/log-context.js';
-import type { RelayedClient } from '../protocol/capabilities.js';
+import { NO_RELAYED_CAPABILITIES, type RelayedClient } from '../protocol/capabilities.js';
+import { upstreamRequestMeta } from '../protocol/meta.js';
+import type { Revision } from '../protocol/revisions.js';
 import { BulkheadFullError, BulkheadTimeoutError, type Bulkhead } from './bulkhead.js';
 import { connectionEvidence, failureReason, toUpstreamError, UpstreamFailedError, type UpstreamRejectedError } from './errors.js';
-import { STATELESS_REVISION, type ServerProfile } from './handshake.js';
+import type { ServerProfile } from './handshake.js';
 import { Liveness } from './liveness.js';
 import { openClient, type OpenClientOptions } from './open-client.js';
 import { isAnyResult, type ResultGuard } from './result-schemas.js';
@@ -63,6 +65,8 @@ export class UpstreamSession {
     #relisten: NodeJS.Timeout | undefined;
     /** A stateless upstream's subscription to its prompt list's changes is acknowledged and open. */
     #listening = false;
+    /** What a stateless upstream's request names in `_meta` when it serves no client (list reads, liveness, listen). */
+    readonly #meta: Record<string, unknown> | undefined;
 
     private constructor(
         readonly client: RpcClient,
@@ -71,12 +75,13 @@ export class UpstreamSession {
         private readonly options: SessionOptions
     ) {
         const { pingIntervalMs, timeoutMs } = options.config;
+        this.#meta = upstreamRequestMeta(profile.revision, options.clientInfo, NO_RELAYED_CAPABILITIES.capabilities);
         this.#liveness = new Liveness({
             pingIntervalMs,
             pingTimeoutMs: timeoutMs,
             checkTimeoutMs: Math.min(timeoutMs, CHECK_TIMEOUT_MS),
             // 2026-07-28 has no ping: server/discover is as cheap, and any answer proves the server there.
-            ping: timeout => client.request(this.stateless ? 'server/discover' : 'ping', undefined, isAnyResult, { timeoutMs: timeout }),
+            ping: timeout => client.request(this.stateless ? 'server/discover' : 'ping', undefined, isAnyResult, { timeoutMs: timeout, meta: this.#meta }),
             onDead: reason => this.lose(reason)
         });
     }
@@ -118,9 +123,14 @@ export class UpstreamSession {
         return this.stateless ? this.#listening : prompts.listChanged === true;
     }
 
-    /** Speaks the stateless revision (2026-07-28): no handshake, no ping, list changes on a subscription. */
+    /** The revision settled for the connection (its row: compared by identity, never recomputed from strings). */
+    get revision(): Revision {
+        return this.profile.revision;
+    }
+
+    /** Speaks the stateless era: no handshake, no ping, list changes on a subscription. */
     get stateless(): boolean {
-        return this.profile.protocolVersion === STATELESS_REVISION;
+        return this.revision.era === 'stateless';
     }
 
     /**
@@ -137,7 +147,7 @@ export class UpstreamSession {
             if (!this.#ended) this.#relisten = setTimeout(() => this.#listen(), RELISTEN_MS).unref();
         };
         const filter = { notifications: { promptsListChanged: true } };
-        this.client.request('subscriptions/listen', filter, isAnyResult, { timeoutMs: Infinity, onAcknowledged: acknowledged }).then(ended, ended);
+        this.client.request('subscriptions/listen', filter, isAnyResult, { timeoutMs: Infinity, onAcknowledged: acknowledged, meta: this.#meta }).then(ended, ended);
     }
 
     #setListening(listening: boolean): void {
@@ -175,7 +185,7 @@ export class UpstreamSession {
         const now = Date.now();
         const deadline = now + config.timeoutMs;
         const { signal, onProgress, forwarded, client } = control;
-        const meta = client !== undefined && this.stateless ? { [CLIENT_CAPABILITIES_META_KEY]: client.capabilities } : undefined;
+        const meta = client === undefined ? this.#meta : upstreamRequestMeta(this.profile.revision, this.options.clientInfo, client.capabilities);
         // Counted from the call, as the timeout is: the wait for a slot is part of the request.
         const totalDeadline = onProgress === undefined ? undefined : now + maxTotalTimeout(config);
         try {

@@ -2,6 +2,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import type { HttpUpstreamConfig, StdioUpstreamConfig } from '../config/schema.js';
+import type { Revision } from '../protocol/revisions.js';
 import { LegacySseTransport } from './http/legacy-sse.js';
 import { StreamableHttpTransport } from './http/streamable-http.js';
 import type { HttpTransportOptions } from './http/transport-base.js';
@@ -38,8 +39,8 @@ export interface UpstreamTransport {
     send(message: JSONRPCMessage, forwarded?: Forwarded): Promise<void>;
     /** Ends the connection; `onclose` follows (or came first). */
     close(): Promise<void>;
-    /** The revision the handshake settled, for transports that send it with every request. */
-    setProtocolVersion?(version: string | undefined): void;
+    /** The revision the handshake settled (or the probe asks under), for transports that send it with every request. */
+    setRevision?(revision: Revision | undefined): void;
 }
 
 export interface StdioHooks {

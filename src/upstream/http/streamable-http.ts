@@ -22,8 +22,8 @@
 import { SdkError, SdkErrorCode, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/client';
 import { encodeHeaderValue } from '../../lib/header-value.js';
 import { answeredId, cancelledRequestId, isRequest, isSpecReservedError, type RequestId } from '../../lib/json-rpc.js';
+import { CODE } from '../../protocol/errors.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
-import { STATELESS_REVISION } from '../handshake.js';
 import { messageLimit, oversizedResponse, type ReadLimit } from '../oversized.js';
 import { readPaced } from '../paced-read.js';
 import type { Forwarded } from '../transports.js';
@@ -42,7 +42,7 @@ const ANSWERED_STREAM_GRACE_MS = 1000;
 const REFUSAL_BYTES = 64 * 1024;
 
 function streamEnded(id: RequestId): JSONRPCMessage {
-    return { jsonrpc: '2.0', id, error: { code: -32603, message: 'stream ended without an answer' } };
+    return { jsonrpc: '2.0', id, error: { code: CODE.internalError, message: 'stream ended without an answer' } };
 }
 
 export class StreamableHttpTransport extends HttpTransport {
@@ -67,7 +67,7 @@ export class StreamableHttpTransport extends HttpTransport {
     }
 
     get #stateless(): boolean {
-        return this.protocolVersion === STATELESS_REVISION;
+        return this.revision?.era === 'stateless';
     }
 
     /** What a stateless request mirrors of its body. */

@@ -10,6 +10,7 @@ import type { UpstreamCredentials } from '../auth/credentials.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import type { Forwarded, UpstreamTransport } from '../transports.js';
 import type { RequestId } from '../../lib/json-rpc.js';
+import type { Revision } from '../../protocol/revisions.js';
 import { Exchanges } from './exchanges.js';
 import type { ReadLimit } from '../oversized.js';
 import { decodeMessages, messageFault, type MessageLimits } from './messages.js';
@@ -45,7 +46,7 @@ export abstract class HttpTransport implements UpstreamTransport {
     protected readonly exchanges = new Exchanges();
     /** Every stream of the connection is read at this pace, together. */
     protected readonly pace = streamPace(() => this.options.onStreamFlood?.());
-    #protocolVersion: string | undefined;
+    #revision: Revision | undefined;
 
     constructor(protected readonly options: HttpTransportOptions) {
         this.http = new UpstreamHttp({
@@ -59,13 +60,13 @@ export abstract class HttpTransport implements UpstreamTransport {
     abstract start(): Promise<void>;
     abstract send(message: JSONRPCMessage, forwarded?: Forwarded): Promise<void>;
 
-    setProtocolVersion(version: string | undefined): void {
-        this.#protocolVersion = version;
+    setRevision(revision: Revision | undefined): void {
+        this.#revision = revision;
     }
 
     /** The revision requests are sent under, once known (or being probed). */
-    protected get protocolVersion(): string | undefined {
-        return this.#protocolVersion;
+    protected get revision(): Revision | undefined {
+        return this.#revision;
     }
 
     /** Aborts every exchange at once (requests still waiting fail now), then lets the subclass say goodbye. */
@@ -85,7 +86,7 @@ export abstract class HttpTransport implements UpstreamTransport {
 
     /** The headers of every request after the handshake, over the request's own. */
     protected headers(own: Record<string, string>): Record<string, string> {
-        return this.#protocolVersion === undefined ? own : { ...own, 'mcp-protocol-version': this.#protocolVersion };
+        return this.#revision === undefined ? own : { ...own, 'mcp-protocol-version': this.#revision.version };
     }
 
     /**

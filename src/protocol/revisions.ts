@@ -1,0 +1,117 @@
+/**
+ * The protocol revisions the gateway speaks, on both sides, and what each can
+ * carry: the one place revision dates are written (the config schema names the
+ * values it accepts). A row is a frozen singleton: compared by identity, looked
+ * up once (per session, request or upstream connection), never built per request.
+ * test/unit/revision-table.test.ts checks every boolean column against the
+ * revision's official schema, so a new revision is a new row plus whatever that
+ * test says is missing.
+ */
+
+/** Handshake: `initialize`, a session, `ping`. Stateless: every request names its revision in `_meta`, `server/discover`. */
+export type Era = 'handshake' | 'stateless';
+
+export interface Revision {
+    /** The date that names it on the wire. */
+    readonly version: string;
+    readonly era: Era;
+    /** `era === 'stateless'`: `resultType`, caching hints, `subscriptions/listen`, `input_required` (the dispatcher's name for it). */
+    readonly modern: boolean;
+    /** JSON-RPC batches (JSONRPCBatchRequest): 2025-03-26 only. */
+    readonly batches: boolean;
+    /** `title` on prompts, arguments and resource links. */
+    readonly titles: boolean;
+    /** `icons` on prompts and resource links. */
+    readonly icons: boolean;
+    /** `_meta` on prompts, content blocks and resource contents (a result's own `_meta` is in every revision). */
+    readonly meta: boolean;
+    readonly lastModified: boolean;
+    /** `audio` content blocks. */
+    readonly audio: boolean;
+    /** `resource_link` content blocks. */
+    readonly resourceLinks: boolean;
+    /** `message` on progress notifications. */
+    readonly progressMessage: boolean;
+    /** Servers declare `completions` to offer `completion/complete` (before, the method was simply there). */
+    readonly completionsCapability: boolean;
+    /** Knows everything the gateway sends (every content column true): results pass unchanged, at no cost. */
+    readonly current: boolean;
+}
+
+type Columns = Omit<Revision, 'modern' | 'current'>;
+
+function row(columns: Columns): Revision {
+    const { titles, icons, meta, lastModified, audio, resourceLinks, progressMessage } = columns;
+    const current = titles && icons && meta && lastModified && audio && resourceLinks && progressMessage;
+    return Object.freeze({ ...columns, modern: columns.era === 'stateless', current });
+}
+
+const ALL_CONTENT = { titles: true, icons: true, meta: true, lastModified: true, audio: true, resourceLinks: true, progressMessage: true } as const;
+
+/** Every revision the gateway serves, newest first. */
+export const REVISIONS: readonly Revision[] = Object.freeze([
+    row({ version: '2026-07-28', era: 'stateless', batches: false, ...ALL_CONTENT, completionsCapability: true }),
+    row({ version: '2025-11-25', era: 'handshake', batches: false, ...ALL_CONTENT, completionsCapability: true }),
+    row({ version: '2025-06-18', era: 'handshake', batches: false, ...ALL_CONTENT, icons: false, completionsCapability: true }),
+    row({
+        version: '2025-03-26',
+        era: 'handshake',
+        batches: true,
+        titles: false,
+        icons: false,
+        meta: false,
+        lastModified: false,
+        audio: true,
+        resourceLinks: false,
+        progressMessage: true,
+        completionsCapability: true
+    }),
+    row({
+        version: '2024-11-05',
+        era: 'handshake',
+        batches: false,
+        titles: false,
+        icons: false,
+        meta: false,
+        lastModified: false,
+        audio: false,
+        resourceLinks: false,
+        progressMessage: false,
+        completionsCapability: false
+    })
+]);
+
+const BY_VERSION = new Map(REVISIONS.map(revision => [revision.version, revision]));
+
+/** The row of a revision the gateway serves; undefined for any other string. */
+export function revisionOf(version: string): Revision | undefined {
+    return BY_VERSION.get(version);
+}
+
+function newestOf(era: Era): Revision {
+    const revision = REVISIONS.find(candidate => candidate.era === era);
+    if (revision === undefined) throw new Error(`no ${era} revision in the table`);
+    return revision;
+}
+
+/** What `initialize` offers (an upstream) and falls back to (a client asking for a revision the gateway lacks). */
+export const LATEST_HANDSHAKE = newestOf('handshake');
+/** What the gateway speaks with a stateless upstream. */
+export const LATEST_STATELESS = newestOf('stateless');
+
+/** Every version served, stateless first: `server/discover`'s `supportedVersions` and -32022's `data.supported`. */
+export const SUPPORTED_VERSIONS: readonly string[] = Object.freeze(
+    [...REVISIONS.filter(revision => revision.era === 'stateless'), ...REVISIONS.filter(revision => revision.era === 'handshake')].map(revision => revision.version)
+);
+
+/** The revision `initialize` settles on: the client's own when the gateway speaks it in the handshake era, else the newest. */
+export function negotiateHandshake(requested: string): Revision {
+    const revision = revisionOf(requested);
+    return revision?.era === 'handshake' ? revision : LATEST_HANDSHAKE;
+}
+
+/** What an upstream's `protocol` setting says of its era: undefined for `auto` (probed). */
+export function eraOfConfig(protocol: 'auto' | '2025' | '2026-07-28'): Era | undefined {
+    if (protocol === 'auto') return undefined;
+    return protocol === '2025' ? 'handshake' : revisionOf(protocol)?.era;
+}
