@@ -21,7 +21,8 @@
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/client';
 import type { RequestId } from '../lib/json-rpc.js';
 import type { ResultGuard } from './result-schemas.js';
-import type { Forwarded, UpstreamTransport } from './transports.js';
+import type { Forwarded } from '../catalog/upstream-port.js';
+import type { UpstreamTransport } from './transports.js';
 
 interface RpcRequestOptions {
     /**
