@@ -58,6 +58,77 @@ const browserGlobals = Object.fromEntries(
     ].map(name => [name, 'readonly'])
 );
 
+/**
+ * The layers of src/, bottom first: each may import its own and lower ones, never a higher one (what a lower layer
+ * needs from above comes in as a parameter). A folder of src/, or a file directly in it. README.md "Layout" says why.
+ */
+const LAYERS = [
+    'lib',
+    'protocol',
+    'diagnostics',
+    'http-server',
+    'version.ts',
+    'config',
+    'upstream',
+    'catalog',
+    'policy',
+    'downstream',
+    'cluster',
+    'observability',
+    'lifecycle',
+    'gateway.ts',
+    'setup',
+    'cli.ts'
+];
+
+/** The one way up: the upstream layer implements the catalog's port, whose types and error classes it imports. */
+const PORT = { layer: 'upstream', may: 'catalog', file: 'upstream-port.js' };
+
+/**
+ * Above the port, the upstream layer is reached through it alone: these layers import nothing of src/upstream (a
+ * generic helper that lived there moves to src/lib). Only what builds and watches the upstreams imports them.
+ */
+const BEHIND_THE_PORT = ['catalog', 'policy', 'downstream', 'cluster'];
+
+const escapeRegex = text => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The start of a relative specifier that reaches `target` (a folder or a file of src/) from a file of `layer`. */
+function reaching(layer, target) {
+    // A file directly in src/ reaches a folder as './x/'; a file in a layer's folder (or deeper) climbs with '../'.
+    const climb = layer.endsWith('.ts') ? '\\./' : '(\\.\\./)+';
+    if (target.endsWith('.ts')) return `^${climb}${escapeRegex(target.replace(/\.ts$/, '.js'))}$`;
+    const exception = layer === PORT.layer && target === PORT.may ? `(?!${escapeRegex(PORT.file)}$)` : '';
+    return `^${climb}${escapeRegex(target)}/${exception}`;
+}
+
+/**
+ * One no-restricted-imports block per layer, one pattern per layer it may not import (type-only imports included):
+ * a relative specifier that climbs out of the layer into that one (`../../observability/routes.js`, `../gateway.js`).
+ * src/ has no path aliases; a dynamic import() is not checked (src has none).
+ */
+function layerRules() {
+    return LAYERS.slice(0, -1).map((layer, index) => {
+        const above = LAYERS.slice(index + 1).map(target => ({
+            regex: reaching(layer, target),
+            caseSensitive: true,
+            message: `src/${layer} sits below src/${target} (eslint.config.js LAYERS, README "Layout"): take what it needs as a parameter from the code that composes both, or move the shared piece down (src/lib for a pure helper).`
+        }));
+        const port = BEHIND_THE_PORT.includes(layer)
+            ? [
+                  {
+                      regex: reaching(layer, PORT.layer),
+                      caseSensitive: true,
+                      message: `src/${layer} reaches upstreams only through the catalog's port (src/catalog/upstream-port.ts): declare what it needs there, or move a generic helper to src/lib.`
+                  }
+              ]
+            : [];
+        return {
+            files: [layer.endsWith('.ts') ? `src/${layer}` : `src/${layer}/**/*.ts`],
+            rules: { 'no-restricted-imports': ['error', { patterns: [...above, ...port] }] }
+        };
+    });
+}
+
 export default defineConfig(
     {
         ignores: ['dist/', '.test-build/', 'node_modules/', 'coverage/', 'test-results/', '.bench/', 'runtimes/*/node_modules/', 'conformance/results/']
@@ -112,5 +183,19 @@ export default defineConfig(
                 }
             ]
         }
+    },
+
+    ...layerRules(),
+
+    // Short functions: most well under 40 lines, none over 100 (blank lines and comments aside).
+    {
+        files: ['src/**/*.ts'],
+        rules: { 'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: true, IIFEs: true }] }
+    },
+    // startStdioEndpoint (122) until the one inbound pipeline takes its framing and initialize
+    // (docs/design/protocol-core-plan.md 2.4); capped where it is, so it cannot grow meanwhile.
+    {
+        files: ['src/downstream/stdio.ts'],
+        rules: { 'max-lines-per-function': ['error', { max: 122, skipBlankLines: true, skipComments: true, IIFEs: true }] }
     }
 );

@@ -12,7 +12,7 @@ import { ConfigError } from './config/issues.js';
 import { ConfigReloader } from './config/reload.js';
 import { missingResource } from './config/oauth-schema.js';
 import { ANONYMOUS_CLIENT_ID } from './config/policy-schema.js';
-import { LOG_FORMATS, LOG_LEVELS, missingCursorSecret, type GatewayConfig } from './config/schema.js';
+import { LOG_LEVELS, missingCursorSecret, type GatewayConfig } from './config/schema.js';
 import { configSecrets } from './config/secrets.js';
 import { startGateway } from './gateway.js';
 import { defaultConfigFile } from './setup/default-config.js';
@@ -20,7 +20,7 @@ import { runInit } from './setup/init.js';
 import { resolveCommand } from './upstream/command.js';
 import { closeSharedReaper } from './upstream/reaper.js';
 import { childEnvironment } from './upstream/transports.js';
-import { createLogger, describeError, type LogFormat, type Logger } from './diagnostics/logger.js';
+import { createLogger, describeError, LOG_FORMATS, type LogFormat, type Logger } from './diagnostics/logger.js';
 import { Redactor } from './diagnostics/redaction.js';
 import { VERSION } from './version.js';
 
@@ -92,6 +92,8 @@ function print(text: string): void {
     process.stderr.write(printed.redact(text));
 }
 
+type CommandLine = ReturnType<typeof parseCommandLine>;
+
 async function main(argv: string[]): Promise<number> {
     if (argv[0] === 'init') return runInit(argv.slice(1), fileURLToPath(import.meta.url));
     const args = parseCommandLine(argv);
@@ -107,32 +109,58 @@ async function main(argv: string[]): Promise<number> {
     // --from alone runs with default settings; with neither, ./gateway.json (as init writes it).
     const file = args.config ?? (from.length > 0 ? undefined : defaultConfigFile(process.cwd(), text => process.stderr.write(text)));
     if (file === undefined && from.length === 0) return 2;
-    const source = file ?? `--from ${from.join(' ')}`;
-    // Warnings about client config files: on stderr until the logger exists, then in the log at each reload.
-    let report = (notes: ImportNote[]) => notes.forEach(note => print(`${note.level}: ${note.message}\n`));
-    let origins = new Map<string, string>();
-    const load = async (touched?: Set<string>) => {
-        const loaded = await loadGatewayConfig({ file, from }, process.env, touched);
-        // Before the notes are reported: the log's secrets are still those of the running config.
-        printed.update(configSecrets(loaded.config));
-        report(loaded.notes.map(note => ({ ...note, message: printed.redact(note.message) })));
-        origins = loaded.origins;
-        return applyOverrides(loaded.config, source, args.host, args.port);
-    };
+    const loader = configLoader(args, file, from);
     const files = new Set<string>();
-    const config = await load(files);
-    if (args.client !== undefined) {
-        if (!args.stdio) throw new UsageError('--client applies to --stdio only; HTTP callers are identified by their credentials');
-        if (args.client !== ANONYMOUS_CLIENT_ID && !config.clients.some(client => client.id === args.client)) {
-            throw new UsageError(`--client "${args.client}" is not in the config's "clients"; use one of their ids or "${ANONYMOUS_CLIENT_ID}"`);
-        }
-    }
+    const config = await loader.load(files);
+    checkClientArgument(args, config);
     if (args.check) {
-        for (const warning of commandWarnings(config, origins)) print(`warning: ${warning}\n`);
-        print(`config ${source} is valid (${config.upstreams.length} upstream(s))\n`);
+        for (const warning of commandWarnings(config, loader.origins)) print(`warning: ${warning}\n`);
+        print(`config ${loader.source} is valid (${config.upstreams.length} upstream(s))\n`);
         return 0;
     }
+    const logger = loggerFromEnvironment(config);
+    loader.report = notes => notes.forEach(note => logger[note.level === 'warning' ? 'warn' : 'info'](note.message));
+    await serve(args, config, { load: loader.load, files: [...files], logger });
+    return 0;
+}
 
+interface ConfigLoader {
+    /** `--config <file>`, or the --from files. */
+    source: string;
+    /** Where each upstream came from, as of the last load. */
+    origins: ReadonlyMap<string, string>;
+    /** Where the notes about client config files go: stderr until the logger exists, then the log (at each reload). */
+    report: (notes: ImportNote[]) => void;
+    load: (touched?: Set<string>) => Promise<GatewayConfig>;
+}
+
+function configLoader(args: CommandLine, file: string | undefined, from: string[]): ConfigLoader {
+    const loader: ConfigLoader = {
+        source: file ?? `--from ${from.join(' ')}`,
+        origins: new Map(),
+        report: notes => notes.forEach(note => print(`${note.level}: ${note.message}\n`)),
+        load: async touched => {
+            const loaded = await loadGatewayConfig({ file, from }, process.env, touched);
+            // Before the notes are reported: the log's secrets are still those of the running config.
+            printed.update(configSecrets(loaded.config));
+            loader.report(loaded.notes.map(note => ({ ...note, message: printed.redact(note.message) })));
+            loader.origins = loaded.origins;
+            return applyOverrides(loaded.config, loader.source, args.host, args.port);
+        }
+    };
+    return loader;
+}
+
+function checkClientArgument(args: CommandLine, config: GatewayConfig): void {
+    if (args.client === undefined) return;
+    if (!args.stdio) throw new UsageError('--client applies to --stdio only; HTTP callers are identified by their credentials');
+    if (args.client !== ANONYMOUS_CLIENT_ID && !config.clients.some(client => client.id === args.client)) {
+        throw new UsageError(`--client "${args.client}" is not in the config's "clients"; use one of their ids or "${ANONYMOUS_CLIENT_ID}"`);
+    }
+}
+
+/** LOG_LEVEL and LOG_FORMAT, where set, over the config's log settings. */
+function loggerFromEnvironment(config: GatewayConfig): Logger {
     const envLevel = process.env.LOG_LEVEL;
     if (envLevel !== undefined && !LOG_LEVELS.includes(envLevel as never)) {
         throw new UsageError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
@@ -141,8 +169,11 @@ async function main(argv: string[]): Promise<number> {
     if (envFormat !== undefined && !LOG_FORMATS.includes(envFormat as never)) {
         throw new UsageError(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}`);
     }
-    const logger = createLogger({ level: envLevel ?? config.log.level, format: (envFormat as LogFormat | undefined) ?? config.log.format });
-    report = notes => notes.forEach(note => logger[note.level === 'warning' ? 'warn' : 'info'](note.message));
+    return createLogger({ level: envLevel ?? config.log.level, format: (envFormat as LogFormat | undefined) ?? config.log.format });
+}
+
+/** Runs the gateway until a signal or (stdio) the client ends it; the config files are watched meanwhile. */
+async function serve(args: CommandLine, config: GatewayConfig, { load, files, logger }: { load: ConfigLoader['load']; files: string[]; logger: Logger }): Promise<void> {
     const signals = new SignalHandlers(logger);
     const gateway = await startGateway(config, { logger, stdio: args.stdio, ...(args.client === undefined ? {} : { client: args.client }) });
     // The gateway's own addresses, from listen settings, never from a secret; scripts read these lines as they are.
@@ -150,13 +181,7 @@ async function main(argv: string[]): Promise<number> {
     for (const [what, url] of Object.entries(gateway.operatorUrls)) process.stderr.write(`${what} at ${url}\n`);
     for (const notice of gateway.notices) print(`${notice}\n`);
 
-    const reloader = new ConfigReloader({
-        files: [...files],
-        load,
-        apply: async next => ({ ...(await gateway.reload(next)) }),
-        current: config,
-        logger
-    });
+    const reloader = new ConfigReloader({ files, load, apply: async next => ({ ...(await gateway.reload(next)) }), current: config, logger });
     reloader.start();
 
     let stopping = false;
@@ -179,7 +204,6 @@ async function main(argv: string[]): Promise<number> {
     signals.ready({ reload: () => void reloader.reload('SIGHUP'), stop: reason => void stop(reason) });
     await gateway.done;
     await stop('stdin closed');
-    return 0;
 }
 
 /** A stdio upstream whose program is not here yet may still be where the gateway will run: a warning, not an error. */

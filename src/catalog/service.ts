@@ -7,7 +7,6 @@ import { performance } from 'node:perf_hooks';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import type { CompleteRequest, CompleteResult, GetPromptResult, ListPromptsResult, Prompt } from '@modelcontextprotocol/client';
 import { Bus } from '../lib/bus.js';
-import { UpstreamFailedError, UpstreamRejectedError } from '../upstream/errors.js';
 import { exceeds, exceedsDepth } from '../lib/json-bounds.js';
 import { checkStringMap, validateArguments } from './arguments.js';
 import type { Catalog, CatalogEntry, Visibility } from './catalog.js';
@@ -15,7 +14,7 @@ import type { CursorCodec } from './cursor.js';
 import { withDefaults } from './overrides.js';
 import { paginate } from './paginate.js';
 import { MAX_REQUEST_STATE_BYTES, type RequestStates } from './request-state.js';
-import { isInputRequired, type CallControl, type Continuation, type InputRequired } from './upstream-port.js';
+import { isInputRequired, UpstreamFailedError, UpstreamRejectedError, type CallControl, type Continuation, type InputRequired } from './upstream-port.js';
 import type { VisibleSlices } from './visible-slices.js';
 import { outcomeOf, UnknownPromptError, type Operation, type UsageEvent } from './usage.js';
 

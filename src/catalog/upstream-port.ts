@@ -7,12 +7,14 @@
  * returns only prompts that passed the upstream's limits, each with a digest
  * of its definition; `getPrompt` and `complete` throw `UpstreamRejectedError`
  * when the upstream rejected the client's request (its code and message pass)
- * and `UpstreamFailedError` when it failed (../upstream/errors.ts), which the
- * service maps to JSON-RPC errors.
+ * and `UpstreamFailedError` when it failed (both declared here, with the
+ * port: the upstream layer imports them, the one way it may import upward),
+ * which the service maps to JSON-RPC errors.
  */
 import type { CompleteRequest, CompleteResult, GetPromptResult, Progress, Prompt } from '@modelcontextprotocol/client';
 import type { FaultKind } from '../diagnostics/faults.js';
 import type { RelayedClient } from '../protocol/capabilities.js';
+import { CODE } from '../protocol/errors.js';
 
 /** A prompt as an upstream listed it, within its limits. */
 export interface ListedPrompt {
@@ -42,20 +44,26 @@ export function isInputRequired(result: GetPromptResult | InputRequired): result
     return (result as InputRequired).resultType === 'input_required';
 }
 
-/** What an upstream call carries of the client request it serves (HTTP upstreams receive it as headers). */
+/**
+ * What an upstream call carries of the client request it serves: HTTP upstreams receive it as headers. A parameter
+ * of each request, never read from the context it runs in, which a queue or a retry may have changed.
+ */
 export interface Forwarded {
-    /** Its X-Request-Id. */
+    /** Sent as `X-Request-Id`. */
     readonly requestId?: string | undefined;
-    /** Its `Mcp-Param-*` headers, passed on as they came. */
+    /** The client request's `Mcp-Param-*` headers, passed on as they came (Streamable HTTP). */
     readonly headers?: Readonly<Record<string, string>> | undefined;
 }
 
-/** How a caller follows (progress) or abandons (signal) a call it made, and what the call carries of the caller's request. */
+/**
+ * How a caller follows one call: it may cancel it (signal), and hear its progress (which also keeps it alive); and
+ * what the call carries of the client request it serves.
+ */
 export interface CallControl {
     signal?: AbortSignal | undefined;
     onProgress?: ((progress: Progress) => void) | undefined;
     forwarded?: Forwarded | undefined;
-    /** What a stateless upstream is told of the client (its capabilities); none when absent. */
+    /** Told a stateless upstream in the request's `_meta`; a 2025-era upstream was told its client at initialize. None when absent. */
     client?: RelayedClient | undefined;
 }
 
@@ -92,4 +100,33 @@ export interface UpstreamPort {
     complete(params: CompleteRequest['params'], control?: CallControl): Promise<CompleteResult | undefined>;
     /** Counts a fault of this upstream and logs it. */
     reportFault(kind: FaultKind, message: string, details?: Record<string, unknown>): void;
+}
+
+/** The upstream (or the gateway on its behalf) rejected the client's request: its code and message are the client's to see. */
+export class UpstreamRejectedError extends Error {
+    override readonly name = 'UpstreamRejectedError';
+
+    constructor(
+        message: string,
+        readonly code: number = CODE.invalidParams,
+        readonly data?: unknown
+    ) {
+        super(message);
+    }
+}
+
+export class UpstreamFailedError extends Error {
+    override readonly name = 'UpstreamFailedError';
+
+    constructor(
+        readonly upstreamId: string,
+        readonly reason: string,
+        /**
+         * undefined when the failure is not the upstream's fault (e.g. the caller cancelled) or is counted
+         * elsewhere (a lost connection, as `disconnected`). No default: `undefined` would take it.
+         */
+        readonly fault: FaultKind | undefined
+    ) {
+        super(`Upstream ${upstreamId} failed: ${reason}`);
+    }
 }

@@ -5,7 +5,7 @@
  * neither.
  */
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
-import { UpstreamFailedError, UpstreamRejectedError } from '../upstream/errors.js';
+import { UpstreamFailedError, UpstreamRejectedError } from './upstream-port.js';
 import type { CatalogEntry } from './catalog.js';
 import { quote } from './arguments.js';
 

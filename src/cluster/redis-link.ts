@@ -15,7 +15,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../diagnostics/logger.js';
 import { outsideRequests } from '../diagnostics/log-context.js';
-import { backoffDelay, type BackoffPolicy } from '../upstream/backoff.js';
+import { backoffDelay, type BackoffPolicy } from '../lib/backoff.js';
 import { classifyRedisFailure, type RedisFailure } from './redis-failure.js';
 
 /** A command taking longer than this is taken as Redis being away (loopback or LAN: well under a millisecond). */

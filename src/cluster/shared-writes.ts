@@ -19,7 +19,7 @@
 import type { ChainableCommander } from 'ioredis';
 import type { Logger } from '../diagnostics/logger.js';
 import { outsideRequests } from '../diagnostics/log-context.js';
-import { backoffDelay } from '../upstream/backoff.js';
+import { backoffDelay } from '../lib/backoff.js';
 import { REDIS_RETRY_BACKOFF, type RedisLink } from './redis-link.js';
 
 export interface SharedWrite {

@@ -6,13 +6,12 @@
 import { z } from 'zod';
 import { invalidProxyEntry } from '../lib/client-address.js';
 import { isLoopback } from '../lib/loopback.js';
+import { LOG_FORMATS } from '../diagnostics/logger.js';
 import { upstreamsFromSchema } from './client-config/source-schema.js';
 import { AuthSchema, checkPolicyConfig, ClientSchema, CorsSchema, LimitsSchema, PromptPolicySchema } from './policy-schema.js';
 import { checkOverrides, OverridesSchema } from './overrides-schema.js';
 import { checkUpstreamAuth, UpstreamAuthSchema } from './upstream-auth-schema.js';
 import { httpUrl } from './url-schema.js';
-
-export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -385,71 +384,88 @@ export const GatewayConfigSchema = z
         upstreamsFrom: upstreamsFromSchema(importedUpstreamDefaults)
     })
     .superRefine((config, ctx) => {
-        if (config.upstreams.length === 0 && config.upstreamsFrom.length === 0) {
-            ctx.addIssue({ code: 'custom', path: ['upstreams'], message: 'add at least one upstream MCP server (or a client config file in upstreamsFrom)' });
-        }
-        const seen = new Map<string, number>();
-        const namespacedIds = new Set(config.upstreams.filter(upstream => upstream.namespace).map(upstream => upstream.id));
-        config.upstreams.forEach((upstream, index) => {
-            const first = seen.get(upstream.id);
-            if (first !== undefined) {
-                ctx.addIssue({
-                    code: 'custom',
-                    path: ['upstreams', index, 'id'],
-                    message: `duplicate id "${upstream.id}" (also upstreams[${first}].id); give each upstream its own id`
-                });
-            } else {
-                seen.set(upstream.id, index);
-            }
-            checkUpstreamId(config.namespace.separator, upstream.id, index, ctx);
-            const { separator } = config.namespace;
-            checkOverrides(upstream, { path: ['upstreams', index], separator, namespacedIds, maxArgumentBytes: config.limits.maxArgumentBytes }, ctx);
-            if (upstream.transport === 'files') return;
-            const backoff = resolveReconnect(config.reconnect, upstream);
-            if (backoff.maxMs < backoff.initialMs) {
-                ctx.addIssue({
-                    code: 'custom',
-                    path: upstream.reconnect?.maxMs === undefined ? ['reconnect', 'maxMs'] : ['upstreams', index, 'reconnect', 'maxMs'],
-                    message: `must be at least reconnect.initialMs (${backoff.initialMs}) for upstream "${upstream.id}"`
-                });
-            }
-            if (upstream.maxTotalTimeoutMs !== undefined && upstream.maxTotalTimeoutMs < upstream.timeoutMs) {
-                ctx.addIssue({
-                    code: 'custom',
-                    path: ['upstreams', index, 'maxTotalTimeoutMs'],
-                    message: `must be at least timeoutMs (${upstream.timeoutMs}) for upstream "${upstream.id}"`
-                });
-            }
-            if (upstream.transport !== 'stdio') checkUpstreamAuth(upstream, ['upstreams', index], ctx);
-        });
-        if (config.cursorSecret !== '' && config.cursorSecret.length < 16) {
-            ctx.addIssue({
-                code: 'custom',
-                path: ['cursorSecret'],
-                message: 'must be at least 16 characters (or empty for a random per-process secret)'
-            });
-        }
-        if (config.sessions.secrets.length > 0 && config.cluster === undefined) {
-            ctx.addIssue({
-                code: 'custom',
-                path: ['sessions', 'secrets'],
-                message: 'takes effect only with cluster set (sessions served by several replicas, or outliving a restart); add "cluster": {} or remove it'
-            });
-        }
-        const missingSecret = missingCursorSecret(config);
-        if (missingSecret !== undefined) ctx.addIssue({ code: 'custom', path: ['cursorSecret'], message: missingSecret });
+        checkUpstreams(config, ctx);
+        checkSecrets(config, ctx);
         checkPolicyConfig(config, ctx);
         checkObservabilityPaths(config, ctx);
-        if (config.notifications.maxDelayMs < config.notifications.debounceMs) {
-            ctx.addIssue({
-                code: 'custom',
-                path: ['notifications', 'maxDelayMs'],
-                message: 'must be at least notifications.debounceMs'
-            });
-        }
+        checkNotificationTiming(config, ctx);
     });
 
 export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;
+
+/** Each upstream: its id (unique, without the separator), overrides, reconnect and timeout bounds, and credentials. */
+function checkUpstreams(config: Pick<GatewayConfig, 'upstreams' | 'upstreamsFrom' | 'namespace' | 'limits' | 'reconnect'>, ctx: z.RefinementCtx): void {
+    if (config.upstreams.length === 0 && config.upstreamsFrom.length === 0) {
+        ctx.addIssue({ code: 'custom', path: ['upstreams'], message: 'add at least one upstream MCP server (or a client config file in upstreamsFrom)' });
+    }
+    const seen = new Map<string, number>();
+    const namespacedIds = new Set(config.upstreams.filter(upstream => upstream.namespace).map(upstream => upstream.id));
+    const { separator } = config.namespace;
+    config.upstreams.forEach((upstream, index) => {
+        const first = seen.get(upstream.id);
+        if (first !== undefined) {
+            ctx.addIssue({
+                code: 'custom',
+                path: ['upstreams', index, 'id'],
+                message: `duplicate id "${upstream.id}" (also upstreams[${first}].id); give each upstream its own id`
+            });
+        } else {
+            seen.set(upstream.id, index);
+        }
+        checkUpstreamId(separator, upstream.id, index, ctx);
+        checkOverrides(upstream, { path: ['upstreams', index], separator, namespacedIds, maxArgumentBytes: config.limits.maxArgumentBytes }, ctx);
+        if (upstream.transport !== 'files') checkServerUpstream(config.reconnect, upstream, index, ctx);
+    });
+}
+
+function checkServerUpstream(reconnect: GatewayConfig['reconnect'], upstream: ServerUpstreamConfig, index: number, ctx: z.RefinementCtx): void {
+    const backoff = resolveReconnect(reconnect, upstream);
+    if (backoff.maxMs < backoff.initialMs) {
+        ctx.addIssue({
+            code: 'custom',
+            path: upstream.reconnect?.maxMs === undefined ? ['reconnect', 'maxMs'] : ['upstreams', index, 'reconnect', 'maxMs'],
+            message: `must be at least reconnect.initialMs (${backoff.initialMs}) for upstream "${upstream.id}"`
+        });
+    }
+    if (upstream.maxTotalTimeoutMs !== undefined && upstream.maxTotalTimeoutMs < upstream.timeoutMs) {
+        ctx.addIssue({
+            code: 'custom',
+            path: ['upstreams', index, 'maxTotalTimeoutMs'],
+            message: `must be at least timeoutMs (${upstream.timeoutMs}) for upstream "${upstream.id}"`
+        });
+    }
+    if (upstream.transport !== 'stdio') checkUpstreamAuth(upstream, ['upstreams', index], ctx);
+}
+
+/** cursorSecret and sessions.secrets. */
+function checkSecrets(config: Pick<GatewayConfig, 'cursorSecret' | 'sessions' | 'cluster' | 'listen'>, ctx: z.RefinementCtx): void {
+    if (config.cursorSecret !== '' && config.cursorSecret.length < 16) {
+        ctx.addIssue({
+            code: 'custom',
+            path: ['cursorSecret'],
+            message: 'must be at least 16 characters (or empty for a random per-process secret)'
+        });
+    }
+    if (config.sessions.secrets.length > 0 && config.cluster === undefined) {
+        ctx.addIssue({
+            code: 'custom',
+            path: ['sessions', 'secrets'],
+            message: 'takes effect only with cluster set (sessions served by several replicas, or outliving a restart); add "cluster": {} or remove it'
+        });
+    }
+    const missingSecret = missingCursorSecret(config);
+    if (missingSecret !== undefined) ctx.addIssue({ code: 'custom', path: ['cursorSecret'], message: missingSecret });
+}
+
+function checkNotificationTiming(config: Pick<GatewayConfig, 'notifications'>, ctx: z.RefinementCtx): void {
+    if (config.notifications.maxDelayMs < config.notifications.debounceMs) {
+        ctx.addIssue({
+            code: 'custom',
+            path: ['notifications', 'maxDelayMs'],
+            message: 'must be at least notifications.debounceMs'
+        });
+    }
+}
 
 function checkUpstreamId(separator: string, id: string, index: number, ctx: z.RefinementCtx): void {
     if (!id.includes(separator)) return;

@@ -10,7 +10,6 @@
 import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { PrettyOptions, PrettyStream } from 'pino-pretty';
-import type { LOG_FORMATS } from '../config/schema.js';
 import { Redactor } from './redaction.js';
 import { currentRequestId } from './log-context.js';
 
@@ -29,6 +28,9 @@ const REDACTED_PATHS = [
     '*.headers',
     '*.env'
 ];
+
+/** `log.format` (and LOG_FORMAT): `auto` is pretty on a terminal, JSON lines elsewhere. */
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 
 export type LogFormat = (typeof LOG_FORMATS)[number];
 

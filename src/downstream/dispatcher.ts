@@ -29,7 +29,7 @@ import {
     type JSONRPCResponse
 } from '@modelcontextprotocol/client';
 import type { Caller, PromptService } from '../catalog/service.js';
-import { isInputRequired } from '../catalog/upstream-port.js';
+import { isInputRequired, type CallControl } from '../catalog/upstream-port.js';
 import { cancelledRequestId, type RequestId } from '../lib/json-rpc.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
 import { NO_RELAYED_CAPABILITIES, relayedClient } from '../protocol/capabilities.js';
@@ -40,9 +40,6 @@ import { completeParams, getParams, initializeParams, listParams, metaOf, type I
 import { META_KEYS, SUPPORTED_VERSIONS } from './era.js';
 import { adaptGetPrompt, adaptProgress, adaptPromptList, type Revision } from './revisions.js';
 import { negotiateVersion } from './versions.js';
-
-/** What an upstream call is given: the catalog's PromptService takes it with get and complete. */
-type CallControl = NonNullable<Parameters<PromptService['get']>[3]>;
 
 /** Who may keep a 2026-07-28 list page (cacheScope): anyone, or only the same caller. */
 export type CacheScope = 'public' | 'private';

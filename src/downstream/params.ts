@@ -10,6 +10,7 @@
  * object or absent.
  */
 import type { CompleteRequest } from '@modelcontextprotocol/client';
+import type { Continuation } from '../catalog/upstream-port.js';
 import { isRecord } from '../lib/is-record.js';
 import { isRequestId } from '../lib/json-rpc.js';
 
@@ -30,7 +31,7 @@ export interface GetParams extends Meta {
     name: string;
     /** Checked by the catalog, which names the argument at fault. */
     arguments: unknown;
-    continuation?: { inputResponses?: Record<string, unknown> | undefined; requestState?: string | undefined };
+    continuation?: Continuation;
 }
 
 export interface CompleteParams extends Meta {

@@ -22,7 +22,7 @@ import { readJson } from '../lib/json-text.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
 import { inRequest, requestIdFrom } from '../diagnostics/log-context.js';
 import type { ClientProfile } from '../policy/clients.js';
-import { LineReader } from '../upstream/lines.js';
+import { LineReader } from '../lib/lines.js';
 import { judgeBatch, MAX_BATCH_MESSAGES } from './batches.js';
 import type { Subscriber } from './delivery.js';
 import { readMessages, refusalAnswer } from './inbound.js';

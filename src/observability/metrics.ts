@@ -47,6 +47,142 @@ export interface MetricsOptions {
     processMetrics?: boolean;
 }
 
+/** One metric: its name and help (both part of the interface dashboards and alerts are built on), and its labels. */
+interface MetricSpec {
+    name: string;
+    help: string;
+    labels?: string[];
+}
+
+/** Recorded as events happen. */
+const RECORDED = {
+    promptGets: {
+        name: 'mcp_gateway_prompt_gets_total',
+        help: 'prompts/get requests by owning upstream, prompt, client and outcome.',
+        labels: ['upstream', 'prompt', 'client', 'outcome']
+    },
+    promptGetDuration: { name: 'mcp_gateway_prompt_get_duration_seconds', help: 'Time to answer prompts/get, upstream call included.', labels: ['upstream', 'outcome'] },
+    promptLatency: {
+        name: 'mcp_gateway_prompt_get_latency_seconds',
+        help: `Latency of successful prompts/get per prompt, over the last ${LATENCY_WINDOW_SECONDS / 60} minutes.`,
+        labels: ['upstream', 'prompt']
+    },
+    promptLists: { name: 'mcp_gateway_prompt_lists_total', help: 'prompts/list requests (pages) by client.', labels: ['client'] },
+    promptListDuration: { name: 'mcp_gateway_prompt_list_duration_seconds', help: 'Time to answer one prompts/list page.' },
+    completions: { name: 'mcp_gateway_completions_total', help: 'completion/complete requests by owning upstream, prompt and outcome.', labels: ['upstream', 'prompt', 'outcome'] },
+    reconnects: { name: 'mcp_gateway_upstream_reconnects_total', help: 'Reconnect attempts, after a lost connection or a failed attempt.', labels: ['upstream'] },
+    upstreamRequestDuration: {
+        name: 'mcp_gateway_upstream_request_duration_seconds',
+        help: 'Time of requests to upstreams, a wait for a free slot included.',
+        labels: ['upstream', 'method']
+    },
+    listChangedSent: { name: 'mcp_gateway_list_changed_sent_total', help: 'notifications/prompts/list_changed sent to client sessions.' },
+    rejected: { name: 'mcp_gateway_requests_rejected_total', help: 'HTTP requests turned away before MCP handled them, by reason.', labels: ['reason'] },
+    streamsClosed: {
+        name: 'mcp_gateway_streams_closed_total',
+        help: 'Client streams (GET, subscriptions/listen, streamed answers) the gateway ended: slow_consumer (the client stopped reading), client_revoked (a reload removed its client or changed its credentials).',
+        labels: ['reason']
+    },
+    cacheHits: { name: 'mcp_gateway_catalog_cache_hits_total', help: "Reads of an upstream's prompt list served from the catalog cache.", labels: ['upstream'] },
+    cacheMisses: {
+        name: 'mcp_gateway_catalog_cache_misses_total',
+        help: "Reads of an upstream's prompt list that had to wait for the upstream (or got its last good list).",
+        labels: ['upstream']
+    }
+} satisfies Record<string, MetricSpec>;
+
+/** Read from their owners at scrape time: each sample's labels and value. */
+interface ScrapedSpec extends MetricSpec {
+    type: 'gauge' | 'counter';
+    read: () => Iterable<[Record<string, string>, number]>;
+}
+
+function scraped(sources: MetricSources, listChangedReceived: ReadonlyMap<string, number>): ScrapedSpec[] {
+    const perUpstream = (value: (upstream: ReturnType<MetricSources['upstreams']>[number]) => number) => () =>
+        sources.upstreams().map((upstream): [Record<string, string>, number] => [{ upstream: upstream.id }, value(upstream)]);
+    const { sharedState } = sources;
+    return [
+        {
+            type: 'gauge',
+            name: 'mcp_gateway_upstream_up',
+            help: '1 while the upstream is connected, else 0.',
+            labels: ['upstream'],
+            read: perUpstream(upstream => (upstream.up ? 1 : 0))
+        },
+        {
+            type: 'gauge',
+            name: 'mcp_gateway_upstream_prompts',
+            help: 'Prompts of the upstream in the catalog clients were last told about.',
+            labels: ['upstream'],
+            read: perUpstream(upstream => upstream.prompts)
+        },
+        {
+            type: 'counter',
+            name: 'mcp_gateway_upstream_faults_total',
+            help: 'Upstream misbehaviour by kind (timeouts, lost connections, invalid results, ...).',
+            labels: ['upstream', 'kind'],
+            read: () => Array.from(sources.faults(), ({ upstream, kind, count }): [Record<string, string>, number] => [{ upstream, kind }, count])
+        },
+        {
+            type: 'counter',
+            name: 'mcp_gateway_list_changed_received_total',
+            help: 'notifications/prompts/list_changed from upstreams.',
+            labels: ['upstream'],
+            read: () => Array.from(listChangedReceived, ([upstream, count]): [Record<string, string>, number] => [{ upstream }, count])
+        },
+        {
+            type: 'gauge',
+            name: 'mcp_gateway_sessions',
+            help: 'Open client sessions by transport.',
+            labels: ['transport'],
+            read: () => Object.entries(sources.sessions()).map(([transport, count]): [Record<string, string>, number] => [{ transport }, count])
+        },
+        ...(sharedState === undefined
+            ? []
+            : [
+                  {
+                      type: 'gauge' as const,
+                      name: 'mcp_gateway_shared_state_up',
+                      help: 'With cluster.redis: 1 while the Redis the replicas share does their work, 0 while each replica limits on its own (Redis unreachable, refusing writes or not answering).',
+                      read: (): [Record<string, string>, number][] => [[{}, sharedState.up() ? 1 : 0]]
+                  },
+                  {
+                      type: 'gauge' as const,
+                      name: 'mcp_gateway_shared_writes_pending',
+                      help: 'With cluster.redis: writes the other replicas must see (ended sessions, quota releases, last uses) kept until Redis takes them.',
+                      read: (): [Record<string, string>, number][] => [[{}, sharedState.pendingWrites()]]
+                  }
+              ])
+    ];
+}
+
+/** A scraped metric: emptied, then filled from its owner, at each scrape. */
+function register({ type, name, help, labels = [], read }: ScrapedSpec, registers: Registry[]): void {
+    if (type === 'gauge') {
+        new Gauge({
+            name,
+            help,
+            labelNames: labels,
+            registers,
+            collect() {
+                this.reset();
+                for (const [sample, value] of read()) this.set(sample, value);
+            }
+        });
+        return;
+    }
+    new Counter({
+        name,
+        help,
+        labelNames: labels,
+        registers,
+        collect() {
+            this.reset();
+            for (const [sample, value] of read()) this.inc(sample, value);
+        }
+    });
+}
+
 export class GatewayMetrics {
     readonly registry = new Registry();
 
@@ -68,114 +204,25 @@ export class GatewayMetrics {
 
     constructor(sources: MetricSources, options: MetricsOptions) {
         const registers = [this.registry];
-        const counter = (name: string, help: string, labelNames: string[] = []) => new Counter({ name, help, labelNames, registers });
-        const histogram = (name: string, help: string, labelNames: string[] = []) => new Histogram({ name, help, labelNames, buckets: DURATION_BUCKETS, registers });
+        const counter = ({ name, help, labels = [] }: MetricSpec) => new Counter({ name, help, labelNames: labels, registers });
+        const histogram = ({ name, help, labels = [] }: MetricSpec) => new Histogram({ name, help, labelNames: labels, buckets: DURATION_BUCKETS, registers });
 
         new Gauge({ name: 'mcp_gateway_info', help: 'Always 1; the gateway version as a label.', labelNames: ['version'], registers }).set({ version: options.version }, 1);
-        this.#promptGets = counter('mcp_gateway_prompt_gets_total', 'prompts/get requests by owning upstream, prompt, client and outcome.', [
-            'upstream',
-            'prompt',
-            'client',
-            'outcome'
-        ]);
-        this.#promptGetDuration = histogram('mcp_gateway_prompt_get_duration_seconds', 'Time to answer prompts/get, upstream call included.', ['upstream', 'outcome']);
-        this.#promptLatency = new Summary({
-            name: 'mcp_gateway_prompt_get_latency_seconds',
-            help: `Latency of successful prompts/get per prompt, over the last ${LATENCY_WINDOW_SECONDS / 60} minutes.`,
-            labelNames: ['upstream', 'prompt'],
-            percentiles: LATENCY_QUANTILES,
-            maxAgeSeconds: LATENCY_WINDOW_SECONDS,
-            ageBuckets: 5,
-            registers
-        });
-        this.#promptLists = counter('mcp_gateway_prompt_lists_total', 'prompts/list requests (pages) by client.', ['client']);
-        this.#promptListDuration = histogram('mcp_gateway_prompt_list_duration_seconds', 'Time to answer one prompts/list page.');
-        this.#completions = counter('mcp_gateway_completions_total', 'completion/complete requests by owning upstream, prompt and outcome.', ['upstream', 'prompt', 'outcome']);
-        new Gauge({
-            name: 'mcp_gateway_upstream_up',
-            help: '1 while the upstream is connected, else 0.',
-            labelNames: ['upstream'],
-            registers,
-            collect() {
-                this.reset();
-                for (const upstream of sources.upstreams()) this.set({ upstream: upstream.id }, upstream.up ? 1 : 0);
-            }
-        });
-        new Gauge({
-            name: 'mcp_gateway_upstream_prompts',
-            help: 'Prompts of the upstream in the catalog clients were last told about.',
-            labelNames: ['upstream'],
-            registers,
-            collect() {
-                this.reset();
-                for (const upstream of sources.upstreams()) this.set({ upstream: upstream.id }, upstream.prompts);
-            }
-        });
-        this.#reconnects = counter('mcp_gateway_upstream_reconnects_total', 'Reconnect attempts, after a lost connection or a failed attempt.', ['upstream']);
-        this.#upstreamRequestDuration = histogram('mcp_gateway_upstream_request_duration_seconds', 'Time of requests to upstreams, a wait for a free slot included.', [
-            'upstream',
-            'method'
-        ]);
-        new Counter({
-            name: 'mcp_gateway_upstream_faults_total',
-            help: 'Upstream misbehaviour by kind (timeouts, lost connections, invalid results, ...).',
-            labelNames: ['upstream', 'kind'],
-            registers,
-            collect() {
-                this.reset();
-                for (const { upstream, kind, count } of sources.faults()) this.inc({ upstream, kind }, count);
-            }
-        });
-        const received = this.#listChangedReceived;
-        new Counter({
-            name: 'mcp_gateway_list_changed_received_total',
-            help: 'notifications/prompts/list_changed from upstreams.',
-            labelNames: ['upstream'],
-            registers,
-            collect() {
-                this.reset();
-                for (const [upstream, count] of received) this.inc({ upstream }, count);
-            }
-        });
-        this.#listChangedSent = counter('mcp_gateway_list_changed_sent_total', 'notifications/prompts/list_changed sent to client sessions.');
-        new Gauge({
-            name: 'mcp_gateway_sessions',
-            help: 'Open client sessions by transport.',
-            labelNames: ['transport'],
-            registers,
-            collect() {
-                for (const [transport, count] of Object.entries(sources.sessions())) this.set({ transport }, count);
-            }
-        });
-        const sharedState = sources.sharedState;
-        if (sharedState !== undefined) {
-            new Gauge({
-                name: 'mcp_gateway_shared_state_up',
-                help: 'With cluster.redis: 1 while the Redis the replicas share does their work, 0 while each replica limits on its own (Redis unreachable, refusing writes or not answering).',
-                registers,
-                collect() {
-                    this.set(sharedState.up() ? 1 : 0);
-                }
-            });
-            new Gauge({
-                name: 'mcp_gateway_shared_writes_pending',
-                help: 'With cluster.redis: writes the other replicas must see (ended sessions, quota releases, last uses) kept until Redis takes them.',
-                registers,
-                collect() {
-                    this.set(sharedState.pendingWrites());
-                }
-            });
-        }
-        this.#rejected = counter('mcp_gateway_requests_rejected_total', 'HTTP requests turned away before MCP handled them, by reason.', ['reason']);
-        this.#streamsClosed = counter(
-            'mcp_gateway_streams_closed_total',
-            'Client streams (GET, subscriptions/listen, streamed answers) the gateway ended: slow_consumer (the client stopped reading), client_revoked (a reload removed its client or changed its credentials).',
-            ['reason']
-        );
-        this.#cacheHits = counter('mcp_gateway_catalog_cache_hits_total', "Reads of an upstream's prompt list served from the catalog cache.", ['upstream']);
-        this.#cacheMisses = counter('mcp_gateway_catalog_cache_misses_total', "Reads of an upstream's prompt list that had to wait for the upstream (or got its last good list).", [
-            'upstream'
-        ]);
+        this.#promptGets = counter(RECORDED.promptGets);
+        this.#promptGetDuration = histogram(RECORDED.promptGetDuration);
+        const { name, help, labels } = RECORDED.promptLatency;
+        this.#promptLatency = new Summary({ name, help, labelNames: labels, percentiles: LATENCY_QUANTILES, maxAgeSeconds: LATENCY_WINDOW_SECONDS, ageBuckets: 5, registers });
+        this.#promptLists = counter(RECORDED.promptLists);
+        this.#promptListDuration = histogram(RECORDED.promptListDuration);
+        this.#completions = counter(RECORDED.completions);
+        this.#reconnects = counter(RECORDED.reconnects);
+        this.#upstreamRequestDuration = histogram(RECORDED.upstreamRequestDuration);
+        this.#listChangedSent = counter(RECORDED.listChangedSent);
+        this.#rejected = counter(RECORDED.rejected);
+        this.#streamsClosed = counter(RECORDED.streamsClosed);
+        this.#cacheHits = counter(RECORDED.cacheHits);
+        this.#cacheMisses = counter(RECORDED.cacheMisses);
+        for (const spec of scraped(sources, this.#listChangedReceived)) register(spec, registers);
         if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
     }
 

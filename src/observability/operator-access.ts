@@ -9,6 +9,11 @@
  * listener of the operator's own (metrics.listen) is theirs to protect: nothing
  * changes there.
  */
+import type { IncomingMessage } from 'node:http';
+import type { Reject } from '../http-server/rejections.js';
+import type { Routes } from '../http-server/routes.js';
+import type { ListenerRoutes, ListenerRoutesContext } from '../downstream/http/endpoint.js';
+import { bearerCheck, healthRoutes, type HealthRoutesOptions } from './routes.js';
 export type AuthMode = 'none' | 'apiKey' | 'jwt';
 
 /** Whether metrics and the dashboard may be served on the MCP listener. */
@@ -24,4 +29,27 @@ export function withheldReason(authMode: AuthMode): string {
 /** Whether /healthz and /readyz on the MCP listener show upstream details to this request. */
 export function healthDetailed(authMode: AuthMode, operatorTokenPresented: boolean): boolean {
     return authMode === 'none' || operatorTokenPresented;
+}
+
+export interface McpListenerRoutesOptions {
+    health: HealthRoutesOptions['health'];
+    readiness: HealthRoutesOptions['readiness'];
+    /** Operator routes (metrics, dashboard) to serve on the MCP listener, if any. */
+    operatorRoutes?: ((reject: Reject) => Routes) | undefined;
+    /** metrics.bearerToken: with auth on, it alone opens the operator routes and the health checks' details here. */
+    operatorToken?: string | undefined;
+    /** Read per request: a reload that turns auth on closes them at once. */
+    authMode: () => AuthMode;
+}
+
+/** The routes beside the MCP endpoint on its listener: the health checks, and the operator routes to whom may read them. */
+export function mcpListenerRoutes(options: McpListenerRoutesOptions): (context: ListenerRoutesContext) => ListenerRoutes {
+    const operatorToken = options.operatorToken === undefined ? undefined : bearerCheck(options.operatorToken);
+    const detailed = (req: IncomingMessage) => healthDetailed(options.authMode(), operatorToken?.(req.headers.authorization) === 'ok');
+    return ({ reject, draining }) => {
+        const health = healthRoutes({ health: options.health, readiness: options.readiness, draining, detailed });
+        const operator = options.operatorRoutes?.(reject);
+        return (req, path) =>
+            health.match(req.method, path) ?? (operatorRoutesOnMcpListener(options.authMode(), options.operatorToken) ? operator?.match(req.method, path) : undefined);
+    };
 }

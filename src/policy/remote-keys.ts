@@ -11,8 +11,8 @@
  *   UNKNOWN_KID_COOLDOWN_MS (a stream of made-up kids is not a stream of fetches).
  */
 import { createRemoteJWKSet, customFetch, errors as joseErrors, type FetchImplementation, type JWTVerifyGetKey } from 'jose';
-import { systemErrorCode } from '../upstream/errors.js';
-import { readBoundedBody } from '../upstream/http/byte-collector.js';
+import { systemErrorCode } from '../lib/system-error-code.js';
+import { readBoundedBody } from '../lib/byte-collector.js';
 
 /** The largest JWKS document read; real ones are a few KB. */
 export const JWKS_MAX_BYTES = 1024 * 1024;

@@ -11,18 +11,19 @@ import type { FaultKind } from '../diagnostics/faults.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
 import { eraOfConfig, type Era } from '../protocol/revisions.js';
 import { upstreamCredentials, type UpstreamCredentials } from './auth/credentials.js';
-import { backoffDelay, type BackoffPolicy } from './backoff.js';
+import { backoffDelay, type BackoffPolicy } from '../lib/backoff.js';
 import { Bulkhead } from './bulkhead.js';
-import { toUpstreamError, UpstreamFailedError } from './errors.js';
+import { UpstreamFailedError, type CallControl, type Continuation, type InputRequired } from '../catalog/upstream-port.js';
+import { toUpstreamError } from './errors.js';
 import { FaultLog } from './fault-log.js';
 import { FloodDetector, STREAM_FLOOD } from './flood.js';
 import { ProbeEndedConnection } from './handshake.js';
 import { childOutputLog } from './output-log.js';
 import { collectPages } from './pages.js';
 import { boundPrompt, type PromptLimits } from './prompt-bounds.js';
-import { isCompleteResult, isGetPromptAnswer, isPromptPage, withoutEnvelope, type InputRequired } from './result-schemas.js';
+import { isCompleteResult, isGetPromptAnswer, isPromptPage, withoutEnvelope } from './result-schemas.js';
 import type { RpcClient } from './rpc-client.js';
-import { UpstreamSession, type CallControl, type UpstreamMethod } from './session.js';
+import { UpstreamSession, type UpstreamMethod } from './session.js';
 import type { StdioHooks, WireProtocol } from './transports.js';
 import type { GatewayUpstream, UpstreamEvent, UpstreamListing, UpstreamState } from './upstream.js';
 
@@ -200,12 +201,7 @@ export class UpstreamConnection implements GatewayUpstream {
     }
 
     /** A prompt, or a 2026-07-28 upstream's request for input first; `continuation` is the retry with that input. */
-    async getPrompt(
-        name: string,
-        args: Record<string, string> | undefined,
-        control?: CallControl,
-        continuation?: { inputResponses?: Record<string, unknown> | undefined; requestState?: string | undefined }
-    ): Promise<GetPromptResult | InputRequired> {
+    async getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl, continuation?: Continuation): Promise<GetPromptResult | InputRequired> {
         const session = this.#readySession();
         const params: Record<string, unknown> = args === undefined ? { name } : { name, arguments: args };
         if (continuation?.inputResponses !== undefined) params.inputResponses = continuation.inputResponses;

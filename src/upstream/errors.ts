@@ -3,42 +3,17 @@
  * either the upstream rejected the client's request (-32602, -32021, -32002, an
  * application's code: the code and the message pass, bounded; see
  * ../protocol/errors.ts) or it failed (a short reason that never holds a stack
- * trace or a payload), classified as a fault kind for the counters.
+ * trace or a payload), classified as a fault kind for the counters. Those two
+ * classes are the catalog's port's (../catalog/upstream-port.ts); the rest is the
+ * upstream layer's own.
  */
 import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { FaultKind } from '../diagnostics/faults.js';
-import { boundedUpstreamError, CODE, upstreamErrorPasses } from '../protocol/errors.js';
+import { boundedUpstreamError, upstreamErrorPasses } from '../protocol/errors.js';
+import { systemErrorCode } from '../lib/system-error-code.js';
+import { UpstreamFailedError, UpstreamRejectedError } from '../catalog/upstream-port.js';
 import { CommandNotStartedError } from './command.js';
 import { isOversizedMark } from './oversized.js';
-
-/** The upstream (or the gateway on its behalf) rejected the client's request: its code and message are the client's to see. */
-export class UpstreamRejectedError extends Error {
-    override readonly name = 'UpstreamRejectedError';
-
-    constructor(
-        message: string,
-        readonly code: number = CODE.invalidParams,
-        readonly data?: unknown
-    ) {
-        super(message);
-    }
-}
-
-export class UpstreamFailedError extends Error {
-    override readonly name = 'UpstreamFailedError';
-
-    constructor(
-        readonly upstreamId: string,
-        readonly reason: string,
-        /**
-         * undefined when the failure is not the upstream's fault (e.g. the caller cancelled) or is counted
-         * elsewhere (a lost connection, as `disconnected`). No default: `undefined` would take it.
-         */
-        readonly fault: FaultKind | undefined
-    ) {
-        super(`Upstream ${upstreamId} failed: ${reason}`);
-    }
-}
 
 /** An HTTP upstream answered with a status that is not a success. Only the status is kept: the body is never read. */
 export class UpstreamHttpError extends Error {
@@ -138,15 +113,6 @@ function classify(error: unknown, timeoutMs: number): [string, FaultKind | undef
     if (error instanceof CommandNotStartedError) return [error.message, 'request_failed'];
     const code = systemErrorCode(error);
     return [code === undefined ? 'request failed' : `request failed (${code})`, 'request_failed'];
-}
-
-/** ECONNREFUSED, ENOENT, ...: from the error or its cause (fetch wraps them). Safe to show: no values inside. */
-export function systemErrorCode(error: unknown): string | undefined {
-    for (let current = error, depth = 0; current instanceof Error && depth < 3; current = current.cause, depth++) {
-        const code = (current as NodeJS.ErrnoException).code;
-        if (typeof code === 'string' && /^(E|UND_ERR_)[A-Z0-9_]{2,30}$/.test(code)) return code;
-    }
-    return undefined;
 }
 
 /** The SDK may prefix "MCP error -32602: "; the code is already in the JSON-RPC error. */

@@ -9,9 +9,6 @@
 import type { JSONRPCErrorResponse } from '@modelcontextprotocol/client';
 import { CODE } from '../protocol/errors.js';
 
-/** How much of each end of an oversized message is kept to find its id. */
-export const OVERSIZED_EDGE_BYTES = 1024;
-
 /**
  * The `data` of the stand-in error, compared by identity: the response object reaches the client's pending
  * request without serialisation, so no upstream can forge it.

@@ -10,6 +10,7 @@
  * bench/upstream-client.ts: a fraction of the cost, see the report there.
  */
 import type { CompleteResult, GetPromptResult, Implementation, Prompt, ServerCapabilities } from '@modelcontextprotocol/client';
+import type { InputRequired } from '../catalog/upstream-port.js';
 import { isRecord } from '../lib/is-record.js';
 import { META } from '../protocol/meta.js';
 
@@ -203,14 +204,6 @@ export const isDiscoverResult: ResultGuard<DiscoverResult> = (value): value is D
     const { capabilities } = value;
     return isRecord(capabilities) && isOptional(capabilities.prompts, isRecord) && isOptional(capabilities.completions, isRecord) && isOptional(value._meta, isRecord);
 };
-
-/** A 2026-07-28 server's answer asking the client for input first (multi round-trip requests). */
-export interface InputRequired {
-    resultType: 'input_required';
-    inputRequests?: Record<string, unknown>;
-    requestState?: string;
-    _meta?: Record<string, unknown>;
-}
 
 /** A prompt, or a 2026-07-28 server asking for input first (what it asks is the client's to read). */
 export const isGetPromptAnswer: ResultGuard<GetPromptResult | InputRequired> = (value): value is GetPromptResult | InputRequired =>

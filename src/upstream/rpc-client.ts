@@ -22,7 +22,8 @@ import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type JSONRPCM
 import type { RequestId } from '../lib/json-rpc.js';
 import { META } from '../protocol/meta.js';
 import type { ResultGuard } from './result-schemas.js';
-import type { Forwarded, UpstreamTransport } from './transports.js';
+import type { Forwarded } from '../catalog/upstream-port.js';
+import type { UpstreamTransport } from './transports.js';
 
 interface RpcRequestOptions {
     /**

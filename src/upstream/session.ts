@@ -5,21 +5,22 @@
  * the connection gone, the liveness watch); reconnecting is the owner's business.
  */
 import { performance } from 'node:perf_hooks';
-import { ProtocolError, ProtocolErrorCode, type Progress } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
+import { UpstreamFailedError, type CallControl, type UpstreamRejectedError } from '../catalog/upstream-port.js';
 import { maxTotalTimeout } from '../config/schema.js';
 import type { FaultKind } from '../diagnostics/faults.js';
 import { outsideRequests } from '../diagnostics/log-context.js';
-import { NO_RELAYED_CAPABILITIES, type RelayedClient } from '../protocol/capabilities.js';
+import { NO_RELAYED_CAPABILITIES } from '../protocol/capabilities.js';
 import { upstreamRequestMeta } from '../protocol/meta.js';
 import type { Revision } from '../protocol/revisions.js';
 import { BulkheadFullError, BulkheadTimeoutError, type Bulkhead } from './bulkhead.js';
-import { connectionEvidence, failureReason, toUpstreamError, UpstreamFailedError, type UpstreamRejectedError } from './errors.js';
+import { connectionEvidence, failureReason, toUpstreamError } from './errors.js';
 import type { ServerProfile } from './handshake.js';
 import { Liveness } from './liveness.js';
 import { openClient, type OpenClientOptions } from './open-client.js';
 import { isAnyResult, type ResultGuard } from './result-schemas.js';
 import { isTotalTimeout, type RpcClient } from './rpc-client.js';
-import type { Forwarded, WireProtocol } from './transports.js';
+import type { WireProtocol } from './transports.js';
 
 /** The check after a transport error: an upstream that is there answers a ping at once, whatever its timeoutMs. */
 const CHECK_TIMEOUT_MS = 2000;
@@ -46,18 +47,6 @@ export interface SessionOptions extends Omit<OpenClientOptions, 'events'> {
 
 /** The requests the gateway makes of an upstream (a closed list: it labels metrics). */
 export type UpstreamMethod = 'prompts/list' | 'prompts/get' | 'completion/complete';
-
-/**
- * How a caller follows one request: it may cancel it, and hear its progress (which also keeps it alive); and what the
- * request carries of the client request it serves.
- */
-export interface CallControl {
-    signal?: AbortSignal | undefined;
-    onProgress?: ((progress: Progress) => void) | undefined;
-    forwarded?: Forwarded | undefined;
-    /** Told a stateless upstream in the request's `_meta`; a 2025-era upstream was told its client at initialize. */
-    client?: RelayedClient | undefined;
-}
 
 export class UpstreamSession {
     readonly #liveness: Liveness;

@@ -1,6 +1,7 @@
 /** Builds the client transport for one upstream from its config. */
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import type { Forwarded } from '../catalog/upstream-port.js';
 import type { HttpUpstreamConfig, StdioUpstreamConfig } from '../config/schema.js';
 import type { Revision } from '../protocol/revisions.js';
 import { LegacySseTransport } from './http/legacy-sse.js';
@@ -10,17 +11,6 @@ import { sharedReaper } from './reaper.js';
 import { StdioProcessTransport, type StdioProcessOptions } from './stdio-process.js';
 
 export type WireProtocol = 'stdio' | 'streamable-http' | 'sse';
-
-/**
- * What an upstream request carries of the client request it serves: HTTP upstreams receive it as headers. A
- * parameter of each request, never read from the context it runs in, which a queue or a retry may have changed.
- */
-export interface Forwarded {
-    /** Sent as `X-Request-Id`. */
-    readonly requestId?: string | undefined;
-    /** The client request's `Mcp-Param-*` headers, passed on as they came (Streamable HTTP). */
-    readonly headers?: Readonly<Record<string, string>> | undefined;
-}
 
 /**
  * One connection's wire, whatever carries it: messages out, checked messages in (each parsed once, where it

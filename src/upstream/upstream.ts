@@ -10,10 +10,9 @@ import type { CompleteRequest, CompleteResult, GetPromptResult } from '@modelcon
 import type { UpstreamConfig } from '../config/schema.js';
 import type { Bus } from '../lib/bus.js';
 import type { FaultKind } from '../diagnostics/faults.js';
+import type { CallControl, Continuation, InputRequired } from '../catalog/upstream-port.js';
 import type { Collected } from './pages.js';
 import type { UpstreamPrompt } from './prompt-bounds.js';
-import type { InputRequired } from './result-schemas.js';
-import type { CallControl } from './session.js';
 
 export type UpstreamState = 'idle' | 'connecting' | 'ready' | 'down' | 'closed';
 
@@ -55,12 +54,7 @@ export interface GatewayUpstream {
     start(): Promise<void>;
     close(): Promise<void>;
     listPrompts(): Promise<UpstreamListing>;
-    getPrompt(
-        name: string,
-        args: Record<string, string> | undefined,
-        control?: CallControl,
-        continuation?: { inputResponses?: Record<string, unknown> | undefined; requestState?: string | undefined }
-    ): Promise<GetPromptResult | InputRequired>;
+    getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl, continuation?: Continuation): Promise<GetPromptResult | InputRequired>;
     complete(params: CompleteRequest['params'], control?: CallControl): Promise<CompleteResult | undefined>;
     reportFault(kind: FaultKind, message: string, details?: Record<string, unknown>): void;
 }

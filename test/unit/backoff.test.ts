@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../../src/upstream/backoff.js';
+import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../../src/lib/backoff.js';
 
 const POLICY: BackoffPolicy = { initialMs: 100, maxMs: 5000 };
 const fixed = (value: number) => () => value;

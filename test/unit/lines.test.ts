@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { LineReader, type OverlongLine } from '../../src/upstream/lines.js';
+import { LineReader, type OverlongLine } from '../../src/lib/lines.js';
 
 type Mode = 'cut' | 'report';
 

@@ -7,7 +7,7 @@ import { RequestStates } from '../../src/catalog/request-state.js';
 import { PromptService, type Caller, type PromptServiceOptions } from '../../src/catalog/service.js';
 import type { UsageEvent } from '../../src/catalog/usage.js';
 import { VisibleSlices } from '../../src/catalog/visible-slices.js';
-import { UpstreamFailedError, UpstreamRejectedError } from '../../src/upstream/errors.js';
+import { UpstreamFailedError, UpstreamRejectedError } from '../../src/catalog/upstream-port.js';
 import { FakeUpstream, prompt, RELIST, silentLogger } from './fake-upstream.js';
 
 const OPTIONS: PromptServiceOptions = {

@@ -7,7 +7,8 @@ import { describe, test } from 'node:test';
 import { ProtocolError, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/client';
 import { isAnyResult, isGetPromptResult } from '../../src/upstream/result-schemas.js';
 import { isTotalTimeout, RpcClient, type RpcClientEvents } from '../../src/upstream/rpc-client.js';
-import type { Forwarded, UpstreamTransport } from '../../src/upstream/transports.js';
+import type { Forwarded } from '../../src/catalog/upstream-port.js';
+import type { UpstreamTransport } from '../../src/upstream/transports.js';
 
 type Message = Record<string, unknown> & { id?: unknown; method?: string; params?: Record<string, unknown> };
 

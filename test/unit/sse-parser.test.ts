@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { ByteCollector, type Collected } from '../../src/upstream/http/byte-collector.js';
+import { ByteCollector, OVERSIZED_EDGE_BYTES, type Collected } from '../../src/lib/byte-collector.js';
 import { SseParser, type SseEvent } from '../../src/upstream/http/sse-parser.js';
-import { OVERSIZED_EDGE_BYTES } from '../../src/upstream/oversized.js';
 
 interface Parsed {
     events: { type: string; data: string }[];

@@ -1,7 +1,7 @@
 /**
  * The downstream Streamable HTTP listener on node:http: browser guards for
- * every path, the health checks, OAuth Protected Resource Metadata (jwt mode)
- * and (when served here) the operator routes, and the MCP endpoint behind
+ * every path, OAuth Protected Resource Metadata (jwt mode), the routes the
+ * caller serves beside it (health checks, operator routes), and the MCP endpoint behind
  * authentication, rate limit and protocol version
  * checks (mcp.ts serves it). Idle sessions are swept; a drain turns new
  * requests away with 503 while those taken finish.
@@ -10,12 +10,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { browserGuards, type BrowserSafety } from '../../http-server/browser-safety.js';
 import { hostChecks, listen } from '../../http-server/listener.js';
 import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from '../../http-server/rejections.js';
-import { routeKey, routeKeyOf, type Routes } from '../../http-server/routes.js';
+import { routeKey, routeKeyOf, type RouteHandler } from '../../http-server/routes.js';
 import { whenIdle } from '../../lib/when-idle.js';
 import { describeError, type Logger } from '../../diagnostics/logger.js';
-import { healthDetailed, operatorRoutesOnMcpListener } from '../../observability/operator-access.js';
 import { inRequest, REQUEST_ID_HEADER, requestIdFrom } from '../../diagnostics/log-context.js';
-import { bearerCheck, healthRoutes, type HealthRoutesOptions } from '../../observability/routes.js';
 import type { GatewayPolicy } from '../../policy/policy.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import type { CacheScope, Dispatcher } from '../dispatcher.js';
@@ -58,18 +56,27 @@ export interface HttpEndpointOptions {
     subscriptions: Subscriptions;
     /** Whether a session opened now is offered `completions`. */
     completions: () => boolean;
-    health: HealthRoutesOptions['health'];
-    readiness: HealthRoutesOptions['readiness'];
-    /** Operator routes (metrics, dashboard) served beside the MCP endpoint, behind the same Host and Origin checks. */
-    routes?: ((reject: Reject) => Routes) | undefined;
-    /** metrics.bearerToken: with auth on, it alone opens the operator routes and the health checks' details here. */
-    operatorToken?: string | undefined;
+    /**
+     * The routes served beside the MCP endpoint, behind the same Host and Origin checks: the health checks, and the
+     * operator routes (metrics, dashboard) when served here. Built by the code that composes the gateway, whose
+     * observability layer sits above this one.
+     */
+    routes: (context: ListenerRoutesContext) => ListenerRoutes;
     /** Each request turned away before MCP handled it. */
     onRejected?: (reason: RejectionReason) => void;
     /** Each stream the endpoint cut (a client that stopped reading). */
     onStreamClosed?: ((reason: StreamCloseReason) => void) | undefined;
     logger: Logger;
 }
+
+/** What the routes beside the MCP endpoint are given: how to refuse, and whether the endpoint drains (/readyz turns 503). */
+export interface ListenerRoutesContext {
+    reject: Reject;
+    draining: () => boolean;
+}
+
+/** The handler of a request beside the MCP endpoint (`path` as routeKeyOf gives it), or undefined: 404. */
+export type ListenerRoutes = (req: IncomingMessage, path: string) => RouteHandler | undefined;
 
 /** While draining, new requests get HTTP 503 and /readyz turns 503. GET streams do not count as requests in flight. */
 export interface HttpEndpoint extends Endpoint {
@@ -90,16 +97,10 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     const mcp = new McpEndpoint({ ...options, limiter, reject, cacheScope });
 
     let draining = false;
-    // Counted until the response is written, not until the handler returns: closing in between would lose the answer.
-    let openPosts = 0;
-    const postsDone: (() => void)[] = [];
-    // Decided per request, from the current auth mode: a reload that turns auth on closes them at once.
-    const authMode = () => options.policy().authenticator.mode;
-    const operatorToken = options.operatorToken === undefined ? undefined : bearerCheck(options.operatorToken);
-    const detailed = (req: IncomingMessage) => healthDetailed(authMode(), operatorToken?.(req.headers.authorization) === 'ok');
-    const health = healthRoutes({ health: options.health, readiness: options.readiness, draining: () => draining, detailed });
-    const operator = options.routes?.(reject);
+    const openPosts = new OpenPosts();
+    const listenerRoutes = options.routes({ reject, draining: () => draining });
     const mcpPath = routeKey(options.path);
+    const mcpRoute: McpRoute = { reject, openPosts, draining: () => draining, admit, mcp };
 
     async function route(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
         const path = routeKeyOf(req.url);
@@ -108,37 +109,76 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
         if (refusal === 'answered') return;
         if (refusal !== undefined) return reject(res, refusal);
         if (metadata !== undefined) return metadata(req, res);
-        if (path === mcpPath) return mcpRequest(req, res, requestId);
-        const handler = health.match(req.method, path) ?? (operatorRoutesOnMcpListener(authMode(), options.operatorToken) ? operator?.match(req.method, path) : undefined);
+        if (path === mcpPath) return mcpRequest(mcpRoute, req, res, requestId);
+        const handler = listenerRoutes(req, path);
         if (handler !== undefined) return handler(req, res);
         return reject(res, 'not_found');
     }
 
-    async function mcpRequest(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
-        const method = req.method;
-        if (method !== 'POST' && method !== 'GET' && method !== 'DELETE') {
-            res.setHeader('allow', 'GET, POST, DELETE');
-            return reject(res, 'method_not_allowed');
+    const stopSweeping = sweepSessions(options, mcp);
+    const listening = await listen(withRequestId(route, logger), options.host, options.port);
+    boundPort = Number(new URL(listening.origin).port);
+    return {
+        url: `${listening.origin}${options.path}`,
+        drain() {
+            draining = true;
+        },
+        settled: timeoutMs => openPosts.settled(timeoutMs),
+        async close() {
+            stopSweeping();
+            for (const session of [...sessions.values()]) if (session.transport === 'http') mcp.close(session);
+            await listening.close();
         }
-        if (method === 'POST') {
-            openPosts++;
-            res.once('close', () => {
-                if (--openPosts === 0) for (const resolve of postsDone.splice(0)) resolve();
-            });
-        }
-        if (draining) {
-            res.setHeader('connection', 'close');
-            return reject(res, 'shutting_down');
-        }
-        const admitted = await admit(req, res);
-        if (admitted === undefined) return;
-        if (method === 'POST') return mcp.post(req, res, admitted, requestId);
-        if (method === 'GET') return mcp.stream(req, res, admitted);
-        return mcp.end(req, res, admitted);
+    };
+}
+
+interface McpRoute {
+    reject: Reject;
+    openPosts: OpenPosts;
+    draining: () => boolean;
+    admit: ReturnType<typeof admission>;
+    mcp: McpEndpoint;
+}
+
+/** The MCP path: POST, GET (the session's stream) or DELETE, each admitted first; while draining, 503. */
+async function mcpRequest({ reject, openPosts, draining, admit, mcp }: McpRoute, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+    const method = req.method;
+    if (method !== 'POST' && method !== 'GET' && method !== 'DELETE') {
+        res.setHeader('allow', 'GET, POST, DELETE');
+        return reject(res, 'method_not_allowed');
+    }
+    if (method === 'POST') openPosts.track(res);
+    if (draining()) {
+        res.setHeader('connection', 'close');
+        return reject(res, 'shutting_down');
+    }
+    const admitted = await admit(req, res);
+    if (admitted === undefined) return;
+    if (method === 'POST') return mcp.post(req, res, admitted, requestId);
+    if (method === 'GET') return mcp.stream(req, res, admitted);
+    return mcp.end(req, res, admitted);
+}
+
+/** POSTs are counted until their response is written, not until the handler returns: closing in between would lose the answer. */
+class OpenPosts {
+    #count = 0;
+    readonly #done: (() => void)[] = [];
+
+    track(res: ServerResponse): void {
+        this.#count++;
+        res.once('close', () => {
+            if (--this.#count === 0) for (const resolve of this.#done.splice(0)) resolve();
+        });
     }
 
-    const handler = (req: IncomingMessage, res: ServerResponse): void => {
-        // First, so every answer (refusals included) names the request id the logs use.
+    settled(timeoutMs: number): Promise<boolean> {
+        return whenIdle(() => this.#count === 0, this.#done, timeoutMs);
+    }
+}
+
+/** Each request's id first, so every answer (refusals included) names the id the logs use; a failure answers 500. */
+function withRequestId(route: (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void>, logger: Logger) {
+    return (req: IncomingMessage, res: ServerResponse): void => {
         const requestId = requestIdFrom(req.headers[REQUEST_ID_HEADER]);
         res.setHeader(REQUEST_ID_HEADER, requestId);
         inRequest(requestId, () => route(req, res, requestId)).catch((error: unknown) => {
@@ -147,29 +187,16 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
             else res.end();
         });
     };
+}
 
-    const stopSweeping = sweepIdleSessions(sessions, {
-        idleTimeoutMs: options.idleTimeoutMs,
-        idleEnds: options.idleEndsSession,
+function sweepSessions({ sessions, logger, idleTimeoutMs, idleEndsSession }: HttpEndpointOptions, mcp: McpEndpoint): () => void {
+    return sweepIdleSessions(sessions, {
+        idleTimeoutMs,
+        idleEnds: idleEndsSession,
         letGo: session => mcp.close(session),
         end: session => {
             logger.info({ session: session.record.nonce }, 'ending idle session');
             sessions.end(session).catch((error: unknown) => logger.warn({ err: describeError(error) }, 'recording the end of an idle session failed'));
         }
     });
-
-    const listening = await listen(handler, options.host, options.port);
-    boundPort = Number(new URL(listening.origin).port);
-    return {
-        url: `${listening.origin}${options.path}`,
-        drain() {
-            draining = true;
-        },
-        settled: timeoutMs => whenIdle(() => openPosts === 0, postsDone, timeoutMs),
-        async close() {
-            stopSweeping();
-            for (const session of [...sessions.values()]) if (session.transport === 'http') mcp.close(session);
-            await listening.close();
-        }
-    };
 }

@@ -17,7 +17,7 @@
 import { Agent } from 'undici';
 import { setLearnedSecrets } from '../../diagnostics/redaction.js';
 import { outsideRequests } from '../../diagnostics/log-context.js';
-import { backoffDelay, type BackoffPolicy } from '../backoff.js';
+import { backoffDelay, type BackoffPolicy } from '../../lib/backoff.js';
 import type { UpstreamCredentials } from './credentials.js';
 import { requestToken, TokenRequestError, type Grant, type TokenRequest } from './token-request.js';
 

@@ -5,7 +5,7 @@
  * transport and reconnect of it, so a token outlives a dropped connection.
  */
 import { resourceUrlFromServerUrl } from '@modelcontextprotocol/client';
-import type { BackoffPolicy } from '../backoff.js';
+import type { BackoffPolicy } from '../../lib/backoff.js';
 import type { HttpUpstreamConfig } from '../../config/schema.js';
 import { ClientCredentialsSource } from './client-credentials.js';
 

@@ -8,7 +8,8 @@
  */
 import type { Dispatcher } from 'undici';
 import { clientSecretBasic, formEncode } from '../../lib/client-secret-basic.js';
-import { systemErrorCode, UpstreamWireError } from '../errors.js';
+import { systemErrorCode } from '../../lib/system-error-code.js';
+import { UpstreamWireError } from '../errors.js';
 import { discard, mediaType, readBounded } from '../http/upstream-http.js';
 
 export interface TokenRequest {

@@ -13,7 +13,7 @@ import { Bus } from '../../lib/bus.js';
 import type { FaultKind } from '../../diagnostics/faults.js';
 import { describeError, type Logger } from '../../diagnostics/logger.js';
 import type { UpstreamLimits, UpstreamObserver } from '../connection.js';
-import { UpstreamFailedError, UpstreamRejectedError } from '../errors.js';
+import { UpstreamFailedError, UpstreamRejectedError } from '../../catalog/upstream-port.js';
 import { FaultLog } from '../fault-log.js';
 import type { Collected } from '../pages.js';
 import type { UpstreamPrompt } from '../prompt-bounds.js';

@@ -11,7 +11,7 @@ import { cancelledRequestId, isRequest } from '../../lib/json-rpc.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import { messageLimit } from '../oversized.js';
 import { readPaced } from '../paced-read.js';
-import type { Forwarded } from '../transports.js';
+import type { Forwarded } from '../../catalog/upstream-port.js';
 import { SseParser, type SseEvent } from './sse-parser.js';
 import { HttpTransport } from './transport-base.js';
 import type { HttpResponse } from './upstream-http.js';

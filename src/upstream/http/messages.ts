@@ -7,7 +7,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { asJsonRpcMessage, type RequestId } from '../../lib/json-rpc.js';
 import { UpstreamWireError } from '../errors.js';
 import { isRequestOrNotification, messageLimit, oversizedResponse, requestIdOf, type ReadLimit } from '../oversized.js';
-import type { Collected } from './byte-collector.js';
+import type { Collected } from '../../lib/byte-collector.js';
 
 type Decoded = { kind: 'messages'; messages: JSONRPCMessage[] } | { kind: 'dropped' } | { kind: 'invalid' };
 

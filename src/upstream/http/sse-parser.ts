@@ -6,7 +6,7 @@
  * other fields are short or ignored. Bytes are decoded per whole event, so a
  * character split between chunks stays intact.
  */
-import { ByteCollector, type Collected } from './byte-collector.js';
+import { ByteCollector, type Collected } from '../../lib/byte-collector.js';
 
 export interface SseEvent {
     /** The `event` field; "message" when absent. */

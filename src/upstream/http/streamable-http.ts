@@ -26,7 +26,7 @@ import { CODE } from '../../protocol/errors.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import { messageLimit, oversizedResponse, type ReadLimit } from '../oversized.js';
 import { readPaced } from '../paced-read.js';
-import type { Forwarded } from '../transports.js';
+import type { Forwarded } from '../../catalog/upstream-port.js';
 import { pause } from './exchanges.js';
 import { answerLimit, answersRequest, decodeMessages, messageFault } from './messages.js';
 import { SseParser } from './sse-parser.js';

@@ -11,7 +11,7 @@ import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamCredentials } from '../auth/credentials.js';
 import { urlCredentials } from '../../lib/url-credentials.js';
 import { REQUEST_ID_HEADER } from '../../diagnostics/log-context.js';
-import { readBoundedBody, type Collected } from './byte-collector.js';
+import { readBoundedBody, type Collected } from '../../lib/byte-collector.js';
 
 export interface UpstreamHttpOptions {
     /** The upstream's URL; a user and password in it are sent as Basic credentials (unless headers hold some). */

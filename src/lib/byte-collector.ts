@@ -2,11 +2,13 @@
  * The bytes of one message from the network (an upstream's HTTP body, the data
  * of one SSE event, a fetched key set), held up to a limit. Past the limit only
  * its first and last OVERSIZED_EDGE_BYTES are kept, enough to find the request
- * an upstream's message answers (see ../oversized.ts), so memory stays bounded
+ * an upstream's message answers (see ../upstream/oversized.ts), so memory stays bounded
  * by the limit whatever the other side sends.
  */
-import { firstBytes, lastBytes } from '../../lib/bytes.js';
-import { OVERSIZED_EDGE_BYTES } from '../oversized.js';
+import { firstBytes, lastBytes } from './bytes.js';
+
+/** How much of each end of an oversized message is kept (to find the id of the request it answers). */
+export const OVERSIZED_EDGE_BYTES = 1024;
 
 export type Collected = { kind: 'whole'; bytes: Buffer } | { kind: 'oversized'; head: string; tail: string; size: number };
 

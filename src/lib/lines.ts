@@ -10,7 +10,7 @@
  *   more) and reported with the line's size once its newline arrives.
  */
 
-import { firstBytes, lastBytes } from '../lib/bytes.js';
+import { firstBytes, lastBytes } from './bytes.js';
 
 /** A line longer than maxBytes, as far as it was kept. */
 export interface OverlongLine {

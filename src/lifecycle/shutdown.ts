@@ -1,0 +1,62 @@
+/**
+ * The graceful stop: no new requests, subscriptions answered and closed,
+ * requests in flight given up to `shutdownTimeoutMs` to finish and then
+ * cancelled with an error answer, the endpoint closed, and then every part
+ * that holds timers, connections or children (stdio upstreams get SIGTERM,
+ * then SIGKILL).
+ */
+import type { Catalog } from '../catalog/catalog.js';
+import type { SharedState } from '../cluster/shared-state.js';
+import type { Logger } from '../diagnostics/logger.js';
+import type { ChangeDelivery } from '../downstream/delivery.js';
+import type { Endpoint } from '../downstream/endpoint.js';
+import type { InFlight } from '../downstream/in-flight.js';
+import type { Subscriptions } from '../downstream/subscriptions.js';
+import type { AdminServer } from '../observability/admin-server.js';
+import type { Telemetry } from '../observability/telemetry.js';
+import type { UpstreamPool } from '../upstream/pool.js';
+
+/** At shutdown, how long the cancelled requests' error answers get to be written. */
+const ANSWER_GRACE_MS = 1000;
+
+/** What holds timers, connections or children: closed last at shutdown, and when the start fails half-way. */
+export interface ClosableParts {
+    telemetry: Telemetry;
+    admin?: AdminServer | undefined;
+    delivery: ChangeDelivery;
+    catalog: Catalog;
+    pool: UpstreamPool;
+    shared: SharedState;
+}
+
+export async function closeParts({ telemetry, admin, delivery, catalog, pool, shared }: ClosableParts): Promise<void> {
+    telemetry.close();
+    await admin?.close();
+    delivery.close();
+    catalog.close();
+    await pool.close();
+    await shared.close();
+}
+
+export interface ShutdownParts extends ClosableParts {
+    endpoint: Endpoint;
+    subscriptions: Subscriptions;
+    inFlight: InFlight;
+    shutdownTimeoutMs: number;
+    logger: Logger;
+}
+
+export async function shutdown(parts: ShutdownParts): Promise<void> {
+    const { endpoint, subscriptions, inFlight, shutdownTimeoutMs, logger } = parts;
+    endpoint.drain();
+    // Answered (the revision's graceful end) and closed: a listen stream is a request that never ends.
+    subscriptions.closeAll();
+    if (!(await endpoint.settled(shutdownTimeoutMs))) {
+        logger.warn({ inFlight: inFlight.count, waitedMs: shutdownTimeoutMs }, 'requests still in flight at shutdown; cancelling them');
+        // An error answer: a client whose response stream just ends would wait for its own timeout.
+        inFlight.cancelAll('Gateway is shutting down; the request was cancelled');
+        await endpoint.settled(ANSWER_GRACE_MS);
+    }
+    await endpoint.close();
+    await closeParts(parts);
+}
