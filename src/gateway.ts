@@ -16,7 +16,7 @@ import { ChangeDelivery } from './downstream/delivery.js';
 import { Dispatcher } from './downstream/dispatcher.js';
 import type { Endpoint } from './downstream/endpoint.js';
 import { startHttpEndpoint } from './downstream/http/endpoint.js';
-import { InFlight } from './downstream/in-flight.js';
+import { RequestRegistry } from './downstream/requests.js';
 import { startSharedState } from './cluster/shared-state.js';
 import { SessionSeal } from './downstream/session-seal.js';
 import { SessionTable } from './downstream/sessions.js';
@@ -149,8 +149,10 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
     });
     // Before anything else that could fail: started, it must be closed (its timers and connections).
     const shared = await startSharedState(config, logger);
+    const requests = new RequestRegistry();
     const sessions = new SessionTable({
         delivery,
+        requests,
         callerFor,
         // Without cluster, ids are sealed for this process alone: its ended sessions are remembered by it alone, so a
         // session outliving a restart could come back after a DELETE. With cluster, the ring is shared (and so, with
@@ -162,10 +164,9 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         shared: shared.sessions
     });
     const subscriptions = new Subscriptions(delivery, () => config.subscriptions);
-    const inFlight = new InFlight();
     // A list is not worth keeping longer than the gateway can vouch for it.
     const listTtlMs = () => Math.min(config.caching.listTtlMs, catalog.freshForMs() ?? Infinity);
-    const dispatcher = new Dispatcher({ service, inFlight, logger, ttlMs: () => ({ list: listTtlMs(), discover: config.caching.discoverTtlMs }) });
+    const dispatcher = new Dispatcher({ service, logger, ttlMs: () => ({ list: listTtlMs(), discover: config.caching.discoverTtlMs }) });
     let endpoint: Endpoint | undefined;
     let admin: AdminServer | undefined;
     let closing: Promise<void> | undefined;
@@ -302,7 +303,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
                 dispatcher,
                 sessions,
                 subscriptions,
-                inFlight,
+                requests,
                 completions,
                 maxLineBytes: config.limits.maxBodyBytes,
                 maxJsonDepth: () => config.limits.maxJsonDepth,
@@ -323,6 +324,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
                 dispatcher,
                 sessions,
                 subscriptions,
+                requests,
                 completions,
                 health,
                 readiness: readyDetails,
@@ -371,9 +373,9 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
                     // Answered (the revision's graceful end) and closed: a listen stream is a request that never ends.
                     subscriptions.closeAll();
                     if (!(await endpoint?.settled(config.shutdownTimeoutMs))) {
-                        logger.warn({ inFlight: inFlight.count, waitedMs: config.shutdownTimeoutMs }, 'requests still in flight at shutdown; cancelling them');
+                        logger.warn({ inFlight: requests.countOf('call'), waitedMs: config.shutdownTimeoutMs }, 'requests still in flight at shutdown; cancelling them');
                         // An error answer: a client whose response stream just ends would wait for its own timeout.
-                        inFlight.cancelAll('Gateway is shutting down; the request was cancelled');
+                        requests.cancelAll();
                         await endpoint?.settled(ANSWER_GRACE_MS);
                     }
                     await endpoint?.close();

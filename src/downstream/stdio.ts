@@ -17,7 +17,6 @@
 import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
 import { ANONYMOUS_CLIENT_ID } from '../config/policy-schema.js';
-import { cancelledRequestId, type RequestId } from '../lib/json-rpc.js';
 import { readJson } from '../lib/json-text.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
 import { inRequest, requestIdFrom } from '../diagnostics/log-context.js';
@@ -29,9 +28,9 @@ import { readMessages, refusalAnswer } from './inbound.js';
 import { errorResponse, initialize, invalidParams, type Dispatcher, type Exchange, type RequestContext } from './dispatcher.js';
 import { claimedVersion, claimsVersion, isModernVersion, modernMetaOf, unsupportedVersionError } from './era.js';
 import { revisionOf } from './revisions.js';
-import { honouredFilter, type Subscription, type Subscriptions } from './subscriptions.js';
+import { honouredFilter, type Subscriptions } from './subscriptions.js';
 import type { Endpoint } from './endpoint.js';
-import type { InFlight } from './in-flight.js';
+import { BEGIN_REFUSALS, Ticket, type RequestKind, type RequestRegistry } from './requests.js';
 import type { SessionRecord, SessionTable } from './sessions.js';
 import { LATEST_PROTOCOL_VERSION } from './versions.js';
 
@@ -42,7 +41,8 @@ export interface StdioEndpointOptions {
     dispatcher: Dispatcher;
     sessions: SessionTable;
     subscriptions: Subscriptions;
-    inFlight: InFlight;
+    /** Requests in flight: the channel is one scope (its session's and its 2026-07-28 requests share one id space). */
+    requests: RequestRegistry;
     /** Whether `completions` is offered to the client (decided at start and at each initialize). */
     completions: () => boolean;
     /** limits.maxBodyBytes: the longest line taken. */
@@ -63,7 +63,7 @@ type Reply = JSONRPCMessage | JSONRPCMessage[];
 
 /** One client, so draining means refusing its new requests (with an error answer) while the ones taken finish. */
 export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint {
-    const { client, dispatcher, sessions, inFlight, logger } = options;
+    const { client, dispatcher, sessions, requests, logger } = options;
     const input = options.input ?? process.stdin;
     const output = options.output ?? process.stdout;
     // A client gone mid-answer (EPIPE) ends the session through stdin; nothing to do here but not crash.
@@ -90,17 +90,27 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
 
     const unreadable = (code: number, message: string) => write({ jsonrpc: '2.0', id: null, error: { code, message } } as unknown as JSONRPCMessage);
 
-    // 2026-07-28 requests in flight and open subscriptions, by id: notifications/cancelled names them.
-    const modernRequests = new Map<RequestId, AbortController>();
-    const listens = new Map<RequestId, Subscription>();
+    /** Taken, or refused with its answer (its id in use on the channel, or the gateway stopping). */
+    function begin(request: JSONRPCRequest, kind: RequestKind): Ticket | JSONRPCMessage {
+        const ticket = requests.begin(SESSION_ID, request.id, kind);
+        return typeof ticket === 'string' ? errorResponse(request, BEGIN_REFUSALS[ticket]) : ticket;
+    }
+
+    /** Answered by the dispatcher; its ticket is done once the line holding the answer is written. */
+    async function call(request: JSONRPCRequest, context: RequestContext, forwarded: Exchange['forwarded'], taken: Ticket[]): Promise<JSONRPCMessage | undefined> {
+        const ticket = begin(request, 'call');
+        if (!(ticket instanceof Ticket)) return ticket;
+        taken.push(ticket);
+        return dispatcher.answer(request, { context, signal: ticket.signal, notify: write, forwarded });
+    }
 
     function modernContext(protocolVersion: string): RequestContext {
         // One client on the channel: what it may see does not depend on credentials it presents.
         const cacheScope = client.id === ANONYMOUS_CLIENT_ID ? 'public' : 'private';
-        return { caller: sessions.callerFor(client.id), revision: revisionOf(protocolVersion), completions: options.completions(), requests: modernRequests, cacheScope };
+        return { caller: sessions.callerFor(client.id), revision: revisionOf(protocolVersion), completions: options.completions(), cacheScope };
     }
 
-    async function answerModern(request: JSONRPCRequest, forwarded: Exchange['forwarded']): Promise<JSONRPCMessage | undefined> {
+    async function answerModern(request: JSONRPCRequest, forwarded: Exchange['forwarded'], taken: Ticket[]): Promise<JSONRPCMessage | undefined> {
         const protocolVersion = claimedVersion(request.params);
         if (protocolVersion !== undefined && !isModernVersion(protocolVersion)) return errorResponse(request, unsupportedVersionError(protocolVersion, 'body'));
         if (protocolVersion === undefined || modernMetaOf(request.params) === undefined) {
@@ -109,37 +119,40 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
         }
         const context = modernContext(protocolVersion);
         if (request.method === 'subscriptions/listen') return listen(request, context);
-        return dispatcher.answer(request, { context, cancel: new AbortController(), notify: write, forwarded });
+        return call(request, context, forwarded, taken);
     }
 
     /** Acknowledged on the channel; no answer until the gateway ends it (shutdown). */
     function listen(request: JSONRPCRequest, context: RequestContext): JSONRPCMessage | undefined {
         const filter = honouredFilter(request.params);
-        if (filter === undefined || listens.has(request.id)) {
+        if (filter === undefined) {
             const { code, message } = invalidParams(request.method);
             return errorResponse(request, { code, message });
         }
-        const subscription = options.subscriptions.open(request.id, context.caller.scope, client.id, filter, { send: write, end: () => listens.delete(request.id) });
-        if (typeof subscription === 'string') return errorResponse(request, { code: -32000, message: 'Too many subscriptions' });
-        listens.set(request.id, subscription);
+        const ticket = begin(request, 'listen');
+        if (!(ticket instanceof Ticket)) return ticket;
+        const subscription = options.subscriptions.open(request.id, context.caller.scope, client.id, filter, { send: write, end: () => ticket.done() });
+        if (typeof subscription === 'string') {
+            ticket.done();
+            return errorResponse(request, { code: -32000, message: 'Too many subscriptions' });
+        }
+        // Cancelled by the client (notifications/cancelled) or with the channel: nothing more is sent.
+        ticket.signal.addEventListener('abort', () => {
+            subscription.cancel();
+            ticket.done();
+        });
         return undefined;
-    }
-
-    function cancel(notification: JSONRPCMessage & { method: string }): void {
-        dispatcher.notification(notification, session);
-        const requestId = cancelledRequestId(notification);
-        if (requestId === undefined) return;
-        modernRequests.get(requestId)?.abort();
-        listens.get(requestId)?.cancel();
-        listens.delete(requestId);
     }
 
     /** Whether the client's initialize was answered; until then the session speaks the newest revision. */
     let handshakeDone = false;
 
-    async function answer(request: JSONRPCRequest, forwarded: Exchange['forwarded']): Promise<JSONRPCMessage | undefined> {
-        if (request.method !== 'initialize' && claimsVersion(request.params)) return answerModern(request, forwarded);
-        if (request.method !== 'initialize') return dispatcher.answer(request, { context: session, cancel: new AbortController(), notify: write, forwarded });
+    async function answer(request: JSONRPCRequest, forwarded: Exchange['forwarded'], taken: Ticket[]): Promise<JSONRPCMessage | undefined> {
+        if (request.method !== 'initialize' && claimsVersion(request.params)) return answerModern(request, forwarded, taken);
+        if (request.method !== 'initialize') return call(request, session, forwarded, taken);
+        const ticket = begin(request, 'call');
+        if (!(ticket instanceof Ticket)) return ticket;
+        taken.push(ticket);
         // One initialize per session in the 2025 lifecycle: a second is refused, as over HTTP (the channel is the session).
         if (handshakeDone) return errorResponse(request, { code: -32600, message: 'Invalid Request: Server already initialized' });
         const initialized = initialize(request.params, options.completions());
@@ -160,13 +173,18 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
         if (!verdict.ok) return unreadable(-32600, verdict.message);
         const { batch, messages, refusals } = readMessages(read.value);
         const answers: Promise<JSONRPCMessage | undefined>[] = [];
+        const taken: Ticket[] = [];
         for (const message of messages) {
-            if ('method' in message && 'id' in message) answers.push(answer(message, forwarded));
+            if ('method' in message && 'id' in message) answers.push(answer(message, forwarded, taken));
             else if ('method' in message && message.method === 'notifications/initialized') session.audience.attach(peer);
-            else if ('method' in message) cancel(message);
+            else if ('method' in message) requests.cancelNamed(message, SESSION_ID);
         }
-        const given = [...refusals.map(refusalAnswer), ...(await Promise.all(answers)).filter(reply => reply !== undefined)];
-        if (given.length > 0) write(batch ? given : given[0]!);
+        try {
+            const given = [...refusals.map(refusalAnswer), ...(await Promise.all(answers)).filter(reply => reply !== undefined)];
+            if (given.length > 0) write(batch ? given : given[0]!);
+        } finally {
+            for (const ticket of taken) ticket.done();
+        }
     }
 
     const reader = new LineReader({
@@ -183,8 +201,9 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
     const closed = new Promise<void>(resolve => {
         const end = () => {
             reader.end();
-            for (const subscription of listens.values()) subscription.cancel();
+            // Every request of the channel, both eras', listens included, stops unanswered.
             sessions.close(SESSION_ID);
+            requests.cancelScope(SESSION_ID);
             resolve();
         };
         input.once('end', end);
@@ -194,12 +213,12 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
 
     return {
         closed,
-        drain: () => inFlight.refuseNew('Gateway is shutting down; try again later'),
-        settled: timeoutMs => inFlight.drained(timeoutMs),
+        drain: () => requests.refuseNew(),
+        settled: timeoutMs => requests.settled(timeoutMs),
         close: () => {
             input.pause();
-            for (const subscription of listens.values()) subscription.cancel();
             sessions.close(SESSION_ID);
+            requests.cancelScope(SESSION_ID);
             return Promise.resolve();
         }
     };

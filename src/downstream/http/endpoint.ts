@@ -11,7 +11,6 @@ import { browserGuards, type BrowserSafety } from '../../http-server/browser-saf
 import { hostChecks, listen } from '../../http-server/listener.js';
 import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from '../../http-server/rejections.js';
 import { routeKey, routeKeyOf, type Routes } from '../../http-server/routes.js';
-import { whenIdle } from '../../lib/when-idle.js';
 import { describeError, type Logger } from '../../diagnostics/logger.js';
 import { healthDetailed, operatorRoutesOnMcpListener } from '../../observability/operator-access.js';
 import { inRequest, REQUEST_ID_HEADER, requestIdFrom } from '../../diagnostics/log-context.js';
@@ -19,6 +18,7 @@ import { bearerCheck, healthRoutes, type HealthRoutesOptions } from '../../obser
 import type { GatewayPolicy } from '../../policy/policy.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import type { CacheScope, Dispatcher } from '../dispatcher.js';
+import type { RequestRegistry } from '../requests.js';
 import type { Subscriptions } from '../subscriptions.js';
 import type { Endpoint } from '../endpoint.js';
 import type { SessionTable } from '../sessions.js';
@@ -56,6 +56,8 @@ export interface HttpEndpointOptions {
     sessions: SessionTable;
     /** 2026-07-28 clients' subscriptions/listen streams. */
     subscriptions: Subscriptions;
+    /** Requests in flight: what a shutdown waits for, and cancels. */
+    requests: RequestRegistry;
     /** Whether a session opened now is offered `completions`. */
     completions: () => boolean;
     health: HealthRoutesOptions['health'];
@@ -90,9 +92,6 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     const mcp = new McpEndpoint({ ...options, limiter, reject, cacheScope });
 
     let draining = false;
-    // Counted until the response is written, not until the handler returns: closing in between would lose the answer.
-    let openPosts = 0;
-    const postsDone: (() => void)[] = [];
     // Decided per request, from the current auth mode: a reload that turns auth on closes them at once.
     const authMode = () => options.policy().authenticator.mode;
     const operatorToken = options.operatorToken === undefined ? undefined : bearerCheck(options.operatorToken);
@@ -120,12 +119,8 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
             res.setHeader('allow', 'GET, POST, DELETE');
             return reject(res, 'method_not_allowed');
         }
-        if (method === 'POST') {
-            openPosts++;
-            res.once('close', () => {
-                if (--openPosts === 0) for (const resolve of postsDone.splice(0)) resolve();
-            });
-        }
+        // Held until the response is written, not until the handler returns: closing in between would lose the answer.
+        if (method === 'POST') res.once('close', options.requests.hold());
         if (draining) {
             res.setHeader('connection', 'close');
             return reject(res, 'shutting_down');
@@ -164,8 +159,9 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
         url: `${listening.origin}${options.path}`,
         drain() {
             draining = true;
+            options.requests.refuseNew();
         },
-        settled: timeoutMs => whenIdle(() => openPosts === 0, postsDone, timeoutMs),
+        settled: timeoutMs => options.requests.settled(timeoutMs),
         async close() {
             stopSweeping();
             for (const session of [...sessions.values()]) if (session.transport === 'http') mcp.close(session);

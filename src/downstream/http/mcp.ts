@@ -32,6 +32,7 @@ import { errorResponse, initialize, invalidParams, type CacheScope, type Dispatc
 import { claimedVersion, claimsVersion, headerMismatch, isModernVersion, modernMetaOf, unsupportedVersionError } from '../era.js';
 import { revisionOf, type Revision } from '../revisions.js';
 import { readMessages, refusalAnswer, type Inbound, type Refusal, type RefusalReason } from '../inbound.js';
+import { BEGIN_REFUSALS, type RequestRegistry, type Ticket } from '../requests.js';
 import type { Session, SessionTable } from '../sessions.js';
 import { honouredFilter, type Subscriptions } from '../subscriptions.js';
 import { readBody } from './body.js';
@@ -44,6 +45,8 @@ export interface McpEndpointOptions {
     dispatcher: Dispatcher;
     sessions: SessionTable;
     subscriptions: Subscriptions;
+    /** Requests in flight: a session's in its id's scope, a 2026-07-28 POST's in its own (its response). */
+    requests: RequestRegistry;
     limiter: RateLimiter;
     reject: Reject;
     maxBodyBytes: number;
@@ -170,18 +173,27 @@ export class McpEndpoint {
             caller: this.options.sessions.callerFor(client.id),
             revision: modernRevision(requested),
             completions: this.options.completions(),
-            requests: new Map(),
             cacheScope: this.options.cacheScope()
         };
         if (message.method === 'subscriptions/listen') return this.#listen(message, context, { client, quotaKey }, res);
         if (!dispatcher.serves(message.method, context)) return reject(res, 'unknown_method', { id });
+        // Its own scope: no id is in use there, so only a shutdown refuses it.
+        const ticket = this.options.requests.begin(res, message.id, 'call');
+        if (typeof ticket === 'string') return reject(res, 'shutting_down', { id });
+        this.#doneWith(res, [ticket]);
         const forwarded = { requestId, headers: paramHeaders(req) };
-        const cancel = new AbortController();
-        res.once('close', () => {
-            if (!res.writableFinished) cancel.abort();
-        });
         const reply = new Reply(res, {}, false, this.#cutWhenStalled('answer', { client: client.id }), true);
-        reply.finish([await dispatcher.answer(message, { context, cancel, notify: reply.notify, forwarded })]);
+        reply.finish([await dispatcher.answer(message, { context, signal: ticket.signal, notify: reply.notify, forwarded })]);
+    }
+
+    /** In flight until the response is written; a client gone before then cancels them (their upstream calls stop). */
+    #doneWith(res: ServerResponse, tickets: Ticket[]): void {
+        res.once('close', () => {
+            for (const ticket of tickets) {
+                if (!res.writableFinished) ticket.cancel();
+                ticket.done();
+            }
+        });
     }
 
     /** The response is the subscription's stream: it opens with the acknowledgment, and the client closing it ends it. */
@@ -191,6 +203,9 @@ export class McpEndpoint {
             const { code, message } = invalidParams(request.method);
             return sendJson(res, 200, errorResponse(request, { code, message }));
         }
+        const ticket = this.options.requests.begin(res, request.id, 'listen');
+        if (typeof ticket === 'string') return this.options.reject(res, 'shutting_down', { id: request.id });
+        res.once('close', () => ticket.done());
         let stream: SseStream | undefined;
         const sse = this.#cutWhenStalled('subscription', { client: client.id });
         const sink = { send: (message: JSONRPCMessage) => (stream ??= new SseStream(res, {}, sse)).send(message), end: () => stream?.close() };
@@ -301,22 +316,22 @@ export class McpEndpoint {
         const requests: JSONRPCRequest[] = [];
         for (const message of messages) {
             if (isRequest(message)) requests.push(message);
-            else if ('method' in message) dispatcher.notification(message, session);
+            else if ('method' in message) this.options.requests.cancelNamed(message, session.id);
             // A response: the gateway sends clients no requests, so nothing awaits one.
         }
         const headers = { 'mcp-session-id': session.id };
         const refused = refusals.map(refusalAnswer) as JSONRPCResponse[];
         if (requests.length === 0 && refused.length === 0) return sendEmpty(res, 202, headers);
-        const cancels = requests.map(() => new AbortController());
-        // A client gone before its answers were written: the upstream calls stop too.
-        res.once('close', () => {
-            if (!res.writableFinished) for (const cancel of cancels) cancel.abort();
-        });
+        const taken: Ticket[] = [];
+        this.#doneWith(res, taken);
         const reply = new Reply(res, headers, batch, this.#cutWhenStalled('answer', { session: session.record.nonce }));
-        const answers = await Promise.all(
-            requests.map((request, index) => dispatcher.answer(request, { context: session, cancel: cancels[index]!, notify: reply.notify, forwarded }))
-        );
-        reply.finish([...refused, ...answers]);
+        const answers = requests.map(async request => {
+            const ticket = this.options.requests.begin(session.id, request.id, 'call');
+            if (typeof ticket === 'string') return errorResponse(request, BEGIN_REFUSALS[ticket]);
+            taken.push(ticket);
+            return dispatcher.answer(request, { context: session, signal: ticket.signal, notify: reply.notify, forwarded });
+        });
+        reply.finish([...refused, ...(await Promise.all(answers))]);
     }
 }
 
