@@ -113,6 +113,30 @@ describe('requests in flight on stdio', () => {
         await waitFor(async () => (await channel.stats()).slowCancelled === 2, 30_000, 'both requests to be cancelled upstream');
     });
 
+    test('draining, new requests are refused as over HTTP (-32000, with their id) and the process exits once the one in flight is over', { timeout: 120_000 }, async t => {
+        const channel = await stdioGateway(t, 100_000);
+        channel.send(slowGet('slow'));
+        await slowStarted(channel, 1);
+        const exited = once(channel.child, 'exit');
+        channel.child.kill('SIGTERM');
+        let pings = 0;
+        let refused: JsonRpcMessage | undefined;
+        // The signal is handled between two lines: the first ping answered with an error is the first one after it.
+        await waitFor(
+            async () => {
+                channel.send({ jsonrpc: '2.0', id: ++pings, method: 'ping' });
+                const answer = await channel.answerTo(pings);
+                if (answer.error !== undefined) refused = answer;
+                return refused !== undefined;
+            },
+            30_000,
+            'a request to be refused'
+        );
+        assert.deepEqual(refused, { jsonrpc: '2.0', id: pings, error: { code: -32000, message: 'Gateway is shutting down; try again later' } });
+        channel.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slow' } });
+        await exited;
+    });
+
     test('a shutdown answers the requests it stops waiting for, of both eras, before the process exits', { timeout: 120_000 }, async t => {
         const channel = await stdioGateway(t, 500);
         channel.send(slowGet(1));
