@@ -1,15 +1,20 @@
 /**
- * What both transports do with a client's messages once framed and read
- * (inbound.ts): the checks of a 2026-07-28 request in the revision's order, its
- * context, `subscriptions/listen`, notifications, and serving requests through
- * the one registry of requests in flight (requests.ts) and the dispatcher. The
- * same message gets the same JSON-RPC outcome on both; a transport keeps only
- * what is its own (HTTP: headers, statuses, streams; stdio: lines).
+ * What both transports do with a client's text once they have bounded its size:
+ * framing (`frame`: JSON, depth, the revision's batch rule), the envelope of
+ * each message (inbound.ts), the era (`claimsStateless`), the checks of a
+ * 2026-07-28 request in the revision's order and its context,
+ * `subscriptions/listen`, notifications, and serving requests through the one
+ * registry of requests in flight (requests.ts) and the dispatcher. The same
+ * message gets the same JSON-RPC outcome on both; a transport keeps only what
+ * is its own (HTTP: headers, statuses, streams, session lookup, `initialize`
+ * opening a session; stdio: lines, writes, EOF, its channel's session).
  */
 import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
 import type { RequestId } from '../lib/json-rpc.js';
+import { NOT_JSON, readJson } from '../lib/json-text.js';
+import { judgeBatch } from './batches.js';
 import { errorResponse, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from './dispatcher.js';
-import { claimedVersion, headerMismatch, isModernVersion, modernMetaOf, unsupportedVersionError, type MirroredHeaders } from './era.js';
+import { claimedVersion, claimsVersion, headerMismatch, isModernVersion, modernMetaOf, unsupportedVersionError, type MirroredHeaders } from './era.js';
 import { BEGIN_REFUSALS, Ticket, type RequestRegistry, type RequestScope } from './requests.js';
 import { revisionOf, type Revision } from './revisions.js';
 import type { SessionTable } from './sessions.js';
@@ -53,6 +58,32 @@ const SUBSCRIPTION_REFUSALS = {
     too_many_subscriptions: 'Too many subscriptions; try again later',
     client_subscription_limit: 'Too many subscriptions for this client; close unused ones'
 } as const;
+
+/** What a body or line holds, parsed, bounded and its batch allowed; or why not (answered without an id). */
+export type Framed = { ok: true; value: unknown; messages: number } | { ok: false; reason: 'parse_error' | 'too_deep' | 'batch_refused'; error: { code: number; message: string } };
+
+/**
+ * The first rungs, after the transport's own size bound: JSON (nesting bounded, a byte order mark allowed), then a
+ * batch only where `revision` has them, of at most `maxBatch` messages. `text` undefined: no UTF-8 (HTTP).
+ */
+export function frame(text: string | undefined, maxDepth: number, revision: string | undefined, maxBatch: number): Framed {
+    const read = text === undefined ? NOT_JSON : readJson(text, maxDepth);
+    if (!read.ok) return read;
+    const verdict = judgeBatch(read.value, revision, maxBatch);
+    if (!verdict.ok) return { ok: false, reason: 'batch_refused', error: { code: -32600, message: verdict.message } };
+    return { ok: true, value: read.value, messages: verdict.messages };
+}
+
+/**
+ * The era of a lone message (2026-07-28 versioning: the body decides): one whose `_meta` claims a protocol version
+ * (well-formed or not) is of the stateless revision, whatever the headers or session say; `initialize` is the
+ * handshake whatever its `_meta`. A batch never is.
+ */
+export function claimsStateless(value: unknown): boolean {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+    const message = value as { method?: unknown; params?: unknown };
+    return message.method !== 'initialize' && claimsVersion(message.params);
+}
 
 /** Who sends a request, as its transport established it; and where what concerns it goes. */
 export interface Channel {

@@ -17,17 +17,15 @@
 import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest } from '@modelcontextprotocol/client';
 import { ANONYMOUS_CLIENT_ID } from '../config/policy-schema.js';
-import { readJson } from '../lib/json-text.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
 import { inRequest, requestIdFrom } from '../diagnostics/log-context.js';
 import type { ClientProfile } from '../policy/clients.js';
 import { LineReader } from '../upstream/lines.js';
-import { judgeBatch, MAX_BATCH_MESSAGES } from './batches.js';
+import { MAX_BATCH_MESSAGES } from './batches.js';
 import type { Subscriber } from './delivery.js';
 import { readMessages, refusalAnswer } from './inbound.js';
 import { errorResponse, initialize, invalidParams, type Dispatcher, type Exchange } from './dispatcher.js';
-import { claimsVersion } from './era.js';
-import { InboundPipeline, isRefusal, refusalMessage, type Channel, type StatelessCaller } from './pipeline.js';
+import { claimsStateless, frame, InboundPipeline, isRefusal, refusalMessage, type Channel, type StatelessCaller } from './pipeline.js';
 import type { RequestRegistry, Ticket } from './requests.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { Endpoint } from './endpoint.js';
@@ -142,11 +140,9 @@ class StdioChannel {
 
     /** One line is one request (a batch's messages share its id): its lines name it, HTTP upstreams receive it. */
     async handle(line: string, forwarded: Exchange['forwarded']): Promise<void> {
-        const read = readJson(line, this.options.maxJsonDepth());
-        if (!read.ok) return this.unreadable(read.error);
-        const verdict = judgeBatch(read.value, this.#session.record.protocolVersion, MAX_BATCH_MESSAGES);
-        if (!verdict.ok) return this.unreadable({ code: -32600, message: verdict.message });
-        const { batch, messages, refusals } = readMessages(read.value);
+        const framed = frame(line, this.options.maxJsonDepth(), this.#session.record.protocolVersion, MAX_BATCH_MESSAGES);
+        if (!framed.ok) return this.unreadable(framed.error);
+        const { batch, messages, refusals } = readMessages(framed.value);
         const channel: Channel = { scope: SESSION_ID, notify: this.write, forwarded };
         const taken: Ticket[] = [];
         const answers = messages.map(message => this.#take(message, channel, taken));
@@ -164,7 +160,7 @@ class StdioChannel {
         if (!('method' in message)) return undefined;
         if (!('id' in message)) return this.#notification(message, channel);
         if (message.method === 'initialize') return this.#initialize(message, taken);
-        if (claimsVersion(message.params)) return this.#stateless(message, channel, taken);
+        if (claimsStateless(message)) return this.#stateless(message, channel, taken);
         return this.#pipeline.answer(message, this.#session, channel, taken);
     }
 

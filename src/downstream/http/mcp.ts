@@ -6,16 +6,17 @@
  * `Mcp-Session-Id`; another client's session is answered like one that does
  * not exist, so session ids are not confirmed to strangers.
  *
- * A body is read as stdio reads a line (inbound.ts): a lone message that is
+ * A body is read and served as stdio reads and serves a line (../pipeline.ts),
+ * with HTTP's statuses added: a lone message that is
  * not a valid one is HTTP 400 with its JSON-RPC error (-32600, or -32602 for
  * params that are no object, 200 in a session), a batch answers each bad item
  * in its array.
  *
  * A POST of the stateless revision (2026-07-28: its `MCP-Protocol-Version`
  * header, or its `_meta`, names it) is served on its own, no session, checked
- * in this order: `_meta` without a version 400 -32602, its mirrored headers
- * against the body 400 -32020 (HeaderMismatch), an unsupported version 400
- * -32022, malformed `_meta` 400 -32602; then a method not served 404, a
+ * in the pipeline's order: `_meta` without a version 400 -32602, its mirrored
+ * headers against the body 400 -32020 (HeaderMismatch), an unsupported version
+ * 400 -32022, malformed `_meta` 400 -32602; then a method not served 404, a
  * notification 202.
  * `Mcp-Session-Id` on such a request is ignored (a live one too), never minted nor echoed.
  */
@@ -24,14 +25,13 @@ import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse } from '@modelcont
 import type { Reject, RejectionReason } from '../../http-server/rejections.js';
 import { sendEmpty, sendJson } from '../../http-server/respond.js';
 import { isRequest } from '../../lib/json-rpc.js';
-import { NOT_JSON, readJson } from '../../lib/json-text.js';
 import type { Logger } from '../../diagnostics/logger.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
-import { batchLimit, judgeBatch } from '../batches.js';
+import { batchLimit } from '../batches.js';
 import { errorResponse, initialize, invalidParams, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
-import { claimsVersion, isModernVersion, unsupportedVersionError, type MirroredHeaders } from '../era.js';
+import { isModernVersion, unsupportedVersionError, type MirroredHeaders } from '../era.js';
 import { readMessages, refusalAnswer, type Inbound, type Refusal, type RefusalReason } from '../inbound.js';
-import { InboundPipeline, isAnswered, isRefusal, refusalMessage, UNASKED_RESPONSE, type Channel, type PipelineRefusal } from '../pipeline.js';
+import { claimsStateless, frame, InboundPipeline, isAnswered, isRefusal, refusalMessage, UNASKED_RESPONSE, type Channel, type PipelineRefusal } from '../pipeline.js';
 import type { RequestRegistry, Ticket } from '../requests.js';
 import type { Session, SessionTable } from '../sessions.js';
 import type { Subscriptions } from '../subscriptions.js';
@@ -82,11 +82,15 @@ export class McpEndpoint {
         const session = modernHeader || req.headers['mcp-session-id'] === undefined ? undefined : this.#sessionOf(req, res, admitted);
         if (session === null || !this.#acceptable(req, res)) return;
         if (session !== undefined) this.#holdOpen(session, res);
-        const value = await this.#readJsonBody(req, res, session);
-        if (value === UNREAD) return;
+        const text = await this.#readBodyText(req, res, session);
+        if (text === UNREAD) return;
         // Without a session only a stateless revision's header names one (and none of them has batches).
         const revision = session?.record.protocolVersion ?? (modernHeader ? header(req, 'mcp-protocol-version') : undefined);
-        if (!(await this.#admitBatch(value, revision, admitted, res))) return;
+        const framed = frame(text, this.options.maxJsonDepth(), revision, batchLimit(admitted.client.rateLimit));
+        // Before anything walks it: neither the message nor its id is echoed.
+        if (!framed.ok) return this.options.reject(res, framed.reason, { message: framed.error.message });
+        if (!(await this.#payBatch(framed.messages, admitted, res))) return;
+        const { value } = framed;
         const inbound = readMessages(value);
         const { batch, messages, refusals } = inbound;
         if (!batch && refusals.length > 0) return this.#refuse(res, refusals[0]!, session);
@@ -94,7 +98,7 @@ export class McpEndpoint {
         if (messages.length === 0 && refusals.length === 0) return sendEmpty(res, 202, session === undefined ? {} : { 'mcp-session-id': session.id });
         // The body decides the era (2026-07-28 versioning): a stateless one is served so on a live session too, its
         // Mcp-Session-Id ignored, and its headers checked against it like any other.
-        if ((session === undefined && modernHeader) || isStateless(value)) return this.#serveStateless(messages[0]!, req, res, admitted, requestId);
+        if ((session === undefined && modernHeader) || claimsStateless(value)) return this.#serveStateless(messages[0]!, req, res, admitted, requestId);
         if (!protocolVersionAccepted(req)) {
             const id = !batch && messages[0] !== undefined && 'id' in messages[0] ? messages[0].id : null;
             return this.options.reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(String(req.headers['mcp-protocol-version']), 'header').data, id });
@@ -112,8 +116,8 @@ export class McpEndpoint {
         return false;
     }
 
-    /** The body as JSON (bounded in size and depth), or UNREAD once refused (or its client gone). */
-    async #readJsonBody(req: IncomingMessage, res: ServerResponse, session: Session | undefined): Promise<unknown> {
+    /** The body's text (bounded in size; undefined when it is no UTF-8), or UNREAD once refused (or its client gone). */
+    async #readBodyText(req: IncomingMessage, res: ServerResponse, session: Session | undefined): Promise<string | undefined | typeof UNREAD> {
         const { reject } = this.options;
         const body = await readBody(req, this.options.maxBodyBytes);
         if (body.kind === 'gone') return UNREAD;
@@ -121,12 +125,7 @@ export class McpEndpoint {
         if (session !== undefined && this.options.sessions.get(session.id) !== session) reject(res, 'session_not_found');
         else if (body.kind === 'too_large') reject(res, 'body_too_large');
         else if (body.kind === 'unsupported_encoding') reject(res, 'unsupported_encoding');
-        else {
-            const read = body.kind === 'undecodable' ? NOT_JSON : readJson(body.text, this.options.maxJsonDepth());
-            if (read.ok) return read.value;
-            // Before anything walks it: neither the message nor its id is echoed.
-            reject(res, read.reason, { message: read.error.message });
-        }
+        else return body.kind === 'undecodable' ? undefined : body.text;
         return UNREAD;
     }
 
@@ -255,16 +254,11 @@ export class McpEndpoint {
     }
 
     /**
-     * A batch only where the revision has them (without a session none does: a stateless revision has none, and
-     * nothing is batched before initialize); its other messages pay their tokens now, all or none.
+     * A batch (only where the revision has them: without a session none does, a stateless revision has none, and
+     * nothing is batched before initialize) pays for its other messages now, all or none.
      */
-    async #admitBatch(value: unknown, revision: string | undefined, { client, quotaKey }: Admitted, res: ServerResponse): Promise<boolean> {
-        const verdict = judgeBatch(value, revision, batchLimit(client.rateLimit));
-        if (!verdict.ok) {
-            this.options.reject(res, 'batch_refused', { message: verdict.message });
-            return false;
-        }
-        return verdict.messages === 1 || takeTokens(this.options.limiter, client, quotaKey, res, this.options.reject, verdict.messages - 1);
+    async #payBatch(messages: number, { client, quotaKey }: Admitted, res: ServerResponse): Promise<boolean> {
+        return messages === 1 || takeTokens(this.options.limiter, client, quotaKey, res, this.options.reject, messages - 1);
     }
 
     /** A lone message refused: HTTP 400, but a -32602 in a session is a 200, as the dispatcher's own -32602s are. */
@@ -330,16 +324,6 @@ export class McpEndpoint {
         const answers = requests.map(request => this.#pipeline.answer(request, session, channel, taken));
         reply.finish([...refused, ...(await Promise.all(answers))]);
     }
-}
-
-/**
- * A single message whose `_meta` claims a protocol version (well-formed or not): the stateless revision, whatever the headers say. An
- * `initialize` selects the handshake era whatever its `_meta` (as on stdio).
- */
-function isStateless(value: unknown): boolean {
-    if (Array.isArray(value)) return false;
-    const message = value as { method?: unknown; params?: unknown };
-    return message.method !== 'initialize' && claimsVersion(message.params);
 }
 
 /** Most `Mcp-Param-*` headers passed on from one request (Node bounds their total size already). */
