@@ -92,10 +92,16 @@ export interface Initialized {
     result: InitializeResult;
 }
 
-/** The answer to `initialize`, or undefined when its params are malformed. */
-export function initialize(params: Params, completions: boolean): Initialized | undefined {
-    const valid = initializeParams(params);
-    if (valid === undefined) return undefined;
+/** A second `initialize` in a session (2025 lifecycle: one per session), on either transport. */
+export const ALREADY_INITIALIZED = { code: ProtocolErrorCode.InvalidRequest, message: 'Invalid Request: Server already initialized' };
+
+/** What an `initialize` settles (the transport opens or renegotiates its session with it), or the -32602 answering it. */
+export function initialize(request: JSONRPCRequest, completions: boolean): Initialized | JSONRPCErrorResponse {
+    const valid = initializeParams(request.params);
+    if (valid === undefined) {
+        const { code, message } = invalidParams(request.method);
+        return errorResponse(request, { code, message });
+    }
     const protocolVersion = negotiateVersion(valid.protocolVersion);
     const capabilities = { prompts: { listChanged: true }, ...(completions ? { completions: {} } : {}) };
     return { params: valid, protocolVersion, result: { protocolVersion, capabilities, serverInfo: GATEWAY_INFO } };
@@ -164,7 +170,7 @@ export class Dispatcher {
         const { service } = this.options;
         const { context, signal } = exchange;
         if (method === 'initialize' && !context.revision.modern) {
-            throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'Invalid Request: Server already initialized');
+            throw new ProtocolError(ALREADY_INITIALIZED.code, ALREADY_INITIALIZED.message);
         }
         if (!this.serves(method, context)) throw methodNotFound();
         switch (method) {

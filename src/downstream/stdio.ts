@@ -24,7 +24,7 @@ import { LineReader } from '../upstream/lines.js';
 import { MAX_BATCH_MESSAGES } from './batches.js';
 import type { Subscriber } from './delivery.js';
 import { readMessages, refusalAnswer } from './inbound.js';
-import { errorResponse, initialize, invalidParams, type Dispatcher, type Exchange } from './dispatcher.js';
+import { ALREADY_INITIALIZED, errorResponse, initialize, type Dispatcher, type Exchange } from './dispatcher.js';
 import { claimsStateless, frame, InboundPipeline, isRefusal, refusalMessage, type Channel, type StatelessCaller } from './pipeline.js';
 import type { RequestRegistry, Ticket } from './requests.js';
 import type { Subscriptions } from './subscriptions.js';
@@ -34,8 +34,6 @@ import { LATEST_PROTOCOL_VERSION } from './versions.js';
 
 /** The channel's session id, and the scope of its requests in flight (both eras': one id space). */
 const SESSION_ID = 'stdio';
-
-const ALREADY_INITIALIZED = { code: -32600, message: 'Invalid Request: Server already initialized' };
 
 /** Nothing to end on stdio: the channel outlives a subscription. */
 const NO_END = (): void => {};
@@ -185,11 +183,8 @@ class StdioChannel {
         if (isRefusal(ticket)) return refusalMessage(ticket);
         taken.push(ticket);
         if (this.#handshakeDone) return errorResponse(request, ALREADY_INITIALIZED);
-        const initialized = initialize(request.params, this.options.completions());
-        if (initialized === undefined) {
-            const { code, message } = invalidParams('initialize');
-            return errorResponse(request, { code, message });
-        }
+        const initialized = initialize(request, this.options.completions());
+        if ('error' in initialized) return initialized;
         this.#handshakeDone = true;
         this.#session.renegotiate(this.#record(initialized.protocolVersion));
         return { jsonrpc: '2.0', id: request.id, result: initialized.result };

@@ -28,7 +28,7 @@ import { isRequest } from '../../lib/json-rpc.js';
 import type { Logger } from '../../diagnostics/logger.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit } from '../batches.js';
-import { errorResponse, initialize, invalidParams, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
+import { initialize, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
 import { isModernVersion, unsupportedVersionError, type MirroredHeaders } from '../era.js';
 import { readMessages, refusalAnswer, type Inbound, type Refusal, type RefusalReason } from '../inbound.js';
 import { claimsStateless, frame, InboundPipeline, isAnswered, isRefusal, refusalMessage, UNASKED_RESPONSE, type Channel, type PipelineRefusal } from '../pipeline.js';
@@ -277,11 +277,8 @@ export class McpEndpoint {
         const request = messages[0];
         if (Array.isArray(value) || request === undefined || !isRequest(request) || request.method !== 'initialize') return reject(res, 'session_required');
         const completions = this.options.completions();
-        const initialized = initialize(request.params, completions);
-        if (initialized === undefined) {
-            const { code, message } = invalidParams('initialize');
-            return sendJson(res, 200, errorResponse(request, { code, message }));
-        }
+        const initialized = initialize(request, completions);
+        if ('error' in initialized) return sendJson(res, 200, initialized);
         if (sessions.full) return reject(res, 'too_many_sessions');
         const now = Date.now();
         const { protocolVersion } = initialized;
