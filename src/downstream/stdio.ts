@@ -1,9 +1,10 @@
 /**
  * The downstream side over stdio: one client, one session, newline-delimited
- * JSON-RPC on the process's stdin and stdout, served by the same dispatcher as
- * HTTP. A line is bounded by limits.maxBodyBytes and by limits.maxJsonDepth,
- * and read as HTTP reads a body (inbound.ts): what is no valid message gets a
- * JSON-RPC error under its id when it has a readable one. Until `initialize`
+ * JSON-RPC on the process's stdin and stdout, read and served as HTTP reads and
+ * serves a body (pipeline.ts). A line is bounded by limits.maxBodyBytes and by
+ * limits.maxJsonDepth: what is no valid message gets a JSON-RPC error under its
+ * id when it has a readable one. The channel is one id space for requests in
+ * flight, and closing stdin cancels every one of them. Until `initialize`
  * the session speaks the newest revision, and a second `initialize` is
  * refused; notifications wait until the client has sent
  * `notifications/initialized`.
