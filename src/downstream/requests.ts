@@ -42,9 +42,11 @@ export function abortedByShutdown(signal: AbortSignal): boolean {
     return signal.aborted && signal.reason === SHUTDOWN;
 }
 
-/** One request in flight: its signal stops its work; `done` once its answer is written (or none is due). */
-export class Ticket {
-    readonly #controller = new AbortController();
+/**
+ * One request in flight: its signal stops its work; `done` once its answer is written (or none is due). Its own
+ * controller (one object per request, as the controller alone was before).
+ */
+export class Ticket extends AbortController {
     #open = true;
 
     constructor(
@@ -52,10 +54,8 @@ export class Ticket {
         readonly id: RequestId,
         readonly kind: RequestKind,
         private readonly registry: RequestRegistry
-    ) {}
-
-    get signal(): AbortSignal {
-        return this.#controller.signal;
+    ) {
+        super();
     }
 
     /** The client cancelled it or went away: its work stops and no answer is sent. */
@@ -67,11 +67,6 @@ export class Ticket {
         if (!this.#open) return;
         this.#open = false;
         this.registry.finish(this);
-    }
-
-    /** @internal the registry's */
-    abort(reason: Error): void {
-        if (!this.#controller.signal.aborted) this.#controller.abort(reason);
     }
 }
 
