@@ -107,7 +107,7 @@ export function initialize(request: JSONRPCRequest, completions: boolean): Initi
     return { params: valid, protocolVersion, result: { protocolVersion, capabilities, serverInfo: GATEWAY_INFO } };
 }
 
-export function invalidParams(method: string): ProtocolError {
+function invalidParams(method: string): ProtocolError {
     return new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params for ${method}`);
 }
 
