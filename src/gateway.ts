@@ -14,7 +14,7 @@ import { FaultCounters } from './diagnostics/faults.js';
 import { describeError, logRedactor, setLogSecrets, type Logger } from './diagnostics/logger.js';
 import { ChangeDelivery } from './downstream/delivery.js';
 import { Dispatcher } from './downstream/dispatcher.js';
-import { InFlight } from './downstream/in-flight.js';
+import { RequestRegistry } from './downstream/requests.js';
 import { SessionSeal } from './downstream/session-seal.js';
 import { SessionTable } from './downstream/sessions.js';
 import { Subscriptions } from './downstream/subscriptions.js';
@@ -77,7 +77,7 @@ interface Parts {
     shared: SharedState;
     sessions: SessionTable;
     subscriptions: Subscriptions;
-    inFlight: InFlight;
+    requests: RequestRegistry;
     dispatcher: Dispatcher;
 }
 
@@ -116,13 +116,13 @@ async function composeParts(live: LiveSettings, options: GatewayOptions): Promis
     });
     // Before anything else that could fail: started, it must be closed (its timers and connections).
     const shared = await startSharedState(config, logger);
-    const sessions = sessionTable(live, delivery, shared);
+    const requests = new RequestRegistry();
+    const sessions = sessionTable(live, delivery, shared, requests);
     const subscriptions = new Subscriptions(delivery, () => live.config.subscriptions);
-    const inFlight = new InFlight();
     // A list is not worth keeping longer than the gateway can vouch for it.
     const listTtlMs = () => Math.min(live.config.caching.listTtlMs, catalog.freshForMs() ?? Infinity);
-    const dispatcher = new Dispatcher({ service, inFlight, logger, ttlMs: () => ({ list: listTtlMs(), discover: live.config.caching.discoverTtlMs }) });
-    return { live, faults, telemetry, pool, catalog, service, delivery, shared, sessions, subscriptions, inFlight, dispatcher };
+    const dispatcher = new Dispatcher({ service, logger, ttlMs: () => ({ list: listTtlMs(), discover: live.config.caching.discoverTtlMs }) });
+    return { live, faults, telemetry, pool, catalog, service, delivery, shared, sessions, subscriptions, requests, dispatcher };
 }
 
 function upstreamPool(live: LiveSettings, telemetry: Telemetry, logger: Logger): UpstreamPool {
@@ -140,10 +140,11 @@ function upstreamPool(live: LiveSettings, telemetry: Telemetry, logger: Logger):
     );
 }
 
-function sessionTable(live: LiveSettings, delivery: ChangeDelivery, shared: SharedState): SessionTable {
+function sessionTable(live: LiveSettings, delivery: ChangeDelivery, shared: SharedState, requests: RequestRegistry): SessionTable {
     const { config } = live;
     return new SessionTable({
         delivery,
+        requests,
         // Read per request, so a reload's policy applies to sessions already open.
         callerFor: (clientId: string): Caller => ({
             scope: clientId,

@@ -16,8 +16,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../src/gateway.js';
-import { closeAfter, ROOT, startHttpFixture, startTestGateway, stopChild, upstreamsReady } from './helpers.js';
-import { initializeBody, modernHeaders, modernMeta, modernRequest, openRawSession, post, type JsonRpcMessage } from './raw-http.js';
+import { closeAfter, ROOT, startHttpFixture, startTestGateway, stopChild, upstreamsReady, waitFor } from './helpers.js';
+import { initializeBody, messagesOf, modernHeaders, modernMeta, modernRequest, openRawSession, post, type JsonRpcMessage } from './raw-http.js';
 
 const CLI = path.join(ROOT, 'dist/cli.js');
 const MAX_JSON_DEPTH = 16;
@@ -44,6 +44,8 @@ interface Row {
     status: number;
     /** Where a transport rule makes stdio differ (the plan's "T" rows): its own expectation. */
     stdio?: Outcome;
+    /** Why the error messages differ though the outcome is the same (compared otherwise). */
+    messagesDiffer?: string;
 }
 
 const json = (value: unknown) => JSON.stringify(value);
@@ -172,8 +174,22 @@ const ROWS: Row[] = [
         status: 200
     },
     { name: '18 a batch in a 2025-11-25 session: -32600, no id', context: 'S', text: `[${ping(1)},${ping(2)}]`, expect: error(-32600), status: 400 },
-    { name: '18 a stateless batch: -32600, no id', context: 'M', text: json([modern('prompts/list', {}, 1), modern('prompts/list', {}, 2)]), expect: error(-32600), status: 400 },
-    { name: '18 a batch before initialize: -32600, no id', context: 'N', text: `[${ping(1)},${ping(2)}]`, expect: error(-32600), status: 400 },
+    {
+        name: '18 a stateless batch: -32600, no id',
+        context: 'M',
+        text: json([modern('prompts/list', {}, 1), modern('prompts/list', {}, 2)]),
+        expect: error(-32600),
+        status: 400,
+        messagesDiffer: 'the stdio channel is a 2025-11-25 session until initialize, and the message names the revision'
+    },
+    {
+        name: '18 a batch before initialize: -32600, no id',
+        context: 'N',
+        text: `[${ping(1)},${ping(2)}]`,
+        expect: error(-32600),
+        status: 400,
+        messagesDiffer: 'the stdio channel is a 2025-11-25 session until initialize, and the message names the revision'
+    },
     {
         name: '20 initialize with bad params: -32602 with its id',
         context: 'N',
@@ -228,6 +244,13 @@ const ROWS: Row[] = [
         stdio: result(1)
     },
     {
+        name: '27 subscriptions/listen with notifications that are no object: -32602 with its id',
+        context: 'M',
+        text: json(modern('subscriptions/listen', { notifications: 1 })),
+        expect: error(-32602, 1),
+        status: 200
+    },
+    {
         name: '28 nested deeper than limits.maxJsonDepth: -32600, no id',
         context: 'S',
         text: json({ jsonrpc: '2.0', id: 1, method: 'ping', params: { _meta: { deep: JSON.parse(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`) as unknown } } }),
@@ -252,8 +275,8 @@ function outcomeOf(answers: JsonRpcMessage[], batch: boolean): Outcome {
     return reduced[0]!;
 }
 
-/** Each error's `data`, compared across the transports as it is (the -32022's supported and requested versions). */
-const dataOf = (answers: JsonRpcMessage[]) => answers.map(answer => answer.error?.data);
+/** Each error's message and `data`, compared across the transports as they are (the -32022's supported and requested versions). */
+const errorsOf = (answers: JsonRpcMessage[]) => answers.map(answer => ({ message: answer.error?.message, data: answer.error?.data }));
 
 /** A `--stdio` gateway: a line in, its answers (if any) out, read up to the answer of the ping sent after it. */
 class StdioGateway {
@@ -335,7 +358,7 @@ describe('the same message gets the same JSON-RPC outcome over HTTP and stdio', 
         closeAfter(suite, () => fixture.close());
         const config = {
             limits: { maxJsonDepth: MAX_JSON_DEPTH, maxBodyBytes: MAX_BODY_BYTES },
-            upstreams: [{ id: 'up', transport: 'streamable-http', url: fixture.url, pingIntervalMs: 0 }]
+            upstreams: [{ id: 'up', transport: 'streamable-http', url: fixture.url, pingIntervalMs: 0, timeoutMs: 120_000 }]
         };
         const dir = await mkdtemp(path.join(tmpdir(), 'gateway-differential-'));
         closeAfter(suite, () => rm(dir, { recursive: true, force: true }));
@@ -376,7 +399,40 @@ describe('the same message gets the same JSON-RPC outcome over HTTP and stdio', 
             const overStdio = await stdio[row.context]!.exchange(row.text, stdioExpected !== 'none');
             assert.deepEqual({ http: overHttp, stdio: outcomeOf(overStdio.answers, overStdio.batch) }, { http: row.expect, stdio: stdioExpected }, body);
             assert.equal(response.status, row.status, body);
-            if (row.stdio === undefined) assert.deepEqual(dataOf(overStdio.answers), dataOf(httpAnswers), 'the same error data');
+            if (row.stdio === undefined) {
+                const data = (answers: JsonRpcMessage[]) => errorsOf(answers).map(error => (row.messagesDiffer === undefined ? error : error.data));
+                assert.deepEqual(data(overStdio.answers), data(httpAnswers), 'the same error messages and data');
+            }
         });
     }
+
+    test('19 the same id twice in flight in a session (a slow prompt): the second -32600 with its id, the first untouched', { timeout: 120_000 }, async () => {
+        const slow = json({ jsonrpc: '2.0', id: 'dup', method: 'prompts/get', params: { name: 'up__slow', arguments: { ms: '60000' } } });
+        const again = json({ jsonrpc: '2.0', id: 'dup', method: 'ping' });
+        const cancel = json({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'dup' } });
+        const headers = sessions.S!;
+        const slowStarted = async () => {
+            const stats = await post(gateway.url!, { jsonrpc: '2.0', id: 'stats', method: 'prompts/get', params: { name: 'up__stats' } }, headers);
+            const [answer] = await messagesOf(stats);
+            return (JSON.parse((answer?.result as { messages: { content: { text: string } }[] }).messages[0]!.content.text) as { slowStarted: number }).slowStarted;
+        };
+        const before = await slowStarted();
+        const controller = new AbortController();
+        const first = post(gateway.url!, slow, headers, { signal: controller.signal }).then(response => response.text());
+        first.catch(() => {});
+        await waitFor(async () => (await slowStarted()) === before + 1, 30_000, 'the first request to reach the upstream over HTTP');
+        const overHttp = await post(gateway.url!, again, headers);
+        const httpAnswers = await messagesOf(overHttp);
+        assert.equal((await post(gateway.url!, cancel, headers)).status, 202);
+        controller.abort();
+
+        const channel = stdio.S!;
+        assert.deepEqual((await channel.exchange(slow, false)).answers, [], 'in flight: no answer yet');
+        await waitFor(async () => (await slowStarted()) === before + 2, 30_000, 'the first request to reach the upstream over stdio');
+        const overStdio = await channel.exchange(again, true);
+        assert.deepEqual((await channel.exchange(cancel, false)).answers, [], 'a cancelled request is not answered');
+        assert.deepEqual({ http: outcomeOf(httpAnswers, false), stdio: outcomeOf(overStdio.answers, false) }, { http: error(-32600, 'dup'), stdio: error(-32600, 'dup') });
+        assert.equal(overHttp.status, 200);
+        assert.deepEqual(errorsOf(overStdio.answers), errorsOf(httpAnswers));
+    });
 });

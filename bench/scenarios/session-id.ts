@@ -14,6 +14,7 @@ import { ChangeDelivery } from '../../src/downstream/delivery.js';
 import { LocalRevocations } from '../../src/downstream/revocations.js';
 import { SessionSeal } from '../../src/downstream/session-seal.js';
 import { SessionTable } from '../../src/downstream/sessions.js';
+import { RequestRegistry } from '../../src/downstream/requests.js';
 import { Bus } from '../../src/lib/bus.js';
 
 export interface SessionIdOptions {
@@ -49,7 +50,7 @@ interface Measure {
 
 function table(seal: SessionSeal, max: number): SessionTable {
     const delivery = new ChangeDelivery({ changes: new Bus<CatalogChange>(), currentView: () => undefined, fingerprint: () => '', logger: pino({ level: 'silent' }) });
-    return new SessionTable({ delivery, callerFor: scope => ({ scope, visible: () => true }), seal, revocations: new LocalRevocations(), max });
+    return new SessionTable({ delivery, callerFor: scope => ({ scope, visible: () => true }), seal, revocations: new LocalRevocations(), requests: new RequestRegistry(), max });
 }
 
 function measures(options: SessionIdOptions): Measure[] {

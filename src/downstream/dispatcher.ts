@@ -17,7 +17,8 @@
  * are (it throws JSON-RPC errors). Anything else is -32603 "Internal error":
  * messages never carry exception text, inputs or internals; the log gets them.
  * A request cancelled by its client, or whose session ended, gets no answer; one
- * reusing the id of a request still in flight in its session is -32600.
+ * the gateway stopped waiting for at shutdown gets -32603. Which requests are in
+ * flight (and so which ids are taken) is the transports' registry's (requests.ts).
  */
 import {
     ProtocolError,
@@ -30,12 +31,11 @@ import {
 } from '@modelcontextprotocol/client';
 import type { Caller, PromptService } from '../catalog/service.js';
 import { isInputRequired, type CallControl } from '../catalog/upstream-port.js';
-import { cancelledRequestId, type RequestId } from '../lib/json-rpc.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
 import { NO_RELAYED_CAPABILITIES, relayedClient } from '../protocol/capabilities.js';
 import { CODE, errorForClient, type RpcError } from '../protocol/errors.js';
 import { GATEWAY_INFO } from '../version.js';
-import type { InFlight } from './in-flight.js';
+import { abortedByShutdown, untilAborted } from './requests.js';
 import { completeParams, getParams, initializeParams, listParams, metaOf, type InitializeParams, type Params, type ProgressToken } from './params.js';
 import { META_KEYS, SUPPORTED_VERSIONS } from './era.js';
 import { adaptGetPrompt, adaptProgress, adaptPromptList, type Revision } from './revisions.js';
@@ -53,8 +53,6 @@ export interface RequestContext {
     readonly revision: Revision;
     /** Whether completion/complete is served (the gateway declared `completions`). */
     readonly completions: boolean;
-    /** Requests in flight by JSON-RPC id: `notifications/cancelled` aborts them. */
-    readonly requests: Map<RequestId, AbortController>;
     /** For 2026-07-28 list pages: "public" only when every caller is served the same view. */
     readonly cacheScope: CacheScope;
 }
@@ -62,8 +60,11 @@ export interface RequestContext {
 /** One request as its transport carries it. */
 export interface Exchange {
     context: RequestContext;
-    /** Aborted when the client cancels, goes away, or its session ends: the upstream call stops, the answer is dropped. */
-    cancel: AbortController;
+    /**
+     * Its ticket's (requests.ts): aborted when the client cancels, goes away, or its session ends (the upstream call
+     * stops, the answer is dropped), or at shutdown (answered -32603).
+     */
+    signal: AbortSignal;
     /** Sends a notification about this request (progress) where its answer goes; absent where none can go. */
     notify?: ((notification: JSONRPCNotification) => void) | undefined;
     /** What its upstream call carries of it: its request id, and the headers passed on. */
@@ -72,7 +73,6 @@ export interface Exchange {
 
 export interface DispatcherOptions {
     service: PromptService;
-    inFlight: InFlight;
     logger: Logger;
     /**
      * ttlMs of list pages (caching.listTtlMs, or less while the gateway cannot vouch for its lists that long) and of
@@ -89,16 +89,22 @@ export interface Initialized {
     result: InitializeResult;
 }
 
-/** The answer to `initialize`, or undefined when its params are malformed. */
-export function initialize(params: Params, completions: boolean): Initialized | undefined {
-    const valid = initializeParams(params);
-    if (valid === undefined) return undefined;
+/** A second `initialize` in a session (2025 lifecycle: one per session), on either transport. */
+export const ALREADY_INITIALIZED = { code: ProtocolErrorCode.InvalidRequest, message: 'Invalid Request: Server already initialized' };
+
+/** What an `initialize` settles (the transport opens or renegotiates its session with it), or the -32602 answering it. */
+export function initialize(request: JSONRPCRequest, completions: boolean): Initialized | JSONRPCErrorResponse {
+    const valid = initializeParams(request.params);
+    if (valid === undefined) {
+        const { code, message } = invalidParams(request.method);
+        return errorResponse(request, { code, message });
+    }
     const protocolVersion = negotiateVersion(valid.protocolVersion);
     const capabilities = { prompts: { listChanged: true }, ...(completions ? { completions: {} } : {}) };
     return { params: valid, protocolVersion, result: { protocolVersion, capabilities, serverInfo: GATEWAY_INFO } };
 }
 
-export function invalidParams(method: string): ProtocolError {
+function invalidParams(method: string): ProtocolError {
     return new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params for ${method}`);
 }
 
@@ -114,27 +120,14 @@ export class Dispatcher {
 
     /** The response to `request`; undefined when it was cancelled (no answer is due). Never throws. */
     async answer(request: JSONRPCRequest, exchange: Exchange): Promise<JSONRPCResponse | undefined> {
-        const { context, cancel } = exchange;
-        // Ids are how notifications/cancelled names a request: a second one in flight under the same id would make it ambiguous.
-        if (context.requests.has(request.id)) {
-            return errorResponse(request, { code: ProtocolErrorCode.InvalidRequest, message: 'Invalid Request: id already in use by a request in flight' });
-        }
-        context.requests.set(request.id, cancel);
+        const { context, signal } = exchange;
         try {
             const result = await this.#run(request, exchange);
-            if (cancel.signal.aborted) return undefined;
+            if (signal.aborted) return aborted(request, signal);
             return { jsonrpc: '2.0', id: request.id, result: context.revision.modern ? this.#modern(request.method, result, context) : result };
         } catch (error) {
-            return cancel.signal.aborted ? undefined : errorResponse(request, errorForClient(this.#errorOf(error, request.method), context.revision.modern));
-        } finally {
-            if (context.requests.get(request.id) === cancel) context.requests.delete(request.id);
+            return signal.aborted ? aborted(request, signal) : errorResponse(request, errorForClient(this.#errorOf(error, request.method), context.revision.modern));
         }
-    }
-
-    notification(notification: JSONRPCNotification, context: RequestContext): void {
-        if (notification.method !== 'notifications/cancelled') return;
-        const requestId = cancelledRequestId(notification);
-        if (requestId !== undefined) context.requests.get(requestId)?.abort();
     }
 
     /** Whether a request of the context's revision can be served here (else -32601; over HTTP, 404 for 2026-07-28). */
@@ -171,10 +164,10 @@ export class Dispatcher {
     async #run(request: JSONRPCRequest, exchange: Exchange): Promise<Record<string, unknown>> {
         const { method } = request;
         const params: Params = request.params;
-        const { service, inFlight } = this.options;
-        const { context } = exchange;
+        const { service } = this.options;
+        const { context, signal } = exchange;
         if (method === 'initialize' && !context.revision.modern) {
-            throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'Invalid Request: Server already initialized');
+            throw new ProtocolError(ALREADY_INITIALIZED.code, ALREADY_INITIALIZED.message);
         }
         if (!this.serves(method, context)) throw methodNotFound();
         switch (method) {
@@ -185,12 +178,12 @@ export class Dispatcher {
                 return this.#discover(context);
             case 'prompts/list': {
                 const valid = listParams(params) ?? throwError(invalidParams(method));
-                return adaptPromptList(await inFlight.track(() => service.list(valid.cursor, context.caller)), context.revision);
+                return adaptPromptList(await untilAborted(service.list(valid.cursor, context.caller), signal), context.revision);
             }
             case 'prompts/get': {
                 const valid = getParams(params) ?? throwError(invalidParams(method));
                 const control = this.#control(exchange, params, valid.progressToken);
-                const result = await inFlight.track(() => service.get(valid.name, valid.arguments, context.caller, control, valid.continuation));
+                const result = await untilAborted(service.get(valid.name, valid.arguments, context.caller, control, valid.continuation), signal);
                 if (!isInputRequired(result)) return adaptGetPrompt(result, context.revision);
                 // Passed on as it came (its state sealed); a handshake-era client has no way to answer it.
                 if (context.revision.modern) return { ...result };
@@ -202,7 +195,7 @@ export class Dispatcher {
             case 'completion/complete': {
                 const valid = completeParams(params) ?? throwError(invalidParams(method));
                 const control = this.#control(exchange, params, valid.progressToken);
-                return inFlight.track(() => service.complete(valid.request, context.caller, control));
+                return untilAborted(service.complete(valid.request, context.caller, control), signal);
             }
             default:
                 return emptyList(method, params);
@@ -226,8 +219,7 @@ export class Dispatcher {
      * answers an upstream's input_required itself; a 2025-era session cannot be asked anything, see
      * ../protocol/capabilities.ts).
      */
-    #control({ cancel, notify, context, forwarded }: Exchange, params: Params, progressToken: ProgressToken | undefined): CallControl {
-        const signal = cancel.signal;
+    #control({ signal, notify, context, forwarded }: Exchange, params: Params, progressToken: ProgressToken | undefined): CallControl {
         const client = context.revision.modern ? relayedClient((params?._meta as Params)?.[META_KEYS.clientCapabilities]) : NO_RELAYED_CAPABILITIES;
         if (progressToken === undefined || notify === undefined) return { signal, forwarded, client };
         return {
@@ -257,6 +249,11 @@ function emptyList(method: string, params: Params): Record<string, unknown> {
     const valid = listParams(params);
     if (valid === undefined || valid.cursor !== undefined) throw invalidParams(method);
     return { [EMPTY_LISTS[method]!]: [] };
+}
+
+/** A request its client cancelled gets no answer; one cut short by a shutdown an error, not a stream that just ends. */
+function aborted(request: JSONRPCRequest, signal: AbortSignal): JSONRPCErrorResponse | undefined {
+    return abortedByShutdown(signal) ? errorResponse(request, { code: ProtocolErrorCode.InternalError, message: (signal.reason as Error).message }) : undefined;
 }
 
 export function errorResponse(request: Pick<JSONRPCRequest, 'id'>, error: JSONRPCErrorResponse['error']): JSONRPCErrorResponse {

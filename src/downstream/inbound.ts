@@ -1,6 +1,6 @@
 /**
- * What a client's body (HTTP) or line (stdio) holds, once parsed and its batch
- * allowed (batches.ts): the same for both transports, so the same message gets
+ * What a client's body (HTTP) or line (stdio) holds, once framed (pipeline.ts
+ * `frame`: parsed, its batch allowed): the same for both transports, so the same message gets
  * the same answer over each. Every item is read by `readEnvelope`; one that is
  * not a valid message is refused on its own, under its id where it has a
  * readable one (JSON-RPC §5, and §6: inside a batch each item is answered for

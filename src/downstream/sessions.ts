@@ -3,13 +3,14 @@
  * what `initialize` settled, sealed into its id (session-seal.ts) so that any
  * replica can serve it: the table holds the sessions this process is serving
  * now, opened here or brought in from an id sealed elsewhere, with what lives
- * only here: requests in flight, open responses, the place in change delivery.
+ * only here: open responses, the place in change delivery (its requests in
+ * flight are the registry's, scoped by the session's id: requests.ts).
  * No SDK server or transport per session.
  */
 import type { Caller } from '../catalog/service.js';
-import type { RequestId } from '../lib/json-rpc.js';
 import type { Audience, ChangeDelivery } from './delivery.js';
 import type { CacheScope, RequestContext } from './dispatcher.js';
+import type { RequestRegistry } from './requests.js';
 import type { SessionRevocations } from './revocations.js';
 import { revisionOf, type Revision } from './revisions.js';
 import type { SealedSession, SessionSeal } from './session-seal.js';
@@ -37,8 +38,6 @@ export type SessionTransport = 'http' | 'stdio';
 export class Session implements RequestContext {
     /** Only 2026-07-28 list pages carry a cache scope; a session's never do. */
     readonly cacheScope: CacheScope = 'private';
-    /** Requests in flight by JSON-RPC id: `notifications/cancelled` and the end of the session abort them. */
-    readonly requests = new Map<RequestId, AbortController>();
     /** HTTP responses still open, the GET stream included: a session with one is never idle. */
     openResponses = 0;
     #record: SessionRecord;
@@ -87,10 +86,8 @@ export class Session implements RequestContext {
         return this.openResponses === 0 && this.#record.lastSeen < time;
     }
 
-    /** Cancels every request in flight (their answers are dropped) and leaves change delivery. */
+    /** Leaves change delivery. */
     end(): void {
-        for (const request of this.requests.values()) request.abort();
-        this.requests.clear();
         this.audience.leave();
     }
 }
@@ -101,6 +98,8 @@ export interface SessionTableOptions {
     callerFor: (clientId: string) => Caller;
     seal: SessionSeal;
     revocations: SessionRevocations;
+    /** Requests in flight: a session's end cancels its own (their answers are dropped). */
+    requests: RequestRegistry;
     /** Most sessions held at once (opened here or brought in). */
     max: number;
     /** sessions.maxLifetimeMs: how long a revocation by reload must be remembered (default: for good). */
@@ -260,6 +259,7 @@ export class SessionTable {
         if (left > 0) this.#perQuota.set(quotaKey, left);
         else this.#perQuota.delete(quotaKey);
         session.end();
+        this.options.requests.cancelScope(id);
         return true;
     }
 }

@@ -1,9 +1,10 @@
 /**
  * The downstream side over stdio: one client, one session, newline-delimited
- * JSON-RPC on the process's stdin and stdout, served by the same dispatcher as
- * HTTP. A line is bounded by limits.maxBodyBytes and by limits.maxJsonDepth,
- * and read as HTTP reads a body (inbound.ts): what is no valid message gets a
- * JSON-RPC error under its id when it has a readable one. Until `initialize`
+ * JSON-RPC on the process's stdin and stdout, read and served as HTTP reads and
+ * serves a body (pipeline.ts). A line is bounded by limits.maxBodyBytes and by
+ * limits.maxJsonDepth: what is no valid message gets a JSON-RPC error under its
+ * id when it has a readable one. The channel is one id space for requests in
+ * flight, and closing stdin cancels every one of them. Until `initialize`
  * the session speaks the newest revision, and a second `initialize` is
  * refused; notifications wait until the client has sent
  * `notifications/initialized`.
@@ -15,34 +16,36 @@
  * connection (nothing of it survives a reconnect).
  */
 import type { Readable, Writable } from 'node:stream';
-import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest } from '@modelcontextprotocol/client';
 import { ANONYMOUS_CLIENT_ID } from '../config/policy-schema.js';
-import { cancelledRequestId, type RequestId } from '../lib/json-rpc.js';
-import { readJson } from '../lib/json-text.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
 import { inRequest, requestIdFrom } from '../diagnostics/log-context.js';
 import type { ClientProfile } from '../policy/clients.js';
 import { LineReader } from '../lib/lines.js';
-import { judgeBatch, MAX_BATCH_MESSAGES } from './batches.js';
+import { MAX_BATCH_MESSAGES } from './batches.js';
 import type { Subscriber } from './delivery.js';
 import { readMessages, refusalAnswer } from './inbound.js';
-import { errorResponse, initialize, invalidParams, type Dispatcher, type Exchange, type RequestContext } from './dispatcher.js';
-import { claimedVersion, claimsVersion, isModernVersion, modernMetaOf, unsupportedVersionError } from './era.js';
-import { revisionOf } from './revisions.js';
-import { honouredFilter, type Subscription, type Subscriptions } from './subscriptions.js';
+import { ALREADY_INITIALIZED, errorResponse, initialize, type Dispatcher, type Exchange } from './dispatcher.js';
+import { claimsStateless, frame, InboundPipeline, isRefusal, refusalMessage, type Channel, type StatelessCaller } from './pipeline.js';
+import type { RequestRegistry, Ticket } from './requests.js';
+import type { Subscriptions } from './subscriptions.js';
 import type { Endpoint } from './endpoint.js';
-import type { InFlight } from './in-flight.js';
-import type { SessionRecord, SessionTable } from './sessions.js';
+import type { Session, SessionRecord, SessionTable } from './sessions.js';
 import { LATEST_PROTOCOL_VERSION } from './versions.js';
 
+/** The channel's session id, and the scope of its requests in flight (both eras': one id space). */
 const SESSION_ID = 'stdio';
+
+/** Nothing to end on stdio: the channel outlives a subscription. */
+const NO_END = (): void => {};
 
 export interface StdioEndpointOptions {
     client: ClientProfile;
     dispatcher: Dispatcher;
     sessions: SessionTable;
     subscriptions: Subscriptions;
-    inFlight: InFlight;
+    /** Requests in flight: the channel is one scope (its session's and its 2026-07-28 requests share one id space). */
+    requests: RequestRegistry;
     /** Whether `completions` is offered to the client (decided at start and at each initialize). */
     completions: () => boolean;
     /** limits.maxBodyBytes: the longest line taken. */
@@ -63,111 +66,12 @@ type Reply = JSONRPCMessage | JSONRPCMessage[];
 
 /** One client, so draining means refusing its new requests (with an error answer) while the ones taken finish. */
 export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint {
-    const { client, dispatcher, sessions, inFlight, logger } = options;
+    const { sessions, requests, logger } = options;
     const input = options.input ?? process.stdin;
     const output = options.output ?? process.stdout;
     // A client gone mid-answer (EPIPE) ends the session through stdin; nothing to do here but not crash.
     output.on('error', (error: unknown) => logger.debug({ err: describeError(error) }, 'stdout write failed'));
-    const write = (reply: Reply) => void output.write(`${JSON.stringify(reply)}\n`);
-    const peer: Subscriber = { deliver: write };
-
-    // The pipe is the session: its record is never sealed, and it ends with the pipe.
-    const recordFor = (protocolVersion: string): SessionRecord => {
-        const now = Date.now();
-        return {
-            id: SESSION_ID,
-            nonce: SESSION_ID,
-            clientId: client.id,
-            quotaKey: client.id,
-            protocolVersion,
-            completions: options.completions(),
-            createdAt: now,
-            expiresAt: Number.MAX_SAFE_INTEGER,
-            lastSeen: now
-        };
-    };
-    const session = sessions.open(recordFor(LATEST_PROTOCOL_VERSION), 'stdio');
-
-    const unreadable = (code: number, message: string) => write({ jsonrpc: '2.0', id: null, error: { code, message } } as unknown as JSONRPCMessage);
-
-    // 2026-07-28 requests in flight and open subscriptions, by id: notifications/cancelled names them.
-    const modernRequests = new Map<RequestId, AbortController>();
-    const listens = new Map<RequestId, Subscription>();
-
-    function modernContext(protocolVersion: string): RequestContext {
-        // One client on the channel: what it may see does not depend on credentials it presents.
-        const cacheScope = client.id === ANONYMOUS_CLIENT_ID ? 'public' : 'private';
-        return { caller: sessions.callerFor(client.id), revision: revisionOf(protocolVersion), completions: options.completions(), requests: modernRequests, cacheScope };
-    }
-
-    async function answerModern(request: JSONRPCRequest, forwarded: Exchange['forwarded']): Promise<JSONRPCMessage | undefined> {
-        const protocolVersion = claimedVersion(request.params);
-        if (protocolVersion !== undefined && !isModernVersion(protocolVersion)) return errorResponse(request, unsupportedVersionError(protocolVersion, 'body'));
-        if (protocolVersion === undefined || modernMetaOf(request.params) === undefined) {
-            const { code, message } = invalidParams(request.method);
-            return errorResponse(request, { code, message });
-        }
-        const context = modernContext(protocolVersion);
-        if (request.method === 'subscriptions/listen') return listen(request, context);
-        return dispatcher.answer(request, { context, cancel: new AbortController(), notify: write, forwarded });
-    }
-
-    /** Acknowledged on the channel; no answer until the gateway ends it (shutdown). */
-    function listen(request: JSONRPCRequest, context: RequestContext): JSONRPCMessage | undefined {
-        const filter = honouredFilter(request.params);
-        if (filter === undefined || listens.has(request.id)) {
-            const { code, message } = invalidParams(request.method);
-            return errorResponse(request, { code, message });
-        }
-        const subscription = options.subscriptions.open(request.id, context.caller.scope, client.id, filter, { send: write, end: () => listens.delete(request.id) });
-        if (typeof subscription === 'string') return errorResponse(request, { code: -32000, message: 'Too many subscriptions' });
-        listens.set(request.id, subscription);
-        return undefined;
-    }
-
-    function cancel(notification: JSONRPCMessage & { method: string }): void {
-        dispatcher.notification(notification, session);
-        const requestId = cancelledRequestId(notification);
-        if (requestId === undefined) return;
-        modernRequests.get(requestId)?.abort();
-        listens.get(requestId)?.cancel();
-        listens.delete(requestId);
-    }
-
-    /** Whether the client's initialize was answered; until then the session speaks the newest revision. */
-    let handshakeDone = false;
-
-    async function answer(request: JSONRPCRequest, forwarded: Exchange['forwarded']): Promise<JSONRPCMessage | undefined> {
-        if (request.method !== 'initialize' && claimsVersion(request.params)) return answerModern(request, forwarded);
-        if (request.method !== 'initialize') return dispatcher.answer(request, { context: session, cancel: new AbortController(), notify: write, forwarded });
-        // One initialize per session in the 2025 lifecycle: a second is refused, as over HTTP (the channel is the session).
-        if (handshakeDone) return errorResponse(request, { code: -32600, message: 'Invalid Request: Server already initialized' });
-        const initialized = initialize(request.params, options.completions());
-        if (initialized === undefined) {
-            const { code, message } = invalidParams('initialize');
-            return errorResponse(request, { code, message });
-        }
-        handshakeDone = true;
-        session.renegotiate(recordFor(initialized.protocolVersion));
-        return { jsonrpc: '2.0', id: request.id, result: initialized.result };
-    }
-
-    /** One line is one request (a batch's messages share its id): its lines name it, HTTP upstreams receive it. */
-    async function handle(line: string, forwarded: Exchange['forwarded']): Promise<void> {
-        const read = readJson(line, options.maxJsonDepth());
-        if (!read.ok) return unreadable(read.error.code, read.error.message);
-        const verdict = judgeBatch(read.value, session.record.protocolVersion, MAX_BATCH_MESSAGES);
-        if (!verdict.ok) return unreadable(-32600, verdict.message);
-        const { batch, messages, refusals } = readMessages(read.value);
-        const answers: Promise<JSONRPCMessage | undefined>[] = [];
-        for (const message of messages) {
-            if ('method' in message && 'id' in message) answers.push(answer(message, forwarded));
-            else if ('method' in message && message.method === 'notifications/initialized') session.audience.attach(peer);
-            else if ('method' in message) cancel(message);
-        }
-        const given = [...refusals.map(refusalAnswer), ...(await Promise.all(answers)).filter(reply => reply !== undefined)];
-        if (given.length > 0) write(batch ? given : given[0]!);
-    }
+    const channel = new StdioChannel(options, (reply: Reply) => void output.write(`${JSON.stringify(reply)}\n`));
 
     const reader = new LineReader({
         maxBytes: options.maxLineBytes,
@@ -176,31 +80,131 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
         onLine: line => {
             if (line.trim() === '') return;
             const requestId = requestIdFrom(undefined);
-            inRequest(requestId, () => handle(line, { requestId })).catch((error: unknown) => logger.error({ err: describeError(error) }, 'stdio message failed'));
+            inRequest(requestId, () => channel.handle(line, { requestId })).catch((error: unknown) => logger.error({ err: describeError(error) }, 'stdio message failed'));
         },
-        onOverlong: () => unreadable(-32600, 'Request body too large')
+        onOverlong: () => channel.unreadable({ code: -32600, message: 'Request body too large' })
     });
+    // Every request of the channel, both eras', listens included, stops unanswered.
+    const end = () => {
+        sessions.close(SESSION_ID);
+        requests.cancelScope(SESSION_ID);
+    };
     const closed = new Promise<void>(resolve => {
-        const end = () => {
+        const ended = () => {
             reader.end();
-            for (const subscription of listens.values()) subscription.cancel();
-            sessions.close(SESSION_ID);
+            end();
             resolve();
         };
-        input.once('end', end);
-        input.once('close', end);
+        input.once('end', ended);
+        input.once('close', ended);
     });
     input.on('data', (chunk: Buffer) => reader.push(chunk));
 
     return {
         closed,
-        drain: () => inFlight.refuseNew('Gateway is shutting down; try again later'),
-        settled: timeoutMs => inFlight.drained(timeoutMs),
+        drain: () => requests.refuseNew(),
+        settled: timeoutMs => requests.settled(timeoutMs),
         close: () => {
             input.pause();
-            for (const subscription of listens.values()) subscription.cancel();
-            sessions.close(SESSION_ID);
+            end();
             return Promise.resolve();
         }
     };
+}
+
+/** The one client on the pipe: its session (the pipe is the session), and its 2026-07-28 requests beside it. */
+class StdioChannel {
+    readonly #pipeline: InboundPipeline;
+    readonly #session: Session;
+    readonly #peer: Subscriber;
+    /** One client on the channel: what it may see does not depend on credentials it presents. */
+    readonly #caller: StatelessCaller;
+    /** Whether the client's initialize was answered; until then the session speaks the newest revision. */
+    #handshakeDone = false;
+
+    constructor(
+        private readonly options: StdioEndpointOptions,
+        private readonly write: (reply: Reply) => void
+    ) {
+        this.#pipeline = new InboundPipeline(options);
+        this.#peer = { deliver: write };
+        this.#caller = { clientId: options.client.id, cacheScope: options.client.id === ANONYMOUS_CLIENT_ID ? 'public' : 'private' };
+        this.#session = options.sessions.open(this.#record(LATEST_PROTOCOL_VERSION), 'stdio');
+    }
+
+    /** What cannot be read as a message: an error without an id. */
+    unreadable(error: { code: number; message: string }): void {
+        this.write({ jsonrpc: '2.0', id: null, error } as unknown as JSONRPCMessage);
+    }
+
+    /** One line is one request (a batch's messages share its id): its lines name it, HTTP upstreams receive it. */
+    async handle(line: string, forwarded: Exchange['forwarded']): Promise<void> {
+        const framed = frame(line, this.options.maxJsonDepth(), this.#session.record.protocolVersion, MAX_BATCH_MESSAGES);
+        if (!framed.ok) return this.unreadable(framed.error);
+        const { batch, messages, refusals } = readMessages(framed.value);
+        const channel: Channel = { scope: SESSION_ID, notify: this.write, forwarded };
+        const taken: Ticket[] = [];
+        const answers = messages.map(message => this.#take(message, channel, taken));
+        try {
+            const given = [...refusals.map(refusalAnswer), ...(await Promise.all(answers)).filter(reply => reply !== undefined)];
+            if (given.length > 0) this.write(batch ? given : given[0]!);
+        } finally {
+            // Done once written: a shutdown waits for the line, not only for the answer.
+            for (const ticket of taken) ticket.done();
+        }
+    }
+
+    async #take(message: JSONRPCMessage, channel: Channel, taken: Ticket[]): Promise<JSONRPCMessage | undefined> {
+        // A response: the gateway sends clients no requests, so nothing awaits one.
+        if (!('method' in message)) return undefined;
+        if (!('id' in message)) return this.#notification(message, channel);
+        if (message.method === 'initialize') return this.#initialize(message, taken);
+        if (claimsStateless(message)) return this.#stateless(message, channel, taken);
+        return this.#pipeline.answer(message, this.#session, channel, taken);
+    }
+
+    #notification(notification: JSONRPCNotification, channel: Channel): undefined {
+        if (notification.method === 'notifications/initialized') this.#session.audience.attach(this.#peer);
+        else this.#pipeline.notification(notification, channel);
+        return undefined;
+    }
+
+    /** Served on its own, beside the session; its change notifications come through subscriptions/listen on the channel. */
+    async #stateless(request: JSONRPCRequest, channel: Channel, taken: Ticket[]): Promise<JSONRPCMessage | undefined> {
+        const context = this.#pipeline.statelessContext(request, this.#caller);
+        if (isRefusal(context)) return refusalMessage(context);
+        if (request.method !== 'subscriptions/listen') return this.#pipeline.answer(request, context, channel, taken);
+        const refused = this.#pipeline.listen(request, context, channel, { send: this.write, end: NO_END }, { quotaKey: this.options.client.id });
+        return refused === undefined ? undefined : refusalMessage(refused);
+    }
+
+    /** One initialize per session in the 2025 lifecycle: a second is refused, as over HTTP (the channel is the session). */
+    #initialize(request: JSONRPCRequest, taken: Ticket[]): JSONRPCMessage {
+        const ticket = this.#pipeline.begin(request, SESSION_ID, 'call');
+        if (isRefusal(ticket)) return refusalMessage(ticket);
+        taken.push(ticket);
+        if (this.#handshakeDone) return errorResponse(request, ALREADY_INITIALIZED);
+        const initialized = initialize(request, this.options.completions());
+        if ('error' in initialized) return initialized;
+        this.#handshakeDone = true;
+        this.#session.renegotiate(this.#record(initialized.protocolVersion));
+        return { jsonrpc: '2.0', id: request.id, result: initialized.result };
+    }
+
+    /** The pipe is the session: its record is never sealed, and it ends with the pipe. */
+    #record(protocolVersion: string): SessionRecord {
+        const now = Date.now();
+        const { id } = this.options.client;
+        return {
+            id: SESSION_ID,
+            nonce: SESSION_ID,
+            clientId: id,
+            quotaKey: id,
+            protocolVersion,
+            completions: this.options.completions(),
+            createdAt: now,
+            expiresAt: Number.MAX_SAFE_INTEGER,
+            lastSeen: now
+        };
+    }
 }

@@ -10,7 +10,7 @@ import type { Logger } from '../diagnostics/logger.js';
 import type { Dispatcher } from '../downstream/dispatcher.js';
 import type { Endpoint } from '../downstream/endpoint.js';
 import { startHttpEndpoint } from '../downstream/http/endpoint.js';
-import type { InFlight } from '../downstream/in-flight.js';
+import type { RequestRegistry } from '../downstream/requests.js';
 import type { SessionTable } from '../downstream/sessions.js';
 import { startStdioEndpoint } from '../downstream/stdio.js';
 import type { Subscriptions } from '../downstream/subscriptions.js';
@@ -26,7 +26,7 @@ export interface EndpointParts {
     dispatcher: Dispatcher;
     sessions: SessionTable;
     subscriptions: Subscriptions;
-    inFlight: InFlight;
+    requests: RequestRegistry;
     shared: SharedState;
     telemetry: Telemetry;
     checks: HealthChecks;
@@ -59,7 +59,7 @@ function startStdio(parts: EndpointParts, clientId: string | undefined): Started
         dispatcher: parts.dispatcher,
         sessions: parts.sessions,
         subscriptions: parts.subscriptions,
-        inFlight: parts.inFlight,
+        requests: parts.requests,
         completions: parts.completions,
         maxLineBytes: live.config.limits.maxBodyBytes,
         maxJsonDepth: () => live.config.limits.maxJsonDepth,
@@ -84,6 +84,7 @@ function startHttp(parts: EndpointParts) {
         dispatcher: parts.dispatcher,
         sessions: parts.sessions,
         subscriptions: parts.subscriptions,
+        requests: parts.requests,
         completions: parts.completions,
         routes: mcpListenerRoutes({
             ...checks,

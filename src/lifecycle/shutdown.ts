@@ -10,7 +10,7 @@ import type { SharedState } from '../cluster/shared-state.js';
 import type { Logger } from '../diagnostics/logger.js';
 import type { ChangeDelivery } from '../downstream/delivery.js';
 import type { Endpoint } from '../downstream/endpoint.js';
-import type { InFlight } from '../downstream/in-flight.js';
+import type { RequestRegistry } from '../downstream/requests.js';
 import type { Subscriptions } from '../downstream/subscriptions.js';
 import type { AdminServer } from '../observability/admin-server.js';
 import type { Telemetry } from '../observability/telemetry.js';
@@ -41,20 +41,20 @@ export async function closeParts({ telemetry, admin, delivery, catalog, pool, sh
 export interface ShutdownParts extends ClosableParts {
     endpoint: Endpoint;
     subscriptions: Subscriptions;
-    inFlight: InFlight;
+    requests: RequestRegistry;
     shutdownTimeoutMs: number;
     logger: Logger;
 }
 
 export async function shutdown(parts: ShutdownParts): Promise<void> {
-    const { endpoint, subscriptions, inFlight, shutdownTimeoutMs, logger } = parts;
+    const { endpoint, subscriptions, requests, shutdownTimeoutMs, logger } = parts;
     endpoint.drain();
     // Answered (the revision's graceful end) and closed: a listen stream is a request that never ends.
     subscriptions.closeAll();
     if (!(await endpoint.settled(shutdownTimeoutMs))) {
-        logger.warn({ inFlight: inFlight.count, waitedMs: shutdownTimeoutMs }, 'requests still in flight at shutdown; cancelling them');
+        logger.warn({ inFlight: requests.countOf('call'), waitedMs: shutdownTimeoutMs }, 'requests still in flight at shutdown; cancelling them');
         // An error answer: a client whose response stream just ends would wait for its own timeout.
-        inFlight.cancelAll('Gateway is shutting down; the request was cancelled');
+        requests.cancelAll();
         await endpoint.settled(ANSWER_GRACE_MS);
     }
     await endpoint.close();

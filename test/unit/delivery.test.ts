@@ -6,6 +6,7 @@ import type { CatalogChange, CatalogView } from '../../src/catalog/catalog.js';
 import { ChangeDelivery, type Subscriber } from '../../src/downstream/delivery.js';
 import { LocalRevocations } from '../../src/downstream/revocations.js';
 import { SessionSeal } from '../../src/downstream/session-seal.js';
+import { RequestRegistry, Ticket } from '../../src/downstream/requests.js';
 import { SessionTable, type SessionRecord } from '../../src/downstream/sessions.js';
 import { Bus } from '../../src/lib/bus.js';
 
@@ -132,8 +133,15 @@ function record(id: string, quotaKey: string): SessionRecord {
     };
 }
 
-function sessionTable(delivery: ChangeDelivery): SessionTable {
-    return new SessionTable({ delivery, callerFor: scope => ({ scope, visible: () => true }), seal: new SessionSeal([], ''), revocations: new LocalRevocations(), max: 100 });
+function sessionTable(delivery: ChangeDelivery, requests = new RequestRegistry()): SessionTable {
+    return new SessionTable({
+        delivery,
+        callerFor: scope => ({ scope, visible: () => true }),
+        seal: new SessionSeal([], ''),
+        revocations: new LocalRevocations(),
+        requests,
+        max: 100
+    });
 }
 
 describe('SessionTable', () => {
@@ -155,10 +163,11 @@ describe('SessionTable', () => {
     test('closing a session aborts its requests in flight and ends its stream', () => {
         const { delivery, seen, initial, publish } = setup();
         seen.set(initial, { c: 'c1' });
-        const sessions = sessionTable(delivery);
+        const requests = new RequestRegistry();
+        const sessions = sessionTable(delivery, requests);
         const session = sessions.open(record('1', 'k'), 'http');
-        const request = new AbortController();
-        session.requests.set(7, request);
+        const request = requests.begin(session.id, 7, 'call');
+        assert.ok(request instanceof Ticket);
         const stream = recorder();
         session.audience.attach(stream);
         sessions.close('1');

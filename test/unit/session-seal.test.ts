@@ -9,6 +9,7 @@ import type { CatalogChange, CatalogView } from '../../src/catalog/catalog.js';
 import { ChangeDelivery } from '../../src/downstream/delivery.js';
 import { LocalRevocations } from '../../src/downstream/revocations.js';
 import { SessionSeal, type SealedSession } from '../../src/downstream/session-seal.js';
+import { RequestRegistry } from '../../src/downstream/requests.js';
 import { SessionTable } from '../../src/downstream/sessions.js';
 import { Bus } from '../../src/lib/bus.js';
 import { Sealer } from '../../src/lib/sealed.js';
@@ -67,7 +68,7 @@ function table(seal: SessionSeal, revocations = new LocalRevocations(), max = 10
         onNotified: () => {},
         logger: pino({ level: 'silent' })
     });
-    return new SessionTable({ delivery, callerFor: scope => ({ scope, visible: () => true }), seal, revocations, max });
+    return new SessionTable({ delivery, callerFor: scope => ({ scope, visible: () => true }), seal, revocations, requests: new RequestRegistry(), max });
 }
 
 describe('SessionTable: sealed sessions', () => {

@@ -11,12 +11,12 @@ import { browserGuards, type BrowserSafety } from '../../http-server/browser-saf
 import { hostChecks, listen } from '../../http-server/listener.js';
 import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from '../../http-server/rejections.js';
 import { routeKey, routeKeyOf, type RouteHandler } from '../../http-server/routes.js';
-import { whenIdle } from '../../lib/when-idle.js';
 import { describeError, type Logger } from '../../diagnostics/logger.js';
 import { inRequest, REQUEST_ID_HEADER, requestIdFrom } from '../../diagnostics/log-context.js';
 import type { GatewayPolicy } from '../../policy/policy.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import type { CacheScope, Dispatcher } from '../dispatcher.js';
+import type { RequestRegistry } from '../requests.js';
 import type { Subscriptions } from '../subscriptions.js';
 import type { Endpoint } from '../endpoint.js';
 import type { SessionTable } from '../sessions.js';
@@ -54,6 +54,8 @@ export interface HttpEndpointOptions {
     sessions: SessionTable;
     /** 2026-07-28 clients' subscriptions/listen streams. */
     subscriptions: Subscriptions;
+    /** Requests in flight: what a shutdown waits for, and cancels. */
+    requests: RequestRegistry;
     /** Whether a session opened now is offered `completions`. */
     completions: () => boolean;
     /**
@@ -97,10 +99,9 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     const mcp = new McpEndpoint({ ...options, limiter, reject, cacheScope });
 
     let draining = false;
-    const openPosts = new OpenPosts();
     const listenerRoutes = options.routes({ reject, draining: () => draining });
     const mcpPath = routeKey(options.path);
-    const mcpRoute: McpRoute = { reject, openPosts, draining: () => draining, admit, mcp };
+    const mcpRoute: McpRoute = { reject, requests: options.requests, draining: () => draining, admit, mcp };
 
     async function route(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
         const path = routeKeyOf(req.url);
@@ -122,8 +123,9 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
         url: `${listening.origin}${options.path}`,
         drain() {
             draining = true;
+            options.requests.refuseNew();
         },
-        settled: timeoutMs => openPosts.settled(timeoutMs),
+        settled: timeoutMs => options.requests.settled(timeoutMs),
         async close() {
             stopSweeping();
             for (const session of [...sessions.values()]) if (session.transport === 'http') mcp.close(session);
@@ -134,20 +136,21 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
 
 interface McpRoute {
     reject: Reject;
-    openPosts: OpenPosts;
+    requests: RequestRegistry;
     draining: () => boolean;
     admit: ReturnType<typeof admission>;
     mcp: McpEndpoint;
 }
 
 /** The MCP path: POST, GET (the session's stream) or DELETE, each admitted first; while draining, 503. */
-async function mcpRequest({ reject, openPosts, draining, admit, mcp }: McpRoute, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+async function mcpRequest({ reject, requests, draining, admit, mcp }: McpRoute, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     const method = req.method;
     if (method !== 'POST' && method !== 'GET' && method !== 'DELETE') {
         res.setHeader('allow', 'GET, POST, DELETE');
         return reject(res, 'method_not_allowed');
     }
-    if (method === 'POST') openPosts.track(res);
+    // Held until the response is written, not until the handler returns: closing in between would lose the answer.
+    if (method === 'POST') res.once('close', requests.hold());
     if (draining()) {
         res.setHeader('connection', 'close');
         return reject(res, 'shutting_down');
@@ -157,23 +160,6 @@ async function mcpRequest({ reject, openPosts, draining, admit, mcp }: McpRoute,
     if (method === 'POST') return mcp.post(req, res, admitted, requestId);
     if (method === 'GET') return mcp.stream(req, res, admitted);
     return mcp.end(req, res, admitted);
-}
-
-/** POSTs are counted until their response is written, not until the handler returns: closing in between would lose the answer. */
-class OpenPosts {
-    #count = 0;
-    readonly #done: (() => void)[] = [];
-
-    track(res: ServerResponse): void {
-        this.#count++;
-        res.once('close', () => {
-            if (--this.#count === 0) for (const resolve of this.#done.splice(0)) resolve();
-        });
-    }
-
-    settled(timeoutMs: number): Promise<boolean> {
-        return whenIdle(() => this.#count === 0, this.#done, timeoutMs);
-    }
 }
 
 /** Each request's id first, so every answer (refusals included) names the id the logs use; a failure answers 500. */

@@ -6,16 +6,17 @@
  * `Mcp-Session-Id`; another client's session is answered like one that does
  * not exist, so session ids are not confirmed to strangers.
  *
- * A body is read as stdio reads a line (inbound.ts): a lone message that is
+ * A body is read and served as stdio reads and serves a line (../pipeline.ts),
+ * with HTTP's statuses added: a lone message that is
  * not a valid one is HTTP 400 with its JSON-RPC error (-32600, or -32602 for
  * params that are no object, 200 in a session), a batch answers each bad item
  * in its array.
  *
  * A POST of the stateless revision (2026-07-28: its `MCP-Protocol-Version`
  * header, or its `_meta`, names it) is served on its own, no session, checked
- * in this order: `_meta` without a version 400 -32602, its mirrored headers
- * against the body 400 -32020 (HeaderMismatch), an unsupported version 400
- * -32022, malformed `_meta` 400 -32602; then a method not served 404, a
+ * in the pipeline's order: `_meta` without a version 400 -32602, its mirrored
+ * headers against the body 400 -32020 (HeaderMismatch), an unsupported version
+ * 400 -32022, malformed `_meta` 400 -32602; then a method not served 404, a
  * notification 202.
  * `Mcp-Session-Id` on such a request is ignored (a live one too), never minted nor echoed.
  */
@@ -24,16 +25,16 @@ import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse } from '@modelcont
 import type { Reject, RejectionReason } from '../../http-server/rejections.js';
 import { sendEmpty, sendJson } from '../../http-server/respond.js';
 import { isRequest } from '../../lib/json-rpc.js';
-import { NOT_JSON, readJson } from '../../lib/json-text.js';
 import type { Logger } from '../../diagnostics/logger.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
-import { batchLimit, judgeBatch } from '../batches.js';
-import { errorResponse, initialize, invalidParams, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
-import { claimedVersion, claimsVersion, headerMismatch, isModernVersion, modernMetaOf, unsupportedVersionError } from '../era.js';
-import { revisionOf, type Revision } from '../revisions.js';
+import { batchLimit } from '../batches.js';
+import { initialize, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
+import { isModernVersion, unsupportedVersionError, type MirroredHeaders } from '../era.js';
 import { readMessages, refusalAnswer, type Inbound, type Refusal, type RefusalReason } from '../inbound.js';
+import { claimsStateless, frame, InboundPipeline, isAnswered, isRefusal, refusalMessage, UNASKED_RESPONSE, type Channel, type PipelineRefusal } from '../pipeline.js';
+import type { RequestRegistry, Ticket } from '../requests.js';
 import type { Session, SessionTable } from '../sessions.js';
-import { honouredFilter, type Subscriptions } from '../subscriptions.js';
+import type { Subscriptions } from '../subscriptions.js';
 import { readBody } from './body.js';
 import { protocolVersionAccepted, takeTokens, type Admitted } from './admission.js';
 import type { StreamCloseReason } from '../endpoint.js';
@@ -44,6 +45,8 @@ export interface McpEndpointOptions {
     dispatcher: Dispatcher;
     sessions: SessionTable;
     subscriptions: Subscriptions;
+    /** Requests in flight: a session's in its id's scope, a 2026-07-28 POST's in its own (its response). */
+    requests: RequestRegistry;
     limiter: RateLimiter;
     reject: Reject;
     maxBodyBytes: number;
@@ -63,53 +66,67 @@ export interface McpEndpointOptions {
 /** What a refused message is counted and answered as. */
 const REFUSAL_REJECTIONS: Record<RefusalReason, RejectionReason> = { invalid_request: 'invalid_message', id_too_long: 'id_too_long', invalid_params: 'invalid_params' };
 
-const UNASKED_RESPONSE = 'Invalid Request: the gateway sends clients no requests, so it takes no responses';
+/** A body refused (answered) or whose client went away. */
+const UNREAD = Symbol('unread');
 
 export class McpEndpoint {
-    constructor(private readonly options: McpEndpointOptions) {}
+    readonly #pipeline: InboundPipeline;
+
+    constructor(private readonly options: McpEndpointOptions) {
+        this.#pipeline = new InboundPipeline(options);
+    }
 
     /** `requestId`: the HTTP request's, carried on by its upstream calls. */
     async post(req: IncomingMessage, res: ServerResponse, admitted: Admitted, requestId: string): Promise<void> {
-        const { reject } = this.options;
         const modernHeader = isModernVersion(header(req, 'mcp-protocol-version'));
         const session = modernHeader || req.headers['mcp-session-id'] === undefined ? undefined : this.#sessionOf(req, res, admitted);
-        if (session === null) return;
-        const accept = req.headers.accept;
-        if (accept === undefined || !accept.includes('application/json') || !accept.includes('text/event-stream')) return reject(res, 'not_acceptable');
-        if (!isJsonContentType(req.headers['content-type'])) return reject(res, 'unsupported_media_type');
+        if (session === null || !this.#acceptable(req, res)) return;
         if (session !== undefined) this.#holdOpen(session, res);
-        const body = await readBody(req, this.options.maxBodyBytes);
-        if (body.kind === 'gone') return;
-        // The session may have ended (DELETE, idle sweep, shutdown) while the body arrived: an ended one serves nothing.
-        if (session !== undefined && this.options.sessions.get(session.id) !== session) return reject(res, 'session_not_found');
-        if (body.kind === 'too_large') return reject(res, 'body_too_large');
-        if (body.kind === 'unsupported_encoding') return reject(res, 'unsupported_encoding');
-        const read = body.kind === 'undecodable' ? NOT_JSON : readJson(body.text, this.options.maxJsonDepth());
-        // Before anything walks it: neither the message nor its id is echoed.
-        if (!read.ok) return reject(res, read.reason, { message: read.error.message });
-        const { value } = read;
+        const text = await this.#readBodyText(req, res, session);
+        if (text === UNREAD) return;
         // Without a session only a stateless revision's header names one (and none of them has batches).
         const revision = session?.record.protocolVersion ?? (modernHeader ? header(req, 'mcp-protocol-version') : undefined);
-        if (!(await this.#admitBatch(value, revision, admitted, res))) return;
-        const { batch, messages, refusals } = readMessages(value);
+        const framed = frame(text, this.options.maxJsonDepth(), revision, batchLimit(admitted.client.rateLimit));
+        // Before anything walks it: neither the message nor its id is echoed.
+        if (!framed.ok) return this.options.reject(res, framed.reason, { message: framed.error.message });
+        if (!(await this.#payBatch(framed.messages, admitted, res))) return;
+        const { value } = framed;
+        const inbound = readMessages(value);
+        const { batch, messages, refusals } = inbound;
         if (!batch && refusals.length > 0) return this.#refuse(res, refusals[0]!, session);
         // A lone notification dropped (its params are not an object): JSON-RPC answers no notification.
         if (messages.length === 0 && refusals.length === 0) return sendEmpty(res, 202, session === undefined ? {} : { 'mcp-session-id': session.id });
         // The body decides the era (2026-07-28 versioning): a stateless one is served so on a live session too, its
         // Mcp-Session-Id ignored, and its headers checked against it like any other.
-        if ((session === undefined && modernHeader) || isStateless(value)) return this.#serveStateless(messages[0]!, req, res, admitted, requestId);
+        if ((session === undefined && modernHeader) || claimsStateless(value)) return this.#serveStateless(messages[0]!, req, res, admitted, requestId);
         if (!protocolVersionAccepted(req)) {
-            const version = String(req.headers['mcp-protocol-version']);
             const id = !batch && messages[0] !== undefined && 'id' in messages[0] ? messages[0].id : null;
-            return reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(version, 'header').data, id });
+            return this.options.reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(String(req.headers['mcp-protocol-version']), 'header').data, id });
         }
         if (session === undefined) return this.#open(value, messages, res, admitted);
-        const [first] = messages;
-        // A lone response: the gateway sends clients no requests, so it cannot accept one (a 4xx, as the transport
-        // says). Its id is not echoed: it would name one of the gateway's requests, not the client's.
-        if (!batch && first !== undefined && !('method' in first)) return reject(res, 'invalid_message', { message: UNASKED_RESPONSE });
-        if (!batch && first !== undefined && isRequest(first) && first.method === 'initialize') return reject(res, 'already_initialized', { id: first.id });
-        return this.#serve(session, { batch, messages, refusals }, res, { requestId });
+        return this.#serve(session, inbound, res, { requestId });
+    }
+
+    /** Accept and Content-Type of a POST; false once refused. */
+    #acceptable(req: IncomingMessage, res: ServerResponse): boolean {
+        const accept = req.headers.accept;
+        if (accept === undefined || !accept.includes('application/json') || !accept.includes('text/event-stream')) this.options.reject(res, 'not_acceptable');
+        else if (!isJsonContentType(req.headers['content-type'])) this.options.reject(res, 'unsupported_media_type');
+        else return true;
+        return false;
+    }
+
+    /** The body's text (bounded in size; undefined when it is no UTF-8), or UNREAD once refused (or its client gone). */
+    async #readBodyText(req: IncomingMessage, res: ServerResponse, session: Session | undefined): Promise<string | undefined | typeof UNREAD> {
+        const { reject } = this.options;
+        const body = await readBody(req, this.options.maxBodyBytes);
+        if (body.kind === 'gone') return UNREAD;
+        // The session may have ended (DELETE, idle sweep, shutdown) while the body arrived: an ended one serves nothing.
+        if (session !== undefined && this.options.sessions.get(session.id) !== session) reject(res, 'session_not_found');
+        else if (body.kind === 'too_large') reject(res, 'body_too_large');
+        else if (body.kind === 'unsupported_encoding') reject(res, 'unsupported_encoding');
+        else return body.kind === 'undecodable' ? undefined : body.text;
+        return UNREAD;
     }
 
     /** The session's stream of server notifications (list_changed); one at a time. 2026-07-28 has none: 405. */
@@ -148,55 +165,48 @@ export class McpEndpoint {
         return true;
     }
 
-    /**
-     * One 2026-07-28 message: checked in the revision's order (version, then the headers against the body), then
-     * served with a context built from the request alone.
-     */
-    async #serveStateless(message: JSONRPCMessage, req: IncomingMessage, res: ServerResponse, { client, quotaKey }: Admitted, requestId: string): Promise<void> {
-        const { reject, dispatcher } = this.options;
-        if (!('method' in message)) return reject(res, 'invalid_message', { message: UNASKED_RESPONSE });
-        const id = 'id' in message ? message.id : null;
-        const requested = claimedVersion(message.params);
-        if (requested === undefined) return reject(res, 'invalid_request_meta', { id });
-        // Headers against the body first: a version the two disagree on is a mismatch, whether supported or not.
-        const headers = { protocolVersion: header(req, 'mcp-protocol-version'), method: header(req, 'mcp-method'), name: header(req, 'mcp-name') };
-        const mismatch = headerMismatch(headers, message.method, message.params, requested);
-        if (mismatch !== undefined) return reject(res, 'header_mismatch', { message: mismatch, id });
-        if (!isModernVersion(requested)) return reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(requested, 'body').data, id });
-        if (modernMetaOf(message.params) === undefined) return reject(res, 'invalid_request_meta', { id });
+    /** One 2026-07-28 message: checked in the revision's order, then served with a context built from the request alone. */
+    async #serveStateless(message: JSONRPCMessage, req: IncomingMessage, res: ServerResponse, admitted: Admitted, requestId: string): Promise<void> {
+        const { client } = admitted;
+        const caller = { clientId: client.id, cacheScope: this.options.cacheScope() };
+        const context = this.#pipeline.statelessContext(message, caller, mirroredHeaders(req));
+        if (isRefusal(context)) return this.#refused(res, context);
         // The revision defines no notification a client sends over HTTP (closing a stream is how it cancels).
-        if (!('id' in message)) return sendEmpty(res, 202);
-        const context: RequestContext = {
-            caller: this.options.sessions.callerFor(client.id),
-            revision: modernRevision(requested),
-            completions: this.options.completions(),
-            requests: new Map(),
-            cacheScope: this.options.cacheScope()
-        };
-        if (message.method === 'subscriptions/listen') return this.#listen(message, context, { client, quotaKey }, res);
-        if (!dispatcher.serves(message.method, context)) return reject(res, 'unknown_method', { id });
-        const forwarded = { requestId, headers: paramHeaders(req) };
-        const cancel = new AbortController();
-        res.once('close', () => {
-            if (!res.writableFinished) cancel.abort();
-        });
+        if (!isRequest(message)) return sendEmpty(res, 202);
+        const channel: Channel = { scope: res, forwarded: { requestId, headers: paramHeaders(req) } };
+        if (message.method === 'subscriptions/listen') return this.#listen(message, context, channel, admitted, res);
+        const taken: Ticket[] = [];
+        this.#doneWith(res, taken);
         const reply = new Reply(res, {}, false, this.#cutWhenStalled('answer', { client: client.id }), true);
-        reply.finish([await dispatcher.answer(message, { context, cancel, notify: reply.notify, forwarded })]);
+        channel.notify = reply.notify;
+        reply.finish([await this.#pipeline.answer(message, context, channel, taken)]);
+    }
+
+    /** In flight until the response is written; a client gone before then cancels them (their upstream calls stop). */
+    #doneWith(res: ServerResponse, tickets: Ticket[]): void {
+        res.once('close', () => {
+            for (const ticket of tickets) {
+                if (!res.writableFinished) ticket.cancel();
+                ticket.done();
+            }
+        });
+    }
+
+    /** The pipeline's refusal: a request's answer (200), or the endpoint's with its status. */
+    #refused(res: ServerResponse, refused: PipelineRefusal): void {
+        const { reason, id, error } = refused;
+        if (isAnswered(reason)) return sendJson(res, 200, refusalMessage(refused));
+        this.options.reject(res, reason, { message: error.message, data: error.data, id });
     }
 
     /** The response is the subscription's stream: it opens with the acknowledgment, and the client closing it ends it. */
-    #listen(request: JSONRPCRequest, context: RequestContext, { client, quotaKey }: Admitted, res: ServerResponse): void {
-        const filter = honouredFilter(request.params);
-        if (filter === undefined) {
-            const { code, message } = invalidParams(request.method);
-            return sendJson(res, 200, errorResponse(request, { code, message }));
-        }
+    #listen(request: JSONRPCRequest, context: RequestContext, channel: Channel, { client, quotaKey }: Admitted, res: ServerResponse): void {
         let stream: SseStream | undefined;
         const sse = this.#cutWhenStalled('subscription', { client: client.id });
         const sink = { send: (message: JSONRPCMessage) => (stream ??= new SseStream(res, {}, sse)).send(message), end: () => stream?.close() };
-        const subscription = this.options.subscriptions.open(request.id, context.caller.scope, quotaKey, filter, sink, client.id);
-        if (typeof subscription === 'string') return this.options.reject(res, subscription, { id: request.id });
-        res.once('close', () => subscription.cancel());
+        const refused = this.#pipeline.listen(request, context, channel, sink, { quotaKey, credentialsOf: client.id });
+        if (refused !== undefined) return this.#refused(res, refused);
+        res.once('close', () => this.options.requests.cancelScope(res));
     }
 
     /** A stream whose client stops reading is cut: logged once (it names no more than the session or client), and counted. */
@@ -244,16 +254,11 @@ export class McpEndpoint {
     }
 
     /**
-     * A batch only where the revision has them (without a session none does: a stateless revision has none, and
-     * nothing is batched before initialize); its other messages pay their tokens now, all or none.
+     * A batch (only where the revision has them: without a session none does, a stateless revision has none, and
+     * nothing is batched before initialize) pays for its other messages now, all or none.
      */
-    async #admitBatch(value: unknown, revision: string | undefined, { client, quotaKey }: Admitted, res: ServerResponse): Promise<boolean> {
-        const verdict = judgeBatch(value, revision, batchLimit(client.rateLimit));
-        if (!verdict.ok) {
-            this.options.reject(res, 'batch_refused', { message: verdict.message });
-            return false;
-        }
-        return verdict.messages === 1 || takeTokens(this.options.limiter, client, quotaKey, res, this.options.reject, verdict.messages - 1);
+    async #payBatch(messages: number, { client, quotaKey }: Admitted, res: ServerResponse): Promise<boolean> {
+        return messages === 1 || takeTokens(this.options.limiter, client, quotaKey, res, this.options.reject, messages - 1);
     }
 
     /** A lone message refused: HTTP 400, but a -32602 in a session is a 200, as the dispatcher's own -32602s are. */
@@ -272,11 +277,8 @@ export class McpEndpoint {
         const request = messages[0];
         if (Array.isArray(value) || request === undefined || !isRequest(request) || request.method !== 'initialize') return reject(res, 'session_required');
         const completions = this.options.completions();
-        const initialized = initialize(request.params, completions);
-        if (initialized === undefined) {
-            const { code, message } = invalidParams('initialize');
-            return sendJson(res, 200, errorResponse(request, { code, message }));
-        }
+        const initialized = initialize(request, completions);
+        if ('error' in initialized) return sendJson(res, 200, initialized);
         if (sessions.full) return reject(res, 'too_many_sessions');
         const now = Date.now();
         const { protocolVersion } = initialized;
@@ -297,37 +299,28 @@ export class McpEndpoint {
 
     /** A batch's refused items are answered beside the others (JSON-RPC §6), in the same array. */
     async #serve(session: Session, { batch, messages, refusals }: Inbound, res: ServerResponse, forwarded: Exchange['forwarded']): Promise<void> {
-        const { dispatcher } = this.options;
+        const [first] = messages;
+        // A lone response: the gateway sends clients no requests, so it cannot accept one (a 4xx, as the transport
+        // says). Its id is not echoed: it would name one of the gateway's requests, not the client's.
+        if (!batch && first !== undefined && !('method' in first)) return this.options.reject(res, 'invalid_message', { message: UNASKED_RESPONSE });
+        if (!batch && first !== undefined && isRequest(first) && first.method === 'initialize') return this.options.reject(res, 'already_initialized', { id: first.id });
+        const channel: Channel = { scope: session.id, forwarded };
         const requests: JSONRPCRequest[] = [];
         for (const message of messages) {
             if (isRequest(message)) requests.push(message);
-            else if ('method' in message) dispatcher.notification(message, session);
+            else if ('method' in message) this.#pipeline.notification(message, channel);
             // A response: the gateway sends clients no requests, so nothing awaits one.
         }
         const headers = { 'mcp-session-id': session.id };
         const refused = refusals.map(refusalAnswer) as JSONRPCResponse[];
         if (requests.length === 0 && refused.length === 0) return sendEmpty(res, 202, headers);
-        const cancels = requests.map(() => new AbortController());
-        // A client gone before its answers were written: the upstream calls stop too.
-        res.once('close', () => {
-            if (!res.writableFinished) for (const cancel of cancels) cancel.abort();
-        });
+        const taken: Ticket[] = [];
+        this.#doneWith(res, taken);
         const reply = new Reply(res, headers, batch, this.#cutWhenStalled('answer', { session: session.record.nonce }));
-        const answers = await Promise.all(
-            requests.map((request, index) => dispatcher.answer(request, { context: session, cancel: cancels[index]!, notify: reply.notify, forwarded }))
-        );
-        reply.finish([...refused, ...answers]);
+        channel.notify = reply.notify;
+        const answers = requests.map(request => this.#pipeline.answer(request, session, channel, taken));
+        reply.finish([...refused, ...(await Promise.all(answers))]);
     }
-}
-
-/**
- * A single message whose `_meta` claims a protocol version (well-formed or not): the stateless revision, whatever the headers say. An
- * `initialize` selects the handshake era whatever its `_meta` (as on stdio).
- */
-function isStateless(value: unknown): boolean {
-    if (Array.isArray(value)) return false;
-    const message = value as { method?: unknown; params?: unknown };
-    return message.method !== 'initialize' && claimsVersion(message.params);
 }
 
 /** Most `Mcp-Param-*` headers passed on from one request (Node bounds their total size already). */
@@ -347,13 +340,9 @@ function paramHeaders(req: IncomingMessage): Record<string, string> | undefined 
     return found;
 }
 
-/** The rules of each stateless revision served (a handful: only supported versions get here), built once. */
-const modernRevisions = new Map<string, Revision>();
-
-function modernRevision(version: string): Revision {
-    let revision = modernRevisions.get(version);
-    if (revision === undefined) modernRevisions.set(version, (revision = revisionOf(version)));
-    return revision;
+/** What the request mirrors of its body in headers (2026-07-28). */
+function mirroredHeaders(req: IncomingMessage): MirroredHeaders {
+    return { protocolVersion: header(req, 'mcp-protocol-version'), method: header(req, 'mcp-method'), name: header(req, 'mcp-name') };
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

@@ -1,0 +1,220 @@
+/**
+ * What both transports do with a client's text once they have bounded its size:
+ * framing (`frame`: JSON, depth, the revision's batch rule), the envelope of
+ * each message (inbound.ts), the era (`claimsStateless`), the checks of a
+ * 2026-07-28 request in the revision's order and its context,
+ * `subscriptions/listen`, notifications, and serving requests through the one
+ * registry of requests in flight (requests.ts) and the dispatcher. The same
+ * message gets the same JSON-RPC outcome on both; a transport keeps only what
+ * is its own (HTTP: headers, statuses, streams, session lookup, `initialize`
+ * opening a session; stdio: lines, writes, EOF, its channel's session).
+ */
+import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
+import type { RequestId } from '../lib/json-rpc.js';
+import { NOT_JSON, readJson } from '../lib/json-text.js';
+import { judgeBatch } from './batches.js';
+import { errorResponse, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from './dispatcher.js';
+import { claimedVersion, claimsVersion, headerMismatch, isModernVersion, modernMetaOf, unsupportedVersionError, type MirroredHeaders } from './era.js';
+import { BEGIN_REFUSALS, Ticket, type RequestRegistry, type RequestScope } from './requests.js';
+import { revisionOf, type Revision } from './revisions.js';
+import type { SessionTable } from './sessions.js';
+import { honouredFilter, type SubscriptionSink, type Subscriptions } from './subscriptions.js';
+
+/** Refusals that are a request's answer like any other (HTTP 200), not the endpoint's. */
+export type AnsweredReason = 'invalid_filter' | 'duplicate_id';
+
+/**
+ * Why a message is refused before it is served, named as the HTTP side counts it (it adds the status): the same
+ * JSON-RPC error on both transports.
+ */
+export type EndpointReason =
+    | 'invalid_message'
+    | 'invalid_request_meta'
+    | 'header_mismatch'
+    | 'unsupported_protocol_version'
+    | 'unknown_method'
+    | 'too_many_subscriptions'
+    | 'client_subscription_limit'
+    | 'shutting_down';
+
+export type PipelineRefusalReason = AnsweredReason | EndpointReason;
+
+export function isAnswered(reason: PipelineRefusalReason): reason is AnsweredReason {
+    return reason === 'invalid_filter' || reason === 'duplicate_id';
+}
+
+export interface PipelineRefusal {
+    reason: PipelineRefusalReason;
+    id: RequestId | null;
+    error: { code: number; message: string; data?: unknown };
+}
+
+/** A response a client sent: the gateway sends clients no requests, so it takes none. */
+export const UNASKED_RESPONSE = 'Invalid Request: the gateway sends clients no requests, so it takes no responses';
+
+const INVALID_META = 'Invalid params: _meta must carry io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities';
+
+const SUBSCRIPTION_REFUSALS = {
+    too_many_subscriptions: 'Too many subscriptions; try again later',
+    client_subscription_limit: 'Too many subscriptions for this client; close unused ones'
+} as const;
+
+/** What a body or line holds, parsed, bounded and its batch allowed; or why not (answered without an id). */
+export type Framed = { ok: true; value: unknown; messages: number } | { ok: false; reason: 'parse_error' | 'too_deep' | 'batch_refused'; error: { code: number; message: string } };
+
+/**
+ * The first rungs, after the transport's own size bound: JSON (nesting bounded, a byte order mark allowed), then a
+ * batch only where `revision` has them, of at most `maxBatch` messages. `text` undefined: no UTF-8 (HTTP).
+ */
+export function frame(text: string | undefined, maxDepth: number, revision: string | undefined, maxBatch: number): Framed {
+    const read = text === undefined ? NOT_JSON : readJson(text, maxDepth);
+    if (!read.ok) return read;
+    const verdict = judgeBatch(read.value, revision, maxBatch);
+    if (!verdict.ok) return { ok: false, reason: 'batch_refused', error: { code: -32600, message: verdict.message } };
+    return { ok: true, value: read.value, messages: verdict.messages };
+}
+
+/**
+ * The era of a lone message (2026-07-28 versioning: the body decides): one whose `_meta` claims a protocol version
+ * (well-formed or not) is of the stateless revision, whatever the headers or session say; `initialize` is the
+ * handshake whatever its `_meta`. A batch never is.
+ */
+export function claimsStateless(value: unknown): boolean {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+    const message = value as { method?: unknown; params?: unknown };
+    return message.method !== 'initialize' && claimsVersion(message.params);
+}
+
+/** Who sends a request, as its transport established it; and where what concerns it goes. */
+export interface Channel {
+    /** The id space its requests are unique in (requests.ts). */
+    scope: RequestScope;
+    /** Where a request's progress goes; absent where none can go. */
+    notify?: ((notification: JSONRPCNotification) => void) | undefined;
+    forwarded?: Exchange['forwarded'];
+}
+
+/** Who a 2026-07-28 request is served as: it has no session, so the transport says. */
+export interface StatelessCaller {
+    clientId: string;
+    cacheScope: CacheScope;
+}
+
+export interface PipelineOptions {
+    dispatcher: Dispatcher;
+    requests: RequestRegistry;
+    subscriptions: Subscriptions;
+    sessions: SessionTable;
+    /** Whether `completions` is offered (read per request: a reload applies it at once). */
+    completions: () => boolean;
+}
+
+export class InboundPipeline {
+    constructor(private readonly options: PipelineOptions) {}
+
+    /**
+     * A 2026-07-28 message, checked in the revision's order: a response is refused; `_meta` without a version; the
+     * mirrored headers against the body (HTTP only: `headers` given); an unsupported version; malformed `_meta`;
+     * then a method not served. The context to serve it with, or why not.
+     */
+    statelessContext(message: JSONRPCMessage, caller: StatelessCaller, headers?: MirroredHeaders): RequestContext | PipelineRefusal {
+        if (!('method' in message)) return refusal('invalid_message', null, -32600, UNASKED_RESPONSE);
+        const id = 'id' in message ? message.id : null;
+        const requested = claimedVersion(message.params);
+        if (requested === undefined) return refusal('invalid_request_meta', id, -32602, INVALID_META);
+        // Headers against the body first: a version the two disagree on is a mismatch, whether supported or not.
+        const mismatch = headers === undefined ? undefined : headerMismatch(headers, message.method, message.params, requested);
+        if (mismatch !== undefined) return refusal('header_mismatch', id, -32020, mismatch);
+        if (!isModernVersion(requested)) return { reason: 'unsupported_protocol_version', id, error: unsupportedVersionError(requested, 'body') };
+        if (modernMetaOf(message.params) === undefined) return refusal('invalid_request_meta', id, -32602, INVALID_META);
+        const context: RequestContext = {
+            caller: this.options.sessions.callerFor(caller.clientId),
+            revision: modernRevision(requested),
+            completions: this.options.completions(),
+            cacheScope: caller.cacheScope
+        };
+        if (id === null || message.method === 'subscriptions/listen' || this.options.dispatcher.serves(message.method, context)) return context;
+        return refusal('unknown_method', id, -32601, 'Method not found');
+    }
+
+    /** A notification of the channel's client: `notifications/cancelled` stops the request it names there. */
+    notification(notification: JSONRPCNotification, channel: Channel): void {
+        this.options.requests.cancelNamed(notification, channel.scope);
+    }
+
+    /**
+     * Serves a request: taken in the channel's scope (refused if its id is in use there, or the gateway is stopping),
+     * answered by the dispatcher. Its ticket is pushed on `taken`: the transport calls `done` once the answer is
+     * written. Undefined when no answer is due (cancelled).
+     */
+    async answer(request: JSONRPCRequest, context: RequestContext, channel: Channel, taken: Ticket[]): Promise<JSONRPCResponse | undefined> {
+        const ticket = this.begin(request, channel.scope, 'call');
+        if (!(ticket instanceof Ticket)) return errorResponse(request, ticket.error);
+        taken.push(ticket);
+        return this.options.dispatcher.answer(request, { context, signal: ticket.signal, notify: channel.notify, forwarded: channel.forwarded });
+    }
+
+    /**
+     * `subscriptions/listen`: acknowledged on `sink` and open until either side ends it (the gateway: shutdown, with
+     * its answer; the client: `notifications/cancelled` on stdio, its stream closed over HTTP, the channel gone), or
+     * why not (nothing was sent).
+     */
+    listen(
+        request: JSONRPCRequest,
+        context: RequestContext,
+        channel: Channel,
+        sink: SubscriptionSink,
+        quota: { quotaKey: string; credentialsOf?: string }
+    ): PipelineRefusal | undefined {
+        const filter = honouredFilter(request.params);
+        if (filter === undefined) return refusal('invalid_filter', request.id, -32602, `Invalid params for ${request.method}`);
+        const ticket = this.begin(request, channel.scope, 'listen');
+        if (!(ticket instanceof Ticket)) return ticket;
+        const ended: SubscriptionSink = {
+            send: message => sink.send(message),
+            end: () => {
+                sink.end();
+                ticket.done();
+            }
+        };
+        const subscription = this.options.subscriptions.open(request.id, context.caller.scope, quota.quotaKey, filter, ended, quota.credentialsOf);
+        if (typeof subscription === 'string') {
+            ticket.done();
+            return refusal(subscription, request.id, -32000, SUBSCRIPTION_REFUSALS[subscription]);
+        }
+        ticket.signal.addEventListener('abort', () => {
+            subscription.cancel();
+            ticket.done();
+        });
+        return undefined;
+    }
+
+    begin(request: JSONRPCRequest, scope: RequestScope, kind: 'call' | 'listen'): Ticket | PipelineRefusal {
+        const ticket = this.options.requests.begin(scope, request.id, kind);
+        if (ticket instanceof Ticket) return ticket;
+        const { code, message } = BEGIN_REFUSALS[ticket];
+        return refusal(ticket, request.id, code, message);
+    }
+}
+
+function refusal(reason: PipelineRefusalReason, id: RequestId | null, code: number, message: string): PipelineRefusal {
+    return { reason, id, error: { code, message } };
+}
+
+export function isRefusal(value: object): value is PipelineRefusal {
+    return 'reason' in value && 'error' in value;
+}
+
+/** The refusal as the JSON-RPC error answering it. */
+export function refusalMessage(refused: PipelineRefusal): JSONRPCMessage {
+    return { jsonrpc: '2.0', id: refused.id, error: refused.error } as JSONRPCMessage;
+}
+
+/** The rules of each stateless revision served (a handful: only supported versions get here), built once. */
+const modernRevisions = new Map<string, Revision>();
+
+function modernRevision(version: string): Revision {
+    let revision = modernRevisions.get(version);
+    if (revision === undefined) modernRevisions.set(version, (revision = revisionOf(version)));
+    return revision;
+}

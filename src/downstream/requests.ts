@@ -1,0 +1,190 @@
+/**
+ * One registry of the client requests in flight, for both transports: what
+ * `notifications/cancelled` names, what a session's end or a client gone
+ * cancels, what a shutdown waits for and then cancels. A request is in flight
+ * from the moment it is taken until its answer is written (HTTP: its response
+ * closed; stdio: its line written), so a shutdown never closes under an answer.
+ *
+ * Ids are unique per scope while in flight (MCP: ids are unique per sender
+ * among its requests in flight; a second one would make a cancellation
+ * ambiguous): a session's id, `stdio` (one channel: its 2025 session and its
+ * 2026-07-28 requests share one id space), or a 2026-07-28 HTTP POST of its
+ * own (its response object). A scope holding one request keeps it without a
+ * map of its own: the common case costs one Map entry per request.
+ */
+import type { JSONRPCNotification } from '@modelcontextprotocol/client';
+import { cancelledRequestId, type RequestId } from '../lib/json-rpc.js';
+import { whenIdle } from '../lib/when-idle.js';
+
+/** Whose id space a request's id is unique in (see above). */
+export type RequestScope = string | object;
+
+/** A call is answered once; a listen (2026-07-28 subscriptions/listen) stays open until either side ends it. */
+export type RequestKind = 'call' | 'listen';
+
+/** Why a request was not taken: its id is in use in its scope, or the gateway is stopping. */
+export type BeginRefusal = 'duplicate_id' | 'shutting_down';
+
+/** The JSON-RPC errors of the refusals, the same on both transports (HTTP adds its status). */
+export const BEGIN_REFUSALS: Readonly<Record<BeginRefusal, { code: number; message: string }>> = {
+    duplicate_id: { code: -32600, message: 'Invalid Request: id already in use by a request in flight' },
+    shutting_down: { code: -32000, message: 'Gateway is shutting down; try again later' }
+};
+
+/** The abort reason of a request the gateway stopped waiting for at shutdown: it is answered -32603, not dropped. */
+const SHUTDOWN = new Error('Gateway is shutting down; the request was cancelled');
+
+/** The abort reason of a request its client cancelled, or whose client or session went away: no answer is due. */
+const CANCELLED = new Error('Request cancelled');
+
+/** Whether `signal` was aborted by a shutdown (answer with an error) rather than by its client (answer nothing). */
+export function abortedByShutdown(signal: AbortSignal): boolean {
+    return signal.aborted && signal.reason === SHUTDOWN;
+}
+
+/**
+ * One request in flight: its signal stops its work; `done` once its answer is written (or none is due). Its own
+ * controller (one object per request, as the controller alone was before).
+ */
+export class Ticket extends AbortController {
+    #open = true;
+
+    constructor(
+        readonly scope: RequestScope,
+        readonly id: RequestId,
+        readonly kind: RequestKind,
+        private readonly registry: RequestRegistry
+    ) {
+        super();
+    }
+
+    /** The client cancelled it or went away: its work stops and no answer is sent. */
+    cancel(): void {
+        this.abort(CANCELLED);
+    }
+
+    done(): void {
+        if (!this.#open) return;
+        this.#open = false;
+        this.registry.finish(this);
+    }
+}
+
+type ScopeEntry = Ticket | Map<RequestId, Ticket>;
+
+export class RequestRegistry {
+    readonly #scopes = new Map<RequestScope, ScopeEntry>();
+    readonly #counts: Record<RequestKind, number> = { call: 0, listen: 0 };
+    readonly #idle: (() => void)[] = [];
+    /** Work a transport has taken that is no request yet (an HTTP body being read): a shutdown waits for it too. */
+    #held = 0;
+    #refusing = false;
+
+    /** Requests in flight (calls and listens). */
+    get count(): number {
+        return this.#counts.call + this.#counts.listen;
+    }
+
+    countOf(kind: RequestKind): number {
+        return this.#counts[kind];
+    }
+
+    begin(scope: RequestScope, id: RequestId, kind: RequestKind): Ticket | BeginRefusal {
+        if (this.#refusing) return 'shutting_down';
+        const entry = this.#scopes.get(scope);
+        if (entry instanceof Ticket ? entry.id === id : entry?.has(id)) return 'duplicate_id';
+        const ticket = new Ticket(scope, id, kind, this);
+        if (entry === undefined) this.#scopes.set(scope, ticket);
+        else if (entry instanceof Ticket)
+            this.#scopes.set(
+                scope,
+                new Map([
+                    [entry.id, entry],
+                    [id, ticket]
+                ])
+            );
+        else entry.set(id, ticket);
+        this.#counts[kind]++;
+        return ticket;
+    }
+
+    /** `notifications/cancelled` from the client of `scope`: the request it names stops, unanswered. */
+    cancelNamed(notification: JSONRPCNotification, scope: RequestScope): void {
+        if (notification.method !== 'notifications/cancelled') return;
+        const id = cancelledRequestId(notification);
+        if (id !== undefined) this.#ticket(scope, id)?.cancel();
+    }
+
+    /** Every request of the scope stops, unanswered (its session ended, its channel closed). */
+    cancelScope(scope: RequestScope): void {
+        for (const ticket of this.#ticketsOf(scope)) ticket.cancel();
+    }
+
+    /** New requests are refused (`shutting_down`); those in flight carry on. */
+    refuseNew(): void {
+        this.#refusing = true;
+    }
+
+    /** Every request in flight stops and is answered -32603 (see abortedByShutdown); later ones are refused. */
+    cancelAll(): void {
+        this.#refusing = true;
+        for (const scope of [...this.#scopes.keys()]) for (const ticket of this.#ticketsOf(scope)) ticket.abort(SHUTDOWN);
+    }
+
+    /** Resolves true once no call (and no held work) is left, or false after `timeoutMs`; listens are closed apart. */
+    settled(timeoutMs: number): Promise<boolean> {
+        return whenIdle(() => this.#idleNow(), this.#idle, timeoutMs);
+    }
+
+    /** Counts work that is not a request yet until the returned function is called (once is enough; more are ignored). */
+    hold(): () => void {
+        this.#held++;
+        let held = true;
+        return () => {
+            if (!held) return;
+            held = false;
+            this.#held--;
+            this.#wake();
+        };
+    }
+
+    /** @internal a ticket's `done` */
+    finish(ticket: Ticket): void {
+        const entry = this.#scopes.get(ticket.scope);
+        if (entry === ticket) this.#scopes.delete(ticket.scope);
+        else if (entry instanceof Map && entry.get(ticket.id) === ticket) {
+            entry.delete(ticket.id);
+            if (entry.size === 0) this.#scopes.delete(ticket.scope);
+        }
+        this.#counts[ticket.kind]--;
+        this.#wake();
+    }
+
+    #ticket(scope: RequestScope, id: RequestId): Ticket | undefined {
+        const entry = this.#scopes.get(scope);
+        return entry instanceof Ticket ? (entry.id === id ? entry : undefined) : entry?.get(id);
+    }
+
+    #ticketsOf(scope: RequestScope): Ticket[] {
+        const entry = this.#scopes.get(scope);
+        return entry === undefined ? [] : entry instanceof Ticket ? [entry] : [...entry.values()];
+    }
+
+    #idleNow(): boolean {
+        return this.#counts.call === 0 && this.#held === 0;
+    }
+
+    #wake(): void {
+        if (this.#idleNow()) for (const resolve of this.#idle.splice(0)) resolve();
+    }
+}
+
+/** `work`, or the signal's abort reason as soon as it is aborted (work that takes no signal still lets its caller go). */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+    if (signal.aborted) return Promise.reject(signal.reason as Error);
+    return new Promise<T>((resolve, reject) => {
+        const onAbort = () => reject(signal.reason as Error);
+        signal.addEventListener('abort', onAbort, { once: true });
+        work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
+}
