@@ -8,7 +8,7 @@
  * message (HTTP adds a 400) is the transport's.
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
-import { readEnvelope, type RequestId } from '../lib/json-rpc.js';
+import { readEnvelope, type RequestId } from '../protocol/json-rpc.js';
 
 export type RefusalReason = 'invalid_request' | 'id_too_long' | 'invalid_params';
 

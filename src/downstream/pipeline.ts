@@ -10,8 +10,8 @@
  * opening a session; stdio: lines, writes, EOF, its channel's session).
  */
 import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
-import type { RequestId } from '../lib/json-rpc.js';
-import { NOT_JSON, readJson } from '../lib/json-text.js';
+import type { RequestId } from '../protocol/json-rpc.js';
+import { NOT_JSON, readJson } from '../protocol/json-text.js';
 import { judgeBatch } from './batches.js';
 import { errorResponse, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from './dispatcher.js';
 import { claimedVersion, claimsVersion, headerMismatch, isModernVersion, modernMetaOf, unsupportedVersionError, type MirroredHeaders } from './era.js';

@@ -13,7 +13,7 @@
  * map of its own: the common case costs one Map entry per request.
  */
 import type { JSONRPCNotification } from '@modelcontextprotocol/client';
-import { cancelledRequestId, type RequestId } from '../lib/json-rpc.js';
+import { cancelledRequestId, type RequestId } from '../protocol/json-rpc.js';
 import { whenIdle } from '../lib/when-idle.js';
 
 /** Whose id space a request's id is unique in (see above). */

@@ -4,7 +4,7 @@
  * is answered the same way everywhere and counted under a bounded label.
  */
 import type { ServerResponse } from 'node:http';
-import { OVERSIZED_ID_MESSAGE } from '../lib/json-rpc.js';
+import { OVERSIZED_ID_MESSAGE } from '../protocol/json-rpc.js';
 import { CODE } from '../protocol/errors.js';
 import { META } from '../protocol/meta.js';
 import { sendJson } from './respond.js';

@@ -31,6 +31,11 @@ export const CODE = {
     unsupportedVersion: -32022
 } as const;
 
+/** JSON-RPC 2.0's reserved range: the protocol's codes, not an application's. */
+const JSON_RPC_RESERVED = { lowest: -32768, highest: -32000 } as const;
+/** The part of it MCP reserves for the specification's own errors from 2026-07-28 on. */
+const SPEC_RESERVED = { lowest: -32099, highest: CODE.headerMismatch } as const;
+
 export interface RpcError {
     code: number;
     message: string;
@@ -44,9 +49,14 @@ const MAX_REQUIRED_CAPABILITIES_BYTES = 4096;
 /** What a client may be asked to declare (ClientCapabilities, 2026-07-28): the keys -32021's data may name. */
 const CLIENT_CAPABILITY_KEYS = new Set(['elicitation', 'sampling', 'roots', 'experimental', 'extensions', 'tasks']);
 
+/** The codes the MCP specification reserves for itself from 2026-07-28 on (-32099..-32020): only a stateless server sends them. */
+export function isSpecReservedError(code: number): boolean {
+    return code >= SPEC_RESERVED.lowest && code <= SPEC_RESERVED.highest;
+}
+
 /** The codes JSON-RPC 2.0 reserves (-32768..-32000): the protocol's, not an application's. */
 function isReservedCode(code: number): boolean {
-    return code >= -32768 && code <= -32000;
+    return code >= JSON_RPC_RESERVED.lowest && code <= JSON_RPC_RESERVED.highest;
 }
 
 /**

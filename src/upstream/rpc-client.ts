@@ -19,7 +19,7 @@
  * and what each request carries are its caller's business.
  */
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/client';
-import type { RequestId } from '../lib/json-rpc.js';
+import type { RequestId } from '../protocol/json-rpc.js';
 import { META } from '../protocol/meta.js';
 import type { ResultGuard } from './result-schemas.js';
 import type { Forwarded } from '../catalog/upstream-port.js';

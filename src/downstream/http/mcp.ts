@@ -24,7 +24,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
 import type { Reject, RejectionReason } from '../../http-server/rejections.js';
 import { sendEmpty, sendJson } from '../../http-server/respond.js';
-import { isRequest } from '../../lib/json-rpc.js';
+import { isRequest } from '../../protocol/json-rpc.js';
 import type { Logger } from '../../diagnostics/logger.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit } from '../batches.js';
