@@ -25,12 +25,6 @@ export type RequestKind = 'call' | 'listen';
 /** Why a request was not taken: its id is in use in its scope, or the gateway is stopping. */
 export type BeginRefusal = 'duplicate_id' | 'shutting_down';
 
-/** The JSON-RPC errors of the refusals, the same on both transports (HTTP adds its status). */
-export const BEGIN_REFUSALS: Readonly<Record<BeginRefusal, { code: number; message: string }>> = {
-    duplicate_id: { code: -32600, message: 'Invalid Request: id already in use by a request in flight' },
-    shutting_down: { code: -32000, message: 'Gateway is shutting down; try again later' }
-};
-
 /** The abort reason of a request the gateway stopped waiting for at shutdown: it is answered -32603, not dropped. */
 const SHUTDOWN = new Error('Gateway is shutting down; the request was cancelled');
 

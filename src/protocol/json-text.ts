@@ -4,12 +4,12 @@
  * then the nesting bound, checked before anything else walks the value.
  */
 import { exceedsDepth } from '../lib/json-bounds.js';
-import { CODE } from './errors.js';
+import { refusalError } from './errors.js';
 
 export type JsonText = { ok: true; value: unknown } | { ok: false; reason: 'parse_error' | 'too_deep'; error: { code: number; message: string } };
 
 /** Text that is not JSON (or bytes that are not UTF-8): -32700. */
-export const NOT_JSON: JsonText = { ok: false, reason: 'parse_error', error: { code: CODE.parseError, message: 'Parse error: invalid JSON' } };
+export const NOT_JSON: JsonText = { ok: false, reason: 'parse_error', error: refusalError('parse_error') };
 
 const BYTE_ORDER_MARK = 0xfeff;
 
@@ -23,6 +23,6 @@ export function readJson(text: string, maxDepth: number): JsonText {
         return NOT_JSON;
     }
     if (exceedsDepth(value, maxDepth))
-        return { ok: false, reason: 'too_deep', error: { code: CODE.invalidRequest, message: `Invalid Request: nested deeper than ${maxDepth} levels` } };
+        return { ok: false, reason: 'too_deep', error: refusalError('too_deep', { message: `Invalid Request: nested deeper than ${maxDepth} levels` }) };
     return { ok: true, value };
 }
