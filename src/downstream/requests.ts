@@ -172,13 +172,3 @@ export class RequestRegistry {
         if (this.#idleNow()) for (const resolve of this.#idle.splice(0)) resolve();
     }
 }
-
-/** `work`, or the signal's abort reason as soon as it is aborted (work that takes no signal still lets its caller go). */
-export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-    if (signal.aborted) return Promise.reject(signal.reason as Error);
-    return new Promise<T>((resolve, reject) => {
-        const onAbort = () => reject(signal.reason as Error);
-        signal.addEventListener('abort', onAbort, { once: true });
-        work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-    });
-}
