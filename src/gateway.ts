@@ -90,6 +90,7 @@ async function composeParts(live: LiveSettings, options: GatewayOptions): Promis
         upstreams: () => pool.connections,
         publishedView: () => catalog.publishedView,
         sessions: () => sessions.counts(),
+        requestsInFlight: () => ({ call: requests.countOf('call'), listen: requests.countOf('listen') }),
         sharedState: () => shared.status(),
         sharedWritesPending: () => shared.pendingWrites(),
         faults,

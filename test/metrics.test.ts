@@ -9,6 +9,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../src/gateway.js';
 import { connectHttp, rpcError, startHttpFixture, startTestGateway, stdioFixture, upstreamsReady, waitFor, type HttpFixture } from './helpers.js';
 import { bucket, count, labelValues, samples, scrape, value, type Families } from './prometheus.js';
+import { modernHeaders, modernRequest, post } from './raw-http.js';
 
 const keyOf = (clientId: string) => `key-of-${clientId}-0123456789abcdef`;
 const CANCELLED = { upstream: 'alpha', prompt: 'alpha__slow', client: 'alice', outcome: 'cancelled' };
@@ -209,6 +210,35 @@ describe('metrics: reconnects of an upstream that keeps failing', () => {
         } finally {
             await gateway.close();
         }
+    });
+});
+
+describe('metrics: requests in flight', () => {
+    test('a slow get is a call in flight until it is cancelled, a subscriptions/listen a listen until its stream closes', async t => {
+        const gateway = await startTestGateway({ upstreams: [stdioFixture('alpha')] });
+        t.after(() => gateway.close());
+        await upstreamsReady(gateway);
+        const inFlight = async (kind: 'call' | 'listen') => value(await scrape(gateway.operatorUrls.metrics!), 'mcp_gateway_requests_in_flight', { kind });
+        assert.deepEqual([await inFlight('call'), await inFlight('listen')], [0, 0]);
+
+        const client = await connectHttp(gateway.url!);
+        t.after(() => client.close());
+        const giveUp = new AbortController();
+        const get = client.getPrompt({ name: 'alpha__slow', arguments: { ms: '60000' } }, { signal: giveUp.signal });
+        await waitFor(async () => (await inFlight('call')) === 1, 20_000, 'the get in flight');
+        giveUp.abort();
+        await assert.rejects(get);
+        await waitFor(async () => (await inFlight('call')) === 0, 20_000, 'the cancelled get no longer in flight');
+
+        const closeStream = new AbortController();
+        t.after(() => closeStream.abort());
+        const listen = modernRequest('subscriptions/listen', { notifications: { promptsListChanged: true } }, 'listen');
+        const response = await post(gateway.url!, listen, modernHeaders(listen), { signal: closeStream.signal });
+        assert.equal(response.status, 200);
+        // Taken before its acknowledgment was sent: in flight once the response has begun.
+        assert.deepEqual([await inFlight('call'), await inFlight('listen')], [0, 1]);
+        closeStream.abort();
+        await waitFor(async () => (await inFlight('listen')) === 0, 20_000, 'the closed listen no longer in flight');
     });
 });
 

@@ -51,7 +51,10 @@ function nsPerOp(rounds: number, ...ops: ((i: number) => void)[]): number[] {
 }
 
 export function measureMetricsCost(rounds: number): MetricsCostResult {
-    const metrics = new GatewayMetrics({ upstreams: () => [], sessions: () => ({}), faults: () => [] }, { version: 'bench', processMetrics: false });
+    const metrics = new GatewayMetrics(
+        { upstreams: () => [], sessions: () => ({}), requestsInFlight: () => ({ call: 0, listen: 0 }), faults: () => [] },
+        { version: 'bench', processMetrics: false }
+    );
     const prompts = Array.from({ length: PROMPTS }, (_, i) => `up-${i % 5}__prompt-${String(i).padStart(3, '0')}`);
     const clients = Array.from({ length: CLIENTS }, (_, i) => `client-${i}`);
     const [metricsNs] = nsPerOp(rounds, i => {

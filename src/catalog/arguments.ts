@@ -4,7 +4,8 @@
  * and (unless the upstream takes unknown ones) only declared names. Keys are
  * handled as data: "__proto__" or "constructor" are names like any other.
  */
-import { ProtocolError, ProtocolErrorCode, type Prompt } from '@modelcontextprotocol/client';
+import { ProtocolError, type Prompt } from '@modelcontextprotocol/client';
+import { CODE } from '../protocol/errors.js';
 import { exceeds } from '../lib/json-bounds.js';
 
 export interface ArgumentRules {
@@ -54,7 +55,7 @@ function assertRequiredPresent(prompt: Prompt, values: ReadonlyMap<string, unkno
 }
 
 function invalid(message: string): never {
-    throw new ProtocolError(ProtocolErrorCode.InvalidParams, message);
+    throw new ProtocolError(CODE.invalidParams, message);
 }
 
 /** At most 10 names, each cut to 64 characters: an error message must not grow with the request. */

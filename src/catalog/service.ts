@@ -4,8 +4,9 @@
  * Transport-agnostic: it takes request params and throws JSON-RPC errors.
  */
 import { performance } from 'node:perf_hooks';
-import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
+import { ProtocolError } from '@modelcontextprotocol/client';
 import type { CompleteRequest, CompleteResult, GetPromptResult, ListPromptsResult, Prompt } from '@modelcontextprotocol/client';
+import { CODE } from '../protocol/errors.js';
 import { Bus } from '../lib/bus.js';
 import { exceeds, exceedsDepth } from '../lib/json-bounds.js';
 import { checkStringMap, validateArguments } from './arguments.js';
@@ -64,7 +65,7 @@ export class PromptService {
         return this.#recorded('list', caller, async () => {
             const start = cursor === undefined ? undefined : this.cursors.decode(cursor);
             if (cursor !== undefined && (start === undefined || start.scope !== caller.scope)) {
-                throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor');
+                throw new ProtocolError(CODE.invalidParams, 'Invalid cursor');
             }
             const view = await this.catalog.view();
             const slice = this.slices.of(view, caller.scope, caller.visible);
@@ -90,7 +91,7 @@ export class PromptService {
             if (!isInputRequired(result) || result.requestState === undefined) return result;
             if (exceeds(result.requestState, MAX_REQUEST_STATE_BYTES)) {
                 entry.upstream.reportFault('oversized_result', 'upstream requestState over 64 KiB; not forwarded');
-                throw new ProtocolError(ProtocolErrorCode.InternalError, `Upstream ${entry.upstream.id} failed: requestState larger than ${MAX_REQUEST_STATE_BYTES} bytes`);
+                throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: requestState larger than ${MAX_REQUEST_STATE_BYTES} bytes`);
             }
             return { ...result, requestState: this.states.seal(result.requestState, entry.upstream.id, binding) };
         });
@@ -101,7 +102,7 @@ export class PromptService {
         const { inputResponses, requestState } = continuation;
         if (requestState === undefined) return { inputResponses };
         const opened = this.states.open(requestState, binding);
-        if (opened === undefined || opened.upstreamId !== entry.upstream.id) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid requestState');
+        if (opened === undefined || opened.upstreamId !== entry.upstream.id) throw new ProtocolError(CODE.invalidParams, 'Invalid requestState');
         return { inputResponses, requestState: opened.state };
     }
 
@@ -112,7 +113,7 @@ export class PromptService {
             const entry = found(await this.#lookup(params.ref.name, caller));
             const limits = { maxArguments: this.options.maxArguments, maxArgumentBytes: this.options.maxArgumentBytes };
             if (exceeds(params.argument.value, limits.maxArgumentBytes)) {
-                throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Argument value too large (at most ${limits.maxArgumentBytes} bytes)`);
+                throw new ProtocolError(CODE.invalidParams, `Argument value too large (at most ${limits.maxArgumentBytes} bytes)`);
             }
             if (params.context?.arguments !== undefined) checkStringMap(params.context.arguments, limits, 'context arguments');
             const result = await entry.upstream.complete({ ...params, ref: { ...params.ref, name: entry.originalName } }, control);
@@ -162,13 +163,13 @@ export class PromptService {
     #sizeChecked<T>(entry: CatalogEntry, result: T): T {
         if (exceedsDepth(result, this.options.maxJsonDepth)) {
             entry.upstream.reportFault('oversized_result', 'upstream result nested deeper than limits.maxJsonDepth; not forwarded');
-            throw new ProtocolError(ProtocolErrorCode.InternalError, `Upstream ${entry.upstream.id} failed: result nested deeper than ${this.options.maxJsonDepth} levels`);
+            throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: result nested deeper than ${this.options.maxJsonDepth} levels`);
         }
         const limit = this.options.maxResultBytes;
         const json = JSON.stringify(result);
         if (!exceeds(json, limit)) return result;
         entry.upstream.reportFault('oversized_result', 'upstream result over limits.maxResultBytes; not forwarded', { bytes: Buffer.byteLength(json) });
-        throw new ProtocolError(ProtocolErrorCode.InternalError, `Upstream ${entry.upstream.id} failed: result larger than ${limit} bytes`);
+        throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: result larger than ${limit} bytes`);
     }
 }
 
@@ -182,5 +183,5 @@ function withinSpec(result: CompleteResult): CompleteResult {
 function toProtocolError(error: unknown): ProtocolError {
     if (error instanceof ProtocolError) return error;
     if (error instanceof UpstreamRejectedError) return new ProtocolError(error.code, error.message, error.data);
-    return new ProtocolError(ProtocolErrorCode.InternalError, error instanceof UpstreamFailedError ? error.message : 'Internal error');
+    return new ProtocolError(CODE.internalError, error instanceof UpstreamFailedError ? error.message : 'Internal error');
 }

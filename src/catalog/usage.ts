@@ -4,7 +4,8 @@
  * Published on a bus; metrics and the access log listen, the service knows
  * neither.
  */
-import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
+import { ProtocolError } from '@modelcontextprotocol/client';
+import { CODE } from '../protocol/errors.js';
 import { UpstreamFailedError, UpstreamRejectedError } from './upstream-port.js';
 import type { CatalogEntry } from './catalog.js';
 import { quote } from './arguments.js';
@@ -33,7 +34,7 @@ export class UnknownPromptError extends ProtocolError {
         name: string,
         readonly hidden: CatalogEntry | undefined
     ) {
-        super(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${quote(name)}`);
+        super(CODE.invalidParams, `Unknown prompt: ${quote(name)}`);
     }
 }
 
@@ -45,6 +46,6 @@ export function outcomeOf(error: unknown): Outcome {
         if (error.fault === 'timeout') return 'timeout';
         return error.reason === 'cancelled' ? 'cancelled' : 'upstream_error';
     }
-    if (error instanceof ProtocolError && error.code === ProtocolErrorCode.InvalidParams) return 'invalid_params';
+    if (error instanceof ProtocolError && error.code === CODE.invalidParams) return 'invalid_params';
     return 'upstream_error';
 }

@@ -20,22 +20,15 @@
  * the gateway stopped waiting for at shutdown gets -32603. Which requests are in
  * flight (and so which ids are taken) is the transports' registry's (requests.ts).
  */
-import {
-    ProtocolError,
-    ProtocolErrorCode,
-    type InitializeResult,
-    type JSONRPCErrorResponse,
-    type JSONRPCNotification,
-    type JSONRPCRequest,
-    type JSONRPCResponse
-} from '@modelcontextprotocol/client';
+import { ProtocolError, type InitializeResult, type JSONRPCErrorResponse, type JSONRPCNotification, type JSONRPCRequest, type JSONRPCResponse } from '@modelcontextprotocol/client';
 import type { Caller, PromptService } from '../catalog/service.js';
 import { isInputRequired, type CallControl } from '../catalog/upstream-port.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
 import { NO_RELAYED_CAPABILITIES, relayedClient } from '../protocol/capabilities.js';
-import { CODE, errorForClient, type RpcError } from '../protocol/errors.js';
+import { CODE, errorForClient, REFUSALS, type RpcError } from '../protocol/errors.js';
 import { GATEWAY_INFO } from '../version.js';
-import { abortedByShutdown, untilAborted } from './requests.js';
+import { untilAborted } from '../lib/until-aborted.js';
+import { abortedByShutdown } from './requests.js';
 import { completeParams, getParams, initializeParams, listParams, metaOf, type InitializeParams, type Params, type ProgressToken } from './params.js';
 import { META_KEYS, SUPPORTED_VERSIONS } from './era.js';
 import { adaptGetPrompt, adaptProgress, adaptPromptList, type Revision } from './revisions.js';
@@ -90,7 +83,7 @@ export interface Initialized {
 }
 
 /** A second `initialize` in a session (2025 lifecycle: one per session), on either transport. */
-export const ALREADY_INITIALIZED = { code: ProtocolErrorCode.InvalidRequest, message: 'Invalid Request: Server already initialized' };
+export const ALREADY_INITIALIZED = REFUSALS.already_initialized;
 
 /** What an `initialize` settles (the transport opens or renegotiates its session with it), or the -32602 answering it. */
 export function initialize(request: JSONRPCRequest, completions: boolean): Initialized | JSONRPCErrorResponse {
@@ -105,14 +98,14 @@ export function initialize(request: JSONRPCRequest, completions: boolean): Initi
 }
 
 function invalidParams(method: string): ProtocolError {
-    return new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params for ${method}`);
+    return new ProtocolError(CODE.invalidParams, `Invalid params for ${method}`);
 }
 
 /** Lists the gateway answers empty (see above), with the key of each one's items. */
 const EMPTY_LISTS: Readonly<Record<string, string>> = { 'tools/list': 'tools', 'resources/list': 'resources', 'resources/templates/list': 'resourceTemplates' };
 
 function methodNotFound(): ProtocolError {
-    return new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
+    return new ProtocolError(REFUSALS.unknown_method.code, REFUSALS.unknown_method.message);
 }
 
 export class Dispatcher {
@@ -187,10 +180,7 @@ export class Dispatcher {
                 if (!isInputRequired(result)) return adaptGetPrompt(result, context.revision);
                 // Passed on as it came (its state sealed); a handshake-era client has no way to answer it.
                 if (context.revision.modern) return { ...result };
-                throw new ProtocolError(
-                    ProtocolErrorCode.InternalError,
-                    `The upstream asked for more input first (input_required), which MCP ${context.revision.version} cannot carry`
-                );
+                throw new ProtocolError(CODE.internalError, `The upstream asked for more input first (input_required), which MCP ${context.revision.version} cannot carry`);
             }
             case 'completion/complete': {
                 const valid = completeParams(params) ?? throwError(invalidParams(method));
@@ -240,7 +230,7 @@ export class Dispatcher {
             return code === CODE.missingClientCapability && data !== undefined ? { code, message, data } : { code, message };
         }
         this.options.logger.error({ err: describeError(error), method }, 'request failed; answered "Internal error"');
-        return { code: ProtocolErrorCode.InternalError, message: 'Internal error' };
+        return { code: CODE.internalError, message: 'Internal error' };
     }
 }
 
@@ -253,7 +243,7 @@ function emptyList(method: string, params: Params): Record<string, unknown> {
 
 /** A request its client cancelled gets no answer; one cut short by a shutdown an error, not a stream that just ends. */
 function aborted(request: JSONRPCRequest, signal: AbortSignal): JSONRPCErrorResponse | undefined {
-    return abortedByShutdown(signal) ? errorResponse(request, { code: ProtocolErrorCode.InternalError, message: (signal.reason as Error).message }) : undefined;
+    return abortedByShutdown(signal) ? errorResponse(request, { code: CODE.internalError, message: (signal.reason as Error).message }) : undefined;
 }
 
 export function errorResponse(request: Pick<JSONRPCRequest, 'id'>, error: JSONRPCErrorResponse['error']): JSONRPCErrorResponse {

@@ -8,16 +8,13 @@
  * message (HTTP adds a 400) is the transport's.
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
-import { readEnvelope, type RequestId } from '../lib/json-rpc.js';
+import { refusal, type Refusal as ProtocolRefusal } from '../protocol/errors.js';
+import { readEnvelope } from '../protocol/json-rpc.js';
 
-export type RefusalReason = 'invalid_request' | 'id_too_long' | 'invalid_params';
+export type RefusalReason = 'invalid_message' | 'id_too_long' | 'invalid_params';
 
-export interface Refusal {
-    reason: RefusalReason;
-    /** The refused message's id, null when it has none that can be read (or one over the bound). */
-    id: RequestId | null;
-    error: { code: number; message: string };
-}
+/** The refused message's id is null when it has none that can be read (or one over the bound). */
+export type Refusal = ProtocolRefusal<RefusalReason>;
 
 export interface Inbound {
     batch: boolean;
@@ -26,9 +23,6 @@ export interface Inbound {
     /** One per item refused; a notification with params that are not an object is dropped without one. */
     refusals: Refusal[];
 }
-
-const INVALID_REQUEST = -32600;
-const INVALID_PARAMS = -32602;
 
 /** 2025-03-26, the one revision with batches: "the initialize request MUST NOT be part of a JSON-RPC batch". */
 const BATCHED_INITIALIZE = 'Invalid Request: initialize cannot be part of a JSON-RPC batch';
@@ -41,11 +35,12 @@ export function readMessages(value: unknown): Inbound {
         if (envelope.ok) {
             const { message } = envelope;
             if (batch && 'method' in message && message.method === 'initialize' && 'id' in message) {
-                inbound.refusals.push({ reason: 'invalid_request', id: message.id, error: { code: INVALID_REQUEST, message: BATCHED_INITIALIZE } });
+                inbound.refusals.push(refusal('invalid_message', message.id, { message: BATCHED_INITIALIZE }));
             } else inbound.messages.push(message);
         } else if (envelope.reason !== 'invalid_notification') {
-            const code = envelope.reason === 'invalid_params' ? INVALID_PARAMS : INVALID_REQUEST;
-            inbound.refusals.push({ reason: envelope.reason, id: envelope.id, error: { code, message: envelope.message } });
+            // The envelope's fault is JSON-RPC's Invalid Request: the message HTTP counts it as invalid.
+            const reason = envelope.reason === 'invalid_request' ? 'invalid_message' : envelope.reason;
+            inbound.refusals.push(refusal(reason, envelope.id, { message: envelope.message }));
         }
     }
     return inbound;

@@ -6,13 +6,13 @@
  * later revision adds passes. What only the catalog can judge (argument
  * names, sizes, cursors) is left to it, which names what is wrong.
  *
- * The envelope was checked before (src/lib/json-rpc.ts): `params` is an
+ * The envelope was checked before (src/protocol/json-rpc.ts): `params` is an
  * object or absent.
  */
 import type { CompleteRequest } from '@modelcontextprotocol/client';
 import type { Continuation } from '../catalog/upstream-port.js';
 import { isRecord } from '../lib/is-record.js';
-import { isRequestId } from '../lib/json-rpc.js';
+import { isRequestId } from '../protocol/json-rpc.js';
 
 export type Params = Record<string, unknown> | undefined;
 

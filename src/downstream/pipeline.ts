@@ -10,12 +10,12 @@
  * opening a session; stdio: lines, writes, EOF, its channel's session).
  */
 import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
-import type { RequestId } from '../lib/json-rpc.js';
-import { NOT_JSON, readJson } from '../lib/json-text.js';
+import { NOT_JSON, readJson } from '../protocol/json-text.js';
+import { refusal, refusalError, type Refusal } from '../protocol/errors.js';
 import { judgeBatch } from './batches.js';
 import { errorResponse, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from './dispatcher.js';
 import { claimedVersion, claimsVersion, headerMismatch, isModernVersion, modernMetaOf, unsupportedVersionError, type MirroredHeaders } from './era.js';
-import { BEGIN_REFUSALS, Ticket, type RequestRegistry, type RequestScope } from './requests.js';
+import { Ticket, type RequestRegistry, type RequestScope } from './requests.js';
 import { revisionOf, type Revision } from './revisions.js';
 import type { SessionTable } from './sessions.js';
 import { honouredFilter, type SubscriptionSink, type Subscriptions } from './subscriptions.js';
@@ -43,21 +43,10 @@ export function isAnswered(reason: PipelineRefusalReason): reason is AnsweredRea
     return reason === 'invalid_filter' || reason === 'duplicate_id';
 }
 
-export interface PipelineRefusal {
-    reason: PipelineRefusalReason;
-    id: RequestId | null;
-    error: { code: number; message: string; data?: unknown };
-}
+export type PipelineRefusal = Refusal<PipelineRefusalReason>;
 
 /** A response a client sent: the gateway sends clients no requests, so it takes none. */
 export const UNASKED_RESPONSE = 'Invalid Request: the gateway sends clients no requests, so it takes no responses';
-
-const INVALID_META = 'Invalid params: _meta must carry io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities';
-
-const SUBSCRIPTION_REFUSALS = {
-    too_many_subscriptions: 'Too many subscriptions; try again later',
-    client_subscription_limit: 'Too many subscriptions for this client; close unused ones'
-} as const;
 
 /** What a body or line holds, parsed, bounded and its batch allowed; or why not (answered without an id). */
 export type Framed = { ok: true; value: unknown; messages: number } | { ok: false; reason: 'parse_error' | 'too_deep' | 'batch_refused'; error: { code: number; message: string } };
@@ -70,7 +59,7 @@ export function frame(text: string | undefined, maxDepth: number, revision: stri
     const read = text === undefined ? NOT_JSON : readJson(text, maxDepth);
     if (!read.ok) return read;
     const verdict = judgeBatch(read.value, revision, maxBatch);
-    if (!verdict.ok) return { ok: false, reason: 'batch_refused', error: { code: -32600, message: verdict.message } };
+    if (!verdict.ok) return { ok: false, reason: 'batch_refused', error: refusalError('batch_refused', { message: verdict.message }) };
     return { ok: true, value: read.value, messages: verdict.messages };
 }
 
@@ -118,15 +107,15 @@ export class InboundPipeline {
      * then a method not served. The context to serve it with, or why not.
      */
     statelessContext(message: JSONRPCMessage, caller: StatelessCaller, headers?: MirroredHeaders): RequestContext | PipelineRefusal {
-        if (!('method' in message)) return refusal('invalid_message', null, -32600, UNASKED_RESPONSE);
+        if (!('method' in message)) return refusal('invalid_message', null, { message: UNASKED_RESPONSE });
         const id = 'id' in message ? message.id : null;
         const requested = claimedVersion(message.params);
-        if (requested === undefined) return refusal('invalid_request_meta', id, -32602, INVALID_META);
+        if (requested === undefined) return refusal('invalid_request_meta', id);
         // Headers against the body first: a version the two disagree on is a mismatch, whether supported or not.
         const mismatch = headers === undefined ? undefined : headerMismatch(headers, message.method, message.params, requested);
-        if (mismatch !== undefined) return refusal('header_mismatch', id, -32020, mismatch);
-        if (!isModernVersion(requested)) return { reason: 'unsupported_protocol_version', id, error: unsupportedVersionError(requested, 'body') };
-        if (modernMetaOf(message.params) === undefined) return refusal('invalid_request_meta', id, -32602, INVALID_META);
+        if (mismatch !== undefined) return refusal('header_mismatch', id, { message: mismatch });
+        if (!isModernVersion(requested)) return refusal('unsupported_protocol_version', id, unsupportedVersionError(requested, 'body'));
+        if (modernMetaOf(message.params) === undefined) return refusal('invalid_request_meta', id);
         const context: RequestContext = {
             caller: this.options.sessions.callerFor(caller.clientId),
             revision: modernRevision(requested),
@@ -134,7 +123,7 @@ export class InboundPipeline {
             cacheScope: caller.cacheScope
         };
         if (id === null || message.method === 'subscriptions/listen' || this.options.dispatcher.serves(message.method, context)) return context;
-        return refusal('unknown_method', id, -32601, 'Method not found');
+        return refusal('unknown_method', id);
     }
 
     /** A notification of the channel's client: `notifications/cancelled` stops the request it names there. */
@@ -167,7 +156,7 @@ export class InboundPipeline {
         quota: { quotaKey: string; credentialsOf?: string }
     ): PipelineRefusal | undefined {
         const filter = honouredFilter(request.params);
-        if (filter === undefined) return refusal('invalid_filter', request.id, -32602, `Invalid params for ${request.method}`);
+        if (filter === undefined) return refusal('invalid_filter', request.id);
         const ticket = this.begin(request, channel.scope, 'listen');
         if (!(ticket instanceof Ticket)) return ticket;
         const ended: SubscriptionSink = {
@@ -180,7 +169,7 @@ export class InboundPipeline {
         const subscription = this.options.subscriptions.open(request.id, context.caller.scope, quota.quotaKey, filter, ended, quota.credentialsOf);
         if (typeof subscription === 'string') {
             ticket.done();
-            return refusal(subscription, request.id, -32000, SUBSCRIPTION_REFUSALS[subscription]);
+            return refusal(subscription, request.id);
         }
         ticket.signal.addEventListener('abort', () => {
             subscription.cancel();
@@ -191,14 +180,8 @@ export class InboundPipeline {
 
     begin(request: JSONRPCRequest, scope: RequestScope, kind: 'call' | 'listen'): Ticket | PipelineRefusal {
         const ticket = this.options.requests.begin(scope, request.id, kind);
-        if (ticket instanceof Ticket) return ticket;
-        const { code, message } = BEGIN_REFUSALS[ticket];
-        return refusal(ticket, request.id, code, message);
+        return ticket instanceof Ticket ? ticket : refusal(ticket, request.id);
     }
-}
-
-function refusal(reason: PipelineRefusalReason, id: RequestId | null, code: number, message: string): PipelineRefusal {
-    return { reason, id, error: { code, message } };
 }
 
 export function isRefusal(value: object): value is PipelineRefusal {

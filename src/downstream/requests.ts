@@ -13,7 +13,7 @@
  * map of its own: the common case costs one Map entry per request.
  */
 import type { JSONRPCNotification } from '@modelcontextprotocol/client';
-import { cancelledRequestId, type RequestId } from '../lib/json-rpc.js';
+import { cancelledRequestId, type RequestId } from '../protocol/json-rpc.js';
 import { whenIdle } from '../lib/when-idle.js';
 
 /** Whose id space a request's id is unique in (see above). */
@@ -24,12 +24,6 @@ export type RequestKind = 'call' | 'listen';
 
 /** Why a request was not taken: its id is in use in its scope, or the gateway is stopping. */
 export type BeginRefusal = 'duplicate_id' | 'shutting_down';
-
-/** The JSON-RPC errors of the refusals, the same on both transports (HTTP adds its status). */
-export const BEGIN_REFUSALS: Readonly<Record<BeginRefusal, { code: number; message: string }>> = {
-    duplicate_id: { code: -32600, message: 'Invalid Request: id already in use by a request in flight' },
-    shutting_down: { code: -32000, message: 'Gateway is shutting down; try again later' }
-};
 
 /** The abort reason of a request the gateway stopped waiting for at shutdown: it is answered -32603, not dropped. */
 const SHUTDOWN = new Error('Gateway is shutting down; the request was cancelled');
@@ -177,14 +171,4 @@ export class RequestRegistry {
     #wake(): void {
         if (this.#idleNow()) for (const resolve of this.#idle.splice(0)) resolve();
     }
-}
-
-/** `work`, or the signal's abort reason as soon as it is aborted (work that takes no signal still lets its caller go). */
-export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-    if (signal.aborted) return Promise.reject(signal.reason as Error);
-    return new Promise<T>((resolve, reject) => {
-        const onAbort = () => reject(signal.reason as Error);
-        signal.addEventListener('abort', onAbort, { once: true });
-        work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-    });
 }

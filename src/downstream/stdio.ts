@@ -22,6 +22,7 @@ import { describeError, type Logger } from '../diagnostics/logger.js';
 import { inRequest, requestIdFrom } from '../diagnostics/log-context.js';
 import type { ClientProfile } from '../policy/clients.js';
 import { LineReader } from '../lib/lines.js';
+import { refusalError } from '../protocol/errors.js';
 import { MAX_BATCH_MESSAGES } from './batches.js';
 import type { Subscriber } from './delivery.js';
 import { readMessages, refusalAnswer } from './inbound.js';
@@ -82,7 +83,7 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
             const requestId = requestIdFrom(undefined);
             inRequest(requestId, () => channel.handle(line, { requestId })).catch((error: unknown) => logger.error({ err: describeError(error) }, 'stdio message failed'));
         },
-        onOverlong: () => channel.unreadable({ code: -32600, message: 'Request body too large' })
+        onOverlong: () => channel.unreadable(refusalError('body_too_large'))
     });
     // Every request of the channel, both eras', listens included, stops unanswered.
     const end = () => {

@@ -14,7 +14,7 @@
  * who it is, ends it the same graceful way (closeClients).
  */
 import type { JSONRPCMessage, JSONRPCNotification } from '@modelcontextprotocol/client';
-import type { RequestId } from '../lib/json-rpc.js';
+import type { RequestId } from '../protocol/json-rpc.js';
 import type { Audience, ChangeDelivery, Subscriber } from './delivery.js';
 import { META_KEYS } from './era.js';
 

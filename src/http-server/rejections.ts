@@ -4,9 +4,7 @@
  * is answered the same way everywhere and counted under a bounded label.
  */
 import type { ServerResponse } from 'node:http';
-import { OVERSIZED_ID_MESSAGE } from '../lib/json-rpc.js';
-import { CODE } from '../protocol/errors.js';
-import { META } from '../protocol/meta.js';
+import { CODE, REFUSALS, type RefusalReason } from '../protocol/errors.js';
 import { sendJson } from './respond.js';
 
 interface Rejection {
@@ -15,7 +13,8 @@ interface Rejection {
     message: string;
 }
 
-const REJECTIONS = {
+/** HTTP's own refusals: about the request's HTTP (its host, credentials, headers, session), not its message. */
+const HTTP_REJECTIONS = {
     forbidden_host: { status: 403, code: CODE.serverError, message: 'Forbidden: Host not allowed' },
     forbidden_origin: { status: 403, code: CODE.serverError, message: 'Forbidden: Origin not allowed' },
     unauthorized: { status: 401, code: CODE.serverError, message: 'Unauthorized: invalid credentials' },
@@ -23,42 +22,51 @@ const REJECTIONS = {
     unknown_client: { status: 403, code: CODE.serverError, message: "Forbidden: the token's client is not configured on this gateway" },
     auth_unavailable: { status: 503, code: CODE.serverError, message: 'Authentication is temporarily unavailable; try again later' },
     rate_limited: { status: 429, code: CODE.serverError, message: 'Too many requests' },
-    // The revision's UnsupportedProtocolVersionError (-32022), whichever era asks; data lists the supported versions.
-    unsupported_protocol_version: { status: 400, code: CODE.unsupportedVersion, message: 'Unsupported protocol version' },
-    header_mismatch: { status: 400, code: CODE.headerMismatch, message: 'Header mismatch' },
-    // 2026-07-28: a request whose _meta lacks what every request carries (checked before its method is looked at).
-    invalid_request_meta: {
-        status: 400,
-        code: CODE.invalidParams,
-        message: `Invalid params: _meta must carry ${META.protocolVersion} and ${META.clientCapabilities}`
-    },
-    // 2026-07-28: a method the server does not implement is 404 with -32601 (the body tells it from a missing endpoint).
-    unknown_method: { status: 404, code: CODE.methodNotFound, message: 'Method not found' },
     not_acceptable: { status: 406, code: CODE.serverError, message: 'Not Acceptable: Client must accept both application/json and text/event-stream' },
     unsupported_media_type: { status: 415, code: CODE.serverError, message: 'Unsupported Media Type: Content-Type must be application/json' },
     unsupported_encoding: { status: 415, code: CODE.serverError, message: 'Unsupported Media Type: Content-Encoding must be gzip, deflate or identity' },
-    body_too_large: { status: 413, code: CODE.invalidRequest, message: 'Request body too large' },
-    parse_error: { status: 400, code: CODE.parseError, message: 'Parse error: invalid JSON' },
-    // JSON that parsed but is no valid message (JSON-RPC 2.0 §5: -32600, not a parse error).
-    invalid_message: { status: 400, code: CODE.invalidRequest, message: 'Invalid Request' },
-    // A request whose params are not an object: 400 where it is refused whole; a session's request gets 200.
-    invalid_params: { status: 400, code: CODE.invalidParams, message: 'Invalid params' },
-    bad_request: { status: 400, code: CODE.invalidRequest, message: 'Bad request' },
-    too_deep: { status: 400, code: CODE.invalidRequest, message: 'Invalid Request: nested too deep' },
-    id_too_long: { status: 400, code: CODE.invalidRequest, message: OVERSIZED_ID_MESSAGE },
-    batch_refused: { status: 400, code: CODE.invalidRequest, message: 'Invalid Request: batch not accepted' },
-    already_initialized: { status: 400, code: CODE.invalidRequest, message: 'Invalid Request: Server already initialized' },
     session_required: { status: 400, code: CODE.serverError, message: 'Bad Request: Mcp-Session-Id header is required' },
     session_not_found: { status: 404, code: CODE.sessionNotFound, message: 'Session not found' },
     stream_conflict: { status: 409, code: CODE.serverError, message: 'Conflict: Only one SSE stream is allowed per session' },
     too_many_sessions: { status: 503, code: CODE.serverError, message: 'Too many sessions; try again later' },
     client_session_limit: { status: 429, code: CODE.serverError, message: 'Too many sessions for this client' },
-    too_many_subscriptions: { status: 503, code: CODE.serverError, message: 'Too many subscriptions; try again later' },
-    client_subscription_limit: { status: 429, code: CODE.serverError, message: 'Too many subscriptions for this client; close unused ones' },
-    shutting_down: { status: 503, code: CODE.serverError, message: 'Gateway is shutting down; try again later' },
     not_found: { status: 404, code: CODE.serverError, message: 'Not found' },
     method_not_allowed: { status: 405, code: CODE.serverError, message: 'Method not allowed' }
 } as const satisfies Record<string, Rejection>;
+
+/**
+ * The status of each protocol refusal HTTP answers with one of its own: its code and message are the protocol's
+ * (protocol/errors.ts), the same over stdio. A refusal not listed (a duplicate id, a listen's filter) is a request's
+ * answer like any other, 200 in its response.
+ */
+const REFUSAL_STATUS = {
+    parse_error: 400,
+    body_too_large: 413,
+    too_deep: 400,
+    batch_refused: 400,
+    invalid_message: 400,
+    id_too_long: 400,
+    // Where it is refused whole; a session's request gets 200.
+    invalid_params: 400,
+    invalid_request_meta: 400,
+    header_mismatch: 400,
+    unsupported_protocol_version: 400,
+    // 2026-07-28: a method the server does not implement is 404 with -32601 (the body tells it from a missing endpoint).
+    unknown_method: 404,
+    already_initialized: 400,
+    too_many_subscriptions: 503,
+    client_subscription_limit: 429,
+    shutting_down: 503
+} as const satisfies Partial<Record<RefusalReason, number>>;
+
+type StatusedRefusal = keyof typeof REFUSAL_STATUS;
+
+function withProtocolErrors(statuses: Record<StatusedRefusal, number>): Record<StatusedRefusal, Rejection> {
+    const entries = Object.entries(statuses) as [StatusedRefusal, number][];
+    return Object.fromEntries(entries.map(([reason, status]) => [reason, { status, ...REFUSALS[reason] }])) as Record<StatusedRefusal, Rejection>;
+}
+
+const REJECTIONS: Readonly<Record<keyof typeof HTTP_REJECTIONS | StatusedRefusal, Rejection>> = { ...HTTP_REJECTIONS, ...withProtocolErrors(REFUSAL_STATUS) };
 
 export type RejectionReason = keyof typeof REJECTIONS;
 

@@ -3,7 +3,7 @@
  * application's default registry is left alone). Events are recorded as they
  * happen, on the request's path (BENCHMARKS.md measures what that costs).
  * Gauges that describe state
- * (upstreams, sessions, fault counts) are read from their owners at scrape time
+ * (upstreams, sessions, requests in flight, fault counts) are read from their owners at scrape time
  * instead of being kept in step.
  *
  * This module knows no other layer: callers pass plain strings, and label
@@ -26,6 +26,8 @@ const LATENCY_WINDOW_SECONDS = 600;
 export interface MetricSources {
     upstreams(): readonly { id: string; up: boolean; prompts: number }[];
     sessions(): Record<string, number>;
+    /** Client requests in flight by kind: `call` (answered once), `listen` (a 2026-07-28 subscriptions/listen, open). */
+    requestsInFlight(): Record<'call' | 'listen', number>;
     /** With cluster.redis only: whether that Redis does the shared state's work, and how many writes wait for it. */
     sharedState?: { up(): boolean; pendingWrites(): number } | undefined;
     faults(): Iterable<{ upstream: string; kind: string; count: number }>;
@@ -136,6 +138,13 @@ function scraped(sources: MetricSources, listChangedReceived: ReadonlyMap<string
             help: 'Open client sessions by transport.',
             labels: ['transport'],
             read: () => Object.entries(sources.sessions()).map(([transport, count]): [Record<string, string>, number] => [{ transport }, count])
+        },
+        {
+            type: 'gauge',
+            name: 'mcp_gateway_requests_in_flight',
+            help: 'Client requests taken and not yet answered, over both transports: call (answered once), listen (a 2026-07-28 subscriptions/listen, open until either side ends it).',
+            labels: ['kind'],
+            read: () => Object.entries(sources.requestsInFlight()).map(([kind, count]): [Record<string, string>, number] => [{ kind }, count])
         },
         ...(sharedState === undefined
             ? []

@@ -28,6 +28,8 @@ export interface TelemetrySources {
     /** The catalog clients were last told about: its prompts per upstream. */
     publishedView: () => CatalogView | undefined;
     sessions: () => Record<string, number>;
+    /** Client requests in flight by kind (the registry of requests in flight). */
+    requestsInFlight: () => Record<'call' | 'listen', number>;
     /** Whether the Redis the replicas share is there ('local': none configured). */
     sharedState: () => 'local' | 'up' | 'down';
     /** Writes waiting for that Redis to take them. */
@@ -72,6 +74,7 @@ export class Telemetry {
                     return sources.upstreams().map(upstream => ({ id: upstream.id, up: upstream.state === 'ready', prompts: counts.get(upstream.id) ?? 0 }));
                 },
                 sessions: sources.sessions,
+                requestsInFlight: sources.requestsInFlight,
                 ...(config.cluster?.redis === undefined ? {} : { sharedState: { up: () => sources.sharedState() === 'up', pendingWrites: sources.sharedWritesPending } }),
                 faults: () =>
                     sources.upstreams().flatMap(upstream => Object.entries(sources.faults.of(upstream.id)).map(([kind, count]) => ({ upstream: upstream.id, kind, count })))

@@ -9,6 +9,8 @@
  * capabilities, checked.
  */
 import { isRecord } from '../lib/is-record.js';
+import { OVERSIZED_ID_MESSAGE, type RequestId } from './json-rpc.js';
+import { META } from './meta.js';
 import { SUPPORTED_VERSIONS } from './revisions.js';
 
 /** Every JSON-RPC error code the gateway sends or reads: the one place they are written. */
@@ -31,10 +33,73 @@ export const CODE = {
     unsupportedVersion: -32022
 } as const;
 
+/** JSON-RPC 2.0's reserved range: the protocol's codes, not an application's. */
+const JSON_RPC_RESERVED = { lowest: -32768, highest: -32000 } as const;
+/** The part of it MCP reserves for the specification's own errors from 2026-07-28 on. */
+const SPEC_RESERVED = { lowest: -32099, highest: CODE.headerMismatch } as const;
+
 export interface RpcError {
     code: number;
     message: string;
     data?: unknown;
+}
+
+/**
+ * Every way the gateway refuses a client's message before serving it, and the JSON-RPC error that answers it: the one
+ * table both transports answer from, so the same message gets the same error over each (HTTP adds its status and its
+ * own refusals, http-server/rejections.ts). The names are the labels HTTP counts its refusals under. A message here is
+ * the default: a refusal may name what exactly is wrong instead (the depth bound, the envelope's fault, the header).
+ */
+export const REFUSALS = {
+    /** Text that is not JSON, or bytes that are not UTF-8. */
+    parse_error: { code: CODE.parseError, message: 'Parse error: invalid JSON' },
+    /** Over the transport's size bound (an HTTP body, a stdio line). */
+    body_too_large: { code: CODE.invalidRequest, message: 'Request body too large' },
+    too_deep: { code: CODE.invalidRequest, message: 'Invalid Request: nested too deep' },
+    batch_refused: { code: CODE.invalidRequest, message: 'Invalid Request: batch not accepted' },
+    /** JSON that parsed but is no valid message (JSON-RPC 2.0 §5: -32600, not a parse error). */
+    invalid_message: { code: CODE.invalidRequest, message: 'Invalid Request' },
+    id_too_long: { code: CODE.invalidRequest, message: OVERSIZED_ID_MESSAGE },
+    /** A request whose params are not an object. */
+    invalid_params: { code: CODE.invalidParams, message: 'Invalid params' },
+    /** 2026-07-28: a request whose _meta lacks what every request carries (checked before its method is looked at). */
+    invalid_request_meta: { code: CODE.invalidParams, message: `Invalid params: _meta must carry ${META.protocolVersion} and ${META.clientCapabilities}` },
+    header_mismatch: { code: CODE.headerMismatch, message: 'Header mismatch' },
+    /** The revision's UnsupportedProtocolVersionError, whichever era asks; its data lists the supported versions. */
+    unsupported_protocol_version: { code: CODE.unsupportedVersion, message: 'Unsupported protocol version' },
+    unknown_method: { code: CODE.methodNotFound, message: 'Method not found' },
+    already_initialized: { code: CODE.invalidRequest, message: 'Invalid Request: Server already initialized' },
+    /** subscriptions/listen with a filter the gateway does not honour. */
+    invalid_filter: { code: CODE.invalidParams, message: 'Invalid params for subscriptions/listen' },
+    duplicate_id: { code: CODE.invalidRequest, message: 'Invalid Request: id already in use by a request in flight' },
+    too_many_subscriptions: { code: CODE.serverError, message: 'Too many subscriptions; try again later' },
+    client_subscription_limit: { code: CODE.serverError, message: 'Too many subscriptions for this client; close unused ones' },
+    shutting_down: { code: CODE.serverError, message: 'Gateway is shutting down; try again later' }
+} as const satisfies Record<string, RpcError>;
+
+export type RefusalReason = keyof typeof REFUSALS;
+
+/** A message refused: why, the id to answer it under (null when none can be read), and the error answering it. */
+export interface Refusal<R extends RefusalReason = RefusalReason> {
+    reason: R;
+    id: RequestId | null;
+    error: RpcError;
+}
+
+/** What replaces the table's default: a message naming what exactly is wrong, and the error's data. */
+export interface RefusalDetail {
+    message?: string | undefined;
+    data?: unknown;
+}
+
+/** The reason's error: its code always the table's. */
+export function refusalError(reason: RefusalReason, detail: RefusalDetail = {}): RpcError {
+    const { code, message } = REFUSALS[reason];
+    return { code, message: detail.message ?? message, ...(detail.data === undefined ? {} : { data: detail.data }) };
+}
+
+export function refusal<R extends RefusalReason>(reason: R, id: RequestId | null, detail?: RefusalDetail): Refusal<R> {
+    return { reason, id, error: refusalError(reason, detail) };
 }
 
 /** The longest message of an upstream's a client is shown, in characters. */
@@ -44,9 +109,14 @@ const MAX_REQUIRED_CAPABILITIES_BYTES = 4096;
 /** What a client may be asked to declare (ClientCapabilities, 2026-07-28): the keys -32021's data may name. */
 const CLIENT_CAPABILITY_KEYS = new Set(['elicitation', 'sampling', 'roots', 'experimental', 'extensions', 'tasks']);
 
+/** The codes the MCP specification reserves for itself from 2026-07-28 on (-32099..-32020): only a stateless server sends them. */
+export function isSpecReservedError(code: number): boolean {
+    return code >= SPEC_RESERVED.lowest && code <= SPEC_RESERVED.highest;
+}
+
 /** The codes JSON-RPC 2.0 reserves (-32768..-32000): the protocol's, not an application's. */
 function isReservedCode(code: number): boolean {
-    return code >= -32768 && code <= -32000;
+    return code >= JSON_RPC_RESERVED.lowest && code <= JSON_RPC_RESERVED.highest;
 }
 
 /**
@@ -94,5 +164,5 @@ export function errorForClient(error: RpcError, stateless: boolean): RpcError {
  */
 export function unsupportedVersion(requested: string, from: 'body' | 'header'): RpcError & { data: { supported: string[]; requested: string } } {
     const named = from === 'body' ? requested.slice(0, 64) : /^\d{4}-\d{2}-\d{2}$/.test(requested) ? requested : '';
-    return { code: CODE.unsupportedVersion, message: 'Unsupported protocol version', data: { supported: [...SUPPORTED_VERSIONS], requested: named } };
+    return { ...REFUSALS.unsupported_protocol_version, data: { supported: [...SUPPORTED_VERSIONS], requested: named } };
 }

@@ -15,7 +15,7 @@
  * connection (prior knowledge) so a reconnect skips the probe.
  */
 import { ProtocolError, type Implementation, type ServerCapabilities } from '@modelcontextprotocol/client';
-import { isSpecReservedError } from '../lib/json-rpc.js';
+import { isSpecReservedError } from '../protocol/errors.js';
 import { serverInfoOf, upstreamRequestMeta } from '../protocol/meta.js';
 import { LATEST_HANDSHAKE, LATEST_STATELESS, revisionOf, type Era, type Revision } from '../protocol/revisions.js';
 import { UpstreamWireError } from './errors.js';

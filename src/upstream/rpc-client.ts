@@ -18,8 +18,9 @@
  * The client is era-agnostic: what the handshake settles (see handshake.ts)
  * and what each request carries are its caller's business.
  */
-import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/client';
-import type { RequestId } from '../lib/json-rpc.js';
+import { ProtocolError, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/client';
+import { CODE } from '../protocol/errors.js';
+import type { RequestId } from '../protocol/json-rpc.js';
 import { META } from '../protocol/meta.js';
 import type { ResultGuard } from './result-schemas.js';
 import type { Forwarded } from '../catalog/upstream-port.js';
@@ -82,7 +83,7 @@ interface Pending {
     forwarded: Forwarded | undefined;
 }
 
-const METHOD_NOT_FOUND = { code: ProtocolErrorCode.MethodNotFound, message: 'Method not found' };
+const METHOD_NOT_FOUND = { code: CODE.methodNotFound, message: 'Method not found' };
 
 /** How many given-up requests are remembered for their late answers: the oldest are forgotten first. */
 const ABANDONED_REMEMBERED = 1024;

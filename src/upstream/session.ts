@@ -5,7 +5,8 @@
  * the connection gone, the liveness watch); reconnecting is the owner's business.
  */
 import { performance } from 'node:perf_hooks';
-import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
+import { ProtocolError } from '@modelcontextprotocol/client';
+import { CODE } from '../protocol/errors.js';
 import { UpstreamFailedError, type CallControl, type UpstreamRejectedError } from '../catalog/upstream-port.js';
 import { maxTotalTimeout } from '../config/schema.js';
 import type { FaultKind } from '../diagnostics/faults.js';
@@ -191,7 +192,7 @@ export class UpstreamSession {
                 { deadline, signal }
             );
         } catch (error) {
-            if (optional && error instanceof ProtocolError && error.code === ProtocolErrorCode.MethodNotFound) return undefined;
+            if (optional && error instanceof ProtocolError && error.code === CODE.methodNotFound) return undefined;
             throw this.#failed(error, signal);
         }
     }

@@ -20,7 +20,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SdkError, SdkErrorCode, serializeMessage, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import { withDeadline } from '../lib/deadline.js';
-import { parseJsonRpcMessage } from '../lib/json-rpc.js';
+import { parseJsonRpcMessage } from '../protocol/json-rpc.js';
 import { CommandNotStartedError, explainSpawnFailure } from './command.js';
 import { streamPace } from './flood.js';
 import { LineReader, type OverlongLine } from '../lib/lines.js';

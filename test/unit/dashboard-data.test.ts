@@ -15,7 +15,12 @@ const UPSTREAMS = [
 
 function metricsWith(requests: PromptRequest[]): GatewayMetrics {
     const metrics = new GatewayMetrics(
-        { upstreams: () => UPSTREAMS, sessions: () => ({ http: 3, stdio: 1 }), faults: () => [{ upstream: 'code', kind: 'connect_failed', count: 2 }] },
+        {
+            upstreams: () => UPSTREAMS,
+            sessions: () => ({ http: 3, stdio: 1 }),
+            requestsInFlight: () => ({ call: 2, listen: 1 }),
+            faults: () => [{ upstream: 'code', kind: 'connect_failed', count: 2 }]
+        },
         { version: '9.9.9', processMetrics: false }
     );
     for (const request of requests) metrics.promptRequest(request);

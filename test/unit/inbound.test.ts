@@ -20,9 +20,9 @@ describe('readMessages', () => {
         assert.deepEqual(
             inbound.refusals.map(refusal => [refusal.reason, refusal.id, refusal.error.code]),
             [
-                ['invalid_request', 2, -32600],
-                ['invalid_request', 3, -32600],
-                ['invalid_request', null, -32600]
+                ['invalid_message', 2, -32600],
+                ['invalid_message', 3, -32600],
+                ['invalid_message', null, -32600]
             ]
         );
         assert.deepEqual(

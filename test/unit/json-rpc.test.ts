@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, specTypeSchemas, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import fc from 'fast-check';
-import { answeredId, asJsonRpcMessage, isRequest, parseJsonRpcMessage, readEnvelope } from '../../src/lib/json-rpc.js';
+import { answeredId, asJsonRpcMessage, isRequest, parseJsonRpcMessage, readEnvelope } from '../../src/protocol/json-rpc.js';
 
 /** The SDK's own judgement of a message, through the Standard Schema interface it exports. */
 function isValid(value: unknown): boolean {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { readJson } from '../../src/lib/json-text.js';
+import { readJson } from '../../src/protocol/json-text.js';
 
 describe('readJson', () => {
     test('parses JSON of any kind, a byte order mark ignored', () => {

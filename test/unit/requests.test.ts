@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { abortedByShutdown, RequestRegistry, Ticket, untilAborted } from '../../src/downstream/requests.js';
+import { abortedByShutdown, RequestRegistry, Ticket } from '../../src/downstream/requests.js';
+import { untilAborted } from '../../src/lib/until-aborted.js';
 
 function taken(registry: RequestRegistry, ...args: Parameters<RequestRegistry['begin']>): Ticket {
     const ticket = registry.begin(...args);

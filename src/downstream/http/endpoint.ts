@@ -14,6 +14,7 @@ import { routeKey, routeKeyOf, type RouteHandler } from '../../http-server/route
 import { describeError, type Logger } from '../../diagnostics/logger.js';
 import { inRequest, REQUEST_ID_HEADER, requestIdFrom } from '../../diagnostics/log-context.js';
 import type { GatewayPolicy } from '../../policy/policy.js';
+import { CODE } from '../../protocol/errors.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import type { CacheScope, Dispatcher } from '../dispatcher.js';
 import type { RequestRegistry } from '../requests.js';
@@ -169,7 +170,7 @@ function withRequestId(route: (req: IncomingMessage, res: ServerResponse, reques
         res.setHeader(REQUEST_ID_HEADER, requestId);
         inRequest(requestId, () => route(req, res, requestId)).catch((error: unknown) => {
             logger.error({ err: describeError(error), method: req.method }, 'HTTP request failed');
-            if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
+            if (!res.headersSent) sendJsonRpcError(res, 500, CODE.internalError, 'Internal error');
             else res.end();
         });
     };

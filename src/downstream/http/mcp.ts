@@ -22,15 +22,15 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
-import type { Reject, RejectionReason } from '../../http-server/rejections.js';
+import type { Reject } from '../../http-server/rejections.js';
 import { sendEmpty, sendJson } from '../../http-server/respond.js';
-import { isRequest } from '../../lib/json-rpc.js';
+import { isRequest } from '../../protocol/json-rpc.js';
 import type { Logger } from '../../diagnostics/logger.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit } from '../batches.js';
 import { initialize, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
 import { isModernVersion, unsupportedVersionError, type MirroredHeaders } from '../era.js';
-import { readMessages, refusalAnswer, type Inbound, type Refusal, type RefusalReason } from '../inbound.js';
+import { readMessages, refusalAnswer, type Inbound, type Refusal } from '../inbound.js';
 import { claimsStateless, frame, InboundPipeline, isAnswered, isRefusal, refusalMessage, UNASKED_RESPONSE, type Channel, type PipelineRefusal } from '../pipeline.js';
 import type { RequestRegistry, Ticket } from '../requests.js';
 import type { Session, SessionTable } from '../sessions.js';
@@ -62,9 +62,6 @@ export interface McpEndpointOptions {
     onStreamClosed?: ((reason: StreamCloseReason) => void) | undefined;
     logger: Logger;
 }
-
-/** What a refused message is counted and answered as. */
-const REFUSAL_REJECTIONS: Record<RefusalReason, RejectionReason> = { invalid_request: 'invalid_message', id_too_long: 'id_too_long', invalid_params: 'invalid_params' };
 
 /** A body refused (answered) or whose client went away. */
 const UNREAD = Symbol('unread');
@@ -263,9 +260,8 @@ export class McpEndpoint {
 
     /** A lone message refused: HTTP 400, but a -32602 in a session is a 200, as the dispatcher's own -32602s are. */
     #refuse(res: ServerResponse, refusal: Refusal, session: Session | undefined): void {
-        const reason = REFUSAL_REJECTIONS[refusal.reason];
         const status = refusal.reason === 'invalid_params' && session !== undefined ? 200 : undefined;
-        this.options.reject(res, reason, { message: refusal.error.message, id: refusal.id, ...(status === undefined ? {} : { status }) });
+        this.options.reject(res, refusal.reason, { message: refusal.error.message, id: refusal.id, ...(status === undefined ? {} : { status }) });
     }
 
     /**

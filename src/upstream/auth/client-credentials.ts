@@ -18,6 +18,7 @@ import { Agent } from 'undici';
 import { setLearnedSecrets } from '../../diagnostics/redaction.js';
 import { outsideRequests } from '../../diagnostics/log-context.js';
 import { backoffDelay, type BackoffPolicy } from '../../lib/backoff.js';
+import { untilAborted } from '../../lib/until-aborted.js';
 import type { UpstreamCredentials } from './credentials.js';
 import { requestToken, TokenRequestError, type Grant, type TokenRequest } from './token-request.js';
 
@@ -150,15 +151,4 @@ export class ClientCredentialsSource implements UpstreamCredentials {
             if (failure.until < held.expiresAt) this.#renewAt(failure.until);
         });
     }
-}
-
-/** `promise`, or the abort of `signal` if that comes first (the promise goes on for whoever else waits). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-    if (signal === undefined) return promise;
-    if (signal.aborted) return Promise.reject(signal.reason as Error);
-    return new Promise<T>((resolve, reject) => {
-        const onAbort = () => reject(signal.reason as Error);
-        signal.addEventListener('abort', onAbort, { once: true });
-        promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-    });
 }

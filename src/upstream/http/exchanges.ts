@@ -6,7 +6,7 @@
  * closed and its waits end.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RequestId } from '../../lib/json-rpc.js';
+import type { RequestId } from '../../protocol/json-rpc.js';
 
 export class Exchanges {
     readonly #all = new Set<AbortController>();

@@ -7,7 +7,7 @@
  * the server knows nothing of, so the owner reconnects with a new handshake.
  */
 import { SdkError, SdkErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/client';
-import { cancelledRequestId, isRequest } from '../../lib/json-rpc.js';
+import { cancelledRequestId, isRequest } from '../../protocol/json-rpc.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import { messageLimit } from '../oversized.js';
 import { readPaced } from '../paced-read.js';

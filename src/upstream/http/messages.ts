@@ -4,7 +4,7 @@
  * when its first or last bytes say which (see ../oversized.ts).
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
-import { asJsonRpcMessage, type RequestId } from '../../lib/json-rpc.js';
+import { asJsonRpcMessage, type RequestId } from '../../protocol/json-rpc.js';
 import { UpstreamWireError } from '../errors.js';
 import { isRequestOrNotification, messageLimit, oversizedResponse, requestIdOf, type ReadLimit } from '../oversized.js';
 import type { Collected } from '../../lib/byte-collector.js';

@@ -21,8 +21,8 @@
  */
 import { SdkError, SdkErrorCode, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/client';
 import { encodeHeaderValue } from '../../lib/header-value.js';
-import { answeredId, cancelledRequestId, isRequest, isSpecReservedError, type RequestId } from '../../lib/json-rpc.js';
-import { CODE } from '../../protocol/errors.js';
+import { answeredId, cancelledRequestId, isRequest, type RequestId } from '../../protocol/json-rpc.js';
+import { CODE, isSpecReservedError } from '../../protocol/errors.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import { messageLimit, oversizedResponse, type ReadLimit } from '../oversized.js';
 import { readPaced } from '../paced-read.js';

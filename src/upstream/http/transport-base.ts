@@ -10,7 +10,7 @@ import type { UpstreamCredentials } from '../auth/credentials.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import type { Forwarded } from '../../catalog/upstream-port.js';
 import type { UpstreamTransport } from '../transports.js';
-import type { RequestId } from '../../lib/json-rpc.js';
+import type { RequestId } from '../../protocol/json-rpc.js';
 import type { Revision } from '../../protocol/revisions.js';
 import { Exchanges } from './exchanges.js';
 import type { ReadLimit } from '../oversized.js';

@@ -6,8 +6,8 @@
  * business of whoever handles the method.
  */
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
-import { exceeds } from './json-bounds.js';
-import { isRecord } from './is-record.js';
+import { exceeds } from '../lib/json-bounds.js';
+import { isRecord } from '../lib/is-record.js';
 
 export type RequestId = string | number;
 
@@ -133,9 +133,4 @@ export function parseJsonRpcMessage(text: string): JSONRPCMessage | undefined {
         return undefined;
     }
     return asJsonRpcMessage(value);
-}
-
-/** The error codes the MCP specification reserves for itself from 2026-07-28 on: only a stateless server sends them. */
-export function isSpecReservedError(code: number): boolean {
-    return code >= -32099 && code <= -32020;
 }

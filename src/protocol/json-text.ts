@@ -3,15 +3,13 @@
  * one `JSON.parse`, a byte order mark ignored (RFC 8259 §8.1 lets a parser do so, and some Windows tools write one),
  * then the nesting bound, checked before anything else walks the value.
  */
-import { exceedsDepth } from './json-bounds.js';
-
-const PARSE_ERROR = -32700;
-const INVALID_REQUEST = -32600;
+import { exceedsDepth } from '../lib/json-bounds.js';
+import { refusalError } from './errors.js';
 
 export type JsonText = { ok: true; value: unknown } | { ok: false; reason: 'parse_error' | 'too_deep'; error: { code: number; message: string } };
 
 /** Text that is not JSON (or bytes that are not UTF-8): -32700. */
-export const NOT_JSON: JsonText = { ok: false, reason: 'parse_error', error: { code: PARSE_ERROR, message: 'Parse error: invalid JSON' } };
+export const NOT_JSON: JsonText = { ok: false, reason: 'parse_error', error: refusalError('parse_error') };
 
 const BYTE_ORDER_MARK = 0xfeff;
 
@@ -25,6 +23,6 @@ export function readJson(text: string, maxDepth: number): JsonText {
         return NOT_JSON;
     }
     if (exceedsDepth(value, maxDepth))
-        return { ok: false, reason: 'too_deep', error: { code: INVALID_REQUEST, message: `Invalid Request: nested deeper than ${maxDepth} levels` } };
+        return { ok: false, reason: 'too_deep', error: refusalError('too_deep', { message: `Invalid Request: nested deeper than ${maxDepth} levels` }) };
     return { ok: true, value };
 }
