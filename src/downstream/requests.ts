@@ -74,13 +74,13 @@ export class RequestRegistry {
     #held = 0;
     #refusing = false;
 
-    /** Requests in flight (calls and listens). */
-    get count(): number {
-        return this.#counts.call + this.#counts.listen;
-    }
-
     countOf(kind: RequestKind): number {
         return this.#counts[kind];
+    }
+
+    /** Work taken that is no request yet (see hold). */
+    get held(): number {
+        return this.#held;
     }
 
     begin(scope: RequestScope, id: RequestId, kind: RequestKind): Ticket | BeginRefusal {

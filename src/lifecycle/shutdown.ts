@@ -52,7 +52,7 @@ export async function shutdown(parts: ShutdownParts): Promise<void> {
     // Answered (the revision's graceful end) and closed: a listen stream is a request that never ends.
     subscriptions.closeAll();
     if (!(await endpoint.settled(shutdownTimeoutMs))) {
-        logger.warn({ inFlight: requests.countOf('call'), waitedMs: shutdownTimeoutMs }, 'requests still in flight at shutdown; cancelling them');
+        logger.warn({ inFlight: requests.countOf('call'), bodiesBeingRead: requests.held, waitedMs: shutdownTimeoutMs }, 'requests still in flight at shutdown; cancelling them');
         // An error answer: a client whose response stream just ends would wait for its own timeout.
         requests.cancelAll();
         await endpoint.settled(ANSWER_GRACE_MS);
