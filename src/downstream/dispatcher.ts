@@ -33,13 +33,13 @@ import type { Caller, PromptService } from '../catalog/service.js';
 import { isInputRequired, type CallControl } from '../catalog/upstream-port.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
 import { NO_RELAYED_CAPABILITIES, relayedClient } from '../protocol/capabilities.js';
+import { adaptGetPrompt, adaptProgress, adaptPromptList } from '../protocol/adapt.js';
 import { CODE, errorForClient, type RpcError } from '../protocol/errors.js';
+import { META } from '../protocol/meta.js';
+import { negotiateHandshake, SUPPORTED_VERSIONS, type Revision } from '../protocol/revisions.js';
 import { GATEWAY_INFO } from '../version.js';
 import { abortedByShutdown, untilAborted } from './requests.js';
 import { completeParams, getParams, initializeParams, listParams, metaOf, type InitializeParams, type Params, type ProgressToken } from './params.js';
-import { META_KEYS, SUPPORTED_VERSIONS } from './era.js';
-import { adaptGetPrompt, adaptProgress, adaptPromptList, type Revision } from './revisions.js';
-import { negotiateVersion } from './versions.js';
 
 /** Who may keep a 2026-07-28 list page (cacheScope): anyone, or only the same caller. */
 export type CacheScope = 'public' | 'private';
@@ -99,7 +99,7 @@ export function initialize(request: JSONRPCRequest, completions: boolean): Initi
         const { code, message } = invalidParams(request.method);
         return errorResponse(request, { code, message });
     }
-    const protocolVersion = negotiateVersion(valid.protocolVersion);
+    const protocolVersion = negotiateHandshake(valid.protocolVersion).version;
     const capabilities = { prompts: { listChanged: true }, ...(completions ? { completions: {} } : {}) };
     return { params: valid, protocolVersion, result: { protocolVersion, capabilities, serverInfo: GATEWAY_INFO } };
 }
@@ -153,7 +153,7 @@ export class Dispatcher {
      * from how callers authenticate, and a cursor is bound to its caller).
      */
     #modern(method: string, result: Record<string, unknown>, context: RequestContext): Record<string, unknown> {
-        const meta = { ...(result._meta as Record<string, unknown> | undefined), [META_KEYS.serverInfo]: GATEWAY_INFO };
+        const meta = { ...(result._meta as Record<string, unknown> | undefined), [META.serverInfo]: GATEWAY_INFO };
         const modern = { ...result, resultType: result.resultType === 'input_required' ? 'input_required' : 'complete', _meta: meta };
         if (method === 'prompts/list') return { ...modern, ttlMs: this.options.ttlMs().list, cacheScope: context.cacheScope };
         // The same empty list for every caller.
@@ -220,7 +220,7 @@ export class Dispatcher {
      * ../protocol/capabilities.ts).
      */
     #control({ signal, notify, context, forwarded }: Exchange, params: Params, progressToken: ProgressToken | undefined): CallControl {
-        const client = context.revision.modern ? relayedClient((params?._meta as Params)?.[META_KEYS.clientCapabilities]) : NO_RELAYED_CAPABILITIES;
+        const client = context.revision.modern ? relayedClient((params?._meta as Params)?.[META.clientCapabilities]) : NO_RELAYED_CAPABILITIES;
         if (progressToken === undefined || notify === undefined) return { signal, forwarded, client };
         return {
             signal,

@@ -12,11 +12,13 @@
 import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
 import type { RequestId } from '../lib/json-rpc.js';
 import { NOT_JSON, readJson } from '../lib/json-text.js';
-import { judgeBatch } from './batches.js';
+import { judgeBatch } from '../protocol/batches.js';
+import { unsupportedVersion } from '../protocol/errors.js';
+import { headerMismatch, type MirroredHeaders } from '../protocol/headers.js';
+import { claimedVersion, claimsVersion, readStatelessMeta } from '../protocol/meta.js';
+import { revisionOf } from '../protocol/revisions.js';
 import { errorResponse, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from './dispatcher.js';
-import { claimedVersion, claimsVersion, headerMismatch, isModernVersion, modernMetaOf, unsupportedVersionError, type MirroredHeaders } from './era.js';
 import { BEGIN_REFUSALS, Ticket, type RequestRegistry, type RequestScope } from './requests.js';
-import { revisionOf, type Revision } from './revisions.js';
 import type { SessionTable } from './sessions.js';
 import { honouredFilter, type SubscriptionSink, type Subscriptions } from './subscriptions.js';
 
@@ -125,11 +127,12 @@ export class InboundPipeline {
         // Headers against the body first: a version the two disagree on is a mismatch, whether supported or not.
         const mismatch = headers === undefined ? undefined : headerMismatch(headers, message.method, message.params, requested);
         if (mismatch !== undefined) return refusal('header_mismatch', id, -32020, mismatch);
-        if (!isModernVersion(requested)) return { reason: 'unsupported_protocol_version', id, error: unsupportedVersionError(requested, 'body') };
-        if (modernMetaOf(message.params) === undefined) return refusal('invalid_request_meta', id, -32602, INVALID_META);
+        const revision = revisionOf(requested);
+        if (revision?.era !== 'stateless') return { reason: 'unsupported_protocol_version', id, error: unsupportedVersion(requested, 'body') };
+        if (readStatelessMeta(message.params) === undefined) return refusal('invalid_request_meta', id, -32602, INVALID_META);
         const context: RequestContext = {
             caller: this.options.sessions.callerFor(caller.clientId),
-            revision: modernRevision(requested),
+            revision,
             completions: this.options.completions(),
             cacheScope: caller.cacheScope
         };
@@ -208,13 +211,4 @@ export function isRefusal(value: object): value is PipelineRefusal {
 /** The refusal as the JSON-RPC error answering it. */
 export function refusalMessage(refused: PipelineRefusal): JSONRPCMessage {
     return { jsonrpc: '2.0', id: refused.id, error: refused.error } as JSONRPCMessage;
-}
-
-/** The rules of each stateless revision served (a handful: only supported versions get here), built once. */
-const modernRevisions = new Map<string, Revision>();
-
-function modernRevision(version: string): Revision {
-    let revision = modernRevisions.get(version);
-    if (revision === undefined) modernRevisions.set(version, (revision = revisionOf(version)));
-    return revision;
 }

@@ -21,6 +21,7 @@ import { ANONYMOUS_CLIENT_ID } from '../config/policy-schema.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
 import { inRequest, requestIdFrom } from '../diagnostics/log-context.js';
 import type { ClientProfile } from '../policy/clients.js';
+import { LATEST_HANDSHAKE } from '../protocol/revisions.js';
 import { LineReader } from '../lib/lines.js';
 import { MAX_BATCH_MESSAGES } from './batches.js';
 import type { Subscriber } from './delivery.js';
@@ -31,7 +32,6 @@ import type { RequestRegistry, Ticket } from './requests.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { Endpoint } from './endpoint.js';
 import type { Session, SessionRecord, SessionTable } from './sessions.js';
-import { LATEST_PROTOCOL_VERSION } from './versions.js';
 
 /** The channel's session id, and the scope of its requests in flight (both eras': one id space). */
 const SESSION_ID = 'stdio';
@@ -129,7 +129,7 @@ class StdioChannel {
         this.#pipeline = new InboundPipeline(options);
         this.#peer = { deliver: write };
         this.#caller = { clientId: options.client.id, cacheScope: options.client.id === ANONYMOUS_CLIENT_ID ? 'public' : 'private' };
-        this.#session = options.sessions.open(this.#record(LATEST_PROTOCOL_VERSION), 'stdio');
+        this.#session = options.sessions.open(this.#record(LATEST_HANDSHAKE.version), 'stdio');
     }
 
     /** What cannot be read as a message: an error without an id. */

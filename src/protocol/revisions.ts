@@ -115,3 +115,11 @@ export function eraOfConfig(protocol: 'auto' | '2025' | '2026-07-28'): Era | und
     if (protocol === 'auto') return undefined;
     return protocol === '2025' ? 'handshake' : revisionOf(protocol)?.era;
 }
+
+/**
+ * A session's row: a version the table lacks (none yet, or a session sealed by a newer replica) is taken as the
+ * newest handshake revision, whose results pass unchanged.
+ */
+export function revisionOrLatest(version: string | undefined): Revision {
+    return (version === undefined ? undefined : revisionOf(version)) ?? LATEST_HANDSHAKE;
+}

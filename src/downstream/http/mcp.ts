@@ -25,11 +25,13 @@ import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse } from '@modelcont
 import type { Reject, RejectionReason } from '../../http-server/rejections.js';
 import { sendEmpty, sendJson } from '../../http-server/respond.js';
 import { isRequest } from '../../lib/json-rpc.js';
+import { unsupportedVersion } from '../../protocol/errors.js';
+import type { MirroredHeaders } from '../../protocol/headers.js';
+import { revisionOf } from '../../protocol/revisions.js';
 import type { Logger } from '../../diagnostics/logger.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit } from '../batches.js';
 import { initialize, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
-import { isModernVersion, unsupportedVersionError, type MirroredHeaders } from '../era.js';
 import { readMessages, refusalAnswer, type Inbound, type Refusal, type RefusalReason } from '../inbound.js';
 import { claimsStateless, frame, InboundPipeline, isAnswered, isRefusal, refusalMessage, UNASKED_RESPONSE, type Channel, type PipelineRefusal } from '../pipeline.js';
 import type { RequestRegistry, Ticket } from '../requests.js';
@@ -78,14 +80,14 @@ export class McpEndpoint {
 
     /** `requestId`: the HTTP request's, carried on by its upstream calls. */
     async post(req: IncomingMessage, res: ServerResponse, admitted: Admitted, requestId: string): Promise<void> {
-        const modernHeader = isModernVersion(header(req, 'mcp-protocol-version'));
-        const session = modernHeader || req.headers['mcp-session-id'] === undefined ? undefined : this.#sessionOf(req, res, admitted);
+        const statelessHeader = isStatelessVersion(header(req, 'mcp-protocol-version'));
+        const session = statelessHeader || req.headers['mcp-session-id'] === undefined ? undefined : this.#sessionOf(req, res, admitted);
         if (session === null || !this.#acceptable(req, res)) return;
         if (session !== undefined) this.#holdOpen(session, res);
         const text = await this.#readBodyText(req, res, session);
         if (text === UNREAD) return;
         // Without a session only a stateless revision's header names one (and none of them has batches).
-        const revision = session?.record.protocolVersion ?? (modernHeader ? header(req, 'mcp-protocol-version') : undefined);
+        const revision = session?.record.protocolVersion ?? (statelessHeader ? header(req, 'mcp-protocol-version') : undefined);
         const framed = frame(text, this.options.maxJsonDepth(), revision, batchLimit(admitted.client.rateLimit));
         // Before anything walks it: neither the message nor its id is echoed.
         if (!framed.ok) return this.options.reject(res, framed.reason, { message: framed.error.message });
@@ -98,10 +100,10 @@ export class McpEndpoint {
         if (messages.length === 0 && refusals.length === 0) return sendEmpty(res, 202, session === undefined ? {} : { 'mcp-session-id': session.id });
         // The body decides the era (2026-07-28 versioning): a stateless one is served so on a live session too, its
         // Mcp-Session-Id ignored, and its headers checked against it like any other.
-        if ((session === undefined && modernHeader) || claimsStateless(value)) return this.#serveStateless(messages[0]!, req, res, admitted, requestId);
+        if ((session === undefined && statelessHeader) || claimsStateless(value)) return this.#serveStateless(messages[0]!, req, res, admitted, requestId);
         if (!protocolVersionAccepted(req)) {
             const id = !batch && messages[0] !== undefined && 'id' in messages[0] ? messages[0].id : null;
-            return this.options.reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(String(req.headers['mcp-protocol-version']), 'header').data, id });
+            return this.options.reject(res, 'unsupported_protocol_version', { data: unsupportedVersion(String(req.headers['mcp-protocol-version']), 'header').data, id });
         }
         if (session === undefined) return this.#open(value, messages, res, admitted);
         return this.#serve(session, inbound, res, { requestId });
@@ -159,7 +161,7 @@ export class McpEndpoint {
 
     /** GET and DELETE belong to sessions: a 2026-07-28 client without one gets 405, as the revision says. */
     #statelessWithoutSession(req: IncomingMessage, res: ServerResponse): boolean {
-        if (req.headers['mcp-session-id'] !== undefined || !isModernVersion(header(req, 'mcp-protocol-version'))) return false;
+        if (req.headers['mcp-session-id'] !== undefined || !isStatelessVersion(header(req, 'mcp-protocol-version'))) return false;
         res.setHeader('allow', 'POST');
         this.options.reject(res, 'method_not_allowed', { message: 'Method not allowed: 2026-07-28 has no sessions and no GET stream; use subscriptions/listen' });
         return true;
@@ -343,6 +345,11 @@ function paramHeaders(req: IncomingMessage): Record<string, string> | undefined 
 /** What the request mirrors of its body in headers (2026-07-28). */
 function mirroredHeaders(req: IncomingMessage): MirroredHeaders {
     return { protocolVersion: header(req, 'mcp-protocol-version'), method: header(req, 'mcp-method'), name: header(req, 'mcp-name') };
+}
+
+/** A header naming a revision of the stateless era. */
+function isStatelessVersion(version: string | undefined): boolean {
+    return version !== undefined && revisionOf(version)?.era === 'stateless';
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

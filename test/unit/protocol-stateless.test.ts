@@ -2,7 +2,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { claimedVersion, headerMismatch, modernMetaOf, unsupportedVersionError } from '../../src/downstream/era.js';
+import { unsupportedVersion } from '../../src/protocol/errors.js';
+import { headerMismatch } from '../../src/protocol/headers.js';
+import { claimedVersion, readStatelessMeta } from '../../src/protocol/meta.js';
 import { decodeHeaderValue, encodeHeaderValue } from '../../src/lib/header-value.js';
 
 const META = {
@@ -13,11 +15,11 @@ const META = {
 
 describe('the request _meta of 2026-07-28', () => {
     test('names the version, capabilities and client; a request without it is of the handshake era', () => {
-        assert.deepEqual(modernMetaOf({ _meta: META }), { protocolVersion: '2026-07-28', clientCapabilities: { elicitation: {} }, clientInfo: { name: 'c', version: '1' } });
+        assert.deepEqual(readStatelessMeta({ _meta: META }), { protocolVersion: '2026-07-28', clientCapabilities: { elicitation: {} }, clientInfo: { name: 'c', version: '1' } });
         assert.equal(claimedVersion({ _meta: META }), '2026-07-28');
         for (const params of [undefined, {}, { _meta: {} }, { _meta: [] }, { _meta: { 'io.modelcontextprotocol/protocolVersion': 7 } }, []]) {
             assert.equal(claimedVersion(params), undefined, JSON.stringify(params));
-            assert.equal(modernMetaOf(params), undefined, JSON.stringify(params));
+            assert.equal(readStatelessMeta(params), undefined, JSON.stringify(params));
         }
     });
 
@@ -30,19 +32,19 @@ describe('the request _meta of 2026-07-28', () => {
         ]) {
             const params = { _meta: { ...META, ...bad } };
             assert.equal(claimedVersion(params), '2026-07-28');
-            assert.equal(modernMetaOf(params), undefined, JSON.stringify(bad));
+            assert.equal(readStatelessMeta(params), undefined, JSON.stringify(bad));
         }
     });
 
     test('an unsupported version lists every supported one; named back from the body, from a header only when date-shaped', () => {
-        assert.deepEqual(unsupportedVersionError('2099-01-01', 'header').data, {
+        assert.deepEqual(unsupportedVersion('2099-01-01', 'header').data, {
             supported: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'],
             requested: '2099-01-01'
         });
-        assert.equal(unsupportedVersionError('<script>', 'header').data.requested, '');
-        assert.equal(unsupportedVersionError('v999.0.0', 'body').data.requested, 'v999.0.0');
-        assert.equal(unsupportedVersionError('x'.repeat(1000), 'body').data.requested.length, 64);
-        assert.equal(unsupportedVersionError('2099-01-01', 'body').code, -32022);
+        assert.equal(unsupportedVersion('<script>', 'header').data.requested, '');
+        assert.equal(unsupportedVersion('v999.0.0', 'body').data.requested, 'v999.0.0');
+        assert.equal(unsupportedVersion('x'.repeat(1000), 'body').data.requested.length, 64);
+        assert.equal(unsupportedVersion('2099-01-01', 'body').code, -32022);
     });
 });
 
