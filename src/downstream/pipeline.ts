@@ -16,7 +16,7 @@ import { judgeBatch } from '../protocol/batches.js';
 import { unsupportedVersion } from '../protocol/errors.js';
 import { headerMismatch, type MirroredHeaders } from '../protocol/headers.js';
 import { claimedVersion, claimsVersion, readStatelessMeta } from '../protocol/meta.js';
-import { revisionOf } from '../protocol/revisions.js';
+import { LATEST_STATELESS, revisionOf } from '../protocol/revisions.js';
 import { errorResponse, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from './dispatcher.js';
 import { BEGIN_REFUSALS, Ticket, type RequestRegistry, type RequestScope } from './requests.js';
 import type { SessionTable } from './sessions.js';
@@ -124,10 +124,11 @@ export class InboundPipeline {
         const id = 'id' in message ? message.id : null;
         const requested = claimedVersion(message.params);
         if (requested === undefined) return refusal('invalid_request_meta', id, -32602, INVALID_META);
-        // Headers against the body first: a version the two disagree on is a mismatch, whether supported or not.
-        const mismatch = headers === undefined ? undefined : headerMismatch(headers, message.method, message.params, requested);
-        if (mismatch !== undefined) return refusal('header_mismatch', id, -32020, mismatch);
         const revision = revisionOf(requested);
+        // Headers against the body first: a version the two disagree on is a mismatch, whether supported or not (one the
+        // gateway does not know is held to the newest stateless revision's rules).
+        const mismatch = headers !== undefined && (revision ?? LATEST_STATELESS).mirroredHeaders ? headerMismatch(headers, message.method, message.params, requested) : undefined;
+        if (mismatch !== undefined) return refusal('header_mismatch', id, -32020, mismatch);
         if (revision?.era !== 'stateless') return { reason: 'unsupported_protocol_version', id, error: unsupportedVersion(requested, 'body') };
         if (readStatelessMeta(message.params) === undefined) return refusal('invalid_request_meta', id, -32602, INVALID_META);
         const context: RequestContext = {
@@ -136,7 +137,7 @@ export class InboundPipeline {
             completions: this.options.completions(),
             cacheScope: caller.cacheScope
         };
-        if (id === null || message.method === 'subscriptions/listen' || this.options.dispatcher.serves(message.method, context)) return context;
+        if (id === null || (message.method === 'subscriptions/listen' ? revision.subscriptionsListen : this.options.dispatcher.serves(message.method, context))) return context;
         return refusal('unknown_method', id, -32601, 'Method not found');
     }
 

@@ -13,6 +13,7 @@ import { SessionSeal } from '../../src/downstream/session-seal.js';
 import { SessionTable } from '../../src/downstream/sessions.js';
 import { Subscriptions } from '../../src/downstream/subscriptions.js';
 import { Bus } from '../../src/lib/bus.js';
+import { LATEST_STATELESS } from '../../src/protocol/revisions.js';
 import { modernMeta, modernRequest } from '../raw-http.js';
 
 /** The pipeline over real parts; no upstream: only what is decided before a service call is exercised. */
@@ -88,7 +89,7 @@ describe('InboundPipeline', () => {
         assert.equal(reasonOf(modernRequest('ping')), 'unknown_method');
         const context = inbound.statelessContext(modernRequest('prompts/list'), caller);
         assert.ok(!isRefusal(context));
-        assert.equal(context.revision.modern, true);
+        assert.equal(context.revision, LATEST_STATELESS);
         assert.equal(context.cacheScope, 'public');
         assert.ok(!isRefusal(inbound.statelessContext({ jsonrpc: '2.0', method: 'notifications/foo', params: { _meta: modernMeta() } }, caller)), 'a notification is taken');
     });
