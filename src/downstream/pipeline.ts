@@ -1,8 +1,8 @@
 /**
  * What both transports do with a client's text once they have bounded its size:
  * framing (`frame`: JSON, depth, the revision's batch rule), the envelope of
- * each message (inbound.ts), the era (`claimsStateless`), the checks of a
- * 2026-07-28 request in the revision's order and its context,
+ * each message (inbound.ts), the era and the checks of a 2026-07-28 request
+ * (../protocol/classify.ts, which the transports call) and its context,
  * `subscriptions/listen`, notifications, and serving requests through the one
  * registry of requests in flight (requests.ts) and the dispatcher. The same
  * message gets the same JSON-RPC outcome on both; a transport keeps only what
@@ -13,10 +13,7 @@ import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, JSONRPCRespon
 import type { RequestId } from '../lib/json-rpc.js';
 import { NOT_JSON, readJson } from '../lib/json-text.js';
 import { judgeBatch } from '../protocol/batches.js';
-import { unsupportedVersion } from '../protocol/errors.js';
-import { headerMismatch, type MirroredHeaders } from '../protocol/headers.js';
-import { claimedVersion, claimsVersion, readStatelessMeta } from '../protocol/meta.js';
-import { LATEST_STATELESS, revisionOf } from '../protocol/revisions.js';
+import type { Stateless } from '../protocol/classify.js';
 import { errorResponse, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from './dispatcher.js';
 import { BEGIN_REFUSALS, Ticket, type RequestRegistry, type RequestScope } from './requests.js';
 import type { SessionTable } from './sessions.js';
@@ -51,11 +48,6 @@ export interface PipelineRefusal {
     error: { code: number; message: string; data?: unknown };
 }
 
-/** A response a client sent: the gateway sends clients no requests, so it takes none. */
-export const UNASKED_RESPONSE = 'Invalid Request: the gateway sends clients no requests, so it takes no responses';
-
-const INVALID_META = 'Invalid params: _meta must carry io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities';
-
 const SUBSCRIPTION_REFUSALS = {
     too_many_subscriptions: 'Too many subscriptions; try again later',
     client_subscription_limit: 'Too many subscriptions for this client; close unused ones'
@@ -74,17 +66,6 @@ export function frame(text: string | undefined, maxDepth: number, revision: stri
     const verdict = judgeBatch(read.value, revision, maxBatch);
     if (!verdict.ok) return { ok: false, reason: 'batch_refused', error: { code: -32600, message: verdict.message } };
     return { ok: true, value: read.value, messages: verdict.messages };
-}
-
-/**
- * The era of a lone message (2026-07-28 versioning: the body decides): one whose `_meta` claims a protocol version
- * (well-formed or not) is of the stateless revision, whatever the headers or session say; `initialize` is the
- * handshake whatever its `_meta`. A batch never is.
- */
-export function claimsStateless(value: unknown): boolean {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-    const message = value as { method?: unknown; params?: unknown };
-    return message.method !== 'initialize' && claimsVersion(message.params);
 }
 
 /** Who sends a request, as its transport established it; and where what concerns it goes. */
@@ -115,30 +96,19 @@ export class InboundPipeline {
     constructor(private readonly options: PipelineOptions) {}
 
     /**
-     * A 2026-07-28 message, checked in the revision's order: a response is refused; `_meta` without a version; the
-     * mirrored headers against the body (HTTP only: `headers` given); an unsupported version; malformed `_meta`;
-     * then a method not served. The context to serve it with, or why not.
+     * The context to serve a 2026-07-28 message with (classified: its checks passed), built from the request alone; or
+     * why not: a method not served. A notification is taken (nothing is served for it).
      */
-    statelessContext(message: JSONRPCMessage, caller: StatelessCaller, headers?: MirroredHeaders): RequestContext | PipelineRefusal {
-        if (!('method' in message)) return refusal('invalid_message', null, -32600, UNASKED_RESPONSE);
-        const id = 'id' in message ? message.id : null;
-        const requested = claimedVersion(message.params);
-        if (requested === undefined) return refusal('invalid_request_meta', id, -32602, INVALID_META);
-        const revision = revisionOf(requested);
-        // Headers against the body first: a version the two disagree on is a mismatch, whether supported or not (one the
-        // gateway does not know is held to the newest stateless revision's rules).
-        const mismatch = headers !== undefined && (revision ?? LATEST_STATELESS).mirroredHeaders ? headerMismatch(headers, message.method, message.params, requested) : undefined;
-        if (mismatch !== undefined) return refusal('header_mismatch', id, -32020, mismatch);
-        if (revision?.era !== 'stateless') return { reason: 'unsupported_protocol_version', id, error: unsupportedVersion(requested, 'body') };
-        if (readStatelessMeta(message.params) === undefined) return refusal('invalid_request_meta', id, -32602, INVALID_META);
+    statelessContext({ message, revision }: Stateless, caller: StatelessCaller): RequestContext | PipelineRefusal {
         const context: RequestContext = {
             caller: this.options.sessions.callerFor(caller.clientId),
             revision,
             completions: this.options.completions(),
             cacheScope: caller.cacheScope
         };
-        if (id === null || (message.method === 'subscriptions/listen' ? revision.subscriptionsListen : this.options.dispatcher.serves(message.method, context))) return context;
-        return refusal('unknown_method', id, -32601, 'Method not found');
+        if (!('id' in message)) return context;
+        if (message.method === 'subscriptions/listen' ? revision.subscriptionsListen : this.options.dispatcher.serves(message.method, context)) return context;
+        return refusal('unknown_method', message.id, -32601, 'Method not found');
     }
 
     /** A notification of the channel's client: `notifications/cancelled` stops the request it names there. */

@@ -21,13 +21,14 @@ import { ANONYMOUS_CLIENT_ID } from '../config/policy-schema.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
 import { inRequest, requestIdFrom } from '../diagnostics/log-context.js';
 import type { ClientProfile } from '../policy/clients.js';
+import { classify, type Stateless } from '../protocol/classify.js';
 import { LATEST_HANDSHAKE } from '../protocol/revisions.js';
 import { LineReader } from '../lib/lines.js';
 import { MAX_BATCH_MESSAGES } from './batches.js';
 import type { Subscriber } from './delivery.js';
 import { readMessages, refusalAnswer } from './inbound.js';
 import { ALREADY_INITIALIZED, errorResponse, initialize, type Dispatcher, type Exchange } from './dispatcher.js';
-import { claimsStateless, frame, InboundPipeline, isRefusal, refusalMessage, type Channel, type StatelessCaller } from './pipeline.js';
+import { frame, InboundPipeline, isRefusal, refusalMessage, type Channel, type StatelessCaller } from './pipeline.js';
 import type { RequestRegistry, Ticket } from './requests.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { Endpoint } from './endpoint.js';
@@ -158,8 +159,10 @@ class StdioChannel {
         // A response: the gateway sends clients no requests, so nothing awaits one.
         if (!('method' in message)) return undefined;
         if (!('id' in message)) return this.#notification(message, channel);
+        const classified = classify(message, { session: this.#session.revision });
+        if ('reason' in classified) return refusalMessage(classified);
+        if (classified.era === 'stateless') return this.#stateless(message, classified, channel, taken);
         if (message.method === 'initialize') return this.#initialize(message, taken);
-        if (claimsStateless(message)) return this.#stateless(message, channel, taken);
         return this.#pipeline.answer(message, this.#session, channel, taken);
     }
 
@@ -170,8 +173,8 @@ class StdioChannel {
     }
 
     /** Served on its own, beside the session; its change notifications come through subscriptions/listen on the channel. */
-    async #stateless(request: JSONRPCRequest, channel: Channel, taken: Ticket[]): Promise<JSONRPCMessage | undefined> {
-        const context = this.#pipeline.statelessContext(request, this.#caller);
+    async #stateless(request: JSONRPCRequest, stateless: Stateless, channel: Channel, taken: Ticket[]): Promise<JSONRPCMessage | undefined> {
+        const context = this.#pipeline.statelessContext(stateless, this.#caller);
         if (isRefusal(context)) return refusalMessage(context);
         if (request.method !== 'subscriptions/listen') return this.#pipeline.answer(request, context, channel, taken);
         const refused = this.#pipeline.listen(request, context, channel, { send: this.write, end: NO_END }, { quotaKey: this.options.client.id });

@@ -2,9 +2,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { unsupportedVersion } from '../../src/protocol/errors.js';
+import { supportedVersionsOf, unsupportedVersion } from '../../src/protocol/errors.js';
 import { headerMismatch } from '../../src/protocol/headers.js';
 import { claimedVersion, readStatelessMeta } from '../../src/protocol/meta.js';
+import { SUPPORTED_VERSIONS } from '../../src/protocol/revisions.js';
 import { decodeHeaderValue, encodeHeaderValue } from '../../src/lib/header-value.js';
 
 const META = {
@@ -103,5 +104,14 @@ describe('header values in their base64 form', () => {
         for (const value of ['=?base64?a*b?=', `=?base64?${Buffer.from([0xff, 0xfe]).toString('base64')}?=`, 'line\nbreak', '']) {
             assert.equal(decodeHeaderValue(value), undefined, JSON.stringify(value));
         }
+    });
+});
+
+describe("an upstream's UnsupportedProtocolVersionError, read back", () => {
+    test('its supported versions: what the gateway sends reads back whole; strings only, at most 32, from untrusted data', () => {
+        assert.deepEqual(supportedVersionsOf(unsupportedVersion('1900-01-01', 'body').data), [...SUPPORTED_VERSIONS]);
+        assert.deepEqual(supportedVersionsOf({ supported: ['2026-07-28', 7, null, { a: 1 }, '2025-11-25'] }), ['2026-07-28', '2025-11-25']);
+        assert.equal(supportedVersionsOf({ supported: Array.from({ length: 100 }, (_, i) => String(i)) }).length, 32);
+        for (const data of [undefined, null, 'x', [], { supported: 'x' }, { supported: {} }]) assert.deepEqual(supportedVersionsOf(data), [], JSON.stringify(data));
     });
 });

@@ -197,7 +197,7 @@ export function admission({
 }
 
 /** Absent is fine: the session's negotiated version applies. */
-export function protocolVersionAccepted(req: IncomingMessage): boolean {
+function protocolVersionAccepted(req: IncomingMessage): boolean {
     const version = req.headers['mcp-protocol-version'];
     return version === undefined || (typeof version === 'string' && revisionOf(version) !== undefined);
 }
