@@ -25,14 +25,14 @@ import type { Caller, PromptService } from '../catalog/service.js';
 import { isInputRequired, type CallControl } from '../catalog/upstream-port.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
 import { NO_RELAYED_CAPABILITIES, relayedClient } from '../protocol/capabilities.js';
+import { adaptGetPrompt, adaptProgress, adaptPromptList } from '../protocol/adapt.js';
 import { CODE, errorForClient, REFUSALS, type RpcError } from '../protocol/errors.js';
+import { META } from '../protocol/meta.js';
+import { negotiateHandshake, SUPPORTED_VERSIONS, type Revision } from '../protocol/revisions.js';
 import { GATEWAY_INFO } from '../version.js';
 import { untilAborted } from '../lib/until-aborted.js';
 import { abortedByShutdown } from './requests.js';
 import { completeParams, getParams, initializeParams, listParams, metaOf, type InitializeParams, type Params, type ProgressToken } from './params.js';
-import { META_KEYS, SUPPORTED_VERSIONS } from './era.js';
-import { adaptGetPrompt, adaptProgress, adaptPromptList, type Revision } from './revisions.js';
-import { negotiateVersion } from './versions.js';
 
 /** Who may keep a 2026-07-28 list page (cacheScope): anyone, or only the same caller. */
 export type CacheScope = 'public' | 'private';
@@ -92,7 +92,7 @@ export function initialize(request: JSONRPCRequest, completions: boolean): Initi
         const { code, message } = invalidParams(request.method);
         return errorResponse(request, { code, message });
     }
-    const protocolVersion = negotiateVersion(valid.protocolVersion);
+    const protocolVersion = negotiateHandshake(valid.protocolVersion).version;
     const capabilities = { prompts: { listChanged: true }, ...(completions ? { completions: {} } : {}) };
     return { params: valid, protocolVersion, result: { protocolVersion, capabilities, serverInfo: GATEWAY_INFO } };
 }
@@ -117,9 +117,9 @@ export class Dispatcher {
         try {
             const result = await this.#run(request, exchange);
             if (signal.aborted) return aborted(request, signal);
-            return { jsonrpc: '2.0', id: request.id, result: context.revision.modern ? this.#modern(request.method, result, context) : result };
+            return { jsonrpc: '2.0', id: request.id, result: this.#forRevision(request.method, result, context) };
         } catch (error) {
-            return signal.aborted ? aborted(request, signal) : errorResponse(request, errorForClient(this.#errorOf(error, request.method), context.revision.modern));
+            return signal.aborted ? aborted(request, signal) : errorResponse(request, errorForClient(this.#errorOf(error, request.method), context.revision.era === 'stateless'));
         }
     }
 
@@ -132,26 +132,31 @@ export class Dispatcher {
             case 'completion/complete':
                 return context.completions;
             case 'server/discover':
-                return context.revision.modern;
+                return context.revision.discover;
             case 'ping':
-                return !context.revision.modern;
+                return context.revision.handshake;
             default:
                 return Object.hasOwn(EMPTY_LISTS, method);
         }
     }
 
     /**
-     * 2026-07-28 results: `resultType`, the gateway naming itself in `_meta` (an upstream's own serverInfo is replaced),
-     * and on list pages how long they stay fresh and for whom (the same scope on every page of a walk: it follows
-     * from how callers authenticate, and a cursor is bound to its caller).
+     * What the revision adds to every result (2026-07-28): `resultType`, the gateway naming itself in `_meta` (an
+     * upstream's own serverInfo is replaced), and on list pages how long they stay fresh and for whom (the same scope
+     * on every page of a walk: it follows from how callers authenticate, and a cursor is bound to its caller). A
+     * revision with none of it gets the result as it is.
      */
-    #modern(method: string, result: Record<string, unknown>, context: RequestContext): Record<string, unknown> {
-        const meta = { ...(result._meta as Record<string, unknown> | undefined), [META_KEYS.serverInfo]: GATEWAY_INFO };
-        const modern = { ...result, resultType: result.resultType === 'input_required' ? 'input_required' : 'complete', _meta: meta };
-        if (method === 'prompts/list') return { ...modern, ttlMs: this.options.ttlMs().list, cacheScope: context.cacheScope };
+    #forRevision(method: string, result: Record<string, unknown>, context: RequestContext): Record<string, unknown> {
+        const { revision } = context;
+        if (!revision.resultType && !revision.serverInfoMeta && !revision.cachingHints) return result;
+        const shaped: Record<string, unknown> = { ...result };
+        if (revision.resultType) shaped.resultType = result.resultType === 'input_required' ? 'input_required' : 'complete';
+        if (revision.serverInfoMeta) shaped._meta = { ...(result._meta as Record<string, unknown> | undefined), [META.serverInfo]: GATEWAY_INFO };
+        if (!revision.cachingHints) return shaped;
+        if (method === 'prompts/list') return Object.assign(shaped, { ttlMs: this.options.ttlMs().list, cacheScope: context.cacheScope });
         // The same empty list for every caller.
-        if (Object.hasOwn(EMPTY_LISTS, method)) return { ...modern, ttlMs: this.options.ttlMs().list, cacheScope: 'public' };
-        return modern;
+        if (Object.hasOwn(EMPTY_LISTS, method)) return Object.assign(shaped, { ttlMs: this.options.ttlMs().list, cacheScope: 'public' });
+        return shaped;
     }
 
     async #run(request: JSONRPCRequest, exchange: Exchange): Promise<Record<string, unknown>> {
@@ -159,7 +164,7 @@ export class Dispatcher {
         const params: Params = request.params;
         const { service } = this.options;
         const { context, signal } = exchange;
-        if (method === 'initialize' && !context.revision.modern) {
+        if (method === 'initialize' && context.revision.handshake) {
             throw new ProtocolError(ALREADY_INITIALIZED.code, ALREADY_INITIALIZED.message);
         }
         if (!this.serves(method, context)) throw methodNotFound();
@@ -179,7 +184,7 @@ export class Dispatcher {
                 const result = await untilAborted(service.get(valid.name, valid.arguments, context.caller, control, valid.continuation), signal);
                 if (!isInputRequired(result)) return adaptGetPrompt(result, context.revision);
                 // Passed on as it came (its state sealed); a handshake-era client has no way to answer it.
-                if (context.revision.modern) return { ...result };
+                if (context.revision.inputRequired) return { ...result };
                 throw new ProtocolError(CODE.internalError, `The upstream asked for more input first (input_required), which MCP ${context.revision.version} cannot carry`);
             }
             case 'completion/complete': {
@@ -210,7 +215,8 @@ export class Dispatcher {
      * ../protocol/capabilities.ts).
      */
     #control({ signal, notify, context, forwarded }: Exchange, params: Params, progressToken: ProgressToken | undefined): CallControl {
-        const client = context.revision.modern ? relayedClient((params?._meta as Params)?.[META_KEYS.clientCapabilities]) : NO_RELAYED_CAPABILITIES;
+        // Relayed only where the client can answer an upstream's input_required; it declared them in `_meta`.
+        const client = context.revision.inputRequired ? relayedClient((params?._meta as Params)?.[META.clientCapabilities]) : NO_RELAYED_CAPABILITIES;
         if (progressToken === undefined || notify === undefined) return { signal, forwarded, client };
         return {
             signal,

@@ -1,8 +1,8 @@
 /**
  * What both transports do with a client's text once they have bounded its size:
  * framing (`frame`: JSON, depth, the revision's batch rule), the envelope of
- * each message (inbound.ts), the era (`claimsStateless`), the checks of a
- * 2026-07-28 request in the revision's order and its context,
+ * each message (inbound.ts), the era and the checks of a 2026-07-28 request
+ * (../protocol/classify.ts, which the transports call) and its context,
  * `subscriptions/listen`, notifications, and serving requests through the one
  * registry of requests in flight (requests.ts) and the dispatcher. The same
  * message gets the same JSON-RPC outcome on both; a transport keeps only what
@@ -11,12 +11,11 @@
  */
 import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
 import { NOT_JSON, readJson } from '../protocol/json-text.js';
+import { judgeBatch } from '../protocol/batches.js';
+import type { Stateless } from '../protocol/classify.js';
 import { refusal, refusalError, type Refusal } from '../protocol/errors.js';
-import { judgeBatch } from './batches.js';
 import { errorResponse, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from './dispatcher.js';
-import { claimedVersion, claimsVersion, headerMismatch, isModernVersion, modernMetaOf, unsupportedVersionError, type MirroredHeaders } from './era.js';
 import { Ticket, type RequestRegistry, type RequestScope } from './requests.js';
-import { revisionOf, type Revision } from './revisions.js';
 import type { SessionTable } from './sessions.js';
 import { honouredFilter, type SubscriptionSink, type Subscriptions } from './subscriptions.js';
 
@@ -45,9 +44,6 @@ export function isAnswered(reason: PipelineRefusalReason): reason is AnsweredRea
 
 export type PipelineRefusal = Refusal<PipelineRefusalReason>;
 
-/** A response a client sent: the gateway sends clients no requests, so it takes none. */
-export const UNASKED_RESPONSE = 'Invalid Request: the gateway sends clients no requests, so it takes no responses';
-
 /** What a body or line holds, parsed, bounded and its batch allowed; or why not (answered without an id). */
 export type Framed = { ok: true; value: unknown; messages: number } | { ok: false; reason: 'parse_error' | 'too_deep' | 'batch_refused'; error: { code: number; message: string } };
 
@@ -61,17 +57,6 @@ export function frame(text: string | undefined, maxDepth: number, revision: stri
     const verdict = judgeBatch(read.value, revision, maxBatch);
     if (!verdict.ok) return { ok: false, reason: 'batch_refused', error: refusalError('batch_refused', { message: verdict.message }) };
     return { ok: true, value: read.value, messages: verdict.messages };
-}
-
-/**
- * The era of a lone message (2026-07-28 versioning: the body decides): one whose `_meta` claims a protocol version
- * (well-formed or not) is of the stateless revision, whatever the headers or session say; `initialize` is the
- * handshake whatever its `_meta`. A batch never is.
- */
-export function claimsStateless(value: unknown): boolean {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-    const message = value as { method?: unknown; params?: unknown };
-    return message.method !== 'initialize' && claimsVersion(message.params);
 }
 
 /** Who sends a request, as its transport established it; and where what concerns it goes. */
@@ -102,28 +87,19 @@ export class InboundPipeline {
     constructor(private readonly options: PipelineOptions) {}
 
     /**
-     * A 2026-07-28 message, checked in the revision's order: a response is refused; `_meta` without a version; the
-     * mirrored headers against the body (HTTP only: `headers` given); an unsupported version; malformed `_meta`;
-     * then a method not served. The context to serve it with, or why not.
+     * The context to serve a 2026-07-28 message with (classified: its checks passed), built from the request alone; or
+     * why not: a method not served. A notification is taken (nothing is served for it).
      */
-    statelessContext(message: JSONRPCMessage, caller: StatelessCaller, headers?: MirroredHeaders): RequestContext | PipelineRefusal {
-        if (!('method' in message)) return refusal('invalid_message', null, { message: UNASKED_RESPONSE });
-        const id = 'id' in message ? message.id : null;
-        const requested = claimedVersion(message.params);
-        if (requested === undefined) return refusal('invalid_request_meta', id);
-        // Headers against the body first: a version the two disagree on is a mismatch, whether supported or not.
-        const mismatch = headers === undefined ? undefined : headerMismatch(headers, message.method, message.params, requested);
-        if (mismatch !== undefined) return refusal('header_mismatch', id, { message: mismatch });
-        if (!isModernVersion(requested)) return refusal('unsupported_protocol_version', id, unsupportedVersionError(requested, 'body'));
-        if (modernMetaOf(message.params) === undefined) return refusal('invalid_request_meta', id);
+    statelessContext({ message, revision }: Stateless, caller: StatelessCaller): RequestContext | PipelineRefusal {
         const context: RequestContext = {
             caller: this.options.sessions.callerFor(caller.clientId),
-            revision: modernRevision(requested),
+            revision,
             completions: this.options.completions(),
             cacheScope: caller.cacheScope
         };
-        if (id === null || message.method === 'subscriptions/listen' || this.options.dispatcher.serves(message.method, context)) return context;
-        return refusal('unknown_method', id);
+        if (!('id' in message)) return context;
+        if (message.method === 'subscriptions/listen' ? revision.subscriptionsListen : this.options.dispatcher.serves(message.method, context)) return context;
+        return refusal('unknown_method', message.id);
     }
 
     /** A notification of the channel's client: `notifications/cancelled` stops the request it names there. */
@@ -191,13 +167,4 @@ export function isRefusal(value: object): value is PipelineRefusal {
 /** The refusal as the JSON-RPC error answering it. */
 export function refusalMessage(refused: PipelineRefusal): JSONRPCMessage {
     return { jsonrpc: '2.0', id: refused.id, error: refused.error } as JSONRPCMessage;
-}
-
-/** The rules of each stateless revision served (a handful: only supported versions get here), built once. */
-const modernRevisions = new Map<string, Revision>();
-
-function modernRevision(version: string): Revision {
-    let revision = modernRevisions.get(version);
-    if (revision === undefined) modernRevisions.set(version, (revision = revisionOf(version)));
-    return revision;
 }

@@ -12,7 +12,7 @@ import type { Audience, ChangeDelivery } from './delivery.js';
 import type { CacheScope, RequestContext } from './dispatcher.js';
 import type { RequestRegistry } from './requests.js';
 import type { SessionRevocations } from './revocations.js';
-import { revisionOf, type Revision } from './revisions.js';
+import { revisionOrLatest, type Revision } from '../protocol/revisions.js';
 import type { SealedSession, SessionSeal } from './session-seal.js';
 
 /** What replicas share of sessions (cluster/shared-sessions.ts): quotas and last uses. */
@@ -51,7 +51,7 @@ export class Session implements RequestContext {
         readonly audience: Audience
     ) {
         this.#record = record;
-        this.#revision = revisionOf(record.protocolVersion);
+        this.#revision = revisionOrLatest(record.protocolVersion);
     }
 
     get id(): string {
@@ -74,7 +74,7 @@ export class Session implements RequestContext {
     /** A new `initialize` on a connection that is its own session (stdio). */
     renegotiate(record: SessionRecord): void {
         this.#record = record;
-        this.#revision = revisionOf(record.protocolVersion);
+        this.#revision = revisionOrLatest(record.protocolVersion);
     }
 
     touch(): void {

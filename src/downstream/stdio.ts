@@ -21,18 +21,19 @@ import { ANONYMOUS_CLIENT_ID } from '../config/policy-schema.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
 import { inRequest, requestIdFrom } from '../diagnostics/log-context.js';
 import type { ClientProfile } from '../policy/clients.js';
+import { classify, type Stateless } from '../protocol/classify.js';
+import { LATEST_HANDSHAKE } from '../protocol/revisions.js';
 import { LineReader } from '../lib/lines.js';
 import { refusalError } from '../protocol/errors.js';
 import { MAX_BATCH_MESSAGES } from './batches.js';
 import type { Subscriber } from './delivery.js';
 import { readMessages, refusalAnswer } from './inbound.js';
 import { ALREADY_INITIALIZED, errorResponse, initialize, type Dispatcher, type Exchange } from './dispatcher.js';
-import { claimsStateless, frame, InboundPipeline, isRefusal, refusalMessage, type Channel, type StatelessCaller } from './pipeline.js';
+import { frame, InboundPipeline, isRefusal, refusalMessage, type Channel, type StatelessCaller } from './pipeline.js';
 import type { RequestRegistry, Ticket } from './requests.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { Endpoint } from './endpoint.js';
 import type { Session, SessionRecord, SessionTable } from './sessions.js';
-import { LATEST_PROTOCOL_VERSION } from './versions.js';
 
 /** The channel's session id, and the scope of its requests in flight (both eras': one id space). */
 const SESSION_ID = 'stdio';
@@ -130,7 +131,7 @@ class StdioChannel {
         this.#pipeline = new InboundPipeline(options);
         this.#peer = { deliver: write };
         this.#caller = { clientId: options.client.id, cacheScope: options.client.id === ANONYMOUS_CLIENT_ID ? 'public' : 'private' };
-        this.#session = options.sessions.open(this.#record(LATEST_PROTOCOL_VERSION), 'stdio');
+        this.#session = options.sessions.open(this.#record(LATEST_HANDSHAKE.version), 'stdio');
     }
 
     /** What cannot be read as a message: an error without an id. */
@@ -159,8 +160,10 @@ class StdioChannel {
         // A response: the gateway sends clients no requests, so nothing awaits one.
         if (!('method' in message)) return undefined;
         if (!('id' in message)) return this.#notification(message, channel);
+        const classified = classify(message, { session: this.#session.revision });
+        if ('reason' in classified) return refusalMessage(classified);
+        if (classified.era === 'stateless') return this.#stateless(message, classified, channel, taken);
         if (message.method === 'initialize') return this.#initialize(message, taken);
-        if (claimsStateless(message)) return this.#stateless(message, channel, taken);
         return this.#pipeline.answer(message, this.#session, channel, taken);
     }
 
@@ -171,8 +174,8 @@ class StdioChannel {
     }
 
     /** Served on its own, beside the session; its change notifications come through subscriptions/listen on the channel. */
-    async #stateless(request: JSONRPCRequest, channel: Channel, taken: Ticket[]): Promise<JSONRPCMessage | undefined> {
-        const context = this.#pipeline.statelessContext(request, this.#caller);
+    async #stateless(request: JSONRPCRequest, stateless: Stateless, channel: Channel, taken: Ticket[]): Promise<JSONRPCMessage | undefined> {
+        const context = this.#pipeline.statelessContext(stateless, this.#caller);
         if (isRefusal(context)) return refusalMessage(context);
         if (request.method !== 'subscriptions/listen') return this.#pipeline.answer(request, context, channel, taken);
         const refused = this.#pipeline.listen(request, context, channel, { send: this.write, end: NO_END }, { quotaKey: this.options.client.id });

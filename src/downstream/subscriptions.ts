@@ -16,7 +16,7 @@
 import type { JSONRPCMessage, JSONRPCNotification } from '@modelcontextprotocol/client';
 import type { RequestId } from '../protocol/json-rpc.js';
 import type { Audience, ChangeDelivery, Subscriber } from './delivery.js';
-import { META_KEYS } from './era.js';
+import { META } from '../protocol/meta.js';
 
 /** Where a subscription's messages go: an SSE response, or the stdio channel. */
 export interface SubscriptionSink {
@@ -76,7 +76,7 @@ export class Subscription implements Subscriber {
     /** The gateway ends it: the listen request's answer, then the end of the stream. */
     close(): void {
         if (!this.#open) return;
-        this.sink.send({ jsonrpc: '2.0', id: this.id, result: { resultType: 'complete', _meta: { [META_KEYS.subscriptionId]: this.id } } });
+        this.sink.send({ jsonrpc: '2.0', id: this.id, result: { resultType: 'complete', _meta: { [META.subscriptionId]: this.id } } });
         this.#leave();
         this.sink.end();
     }
@@ -94,7 +94,7 @@ export class Subscription implements Subscriber {
 
     #tagged(notification: JSONRPCNotification): JSONRPCNotification {
         const params = notification.params ?? {};
-        return { ...notification, params: { ...params, _meta: { ...params._meta, [META_KEYS.subscriptionId]: this.id } } };
+        return { ...notification, params: { ...params, _meta: { ...params._meta, [META.subscriptionId]: this.id } } };
     }
 }
 

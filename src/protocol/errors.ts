@@ -166,3 +166,12 @@ export function unsupportedVersion(requested: string, from: 'body' | 'header'): 
     const named = from === 'body' ? requested.slice(0, 64) : /^\d{4}-\d{2}-\d{2}$/.test(requested) ? requested : '';
     return { ...REFUSALS.unsupported_protocol_version, data: { supported: [...SUPPORTED_VERSIONS], requested: named } };
 }
+
+/** The most versions read from an UnsupportedProtocolVersionError's `data.supported`. */
+const MAX_SUPPORTED_VERSIONS = 32;
+
+/** The versions an UnsupportedProtocolVersionError (-32022) lists, as a server sent them (untrusted: strings only, bounded). */
+export function supportedVersionsOf(data: unknown): string[] {
+    const supported = isRecord(data) ? data.supported : undefined;
+    return Array.isArray(supported) ? supported.slice(0, MAX_SUPPORTED_VERSIONS).filter((version): version is string => typeof version === 'string') : [];
+}

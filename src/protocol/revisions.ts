@@ -14,9 +14,12 @@ export type Era = 'handshake' | 'stateless';
 export interface Revision {
     /** The date that names it on the wire. */
     readonly version: string;
+    /** What the other columns that belong to an era follow from; read where the rule is the era itself (`_meta`, sessions). */
     readonly era: Era;
-    /** `era === 'stateless'`: `resultType`, caching hints, `subscriptions/listen`, `input_required` (the dispatcher's name for it). */
-    readonly modern: boolean;
+    /** `initialize`, a session and `ping` (the handshake era's lifecycle). */
+    readonly handshake: boolean;
+    /** `server/discover`, in place of `initialize` and `ping`. */
+    readonly discover: boolean;
     /** JSON-RPC batches (JSONRPCBatchRequest): 2025-03-26 only. */
     readonly batches: boolean;
     /** `title` on prompts, arguments and resource links. */
@@ -34,28 +37,65 @@ export interface Revision {
     readonly progressMessage: boolean;
     /** Servers declare `completions` to offer `completion/complete` (before, the method was simply there). */
     readonly completionsCapability: boolean;
+    /** `resultType` on every result ("complete" or "input_required"). */
+    readonly resultType: boolean;
+    /** The server names itself in every result's `_meta` (`io.modelcontextprotocol/serverInfo`): no initialize result does. */
+    readonly serverInfoMeta: boolean;
+    /** `ttlMs` and `cacheScope` on list results (CacheableResult). */
+    readonly cachingHints: boolean;
+    /** `subscriptions/listen`: list changes on a stream the client opens, in place of the session's notifications. */
+    readonly subscriptionsListen: boolean;
+    /** `input_required` results (InputRequiredResult) and their retry with `inputResponses` and `requestState`. */
+    readonly inputRequired: boolean;
+    /** Over HTTP a request mirrors its version, method and target in headers, which must match the body (-32020). */
+    readonly mirroredHeaders: boolean;
     /** Knows everything the gateway sends (every content column true): results pass unchanged, at no cost. */
     readonly current: boolean;
 }
 
-type Columns = Omit<Revision, 'modern' | 'current'>;
+type Columns = Omit<Revision, 'current'>;
 
 function row(columns: Columns): Revision {
     const { titles, icons, meta, lastModified, audio, resourceLinks, progressMessage } = columns;
     const current = titles && icons && meta && lastModified && audio && resourceLinks && progressMessage;
-    return Object.freeze({ ...columns, modern: columns.era === 'stateless', current });
+    return Object.freeze({ ...columns, current });
 }
 
 const ALL_CONTENT = { titles: true, icons: true, meta: true, lastModified: true, audio: true, resourceLinks: true, progressMessage: true } as const;
 
+/** The handshake era's columns: none of the stateless revision's features. */
+const HANDSHAKE = {
+    era: 'handshake',
+    handshake: true,
+    discover: false,
+    resultType: false,
+    serverInfoMeta: false,
+    cachingHints: false,
+    subscriptionsListen: false,
+    inputRequired: false,
+    mirroredHeaders: false
+} as const;
+
+const STATELESS = {
+    era: 'stateless',
+    handshake: false,
+    discover: true,
+    resultType: true,
+    serverInfoMeta: true,
+    cachingHints: true,
+    subscriptionsListen: true,
+    inputRequired: true,
+    mirroredHeaders: true
+} as const;
+
 /** Every revision the gateway serves, newest first. */
 export const REVISIONS: readonly Revision[] = Object.freeze([
-    row({ version: '2026-07-28', era: 'stateless', batches: false, ...ALL_CONTENT, completionsCapability: true }),
-    row({ version: '2025-11-25', era: 'handshake', batches: false, ...ALL_CONTENT, completionsCapability: true }),
-    row({ version: '2025-06-18', era: 'handshake', batches: false, ...ALL_CONTENT, icons: false, completionsCapability: true }),
+    row({ version: '2026-07-28', ...STATELESS, batches: false, ...ALL_CONTENT, completionsCapability: true }),
+    row({ version: '2025-11-25', ...HANDSHAKE, batches: false, ...ALL_CONTENT, completionsCapability: true }),
+    row({ version: '2025-06-18', ...HANDSHAKE, batches: false, ...ALL_CONTENT, icons: false, completionsCapability: true }),
     row({
         version: '2025-03-26',
-        era: 'handshake',
+        ...HANDSHAKE,
         batches: true,
         titles: false,
         icons: false,
@@ -68,7 +108,7 @@ export const REVISIONS: readonly Revision[] = Object.freeze([
     }),
     row({
         version: '2024-11-05',
-        era: 'handshake',
+        ...HANDSHAKE,
         batches: false,
         titles: false,
         icons: false,
@@ -114,4 +154,12 @@ export function negotiateHandshake(requested: string): Revision {
 export function eraOfConfig(protocol: 'auto' | '2025' | '2026-07-28'): Era | undefined {
     if (protocol === 'auto') return undefined;
     return protocol === '2025' ? 'handshake' : revisionOf(protocol)?.era;
+}
+
+/**
+ * A session's row: a version the table lacks (none yet, or a session sealed by a newer replica) is taken as the
+ * newest handshake revision, whose results pass unchanged.
+ */
+export function revisionOrLatest(version: string | undefined): Revision {
+    return (version === undefined ? undefined : revisionOf(version)) ?? LATEST_HANDSHAKE;
 }

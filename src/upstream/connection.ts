@@ -182,7 +182,7 @@ export class UpstreamConnection implements GatewayUpstream {
         const collected = await collectPages(
             async cursor => {
                 const page = await session.call('prompts/list', cursor === undefined ? {} : { cursor }, isPromptPage);
-                if (session.stateless) ttlMs = shorterTtl(ttlMs, page.ttlMs);
+                if (session.revision.cachingHints) ttlMs = shorterTtl(ttlMs, page.ttlMs);
                 return { items: page.prompts, nextCursor: page.nextCursor };
             },
             { maxPages: MAX_LIST_PAGES, maxItems: limits.maxPromptsPerUpstream, maxBytes: limits.maxListBytes },
@@ -209,7 +209,7 @@ export class UpstreamConnection implements GatewayUpstream {
         const result = await session.call('prompts/get', params, isGetPromptAnswer, control);
         if ('messages' in result) return this.#own(session, result);
         // Only the stateless revision has multi round-trip requests: from anyone else this answer is malformed.
-        if (!session.stateless) throw new UpstreamFailedError(this.id, 'invalid result (input_required from a 2025-era server)', 'invalid_result');
+        if (!session.revision.inputRequired) throw new UpstreamFailedError(this.id, 'invalid result (input_required from a 2025-era server)', 'invalid_result');
         return { ...withoutEnvelope(result), resultType: 'input_required' };
     }
 

@@ -15,7 +15,7 @@
  * connection (prior knowledge) so a reconnect skips the probe.
  */
 import { ProtocolError, type Implementation, type ServerCapabilities } from '@modelcontextprotocol/client';
-import { isSpecReservedError } from '../protocol/errors.js';
+import { isSpecReservedError, supportedVersionsOf } from '../protocol/errors.js';
 import { serverInfoOf, upstreamRequestMeta } from '../protocol/meta.js';
 import { LATEST_HANDSHAKE, LATEST_STATELESS, revisionOf, type Era, type Revision } from '../protocol/revisions.js';
 import { UpstreamWireError } from './errors.js';
@@ -91,7 +91,7 @@ async function discover(client: RpcClient, clientInfo: Implementation, timeoutMs
             if (error instanceof UpstreamWireError) throw error;
             // Only a stateless server answers with the codes the specification reserves: proof of its era.
             if (!(error instanceof ProtocolError && isSpecReservedError(error.code))) break;
-            const supported = supportedOf(error);
+            const supported = supportedVersionsOf(error.data);
             if (supported.includes(revision.version) && attempt === 0) continue;
             // A server that names 2025-era revisions only takes the handshake; one that names neither, nothing.
             if (supported.some(version => revisionOf(version)?.era === 'handshake')) break;
@@ -102,12 +102,6 @@ async function discover(client: RpcClient, clientInfo: Implementation, timeoutMs
     // 2025 era's answer.
     client.transport.setRevision?.(undefined);
     return undefined;
-}
-
-/** The versions an UnsupportedProtocolVersionError lists (untrusted: strings only, at most 32). */
-function supportedOf(error: ProtocolError): string[] {
-    const supported = (error.data as { supported?: unknown } | undefined)?.supported;
-    return Array.isArray(supported) ? supported.slice(0, 32).filter((version): version is string => typeof version === 'string') : [];
 }
 
 async function initialize(client: RpcClient, clientInfo: Implementation, timeoutMs: number): Promise<ServerProfile> {

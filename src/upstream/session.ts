@@ -71,7 +71,7 @@ export class UpstreamSession {
             pingTimeoutMs: timeoutMs,
             checkTimeoutMs: Math.min(timeoutMs, CHECK_TIMEOUT_MS),
             // 2026-07-28 has no ping: server/discover is as cheap, and any answer proves the server there.
-            ping: timeout => client.request(this.stateless ? 'server/discover' : 'ping', undefined, isAnyResult, { timeoutMs: timeout, meta: this.#meta }),
+            ping: timeout => client.request(this.revision.handshake ? 'ping' : 'server/discover', undefined, isAnyResult, { timeoutMs: timeout, meta: this.#meta }),
             onDead: reason => this.lose(reason)
         });
     }
@@ -98,7 +98,7 @@ export class UpstreamSession {
         // Closed between the end of its handshake and here, while its onClosed had no session to tell.
         if (client.closed) throw new UpstreamFailedError(options.config.id, 'connection closed', undefined);
         const session = (opening.session = new UpstreamSession(client, profile, wire, options));
-        if (session.stateless && profile.capabilities.prompts?.listChanged === true) session.#listen();
+        if (session.revision.subscriptionsListen && profile.capabilities.prompts?.listChanged === true) session.#listen();
         return session;
     }
 
@@ -110,7 +110,7 @@ export class UpstreamSession {
     get announcesChanges(): boolean {
         const prompts = this.profile.capabilities.prompts;
         if (prompts === undefined) return true;
-        return this.stateless ? this.#listening : prompts.listChanged === true;
+        return this.revision.subscriptionsListen ? this.#listening : prompts.listChanged === true;
     }
 
     /** The revision settled for the connection (its row: compared by identity, never recomputed from strings). */

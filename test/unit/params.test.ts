@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isJsonContentType } from '../../src/downstream/http/mcp.js';
 import { completeParams, getParams, initializeParams, listParams, metaOf } from '../../src/downstream/params.js';
-import { LATEST_PROTOCOL_VERSION, negotiateVersion } from '../../src/downstream/versions.js';
+import { LATEST_HANDSHAKE, negotiateHandshake } from '../../src/protocol/revisions.js';
 
 const clientInfo = { name: 'c', version: '1' };
 
@@ -71,8 +71,8 @@ describe('params of the methods served', () => {
     });
 
     test("initialize settles on the client's revision when the gateway speaks it, else on the newest", () => {
-        for (const version of ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25']) assert.equal(negotiateVersion(version), version);
-        for (const version of ['2024-10-07', '2099-01-01', '']) assert.equal(negotiateVersion(version), LATEST_PROTOCOL_VERSION);
+        for (const version of ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25']) assert.equal(negotiateHandshake(version).version, version);
+        for (const version of ['2024-10-07', '2099-01-01', '']) assert.equal(negotiateHandshake(version), LATEST_HANDSHAKE);
     });
 });
 

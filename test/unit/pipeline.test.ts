@@ -5,14 +5,17 @@ import { pino } from 'pino';
 import type { CatalogChange } from '../../src/catalog/catalog.js';
 import type { PromptService } from '../../src/catalog/service.js';
 import { ChangeDelivery } from '../../src/downstream/delivery.js';
-import { Dispatcher } from '../../src/downstream/dispatcher.js';
-import { claimsStateless, frame, InboundPipeline, isRefusal, type PipelineRefusal } from '../../src/downstream/pipeline.js';
+import { Dispatcher, type RequestContext } from '../../src/downstream/dispatcher.js';
+import { frame, InboundPipeline, isRefusal, type PipelineRefusal } from '../../src/downstream/pipeline.js';
 import { RequestRegistry, type Ticket } from '../../src/downstream/requests.js';
 import { LocalRevocations } from '../../src/downstream/revocations.js';
 import { SessionSeal } from '../../src/downstream/session-seal.js';
 import { SessionTable } from '../../src/downstream/sessions.js';
 import { Subscriptions } from '../../src/downstream/subscriptions.js';
 import { Bus } from '../../src/lib/bus.js';
+import { classify } from '../../src/protocol/classify.js';
+import type { MirroredHeaders } from '../../src/protocol/headers.js';
+import { LATEST_STATELESS } from '../../src/protocol/revisions.js';
 import { modernMeta, modernRequest } from '../raw-http.js';
 
 /** The pipeline over real parts; no upstream: only what is decided before a service call is exercised. */
@@ -36,6 +39,14 @@ function pipeline(maxSubscriptions = 10) {
 
 const caller = { clientId: 'anonymous', cacheScope: 'public' as const };
 
+/** As a transport serves a message: classified (../../src/protocol/classify.ts), then its context built. */
+function contextOf(inbound: InboundPipeline, message: unknown, headers?: MirroredHeaders): RequestContext | PipelineRefusal {
+    const classified = classify(message as JSONRPCMessage, { headers });
+    if ('reason' in classified) return classified;
+    assert.ok(classified.era === 'stateless', 'a stateless message');
+    return inbound.statelessContext(classified, caller);
+}
+
 function refused(value: object): PipelineRefusal {
     assert.ok(isRefusal(value), `refused, not ${JSON.stringify(value)}`);
     return value;
@@ -57,40 +68,17 @@ describe('frame', () => {
     });
 });
 
-describe('claimsStateless', () => {
-    test('the body decides: a _meta version of any type, never for initialize or a batch', () => {
-        assert.equal(claimsStateless(modernRequest('prompts/list')), true);
-        assert.equal(claimsStateless({ method: 'prompts/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': 5 } } }), true);
-        assert.equal(claimsStateless({ method: 'initialize', params: { _meta: modernMeta() } }), false);
-        assert.equal(claimsStateless([modernRequest('prompts/list')]), false);
-        assert.equal(claimsStateless(null), false);
-        assert.equal(claimsStateless({ method: 'prompts/list', params: {} }), false);
-    });
-});
-
 describe('InboundPipeline', () => {
-    test('a 2026-07-28 message is checked in the revision’s order', () => {
+    test('a classified 2026-07-28 message: served with its row, or -32601 for a method its revision lacks', () => {
         const { pipeline: inbound } = pipeline();
-        const reasonOf = (message: unknown, headers?: Parameters<InboundPipeline['statelessContext']>[2]) =>
-            refused(inbound.statelessContext(message as JSONRPCMessage, caller, headers)).reason;
-        assert.equal(reasonOf({ jsonrpc: '2.0', id: 1, result: {} }), 'invalid_message');
-        assert.equal(reasonOf({ jsonrpc: '2.0', id: 1, method: 'prompts/list', params: { _meta: {} } }), 'invalid_request_meta');
-        const old = modernRequest('prompts/list', {}, 1, '1900-01-01');
-        // Over HTTP the headers are compared first: a version they disagree on is a mismatch, supported or not.
-        assert.equal(reasonOf(old, { protocolVersion: '2026-07-28', method: 'prompts/list', name: undefined }), 'header_mismatch');
-        const unsupported = refused(inbound.statelessContext(old, caller, { protocolVersion: '1900-01-01', method: 'prompts/list', name: undefined }));
-        assert.equal(unsupported.error.code, -32022);
-        assert.deepEqual(refused(inbound.statelessContext(old, caller)).error, unsupported.error, 'the same error without headers (stdio)');
-        assert.equal(
-            reasonOf({ jsonrpc: '2.0', id: 1, method: 'prompts/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } }),
-            'invalid_request_meta'
-        );
-        assert.equal(reasonOf(modernRequest('ping')), 'unknown_method');
-        const context = inbound.statelessContext(modernRequest('prompts/list'), caller);
+        assert.equal(refused(contextOf(inbound, modernRequest('ping'))).reason, 'unknown_method');
+        assert.equal(refused(contextOf(inbound, modernRequest('tools/call'))).reason, 'unknown_method');
+        const context = contextOf(inbound, modernRequest('prompts/list'));
         assert.ok(!isRefusal(context));
-        assert.equal(context.revision.modern, true);
+        assert.equal(context.revision, LATEST_STATELESS);
         assert.equal(context.cacheScope, 'public');
-        assert.ok(!isRefusal(inbound.statelessContext({ jsonrpc: '2.0', method: 'notifications/foo', params: { _meta: modernMeta() } }, caller)), 'a notification is taken');
+        assert.ok(!isRefusal(contextOf(inbound, modernRequest('subscriptions/listen', { notifications: {} }))));
+        assert.ok(!isRefusal(contextOf(inbound, { jsonrpc: '2.0', method: 'notifications/foo', params: { _meta: modernMeta() } })), 'a notification is taken');
     });
 
     test('a request reusing an id in flight in its scope is -32600; draining, -32000', async () => {
@@ -98,7 +86,7 @@ describe('InboundPipeline', () => {
         const taken: Ticket[] = [];
         const first = requests.begin('session', 1, 'call');
         const ping: JSONRPCRequest = { jsonrpc: '2.0', id: 1, method: 'ping', params: {} };
-        const context = inbound.statelessContext(modernRequest('prompts/list'), caller);
+        const context = contextOf(inbound, modernRequest('prompts/list'));
         assert.ok(!isRefusal(context));
         assert.deepEqual(await inbound.answer(ping, context, { scope: 'session' }, taken), {
             jsonrpc: '2.0',
@@ -119,7 +107,7 @@ describe('InboundPipeline', () => {
     test('subscriptions/listen: acknowledged on its sink, ended by notifications/cancelled in its scope, refused when full', () => {
         const { pipeline: inbound, requests, subscriptions } = pipeline(1);
         const listen = modernRequest('subscriptions/listen', { notifications: { promptsListChanged: true } }, 'l1') as JSONRPCRequest;
-        const context = inbound.statelessContext(listen, caller);
+        const context = contextOf(inbound, listen);
         assert.ok(!isRefusal(context));
         const sent: JSONRPCMessage[] = [];
         const sink = { send: (message: JSONRPCMessage) => sent.push(message), end: () => {} };

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { CODE } from '../../src/protocol/errors.js';
+import { META } from '../../src/protocol/meta.js';
 import { eraOfConfig, LATEST_HANDSHAKE, LATEST_STATELESS, negotiateHandshake, REVISIONS, revisionOf, SUPPORTED_VERSIONS, type Revision } from '../../src/protocol/revisions.js';
 import { ROOT } from '../helpers.js';
 
@@ -72,7 +73,15 @@ const FROM_SCHEMA: Record<string, (schema: Schema) => boolean> = {
     resourceLinks: schema => schema.has('ResourceLink'),
     progressMessage: schema => Object.hasOwn(schema.properties('ProgressNotification', 'params'), 'message'),
     completionsCapability: schema => schema.hasProperty('ServerCapabilities', 'completions'),
-    modern: schema => schema.methods().has('server/discover') && !schema.methods().has('initialize'),
+    handshake: schema => schema.methods().has('initialize') && schema.methods().has('ping') && schema.has('InitializeResult'),
+    discover: schema => schema.methods().has('server/discover') && schema.has('DiscoverResult'),
+    resultType: schema => schema.hasProperty('Result', 'resultType') && schema.hasProperty('GetPromptResult', 'resultType'),
+    serverInfoMeta: schema => schema.hasProperty('ResultMetaObject', META.serverInfo),
+    cachingHints: schema => ['ListPromptsResult', 'DiscoverResult'].every(result => schema.hasProperty(result, 'ttlMs') && schema.hasProperty(result, 'cacheScope')),
+    subscriptionsListen: schema => schema.methods().has('subscriptions/listen') && schema.has('SubscriptionsListenResult'),
+    inputRequired: schema =>
+        schema.has('InputRequiredResult') && ['inputResponses', 'requestState'].every(field => Object.hasOwn(schema.properties('GetPromptRequest', 'params'), field)),
+    mirroredHeaders: schema => schema.has('HeaderMismatchError'),
     current: schema => CONTENT_COLUMNS.every(column => FROM_SCHEMA[column]!(schema))
 };
 
@@ -87,7 +96,9 @@ describe('the revision table', () => {
                 assert.ok(read, `column ${column} has no check against the schema: add one to FROM_SCHEMA`);
                 assert.equal(revision[column as keyof Revision], read(schema), `${revision.version}.${column}`);
             }
-            assert.equal(revision.era, revision.modern ? 'stateless' : 'handshake');
+            // The era is its lifecycle: a handshake, or every request on its own, told what the server is by discover.
+            assert.equal(revision.era, revision.handshake ? 'handshake' : 'stateless');
+            assert.equal(revision.discover, !revision.handshake);
         });
     }
 

@@ -18,8 +18,8 @@ import { FAILURE_CACHE_MS } from '../../policy/remote-keys.js';
 import type { AuthOutcome } from '../../policy/authenticator.js';
 import { bearerChallenge, type GrantRefusal, type ResourceServer } from '../../policy/resource-server.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
-import { isModernVersion, unsupportedVersionError } from '../era.js';
-import { isSupportedVersion } from '../versions.js';
+import { unsupportedVersion } from '../../protocol/errors.js';
+import { revisionOf } from '../../protocol/revisions.js';
 
 /**
  * An identity-provider outage, tokens minted for another resource, tokens naming no configured client: the
@@ -191,13 +191,13 @@ export function admission({
         if (!(await takeTokens(limiter, client, quotaKey, res, reject))) return undefined;
         // A POST's version is judged with its body (which era it is, and the id to answer), see mcp.ts.
         if (req.method === 'POST' || protocolVersionAccepted(req)) return { client, quotaKey };
-        reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(String(req.headers['mcp-protocol-version']), 'header').data });
+        reject(res, 'unsupported_protocol_version', { data: unsupportedVersion(String(req.headers['mcp-protocol-version']), 'header').data });
         return undefined;
     };
 }
 
 /** Absent is fine: the session's negotiated version applies. */
-export function protocolVersionAccepted(req: IncomingMessage): boolean {
+function protocolVersionAccepted(req: IncomingMessage): boolean {
     const version = req.headers['mcp-protocol-version'];
-    return version === undefined || (typeof version === 'string' && (isSupportedVersion(version) || isModernVersion(version)));
+    return version === undefined || (typeof version === 'string' && revisionOf(version) !== undefined);
 }

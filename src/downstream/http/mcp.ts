@@ -14,7 +14,7 @@
  *
  * A POST of the stateless revision (2026-07-28: its `MCP-Protocol-Version`
  * header, or its `_meta`, names it) is served on its own, no session, checked
- * in the pipeline's order: `_meta` without a version 400 -32602, its mirrored
+ * in the order of ../../protocol/classify.ts: `_meta` without a version 400 -32602, its mirrored
  * headers against the body 400 -32020 (HeaderMismatch), an unsupported version
  * 400 -32022, malformed `_meta` 400 -32602; then a method not served 404, a
  * notification 202.
@@ -25,18 +25,19 @@ import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse } from '@modelcont
 import type { Reject } from '../../http-server/rejections.js';
 import { sendEmpty, sendJson } from '../../http-server/respond.js';
 import { isRequest } from '../../protocol/json-rpc.js';
+import { classify, namesStatelessRevision, UNASKED_RESPONSE, type Stateless } from '../../protocol/classify.js';
+import type { MirroredHeaders } from '../../protocol/headers.js';
 import type { Logger } from '../../diagnostics/logger.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit } from '../batches.js';
 import { initialize, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
-import { isModernVersion, unsupportedVersionError, type MirroredHeaders } from '../era.js';
 import { readMessages, refusalAnswer, type Inbound, type Refusal } from '../inbound.js';
-import { claimsStateless, frame, InboundPipeline, isAnswered, isRefusal, refusalMessage, UNASKED_RESPONSE, type Channel, type PipelineRefusal } from '../pipeline.js';
+import { frame, InboundPipeline, isAnswered, isRefusal, refusalMessage, type Channel, type PipelineRefusal } from '../pipeline.js';
 import type { RequestRegistry, Ticket } from '../requests.js';
 import type { Session, SessionTable } from '../sessions.js';
 import type { Subscriptions } from '../subscriptions.js';
 import { readBody } from './body.js';
-import { protocolVersionAccepted, takeTokens, type Admitted } from './admission.js';
+import { takeTokens, type Admitted } from './admission.js';
 import type { StreamCloseReason } from '../endpoint.js';
 import { Reply } from './reply.js';
 import { SseStream, type SseOptions } from './sse.js';
@@ -75,14 +76,14 @@ export class McpEndpoint {
 
     /** `requestId`: the HTTP request's, carried on by its upstream calls. */
     async post(req: IncomingMessage, res: ServerResponse, admitted: Admitted, requestId: string): Promise<void> {
-        const modernHeader = isModernVersion(header(req, 'mcp-protocol-version'));
-        const session = modernHeader || req.headers['mcp-session-id'] === undefined ? undefined : this.#sessionOf(req, res, admitted);
+        const statelessHeader = namesStatelessRevision(header(req, 'mcp-protocol-version'));
+        const session = statelessHeader || req.headers['mcp-session-id'] === undefined ? undefined : this.#sessionOf(req, res, admitted);
         if (session === null || !this.#acceptable(req, res)) return;
         if (session !== undefined) this.#holdOpen(session, res);
         const text = await this.#readBodyText(req, res, session);
         if (text === UNREAD) return;
         // Without a session only a stateless revision's header names one (and none of them has batches).
-        const revision = session?.record.protocolVersion ?? (modernHeader ? header(req, 'mcp-protocol-version') : undefined);
+        const revision = session?.record.protocolVersion ?? (statelessHeader ? header(req, 'mcp-protocol-version') : undefined);
         const framed = frame(text, this.options.maxJsonDepth(), revision, batchLimit(admitted.client.rateLimit));
         // Before anything walks it: neither the message nor its id is echoed.
         if (!framed.ok) return this.options.reject(res, framed.reason, { message: framed.error.message });
@@ -95,11 +96,9 @@ export class McpEndpoint {
         if (messages.length === 0 && refusals.length === 0) return sendEmpty(res, 202, session === undefined ? {} : { 'mcp-session-id': session.id });
         // The body decides the era (2026-07-28 versioning): a stateless one is served so on a live session too, its
         // Mcp-Session-Id ignored, and its headers checked against it like any other.
-        if ((session === undefined && modernHeader) || claimsStateless(value)) return this.#serveStateless(messages[0]!, req, res, admitted, requestId);
-        if (!protocolVersionAccepted(req)) {
-            const id = !batch && messages[0] !== undefined && 'id' in messages[0] ? messages[0].id : null;
-            return this.options.reject(res, 'unsupported_protocol_version', { data: unsupportedVersionError(String(req.headers['mcp-protocol-version']), 'header').data, id });
-        }
+        const classified = classify(batch ? messages : messages[0]!, { session: session?.revision, headers: mirroredHeaders(req) });
+        if ('reason' in classified) return this.#refused(res, classified);
+        if (classified.era === 'stateless') return this.#serveStateless(classified, req, res, admitted, requestId);
         if (session === undefined) return this.#open(value, messages, res, admitted);
         return this.#serve(session, inbound, res, { requestId });
     }
@@ -156,17 +155,18 @@ export class McpEndpoint {
 
     /** GET and DELETE belong to sessions: a 2026-07-28 client without one gets 405, as the revision says. */
     #statelessWithoutSession(req: IncomingMessage, res: ServerResponse): boolean {
-        if (req.headers['mcp-session-id'] !== undefined || !isModernVersion(header(req, 'mcp-protocol-version'))) return false;
+        if (req.headers['mcp-session-id'] !== undefined || !namesStatelessRevision(header(req, 'mcp-protocol-version'))) return false;
         res.setHeader('allow', 'POST');
         this.options.reject(res, 'method_not_allowed', { message: 'Method not allowed: 2026-07-28 has no sessions and no GET stream; use subscriptions/listen' });
         return true;
     }
 
     /** One 2026-07-28 message: checked in the revision's order, then served with a context built from the request alone. */
-    async #serveStateless(message: JSONRPCMessage, req: IncomingMessage, res: ServerResponse, admitted: Admitted, requestId: string): Promise<void> {
+    async #serveStateless(stateless: Stateless, req: IncomingMessage, res: ServerResponse, admitted: Admitted, requestId: string): Promise<void> {
         const { client } = admitted;
         const caller = { clientId: client.id, cacheScope: this.options.cacheScope() };
-        const context = this.#pipeline.statelessContext(message, caller, mirroredHeaders(req));
+        const { message } = stateless;
+        const context = this.#pipeline.statelessContext(stateless, caller);
         if (isRefusal(context)) return this.#refused(res, context);
         // The revision defines no notification a client sends over HTTP (closing a stream is how it cancels).
         if (!isRequest(message)) return sendEmpty(res, 202);

@@ -70,9 +70,9 @@ export class StreamableHttpTransport extends HttpTransport {
         return this.revision?.era === 'stateless';
     }
 
-    /** What a stateless request mirrors of its body. */
+    /** What a request mirrors of its body, where the revision says so. */
     #mirrored(message: JSONRPCRequest): Record<string, string> {
-        if (!this.#stateless) return {};
+        if (this.revision?.mirroredHeaders !== true) return {};
         const name = message.method === 'prompts/get' ? message.params?.name : undefined;
         return typeof name === 'string' ? { 'mcp-method': message.method, 'mcp-name': encodeHeaderValue(name) } : { 'mcp-method': message.method };
     }

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { GetPromptResult, ListPromptsResult } from '@modelcontextprotocol/client';
-import { adaptGetPrompt, adaptProgress, adaptPromptList, revisionOf } from '../../src/downstream/revisions.js';
+import { adaptGetPrompt, adaptProgress, adaptPromptList } from '../../src/protocol/adapt.js';
+import { revisionOrLatest } from '../../src/protocol/revisions.js';
 
 // The SDK's PromptArgument type lacks `title` (a field since 2025-06-18), hence a variable rather than a literal.
 const titledArgument = { name: 'a', title: 'A', required: true };
@@ -34,13 +35,13 @@ const get: GetPromptResult = {
 describe('results brought down to a protocol revision', () => {
     test('the newest revision and unknown newer ones get the very same objects', () => {
         for (const version of ['2025-11-25', '2026-07-28', undefined]) {
-            assert.equal(adaptPromptList(list, revisionOf(version)), list);
-            assert.equal(adaptGetPrompt(get, revisionOf(version)), get);
+            assert.equal(adaptPromptList(list, revisionOrLatest(version)), list);
+            assert.equal(adaptGetPrompt(get, revisionOrLatest(version)), get);
         }
     });
 
     test('2025-06-18 loses only icons', () => {
-        const revision = revisionOf('2025-06-18');
+        const revision = revisionOrLatest('2025-06-18');
         assert.deepEqual(adaptPromptList(list, revision).prompts[0], {
             name: 'p',
             title: 'P',
@@ -55,7 +56,7 @@ describe('results brought down to a protocol revision', () => {
     });
 
     test('2025-03-26 has no title, icons, _meta below the result, lastModified or resource links', () => {
-        const revision = revisionOf('2025-03-26');
+        const revision = revisionOrLatest('2025-03-26');
         const adaptedList = adaptPromptList(list, revision);
         assert.deepEqual(adaptedList, { _meta: { page: 1 }, prompts: [{ name: 'p', description: 'd', arguments: [{ name: 'a', required: true }] }] });
         const adapted = adaptGetPrompt(get, revision);
@@ -73,7 +74,7 @@ describe('results brought down to a protocol revision', () => {
     });
 
     test('2024-11-05 also turns audio into a text block, keeping its annotations', () => {
-        const adapted = adaptGetPrompt(get, revisionOf('2024-11-05'));
+        const adapted = adaptGetPrompt(get, revisionOrLatest('2024-11-05'));
         assert.deepEqual(adapted.messages[1]?.content, {
             type: 'text',
             text: '[audio omitted: audio/wav, not supported by MCP 2024-11-05]',
@@ -84,15 +85,15 @@ describe('results brought down to a protocol revision', () => {
     test('the input is never changed', () => {
         const before = structuredClone(get);
         const beforeList = structuredClone(list);
-        adaptGetPrompt(get, revisionOf('2024-11-05'));
-        adaptPromptList(list, revisionOf('2024-11-05'));
+        adaptGetPrompt(get, revisionOrLatest('2024-11-05'));
+        adaptPromptList(list, revisionOrLatest('2024-11-05'));
         assert.deepEqual(get, before);
         assert.deepEqual(list, beforeList);
     });
 
     test('names such as __proto__ stay data', () => {
         const odd = JSON.parse('{"prompts":[{"name":"__proto__","__proto__":{"polluted":true},"title":"t"}]}') as ListPromptsResult;
-        const adapted = adaptPromptList(odd, revisionOf('2024-11-05')).prompts[0];
+        const adapted = adaptPromptList(odd, revisionOrLatest('2024-11-05')).prompts[0];
         assert.equal(adapted?.name, '__proto__');
         assert.ok(Object.hasOwn(adapted ?? {}, '__proto__'));
         assert.equal(Object.getPrototypeOf(adapted), Object.prototype);
@@ -100,8 +101,8 @@ describe('results brought down to a protocol revision', () => {
     });
 
     test('progress: message only from 2025-03-26, total only when given', () => {
-        assert.deepEqual(adaptProgress({ progress: 1, total: 3, message: 'm' }, revisionOf('2024-11-05')), { progress: 1, total: 3 });
-        assert.deepEqual(adaptProgress({ progress: 1, message: 'm' }, revisionOf('2025-03-26')), { progress: 1, message: 'm' });
-        assert.deepEqual(adaptProgress({ progress: 2 }, revisionOf('2025-11-25')), { progress: 2 });
+        assert.deepEqual(adaptProgress({ progress: 1, total: 3, message: 'm' }, revisionOrLatest('2024-11-05')), { progress: 1, total: 3 });
+        assert.deepEqual(adaptProgress({ progress: 1, message: 'm' }, revisionOrLatest('2025-03-26')), { progress: 1, message: 'm' });
+        assert.deepEqual(adaptProgress({ progress: 2 }, revisionOrLatest('2025-11-25')), { progress: 2 });
     });
 });

@@ -1,27 +1,11 @@
 /**
- * The stateless revision (2026-07-28 on, "modern"), as far as a request tells
- * it: every request names its protocol version, client info and capabilities
- * in `_meta` (no `initialize`, no session), and over HTTP mirrors its version,
- * method and prompt name in headers, which must match the body. Pure: the
- * transports call it with what they read.
- *
- * A request is modern when its `_meta` names a protocol version; `initialize`
- * (and a request on a session) is the handshake era, as before.
+ * The mirrored-header rule of the stateless revision (2026-07-28) over HTTP: a
+ * request repeats its version, method and target in headers, which must match
+ * its body (HeaderMismatch, -32020, HTTP 400). Pure: HTTP calls it with what it
+ * read.
  */
 import { decodeHeaderValue } from '../lib/header-value.js';
 import { isRecord } from '../lib/is-record.js';
-import { META } from '../protocol/meta.js';
-import { revisionOf } from '../protocol/revisions.js';
-
-export { claimedVersion, claimsVersion, readStatelessMeta as modernMetaOf } from '../protocol/meta.js';
-export { unsupportedVersion as unsupportedVersionError } from '../protocol/errors.js';
-export { SUPPORTED_VERSIONS } from '../protocol/revisions.js';
-export const META_KEYS = META;
-
-/** A version the gateway serves in the stateless era. */
-export function isModernVersion(version: string | undefined): boolean {
-    return version !== undefined && revisionOf(version)?.era === 'stateless';
-}
 
 /** What an HTTP request mirrors of its body. */
 export interface MirroredHeaders {

@@ -1,6 +1,6 @@
 /**
  * How a result built in the newest protocol revision is brought down to the
- * revision a client negotiated (what each can carry: src/protocol/revisions.ts). Upstream results are
+ * revision a client negotiated (what each can carry: revisions.ts). Upstream results are
  * parsed by the SDK in the newest revision's terms, so an older client would
  * otherwise get content types its schema rejects (`audio` before 2025-03-26,
  * `resource_link` before 2025-06-18). The rules (also the table in docs/protocol-revisions.md):
@@ -27,17 +27,7 @@
  * A revision newer than the gateway knows (or none yet) gets everything unchanged.
  */
 import type { Annotations, ContentBlock, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage } from '@modelcontextprotocol/client';
-import { LATEST_HANDSHAKE, revisionOf as rowOf, type Revision } from '../protocol/revisions.js';
-
-export type { Revision } from '../protocol/revisions.js';
-
-/**
- * The table's row; a version it lacks (none yet, or a session sealed by a newer replica) is taken as the newest
- * handshake revision, whose results pass unchanged.
- */
-export function revisionOf(version: string | undefined): Revision {
-    return (version === undefined ? undefined : rowOf(version)) ?? LATEST_HANDSHAKE;
-}
+import type { Revision } from './revisions.js';
 
 export function adaptPromptList(result: ListPromptsResult, revision: Revision): ListPromptsResult {
     if (revision.current) return result;

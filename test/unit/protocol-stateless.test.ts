@@ -2,7 +2,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { claimedVersion, headerMismatch, modernMetaOf, unsupportedVersionError } from '../../src/downstream/era.js';
+import { supportedVersionsOf, unsupportedVersion } from '../../src/protocol/errors.js';
+import { headerMismatch } from '../../src/protocol/headers.js';
+import { claimedVersion, readStatelessMeta } from '../../src/protocol/meta.js';
+import { SUPPORTED_VERSIONS } from '../../src/protocol/revisions.js';
 import { decodeHeaderValue, encodeHeaderValue } from '../../src/lib/header-value.js';
 
 const META = {
@@ -13,11 +16,11 @@ const META = {
 
 describe('the request _meta of 2026-07-28', () => {
     test('names the version, capabilities and client; a request without it is of the handshake era', () => {
-        assert.deepEqual(modernMetaOf({ _meta: META }), { protocolVersion: '2026-07-28', clientCapabilities: { elicitation: {} }, clientInfo: { name: 'c', version: '1' } });
+        assert.deepEqual(readStatelessMeta({ _meta: META }), { protocolVersion: '2026-07-28', clientCapabilities: { elicitation: {} }, clientInfo: { name: 'c', version: '1' } });
         assert.equal(claimedVersion({ _meta: META }), '2026-07-28');
         for (const params of [undefined, {}, { _meta: {} }, { _meta: [] }, { _meta: { 'io.modelcontextprotocol/protocolVersion': 7 } }, []]) {
             assert.equal(claimedVersion(params), undefined, JSON.stringify(params));
-            assert.equal(modernMetaOf(params), undefined, JSON.stringify(params));
+            assert.equal(readStatelessMeta(params), undefined, JSON.stringify(params));
         }
     });
 
@@ -30,19 +33,19 @@ describe('the request _meta of 2026-07-28', () => {
         ]) {
             const params = { _meta: { ...META, ...bad } };
             assert.equal(claimedVersion(params), '2026-07-28');
-            assert.equal(modernMetaOf(params), undefined, JSON.stringify(bad));
+            assert.equal(readStatelessMeta(params), undefined, JSON.stringify(bad));
         }
     });
 
     test('an unsupported version lists every supported one; named back from the body, from a header only when date-shaped', () => {
-        assert.deepEqual(unsupportedVersionError('2099-01-01', 'header').data, {
+        assert.deepEqual(unsupportedVersion('2099-01-01', 'header').data, {
             supported: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'],
             requested: '2099-01-01'
         });
-        assert.equal(unsupportedVersionError('<script>', 'header').data.requested, '');
-        assert.equal(unsupportedVersionError('v999.0.0', 'body').data.requested, 'v999.0.0');
-        assert.equal(unsupportedVersionError('x'.repeat(1000), 'body').data.requested.length, 64);
-        assert.equal(unsupportedVersionError('2099-01-01', 'body').code, -32022);
+        assert.equal(unsupportedVersion('<script>', 'header').data.requested, '');
+        assert.equal(unsupportedVersion('v999.0.0', 'body').data.requested, 'v999.0.0');
+        assert.equal(unsupportedVersion('x'.repeat(1000), 'body').data.requested.length, 64);
+        assert.equal(unsupportedVersion('2099-01-01', 'body').code, -32022);
     });
 });
 
@@ -101,5 +104,14 @@ describe('header values in their base64 form', () => {
         for (const value of ['=?base64?a*b?=', `=?base64?${Buffer.from([0xff, 0xfe]).toString('base64')}?=`, 'line\nbreak', '']) {
             assert.equal(decodeHeaderValue(value), undefined, JSON.stringify(value));
         }
+    });
+});
+
+describe("an upstream's UnsupportedProtocolVersionError, read back", () => {
+    test('its supported versions: what the gateway sends reads back whole; strings only, at most 32, from untrusted data', () => {
+        assert.deepEqual(supportedVersionsOf(unsupportedVersion('1900-01-01', 'body').data), [...SUPPORTED_VERSIONS]);
+        assert.deepEqual(supportedVersionsOf({ supported: ['2026-07-28', 7, null, { a: 1 }, '2025-11-25'] }), ['2026-07-28', '2025-11-25']);
+        assert.equal(supportedVersionsOf({ supported: Array.from({ length: 100 }, (_, i) => String(i)) }).length, 32);
+        for (const data of [undefined, null, 'x', [], { supported: 'x' }, { supported: {} }]) assert.deepEqual(supportedVersionsOf(data), [], JSON.stringify(data));
     });
 });

@@ -1,7 +1,8 @@
 /** Which bodies a session takes, by the protocol revision it negotiated, and what they cost. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { batchesAllowed, judgeBatch, MAX_BATCH_MESSAGES } from '../../src/downstream/batches.js';
+import { MAX_BATCH_MESSAGES } from '../../src/downstream/batches.js';
+import { batchesAllowed, judgeBatch } from '../../src/protocol/batches.js';
 
 const ping = (id: number) => ({ jsonrpc: '2.0', id, method: 'ping' });
 
