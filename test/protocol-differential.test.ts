@@ -264,7 +264,25 @@ const ROWS: Row[] = [
         expect: error(-32600),
         status: 413
     },
-    { name: '29 a byte order mark before the JSON: served', context: 'S', text: `\uFEFF${ping(1)}`, expect: result(1), status: 200 }
+    { name: '29 a byte order mark before the JSON: served', context: 'S', text: `\uFEFF${ping(1)}`, expect: result(1), status: 200 },
+    {
+        name: '30 a batch item whose _meta claims a version: served in the session (a batch is never stateless)',
+        context: 'B',
+        text: json([modernRequest('prompts/list', {}, 1, '1900-01-01'), { jsonrpc: '2.0', id: 2, method: 'ping' }]),
+        expect: { batch: [result(1), result(2)] },
+        status: 200
+    },
+    {
+        name: '31 a batch cancelling its own request: the same outcome on both (messages taken in order)',
+        context: 'B',
+        text: json([
+            { jsonrpc: '2.0', id: 5, method: 'prompts/get', params: { name: 'up__slow', arguments: { ms: '1000' } } },
+            { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5 } },
+            { jsonrpc: '2.0', id: 6, method: 'ping' }
+        ]),
+        expect: { batch: [result(6)] },
+        status: 200
+    }
 ];
 
 function outcomeOf(answers: JsonRpcMessage[], batch: boolean): Outcome {

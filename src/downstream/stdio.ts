@@ -25,6 +25,7 @@ import { classify, type Stateless } from '../protocol/classify.js';
 import { LATEST_HANDSHAKE } from '../protocol/revisions.js';
 import { LineReader } from '../lib/lines.js';
 import { refusalError } from '../protocol/errors.js';
+import { isRequest } from '../protocol/json-rpc.js';
 import { MAX_BATCH_MESSAGES } from './batches.js';
 import type { Subscriber } from './delivery.js';
 import { readMessages, refusalAnswer } from './inbound.js';
@@ -146,7 +147,15 @@ class StdioChannel {
         const { batch, messages, refusals } = readMessages(framed.value);
         const channel: Channel = { scope: SESSION_ID, notify: this.write, forwarded };
         const taken: Ticket[] = [];
-        const answers = messages.map(message => this.#take(message, channel, taken));
+        // The line decides the era, once, as a body does over HTTP: a lone message may claim a revision; a batch never does.
+        const classified = messages.length === 0 ? undefined : classify(batch ? messages : messages[0]!, { session: this.#session.revision });
+        if (classified !== undefined && 'reason' in classified) {
+            // Over stdio nothing answers a notification (over HTTP its POST gets a status, and the error with it).
+            if (isRequest(messages[0]!)) this.write(refusalMessage(classified));
+            return;
+        }
+        const stateless = classified?.era === 'stateless' ? classified : undefined;
+        const answers = messages.map(message => this.#take(message, stateless, channel, taken));
         try {
             const given = [...refusals.map(refusalAnswer), ...(await Promise.all(answers)).filter(reply => reply !== undefined)];
             if (given.length > 0) this.write(batch ? given : given[0]!);
@@ -156,13 +165,11 @@ class StdioChannel {
         }
     }
 
-    async #take(message: JSONRPCMessage, channel: Channel, taken: Ticket[]): Promise<JSONRPCMessage | undefined> {
+    async #take(message: JSONRPCMessage, stateless: Stateless | undefined, channel: Channel, taken: Ticket[]): Promise<JSONRPCMessage | undefined> {
         // A response: the gateway sends clients no requests, so nothing awaits one.
         if (!('method' in message)) return undefined;
         if (!('id' in message)) return this.#notification(message, channel);
-        const classified = classify(message, { session: this.#session.revision });
-        if ('reason' in classified) return refusalMessage(classified);
-        if (classified.era === 'stateless') return this.#stateless(message, classified, channel, taken);
+        if (stateless !== undefined) return this.#stateless(message, stateless, channel, taken);
         if (message.method === 'initialize') return this.#initialize(message, taken);
         return this.#pipeline.answer(message, this.#session, channel, taken);
     }

@@ -88,6 +88,9 @@ export class McpEndpoint {
         // Before anything walks it: neither the message nor its id is echoed.
         if (!framed.ok) return this.options.reject(res, framed.reason, { message: framed.error.message });
         if (!(await this.#payBatch(framed.messages, admitted, res))) return;
+        // Gone while its body was inflated or its batch paid for: its close has passed, so nothing would end what is
+        // taken now (a ticket is done on its response's close); serve nothing.
+        if (res.destroyed) return;
         const { value } = framed;
         const inbound = readMessages(value);
         const { batch, messages, refusals } = inbound;
@@ -300,21 +303,19 @@ export class McpEndpoint {
         // says). Its id is not echoed: it would name one of the gateway's requests, not the client's.
         if (!batch && first !== undefined && !('method' in first)) return this.options.reject(res, 'invalid_message', { message: UNASKED_RESPONSE });
         if (!batch && first !== undefined && isRequest(first) && first.method === 'initialize') return this.options.reject(res, 'already_initialized', { id: first.id });
-        const channel: Channel = { scope: session.id, forwarded };
-        const requests: JSONRPCRequest[] = [];
-        for (const message of messages) {
-            if (isRequest(message)) requests.push(message);
-            else if ('method' in message) this.#pipeline.notification(message, channel);
-            // A response: the gateway sends clients no requests, so nothing awaits one.
-        }
         const headers = { 'mcp-session-id': session.id };
         const refused = refusals.map(refusalAnswer) as JSONRPCResponse[];
-        if (requests.length === 0 && refused.length === 0) return sendEmpty(res, 202, headers);
+        const reply = new Reply(res, headers, batch, this.#cutWhenStalled('answer', { session: session.record.nonce }));
+        const channel: Channel = { scope: session.id, forwarded, notify: reply.notify };
         const taken: Ticket[] = [];
         this.#doneWith(res, taken);
-        const reply = new Reply(res, headers, batch, this.#cutWhenStalled('answer', { session: session.record.nonce }));
-        channel.notify = reply.notify;
-        const answers = requests.map(request => this.#pipeline.answer(request, session, channel, taken));
+        // In order, as stdio takes a line's: a notifications/cancelled reaches the requests before it, not those after.
+        const answers: Promise<JSONRPCResponse | undefined>[] = [];
+        for (const message of messages) {
+            if (isRequest(message)) answers.push(this.#pipeline.answer(message, session, channel, taken));
+            else if ('method' in message) this.#pipeline.notification(message, channel);
+        }
+        if (answers.length === 0 && refused.length === 0) return sendEmpty(res, 202, headers);
         reply.finish([...refused, ...(await Promise.all(answers))]);
     }
 }
