@@ -18,14 +18,16 @@
  * headers against the body 400 -32020 (HeaderMismatch), an unsupported version
  * 400 -32022, malformed `_meta` 400 -32602; then a method not served 404, a
  * notification 202.
- * `Mcp-Session-Id` on such a request is ignored (a live one too), never minted nor echoed.
+ * `Mcp-Session-Id` on such a request is ignored (a live one too, and an unknown
+ * one: it is refused only once the body is known to be of the handshake era),
+ * never minted nor echoed.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
 import type { Reject } from '../../http-server/rejections.js';
 import { sendEmpty, sendJson } from '../../http-server/respond.js';
 import { isRequest } from '../../protocol/json-rpc.js';
-import { classify, namesStatelessRevision, UNASKED_RESPONSE, type Stateless } from '../../protocol/classify.js';
+import { claimsStateless, classify, namesStatelessRevision, UNASKED_RESPONSE, type Stateless } from '../../protocol/classify.js';
 import type { MirroredHeaders } from '../../protocol/headers.js';
 import type { Logger } from '../../diagnostics/logger.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
@@ -45,7 +47,7 @@ import {
     type StatelessHooks
 } from '../pipeline.js';
 import type { RequestRegistry, Ticket } from '../requests.js';
-import type { Session, SessionTable } from '../sessions.js';
+import type { Session, SessionRefusal, SessionTable } from '../sessions.js';
 import type { Subscriptions } from '../subscriptions.js';
 import { readBody } from './body.js';
 import { takeTokens, type Admitted } from './admission.js';
@@ -90,14 +92,17 @@ export class McpEndpoint {
     /** `requestId`: the HTTP request's, carried on by its upstream calls. */
     async post(req: IncomingMessage, res: ServerResponse, admitted: Admitted, requestId: string): Promise<void> {
         const statelessHeader = namesStatelessRevision(header(req, 'mcp-protocol-version'));
-        const session = statelessHeader || req.headers['mcp-session-id'] === undefined ? undefined : this.#sessionOf(req, res, admitted);
-        if (session === null || !this.#acceptable(req, res)) return;
+        // Looked up now, refused only once the body is known to be of the handshake era: a stateless body ignores it.
+        const found = statelessHeader || req.headers['mcp-session-id'] === undefined ? undefined : this.#findSession(req, admitted);
+        if (!this.#acceptable(req, res)) return;
+        const session = typeof found === 'string' ? undefined : found;
         if (session !== undefined) this.#holdOpen(session, res);
         const text = await this.#readBodyText(req, res, session);
         if (text === UNREAD) return;
         // Without a session only a stateless revision's header names one (and none of them has batches).
         const revision = session?.record.protocolVersion ?? (statelessHeader ? header(req, 'mcp-protocol-version') : undefined);
         const framed = frame(text, this.options.maxJsonDepth(), revision, batchLimit(admitted.client.rateLimit));
+        if (typeof found === 'string' && !(framed.ok && claimsStateless(framed.value))) return this.options.reject(res, found);
         // Before anything walks it: neither the message nor its id is echoed.
         if (!framed.ok) return this.options.reject(res, framed.reason, { message: framed.error.message });
         if (!(await this.#payBatch(framed.messages, admitted, res))) return;
@@ -241,18 +246,17 @@ export class McpEndpoint {
      * The request's session, held here or brought in from its sealed id; null once refused (no Mcp-Session-Id: 400;
      * unknown, ended, expired or another client's: 404; no room: 503).
      */
-    #sessionOf(req: IncomingMessage, res: ServerResponse, { client }: Admitted): Session | null {
+    #sessionOf(req: IncomingMessage, res: ServerResponse, admitted: Admitted): Session | null {
+        const session = req.headers['mcp-session-id'] === undefined ? 'session_required' : this.#findSession(req, admitted);
+        if (typeof session !== 'string') return session;
+        this.options.reject(res, session);
+        return null;
+    }
+
+    /** The session its Mcp-Session-Id names (present), or why none. */
+    #findSession(req: IncomingMessage, { client }: Admitted): Session | SessionRefusal {
         const id = req.headers['mcp-session-id'];
-        if (id === undefined) {
-            this.options.reject(res, 'session_required');
-            return null;
-        }
-        const session = typeof id === 'string' ? this.options.sessions.resolve(id, client.id, Date.now()) : 'session_not_found';
-        if (typeof session === 'string') {
-            this.options.reject(res, session);
-            return null;
-        }
-        return session;
+        return typeof id === 'string' ? this.options.sessions.resolve(id, client.id, Date.now()) : 'session_not_found';
     }
 
     /** An open response keeps its session from being idle. */
