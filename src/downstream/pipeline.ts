@@ -192,7 +192,7 @@ export class InboundPipeline {
         const ticket = this.begin(request, channel.scope, 'call');
         if (!(ticket instanceof Ticket)) return errorResponse(request, ticket.error);
         taken.push(ticket);
-        return this.options.dispatcher.answer(request, { context, signal: ticket.signal, notify: channel.notify, forwarded: channel.forwarded });
+        return this.options.dispatcher.answer(request, { context, ticket, notify: channel.notify, forwarded: channel.forwarded });
     }
 
     /**
