@@ -3,11 +3,13 @@
  * framing (`frame`: JSON, depth, the revision's batch rule), the envelope of
  * each message (inbound.ts), the era and the checks of a 2026-07-28 request
  * (../protocol/classify.ts, which the transports call) and its context,
- * `subscriptions/listen`, notifications, and serving requests through the one
- * registry of requests in flight (requests.ts) and the dispatcher. The same
- * message gets the same JSON-RPC outcome on both; a transport keeps only what
- * is its own (HTTP: headers, statuses, streams, session lookup, `initialize`
- * opening a session; stdio: lines, writes, EOF, its channel's session).
+ * `subscriptions/listen`, notifications, and the one message loop (`serve`
+ * for a session's messages, `serveStateless` for a 2026-07-28 one) that serves
+ * requests through the one registry of requests in flight (requests.ts) and the
+ * dispatcher. The same message gets the same JSON-RPC outcome on both; a
+ * transport keeps only what is its own (hooks: HTTP its headers, statuses,
+ * streams, session lookup, `initialize` opening a session; stdio its lines,
+ * writes, EOF, its channel's session and its handshake).
  */
 import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
 import { NOT_JSON, readJson } from '../protocol/json-text.js';
@@ -177,7 +179,7 @@ export class InboundPipeline {
 
     /** An initialize is a request in flight like any other (its id taken in the scope); what it does is the transport's. */
     #initialize(request: JSONRPCRequest, channel: Channel, taken: Ticket[], hooks: SessionHooks): JSONRPCResponse {
-        const ticket = this.begin(request, channel.scope, 'call');
+        const ticket = this.#begin(request, channel.scope, 'call');
         if (!(ticket instanceof Ticket)) return errorResponse(request, ticket.error);
         taken.push(ticket);
         return hooks.initialize(request);
@@ -189,7 +191,7 @@ export class InboundPipeline {
      * written. Undefined when no answer is due (cancelled).
      */
     async answer(request: JSONRPCRequest, context: RequestContext, channel: Channel, taken: Ticket[]): Promise<JSONRPCResponse | undefined> {
-        const ticket = this.begin(request, channel.scope, 'call');
+        const ticket = this.#begin(request, channel.scope, 'call');
         if (!(ticket instanceof Ticket)) return errorResponse(request, ticket.error);
         taken.push(ticket);
         return this.options.dispatcher.answer(request, { context, ticket, notify: channel.notify, forwarded: channel.forwarded });
@@ -209,7 +211,7 @@ export class InboundPipeline {
     ): PipelineRefusal | undefined {
         const filter = honouredFilter(request.params);
         if (filter === undefined) return refusal('invalid_filter', request.id);
-        const ticket = this.begin(request, channel.scope, 'listen');
+        const ticket = this.#begin(request, channel.scope, 'listen');
         if (!(ticket instanceof Ticket)) return ticket;
         const ended: SubscriptionSink = {
             send: message => sink.send(message),
@@ -230,7 +232,7 @@ export class InboundPipeline {
         return undefined;
     }
 
-    begin(request: JSONRPCRequest, scope: RequestScope, kind: 'call' | 'listen'): Ticket | PipelineRefusal {
+    #begin(request: JSONRPCRequest, scope: RequestScope, kind: 'call' | 'listen'): Ticket | PipelineRefusal {
         const ticket = this.options.requests.begin(scope, request.id, kind);
         return ticket instanceof Ticket ? ticket : refusal(ticket, request.id);
     }
