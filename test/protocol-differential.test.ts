@@ -46,12 +46,16 @@ interface Row {
     stdio?: Outcome;
     /** Why the error messages differ though the outcome is the same (compared otherwise). */
     messagesDiffer?: string;
+    /** HTTP headers of its own, in place of its context's. */
+    headers?: Record<string, string>;
 }
 
 const json = (value: unknown) => JSON.stringify(value);
 const ping = (id: unknown = 1) => json({ jsonrpc: '2.0', id, method: 'ping' });
 const error = (code: number, id: Id = null): Answered => ({ code, id });
 const result = (id: Id): Answered => ({ id });
+/** A session id no gateway opened (or one whose session has ended): unknown. */
+const STALE_SESSION_ID = 'a-session-this-gateway-never-opened';
 const modern = (method: string, params: Record<string, unknown> = {}, id: Id = 1) => modernRequest(method, params, id as string | number);
 
 const ROWS: Row[] = [
@@ -282,6 +286,24 @@ const ROWS: Row[] = [
         ]),
         expect: { batch: [result(6)] },
         status: 200
+    },
+    {
+        name: '32 a stateless body with an unknown Mcp-Session-Id and no 2026-07-28 header: the id ignored, its headers checked (-32020); stdio serves it (T)',
+        context: 'S',
+        headers: { 'mcp-session-id': STALE_SESSION_ID },
+        text: json(modern('prompts/list')),
+        expect: error(-32020, 1),
+        status: 400,
+        stdio: result(1)
+    },
+    {
+        name: '32 a handshake-era body with an unknown Mcp-Session-Id: 404 -32001, no id; stdio is its session (T)',
+        context: 'S',
+        headers: { 'mcp-session-id': STALE_SESSION_ID, 'mcp-protocol-version': SESSION_REVISIONS.S },
+        text: ping(1),
+        expect: error(-32001),
+        status: 404,
+        stdio: result(1)
     }
 ];
 
@@ -408,7 +430,7 @@ describe('the same message gets the same JSON-RPC outcome over HTTP and stdio', 
 
     for (const row of ROWS) {
         test(row.name, { timeout: 60_000 }, async () => {
-            const response = await post(gateway.url!, row.text, httpHeaders(row.context, row.text, sessions));
+            const response = await post(gateway.url!, row.text, row.headers ?? httpHeaders(row.context, row.text, sessions));
             const body = await response.text();
             const parsed: unknown = body === '' ? [] : JSON.parse(body);
             const httpAnswers = [parsed as JsonRpcMessage | JsonRpcMessage[]].flat();

@@ -30,8 +30,7 @@ import { CODE, errorForClient, REFUSALS, type RpcError } from '../protocol/error
 import { META } from '../protocol/meta.js';
 import { negotiateHandshake, SUPPORTED_VERSIONS, type Revision } from '../protocol/revisions.js';
 import { GATEWAY_INFO } from '../version.js';
-import { untilAborted } from '../lib/until-aborted.js';
-import { abortedByShutdown } from './requests.js';
+import { abortedByShutdown, type Ticket } from './requests.js';
 import { completeParams, getParams, initializeParams, listParams, metaOf, type InitializeParams, type Params, type ProgressToken } from './params.js';
 
 /** Who may keep a 2026-07-28 list page (cacheScope): anyone, or only the same caller. */
@@ -54,10 +53,10 @@ export interface RequestContext {
 export interface Exchange {
     context: RequestContext;
     /**
-     * Its ticket's (requests.ts): aborted when the client cancels, goes away, or its session ends (the upstream call
-     * stops, the answer is dropped), or at shutdown (answered -32603).
+     * Its ticket (requests.ts): aborted when the client cancels, goes away, or its session ends (the upstream call
+     * stops, the answer is dropped), or at shutdown (answered -32603); its service call is waited for through it.
      */
-    signal: AbortSignal;
+    ticket: Pick<Ticket, 'signal' | 'until'>;
     /** Sends a notification about this request (progress) where its answer goes; absent where none can go. */
     notify?: ((notification: JSONRPCNotification) => void) | undefined;
     /** What its upstream call carries of it: its request id, and the headers passed on. */
@@ -113,7 +112,8 @@ export class Dispatcher {
 
     /** The response to `request`; undefined when it was cancelled (no answer is due). Never throws. */
     async answer(request: JSONRPCRequest, exchange: Exchange): Promise<JSONRPCResponse | undefined> {
-        const { context, signal } = exchange;
+        const { context } = exchange;
+        const { signal } = exchange.ticket;
         try {
             const result = await this.#run(request, exchange);
             if (signal.aborted) return aborted(request, signal);
@@ -163,7 +163,7 @@ export class Dispatcher {
         const { method } = request;
         const params: Params = request.params;
         const { service } = this.options;
-        const { context, signal } = exchange;
+        const { context, ticket } = exchange;
         if (method === 'initialize' && context.revision.handshake) {
             throw new ProtocolError(ALREADY_INITIALIZED.code, ALREADY_INITIALIZED.message);
         }
@@ -176,12 +176,12 @@ export class Dispatcher {
                 return this.#discover(context);
             case 'prompts/list': {
                 const valid = listParams(params) ?? throwError(invalidParams(method));
-                return adaptPromptList(await untilAborted(service.list(valid.cursor, context.caller), signal), context.revision);
+                return adaptPromptList(await ticket.until(service.list(valid.cursor, context.caller)), context.revision);
             }
             case 'prompts/get': {
                 const valid = getParams(params) ?? throwError(invalidParams(method));
                 const control = this.#control(exchange, params, valid.progressToken);
-                const result = await untilAborted(service.get(valid.name, valid.arguments, context.caller, control, valid.continuation), signal);
+                const result = await ticket.until(service.get(valid.name, valid.arguments, context.caller, control, valid.continuation));
                 if (!isInputRequired(result)) return adaptGetPrompt(result, context.revision);
                 // Passed on as it came (its state sealed); a handshake-era client has no way to answer it.
                 if (context.revision.inputRequired) return { ...result };
@@ -190,7 +190,7 @@ export class Dispatcher {
             case 'completion/complete': {
                 const valid = completeParams(params) ?? throwError(invalidParams(method));
                 const control = this.#control(exchange, params, valid.progressToken);
-                return untilAborted(service.complete(valid.request, context.caller, control), signal);
+                return ticket.until(service.complete(valid.request, context.caller, control));
             }
             default:
                 return emptyList(method, params);
@@ -214,7 +214,7 @@ export class Dispatcher {
      * answers an upstream's input_required itself; a 2025-era session cannot be asked anything, see
      * ../protocol/capabilities.ts).
      */
-    #control({ signal, notify, context, forwarded }: Exchange, params: Params, progressToken: ProgressToken | undefined): CallControl {
+    #control({ ticket: { signal }, notify, context, forwarded }: Exchange, params: Params, progressToken: ProgressToken | undefined): CallControl {
         // Relayed only where the client can answer an upstream's input_required; it declared them in `_meta`.
         const client = context.revision.inputRequired ? relayedClient((params?._meta as Params)?.[META.clientCapabilities]) : NO_RELAYED_CAPABILITIES;
         if (progressToken === undefined || notify === undefined) return { signal, forwarded, client };

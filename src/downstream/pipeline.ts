@@ -3,18 +3,22 @@
  * framing (`frame`: JSON, depth, the revision's batch rule), the envelope of
  * each message (inbound.ts), the era and the checks of a 2026-07-28 request
  * (../protocol/classify.ts, which the transports call) and its context,
- * `subscriptions/listen`, notifications, and serving requests through the one
- * registry of requests in flight (requests.ts) and the dispatcher. The same
- * message gets the same JSON-RPC outcome on both; a transport keeps only what
- * is its own (HTTP: headers, statuses, streams, session lookup, `initialize`
- * opening a session; stdio: lines, writes, EOF, its channel's session).
+ * `subscriptions/listen`, notifications, and the one message loop (`serve`
+ * for a session's messages, `serveStateless` for a 2026-07-28 one) that serves
+ * requests through the one registry of requests in flight (requests.ts) and the
+ * dispatcher. The same message gets the same JSON-RPC outcome on both; a
+ * transport keeps only what is its own (hooks: HTTP its headers, statuses,
+ * streams, session lookup, `initialize` opening a session; stdio its lines,
+ * writes, EOF, its channel's session and its handshake).
  */
 import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
 import { NOT_JSON, readJson } from '../protocol/json-text.js';
 import { judgeBatch } from '../protocol/batches.js';
 import type { Stateless } from '../protocol/classify.js';
 import { refusal, refusalError, type Refusal } from '../protocol/errors.js';
+import { isRequest } from '../protocol/json-rpc.js';
 import { errorResponse, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from './dispatcher.js';
+import { refusalAnswer, type Inbound } from './inbound.js';
 import { Ticket, type RequestRegistry, type RequestScope } from './requests.js';
 import type { SessionTable } from './sessions.js';
 import { honouredFilter, type SubscriptionSink, type Subscriptions } from './subscriptions.js';
@@ -74,6 +78,27 @@ export interface StatelessCaller {
     cacheScope: CacheScope;
 }
 
+/** A message's answer; undefined when none is due (cancelled, or a listen whose stream is its answer). */
+export type Answer = JSONRPCResponse | undefined;
+
+/** What is the transport's own in serving a session's messages. */
+export interface SessionHooks {
+    /** A lone `initialize` (a batch's is refused), its ticket taken: its answer (stdio renegotiates its session). */
+    initialize(request: JSONRPCRequest): JSONRPCResponse;
+    /** `notifications/initialized`: the session's notifications may flow to the channel (absent: nothing to do). */
+    initialized?(): void;
+}
+
+/** What is the transport's own in serving a 2026-07-28 message: where a subscription's notifications go. */
+export interface StatelessHooks<C extends Channel> {
+    /** `subscriptions/listen`, its context built: opened on the transport's sink (pipeline `listen`), or why not. */
+    listen(request: JSONRPCRequest, context: RequestContext, channel: C): PipelineRefusal | undefined;
+    initialized?(): void;
+}
+
+/** A `subscriptions/listen` opened: the transport's sink answers it (HTTP: the response is its stream). */
+export const LISTENING = Symbol('listening');
+
 export interface PipelineOptions {
     dispatcher: Dispatcher;
     requests: RequestRegistry;
@@ -102,9 +127,62 @@ export class InboundPipeline {
         return refusal('unknown_method', message.id);
     }
 
-    /** A notification of the channel's client: `notifications/cancelled` stops the request it names there. */
-    notification(notification: JSONRPCNotification, channel: Channel): void {
-        this.options.requests.cancelNamed(notification, channel.scope);
+    /**
+     * A body's messages in a session, taken in order (a `notifications/cancelled` reaches the requests before it, not
+     * those after): requests begin and are answered, notifications are taken, responses ignored (the gateway sends
+     * clients no requests, so nothing awaits one). The answers to write, the refused items' first (JSON-RPC §6: a
+     * batch answers each); undefined when none is due (no request, no refusal). Each request taken is pushed on
+     * `taken`: the transport calls `done` once its answer is written.
+     */
+    serve(inbound: Inbound, session: RequestContext, channel: Channel, taken: Ticket[], hooks: SessionHooks): Promise<Answer[]> | undefined {
+        const { messages, refusals } = inbound;
+        let answers: Promise<Answer>[] | undefined;
+        for (const message of messages) {
+            if (isRequest(message)) {
+                (answers ??= []).push(
+                    message.method === 'initialize' ? Promise.resolve(this.#initialize(message, channel, taken, hooks)) : this.answer(message, session, channel, taken)
+                );
+            } else if ('method' in message) this.notification(message, channel, hooks);
+        }
+        if (answers === undefined && refusals.length === 0) return undefined;
+        return collect(answers ?? [], refusals);
+    }
+
+    /**
+     * A 2026-07-28 message (classified: its checks passed), served on its own with a context built from it alone: a
+     * request's answer, a notification taken (undefined), a listen opened (LISTENING), or why not (nothing was sent).
+     */
+    serveStateless<C extends Channel>(
+        stateless: Stateless,
+        caller: StatelessCaller,
+        channel: C,
+        taken: Ticket[],
+        hooks: StatelessHooks<C>
+    ): Promise<Answer> | PipelineRefusal | typeof LISTENING | undefined {
+        const context = this.statelessContext(stateless, caller);
+        if (isRefusal(context)) return context;
+        const { message } = stateless;
+        if (!isRequest(message)) return this.notification(message, channel, hooks);
+        if (message.method === 'subscriptions/listen') return hooks.listen(message, context, channel) ?? LISTENING;
+        return this.answer(message, context, channel, taken);
+    }
+
+    /**
+     * A notification of the channel's client: `notifications/initialized` is the transport's (`hooks`), and
+     * `notifications/cancelled` stops the request it names in the channel's scope.
+     */
+    notification(notification: JSONRPCNotification, channel: Channel, hooks?: { initialized?(): void }): undefined {
+        if (notification.method === 'notifications/initialized' && hooks?.initialized !== undefined) hooks.initialized();
+        else this.options.requests.cancelNamed(notification, channel.scope);
+        return undefined;
+    }
+
+    /** An initialize is a request in flight like any other (its id taken in the scope); what it does is the transport's. */
+    #initialize(request: JSONRPCRequest, channel: Channel, taken: Ticket[], hooks: SessionHooks): JSONRPCResponse {
+        const ticket = this.#begin(request, channel.scope, 'call');
+        if (!(ticket instanceof Ticket)) return errorResponse(request, ticket.error);
+        taken.push(ticket);
+        return hooks.initialize(request);
     }
 
     /**
@@ -113,10 +191,10 @@ export class InboundPipeline {
      * written. Undefined when no answer is due (cancelled).
      */
     async answer(request: JSONRPCRequest, context: RequestContext, channel: Channel, taken: Ticket[]): Promise<JSONRPCResponse | undefined> {
-        const ticket = this.begin(request, channel.scope, 'call');
+        const ticket = this.#begin(request, channel.scope, 'call');
         if (!(ticket instanceof Ticket)) return errorResponse(request, ticket.error);
         taken.push(ticket);
-        return this.options.dispatcher.answer(request, { context, signal: ticket.signal, notify: channel.notify, forwarded: channel.forwarded });
+        return this.options.dispatcher.answer(request, { context, ticket, notify: channel.notify, forwarded: channel.forwarded });
     }
 
     /**
@@ -133,7 +211,7 @@ export class InboundPipeline {
     ): PipelineRefusal | undefined {
         const filter = honouredFilter(request.params);
         if (filter === undefined) return refusal('invalid_filter', request.id);
-        const ticket = this.begin(request, channel.scope, 'listen');
+        const ticket = this.#begin(request, channel.scope, 'listen');
         if (!(ticket instanceof Ticket)) return ticket;
         const ended: SubscriptionSink = {
             send: message => sink.send(message),
@@ -154,10 +232,16 @@ export class InboundPipeline {
         return undefined;
     }
 
-    begin(request: JSONRPCRequest, scope: RequestScope, kind: 'call' | 'listen'): Ticket | PipelineRefusal {
+    #begin(request: JSONRPCRequest, scope: RequestScope, kind: 'call' | 'listen'): Ticket | PipelineRefusal {
         const ticket = this.options.requests.begin(scope, request.id, kind);
         return ticket instanceof Ticket ? ticket : refusal(ticket, request.id);
     }
+}
+
+/** The refused items' answers, then each request's in order. */
+async function collect(answers: readonly Promise<Answer>[], refusals: Inbound['refusals']): Promise<Answer[]> {
+    const served = await Promise.all(answers);
+    return refusals.length === 0 ? served : [...(refusals.map(refusalAnswer) as JSONRPCResponse[]), ...served];
 }
 
 export function isRefusal(value: object): value is PipelineRefusal {

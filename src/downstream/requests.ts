@@ -42,6 +42,8 @@ export function abortedByShutdown(signal: AbortSignal): boolean {
  */
 export class Ticket extends AbortController {
     #open = true;
+    /** What an abort ends besides its signal's listeners: the wait of `until`, if one is under way. */
+    #onAbort: ((reason: unknown) => void) | undefined;
 
     constructor(
         readonly scope: RequestScope,
@@ -50,6 +52,26 @@ export class Ticket extends AbortController {
         private readonly registry: RequestRegistry
     ) {
         super();
+    }
+
+    /** Its signal aborted (its listeners called), and the wait of `until` ended with the same reason. */
+    override abort(reason?: unknown): void {
+        super.abort(reason);
+        this.#onAbort?.(this.signal.reason);
+    }
+
+    /**
+     * `work`, or the abort reason as soon as the ticket is aborted: work that takes no signal (or is shared by other
+     * waiters) still lets its request go. As lib/until-aborted.ts for a signal, but through a slot the ticket's abort
+     * calls rather than an abort listener added and removed per request (measured: about half the cost). One
+     * wait at a time: a request's service call.
+     */
+    until<T>(work: Promise<T>): Promise<T> {
+        if (this.signal.aborted) return Promise.reject(this.signal.reason as Error);
+        return new Promise<T>((resolve, reject) => {
+            this.#onAbort = reject;
+            work.then(resolve, reject);
+        });
     }
 
     /** The client cancelled it or went away: its work stops and no answer is sent. */

@@ -16,7 +16,7 @@
  * connection (nothing of it survives a reconnect).
  */
 import type { Readable, Writable } from 'node:stream';
-import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
 import { ANONYMOUS_CLIENT_ID } from '../config/policy-schema.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
 import { inRequest, requestIdFrom } from '../diagnostics/log-context.js';
@@ -28,11 +28,22 @@ import { refusalError } from '../protocol/errors.js';
 import { isRequest } from '../protocol/json-rpc.js';
 import { MAX_BATCH_MESSAGES } from './batches.js';
 import type { Subscriber } from './delivery.js';
-import { readMessages, refusalAnswer } from './inbound.js';
+import { readMessages, type Inbound } from './inbound.js';
 import { ALREADY_INITIALIZED, errorResponse, initialize, type Dispatcher, type Exchange } from './dispatcher.js';
-import { frame, InboundPipeline, isRefusal, refusalMessage, type Channel, type StatelessCaller } from './pipeline.js';
+import {
+    frame,
+    InboundPipeline,
+    isRefusal,
+    LISTENING,
+    refusalMessage,
+    type Answer,
+    type Channel,
+    type SessionHooks,
+    type StatelessCaller,
+    type StatelessHooks
+} from './pipeline.js';
 import type { RequestRegistry, Ticket } from './requests.js';
-import type { Subscriptions } from './subscriptions.js';
+import type { SubscriptionSink, Subscriptions } from './subscriptions.js';
 import type { Endpoint } from './endpoint.js';
 import type { Session, SessionRecord, SessionTable } from './sessions.js';
 
@@ -66,6 +77,8 @@ export interface StdioEndpoint extends Endpoint {
 }
 
 type Reply = JSONRPCMessage | JSONRPCMessage[];
+
+const isAnswer = (answer: Answer): answer is JSONRPCResponse => answer !== undefined;
 
 /** One client, so draining means refusing its new requests (with an error answer) while the ones taken finish. */
 export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint {
@@ -120,6 +133,8 @@ class StdioChannel {
     readonly #pipeline: InboundPipeline;
     readonly #session: Session;
     readonly #peer: Subscriber;
+    /** What is the channel's own in serving its messages: its session's handshake, its subscriptions' sink. */
+    readonly #hooks: SessionHooks & StatelessHooks<Channel>;
     /** One client on the channel: what it may see does not depend on credentials it presents. */
     readonly #caller: StatelessCaller;
     /** Whether the client's initialize was answered; until then the session speaks the newest revision. */
@@ -133,6 +148,13 @@ class StdioChannel {
         this.#peer = { deliver: write };
         this.#caller = { clientId: options.client.id, cacheScope: options.client.id === ANONYMOUS_CLIENT_ID ? 'public' : 'private' };
         this.#session = options.sessions.open(this.#record(LATEST_HANDSHAKE.version), 'stdio');
+        const sink: SubscriptionSink = { send: write, end: NO_END };
+        const quota = { quotaKey: options.client.id };
+        this.#hooks = {
+            initialize: request => this.#initialize(request),
+            initialized: () => this.#session.audience.attach(this.#peer),
+            listen: (request, context, channel) => this.#pipeline.listen(request, context, channel, sink, quota)
+        };
     }
 
     /** What cannot be read as a message: an error without an id. */
@@ -144,9 +166,8 @@ class StdioChannel {
     async handle(line: string, forwarded: Exchange['forwarded']): Promise<void> {
         const framed = frame(line, this.options.maxJsonDepth(), this.#session.record.protocolVersion, MAX_BATCH_MESSAGES);
         if (!framed.ok) return this.unreadable(framed.error);
-        const { batch, messages, refusals } = readMessages(framed.value);
-        const channel: Channel = { scope: SESSION_ID, notify: this.write, forwarded };
-        const taken: Ticket[] = [];
+        const inbound = readMessages(framed.value);
+        const { batch, messages } = inbound;
         // The line decides the era, once, as a body does over HTTP: a lone message may claim a revision; a batch never does.
         const classified = messages.length === 0 ? undefined : classify(batch ? messages : messages[0]!, { session: this.#session.revision });
         if (classified !== undefined && 'reason' in classified) {
@@ -154,46 +175,34 @@ class StdioChannel {
             if (isRequest(messages[0]!)) this.write(refusalMessage(classified));
             return;
         }
-        const stateless = classified?.era === 'stateless' ? classified : undefined;
-        const answers = messages.map(message => this.#take(message, stateless, channel, taken));
+        const channel: Channel = { scope: SESSION_ID, notify: this.write, forwarded };
+        const taken: Ticket[] = [];
         try {
-            const given = [...refusals.map(refusalAnswer), ...(await Promise.all(answers)).filter(reply => reply !== undefined)];
-            if (given.length > 0) this.write(batch ? given : given[0]!);
+            const reply = await (classified?.era === 'stateless' ? this.#stateless(classified, channel, taken) : this.#served(inbound, channel, taken));
+            if (reply !== undefined) this.write(reply);
         } finally {
             // Done once written: a shutdown waits for the line, not only for the answer.
             for (const ticket of taken) ticket.done();
         }
     }
 
-    async #take(message: JSONRPCMessage, stateless: Stateless | undefined, channel: Channel, taken: Ticket[]): Promise<JSONRPCMessage | undefined> {
-        // A response: the gateway sends clients no requests, so nothing awaits one.
-        if (!('method' in message)) return undefined;
-        if (!('id' in message)) return this.#notification(message, channel);
-        if (stateless !== undefined) return this.#stateless(message, stateless, channel, taken);
-        if (message.method === 'initialize') return this.#initialize(message, taken);
-        return this.#pipeline.answer(message, this.#session, channel, taken);
-    }
-
-    #notification(notification: JSONRPCNotification, channel: Channel): undefined {
-        if (notification.method === 'notifications/initialized') this.#session.audience.attach(this.#peer);
-        else this.#pipeline.notification(notification, channel);
-        return undefined;
+    /** The line's messages in the session: their answers (an array for a batch), or undefined when none is due. */
+    async #served(inbound: Inbound, channel: Channel, taken: Ticket[]): Promise<Reply | undefined> {
+        const served = this.#pipeline.serve(inbound, this.#session, channel, taken, this.#hooks);
+        const given = served === undefined ? [] : (await served).filter(isAnswer);
+        if (given.length === 0) return undefined;
+        return inbound.batch ? given : given[0];
     }
 
     /** Served on its own, beside the session; its change notifications come through subscriptions/listen on the channel. */
-    async #stateless(request: JSONRPCRequest, stateless: Stateless, channel: Channel, taken: Ticket[]): Promise<JSONRPCMessage | undefined> {
-        const context = this.#pipeline.statelessContext(stateless, this.#caller);
-        if (isRefusal(context)) return refusalMessage(context);
-        if (request.method !== 'subscriptions/listen') return this.#pipeline.answer(request, context, channel, taken);
-        const refused = this.#pipeline.listen(request, context, channel, { send: this.write, end: NO_END }, { quotaKey: this.options.client.id });
-        return refused === undefined ? undefined : refusalMessage(refused);
+    async #stateless(stateless: Stateless, channel: Channel, taken: Ticket[]): Promise<Reply | undefined> {
+        const served = this.#pipeline.serveStateless(stateless, this.#caller, channel, taken, this.#hooks);
+        if (served === undefined || served === LISTENING) return undefined;
+        return isRefusal(served) ? refusalMessage(served) : served;
     }
 
     /** One initialize per session in the 2025 lifecycle: a second is refused, as over HTTP (the channel is the session). */
-    #initialize(request: JSONRPCRequest, taken: Ticket[]): JSONRPCMessage {
-        const ticket = this.#pipeline.begin(request, SESSION_ID, 'call');
-        if (isRefusal(ticket)) return refusalMessage(ticket);
-        taken.push(ticket);
+    #initialize(request: JSONRPCRequest): JSONRPCResponse {
         if (this.#handshakeDone) return errorResponse(request, ALREADY_INITIALIZED);
         const initialized = initialize(request, this.options.completions());
         if ('error' in initialized) return initialized;

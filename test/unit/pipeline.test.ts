@@ -6,6 +6,7 @@ import type { CatalogChange } from '../../src/catalog/catalog.js';
 import type { PromptService } from '../../src/catalog/service.js';
 import { ChangeDelivery } from '../../src/downstream/delivery.js';
 import { Dispatcher, type RequestContext } from '../../src/downstream/dispatcher.js';
+import { readMessages } from '../../src/downstream/inbound.js';
 import { frame, InboundPipeline, isRefusal, type PipelineRefusal } from '../../src/downstream/pipeline.js';
 import { RequestRegistry, type Ticket } from '../../src/downstream/requests.js';
 import { LocalRevocations } from '../../src/downstream/revocations.js';
@@ -15,7 +16,7 @@ import { Subscriptions } from '../../src/downstream/subscriptions.js';
 import { Bus } from '../../src/lib/bus.js';
 import { classify } from '../../src/protocol/classify.js';
 import type { MirroredHeaders } from '../../src/protocol/headers.js';
-import { LATEST_STATELESS } from '../../src/protocol/revisions.js';
+import { LATEST_STATELESS, revisionOf } from '../../src/protocol/revisions.js';
 import { modernMeta, modernRequest } from '../raw-http.js';
 
 /** The pipeline over real parts; no upstream: only what is decided before a service call is exercised. */
@@ -102,6 +103,45 @@ describe('InboundPipeline', () => {
             id: 1,
             error: { code: -32000, message: 'Gateway is shutting down; try again later' }
         });
+    });
+
+    test('serve: a body’s messages in order (refused items answered first, responses ignored), initialize through the transport, nothing due without a request', async () => {
+        const { pipeline: inbound, requests } = pipeline();
+        const session: RequestContext = { caller: { scope: 'anonymous', visible: () => true }, revision: revisionOf('2025-03-26')!, completions: true, cacheScope: 'private' };
+        const initialized: string[] = [];
+        const hooks = {
+            initialize: (request: JSONRPCRequest) => ({ jsonrpc: '2.0' as const, id: request.id, result: { hook: true } }),
+            initialized: () => initialized.push('attached')
+        };
+        const taken: Ticket[] = [];
+        const batch = readMessages([
+            { jsonrpc: '1.0', id: 1, method: 'ping' },
+            { jsonrpc: '2.0', id: 2, method: 'ping' },
+            { jsonrpc: '2.0', method: 'notifications/initialized' },
+            { jsonrpc: '2.0', id: 9, result: {} },
+            { jsonrpc: '2.0', id: 2, method: 'ping' }
+        ]);
+        const answers = await inbound.serve(batch, session, { scope: 'b' }, taken, hooks);
+        assert.deepEqual(
+            answers?.map(answer => [answer?.id, answer !== undefined && 'error' in answer ? answer.error.code : 'result']),
+            [
+                [1, -32600],
+                [2, 'result'],
+                [2, -32600]
+            ],
+            'the refused item first, then each request in order (the second id 2 is in use)'
+        );
+        assert.deepEqual(initialized, ['attached']);
+        assert.equal(taken.length, 1, 'the request taken, done once written');
+        for (const ticket of taken) ticket.done();
+        const lone = readMessages({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: {} });
+        assert.deepEqual(await inbound.serve(lone, session, { scope: 'b' }, taken, hooks), [{ jsonrpc: '2.0', id: 'init', result: { hook: true } }]);
+        assert.equal(requests.countOf('call'), 1, 'an initialize is in flight until written, as any request');
+        const quiet = readMessages([
+            { jsonrpc: '2.0', method: 'notifications/foo' },
+            { jsonrpc: '2.0', id: 3, result: {} }
+        ]);
+        assert.equal(inbound.serve(quiet, session, { scope: 'b' }, taken, hooks), undefined, 'nothing due: HTTP answers 202');
     });
 
     test('subscriptions/listen: acknowledged on its sink, ended by notifications/cancelled in its scope, refused when full', () => {

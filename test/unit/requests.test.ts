@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { abortedByShutdown, RequestRegistry, Ticket } from '../../src/downstream/requests.js';
-import { untilAborted } from '../../src/lib/until-aborted.js';
 
 function taken(registry: RequestRegistry, ...args: Parameters<RequestRegistry['begin']>): Ticket {
     const ticket = registry.begin(...args);
@@ -68,11 +67,29 @@ describe('RequestRegistry', () => {
     test('cancelAll aborts those in flight as a shutdown (answered -32603), and refuses later ones', async () => {
         const registry = new RequestRegistry();
         const ticket = taken(registry, {}, 1, 'call');
-        const running = untilAborted(new Promise<never>(() => {}), ticket.signal);
+        const running = ticket.until(new Promise<never>(() => {}));
         registry.cancelAll();
         await assert.rejects(running, /shutting down/);
         assert.equal(abortedByShutdown(ticket.signal), true);
         assert.equal(registry.begin('x', 1, 'call'), 'shutting_down');
+    });
+
+    test("until: the work's outcome, or at once the reason of a client's cancel (answered nothing) or of a shutdown", async () => {
+        const registry = new RequestRegistry();
+        const served = taken(registry, 's', 1, 'call');
+        assert.equal(await served.until(Promise.resolve('answer')), 'answer');
+        await assert.rejects(served.until(Promise.reject(new Error('upstream failed'))), /upstream failed/);
+        served.cancel();
+        assert.equal(await served.until(Promise.resolve('late')).catch(() => 'refused at once'), 'refused at once');
+        const cancelledWhileWaiting = taken(registry, 's', 2, 'call');
+        const waiting = cancelledWhileWaiting.until(new Promise<never>(() => {}));
+        registry.cancelNamed(cancelled(2), 's');
+        await assert.rejects(waiting, /Request cancelled/);
+        assert.equal(abortedByShutdown(cancelledWhileWaiting.signal), false);
+        const settledFirst = taken(registry, 's', 3, 'call');
+        assert.equal(await settledFirst.until(Promise.resolve(3)), 3);
+        registry.cancelAll();
+        assert.equal(abortedByShutdown(settledFirst.signal), true, 'an abort after the wait ended changes nothing of it');
     });
 
     test('many requests at once add no listener to a shared signal (no MaxListenersExceededWarning)', { timeout: 10_000 }, async () => {
@@ -84,12 +101,7 @@ describe('RequestRegistry', () => {
             let release = () => {};
             const gate = new Promise<void>(resolve => (release = resolve));
             const tickets = Array.from({ length: 50 }, (_, index) => taken(registry, 'session', index, 'call'));
-            const requests = tickets.map((ticket, index) =>
-                untilAborted(
-                    gate.then(() => index),
-                    ticket.signal
-                )
-            );
+            const requests = tickets.map((ticket, index) => ticket.until(gate.then(() => index)));
             await new Promise(resolve => setImmediate(resolve));
             release();
             assert.deepEqual(

@@ -18,23 +18,36 @@
  * headers against the body 400 -32020 (HeaderMismatch), an unsupported version
  * 400 -32022, malformed `_meta` 400 -32602; then a method not served 404, a
  * notification 202.
- * `Mcp-Session-Id` on such a request is ignored (a live one too), never minted nor echoed.
+ * `Mcp-Session-Id` on such a request is ignored (a live one too, and an unknown
+ * one: it is refused only once the body is known to be of the handshake era),
+ * never minted nor echoed.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
 import type { Reject } from '../../http-server/rejections.js';
 import { sendEmpty, sendJson } from '../../http-server/respond.js';
 import { isRequest } from '../../protocol/json-rpc.js';
-import { classify, namesStatelessRevision, UNASKED_RESPONSE, type Stateless } from '../../protocol/classify.js';
+import { claimsStateless, classify, namesStatelessRevision, UNASKED_RESPONSE, type Stateless } from '../../protocol/classify.js';
 import type { MirroredHeaders } from '../../protocol/headers.js';
 import type { Logger } from '../../diagnostics/logger.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit } from '../batches.js';
-import { initialize, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
-import { readMessages, refusalAnswer, type Inbound, type Refusal } from '../inbound.js';
-import { frame, InboundPipeline, isAnswered, isRefusal, refusalMessage, type Channel, type PipelineRefusal } from '../pipeline.js';
+import { ALREADY_INITIALIZED, errorResponse, initialize, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
+import { readMessages, type Inbound, type Refusal } from '../inbound.js';
+import {
+    frame,
+    InboundPipeline,
+    isAnswered,
+    isRefusal,
+    LISTENING,
+    refusalMessage,
+    type Channel,
+    type PipelineRefusal,
+    type SessionHooks,
+    type StatelessHooks
+} from '../pipeline.js';
 import type { RequestRegistry, Ticket } from '../requests.js';
-import type { Session, SessionTable } from '../sessions.js';
+import type { Session, SessionRefusal, SessionTable } from '../sessions.js';
 import type { Subscriptions } from '../subscriptions.js';
 import { readBody } from './body.js';
 import { takeTokens, type Admitted } from './admission.js';
@@ -70,6 +83,8 @@ const UNREAD = Symbol('unread');
 export class McpEndpoint {
     readonly #pipeline: InboundPipeline;
 
+    readonly #statelessHooks: StatelessHooks<StatelessChannel> = { listen: (request, context, channel) => this.#listen(request, context, channel) };
+
     constructor(private readonly options: McpEndpointOptions) {
         this.#pipeline = new InboundPipeline(options);
     }
@@ -77,14 +92,17 @@ export class McpEndpoint {
     /** `requestId`: the HTTP request's, carried on by its upstream calls. */
     async post(req: IncomingMessage, res: ServerResponse, admitted: Admitted, requestId: string): Promise<void> {
         const statelessHeader = namesStatelessRevision(header(req, 'mcp-protocol-version'));
-        const session = statelessHeader || req.headers['mcp-session-id'] === undefined ? undefined : this.#sessionOf(req, res, admitted);
-        if (session === null || !this.#acceptable(req, res)) return;
+        // Looked up now, refused only once the body is known to be of the handshake era: a stateless body ignores it.
+        const found = statelessHeader || req.headers['mcp-session-id'] === undefined ? undefined : this.#findSession(req, admitted);
+        if (!this.#acceptable(req, res)) return;
+        const session = typeof found === 'string' ? undefined : found;
         if (session !== undefined) this.#holdOpen(session, res);
         const text = await this.#readBodyText(req, res, session);
         if (text === UNREAD) return;
         // Without a session only a stateless revision's header names one (and none of them has batches).
         const revision = session?.record.protocolVersion ?? (statelessHeader ? header(req, 'mcp-protocol-version') : undefined);
         const framed = frame(text, this.options.maxJsonDepth(), revision, batchLimit(admitted.client.rateLimit));
+        if (typeof found === 'string' && !(framed.ok && claimsStateless(framed.value))) return this.options.reject(res, found);
         // Before anything walks it: neither the message nor its id is echoed.
         if (!framed.ok) return this.options.reject(res, framed.reason, { message: framed.error.message });
         if (!(await this.#payBatch(framed.messages, admitted, res))) return;
@@ -168,18 +186,16 @@ export class McpEndpoint {
     async #serveStateless(stateless: Stateless, req: IncomingMessage, res: ServerResponse, admitted: Admitted, requestId: string): Promise<void> {
         const { client } = admitted;
         const caller = { clientId: client.id, cacheScope: this.options.cacheScope() };
-        const { message } = stateless;
-        const context = this.#pipeline.statelessContext(stateless, caller);
-        if (isRefusal(context)) return this.#refused(res, context);
-        // The revision defines no notification a client sends over HTTP (closing a stream is how it cancels).
-        if (!isRequest(message)) return sendEmpty(res, 202);
-        const channel: Channel = { scope: res, forwarded: { requestId, headers: paramHeaders(req) } };
-        if (message.method === 'subscriptions/listen') return this.#listen(message, context, channel, admitted, res);
+        const reply = new Reply(res, {}, false, this.#cutWhenStalled('answer', { client: client.id }), true);
+        const channel: StatelessChannel = { scope: res, forwarded: { requestId, headers: paramHeaders(req) }, notify: reply.notify, res, admitted };
         const taken: Ticket[] = [];
         this.#doneWith(res, taken);
-        const reply = new Reply(res, {}, false, this.#cutWhenStalled('answer', { client: client.id }), true);
-        channel.notify = reply.notify;
-        reply.finish([await this.#pipeline.answer(message, context, channel, taken)]);
+        const served = this.#pipeline.serveStateless(stateless, caller, channel, taken, this.#statelessHooks);
+        if (served === LISTENING) return;
+        // The revision defines no notification a client sends over HTTP (closing a stream is how it cancels).
+        if (served === undefined) return sendEmpty(res, 202);
+        if (isRefusal(served)) return this.#refused(res, served);
+        reply.finish([await served]);
     }
 
     /** In flight until the response is written; a client gone before then cancels them (their upstream calls stop). */
@@ -200,13 +216,15 @@ export class McpEndpoint {
     }
 
     /** The response is the subscription's stream: it opens with the acknowledgment, and the client closing it ends it. */
-    #listen(request: JSONRPCRequest, context: RequestContext, channel: Channel, { client, quotaKey }: Admitted, res: ServerResponse): void {
+    #listen(request: JSONRPCRequest, context: RequestContext, channel: StatelessChannel): PipelineRefusal | undefined {
+        const { res, admitted } = channel;
+        const { client, quotaKey } = admitted;
         let stream: SseStream | undefined;
         const sse = this.#cutWhenStalled('subscription', { client: client.id });
         const sink = { send: (message: JSONRPCMessage) => (stream ??= new SseStream(res, {}, sse)).send(message), end: () => stream?.close() };
         const refused = this.#pipeline.listen(request, context, channel, sink, { quotaKey, credentialsOf: client.id });
-        if (refused !== undefined) return this.#refused(res, refused);
-        res.once('close', () => this.options.requests.cancelScope(res));
+        if (refused === undefined) res.once('close', () => this.options.requests.cancelScope(res));
+        return refused;
     }
 
     /** A stream whose client stops reading is cut: logged once (it names no more than the session or client), and counted. */
@@ -228,18 +246,17 @@ export class McpEndpoint {
      * The request's session, held here or brought in from its sealed id; null once refused (no Mcp-Session-Id: 400;
      * unknown, ended, expired or another client's: 404; no room: 503).
      */
-    #sessionOf(req: IncomingMessage, res: ServerResponse, { client }: Admitted): Session | null {
+    #sessionOf(req: IncomingMessage, res: ServerResponse, admitted: Admitted): Session | null {
+        const session = req.headers['mcp-session-id'] === undefined ? 'session_required' : this.#findSession(req, admitted);
+        if (typeof session !== 'string') return session;
+        this.options.reject(res, session);
+        return null;
+    }
+
+    /** The session its Mcp-Session-Id names (present), or why none. */
+    #findSession(req: IncomingMessage, { client }: Admitted): Session | SessionRefusal {
         const id = req.headers['mcp-session-id'];
-        if (id === undefined) {
-            this.options.reject(res, 'session_required');
-            return null;
-        }
-        const session = typeof id === 'string' ? this.options.sessions.resolve(id, client.id, Date.now()) : 'session_not_found';
-        if (typeof session === 'string') {
-            this.options.reject(res, session);
-            return null;
-        }
-        return session;
+        return typeof id === 'string' ? this.options.sessions.resolve(id, client.id, Date.now()) : 'session_not_found';
     }
 
     /** An open response keeps its session from being idle. */
@@ -297,28 +314,31 @@ export class McpEndpoint {
     }
 
     /** A batch's refused items are answered beside the others (JSON-RPC §6), in the same array. */
-    async #serve(session: Session, { batch, messages, refusals }: Inbound, res: ServerResponse, forwarded: Exchange['forwarded']): Promise<void> {
-        const [first] = messages;
+    async #serve(session: Session, inbound: Inbound, res: ServerResponse, forwarded: Exchange['forwarded']): Promise<void> {
+        const [first] = inbound.messages;
         // A lone response: the gateway sends clients no requests, so it cannot accept one (a 4xx, as the transport
         // says). Its id is not echoed: it would name one of the gateway's requests, not the client's.
-        if (!batch && first !== undefined && !('method' in first)) return this.options.reject(res, 'invalid_message', { message: UNASKED_RESPONSE });
-        if (!batch && first !== undefined && isRequest(first) && first.method === 'initialize') return this.options.reject(res, 'already_initialized', { id: first.id });
+        if (!inbound.batch && first !== undefined && !('method' in first)) return this.options.reject(res, 'invalid_message', { message: UNASKED_RESPONSE });
+        if (!inbound.batch && first !== undefined && isRequest(first) && first.method === 'initialize') return this.options.reject(res, 'already_initialized', { id: first.id });
         const headers = { 'mcp-session-id': session.id };
-        const refused = refusals.map(refusalAnswer) as JSONRPCResponse[];
-        const reply = new Reply(res, headers, batch, this.#cutWhenStalled('answer', { session: session.record.nonce }));
+        const reply = new Reply(res, headers, inbound.batch, this.#cutWhenStalled('answer', { session: session.record.nonce }));
         const channel: Channel = { scope: session.id, forwarded, notify: reply.notify };
         const taken: Ticket[] = [];
         this.#doneWith(res, taken);
-        // In order, as stdio takes a line's: a notifications/cancelled reaches the requests before it, not those after.
-        const answers: Promise<JSONRPCResponse | undefined>[] = [];
-        for (const message of messages) {
-            if (isRequest(message)) answers.push(this.#pipeline.answer(message, session, channel, taken));
-            else if ('method' in message) this.#pipeline.notification(message, channel);
-        }
-        if (answers.length === 0 && refused.length === 0) return sendEmpty(res, 202, headers);
-        reply.finish([...refused, ...(await Promise.all(answers))]);
+        const answers = this.#pipeline.serve(inbound, session, channel, taken, SESSION_HOOKS);
+        if (answers === undefined) return sendEmpty(res, 202, headers);
+        reply.finish(await answers);
     }
 }
+
+/** A 2026-07-28 POST: its response and who sent it, for a subscription's stream. */
+interface StatelessChannel extends Channel {
+    res: ServerResponse;
+    admitted: Admitted;
+}
+
+/** A session is open here: its initialize was the POST that opened it (a lone one again is refused above, with a 400). */
+const SESSION_HOOKS: SessionHooks = { initialize: request => errorResponse(request, ALREADY_INITIALIZED) };
 
 /** Most `Mcp-Param-*` headers passed on from one request (Node bounds their total size already). */
 const MAX_PARAM_HEADERS = 32;
