@@ -47,6 +47,6 @@ export function readMessages(value: unknown): Inbound {
 }
 
 /** The refusal as the JSON-RPC error answering it (id null when unreadable: JSON-RPC 2.0 §5). */
-export function refusalAnswer(refusal: Refusal): JSONRPCMessage {
+export function refusalAnswer(refusal: Pick<ProtocolRefusal, 'id' | 'error'>): JSONRPCMessage {
     return { jsonrpc: '2.0', id: refusal.id, error: refusal.error } as JSONRPCMessage;
 }

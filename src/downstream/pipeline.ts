@@ -11,7 +11,7 @@
  * streams, session lookup, `initialize` opening a session; stdio its lines,
  * writes, EOF, its channel's session and its handshake).
  */
-import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
+import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
 import { NOT_JSON, readJson } from '../protocol/json-text.js';
 import { judgeBatch } from '../protocol/batches.js';
 import type { Stateless } from '../protocol/classify.js';
@@ -246,9 +246,4 @@ async function collect(answers: readonly Promise<Answer>[], refusals: Inbound['r
 
 export function isRefusal(value: object): value is PipelineRefusal {
     return 'reason' in value && 'error' in value;
-}
-
-/** The refusal as the JSON-RPC error answering it. */
-export function refusalMessage(refused: PipelineRefusal): JSONRPCMessage {
-    return { jsonrpc: '2.0', id: refused.id, error: refused.error } as JSONRPCMessage;
 }

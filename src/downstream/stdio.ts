@@ -28,20 +28,9 @@ import { refusalError } from '../protocol/errors.js';
 import { isRequest } from '../protocol/json-rpc.js';
 import { MAX_BATCH_MESSAGES } from './batches.js';
 import type { Subscriber } from './delivery.js';
-import { readMessages, type Inbound } from './inbound.js';
+import { readMessages, refusalAnswer, type Inbound } from './inbound.js';
 import { ALREADY_INITIALIZED, errorResponse, initialize, type Dispatcher, type Exchange } from './dispatcher.js';
-import {
-    frame,
-    InboundPipeline,
-    isRefusal,
-    LISTENING,
-    refusalMessage,
-    type Answer,
-    type Channel,
-    type SessionHooks,
-    type StatelessCaller,
-    type StatelessHooks
-} from './pipeline.js';
+import { frame, InboundPipeline, isRefusal, LISTENING, type Answer, type Channel, type SessionHooks, type StatelessCaller, type StatelessHooks } from './pipeline.js';
 import type { RequestRegistry, Ticket } from './requests.js';
 import type { SubscriptionSink, Subscriptions } from './subscriptions.js';
 import type { Endpoint } from './endpoint.js';
@@ -172,7 +161,7 @@ class StdioChannel {
         const classified = messages.length === 0 ? undefined : classify(batch ? messages : messages[0]!, { session: this.#session.revision });
         if (classified !== undefined && 'reason' in classified) {
             // Over stdio nothing answers a notification (over HTTP its POST gets a status, and the error with it).
-            if (isRequest(messages[0]!)) this.write(refusalMessage(classified));
+            if (isRequest(messages[0]!)) this.write(refusalAnswer(classified));
             return;
         }
         const channel: Channel = { scope: SESSION_ID, notify: this.write, forwarded };
@@ -198,7 +187,7 @@ class StdioChannel {
     async #stateless(stateless: Stateless, channel: Channel, taken: Ticket[]): Promise<Reply | undefined> {
         const served = this.#pipeline.serveStateless(stateless, this.#caller, channel, taken, this.#hooks);
         if (served === undefined || served === LISTENING) return undefined;
-        return isRefusal(served) ? refusalMessage(served) : served;
+        return isRefusal(served) ? refusalAnswer(served) : served;
     }
 
     /** One initialize per session in the 2025 lifecycle: a second is refused, as over HTTP (the channel is the session). */

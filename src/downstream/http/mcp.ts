@@ -33,19 +33,8 @@ import type { Logger } from '../../diagnostics/logger.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit } from '../batches.js';
 import { ALREADY_INITIALIZED, errorResponse, initialize, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
-import { readMessages, type Inbound, type Refusal } from '../inbound.js';
-import {
-    frame,
-    InboundPipeline,
-    isAnswered,
-    isRefusal,
-    LISTENING,
-    refusalMessage,
-    type Channel,
-    type PipelineRefusal,
-    type SessionHooks,
-    type StatelessHooks
-} from '../pipeline.js';
+import { readMessages, refusalAnswer, type Inbound, type Refusal } from '../inbound.js';
+import { frame, InboundPipeline, isAnswered, isRefusal, LISTENING, type Channel, type PipelineRefusal, type SessionHooks, type StatelessHooks } from '../pipeline.js';
 import type { RequestRegistry, Ticket } from '../requests.js';
 import type { Session, SessionRefusal, SessionTable } from '../sessions.js';
 import type { Subscriptions } from '../subscriptions.js';
@@ -211,7 +200,7 @@ export class McpEndpoint {
     /** The pipeline's refusal: a request's answer (200), or the endpoint's with its status. */
     #refused(res: ServerResponse, refused: PipelineRefusal): void {
         const { reason, id, error } = refused;
-        if (isAnswered(reason)) return sendJson(res, 200, refusalMessage(refused));
+        if (isAnswered(reason)) return sendJson(res, 200, refusalAnswer(refused));
         this.options.reject(res, reason, { message: error.message, data: error.data, id });
     }
 
