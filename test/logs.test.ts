@@ -103,7 +103,7 @@ describe('request ids and the access log over HTTP', () => {
     test('a request turned away before MCP still names its request id', async () => {
         const unknownSession = await fetch(gateway.url!, {
             method: 'POST',
-            headers: { 'mcp-session-id': 'nope', 'x-request-id': 'trace-404', 'content-type': 'application/json' },
+            headers: { 'mcp-session-id': 'nope', 'x-request-id': 'trace-404', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
             body: '{}'
         });
         assert.equal(unknownSession.status, 404);
