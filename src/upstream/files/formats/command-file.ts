@@ -46,7 +46,8 @@ export function readCommandSource(normalised: string): CommandSource | { error: 
         // taken as the text it is, as Claude Code does: nothing for the author to fix, so no warning.
         const strict = front.error;
         front = readFrontMatter(quoteTopLevelValues(split.yaml), CommandFrontMatter);
-        if (!front.ok) front = { ok: false, error: strict };
+        // Still not YAML: the first error is the author's to fix; a value of the wrong length or type is said as such.
+        if (!front.ok && front.error.message.startsWith('front matter is not valid YAML')) front = { ok: false, error: strict };
     }
     if (!front.ok) return { error: { line: at(front.error.line), message: front.error.message } };
     const rest = Object.fromEntries(Object.entries(front.data).filter(([key]) => !READ_KEYS.has(key)));

@@ -21,7 +21,7 @@ import { countNewlines } from '../template.js';
 
 /** Beyond these, one more warning says how many were left unsaid: a file of thousands of markers does not flood the log. */
 const MAX_MARKER_WARNINGS = 20;
-const SHOWN = 60;
+const SHOWN = 120;
 
 interface Marker {
     pattern: RegExp;
@@ -33,7 +33,7 @@ interface Marker {
 const CLAUDE_MARKERS: Marker[] = [
     { pattern: /!`[^`\n]+`/g, counts: () => true, what: 'runs this shell command in Claude Code' },
     // A file reference stands at the start of a word and looks like a path; "@alice" or "a@b.c" are left alone.
-    { pattern: /(?<![^\s(])@[^\s`'"()<>]+/g, counts: match => /[./~]/.test(match[0].slice(1)), what: 'inlines this file in Claude Code' }
+    { pattern: /(?<![^\s(])@[^\s`'"()<>]*[^\s`'"()<>.,;:!?]/g, counts: match => /[./~]/.test(match[0].slice(1)), what: 'inlines this file in Claude Code' }
 ];
 
 const GEMINI_MARKERS: Marker[] = [
