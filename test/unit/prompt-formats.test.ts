@@ -188,7 +188,10 @@ describe('codex-prompts', () => {
             { name: 'FILE', required: true },
             { name: 'STYLE', required: true }
         ]);
-        assert.equal(text(file, { FILE: 'src/a.ts', STYLE: 'functional' }), 'Refactor src/a.ts to the functional style. Keep the public API of src/a.ts unchanged.\nBudget: $$5 of tokens; ignore $1 here.');
+        assert.equal(
+            text(file, { FILE: 'src/a.ts', STYLE: 'functional' }),
+            'Refactor src/a.ts to the functional style. Keep the public API of src/a.ts unchanged.\nBudget: $$5 of tokens; ignore $1 here.'
+        );
         assert.match(warnings[0]?.message ?? '', /Codex does not expand them/);
         assert.deepEqual(argumentsOf(parsed('codex-prompts', 'Cost $$HOME and $$1', 'c.md').file), [], '$$ stops both kinds');
     });
@@ -299,7 +302,11 @@ describe('gemini-commands', () => {
             [`prompt = "p"\n${'a.'.repeat(20)}a = 1`, /nested deeper than 6 levels \(dotted keys/]
         ];
         for (const [source, expected] of cases) assert.match(refused('gemini-commands', source, 'bomb.toml').message, expected, source.slice(0, 40));
-        assert.equal(refused('gemini-commands', `prompt = "p"\n${Array.from({ length: 70 }, (_, index) => `k${index} = 1`).join('\n')}`, 'b.toml').line, 65, 'the 65th key, "prompt" the first');
+        assert.equal(
+            refused('gemini-commands', `prompt = "p"\n${Array.from({ length: 70 }, (_, index) => `k${index} = 1`).join('\n')}`, 'b.toml').line,
+            65,
+            'the 65th key, "prompt" the first'
+        );
     });
 
     test('what looks like a bomb inside a string is text', () => {

@@ -81,7 +81,8 @@ export interface PromptParts {
 }
 
 export function builtPrompt(parts: PromptParts): ParseOutcome {
-    if (parts.arguments.length > MAX_ARGUMENTS) return { ok: false, error: { line: undefined, message: `${parts.arguments.length} arguments; a prompt takes at most ${MAX_ARGUMENTS}` } };
+    if (parts.arguments.length > MAX_ARGUMENTS)
+        return { ok: false, error: { line: undefined, message: `${parts.arguments.length} arguments; a prompt takes at most ${MAX_ARGUMENTS}` } };
     const prompt: Prompt = {
         name: parts.name,
         ...(parts.description === undefined || parts.description === '' ? {} : { description: parts.description }),

@@ -58,7 +58,8 @@ export function compileDollarBody(dialect: DollarDialect, body: string, hint: st
     if (usage.highest === 0) {
         const appended = !usage.all && dialect === 'claude';
         if (!usage.all && !appended) {
-            if (hintText !== undefined) warnings.push({ line: hintLine, message: 'argument-hint is given, but the body has no $ARGUMENTS or $1..$9: the prompt takes no arguments' });
+            if (hintText !== undefined)
+                warnings.push({ line: hintLine, message: 'argument-hint is given, but the body has no $ARGUMENTS or $1..$9: the prompt takes no arguments' });
             return { segments: compileMatches(body, pattern, literal), arguments: [], warnings };
         }
         const argument: PromptArgument = { name: 'arguments', ...(hintText === undefined ? {} : { description: hintText }) };
@@ -93,7 +94,10 @@ function namedBody(body: string, pattern: RegExp, usage: Usage): CompiledBody {
     if (usage.named.length > MAX_ARGUMENTS) throw new BodyError(`${usage.named.length} named placeholders ($NAME); a prompt takes at most ${MAX_ARGUMENTS} arguments`);
     const warnings: PromptFileWarning[] = [];
     if (usage.highest > 0 || usage.all) {
-        warnings.push({ line: undefined, message: `$1..$9 and $ARGUMENTS are left as written: Codex does not expand them in a prompt with named placeholders ($${usage.named[0]})` });
+        warnings.push({
+            line: undefined,
+            message: `$1..$9 and $ARGUMENTS are left as written: Codex does not expand them in a prompt with named placeholders ($${usage.named[0]})`
+        });
     }
     const segments = compileMatches(body, pattern, match => (match[4] === undefined ? match[0] : { argument: match[4] }));
     return { segments, arguments: usage.named.map(name => ({ name, required: true })), warnings };

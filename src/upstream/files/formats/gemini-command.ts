@@ -49,7 +49,10 @@ export function parseGeminiCommand(normalised: string, name: string): ParseOutco
         arguments: [{ name: 'args', ...(hasArgs ? {} : { description: 'Appended to the prompt after a blank line, as Gemini CLI appends what was typed' }) }],
         segments,
         meta: jsonSafe(rest),
-        warnings: keyLine === undefined ? toolMarkerWarnings('gemini', body.text, 1).map(warning => ({ ...warning, line: undefined })) : toolMarkerWarnings('gemini', body.text, body.firstLine)
+        warnings:
+            keyLine === undefined
+                ? toolMarkerWarnings('gemini', body.text, 1).map(warning => ({ ...warning, line: undefined }))
+                : toolMarkerWarnings('gemini', body.text, body.firstLine)
     });
 }
 

@@ -39,7 +39,8 @@ export function defaultPromptName(format: PromptFormat, relativePath: string): N
     if (!isPromptFileOf(format, relativePath)) return { ok: false, message: `not a ${format} file (its name must end in "${SUFFIX[format].replace(/^\//, '')}")` };
     const stem = relativePath.slice(0, -SUFFIX[format].length);
     if (format === 'skills') {
-        if (stem === '') return { ok: false, message: 'a SKILL.md directly in the folder has no skill folder to be named after; give it a "name" in its front matter or move it into a folder' };
+        if (stem === '')
+            return { ok: false, message: 'a SKILL.md directly in the folder has no skill folder to be named after; give it a "name" in its front matter or move it into a folder' };
         return exposedName(baseName(stem));
     }
     return exposedName(format === 'gemini-commands' ? stem.split('/').join('.') : baseName(stem));

@@ -60,7 +60,11 @@ function compileBodyOf(format: MarkdownFormat, body: { text: string; firstLine: 
 }
 
 /** VS Code and skills let the front matter name the prompt; Claude Code and Codex name it after the file only. */
-function nameOf(format: MarkdownFormat, source: CommandSource, relativePath: string): { name: string; warnings: PromptFileWarning[] } | { line: number | undefined; message: string } {
+function nameOf(
+    format: MarkdownFormat,
+    source: CommandSource,
+    relativePath: string
+): { name: string; warnings: PromptFileWarning[] } | { line: number | undefined; message: string } {
     const declared = format === 'vscode-prompts' || format === 'skills' ? source.fields.name : undefined;
     if (declared !== undefined && declared !== null) {
         if (isDeclaredNameValid(declared)) return { name: declared, warnings: [] };

@@ -26,7 +26,8 @@ export function compileVscodeBody(body: string, firstLine: number): CompiledBody
             return match[0];
         }
         const name = input[1]!.trim();
-        if (!ARGUMENT_NAME.test(name) || name.length > 64) throw new BodyError(`\${input:${clip(name)}} is not an argument name (a letter or "_", then letters, digits, "_", "-")`, line);
+        if (!ARGUMENT_NAME.test(name) || name.length > 64)
+            throw new BodyError(`\${input:${clip(name)}} is not an argument name (a letter or "_", then letters, digits, "_", "-")`, line);
         // The first placeholder given for a name describes it.
         const placeholder = input[2]?.trim();
         if (!inputs.has(name) || (inputs.get(name)!.description === undefined && placeholder)) inputs.set(name, { name, ...(placeholder ? { description: placeholder } : {}) });
