@@ -395,6 +395,11 @@ describe('names and bounds, every format', () => {
         const deep = Array.from({ length: 50 }, (_, depth) => `${'  '.repeat(depth + 1)}k${depth}:`).join('\n');
         assert.match(refused('skills', `---\nmetadata:\n${deep} leaf\n---\nx`, 's/SKILL.md').message, /nested deeper than 6 levels/);
         assert.match(refused('codex-prompts', `---\ndescription: ${'['.repeat(100_000)}\n---\nx`, 'a.md').message, /nested deeper/);
+        const proto = parsed('claude-commands', '---\n"__proto__":\n  polluted: yes\nmodel: m\n---\nx', 'a.md').file;
+        const meta = metaOf(proto, 'claude-commands') as Record<string, unknown>;
+        assert.equal(Object.getPrototypeOf(meta), Object.prototype, 'a "__proto__" key sets no prototype');
+        assert.equal((meta as { polluted?: unknown }).polluted, undefined);
+        assert.equal(({} as { polluted?: unknown }).polluted, undefined);
         const wrong = refused('claude-commands', '---\nmodel: m\ndescription: [a, b]\n---\nx', 'a.md');
         assert.equal(wrong.line, 3);
         assert.match(wrong.message, /^description: expected string/);

@@ -12,7 +12,7 @@ import type { Segment } from '../template.js';
 import type { PromptFormat } from './format-list.js';
 
 /** One key of the prompt's `_meta` holds the tool's own fields, named after the format: no clash with MCP's keys or another tool's. */
-export const metaKeyOf = (format: PromptFormat) => `mcp-prompt-gateway/${format}`;
+const metaKeyOf = (format: PromptFormat) => `mcp-prompt-gateway/${format}`;
 
 const CommandFrontMatter = z.looseObject({
     name: text(128).nullish(),
