@@ -151,7 +151,17 @@ describe('claude-commands', () => {
         const odd = parsed('claude-commands', '---\nargument-hint: "[optional: message] [files...] [pr number] [x]"\n---\n$1 $2 $3 $4 $5', 'odd.md');
         assert.deepEqual(argumentsOf(odd.file), [{ name: 'arg1', description: 'optional: message' }, { name: 'files' }, { name: 'pr-number' }, { name: 'x' }, { name: 'arg5' }]);
         const yamlList = parsed('claude-commands', '---\nargument-hint: [message]\n---\nCommit with: $1', 'c.md');
-        assert.deepEqual(argumentsOf(yamlList.file), [{ name: 'message' }], 'YAML reads [message] as a list: the same name');
+        assert.deepEqual(argumentsOf(yamlList.file), [{ name: 'message' }]);
+        assert.deepEqual(
+            argumentsOf(parsed('claude-commands', '---\nargument-hint: [a, b]\n---\n$1 $2', 'l.md').file).map(argument => argument.name),
+            ['a', 'b'],
+            'written as a YAML list'
+        );
+        assert.deepEqual(
+            argumentsOf(parsed('claude-commands', '---\nargument-hint:\n  - first\n  - second\n---\n$1 $2', 'l.md').file).map(argument => argument.name),
+            ['first', 'second'],
+            'a block list'
+        );
         const twice = parsed('claude-commands', '---\nargument-hint: [a] [a]\n---\n$1 $2', 't.md');
         assert.deepEqual(
             argumentsOf(twice.file).map(argument => argument.name),

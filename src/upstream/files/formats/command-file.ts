@@ -17,7 +17,7 @@ const metaKeyOf = (format: PromptFormat) => `mcp-prompt-gateway/${format}`;
 const CommandFrontMatter = z.looseObject({
     name: text(128).nullish(),
     description: text(MAX_DESCRIPTION).nullish(),
-    // YAML reads `argument-hint: [message]` as a list of one.
+    // Quoted before parsing when on one line; a block list (`- a`) is a list.
     'argument-hint': z.union([text(1000), z.array(text(200)).max(MAX_ARGUMENTS)]).nullish()
 });
 
@@ -39,13 +39,19 @@ const READ_KEYS = new Set(['name', 'description']);
 export function readCommandSource(normalised: string): CommandSource | { error: PromptFileError } {
     const split = splitFrontMatter(normalised);
     if ('message' in split) return { error: { line: split.line, message: split.message } };
-    let front = readFrontMatter(split.yaml, CommandFrontMatter);
+    // `argument-hint` is text to these tools, and mostly not YAML (`[pr-number] [priority]`): quoted first, it
+    // costs one parse, not a failed one and a second.
+    const yaml = quoteTopLevelValues(split.yaml, key => key === 'argument-hint');
+    let front = readFrontMatter(yaml, CommandFrontMatter);
     if (!front.ok && front.error.message.startsWith('front matter is not valid YAML')) {
         // These tools read `argument-hint: [pr-number] [priority]` (Claude Code's own example) or
         // `description: Fix: typos` as written; YAML does not. Read again with every top-level value
         // taken as the text it is, as Claude Code does: nothing for the author to fix, so no warning.
         const strict = front.error;
-        front = readFrontMatter(quoteTopLevelValues(split.yaml), CommandFrontMatter);
+        front = readFrontMatter(
+            quoteTopLevelValues(yaml, () => true),
+            CommandFrontMatter
+        );
         // Still not YAML: the first error is the author's to fix; a value of the wrong length or type is said as such.
         if (!front.ok && front.error.message.startsWith('front matter is not valid YAML')) front = { ok: false, error: strict };
     }
@@ -58,13 +64,14 @@ export function readCommandSource(normalised: string): CommandSource | { error: 
 /** A line within the YAML is one more in the file (the opening "---"). */
 const at = (line: number | undefined) => (line === undefined ? undefined : line + 1);
 
-function quoteTopLevelValues(yaml: string): string {
+/** Each top-level `key: value` on one line whose key `quoted` picks, its value unquoted, with the value in double quotes. */
+function quoteTopLevelValues(yaml: string, quoted: (key: string) => boolean): string {
     return yaml
         .split('\n')
         .map(line => {
             // trimEnd, not a trailing \s* in the pattern: that backtracks quadratically on a long run of spaces.
             const match = /^([A-Za-z_][A-Za-z0-9_-]*):[ \t]+(\S.*)$/.exec(line.trimEnd());
-            if (match === null || /^["'|>]/.test(match[2]!)) return line;
+            if (match === null || !quoted(match[1]!) || /^["'|>]/.test(match[2]!)) return line;
             return `${match[1]}: ${JSON.stringify(match[2])}`;
         })
         .join('\n');

@@ -124,11 +124,12 @@ function positionalArguments(hint: string | readonly string[] | undefined, highe
     });
 }
 
-/** `[pr-number] [priority]` or `<file>`: the names in brackets; undefined when the hint is anything else (`add [id] | list`). */
+/** `[pr-number] [priority]`, `<file>` or `[a, b]`: the names in brackets; undefined when the hint is anything else (`add [id] | list`). */
 function hintTokens(hint: string | readonly string[] | undefined): string[] | undefined {
     if (hint === undefined) return undefined;
     if (typeof hint !== 'string') return [...hint];
-    const tokens = [...hint.matchAll(/\[([^\][]*)\]|<([^<>]*)>/g)].map(match => (match[1] ?? match[2])!.trim());
+    // `[a, b]` (a YAML list, as some write it) is two names.
+    const tokens = [...hint.matchAll(/\[([^\][]*)\]|<([^<>]*)>/g)].flatMap(match => (match[1] ?? match[2])!.split(',').map(token => token.trim()));
     const rest = hint.replace(/\[[^\][]*\]|<[^<>]*>/g, '');
     return tokens.length > 0 && rest.trim() === '' ? tokens : undefined;
 }
