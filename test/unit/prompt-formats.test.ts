@@ -10,7 +10,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { PROMPT_FORMATS, type PromptFormat } from '../../src/upstream/files/formats/format-list.js';
+import { PROMPT_FORMATS, type PromptFormat } from '../../src/config/prompt-formats.js';
 import { defaultPromptName, exposedName, isPromptFileOf } from '../../src/upstream/files/formats/names.js';
 import { parseByFormat } from '../../src/upstream/files/formats/parse-format.js';
 import { MAX_PROMPT_FILE_BYTES, type ParseOutcome, type PromptFile, type PromptFileError } from '../../src/upstream/files/prompt-file.js';

@@ -9,7 +9,7 @@ import type { Prompt, PromptArgument } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { MAX_ARGUMENTS, MAX_DESCRIPTION, readFrontMatter, splitFrontMatter, text, type ParseOutcome, type PromptFileError, type PromptFileWarning } from '../prompt-file.js';
 import type { Segment } from '../template.js';
-import type { PromptFormat } from './format-list.js';
+import type { PromptFormat } from '../../../config/prompt-formats.js';
 
 /** One key of the prompt's `_meta` holds the tool's own fields, named after the format: no clash with MCP's keys or another tool's. */
 const metaKeyOf = (format: PromptFormat) => `mcp-prompt-gateway/${format}`;

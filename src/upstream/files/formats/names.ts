@@ -8,7 +8,7 @@
  * digits, `_`, `-` and `.`: spaces become `-`; anything else is an error
  * naming the file. Pure.
  */
-import type { PromptFormat } from './format-list.js';
+import type { PromptFormat } from '../../../config/prompt-formats.js';
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
 export const MAX_NAME_LENGTH = 128;

@@ -8,7 +8,7 @@
 import { normaliseSource, parsePromptFile, type ParseOutcome, type PromptFileWarning } from '../prompt-file.js';
 import { builtPrompt, firstLineOf, readCommandSource, trimBody, type CommandSource } from './command-file.js';
 import { BodyError, compileDollarBody, type CompiledBody } from './dollar-body.js';
-import type { PromptFormat } from './format-list.js';
+import type { PromptFormat } from '../../../config/prompt-formats.js';
 import { parseGeminiCommand } from './gemini-command.js';
 import { defaultPromptName, isDeclaredNameValid, MAX_NAME_LENGTH } from './names.js';
 import { toolMarkerWarnings } from './tool-markers.js';
