@@ -189,6 +189,29 @@ describe('a files upstream with a format', { timeout: 120_000 }, () => {
         );
     });
 
+    test('the examples of docs/prompt-files.md: one file of each format, served without a problem', async t => {
+        const formats = ['claude-commands', 'codex-prompts', 'vscode-prompts', 'gemini-commands', 'skills'];
+        const gateway = await startTestGateway({
+            upstreams: formats.map(format => ({ id: format.split('-')[0], transport: 'files', path: path.join(ROOT, 'examples/formats', format), format }))
+        });
+        closeAfter(t, () => gateway.close());
+        const client = await connectHttp(gateway.url!);
+        closeAfter(t, () => client.close());
+        assert.deepEqual(await names(client), ['claude__review-pr', 'codex__explain', 'gemini__git.commit', 'skills__release-notes', 'vscode__write-tests']);
+        assert.deepEqual(
+            gateway.upstreams.map(upstream => [upstream.id, upstream.state, upstream.problems]),
+            formats.map(format => [format.split('-')[0], 'ready', []])
+        );
+        assert.equal(
+            await text(client, 'claude__review-pr', { 'pr-number': '42', focus: 'the retry logic' }),
+            'Review pull request #42. Look hardest at: the retry logic.\n\nCheck error handling first, then naming, then tests.'
+        );
+        assert.match(await text(client, 'codex__explain', { FILE: 'src/cli.ts', LEVEL: 'beginner' }), /^Explain src\/cli\.ts to a new team member at the beginner level:/);
+        assert.match(await text(client, 'vscode__write-tests', { function: 'parseConfig', framework: 'node:test' }), /^Write unit tests for parseConfig, using\nnode:test\./);
+        assert.equal(await text(client, 'gemini__git.commit', { args: 'fix: retry on 503' }), 'Write a Conventional Commit message for this change:\n\nfix: retry on 503');
+        assert.match(await text(client, 'skills__release-notes', { arguments: 'Added --check' }), /each line starting with a verb:\n\nAdded --check$/);
+    });
+
     test('markdown stays the default and reads *.md only: named by the path as before', async t => {
         const folder = await mkdtemp(path.join(tmpdir(), 'prompt-formats-'));
         t.after(() => rm(folder, { recursive: true, force: true }));
