@@ -31,6 +31,9 @@ const failed = (message: string): ParseOutcome => ({ ok: false, error: { line: u
 
 const LIMIT = { kind: 'prompt files', maxBytes: MAX_PROMPT_FILE_BYTES };
 
+/** Files of one folder read at once. */
+export const READ_CONCURRENCY = 64;
+
 /** `known` is the stamp the file had when last read, if it was; the file is parsed as `format` reads it. */
 export async function readPromptFile(entry: FileEntry, relativePath: string, known: string | undefined, format: PromptFormat): Promise<FileRead> {
     let read: { bytes: Buffer; info: Stats };

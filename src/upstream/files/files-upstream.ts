@@ -12,6 +12,7 @@
 import type { CompleteRequest, CompleteResult, GetPromptResult } from '@modelcontextprotocol/client';
 import type { FilesUpstreamConfig } from '../../config/schema.js';
 import { Bus } from '../../lib/bus.js';
+import { forEachBounded } from '../../lib/for-each-bounded.js';
 import type { FaultKind } from '../../diagnostics/faults.js';
 import { describeError, type Logger } from '../../diagnostics/logger.js';
 import type { UpstreamLimits, UpstreamObserver } from '../connection.js';
@@ -20,7 +21,7 @@ import { FaultLog } from '../fault-log.js';
 import type { Collected } from '../pages.js';
 import type { UpstreamPrompt } from '../prompt-bounds.js';
 import type { GatewayUpstream, UpstreamEvent, UpstreamProblem, UpstreamState } from '../upstream.js';
-import { readPromptFile } from './file-read.js';
+import { readPromptFile, READ_CONCURRENCY } from './file-read.js';
 import { FolderUnreadable, scanFolder, type FolderScan } from './folder.js';
 import { FolderWatcher } from './folder-watcher.js';
 import type { PromptFile } from './prompt-file.js';
@@ -31,7 +32,6 @@ import { completeArgument, renderPrompt } from './render.js';
 const SETTLE_MS = 50;
 /** How often a missing folder is looked for again. */
 const RECHECK_MS = 1000;
-const READ_CONCURRENCY = 64;
 
 export interface FilesUpstreamOptions {
     logger: Logger;
@@ -270,15 +270,6 @@ export class FilesUpstream implements GatewayUpstream {
         this.#state = state;
         this.events.publish({ type: 'state', upstreamId: this.id, state, previous });
     }
-}
-
-/** `work` on every item, at most `concurrency` at a time: a few workers taking the next item, no promise per waiting item. */
-async function forEachBounded<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
-    let next = 0;
-    const worker = async () => {
-        while (next < items.length) await work(items[next++]!);
-    };
-    await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
 }
 
 const problemKey = (problem: UpstreamProblem) => `${problem.warning === true ? 'warning' : 'error'} ${describeProblem(problem)}`;
