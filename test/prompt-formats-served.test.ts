@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
-import { capturingLogger, closeAfter, connectHttp, getJson, listAllPages, ROOT, startTestGateway } from './helpers.js';
+import { capturingLogger, closeAfter, connectHttp, getJson, listAllPages, ROOT, rpcError, startTestGateway } from './helpers.js';
 
 const FIXTURES = path.join(ROOT, 'test/fixtures/prompt-formats');
 
@@ -177,6 +177,28 @@ describe('a files upstream with a format', { timeout: 120_000 }, () => {
             listed?.arguments?.map(argument => argument.name),
             ['FILE', 'STYLE']
         );
+    });
+
+    test("codex-prompts: the upstream's allow-list, an override default and a client allow-list apply by the format's names", async t => {
+        const gateway = await startTestGateway({
+            upstreams: [
+                {
+                    id: 'team',
+                    transport: 'files',
+                    path: await copyOf(t, 'codex-prompts'),
+                    format: 'codex-prompts',
+                    prompts: { deny: ['review-all'] },
+                    overrides: { 'review-pr': { arguments: { priority: { default: 'normal' } } } }
+                }
+            ],
+            anonymous: { prompts: { allow: ['team__review-*'] } }
+        });
+        closeAfter(t, () => gateway.close());
+        const client = await connectHttp(gateway.url!);
+        closeAfter(t, () => client.close());
+        assert.deepEqual(await names(client), ['team__review-pr']);
+        assert.equal(await text(client, 'team__review-pr', { 'pr-number': '7' }), 'Please review pull request #7 with priority normal.');
+        assert.equal((await rpcError(client.getPrompt({ name: 'team__review-all' }))).code, (await rpcError(client.getPrompt({ name: 'team__no-such' }))).code);
     });
 
     test('skills: each folder with a SKILL.md, named by its front matter or its folder; other files are not prompts', async t => {
