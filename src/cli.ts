@@ -4,6 +4,7 @@
  * mcp-prompt-gateway init [--output <file>] [--force]
  * Exit codes: 0 done, 1 runtime failure, 2 bad usage or bad config.
  */
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { ImportNote } from './config/client-config/import.js';
@@ -12,12 +13,13 @@ import { ConfigError } from './config/issues.js';
 import { ConfigReloader } from './config/reload.js';
 import { missingResource } from './config/oauth-schema.js';
 import { ANONYMOUS_CLIENT_ID } from './config/policy-schema.js';
-import { LOG_LEVELS, missingCursorSecret, type GatewayConfig } from './config/schema.js';
+import { LOG_LEVELS, missingCursorSecret, type FilesUpstreamConfig, type GatewayConfig } from './config/schema.js';
 import { configSecrets } from './config/secrets.js';
 import { startGateway } from './gateway.js';
 import { defaultConfigFile } from './setup/default-config.js';
 import { runInit } from './setup/init.js';
 import { resolveCommand } from './upstream/command.js';
+import { checkPromptFolder } from './upstream/files/check-folder.js';
 import { closeSharedReaper } from './upstream/reaper.js';
 import { childEnvironment } from './upstream/transports.js';
 import { createLogger, describeError, LOG_FORMATS, type LogFormat, type Logger } from './diagnostics/logger.js';
@@ -36,7 +38,8 @@ const USAGE = `Usage: mcp-prompt-gateway [--config <file>] [--from <file>]... [-
   --client <id>    with --stdio: the configured client whose prompt policy applies (default: anonymous)
   --host <host>    override listen.host
   --port <port>    override listen.port
-  --check          validate the config and exit (0 valid, 2 invalid)
+  --check          validate the config and read every files upstream's prompt files as the gateway would;
+                   exit 0 valid (warnings printed), 2 invalid or a prompt file with an error (file:line)
   --version        print the version
   --help           print this help`;
 
@@ -115,6 +118,11 @@ async function main(argv: string[]): Promise<number> {
     checkClientArgument(args, config);
     if (args.check) {
         for (const warning of commandWarnings(config, loader.origins)) print(`warning: ${warning}\n`);
+        const failed = await checkPromptFolders(config);
+        if (failed > 0) {
+            print(`config ${loader.source}: ${failed} prompt file error(s) above; fix them (the gateway serves the other files and leaves these out)\n`);
+            return 2;
+        }
         print(`config ${loader.source} is valid (${config.upstreams.length} upstream(s))\n`);
         return 0;
     }
@@ -149,6 +157,38 @@ function configLoader(args: CommandLine, file: string | undefined, from: string[
         }
     };
     return loader;
+}
+
+/**
+ * Every `files` upstream's folder read as the gateway reads it: each problem printed as `file:line: message`
+ * (the path as given from here, so a CI log points at it), warnings too; how many fail the check.
+ */
+async function checkPromptFolders(config: GatewayConfig): Promise<number> {
+    let failed = 0;
+    for (const upstream of config.upstreams.filter((upstream): upstream is FilesUpstreamConfig => upstream.transport === 'files')) {
+        const checked = await checkPromptFolder(upstream, config.limits);
+        const where = `upstream "${upstream.id}"`;
+        if (!checked.ok) {
+            print(`error: ${where}: ${checked.reason}\n`);
+            failed++;
+            continue;
+        }
+        for (const problem of checked.problems) {
+            const file = `${shownPath(path.join(upstream.path, problem.source))}${problem.line === undefined ? '' : `:${problem.line}`}`;
+            print(`${problem.warning === true ? 'warning' : 'error'}: ${file}: ${problem.message} (${where})\n`);
+            if (problem.warning !== true) failed++;
+        }
+        if (checked.truncated)
+            print(`warning: ${where}: more prompt files than limits.maxPromptsPerUpstream (${config.limits.maxPromptsPerUpstream}); the rest would be left out\n`);
+        print(`${where}: ${checked.prompts} prompt(s) from ${shownPath(upstream.path)} (${upstream.format})\n`);
+    }
+    return failed;
+}
+
+/** Relative to the working directory when below it (as a CI log shows paths), else absolute. */
+function shownPath(absolute: string): string {
+    const relative = path.relative(process.cwd(), absolute);
+    return relative === '' ? '.' : relative.startsWith('..') || path.isAbsolute(relative) ? absolute : relative;
 }
 
 function checkClientArgument(args: CommandLine, config: GatewayConfig): void {

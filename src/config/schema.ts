@@ -11,6 +11,7 @@ import { upstreamsFromSchema } from './client-config/source-schema.js';
 import { AuthSchema, checkPolicyConfig, ClientSchema, CorsSchema, LimitsSchema, PromptPolicySchema } from './policy-schema.js';
 import { checkOverrides, OverridesSchema } from './overrides-schema.js';
 import { checkUpstreamAuth, UpstreamAuthSchema } from './upstream-auth-schema.js';
+import { PROMPT_FORMATS } from './prompt-formats.js';
 import { httpUrl } from './url-schema.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -141,9 +142,15 @@ export const FilesUpstreamSchema = z
         path: z
             .string()
             .min(1, { message: 'must name the folder of prompt files, e.g. "prompts"' })
-            .describe('Folder whose *.md files (subfolders included) are served as prompts, relative to the config file; watched for changes.')
+            .describe('Folder whose prompt files (subfolders included) are served as prompts, relative to the config file; watched for changes.'),
+        format: z
+            .enum(PROMPT_FORMATS)
+            .default('markdown')
+            .describe(
+                'How the folder\'s files are read (docs/prompt-files.md): "markdown" (*.md with YAML front matter, the gateway\'s own), "claude-commands" (Claude Code\'s .claude/commands), "codex-prompts" (~/.codex/prompts), "vscode-prompts" (*.prompt.md), "gemini-commands" (Gemini CLI\'s *.toml) or "skills" (folders holding a SKILL.md).'
+            )
     })
-    .describe('Prompts kept as Markdown files with YAML front matter in a folder (docs/prompt-files.md).');
+    .describe("Prompts kept as files in a folder: the gateway's Markdown format or another tool's (docs/prompt-files.md).");
 
 export const UpstreamSchema = z.discriminatedUnion('transport', [
     StdioUpstreamSchema,

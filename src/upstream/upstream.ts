@@ -28,6 +28,8 @@ export interface UpstreamProblem {
     source: string;
     line?: number | undefined;
     message: string;
+    /** Served as written, with something its author should hear of (a tool's shell or file marker); absent: left out. */
+    warning?: true | undefined;
 }
 
 /** An upstream's whole list, with how long it says the list holds (a 2026-07-28 upstream's `ttlMs`), if it says. */

@@ -159,24 +159,24 @@ describe('prompt files are regular files', () => {
         makeFifo(t, path.join(dir, 'pipe.md'));
         makeFifo(t, path.join(dir, 'target'));
         await symlink(path.join(dir, 'target'), path.join(dir, 'p.md'));
-        const scan = await scanFolder(dir, 100);
+        const scan = await scanFolder(dir, 100, 'markdown');
         assert.deepEqual(
             scan.problems.map(problem => [problem.source, problem.message]),
             [['pipe.md', 'is a FIFO, not a regular file; not read']]
         );
         const link = scan.files.get('p.md');
         assert.ok(link !== undefined, 'the link points inside the folder: it is read, and its target checked on the handle');
-        const read = await readPromptFile(link, 'p.md', undefined);
+        const read = await readPromptFile(link, 'p.md', undefined, 'markdown');
         assert.equal(read.kind, 'read');
         assert.deepEqual(read.kind === 'read' ? read.outcome : undefined, { ok: false, error: { line: undefined, message: 'is a FIFO, not a regular file; not read' } });
-        const fine = await readPromptFile(scan.files.get('ok.md')!, 'ok.md', undefined);
+        const fine = await readPromptFile(scan.files.get('ok.md')!, 'ok.md', undefined, 'markdown');
         assert.equal(fine.kind === 'read' && fine.outcome.ok, true);
     });
 
     test('a prompt file over 256 KiB is refused naming the limit, without being read', BOUNDED, async t => {
         const dir = await folder(t);
         await sized(path.join(dir, 'huge.md'), 64 * MiB);
-        const read = await readPromptFile({ absolute: path.join(dir, 'huge.md'), link: false }, 'huge.md', undefined);
+        const read = await readPromptFile({ absolute: path.join(dir, 'huge.md'), link: false }, 'huge.md', undefined, 'markdown');
         assert.deepEqual(read.kind === 'read' ? read.outcome : undefined, {
             ok: false,
             error: { line: undefined, message: 'larger than 262144 bytes (the limit for prompt files); split the prompt' }

@@ -9,8 +9,10 @@
 import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { FileRefused, readRegularFile } from '../../config/read-text-file.js';
+import type { PromptFormat } from '../../config/prompt-formats.js';
 import type { FileEntry } from './folder.js';
-import { MAX_PROMPT_FILE_BYTES, parsePromptFile, type ParseOutcome } from './prompt-file.js';
+import { parseByFormat } from './formats/parse-format.js';
+import { MAX_PROMPT_FILE_BYTES, type ParseOutcome } from './prompt-file.js';
 
 export type FileRead =
     /** Its stamp is the one given: nothing to do. */
@@ -29,8 +31,11 @@ const failed = (message: string): ParseOutcome => ({ ok: false, error: { line: u
 
 const LIMIT = { kind: 'prompt files', maxBytes: MAX_PROMPT_FILE_BYTES };
 
-/** `known` is the stamp the file had when last read, if it was. */
-export async function readPromptFile(entry: FileEntry, relativePath: string, known: string | undefined): Promise<FileRead> {
+/** Files of one folder read at once. */
+export const READ_CONCURRENCY = 64;
+
+/** `known` is the stamp the file had when last read, if it was; the file is parsed as `format` reads it. */
+export async function readPromptFile(entry: FileEntry, relativePath: string, known: string | undefined, format: PromptFormat): Promise<FileRead> {
     let read: { bytes: Buffer; info: Stats };
     try {
         if (known !== undefined && stampOf(await stat(entry.absolute)) === known) return { kind: 'unchanged' };
@@ -39,7 +44,7 @@ export async function readPromptFile(entry: FileEntry, relativePath: string, kno
     } catch (error) {
         return refused(error);
     }
-    return { kind: 'read', ...parseBytes(read.bytes, read.info, relativePath) };
+    return { kind: 'read', ...parseBytes(read.bytes, read.info, relativePath, format) };
 }
 
 function refused(error: unknown): FileRead {
@@ -52,7 +57,7 @@ function refused(error: unknown): FileRead {
     return { kind: 'read', stamp, outcome: failed(`${error.message}; ${error.reason === 'too-large' ? 'split the prompt' : 'not read'}`) };
 }
 
-function parseBytes(bytes: Buffer, info: Stats, relativePath: string): { stamp: string; outcome: ParseOutcome } {
+function parseBytes(bytes: Buffer, info: Stats, relativePath: string, format: PromptFormat): { stamp: string; outcome: ParseOutcome } {
     // Grown since the stat: an empty stamp has the next scan read it again (its writer's events bring one).
     if (bytes.length > info.size) return { stamp: '', outcome: failed('changed while being read') };
     const stamp = stampOf(info);
@@ -62,5 +67,5 @@ function parseBytes(bytes: Buffer, info: Stats, relativePath: string): { stamp: 
     } catch {
         return { stamp, outcome: failed('not UTF-8 text; save it as UTF-8') };
     }
-    return { stamp, outcome: parsePromptFile(text, relativePath) };
+    return { stamp, outcome: parseByFormat(format, text, relativePath) };
 }

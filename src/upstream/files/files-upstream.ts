@@ -1,15 +1,18 @@
 /**
- * An upstream whose prompts are Markdown files in a folder (docs/prompt-files.md).
+ * An upstream whose prompts are files in a folder, in the gateway's Markdown
+ * format or another tool's (its `format`; docs/prompt-files.md).
  * It reads them all at start, then watches the folder: after each burst of
  * changes it rescans, reads again only the files whose stamp changed (or that
  * the watcher named), and tells the catalog its prompts changed. A file with an
  * error is left out and reported (log, /healthz, dashboard) until fixed; its
- * siblings are served on. The folder missing is the upstream down, rechecked
+ * siblings are served on; a file served with a warning is reported the same
+ * way. The folder missing is the upstream down, rechecked
  * until it is back.
  */
 import type { CompleteRequest, CompleteResult, GetPromptResult } from '@modelcontextprotocol/client';
 import type { FilesUpstreamConfig } from '../../config/schema.js';
 import { Bus } from '../../lib/bus.js';
+import { forEachBounded } from '../../lib/for-each-bounded.js';
 import type { FaultKind } from '../../diagnostics/faults.js';
 import { describeError, type Logger } from '../../diagnostics/logger.js';
 import type { UpstreamLimits, UpstreamObserver } from '../connection.js';
@@ -18,7 +21,7 @@ import { FaultLog } from '../fault-log.js';
 import type { Collected } from '../pages.js';
 import type { UpstreamPrompt } from '../prompt-bounds.js';
 import type { GatewayUpstream, UpstreamEvent, UpstreamProblem, UpstreamState } from '../upstream.js';
-import { readPromptFile } from './file-read.js';
+import { readPromptFile, READ_CONCURRENCY } from './file-read.js';
 import { FolderUnreadable, scanFolder, type FolderScan } from './folder.js';
 import { FolderWatcher } from './folder-watcher.js';
 import type { PromptFile } from './prompt-file.js';
@@ -29,7 +32,6 @@ import { completeArgument, renderPrompt } from './render.js';
 const SETTLE_MS = 50;
 /** How often a missing folder is looked for again. */
 const RECHECK_MS = 1000;
-const READ_CONCURRENCY = 64;
 
 export interface FilesUpstreamOptions {
     logger: Logger;
@@ -90,10 +92,19 @@ export class FilesUpstream implements GatewayUpstream {
 
     get lastError(): string | undefined {
         if (this.#downReason !== undefined) return this.#downReason;
+        const leftOut = this.#problems.filter(problem => problem.warning !== true);
+        const [first] = leftOut;
+        if (first === undefined) return this.#firstWarning();
+        const others = leftOut.length - 1;
+        return `${describeProblem(first)}${others > 0 ? ` (and ${others} more file${others > 1 ? 's' : ''} left out)` : ''}`;
+    }
+
+    /** With no file left out, a warning is what the dashboard and /healthz show as the upstream's last error. */
+    #firstWarning(): string | undefined {
         const [first] = this.#problems;
         if (first === undefined) return undefined;
         const others = this.#problems.length - 1;
-        return `${describeProblem(first)}${others > 0 ? ` (and ${others} more file${others > 1 ? 's' : ''} left out)` : ''}`;
+        return `warning: ${describeProblem(first)}${others > 0 ? ` (and ${others} more warning${others > 1 ? 's' : ''})` : ''}`;
     }
 
     async start(): Promise<void> {
@@ -172,7 +183,7 @@ export class FilesUpstream implements GatewayUpstream {
     async #scanOnce(): Promise<void> {
         let scan: FolderScan;
         try {
-            scan = await scanFolder(this.config.path, this.options.limits().maxPromptsPerUpstream);
+            scan = await scanFolder(this.config.path, this.options.limits().maxPromptsPerUpstream, this.config.format);
         } catch (error) {
             if (!(error instanceof FolderUnreadable)) throw error;
             return this.#down(error.message);
@@ -202,7 +213,7 @@ export class FilesUpstream implements GatewayUpstream {
             if (!scan.files.has(path)) changed = this.#files.delete(path) || changed;
         }
         await forEachBounded([...scan.files], READ_CONCURRENCY, async ([path, entry]) => {
-            const read = await readPromptFile(entry, path, this.#files.stampOf(path));
+            const read = await readPromptFile(entry, path, this.#files.stampOf(path), this.config.format);
             if (read.kind === 'unchanged') return;
             changed = true;
             if (read.kind === 'read') this.#files.set(path, read.stamp, read.outcome);
@@ -224,15 +235,18 @@ export class FilesUpstream implements GatewayUpstream {
         this.#report([...served.problems, ...scan.problems]);
     }
 
-    /** Logs each problem once, when it appears, and each file once fixed. */
+    /** Logs each problem and warning once, when it appears, and each file left out once fixed. */
     #report(problems: UpstreamProblem[]): void {
-        const before = new Map(this.#problems.map(problem => [problem.source, describeProblem(problem)]));
-        const now = new Set(problems.map(problem => problem.source));
+        const before = new Set(this.#problems.map(problemKey));
+        const leftOut = (list: UpstreamProblem[]) => new Set(list.filter(problem => problem.warning !== true).map(problem => problem.source));
+        const now = leftOut(problems);
         for (const problem of problems) {
-            if (before.get(problem.source) === describeProblem(problem)) continue;
-            this.#log.warn({ file: problem.source, line: problem.line, problem: problem.message }, `prompt file left out: ${describeProblem(problem)}`);
+            if (before.has(problemKey(problem))) continue;
+            const fields = { file: problem.source, line: problem.line, problem: problem.message };
+            if (problem.warning === true) this.#log.warn(fields, `prompt file served with a warning: ${describeProblem(problem)}`);
+            else this.#log.warn(fields, `prompt file left out: ${describeProblem(problem)}`);
         }
-        for (const source of before.keys()) if (!now.has(source)) this.#log.info({ file: source }, 'prompt file served again');
+        for (const source of leftOut(this.#problems)) if (!now.has(source)) this.#log.info({ file: source }, 'prompt file served again');
         this.#problems = problems;
     }
 
@@ -258,14 +272,7 @@ export class FilesUpstream implements GatewayUpstream {
     }
 }
 
-/** `work` on every item, at most `concurrency` at a time: a few workers taking the next item, no promise per waiting item. */
-async function forEachBounded<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
-    let next = 0;
-    const worker = async () => {
-        while (next < items.length) await work(items[next++]!);
-    };
-    await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
-}
+const problemKey = (problem: UpstreamProblem) => `${problem.warning === true ? 'warning' : 'error'} ${describeProblem(problem)}`;
 
 function describeProblem(problem: UpstreamProblem): string {
     return `${problem.source}${problem.line === undefined ? '' : `:${problem.line}`}: ${problem.message}`;

@@ -1,9 +1,10 @@
 /**
- * Finds the prompt files below a folder: every `*.md`, subfolders included,
- * leaving out names starting with "." (`.git`, editors' swap files). Symbolic
+ * Finds the prompt files below a folder: every file its format reads
+ * (`*.md`, `*.prompt.md`, `*.toml`, `SKILL.md`: formats/names.ts), subfolders
+ * included, leaving out names starting with "." (`.git`, editors' swap files). Symbolic
  * links are followed only to files inside the folder; a linked folder is not
  * entered (no loops, no second copy). What is left out for a reason the
- * author should hear of becomes a problem (a `*.md` that is a FIFO, socket or
+ * author should hear of becomes a problem (a prompt file that is a FIFO, socket or
  * device among them). Files are not stat'ed here: a new
  * file's stamp comes from the handle it is read through (file-read.ts).
  */
@@ -11,7 +12,9 @@ import type { Dirent } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { notRegularFile } from '../../config/read-text-file.js';
+import type { PromptFormat } from '../../config/prompt-formats.js';
 import type { UpstreamProblem } from '../upstream.js';
+import { isPromptFileOf } from './formats/names.js';
 
 const MAX_FOLDER_DEPTH = 16;
 
@@ -34,7 +37,7 @@ export interface FolderScan {
 export class FolderUnreadable extends Error {}
 
 /** Throws FolderUnreadable when the folder itself is missing or not a folder. */
-export async function scanFolder(root: string, maxFiles: number): Promise<FolderScan> {
+export async function scanFolder(root: string, maxFiles: number, format: PromptFormat): Promise<FolderScan> {
     let realRoot: string;
     try {
         realRoot = await realpath(root);
@@ -45,7 +48,7 @@ export async function scanFolder(root: string, maxFiles: number): Promise<Folder
         throw new FolderUnreadable(code === 'ENOENT' ? `folder not found: ${root}` : `folder cannot be read (${code ?? 'error'}): ${root}`);
     }
     const scan: FolderScan = { files: new Map(), directories: [], problems: [], truncated: false };
-    await walk(scan, { root, realRoot, maxFiles }, root, '', 0);
+    await walk(scan, { root, realRoot, maxFiles, format }, root, '', 0);
     return scan;
 }
 
@@ -53,6 +56,7 @@ interface Walk {
     root: string;
     realRoot: string;
     maxFiles: number;
+    format: PromptFormat;
 }
 
 async function walk(scan: FolderScan, context: Walk, directory: string, relative: string, depth: number): Promise<void> {
@@ -76,7 +80,7 @@ async function walk(scan: FolderScan, context: Walk, directory: string, relative
         const absolute = path.join(directory, entry.name);
         const below = relative === '' ? entry.name : `${relative}/${entry.name}`;
         if (entry.isDirectory()) subfolders.push(walk(scan, context, absolute, below, depth + 1));
-        else if (!entry.name.endsWith('.md')) continue;
+        else if (!isPromptFileOf(context.format, below)) continue;
         else if (isSpecial(entry)) scan.problems.push({ source: below, message: `${notRegularFile(entry)}; not read` });
         else {
             if (scan.files.size >= context.maxFiles) {

@@ -16,17 +16,20 @@ import { compileBody, TemplateError, type MessageTemplate } from './template.js'
 export const MAX_PROMPT_FILE_BYTES = 262_144;
 const MAX_FRONT_MATTER_DEPTH = 6;
 const MAX_VALUES = 1000;
+/** Arguments one prompt may declare, in every format. */
+export const MAX_ARGUMENTS = 64;
+export const MAX_DESCRIPTION = 4000;
 
 /** Names a client may see: also what a file's path becomes (`ops/incident.md` is `ops/incident`). */
 const PROMPT_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]*(?:\/[A-Za-z0-9_][A-Za-z0-9._-]*)*$/;
-const ARGUMENT_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+export const ARGUMENT_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
-const text = (max: number) => z.string().max(max, { message: `must be at most ${max} characters` });
+export const text = (max: number) => z.string().max(max, { message: `must be at most ${max} characters` });
 
 const FrontMatterSchema = z.strictObject({
     name: text(128).regex(PROMPT_NAME, { message: 'must be letters, digits, ".", "_", "-", with "/" between parts (e.g. "ops/incident")' }).optional(),
     title: text(200).optional(),
-    description: text(4000).optional(),
+    description: text(MAX_DESCRIPTION).optional(),
     arguments: z
         .array(
             z.strictObject({
@@ -39,7 +42,7 @@ const FrontMatterSchema = z.strictObject({
                     .optional()
             })
         )
-        .max(64, { message: 'must declare at most 64 arguments' })
+        .max(MAX_ARGUMENTS, { message: `must declare at most ${MAX_ARGUMENTS} arguments` })
         .optional(),
     icons: z
         .array(
@@ -67,16 +70,25 @@ export interface PromptFileError {
     message: string;
 }
 
-export type ParseOutcome = { ok: true; file: PromptFile } | { ok: false; error: PromptFileError };
+/** Something in a file served as written that its author should hear of (same shape as an error). */
+export type PromptFileWarning = PromptFileError;
+
+export type ParseOutcome = { ok: true; file: PromptFile; warnings?: readonly PromptFileWarning[] | undefined } | { ok: false; error: PromptFileError };
+
+/** The checks every format starts with: the size, then line ends and a byte-order mark normalised. */
+export function normaliseSource(source: string): { text: string } | { error: PromptFileError } {
+    if (Buffer.byteLength(source, 'utf8') > MAX_PROMPT_FILE_BYTES)
+        return { error: { line: undefined, message: `larger than ${MAX_PROMPT_FILE_BYTES} bytes (the limit for prompt files); split the prompt` } };
+    return { text: source.replace(/\r\n?/g, '\n').replace(/^\uFEFF/, '') };
+}
 
 /** `relativePath` is the file's path below the folder, with "/" separators (its default name). */
 export function parsePromptFile(source: string, relativePath: string): ParseOutcome {
-    if (Buffer.byteLength(source, 'utf8') > MAX_PROMPT_FILE_BYTES)
-        return failure(undefined, `larger than ${MAX_PROMPT_FILE_BYTES} bytes (the limit for prompt files); split the prompt`);
-    const normalised = source.replace(/\r\n?/g, '\n').replace(/^\uFEFF/, '');
-    const split = splitFrontMatter(normalised);
+    const normalised = normaliseSource(source);
+    if ('error' in normalised) return { ok: false, error: normalised.error };
+    const split = splitFrontMatter(normalised.text);
     if ('message' in split) return failure(split.line, split.message);
-    const front = readFrontMatter(split.yaml);
+    const front = readFrontMatter(split.yaml, FrontMatterSchema);
     if (!front.ok) return failure(front.error.line === undefined ? undefined : front.error.line + 1, front.error.message);
     const data = front.data;
     const name = data.name ?? relativePath.replace(/\.md$/, '');
@@ -117,7 +129,7 @@ function toPrompt(name: string, data: z.infer<typeof FrontMatterSchema>): Prompt
 type Split = { yaml: string; body: string; bodyLine: number } | { line: number; message: string };
 
 /** Front matter is a first line `---` and the next line `---`; without it the whole file is the body. */
-function splitFrontMatter(source: string): Split {
+export function splitFrontMatter(source: string): Split {
     if (!source.startsWith('---\n') && source !== '---') return { yaml: '', body: source, bodyLine: 1 };
     const lines = source.split('\n');
     const end = lines.findIndex((line, index) => index > 0 && /^(?:---|\.\.\.)\s*$/.test(line));
@@ -125,26 +137,26 @@ function splitFrontMatter(source: string): Split {
     return { yaml: lines.slice(1, end).join('\n'), body: lines.slice(end + 1).join('\n'), bodyLine: end + 2 };
 }
 
-type FrontMatter = { ok: true; data: z.infer<typeof FrontMatterSchema>; lineOf: (path: readonly PropertyKey[]) => number | undefined } | { ok: false; error: PromptFileError };
+export type FrontMatter<T> = { ok: true; data: T; lineOf: (path: readonly PropertyKey[]) => number | undefined } | { ok: false; error: PromptFileError };
 
-/** Lines here are within the YAML text; the caller adds the opening "---". */
-function readFrontMatter(yaml: string): FrontMatter {
+/** Reads front matter into `schema` (each format has its own). Lines here are within the YAML text; the caller adds the opening "---". */
+export function readFrontMatter<S extends z.ZodType>(yaml: string, schema: S): FrontMatter<z.infer<S>> {
     const plain = readPlainFrontMatter(yaml, MAX_FRONT_MATTER_DEPTH);
     if (plain !== undefined) {
-        const parsed = FrontMatterSchema.safeParse(plain ?? {});
+        const parsed = schema.safeParse(plain ?? {});
         // An error is said again by the full parse below, which knows its line.
-        if (parsed.success) return { ok: true, data: parsed.data, lineOf: path => lineInFull(yaml, path) };
+        if (parsed.success) return { ok: true, data: parsed.data, lineOf: path => lineInFull(yaml, schema, path) };
     }
-    return readYamlFrontMatter(yaml);
+    return readYamlFrontMatter(yaml, schema);
 }
 
 /** Lines are known to the full parse only: run when an error needs one. */
-function lineInFull(yaml: string, path: readonly PropertyKey[]): number | undefined {
-    const full = readYamlFrontMatter(yaml);
+function lineInFull(yaml: string, schema: z.ZodType, path: readonly PropertyKey[]): number | undefined {
+    const full = readYamlFrontMatter(yaml, schema);
     return full.ok ? full.lineOf(path) : undefined;
 }
 
-function readYamlFrontMatter(yaml: string): FrontMatter {
+function readYamlFrontMatter<S extends z.ZodType>(yaml: string, schema: S): FrontMatter<z.infer<S>> {
     if (flowDepth(yaml) > MAX_FRONT_MATTER_DEPTH) return { ok: false, error: { line: undefined, message: `front matter nested deeper than ${MAX_FRONT_MATTER_DEPTH} levels` } };
     const counter = new LineCounter();
     // uniqueKeys: a key given twice is an error, not a silent override.
@@ -162,7 +174,7 @@ function readYamlFrontMatter(yaml: string): FrontMatter {
     value ??= {};
     if (exceedsDepth(value, MAX_FRONT_MATTER_DEPTH)) return { ok: false, error: { line: undefined, message: `front matter nested deeper than ${MAX_FRONT_MATTER_DEPTH} levels` } };
     const lineOf = (path: readonly PropertyKey[]) => lineAt(nodeOffset(document, path));
-    const parsed = FrontMatterSchema.safeParse(value);
+    const parsed = schema.safeParse(value);
     if (parsed.success) return { ok: true, data: parsed.data, lineOf };
     const issue = parsed.error.issues[0]!;
     return { ok: false, error: { line: lineOf(issue.path), message: describeIssue(issue) } };

@@ -1,7 +1,7 @@
 /**
  * The prompt files of a folder as last read, and what they make: the prompts
- * to list (names unique, within the limits) and the problems of the files
- * left out. Pure: the upstream reads the files and hands the outcomes here.
+ * to list (names unique, within the limits), the problems of the files
+ * left out and the warnings of those served. Pure: the upstream reads the files and hands the outcomes here.
  */
 import { boundPrompt, type PromptLimits, type UpstreamPrompt } from '../prompt-bounds.js';
 import type { UpstreamProblem } from '../upstream.js';
@@ -56,7 +56,10 @@ export class PromptSet {
             const { file } = outcome;
             const owner = owners.get(file.prompt.name);
             if (owner !== undefined) {
-                served.problems.push({ source: path, message: `prompt name "${file.prompt.name}" is already taken by ${owner}; set another "name"` });
+                served.problems.push({
+                    source: path,
+                    message: `prompt name "${file.prompt.name}" is already taken by ${owner}, which is served (the first in path order); rename one of them`
+                });
                 continue;
             }
             const bounded = boundPrompt(file.prompt, limits);
@@ -70,6 +73,7 @@ export class PromptSet {
             owners.set(file.prompt.name, path);
             byName.set(file.prompt.name, file);
             served.listed.push(bounded);
+            for (const warning of outcome.warnings ?? []) served.problems.push({ source: path, line: warning.line, message: warning.message, warning: true });
         }
         return { ...served, byName };
     }

@@ -16,8 +16,13 @@
 
 export type Role = 'user' | 'assistant';
 
-/** Literal text, or the name of the argument whose value goes there. */
-export type Segment = string | { argument: string };
+/**
+ * Literal text; or the name of the argument whose value goes there (`before` is written
+ * ahead of the value, and only when the value is not empty: the other tools' "append what
+ * was typed" rule); or arguments whose given values go there joined by single spaces
+ * (Claude Code's `$ARGUMENTS` beside `$1`..`$9`).
+ */
+export type Segment = string | { argument: string; before?: string | undefined } | { joined: readonly string[] };
 
 export interface MessageTemplate {
     role: Role;
@@ -79,24 +84,34 @@ function parseMarker(line: string, lineNumber: number): Omit<MessageTemplate, 's
 }
 
 function compileText(text: string, firstLine: number, declared: ReadonlySet<string>): Segment[] {
+    return compileMatches(text, PLACEHOLDER, match => {
+        const name = match[1];
+        if (name === undefined) return '{{';
+        if (declared.has(name)) return { argument: name };
+        const line = firstLine + countNewlines(text, match.index);
+        throw new TemplateError(`placeholder {{${name}}} names no declared argument; declare it under "arguments" or write \\{{ for a literal "{{"`, line);
+    });
+}
+
+/**
+ * `text` as segments: each match of `pattern` (a global regex) becomes what `slot` makes of
+ * it, literal text (a string) or a slot; the rest stays literal. Adjacent literals are merged.
+ */
+export function compileMatches(text: string, pattern: RegExp, slot: (match: RegExpExecArray) => Segment): Segment[] {
     const segments: Segment[] = [];
     let literal = '';
     let from = 0;
-    for (const match of text.matchAll(PLACEHOLDER)) {
+    for (const match of text.matchAll(pattern)) {
         literal += text.slice(from, match.index);
         from = match.index + match[0].length;
-        const name = match[1];
-        if (name === undefined) {
-            literal += '{{';
+        const made = slot(match);
+        if (typeof made === 'string') {
+            literal += made;
             continue;
-        }
-        if (!declared.has(name)) {
-            const line = firstLine + countNewlines(text, match.index);
-            throw new TemplateError(`placeholder {{${name}}} names no declared argument; declare it under "arguments" or write \\{{ for a literal "{{"`, line);
         }
         if (literal !== '') segments.push(literal);
         literal = '';
-        segments.push({ argument: name });
+        segments.push(made);
     }
     literal += text.slice(from);
     if (literal !== '') segments.push(literal);
@@ -106,8 +121,17 @@ function compileText(text: string, firstLine: number, declared: ReadonlySet<stri
 /** Values are copied in, nothing else: a missing optional argument is empty text. */
 export function renderSegments(segments: readonly Segment[], values: ReadonlyMap<string, string>): string {
     let text = '';
-    for (const segment of segments) text += typeof segment === 'string' ? segment : (values.get(segment.argument) ?? '');
+    for (const segment of segments) text += typeof segment === 'string' ? segment : renderSlot(segment, values);
     return text;
+}
+
+function renderSlot(segment: Exclude<Segment, string>, values: ReadonlyMap<string, string>): string {
+    if ('joined' in segment) {
+        // An empty value is a field the client left blank, not a word: no double spaces.
+        return segment.joined.flatMap(name => values.get(name) || []).join(' ');
+    }
+    const value = values.get(segment.argument) ?? '';
+    return segment.before === undefined || value === '' ? value : segment.before + value;
 }
 
 /** Blank lines around a message are layout, not text. */
@@ -119,7 +143,7 @@ function compileLines(lines: readonly string[], firstLine: number, declared: Rea
     return compileText(lines.slice(start, end).join('\n'), firstLine + start, declared);
 }
 
-function countNewlines(text: string, end: number): number {
+export function countNewlines(text: string, end: number): number {
     let count = 0;
     for (let at = text.indexOf('\n'); at !== -1 && at < end; at = text.indexOf('\n', at + 1)) count++;
     return count;
