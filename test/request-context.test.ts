@@ -178,7 +178,7 @@ describe("what an upstream request carries is its own client request's", () => {
         { timeout: 60_000 },
         async t => {
             const upstream = await startRecordingUpstream(t, 'stateless');
-            const { url, lines, load } = await gatewayFor(t, upstream, { protocol: '2026-07-28', maxConcurrency: 1 });
+            const { url, lines, load } = await gatewayFor(t, upstream, { protocol: '2026-07-28', maxConcurrency: 1, timeoutMs: 60_000 });
             upstream.hold('slow');
             const a = resultOf(postModern(url, 'prompts/get', { name: 'rec__slow' }, { 'mcp-param-token': 'A-PRIVATE-VALUE', 'mcp-param-only-a': 'a', 'x-request-id': 'a-req-1' }));
             await waitFor(() => upstream.held.length === 1, 20_000, "A's get at the upstream");
@@ -205,7 +205,8 @@ describe("what an upstream request carries is its own client request's", () => {
 
     test('40 concurrent gets, most of them queued (default maxConcurrency): each upstream request carries exactly its own headers', { timeout: 60_000 }, async t => {
         const upstream = await startRecordingUpstream(t, 'stateless');
-        const { url, load } = await gatewayFor(t, upstream, { protocol: '2026-07-28' });
+        // Held until all 40 arrived, which a loaded machine makes slow: the default 10 s per request would fail the last.
+        const { url, load } = await gatewayFor(t, upstream, { protocol: '2026-07-28', timeoutMs: 60_000 });
         upstream.hold('p');
         const answers = Array.from({ length: 40 }, (_, n) =>
             resultOf(postModern(url, 'prompts/get', { name: 'rec__p', arguments: { n: String(n) } }, { 'mcp-param-token': `token-${n}`, 'x-request-id': `req-${n}` }))
@@ -213,7 +214,7 @@ describe("what an upstream request carries is its own client request's", () => {
         // Every slot taken and the rest queued: the queued ones start as others finish.
         await waitFor(() => upstream.held.length === 16 && load().queued === 24, 20_000, '16 in flight, 24 queued');
         upstream.release('p');
-        for (const answer of await Promise.all(answers)) assert.ok('result' in answer);
+        for (const answer of await Promise.all(answers)) assert.ok('result' in answer, JSON.stringify(answer));
         const gets = getsOf(upstream, 'p');
         assert.equal(gets.length, 40);
         for (const get of gets) {
