@@ -10,6 +10,8 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { RedisLink } from '../src/cluster/redis-link.js';
 import { SharedRateLimiter } from '../src/cluster/shared-rate-limiter.js';
+import { SharedRevocations } from '../src/cluster/shared-revocations.js';
+import { SharedWrites } from '../src/cluster/shared-writes.js';
 import type { RunningGateway } from '../src/gateway.js';
 import type { Logger } from '../src/diagnostics/logger.js';
 import type { ClientProfile } from '../src/policy/clients.js';
@@ -117,6 +119,28 @@ describe('replicas sharing state in Redis', { skip: redisAvailable() ? false : C
         const restarted = await startTestGateway(replicaConfig(redis));
         closeAfter(t, () => restarted.close());
         assert.equal(await ping(restarted.url!, session), 404, 'a replica started later learns it from Redis');
+    });
+
+    test('a subscriber connection ready before the commands one reads the ended sessions once both are up, with no warning', { timeout: 60_000 }, async t => {
+        const redis = await startRedis(t);
+        const admin = await adminOf(t, redis);
+        await admin.zadd('race-test:revoked', Date.now() + 600_000, 'ended-before');
+        const log = capturingLogger();
+        const link = new RedisLink({ url: redis.url, keyPrefix: 'race-test:', logger: log.logger });
+        closeAfter(t, () => link.close());
+        const writes = new SharedWrites(link, log.logger);
+        closeAfter(t, () => writes.close());
+        const revocations = new SharedRevocations(link, writes, log.logger);
+        closeAfter(t, () => revocations.close());
+        // The order a loaded machine can give: the subscriber's 'ready' first, the commands connection not yet up.
+        await link.subscriber.connect();
+        await link.commands.connect();
+        await waitFor(() => revocations.has('ended-before'), 20_000, 'the ended sessions to be read');
+        const warnings = log.lines().filter(line => line['level'] === 'warn');
+        assert.deepEqual(
+            warnings.map(line => line['msg']),
+            []
+        );
     });
 
     test('a rate limit and a session quota hold across replicas, not per replica', { timeout: 120_000 }, async t => {

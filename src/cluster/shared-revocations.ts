@@ -32,8 +32,11 @@ export class SharedRevocations implements SessionRevocations {
             if (channel === this.#name) this.#heard(message);
         });
         // Whenever the subscriber (re)connects or the shared state comes back: the copy may have missed messages
-        // meanwhile (ioredis resubscribes by itself).
-        link.subscriber.on('ready', () => void this.#resync());
+        // meanwhile (ioredis resubscribes by itself). A subscriber ready before the commands connection is not yet
+        // worth a read (the commands connection queues nothing): its coming up reads then.
+        link.subscriber.on('ready', () => {
+            if (link.up) void this.#resync();
+        });
         link.onUp(() => void this.#resync());
         this.#sweeper = setInterval(() => void this.#sweep(), SWEEP_EVERY_MS).unref();
     }
