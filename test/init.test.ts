@@ -225,7 +225,10 @@ describe('first run: init, then the gateway with no --config', () => {
         const server = { command: process.execPath, args: [path.join(ROOT, 'examples/prompt-server.mjs')] };
         await writeFile(desktop, JSON.stringify({ mcpServers: { 'team prompts': server, other: server } }));
         const printed = init(dir, ['--from', 'claude_desktop_config.json']);
-        assert.ok(printed.includes(`: the gateway in front of your prompt files in ${path.join(dir, 'prompts')} and the 2 MCP server(s) of ${desktop}: team-prompts, other.\n`), printed);
+        assert.ok(
+            printed.includes(`: the gateway in front of your prompt files in ${path.join(dir, 'prompts')} and the 2 MCP server(s) of ${desktop}: team-prompts, other.\n`),
+            printed
+        );
         const written = await readFile(path.join(dir, 'gateway.json'), 'utf8');
         assert.ok(written.includes(`{ "file": ${JSON.stringify(desktop)}, "format": "auto" }`), written);
 

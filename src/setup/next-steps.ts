@@ -58,8 +58,7 @@ Serve a repository's Claude Code commands (.claude/commands/*.md) as they are: a
 }
 
 function promptFolderLine(outcome: PromptFolderOutcome): string {
-    if (outcome.kind === 'kept')
-        return `Kept ${outcome.folder} as it was: its .md files are served as ${STARTER_FOLDER.id}__<name> (--check reads them).`;
+    if (outcome.kind === 'kept') return `Kept ${outcome.folder} as it was: its .md files are served as ${STARTER_FOLDER.id}__<name> (--check reads them).`;
     return `Wrote ${outcome.example}: an example prompt, served as ${EXAMPLE_PROMPT}; each .md file in ${outcome.folder} is a prompt.`;
 }
 
