@@ -70,6 +70,7 @@ describe('first run: init, then the gateway with no --config', () => {
         const file = path.join(dir, 'gateway.json');
         assert.match(printed, new RegExp(`^Wrote ${file}: the gateway in front of your prompt files in ${path.join(dir, 'prompts')} and one example MCP server`));
         assert.match(printed, new RegExp(`^Wrote ${path.join(dir, 'prompts', 'explain.md')}: an example prompt, served as ${STARTER_PROMPT};`, 'm'));
+        assert.doesNotMatch(printed, /is there: to serve it/, 'no .claude/commands here');
         assert.match(printed, /\(in .*, where it finds gateway\.json\)/);
         assert.deepEqual(await readdir(path.join(dir, 'prompts')), ['explain.md']);
         const schema = /"\$schema": "([^"]+)"/.exec(await readFile(file, 'utf8'))?.[1];
@@ -83,7 +84,11 @@ describe('first run: init, then the gateway with no --config', () => {
 
     test('the printed snippet for Claude Code commands, added to the starter, serves .claude/commands as they are', TIMEOUT, async t => {
         const dir = await emptyFolder(t);
+        await mkdir(path.join(dir, '.claude/commands/frontend'), { recursive: true });
+        await writeFile(path.join(dir, '.claude/commands/frontend/review-pr.md'), '---\nargument-hint: [pr-number] [focus]\n---\nReview PR #$1, looking hardest at $2.\n');
         const printed = init(dir);
+        const config = path.join(dir, 'gateway.json');
+        assert.ok(printed.endsWith(`\n${path.join(dir, '.claude/commands')} is there: to serve it, uncomment the "claude" upstream in ${config}.\n`), printed);
         const lines = printed.split('\n');
         const heading = lines.findIndex(line => line.startsWith("Serve a repository's Claude Code commands (.claude/commands/*.md) as they are"));
         assert.ok(heading > 0, printed);
@@ -93,12 +98,9 @@ describe('first run: init, then the gateway with no --config', () => {
         const formats = /one example of each in\n\s+(\S+),/.exec(printed)?.[1];
         assert.ok(formats !== undefined && existsSync(path.join(formats, 'claude-commands')), printed);
 
-        await mkdir(path.join(dir, '.claude/commands/frontend'), { recursive: true });
-        await writeFile(path.join(dir, '.claude/commands/frontend/review-pr.md'), '---\nargument-hint: [pr-number] [focus]\n---\nReview PR #$1, looking hardest at $2.\n');
-        const config = path.join(dir, 'gateway.json');
         const starter = await readFile(config, 'utf8');
-        assert.ok(starter.includes(`// ${snippet},`), 'the starter shows the same entry, commented out');
-        await writeFile(config, starter.replace('"upstreams": [', `"upstreams": [\n    ${snippet},`));
+        assert.ok(starter.includes(`    // ${snippet},\n`), 'the starter shows the same entry, commented out');
+        await writeFile(config, starter.replace(`// ${snippet},`, `${snippet},`));
         const check = runCli(['--check'], dir);
         assert.equal(check.status, 0, check.stderr);
         assert.match(check.stderr, /upstream "claude": 1 prompt\(s\) from \.claude\/commands \(claude-commands\)/);

@@ -3,7 +3,7 @@
  * runs offline (a prompt folder beside it, made with one example prompt unless it exists, and an example server shipped
  * with the package), and prints how to start and use it.
  */
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -73,8 +73,15 @@ export async function runInit(argv: string[], cli: string): Promise<number> {
     const mcpServers = from.length === 0 ? 'one example MCP server; add your servers under "upstreams"' : describeClientServers(from, servers);
     const serving = `your prompt files in ${promptFolder.folder} and ${mcpServers}`;
     const formatExamples = shipped.formatExamples;
-    process.stdout.write(nextSteps({ file, cwd, node, cli, shellCommand: shellCommand(cli), serving, promptFolder, formatExamples }));
+    const claudeCommands = claudeCommandsBeside(file);
+    process.stdout.write(nextSteps({ file, cwd, node, cli, shellCommand: shellCommand(cli), serving, promptFolder, formatExamples, claudeCommands }));
     return 0;
+}
+
+/** A repository's Claude Code commands beside the config (init run at the repository's root), if there. */
+function claudeCommandsBeside(file: string): string | undefined {
+    const folder = path.join(path.dirname(file), '.claude', 'commands');
+    return statSync(folder, { throwIfNoEntry: false })?.isDirectory() === true ? folder : undefined;
 }
 
 /**

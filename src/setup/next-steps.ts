@@ -19,6 +19,8 @@ export interface NextStepsOptions {
     promptFolder: PromptFolderOutcome;
     /** Absolute path of the package's examples of every prompt file format. */
     formatExamples: string;
+    /** The folder .claude/commands beside the config, when it is there: the starter shows its upstream commented out. */
+    claudeCommands?: string | undefined;
 }
 
 /** The name of the entry every snippet adds. */
@@ -49,12 +51,17 @@ ${tryExample}  Claude Desktop (claude_desktop_config.json) or Cursor (~/.cursor/
   VS Code (.vscode/mcp.json), with the gateway running:
     ${entry('servers', { type: 'http', url: STARTER_URL })}
 
-Serve a repository's Claude Code commands (.claude/commands/*.md) as they are: add to "upstreams"
+${claudeCommandsSteps(options)}`;
+}
+
+function claudeCommandsSteps(options: NextStepsOptions): string {
+    const found = options.claudeCommands === undefined ? '' : `${options.claudeCommands} is there: to serve it, uncomment the "claude" upstream in ${options.file}.\n`;
+    return `Serve a repository's Claude Code commands (.claude/commands/*.md) as they are: add to "upstreams"
     ${CLAUDE_COMMANDS_UPSTREAM}
   ("path" is relative to the config file: as written, for a config at the repository's root). Codex prompts,
   VS Code prompt files, Gemini CLI commands and skills have a "format" too: one example of each in
   ${options.formatExamples}, and docs/prompt-files.md in the gateway's repository.
-`;
+${found}`;
 }
 
 function promptFolderLine(outcome: PromptFolderOutcome): string {

@@ -123,6 +123,9 @@ describe('nextSteps', () => {
         const config = parseConfig(`{ "upstreams": [${CLAUDE_COMMANDS_UPSTREAM}] }`, 'snippet', {});
         assert.deepEqual(config.upstreams[0], { ...config.upstreams[0], id: 'claude', transport: 'files', path: '.claude/commands', format: 'claude-commands' });
         assert.match(text, /one example of each in\n {2}\/opt\/gateway\/examples\/formats, and docs\/prompt-files\.md/);
+        assert.doesNotMatch(text, /is there/);
+        const found = nextSteps({ ...steps, file: '/home/me/project/gateway.json', claudeCommands: '/home/me/project/.claude/commands' });
+        assert.ok(found.endsWith('\n/home/me/project/.claude/commands is there: to serve it, uncomment the "claude" upstream in /home/me/project/gateway.json.\n'), found);
     });
 });
 
