@@ -1,8 +1,9 @@
 /**
- * `mcp-prompt-gateway init [--output FILE] [--force]`: writes a commented starter config that validates as it is
- * (one example upstream shipped with the package, so it runs offline) and prints how to start and use it.
+ * `mcp-prompt-gateway init [--output FILE] [--force]`: writes a commented starter config that validates as it is and
+ * runs offline (a prompt folder beside it, made with one example prompt unless it exists, and an example server shipped
+ * with the package), and prints how to start and use it.
  */
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -12,18 +13,21 @@ import { loadGatewayConfig } from '../config/load.js';
 import { describeError } from '../diagnostics/logger.js';
 import { resolveCommand } from '../upstream/command.js';
 import { DEFAULT_CONFIG_NAME } from './default-config.js';
+import { ensurePromptFolder, folderRefusal, starterFolder, type PromptFolderOutcome } from './example-prompt.js';
 import { nextSteps, shellQuote } from './next-steps.js';
 import { packageFiles } from './package-files.js';
 import { starterConfig } from './starter.js';
 
 const INIT_USAGE = `Usage: mcp-prompt-gateway init [--from <file>]... [--output <file>] [--force]
 
-Writes a commented starter config and prints how to start the gateway and connect MCP clients to it.
+Writes a commented starter config, which serves the prompt files of the folder "prompts" beside it: when
+that folder does not exist, it is made with one example prompt (a folder that exists is left as it is).
+Then prints how to start the gateway, connect MCP clients to it and serve a repository's Claude Code commands.
 
   --from <file>        an MCP client's config file (Claude Desktop, Cursor, Claude Code, VS Code): the starter
                        serves its servers, and follows the file as it changes; repeatable
   --output, -o <file>  where to write it (default: ${DEFAULT_CONFIG_NAME}; there the gateway finds it without --config)
-  --force              overwrite the file if it exists
+  --force              overwrite the config file if it exists (never a prompt file)
   --help               print this help`;
 
 /** Why writing failed, when the command line is at fault (exit 2); other errors are failures (exit 1). */
@@ -63,20 +67,48 @@ export async function runInit(argv: string[], cli: string): Promise<number> {
     const from = args.from.map(client => resolveUserPath(cwd, client));
     const servers = await serversOf(from);
     if (servers === undefined) return 2;
+    const shipped = packageFiles();
+    const promptFolder = await writeStarter(file, starterConfig({ ...shipped, node, from }), args.force);
+    if (typeof promptFolder === 'number') return promptFolder;
+    const mcpServers = from.length === 0 ? 'one example MCP server; add your servers under "upstreams"' : describeClientServers(from, servers);
+    const serving = `your prompt files in ${promptFolder.folder} and ${mcpServers}`;
+    const formatExamples = shipped.formatExamples;
+    const claudeCommands = claudeCommandsBeside(file);
+    process.stdout.write(nextSteps({ file, cwd, node, cli, shellCommand: shellCommand(cli), serving, promptFolder, formatExamples, claudeCommands }));
+    return 0;
+}
+
+/** A repository's Claude Code commands beside the config (init run at the repository's root), if there. */
+function claudeCommandsBeside(file: string): string | undefined {
+    const folder = path.join(path.dirname(file), '.claude', 'commands');
+    return statSync(folder, { throwIfNoEntry: false })?.isDirectory() === true ? folder : undefined;
+}
+
+/**
+ * Writes the config (over one that exists only when forced), then the prompt folder beside it unless it exists. A
+ * refusal (exit 2, after saying why) comes before anything is written: no prompt folder without its config.
+ */
+async function writeStarter(file: string, config: string, force: boolean): Promise<PromptFolderOutcome | number> {
+    const folder = starterFolder(file);
+    const folderRefused = await folderRefusal(folder);
+    if (folderRefused !== undefined) return refuse(`${folderRefused}\nNothing was written.`);
     try {
-        await writeFile(file, starterConfig({ ...packageFiles(), node, from }), { flag: args.force ? 'w' : 'wx' });
+        await writeFile(file, config, { flag: force ? 'w' : 'wx' });
     } catch (error) {
         const refusal = REFUSALS[(error as NodeJS.ErrnoException).code ?? ''];
         if (refusal === undefined) throw error;
-        process.stderr.write(`mcp-prompt-gateway init: ${refusal(file)}\n`);
-        return 2;
+        return refuse(refusal(file));
     }
-    const serving =
-        from.length === 0
-            ? 'one example MCP server; add your servers under "upstreams"'
-            : `the ${servers.length} MCP server(s) of ${from.join(', ')}${servers.length === 0 ? '' : `: ${servers.join(', ')}`}`;
-    process.stdout.write(nextSteps({ file, cwd, node, cli, shellCommand: shellCommand(cli), serving }));
-    return 0;
+    return ensurePromptFolder(folder);
+}
+
+function refuse(reason: string): number {
+    process.stderr.write(`mcp-prompt-gateway init: ${reason}\n`);
+    return 2;
+}
+
+function describeClientServers(from: readonly string[], servers: readonly string[]): string {
+    return `the ${servers.length} MCP server(s) of ${from.join(', ')}${servers.length === 0 ? '' : `: ${servers.join(', ')}`}`;
 }
 
 /**

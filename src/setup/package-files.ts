@@ -7,6 +7,10 @@ function shipped(relative: string): string {
     return realpathSync(fileURLToPath(new URL(`../../${relative}`, import.meta.url)));
 }
 
-export function packageFiles(): { schema: string; exampleServer: string } {
-    return { schema: shipped('config/gateway.schema.json'), exampleServer: shipped('examples/prompt-server.mjs') };
+export function packageFiles(): { schema: string; exampleServer: string; formatExamples: string } {
+    return {
+        schema: shipped('config/gateway.schema.json'),
+        exampleServer: shipped('examples/prompt-server.mjs'),
+        formatExamples: shipped('examples/formats')
+    };
 }

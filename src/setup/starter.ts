@@ -4,11 +4,15 @@
  */
 import { pathToFileURL } from 'node:url';
 import { literalText } from '../config/interpolate.js';
+import { STARTER_FOLDER } from './example-prompt.js';
 
 /** Where the starter listens; the client snippets point there. */
 const STARTER_LISTEN = { host: '127.0.0.1', port: 8080, path: '/mcp' } as const;
 
 export const STARTER_URL = `http://${STARTER_LISTEN.host}:${STARTER_LISTEN.port}${STARTER_LISTEN.path}`;
+
+/** The upstream that serves a repository's Claude Code commands, with the config file at the repository's root. */
+export const CLAUDE_COMMANDS_UPSTREAM = '{ "id": "claude", "transport": "files", "path": ".claude/commands", "format": "claude-commands" }';
 
 export interface StarterOptions {
     /** Absolute path of config/gateway.schema.json, for editors. */
@@ -41,7 +45,7 @@ ${options.from === undefined || options.from.length === 0 ? ownServers(options) 
 }
 
 function ownServers(options: StarterOptions): string {
-    return `  // The MCP servers whose prompts the gateway serves, each prompt as "<id>__<prompt name>".
+    return `  // Where the prompts come from, prompt files and MCP servers, each prompt served as "<id>__<prompt name>".
   "upstreams": [
 ${upstreamEntries(options, 'serving')}
   ],
@@ -58,14 +62,17 @@ function clientServers(options: StarterOptions, files: readonly string[]): strin
 ${sources}
   ],
 
-  // More servers of the gateway's own, each prompt as "<id>__<prompt name>".
+  // Prompt files and more servers of the gateway's own, each prompt as "<id>__<prompt name>".
   "upstreams": [
 ${upstreamEntries(options, 'commented')}
   ],
 `;
 }
 
-/** The example server is served when it is the only one, and shown commented out beside a client's servers. */
+/**
+ * The prompt folder is always served (it needs no network). The example server is served when it is the only server,
+ * and shown commented out beside a client's servers.
+ */
 function upstreamEntries(options: StarterOptions, example: 'serving' | 'commented'): string {
     const command = quoted(options.node);
     const args = `[${quoted(options.exampleServer)}]`;
@@ -81,11 +88,22 @@ function upstreamEntries(options: StarterOptions, example: 'serving' | 'commente
     },`
             : `    // An example server that comes with the gateway (three prompts; nothing to download):
     // { "id": "examples", "transport": "stdio", "command": ${command}, "args": ${args} },`;
-    return `${exampleEntry}
+    return `${promptFolderEntries()}
+${exampleEntry}
     // A server from npm, which the gateway starts (npx downloads it on the first start):
     // { "id": "everything", "transport": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"], "timeoutMs": 60000 },
     // A server that runs elsewhere, by URL (\${DOCS_TOKEN} is read from the environment):
     // { "id": "docs", "transport": "streamable-http", "url": "https://mcp.example.com/mcp", "headers": { "Authorization": "Bearer \${DOCS_TOKEN}" } },`;
+}
+
+function promptFolderEntries(): string {
+    const { id, path } = STARTER_FOLDER;
+    return `    // Your prompt files: each .md file in the folder "${path}" beside this file is a prompt, "${id}__<file name>",
+    // reloaded as it changes (the format: docs/prompt-files.md). --check reads them too.
+    { "id": "${id}", "transport": "files", "path": "${path}" },
+    // A repository's Claude Code commands, served as they are (the path is relative to this file; Codex prompts,
+    // VS Code prompt files, Gemini CLI commands and skills have their own "format"):
+    // ${CLAUDE_COMMANDS_UPSTREAM},`;
 }
 
 /** A JSON string that the gateway reads back as `value`: config strings are interpolated, so a "${" is escaped. */
