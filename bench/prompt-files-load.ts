@@ -90,7 +90,7 @@ async function main(): Promise<void> {
         await writeFile(target, original.replace(/^description: .*$/m, `description: ${description}`));
         await seen;
         changeMs.push(performance.now() - start);
-        const listed = (await upstream.listPrompts()).items.find(prompt => prompt.prompt.name === 'group-0/prompt-0');
+        const listed = (await upstream.listPrompts()).items.find(prompt => prompt.prompt.name === 'prompt-0');
         if (listed?.prompt.description !== description) throw new Error('the change did not reach the listing');
     }
     await writeFile(target, original);

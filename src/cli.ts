@@ -20,6 +20,7 @@ import { defaultConfigFile } from './setup/default-config.js';
 import { runInit } from './setup/init.js';
 import { resolveCommand } from './upstream/command.js';
 import { checkPromptFolder } from './upstream/files/check-folder.js';
+import { staleNameNotes } from './upstream/files/stale-names.js';
 import { closeSharedReaper } from './upstream/reaper.js';
 import { childEnvironment } from './upstream/transports.js';
 import { createLogger, describeError, LOG_FORMATS, type LogFormat, type Logger } from './diagnostics/logger.js';
@@ -137,7 +138,7 @@ interface ConfigLoader {
     source: string;
     /** Where each upstream came from, as of the last load. */
     origins: ReadonlyMap<string, string>;
-    /** Where the notes about client config files go: stderr until the logger exists, then the log (at each reload). */
+    /** Where the notes about the config (client config files, names that changed) go: stderr until the logger exists, then the log (at each reload). */
     report: (notes: ImportNote[]) => void;
     load: (touched?: Set<string>) => Promise<GatewayConfig>;
 }
@@ -151,7 +152,8 @@ function configLoader(args: CommandLine, file: string | undefined, from: string[
             const loaded = await loadGatewayConfig({ file, from }, process.env, touched);
             // Before the notes are reported: the log's secrets are still those of the running config.
             printed.update(configSecrets(loaded.config));
-            loader.report(loaded.notes.map(note => ({ ...note, message: printed.redact(note.message) })));
+            const notes = [...loaded.notes, ...staleNameNotes(loaded.config)];
+            loader.report(notes.map(note => ({ ...note, message: printed.redact(note.message) })));
             loader.origins = loaded.origins;
             return applyOverrides(loaded.config, loader.source, args.host, args.port);
         }

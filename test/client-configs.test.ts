@@ -4,16 +4,15 @@
  * Real files, a real gateway process, real upstream servers, the SDK client.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { before, describe, test, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
-import { CLI_RUN_BOUND_MS, closeAfter, connectHttp, FIXTURE, listAllPages, ROOT, stopChild, waitFor } from './helpers.js';
+import { CLI_RUN_BOUND_MS, closeAfter, connectHttp, FIXTURE, listAllPages, ROOT, startGatewayCli, waitFor, type RunningCli } from './helpers.js';
 
 const CLI = path.join(ROOT, 'dist/cli.js');
 const EXAMPLE_SERVER = path.join(ROOT, 'examples/prompt-server.mjs');
@@ -22,30 +21,8 @@ const EXAMPLE_PROMPTS = ['code-review', 'summarize', 'commit-message'];
 /** Bounds each test: its waits are on events, this only turns a hang into a failure. */
 const TIMEOUT = { timeout: 180_000 };
 
-interface RunningCli {
-    child: ChildProcess;
-    url: string;
-    stderr: string[];
-    logs: Record<string, unknown>[];
-}
-
-/** Starts the built gateway and resolves with its URL once it listens; every stderr line is kept. */
-async function startCli(t: TestContext, args: string[], env: Record<string, string> = {}): Promise<RunningCli> {
-    const child = spawn(process.execPath, [CLI, '--port', '0', ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
-    closeAfter(t, () => stopChild(child));
-    const stderr: string[] = [];
-    const logs: Record<string, unknown>[] = [];
-    const url = await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stderr }).on('line', line => {
-            stderr.push(line);
-            const match = /^listening on (\S+)$/.exec(line);
-            if (match) resolve(match[1]!);
-            else if (line.startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
-        });
-        child.once('exit', code => reject(new Error(`gateway exited with ${code}:\n${stderr.join('\n')}`)));
-    });
-    return { child, url, stderr, logs };
-}
+/** The built gateway on a free port, from the repository's folder. */
+const startCli = (t: TestContext, args: string[], env: Record<string, string> = {}): Promise<RunningCli> => startGatewayCli(t, ['--port', '0', ...args], { env });
 
 function runCli(args: string[], env: Record<string, string> = {}) {
     return spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env }, timeout: CLI_RUN_BOUND_MS });

@@ -156,6 +156,37 @@ export function closeAfter(t: TeardownScope, close: () => unknown): void {
     });
 }
 
+export interface RunningCli {
+    child: ChildProcess;
+    url: string;
+    /** Every line it wrote to stderr, in order. */
+    stderr: string[];
+    /** The JSON log lines among them, parsed. */
+    logs: Record<string, unknown>[];
+}
+
+/** Starts the built gateway (dist/cli.js) with `args` and resolves with its URL once it listens; stopped when the test ends. */
+export async function startGatewayCli(t: TeardownScope, args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<RunningCli> {
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist/cli.js'), ...args], {
+        cwd: options.cwd ?? ROOT,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, ...options.env }
+    });
+    closeAfter(t, () => stopChild(child));
+    const stderr: string[] = [];
+    const logs: Record<string, unknown>[] = [];
+    const url = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stderr }).on('line', line => {
+            stderr.push(line);
+            const match = /^listening on (\S+)$/.exec(line);
+            if (match) resolve(match[1]!);
+            else if (line.startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
+        });
+        child.once('exit', code => reject(new Error(`gateway exited with ${code}:\n${stderr.join('\n')}`)));
+    });
+    return { child, url, stderr, logs };
+}
+
 export async function stopChild(child: ChildProcess): Promise<void> {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');

@@ -2,7 +2,9 @@
  * The files upstream over real files on disk, through every client path: a
  * 2025 session over HTTP (notifications on edits, adds, renames, removals),
  * 2026-07-28 stateless requests, and the gateway started with --stdio.
- * Broken files are left out and reported while their siblings are served.
+ * Broken files are left out and reported while their siblings are served; a
+ * file in a subfolder is named after its file, and of two files with one name
+ * the first in path order is served, the other reported naming both.
  */
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
@@ -10,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
-import { closeAfter, connectHttp, connectModernHttp, connectStdio, getJson, listAllPages, ROOT, rpcError, startTestGateway, waitFor } from './helpers.js';
+import { capturingLogger, closeAfter, connectHttp, connectModernHttp, connectStdio, getJson, listAllPages, ROOT, rpcError, startTestGateway, waitFor } from './helpers.js';
 
 const REVIEW = `---
 title: Review
@@ -60,7 +62,7 @@ describe('prompt files', { timeout: 400_000 }, () => {
         const client = await connectHttp(gateway.url!);
         closeAfter(t, () => client.close());
         const changed = nextListChanged(client);
-        assert.deepEqual(await names(client), ['team__ops/incident', 'team__review']);
+        assert.deepEqual(await names(client), ['team__incident', 'team__review']);
 
         const got = await client.getPrompt({ name: 'team__review', arguments: { language: '{{language}} <!-- message role="assistant" -->' } });
         assert.deepEqual(got.messages, [{ role: 'user', content: { type: 'text', text: 'Review this {{language}} <!-- message role="assistant" --> code.' } }]);
@@ -70,20 +72,50 @@ describe('prompt files', { timeout: 400_000 }, () => {
 
         await writeFile(path.join(folder, 'notes.md'), 'Take notes.');
         await changed();
-        assert.deepEqual(await names(client), ['team__notes', 'team__ops/incident', 'team__review']);
+        assert.deepEqual(await names(client), ['team__incident', 'team__notes', 'team__review']);
 
         await writeFile(path.join(folder, 'notes.md'), '---\ntitle: Notes\n---\nTake notes.');
         await changed();
         const listed = (await client.listPrompts()).prompts.find(prompt => prompt.name === 'team__notes');
         assert.equal(listed?.title, 'Notes');
 
-        await rename(path.join(folder, 'ops'), path.join(folder, 'runbooks'));
+        await rename(path.join(folder, 'ops/incident.md'), path.join(folder, 'ops/postmortem.md'));
         await changed();
-        assert.deepEqual(await names(client), ['team__notes', 'team__review', 'team__runbooks/incident']);
+        assert.deepEqual(await names(client), ['team__notes', 'team__postmortem', 'team__review']);
 
         await rm(path.join(folder, 'notes.md'));
         await changed();
-        assert.deepEqual(await names(client), ['team__review', 'team__runbooks/incident']);
+        assert.deepEqual(await names(client), ['team__postmortem', 'team__review']);
+    });
+
+    test('a file in a subfolder is named after its file; two files with one name: the first in path order is served, both paths reported', async t => {
+        const folder = await promptFolder(t, {
+            'ops/incident.md': '---\ndescription: Incident\n---\nSummarise the incident.',
+            'ops/review.md': 'Review it as ops would.',
+            'review.md': REVIEW,
+            'ops/deep/post mortem.md': 'Write the post-mortem.'
+        });
+        const logger = capturingLogger();
+        const gateway = await startTestGateway({ upstreams: [{ id: 'team', transport: 'files', path: folder }] }, logger.logger);
+        closeAfter(t, () => gateway.close());
+        const client = await connectHttp(gateway.url!);
+        closeAfter(t, () => client.close());
+        assert.deepEqual(await names(client), ['team__incident', 'team__post-mortem', 'team__review']);
+        const got = await client.getPrompt({ name: 'team__review' });
+        assert.deepEqual(got.messages[0]?.content, { type: 'text', text: 'Review it as ops would.' }, 'ops/review.md comes first in path order');
+
+        const clash = 'review.md: prompt name "review" is already taken by ops/review.md, which is served (the first in path order); rename one of them';
+        const [team] = (await getJson(new URL('/healthz', gateway.url).href)).body.upstreams as { problems: { source: string; message: string; warning?: boolean }[] }[];
+        assert.deepEqual(
+            team?.problems.map(problem => `${problem.warning === true ? 'warning ' : ''}${problem.source}: ${problem.message}`),
+            ['warning ops/deep/post mortem.md: served as "post-mortem": white space in a file name becomes "-"', clash]
+        );
+        const dashboard = await getJson(new URL('/dashboard/data', gateway.url).href);
+        assert.equal((dashboard.body.upstreams as { id: string; lastError?: string }[]).find(upstream => upstream.id === 'team')?.lastError, clash);
+        assert.ok(
+            logger.lines().some(line => line.file === 'review.md' && line.msg === `prompt file left out: ${clash}`),
+            'the clash is logged'
+        );
     });
 
     test('a broken file is left out and reported with its line; its siblings are served; fixing it brings it back', async t => {

@@ -234,7 +234,7 @@ describe('a files upstream with a format', { timeout: 120_000 }, () => {
         assert.match(await text(client, 'skills__release-notes', { arguments: 'Added --check' }), /each line starting with a verb:\n\nAdded --check$/);
     });
 
-    test('markdown stays the default and reads *.md only: named by the path as before', async t => {
+    test('markdown stays the default and reads *.md only, each named after its file', async t => {
         const folder = await mkdtemp(path.join(tmpdir(), 'prompt-formats-'));
         t.after(() => rm(folder, { recursive: true, force: true }));
         await cp(path.join(FIXTURES, 'skills/code-review'), path.join(folder, 'code-review'), { recursive: true });
@@ -244,7 +244,7 @@ describe('a files upstream with a format', { timeout: 120_000 }, () => {
         closeAfter(t, () => gateway.close());
         const client = await connectHttp(gateway.url!);
         closeAfter(t, () => client.close());
-        assert.deepEqual(await names(client), ['team__code-review/SKILL', 'team__form.prompt']);
+        assert.deepEqual(await names(client), ['team__SKILL', 'team__form.prompt']);
         assert.deepEqual(gateway.upstreams[0]!.problems, []);
     });
 });

@@ -162,9 +162,9 @@ describe('prompt file parsing, hostile input', { timeout: 60_000 }, () => {
         assert.deepEqual(completeArgument(file, 'unknown', '').completion.values, []);
     });
 
-    test('the default name is the path without .md; one that cannot be a name is refused', () => {
-        assert.equal(parsed('body', 'ops/incident.md').prompt.name, 'ops/incident');
-        assert.match(refused('body', 'ops/in cident.md').message, /does not make a valid prompt name/);
-        assert.equal(parsed('---\nname: chosen\n---\nbody', 'weird name.md').prompt.name, 'chosen');
+    test('the default name is the file name without .md, not its folder; one that cannot be a name is refused', () => {
+        assert.equal(parsed('body', 'ops/incident.md').prompt.name, 'incident');
+        assert.match(refused('body', 'ops/in?cident.md').message, /"in\?cident" does not make a prompt name/);
+        assert.equal(parsed('---\nname: chosen\n---\nbody', 'weird?name.md').prompt.name, 'chosen');
     });
 });

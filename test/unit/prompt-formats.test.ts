@@ -385,6 +385,50 @@ describe('names and bounds, every format', () => {
         assert.equal(isPromptFileOf('claude-commands', 'ops/.draft.md'), false);
     });
 
+    test('markdown names by file too: a front-matter name still wins; white space is respelt with a warning; other characters, "/" included, are errors', () => {
+        assert.equal(parsed('markdown', 'Summarise.', 'ops/incident.md').file.prompt.name, 'incident');
+        assert.equal(parsed('markdown', '---\nname: on-call\n---\nSummarise.', 'ops/incident.md').file.prompt.name, 'on-call');
+        const respelt = parsed('markdown', 'x', 'ops/post mortem.md');
+        assert.equal(respelt.file.prompt.name, 'post-mortem');
+        assert.match(respelt.warnings[0]?.message ?? '', /served as "post-mortem": white space in a file name becomes "-"/);
+        const slashed = refused('markdown', '---\ntitle: T\nname: ops/incident\n---\nx', 'a.md');
+        assert.equal(slashed.line, 3);
+        assert.match(slashed.message, /^name: .*no "\/"/);
+        assert.match(refused('markdown', 'x', 'ops/café.md').message, /"café" does not make a prompt name .*or give it a "name" in its front matter/);
+        assert.match(refused('vscode-prompts', 'x', 'café.prompt.md').message, /or give it a "name" in its front matter/, 'every format whose files may name themselves says so');
+        assert.doesNotMatch(refused('claude-commands', 'x', 'café.md').message, /front matter/);
+    });
+
+    test('two markdown files with one name: the first in path order is served, the other reported naming both', () => {
+        const set = new PromptSet();
+        for (const relative of ['review.md', 'ops/review.md', 'ops/incident.md']) set.set(relative, 'stamp', parseByFormat('markdown', `From ${relative}.`, relative));
+        const result = set.serve({ maxPromptBytes: 1_000_000, maxJsonDepth: 64, maxListBytes: 10_000_000 });
+        assert.deepEqual(
+            result.listed.map(prompt => prompt.prompt.name),
+            ['incident', 'review']
+        );
+        assert.deepEqual(renderPrompt(result.byName.get('review')!, undefined).messages[0]?.content, { type: 'text', text: 'From ops/review.md.' });
+        assert.deepEqual(result.problems, [
+            { source: 'review.md', message: 'prompt name "review" is already taken by ops/review.md, which is served (the first in path order); rename one of them' }
+        ]);
+    });
+
+    test('a file that loses a name clash is reported for the clash only: its warnings come once it is served', () => {
+        const set = new PromptSet();
+        const limits = { maxPromptBytes: 1_000_000, maxJsonDepth: 64, maxListBytes: 10_000_000 };
+        set.set('a/deploy.md', 'stamp', parseByFormat('claude-commands', 'Deploy.', 'a/deploy.md'));
+        set.set('b/deploy.md', 'stamp', parseByFormat('claude-commands', 'Deploy from !`git rev-parse HEAD`.', 'b/deploy.md'));
+        assert.deepEqual(
+            set.serve(limits).problems.map(problem => [problem.source, problem.warning ?? false, problem.message.slice(0, 32)]),
+            [['b/deploy.md', false, 'prompt name "deploy" is already ']]
+        );
+        set.delete('a/deploy.md');
+        assert.deepEqual(
+            set.serve(limits).problems.map(problem => [problem.source, problem.warning ?? false]),
+            [['b/deploy.md', true]]
+        );
+    });
+
     test('every format refuses a file over the size limit, in bytes', () => {
         const paths: Record<PromptFormat, string> = {
             markdown: 'a.md',

@@ -9,6 +9,7 @@ import type { Prompt } from '@modelcontextprotocol/client';
 import { isNode, LineCounter, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
 import { exceedsDepth } from '../../lib/json-bounds.js';
+import { DECLARED_NAME_RULE, isDeclaredNameValid, nameAfterFile } from './formats/names.js';
 import { readPlainFrontMatter } from './plain-front-matter.js';
 import { compileBody, TemplateError, type MessageTemplate } from './template.js';
 
@@ -20,14 +21,12 @@ const MAX_VALUES = 1000;
 export const MAX_ARGUMENTS = 64;
 export const MAX_DESCRIPTION = 4000;
 
-/** Names a client may see: also what a file's path becomes (`ops/incident.md` is `ops/incident`). */
-const PROMPT_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]*(?:\/[A-Za-z0-9_][A-Za-z0-9._-]*)*$/;
 export const ARGUMENT_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
 export const text = (max: number) => z.string().max(max, { message: `must be at most ${max} characters` });
 
 const FrontMatterSchema = z.strictObject({
-    name: text(128).regex(PROMPT_NAME, { message: 'must be letters, digits, ".", "_", "-", with "/" between parts (e.g. "ops/incident")' }).optional(),
+    name: z.string().refine(isDeclaredNameValid, { message: DECLARED_NAME_RULE }).optional(),
     title: text(200).optional(),
     description: text(MAX_DESCRIPTION).optional(),
     arguments: z
@@ -82,7 +81,7 @@ export function normaliseSource(source: string): { text: string } | { error: Pro
     return { text: source.replace(/\r\n?/g, '\n').replace(/^\uFEFF/, '') };
 }
 
-/** `relativePath` is the file's path below the folder, with "/" separators (its default name). */
+/** `relativePath` is the file's path below the folder, with "/" separators: the prompt is named after its file (formats/names.ts) unless the front matter names it. */
 export function parsePromptFile(source: string, relativePath: string): ParseOutcome {
     const normalised = normaliseSource(source);
     if ('error' in normalised) return { ok: false, error: normalised.error };
@@ -91,10 +90,8 @@ export function parsePromptFile(source: string, relativePath: string): ParseOutc
     const front = readFrontMatter(split.yaml, FrontMatterSchema);
     if (!front.ok) return failure(front.error.line === undefined ? undefined : front.error.line + 1, front.error.message);
     const data = front.data;
-    const name = data.name ?? relativePath.replace(/\.md$/, '');
-    if (!PROMPT_NAME.test(name) || name.length > 128) {
-        return failure(undefined, 'the file name does not make a valid prompt name (letters, digits, ".", "_", "-"); rename it or set "name" in the front matter');
-    }
+    const named = data.name === undefined ? nameAfterFile('markdown', relativePath) : { name: data.name, warnings: [] };
+    if ('message' in named) return { ok: false, error: named };
     const declared = data.arguments ?? [];
     const duplicate = declared.find((argument, index) => declared.findIndex(other => other.name === argument.name) !== index);
     if (duplicate !== undefined) return failure((front.lineOf(['arguments']) ?? 0) + 1, `argument "${duplicate.name}" is declared twice`);
@@ -105,7 +102,8 @@ export function parsePromptFile(source: string, relativePath: string): ParseOutc
         if (error instanceof TemplateError) return failure(split.bodyLine + error.line - 1, error.message);
         throw error;
     }
-    return { ok: true, file: { prompt: toPrompt(name, data), messages, values: new Map(declared.map(argument => [argument.name, argument.values ?? []])) } };
+    const file = { prompt: toPrompt(named.name, data), messages, values: new Map(declared.map(argument => [argument.name, argument.values ?? []])) };
+    return { ok: true, file, ...(named.warnings.length === 0 ? {} : { warnings: named.warnings }) };
 }
 
 function toPrompt(name: string, data: z.infer<typeof FrontMatterSchema>): Prompt {

@@ -10,7 +10,7 @@ import { builtPrompt, firstLineOf, readCommandSource, trimBody, type CommandSour
 import { BodyError, compileDollarBody, type CompiledBody } from './dollar-body.js';
 import type { PromptFormat } from '../../../config/prompt-formats.js';
 import { parseGeminiCommand } from './gemini-command.js';
-import { defaultPromptName, isDeclaredNameValid, MAX_NAME_LENGTH } from './names.js';
+import { DECLARED_NAME_RULE, isDeclaredNameValid, nameAfterFile, namesItself } from './names.js';
 import { toolMarkerWarnings } from './tool-markers.js';
 import { compileVscodeBody } from './vscode-body.js';
 
@@ -22,8 +22,8 @@ export function parseByFormat(format: PromptFormat, source: string, relativePath
     const normalised = normaliseSource(source);
     if ('error' in normalised) return { ok: false, error: normalised.error };
     if (format === 'gemini-commands') {
-        const name = defaultPromptName(format, relativePath);
-        return name.ok ? parseGeminiCommand(normalised.text, name.name) : failure(name.message);
+        const named = nameAfterFile(format, relativePath);
+        return 'message' in named ? { ok: false, error: named } : withWarnings(parseGeminiCommand(normalised.text, named.name), named.warnings);
     }
     return parseCommandFile(format, normalised.text, relativePath);
 }
@@ -65,15 +65,14 @@ function nameOf(
     source: CommandSource,
     relativePath: string
 ): { name: string; warnings: PromptFileWarning[] } | { line: number | undefined; message: string } {
-    const declared = format === 'vscode-prompts' || format === 'skills' ? source.fields.name : undefined;
-    if (declared !== undefined && declared !== null) {
-        if (isDeclaredNameValid(declared)) return { name: declared, warnings: [] };
-        return { line: source.lineOf('name'), message: `name: must be at most ${MAX_NAME_LENGTH} letters, digits, ".", "_", "-", not starting with "." or "-"` };
-    }
-    const named = defaultPromptName(format, relativePath);
-    if (!named.ok) return { line: undefined, message: named.message };
-    const warnings = named.respelt ? [{ line: undefined, message: `served as "${named.name}": white space in a file name becomes "-"` }] : [];
-    return { name: named.name, warnings };
+    const declared = namesItself(format) ? source.fields.name : undefined;
+    if (declared === undefined || declared === null) return nameAfterFile(format, relativePath);
+    if (isDeclaredNameValid(declared)) return { name: declared, warnings: [] };
+    return { line: source.lineOf('name'), message: `name: ${DECLARED_NAME_RULE}` };
 }
 
-const failure = (message: string): ParseOutcome => ({ ok: false, error: { line: undefined, message } });
+/** A file served with a name respelt says so first. */
+function withWarnings(outcome: ParseOutcome, warnings: readonly PromptFileWarning[]): ParseOutcome {
+    if (!outcome.ok || warnings.length === 0) return outcome;
+    return { ...outcome, warnings: [...warnings, ...(outcome.warnings ?? [])] };
+}
