@@ -4,8 +4,8 @@
  * included, leaving out names starting with "." (`.git`, editors' swap files). Symbolic
  * links are followed only to files inside the folder; a linked folder is not
  * entered (no loops, no second copy). What is left out for a reason the
- * author should hear of becomes a problem (a prompt file that is a FIFO, socket or
- * device among them). Files are not stat'ed here: a new
+ * author should hear of becomes a problem (a prompt file that is a FIFO, socket,
+ * device or folder among them). Files are not stat'ed here: a new
  * file's stamp comes from the handle it is read through (file-read.ts).
  */
 import type { Dirent } from 'node:fs';
@@ -79,8 +79,13 @@ async function walk(scan: FolderScan, context: Walk, directory: string, relative
         if (entry.name.startsWith('.')) continue;
         const absolute = path.join(directory, entry.name);
         const below = relative === '' ? entry.name : `${relative}/${entry.name}`;
-        if (entry.isDirectory()) subfolders.push(walk(scan, context, absolute, below, depth + 1));
-        else if (!isPromptFileOf(context.format, below)) continue;
+        const promptFile = isPromptFileOf(context.format, below);
+        if (entry.isDirectory()) {
+            // Named as the format names its files (a skill's SKILL.md made a folder): the author meant a file. Its
+            // files are read as any subfolder's.
+            if (promptFile) scan.problems.push({ source: below, message: 'is a folder, not a regular file; not read' });
+            subfolders.push(walk(scan, context, absolute, below, depth + 1));
+        } else if (!promptFile) continue;
         else if (isSpecial(entry)) scan.problems.push({ source: below, message: `${notRegularFile(entry)}; not read` });
         else {
             if (scan.files.size >= context.maxFiles) {
