@@ -100,7 +100,7 @@ function hear(client: Client): Heard {
     const heard: Heard = {
         client,
         count: 0,
-        reached: total => (heard.count >= total ? Promise.resolve() : new Promise(resolve => waiting.add({ total, resolve }))),
+        reached: total => (heard.count >= total ? Promise.resolve() : new Promise(resolve => waiting.add({ total, resolve })))
     };
     client.setNotificationHandler('notifications/prompts/list_changed', () => {
         heard.count++;
@@ -185,7 +185,10 @@ describe('every format: allow-lists, overrides, completions, live reload and met
             const args = { [format.argument]: 'x' };
             assert.match((await wide.client.getPrompt({ name: hidden, arguments: args })).messages[0]?.content.type ?? '', /^text$/, 'the wide client gets it');
             for (const client of [narrow.client, modern.client]) {
-                assert.deepEqual(await shapeOf(client.getPrompt({ name: hidden, arguments: args }), hidden), await shapeOf(client.getPrompt({ name: unknown, arguments: args }), unknown));
+                assert.deepEqual(
+                    await shapeOf(client.getPrompt({ name: hidden, arguments: args }), hidden),
+                    await shapeOf(client.getPrompt({ name: unknown, arguments: args }), unknown)
+                );
                 const complete = (name: string) => client.complete({ ref: { type: 'ref/prompt', name }, argument: { name: format.argument, value: '' } });
                 assert.deepEqual(await shapeOf(complete(hidden), hidden), await shapeOf(complete(unknown), unknown), `${format.id}: completing a hidden prompt`);
             }
@@ -197,11 +200,18 @@ describe('every format: allow-lists, overrides, completions, live reload and met
         for (const format of FORMATS) {
             const name = `${format.id}__${format.id}-overridden`;
             const prompt = listed.find(candidate => candidate.name === name);
-            assert.deepEqual([prompt?.title, prompt?.description, prompt?.arguments?.map(argument => argument.name)], [`Overridden ${format.id}`, 'Described by the gateway', [format.argument]], format.id);
+            assert.deepEqual(
+                [prompt?.title, prompt?.description, prompt?.arguments?.map(argument => argument.name)],
+                [`Overridden ${format.id}`, 'Described by the gateway', [format.argument]],
+                format.id
+            );
             const got = await wide.client.getPrompt({ name, arguments: { [format.argument]: 'the parser' } });
             assert.deepEqual(got.messages, [{ role: 'user', content: { type: 'text', text: 'Work on the parser.' } }], format.id);
             const old = exposed(format, 'renamed');
-            assert.deepEqual(await shapeOf(wide.client.getPrompt({ name: old }), old), await shapeOf(wide.client.getPrompt({ name: `${format.id}__no-such` }), `${format.id}__no-such`));
+            assert.deepEqual(
+                await shapeOf(wide.client.getPrompt({ name: old }), old),
+                await shapeOf(wide.client.getPrompt({ name: `${format.id}__no-such` }), `${format.id}__no-such`)
+            );
         }
     });
 
@@ -218,7 +228,10 @@ describe('every format: allow-lists, overrides, completions, live reload and met
         test(`${format.format}: an edit tells exactly the clients that see the prompt, a touch tells nobody, the lists follow`, async () => {
             const folder = folders.get(format.id)!;
             const descriptionOf = async (client: Client, name: string) => (await client.listPrompts()).prompts.find(prompt => prompt.name === name)?.description;
-            const received = async () => value(await scrape(gateway.operatorUrls.metrics!, { authorization: `Bearer ${METRICS_TOKEN}` }), 'mcp_gateway_list_changed_received_total', { upstream: format.id });
+            const received = async () =>
+                value(await scrape(gateway.operatorUrls.metrics!, { authorization: `Bearer ${METRICS_TOKEN}` }), 'mcp_gateway_list_changed_received_total', {
+                    upstream: format.id
+                });
             const receivedBefore = await received();
             await settled();
             const [w0, n0, m0] = heardBy() as [number, number, number];

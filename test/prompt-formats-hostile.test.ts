@@ -168,7 +168,9 @@ async function healthOf(url: string, id: string): Promise<{ state: string; error
 }
 
 const textOf = async (client: Client, name: string, args?: Record<string, string>) =>
-    (await client.getPrompt({ name, ...(args === undefined ? {} : { arguments: args }) })).messages.map(message => (message.content.type === 'text' ? message.content.text : '')).join('\n');
+    (await client.getPrompt({ name, ...(args === undefined ? {} : { arguments: args }) })).messages
+        .map(message => (message.content.type === 'text' ? message.content.text : ''))
+        .join('\n');
 
 describe('hostile prompt files in every format', { timeout: 300_000 }, () => {
     for (const format of FORMATS) {
@@ -183,7 +185,11 @@ describe('hostile prompt files in every format', { timeout: 300_000 }, () => {
             const modern = await connectModernHttp(gateway.url!);
             closeAfter(t, () => modern.close());
 
-            for (const client of [legacy, modern]) assert.deepEqual((await listAllPages(client)).names.sort(), served.map(name => `${format.id}__${name}`));
+            for (const client of [legacy, modern])
+                assert.deepEqual(
+                    (await listAllPages(client)).names.sort(),
+                    served.map(name => `${format.id}__${name}`)
+                );
             assert.equal(await textOf(legacy, `${format.id}__${format.listed('ok')}`), okText);
 
             const health = await healthOf(gateway.url!, format.id);
@@ -270,7 +276,10 @@ describe('shell and file markers are never run or read', { timeout: 300_000 }, (
 
         for (const id of ['claude', 'skills']) {
             const text = await textOf(client, `${id}__leak`, { arguments: 'now' });
-            assert.equal(text, `Context:\n!\`touch ${path.join(root, `pwned-by-${id}`)}\`\n@${path.join(root, 'secret.txt')}\n@/etc/passwd\n@~/.ssh/id_rsa\nDone.\n\nARGUMENTS: now`);
+            assert.equal(
+                text,
+                `Context:\n!\`touch ${path.join(root, `pwned-by-${id}`)}\`\n@${path.join(root, 'secret.txt')}\n@/etc/passwd\n@~/.ssh/id_rsa\nDone.\n\nARGUMENTS: now`
+            );
         }
         const gemini = await textOf(client, 'gemini__leak', { args: 'now' });
         assert.equal(gemini, `Context:\n!{touch ${pwned[2]}}\n@{${path.join(root, 'secret.txt')}}\n@{/etc/passwd}\nDone. now`);
@@ -317,7 +326,19 @@ describe('shell and file markers are never run or read', { timeout: 300_000 }, (
         const warnings = result.stderr.split('\n').filter(line => line.startsWith('warning: '));
         assert.deepEqual(
             warnings.map(line => line.split(': ')[1]),
-            ['claude/leak.md:5', 'claude/leak.md:6', 'claude/leak.md:7', 'claude/leak.md:8', 'skills/leak/SKILL.md:5', 'skills/leak/SKILL.md:6', 'skills/leak/SKILL.md:7', 'skills/leak/SKILL.md:8', 'gemini/leak.toml:4', 'gemini/leak.toml:5', 'gemini/leak.toml:6']
+            [
+                'claude/leak.md:5',
+                'claude/leak.md:6',
+                'claude/leak.md:7',
+                'claude/leak.md:8',
+                'skills/leak/SKILL.md:5',
+                'skills/leak/SKILL.md:6',
+                'skills/leak/SKILL.md:7',
+                'skills/leak/SKILL.md:8',
+                'gemini/leak.toml:4',
+                'gemini/leak.toml:5',
+                'gemini/leak.toml:6'
+            ]
         );
         assert.ok(!result.stderr.includes(secret) && !result.stderr.includes('root:'), 'no file was read');
         for (const file of pwned) assert.equal(existsSync(file), false, `${path.basename(file)}: no command was run`);
@@ -338,13 +359,17 @@ describe('--check over hostile folders of every format', { timeout: 300_000 }, (
         const deep = path.join('claude', ...Array.from({ length: 18 }, () => 'd'));
         await put(root, path.join(deep, 'x.md'), 'Too deep.');
         expected.push(path.join('claude', ...Array.from({ length: 17 }, () => 'd')));
-        await writeFile(path.join(root, 'gateway.json'), JSON.stringify({ upstreams: FORMATS.map(format => ({ id: format.id, transport: 'files', path: format.id, format: format.format })) }));
+        await writeFile(
+            path.join(root, 'gateway.json'),
+            JSON.stringify({ upstreams: FORMATS.map(format => ({ id: format.id, transport: 'files', path: format.id, format: format.format })) })
+        );
 
         const result = spawnSync(process.execPath, [CLI, '--config', 'gateway.json', '--check'], { cwd: root, encoding: 'utf8', timeout: CLI_RUN_BOUND_MS, killSignal: 'SIGKILL' });
         assert.equal(result.status, 2, result.stderr);
         const errors = result.stderr.split('\n').filter(line => line.startsWith('error: '));
         assert.deepEqual(errors.map(line => line.split(': ')[1]!.replace(/:\d+$/, '')).sort(), expected.sort());
-        for (const format of FORMATS) assert.ok(result.stderr.includes(`upstream "${format.id}": ${format.id === 'gemini' ? 2 : 1} prompt(s) from ${format.id} (${format.format})`), result.stderr);
+        for (const format of FORMATS)
+            assert.ok(result.stderr.includes(`upstream "${format.id}": ${format.id === 'gemini' ? 2 : 1} prompt(s) from ${format.id} (${format.format})`), result.stderr);
         assert.match(result.stderr, new RegExp(`config gateway\\.json: ${expected.length} prompt file error\\(s\\) above`));
     });
 });
