@@ -4,7 +4,7 @@
  *   read: a command that would create a file creates none, a referenced file's content is never served; the file
  *   is served as written with a warning in /healthz and the log;
  * - files that are too large (a sparse 8 GiB one too), binary, FIFOs named like prompts, links out of the folder
- *   (to /etc/passwd, to /dev/zero), links to a FIFO, a folder named like a prompt file (a skill's SKILL.md), bad
+ *   (to /etc/passwd, to /dev/zero), links to a FIFO, to nothing or to themselves, a folder named like a prompt file (a skill's SKILL.md), bad
  *   names, names that clash, YAML alias bombs and deep front matter, TOML bombs, folders nested too deep: each is
  *   left out with a problem naming it, the rest of the folder is served, and nothing blocks or hangs;
  * - a prompt replaced by a FIFO while served is left out, and served again when it is a file again.
@@ -117,6 +117,12 @@ async function hostileFolder(t: TestContext, format: Format, folder: string): Pr
         expected.set(format.file(name!), /^a symbolic link to outside the folder; not read$/);
         await symlink(target!, await placeFor(folder, format.file(name!)));
     }
+    // A link to nothing, and one to itself: nothing to read, but the author should hear of the prompt missing.
+    expected.set(format.file('dangling'), /^a symbolic link to a missing file, or in a loop; not read$/);
+    await symlink(path.join(folder, 'no-such-file'), await placeFor(folder, format.file('dangling')));
+    expected.set(format.file('loop'), /^a symbolic link to a missing file, or in a loop; not read$/);
+    const loop = await placeFor(folder, format.file('loop'));
+    await symlink(loop, loop);
 
     // A folder where the format expects a file (for skills: a SKILL.md that is a folder).
     expected.set(format.file('folder'), /^is a folder, not a regular file; not read$/);

@@ -9,7 +9,7 @@
  * file's stamp comes from the handle it is read through (file-read.ts).
  */
 import type { Dirent } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { notRegularFile } from '../../config/read-text-file.js';
 import type { PromptFormat } from '../../config/prompt-formats.js';
@@ -109,8 +109,20 @@ async function checkLink(scan: FolderScan, context: Walk, absolute: string, belo
         const target = await realpath(absolute);
         if (target.startsWith(context.realRoot + path.sep)) return;
         scan.problems.push({ source: below, message: 'a symbolic link to outside the folder; not read' });
-    } catch {
-        // Dangling, or gone since the listing: nothing to read.
+    } catch (error) {
+        // Gone since the listing: the next scan does not see it. Dangling or in a loop: its prompt is missing, and
+        // its author should hear of it.
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ELOOP' || (code === 'ENOENT' && (await exists(absolute)))) {
+            scan.problems.push({ source: below, message: 'a symbolic link to a missing file, or in a loop; not read' });
+        }
     }
     scan.files.delete(below);
 }
+
+/** Whether the entry itself (not what it links to) is still there. */
+const exists = (file: string) =>
+    lstat(file).then(
+        () => true,
+        () => false
+    );
