@@ -365,6 +365,9 @@ describe('--check over hostile folders of every format', { timeout: 300_000 }, (
         const deep = path.join('claude', ...Array.from({ length: 18 }, () => 'd'));
         await put(root, path.join(deep, 'x.md'), 'Too deep.');
         expected.push(path.join('claude', ...Array.from({ length: 17 }, () => 'd')));
+        // A name that would forge a line of the check's output: printed on one line, its newline escaped.
+        await put(root, 'claude/x\nerror: forged.md', 'Forged.');
+        expected.push('claude/x\\nerror');
         await writeFile(
             path.join(root, 'gateway.json'),
             JSON.stringify({ upstreams: FORMATS.map(format => ({ id: format.id, transport: 'files', path: format.id, format: format.format })) })
@@ -374,6 +377,10 @@ describe('--check over hostile folders of every format', { timeout: 300_000 }, (
         assert.equal(result.status, 2, result.stderr);
         const errors = result.stderr.split('\n').filter(line => line.startsWith('error: '));
         assert.deepEqual(errors.map(line => line.split(': ')[1]!.replace(/:\d+$/, '')).sort(), expected.sort());
+        assert.ok(
+            errors.some(line => line.startsWith('error: claude/x\\nerror: forged.md: "x\\nerror: forged" does not make a prompt name')),
+            result.stderr
+        );
         for (const format of FORMATS)
             assert.ok(result.stderr.includes(`upstream "${format.id}": ${format.id === 'gemini' ? 2 : 1} prompt(s) from ${format.id} (${format.format})`), result.stderr);
         assert.match(result.stderr, new RegExp(`config gateway\\.json: ${expected.length} prompt file error\\(s\\) above`));
