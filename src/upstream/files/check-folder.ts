@@ -6,6 +6,7 @@
  */
 import type { FilesUpstreamConfig } from '../../config/schema.js';
 import { forEachBounded } from '../../lib/for-each-bounded.js';
+import { oneLine } from '../../lib/one-line.js';
 import type { UpstreamLimits } from '../connection.js';
 import type { UpstreamProblem } from '../upstream.js';
 import { READ_CONCURRENCY, readPromptFile } from './file-read.js';
@@ -15,7 +16,7 @@ import { PromptSet } from './prompt-set.js';
 export type FolderCheck =
     /** The folder missing or not a folder: the upstream would be down. */
     | { ok: false; reason: string }
-    /** `problems` with `warning` are served; the others are files left out. */
+    /** `problems` with `warning` are served; the others are files left out. Their text is on one line (lib/one-line.ts). */
     | { ok: true; prompts: number; problems: UpstreamProblem[]; truncated: boolean };
 
 export async function checkPromptFolder(config: FilesUpstreamConfig, limits: UpstreamLimits): Promise<FolderCheck> {
@@ -32,5 +33,7 @@ export async function checkPromptFolder(config: FilesUpstreamConfig, limits: Ups
         if (read.kind === 'read') files.set(path, read.stamp, read.outcome);
     });
     const served = files.serve(limits);
-    return { ok: true, prompts: served.listed.length, problems: [...served.problems, ...scan.problems], truncated: scan.truncated };
+    // Printed as text, not JSON as in /healthz: a file's name is shown on one line, as written.
+    const problems = [...served.problems, ...scan.problems].map(problem => ({ ...problem, source: oneLine(problem.source), message: oneLine(problem.message) }));
+    return { ok: true, prompts: served.listed.length, problems, truncated: scan.truncated };
 }

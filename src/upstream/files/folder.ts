@@ -4,12 +4,12 @@
  * included, leaving out names starting with "." (`.git`, editors' swap files). Symbolic
  * links are followed only to files inside the folder; a linked folder is not
  * entered (no loops, no second copy). What is left out for a reason the
- * author should hear of becomes a problem (a prompt file that is a FIFO, socket or
- * device among them). Files are not stat'ed here: a new
+ * author should hear of becomes a problem (a prompt file that is a FIFO, socket,
+ * device or folder among them). Files are not stat'ed here: a new
  * file's stamp comes from the handle it is read through (file-read.ts).
  */
 import type { Dirent } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { notRegularFile } from '../../config/read-text-file.js';
 import type { PromptFormat } from '../../config/prompt-formats.js';
@@ -79,8 +79,13 @@ async function walk(scan: FolderScan, context: Walk, directory: string, relative
         if (entry.name.startsWith('.')) continue;
         const absolute = path.join(directory, entry.name);
         const below = relative === '' ? entry.name : `${relative}/${entry.name}`;
-        if (entry.isDirectory()) subfolders.push(walk(scan, context, absolute, below, depth + 1));
-        else if (!isPromptFileOf(context.format, below)) continue;
+        const promptFile = isPromptFileOf(context.format, below);
+        if (entry.isDirectory()) {
+            // Named as the format names its files (a skill's SKILL.md made a folder): the author meant a file. Its
+            // files are read as any subfolder's.
+            if (promptFile) scan.problems.push({ source: below, message: 'is a folder, not a regular file; not read' });
+            subfolders.push(walk(scan, context, absolute, below, depth + 1));
+        } else if (!promptFile) continue;
         else if (isSpecial(entry)) scan.problems.push({ source: below, message: `${notRegularFile(entry)}; not read` });
         else {
             if (scan.files.size >= context.maxFiles) {
@@ -104,8 +109,20 @@ async function checkLink(scan: FolderScan, context: Walk, absolute: string, belo
         const target = await realpath(absolute);
         if (target.startsWith(context.realRoot + path.sep)) return;
         scan.problems.push({ source: below, message: 'a symbolic link to outside the folder; not read' });
-    } catch {
-        // Dangling, or gone since the listing: nothing to read.
+    } catch (error) {
+        // Gone since the listing: the next scan does not see it. Dangling or in a loop: its prompt is missing, and
+        // its author should hear of it.
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ELOOP' || (code === 'ENOENT' && (await exists(absolute)))) {
+            scan.problems.push({ source: below, message: 'a symbolic link to a missing file, or in a loop; not read' });
+        }
     }
     scan.files.delete(below);
 }
+
+/** Whether the entry itself (not what it links to) is still there. */
+const exists = (file: string) =>
+    lstat(file).then(
+        () => true,
+        () => false
+    );
