@@ -220,7 +220,24 @@ describe('prompts list and get, from the config in this process', () => {
 
         const unknown = await runCli(['prompts', 'get', 'gone__x'], { cwd: optional });
         assert.equal(unknown.status, 1);
-        assert.match(unknown.stderr, /Unknown prompt: "gone__x"\n\(not available, so not asked: upstream "gone"\)\n/);
+        assert.match(unknown.stderr, /Unknown prompt: "gone__x"\nnote: not available, so not asked: upstream "gone"\n/);
+    });
+
+    test('an upstream not available is named without the config\'s secrets', async t => {
+        const secret = 'very-secret-token-0123456789';
+        const cwd = await filesOnly(t, {
+            upstreams: [
+                team,
+                { id: 'remote', transport: 'streamable-http', url: `http://user:${secret}@127.0.0.1:1/mcp`, timeoutMs: 1000 },
+                { id: 'local', transport: 'stdio', command: `/no/such/${secret}`, env: { TOKEN: secret } }
+            ]
+        });
+        const { status, stdout, stderr } = await runCli(['prompts', 'list'], { cwd });
+        assert.equal(status, 0, stderr);
+        assert.equal(stdout, 'team__review  Review a change the way our team does.\n');
+        assert.match(stderr, /^warning: upstream "remote" is not available \(.+\); its prompts are not listed$/m);
+        assert.match(stderr, /^warning: upstream "local" is not available \(command "\/no\/such\/\[redacted\]" not found\); its prompts are not listed$/m);
+        assert.ok(!stderr.includes(secret), stderr);
     });
 
     test('an upstream that never answers holds the command no longer than its timeoutMs', async t => {

@@ -19,7 +19,7 @@ import type { GatewayUpstream } from '../../upstream/upstream.js';
 const COMMAND_LINE_SCOPE = 'command-line';
 
 /** The id of the one upstream that stands for a gateway asked with `--url` (in messages: "Upstream gateway failed: ..."). */
-export const GATEWAY_UPSTREAM_ID = 'gateway';
+const GATEWAY_UPSTREAM_ID = 'gateway';
 
 export class PromptSource {
     readonly #config: GatewayConfig;

@@ -14,9 +14,10 @@ import { LOG_LEVELS, type GatewayConfig } from '../../config/schema.js';
 import { configSecrets } from '../../config/secrets.js';
 import { createLogger, describeError, type Logger } from '../../diagnostics/logger.js';
 import { Redactor } from '../../diagnostics/redaction.js';
+import type { GatewayUpstream } from '../../upstream/upstream.js';
 import { defaultConfigFile } from '../default-config.js';
 import { API_KEY_VARIABLE, parsePromptsCommand, PROMPTS_USAGE, PromptsUsageError, type PromptsCommand, type PromptsOrigin } from './command-line.js';
-import { GATEWAY_UPSTREAM_ID, gatewayConfig, PromptSource } from './prompt-source.js';
+import { gatewayConfig, PromptSource } from './prompt-source.js';
 import { messagesText, promptLines } from './render.js';
 
 const PREFIX = 'mcp-prompt-gateway prompts';
@@ -109,7 +110,7 @@ async function list(source: PromptSource, json: boolean, redactor: Redactor): Pr
         }
         requiredDown ||= upstream.config.required;
         const kind = upstream.config.required ? 'error: required' : 'warning:';
-        warn(redactor, `${kind} upstream "${upstream.id}" is not available (${upstream.lastError ?? upstream.state}); its prompts are not listed`);
+        warn(redactor, `${kind} upstream "${upstream.id}" is not available (${failureOf(upstream)}); its prompts are not listed`);
     }
     const prompts = await source.list();
     await writeOut(json ? `${JSON.stringify(prompts, null, 2)}\n` : promptLines(prompts));
@@ -123,7 +124,7 @@ async function get(source: PromptSource, command: Extract<Action, { action: 'get
     } catch (error) {
         warn(redactor, `${PREFIX} get: ${error instanceof ProtocolError ? error.message : describeError(error)}`);
         const down = source.upstreams.filter(upstream => upstream.state !== 'ready').map(upstream => `"${upstream.id}"`);
-        if (error instanceof UnknownPromptError && down.length > 0) warn(redactor, `(not available, so not asked: upstream ${down.join(', ')})`);
+        if (error instanceof UnknownPromptError && down.length > 0) warn(redactor, `note: not available, so not asked: upstream ${down.join(', ')}`);
         return 1;
     }
     if (isInputRequired(result)) {
@@ -138,10 +139,14 @@ async function get(source: PromptSource, command: Extract<Action, { action: 'get
 function gatewayProblem(source: PromptSource, url: string): string | undefined {
     const [gateway] = source.upstreams;
     if (gateway === undefined || gateway.state === 'ready') return undefined;
-    // Its reason, without the "Upstream gateway failed: " that names the stand-in upstream.
-    const reason = (gateway.lastError ?? gateway.state).replace(`Upstream ${GATEWAY_UPSTREAM_ID} failed: `, '');
+    const reason = failureOf(gateway);
     const refused = /\bHTTP 40[13]\b/.test(reason) ? `; the gateway refused the key or wants one: pass --api-key, or set ${API_KEY_VARIABLE}` : '';
     return `the gateway at ${url} did not answer (${reason})${refused}`;
+}
+
+/** Why an upstream is not available, without the "Upstream <id> failed: " its error starts with (the line names it). */
+function failureOf(upstream: GatewayUpstream): string {
+    return (upstream.lastError ?? upstream.state).replace(`Upstream ${upstream.id} failed: `, '');
 }
 
 function failed(error: unknown, redactor: Redactor): number {
