@@ -34,7 +34,8 @@ Text output replaces control characters (terminal escapes) with U+FFFD; --json p
 The gateway's log goes to stderr, errors only unless LOG_LEVEL says otherwise (LOG_LEVEL=info).
 Exit codes: 0 done; 1 the request failed (unknown prompt, missing argument, an upstream failed, the gateway at
 --url unreachable or refusing the key), or list found a "required" upstream not available (what the others
-serve is still printed; every upstream not available is named on stderr); 2 bad usage or bad config.`;
+serve is still printed; every upstream not available is named on stderr); 2 bad usage or bad config; 130
+after Ctrl-C (the upstreams stopped first).`;
 
 /** Where the prompts come from. */
 export type PromptsOrigin =

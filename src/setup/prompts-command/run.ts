@@ -3,6 +3,7 @@
  * scripts using one. Output on stdout; warnings and errors on stderr, one line each, with the config's secrets
  * redacted. Exit codes: 0 done, 1 the request failed, 2 bad usage or bad config (see PROMPTS_USAGE).
  */
+import { constants } from 'node:os';
 import { ProtocolError, type GetPromptResult } from '@modelcontextprotocol/client';
 import { quote } from '../../catalog/arguments.js';
 import { isInputRequired, type InputRequired } from '../../catalog/upstream-port.js';
@@ -21,9 +22,6 @@ import { gatewayConfig, PromptSource } from './prompt-source.js';
 import { messagesText, promptLines } from './render.js';
 
 const PREFIX = 'mcp-prompt-gateway prompts';
-
-/** What a shell reports for a command ended by Ctrl-C (128 + SIGINT). */
-const INTERRUPTED_EXIT = 130;
 
 type Action = Exclude<PromptsCommand, { action: 'help' }>;
 
@@ -69,19 +67,23 @@ function commandLogger(config: GatewayConfig, env: NodeJS.ProcessEnv): Logger {
     return createLogger({ level, format: config.log.format, secrets: configSecrets(config) });
 }
 
-/** Connects, runs, and stops every upstream whatever happens; SIGINT and SIGTERM stop them too, and exit 130. */
+/**
+ * Connects, runs, and stops every upstream whatever happens. SIGINT and SIGTERM stop them too, and exit as a shell
+ * reports a command ended by that signal (128 + its number: 130 for Ctrl-C).
+ */
 async function withSource(source: PromptSource, use: (source: PromptSource) => Promise<number>): Promise<number> {
-    let interrupted = false;
-    const stop = () => {
-        interrupted = true;
-        void source.close().finally(() => process.exit(INTERRUPTED_EXIT));
+    let interrupted: number | undefined;
+    const stop = (signal: 'SIGINT' | 'SIGTERM') => {
+        interrupted = 128 + constants.signals[signal];
+        const code = interrupted;
+        void source.close().finally(() => process.exit(code));
     };
     process.once('SIGINT', stop).once('SIGTERM', stop);
     try {
         await source.connect();
         return await use(source);
     } catch (error) {
-        if (interrupted) return INTERRUPTED_EXIT;
+        if (interrupted !== undefined) return interrupted;
         throw error;
     } finally {
         process.off('SIGINT', stop).off('SIGTERM', stop);
