@@ -9,10 +9,11 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { before, describe, test, type TestContext } from 'node:test';
 import { sha256 } from '../src/config/policy-schema.js';
 import { allContentResult } from './fixtures/fixture-prompts.js';
-import { CLI_RUN_BOUND_MS, closeAfter, processesWith, ROOT, startTestGateway, stdioFixture, waitFor } from './helpers.js';
+import { CLI_RUN_BOUND_MS, closeAfter, processesWith, ROOT, startTestGateway, stdioFixture, stopChild, waitFor } from './helpers.js';
 
 const CLI = path.join(ROOT, 'dist/cli.js');
 const KEY_VARIABLE = 'MCP_PROMPT_GATEWAY_API_KEY';
@@ -40,6 +41,22 @@ function runCli(args: string[], options: { cwd: string; env?: Record<string, str
             clearTimeout(bound);
             resolve({ status, signal, stdout, stderr });
         });
+    });
+}
+
+/** test/fixtures/conformance-server.ts at 2026-07-28 over HTTP (its prompt that asks for input first included). */
+async function modernConformanceFixture(t: TestContext): Promise<string> {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/fixtures/conformance-server.ts'), '--era', '2026-07-28'], {
+        cwd: ROOT,
+        stdio: ['pipe', 'ignore', 'pipe']
+    });
+    closeAfter(t, () => stopChild(child));
+    return new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stderr }).on('line', line => {
+            const match = /^FIXTURE_URL=(\S+)/.exec(line);
+            if (match) resolve(match[1]!);
+        });
+        child.once('exit', code => reject(new Error(`the fixture exited with ${code}`)));
     });
 }
 
@@ -266,6 +283,16 @@ describe('prompts list and get, from the config in this process', () => {
         assert.equal(status, 130, stderr);
         assert.doesNotMatch(stderr, /\n\s+at /);
         assert.deepEqual(processesWith(marker), [], 'the fixture server was stopped');
+    });
+
+    test('a prompt that asks its user first (2026-07-28 input_required) fails with the upstream\'s answer and why', async t => {
+        const url = await modernConformanceFixture(t);
+        const cwd = await filesOnly(t, { upstreams: [team, { id: 'up', transport: 'http', url }] });
+        const { status, stdout, stderr } = await runCli(['prompts', 'get', 'up__test_input_required_result_prompt'], { cwd });
+        assert.equal(status, 1);
+        assert.equal(stdout, '');
+        assert.match(stderr, /^mcp-prompt-gateway prompts get: .*client capabilities do not declare the required capability/m);
+        assert.match(stderr, /^note: the command line cannot answer a prompt's questions/m);
     });
 
     const usage: [string, string[], RegExp][] = [

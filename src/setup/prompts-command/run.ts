@@ -7,6 +7,7 @@ import { constants } from 'node:os';
 import { ProtocolError, type GetPromptResult } from '@modelcontextprotocol/client';
 import { quote } from '../../catalog/arguments.js';
 import { isInputRequired, type InputRequired } from '../../catalog/upstream-port.js';
+import { CODE } from '../../protocol/errors.js';
 import { UnknownPromptError } from '../../catalog/usage.js';
 import { ConfigError } from '../../config/issues.js';
 import { loadGatewayConfig } from '../../config/load.js';
@@ -22,6 +23,9 @@ import { gatewayConfig, PromptSource } from './prompt-source.js';
 import { messagesText, promptLines } from './render.js';
 
 const PREFIX = 'mcp-prompt-gateway prompts';
+
+/** A prompt that asks its user something first (elicitation) needs an MCP client to ask it. */
+const NO_INPUT = 'the command line cannot answer a prompt\'s questions; get it from an MCP client that can (elicitation)';
 
 type Action = Exclude<PromptsCommand, { action: 'help' }>;
 
@@ -125,12 +129,13 @@ async function get(source: PromptSource, command: Extract<Action, { action: 'get
         result = await source.get(command.name, command.arguments);
     } catch (error) {
         warn(redactor, `${PREFIX} get: ${error instanceof ProtocolError ? error.message : describeError(error)}`);
+        if (error instanceof ProtocolError && error.code === CODE.missingClientCapability) warn(redactor, `note: ${NO_INPUT}`);
         const down = source.upstreams.filter(upstream => upstream.state !== 'ready').map(upstream => `"${upstream.id}"`);
         if (error instanceof UnknownPromptError && down.length > 0) warn(redactor, `note: not available, so not asked: upstream ${down.join(', ')}`);
         return 1;
     }
     if (isInputRequired(result)) {
-        warn(redactor, `${PREFIX} get: prompt ${quote(command.name)} asks for more input (an input_required result), which the command line cannot give`);
+        warn(redactor, `${PREFIX} get: prompt ${quote(command.name)} asks for more input (an input_required result); ${NO_INPUT}`);
         return 1;
     }
     await writeOut(command.json ? `${JSON.stringify(result, null, 2)}\n` : messagesText(result.messages));
