@@ -2,6 +2,7 @@
 /**
  * mcp-prompt-gateway [--config <file>] [--from <client config>]... [--stdio [--client ID]] [--host H] [--port P] [--check]
  * mcp-prompt-gateway init [--output <file>] [--force]
+ * mcp-prompt-gateway prompts list|get ... (see src/setup/prompts-command/)
  * Exit codes: 0 done, 1 runtime failure, 2 bad usage or bad config.
  */
 import path from 'node:path';
@@ -18,6 +19,7 @@ import { configSecrets } from './config/secrets.js';
 import { startGateway } from './gateway.js';
 import { defaultConfigFile } from './setup/default-config.js';
 import { runInit } from './setup/init.js';
+import { runPrompts } from './setup/prompts-command/run.js';
 import { resolveCommand } from './upstream/command.js';
 import { checkPromptFolder } from './upstream/files/check-folder.js';
 import { staleNameNotes } from './upstream/files/stale-names.js';
@@ -29,9 +31,12 @@ import { VERSION } from './version.js';
 
 const USAGE = `Usage: mcp-prompt-gateway [--config <file>] [--from <file>]... [--stdio [--client ID]] [--host H] [--port P] [--check]
        mcp-prompt-gateway init [--output <file>] [--force]
+       mcp-prompt-gateway prompts list|get [<name> [<arg>=<value>]...] [--json] [--config <file>] [--url <url>]
 
   init             write a commented starter gateway.json, and print how to start it and connect clients
                    (mcp-prompt-gateway init --help for more)
+  prompts          list the prompts, or get one, from the config (started in this process, nothing listens)
+                   or from a running gateway (--url); mcp-prompt-gateway prompts --help for more
   --config <file>  gateway config (JSON, comments allowed); see README.md. Default: ./gateway.json
   --from <file>    an MCP client's config file (Claude Desktop, Cursor, Claude Code, VS Code) whose servers
                    become upstreams; repeatable; without --config, with default settings (docs/client-configs.md)
@@ -100,6 +105,7 @@ type CommandLine = ReturnType<typeof parseCommandLine>;
 
 async function main(argv: string[]): Promise<number> {
     if (argv[0] === 'init') return runInit(argv.slice(1), fileURLToPath(import.meta.url));
+    if (argv[0] === 'prompts') return runPrompts(argv.slice(1));
     const args = parseCommandLine(argv);
     if (args.help) {
         process.stdout.write(`${USAGE}\n`);

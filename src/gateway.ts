@@ -25,7 +25,7 @@ import { closeParts, shutdown } from './lifecycle/shutdown.js';
 import type { AdminServer } from './observability/admin-server.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import { Telemetry } from './observability/telemetry.js';
-import { UpstreamConnection } from './upstream/connection.js';
+import { UpstreamConnection, type UpstreamObserver } from './upstream/connection.js';
 import { FilesUpstream } from './upstream/files/files-upstream.js';
 import { UpstreamPool } from './upstream/pool.js';
 import type { GatewayUpstream } from './upstream/upstream.js';
@@ -96,17 +96,7 @@ async function composeParts(live: LiveSettings, options: GatewayOptions): Promis
         faults,
         overridesNotApplied: upstreamId => catalog.overrideReport(upstreamId)
     });
-    const pool: UpstreamPool = upstreamPool(live, telemetry, logger);
-    const catalog: Catalog = new Catalog({
-        naming: { separator: config.namespace.separator },
-        logger,
-        notifications: config.notifications,
-        onCacheRead: telemetry.cacheRead,
-        relist: () => live.config.caching
-    });
-    // One cache of what each client sees per view, for its pages and its list_changed decisions alike.
-    const slices = new VisibleSlices();
-    const service = new PromptService(catalog, live.cursors, serviceOptions(config, live.policy), slices, live.requestStates);
+    const { pool, catalog, slices, service } = promptParts(live, logger, { observer: telemetry.upstreamObserver, onCacheRead: telemetry.cacheRead });
     telemetry.watch(service);
     const delivery = new ChangeDelivery({
         changes: catalog.changes,
@@ -126,17 +116,54 @@ async function composeParts(live: LiveSettings, options: GatewayOptions): Promis
     return { live, faults, telemetry, pool, catalog, service, delivery, shared, sessions, subscriptions, requests, dispatcher };
 }
 
-function upstreamPool(live: LiveSettings, telemetry: Telemetry, logger: Logger): UpstreamPool {
+/** The prompt side of the gateway: its upstreams, their merged catalog and the service that lists and gets over it. */
+export interface PromptParts {
+    pool: UpstreamPool;
+    catalog: Catalog;
+    /** One cache of what each client sees per view, for its pages and its list_changed decisions alike. */
+    slices: VisibleSlices;
+    service: PromptService;
+}
+
+/** What reports on the prompt parts (metrics, counters); nothing when the gateway is not serving (`prompts` on the command line). */
+interface PromptObservers {
+    observer?: UpstreamObserver;
+    onCacheRead?: (upstreamId: string, hit: boolean) => void;
+}
+
+/** Builds the prompt parts; nothing starts until `connectUpstreams`. */
+export function promptParts(live: LiveSettings, logger: Logger, observers: PromptObservers = {}): PromptParts {
+    const { config } = live;
+    const pool = upstreamPool(live, logger, observers.observer);
+    const catalog = new Catalog({
+        naming: { separator: config.namespace.separator },
+        logger,
+        notifications: config.notifications,
+        onCacheRead: observers.onCacheRead,
+        relist: () => live.config.caching
+    });
+    const slices = new VisibleSlices();
+    const service = new PromptService(catalog, live.cursors, serviceOptions(config, live.policy), slices, live.requestStates);
+    return { pool, catalog, slices, service };
+}
+
+/** Gives every upstream its first attempt and builds the first view from what answered, so the first list is complete. */
+export async function connectUpstreams(config: GatewayConfig, { pool, catalog }: Pick<PromptParts, 'pool' | 'catalog'>): Promise<void> {
+    await pool.apply(config.upstreams, config.upstreamConnectConcurrency, upstreams => catalog.setUpstreams(upstreams, undefined, overridesOf(config)));
+    await catalog.warm();
+}
+
+function upstreamPool(live: LiveSettings, logger: Logger, observer: UpstreamObserver | undefined): UpstreamPool {
     const limits = () => live.config.limits;
     return new UpstreamPool(upstream =>
         upstream.transport === 'files'
-            ? new FilesUpstream(upstream, { logger, limits, observer: telemetry.upstreamObserver })
+            ? new FilesUpstream(upstream, { logger, limits, observer })
             : new UpstreamConnection(upstream, {
                   logger,
                   clientInfo: GATEWAY_INFO,
                   reconnect: resolveReconnect(live.config.reconnect, upstream),
                   limits,
-                  observer: telemetry.upstreamObserver
+                  observer
               })
     );
 }
@@ -179,9 +206,8 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         const completions = () => pool.connections.some(upstream => upstream.state !== 'ready' || upstream.offersCompletions);
         const serving = { ...parts, checks, completions, logger };
         admin = await startOperatorListener(serving, () => closing !== undefined);
-        // Every upstream gets its first attempt before clients are served, so the first list is complete.
-        await pool.apply(initial.upstreams, initial.upstreamConnectConcurrency, upstreams => catalog.setUpstreams(upstreams, undefined, overridesOf(initial)));
-        await catalog.warm();
+        // Every upstream gets its first attempt before clients are served.
+        await connectUpstreams(initial, parts);
         const { endpoint, url, done } = await startEndpoint(serving, { stdio: options.stdio === true, client: options.client });
         const reload = reloader({ ...parts, logger });
         return {

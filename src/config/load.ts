@@ -89,7 +89,7 @@ async function readJwksFile(auth: GatewayConfig['auth'], source: string): Promis
 
 /**
  * Validates config text: JSON, where comments and trailing commas are allowed. `source` names the file in error messages.
- * @internal exported for tests and benchmarks, which build their configs as text
+ * Exported for tests and benchmarks, which build their configs as text, and for `prompts --url` (setup/prompts-command).
  */
 export function parseConfig(text: string, source: string, env: Environment): GatewayConfig {
     return validate(parseJson(text, source), source, env);

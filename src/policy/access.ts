@@ -43,12 +43,21 @@ export class PromptAccess {
         return this.#upstreams.get(upstreamId)?.passUnknownArguments ?? false;
     }
 
+    /**
+     * What the gateway serves at all, before any client's own policy: the upstreams' and the global policy. The
+     * operator's view (`prompts list` on the command line), and the part every client's view starts from.
+     */
+    served(): Visibility {
+        const global = this.#global;
+        const upstreams = this.#upstreams;
+        return (entry: CatalogEntry) => (upstreams.get(entry.upstream.id)?.prompts(entry.originalName) ?? false) && global(entry.exposedName);
+    }
+
     #build(clientId: string): Visibility {
         const client = this.clients.get(clientId);
         if (client === undefined) return NOTHING;
-        const global = this.#global;
+        const served = this.served();
         const own = client.prompts;
-        const upstreams = this.#upstreams;
-        return (entry: CatalogEntry) => (upstreams.get(entry.upstream.id)?.prompts(entry.originalName) ?? false) && global(entry.exposedName) && own(entry.exposedName);
+        return (entry: CatalogEntry) => served(entry) && own(entry.exposedName);
     }
 }
