@@ -33,8 +33,8 @@ const USAGE = `Usage: mcp-prompt-gateway [--config <file>] [--from <file>]... [-
        mcp-prompt-gateway init [--output <file>] [--force]
        mcp-prompt-gateway prompts list|get [<name> [<arg>=<value>]...] [--json] [--config <file>] [--url <url>]
 
-  init             write a commented starter gateway.json, and print how to start it and connect clients
-                   (mcp-prompt-gateway init --help for more)
+  init             write a commented starter gateway.json and a prompts folder with an example prompt, and
+                   print how to start it and connect clients (mcp-prompt-gateway init --help for more)
   prompts          list the prompts, or get one, from the config (started in this process, nothing listens)
                    or from a running gateway (--url); mcp-prompt-gateway prompts --help for more
   --config <file>  gateway config (JSON, comments allowed); see README.md. Default: ./gateway.json

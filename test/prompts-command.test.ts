@@ -144,15 +144,12 @@ describe('prompts list and get, from the config in this process', () => {
         assert.equal(status, 0, stderr);
         const prompts = JSON.parse(stdout) as { name: string; arguments?: { name: string; required?: boolean }[] }[];
         const byName = new Map(prompts.map(prompt => [prompt.name, prompt]));
-        assert.deepEqual(byName.get('team__review')?.arguments, [
-            { name: 'diff', description: 'The change to review', required: true },
-            { name: 'language' }
-        ]);
+        assert.deepEqual(byName.get('team__review')?.arguments, [{ name: 'diff', description: 'The change to review', required: true }, { name: 'language' }]);
         assert.equal(byName.get('fix__write')?.arguments?.find(argument => argument.name === 'tone')?.required, false);
         assert.ok(byName.has('claude__fix') && byName.has('fix__all-content'), stdout);
     });
 
-    test('get prints the rendered messages, from each kind of upstream, through the gateway\'s own get path', async t => {
+    test("get prints the rendered messages, from each kind of upstream, through the gateway's own get path", async t => {
         const cwd = await repository(t);
         const review = await runCli(['prompts', 'get', 'team__review', 'diff=a = b; x==y', 'language=go'], { cwd });
         assert.equal(review.status, 0, review.stderr);
@@ -181,17 +178,32 @@ describe('prompts list and get, from the config in this process', () => {
         const pngBytes = Buffer.from(image!.content.type === 'image' ? image!.content.data : '', 'base64').length;
         assert.deepEqual(
             shown.filter(line => line.startsWith('[')),
-            [`[image image/png, ${pngBytes} bytes]`, '[audio audio/wav, 12 bytes]', '[resource file:///a.txt (text/plain)]', '[resource file:///c.bin (application/octet-stream), 4 bytes]', '[resource link file:///b.txt (text/plain)]']
+            [
+                `[image image/png, ${pngBytes} bytes]`,
+                '[audio audio/wav, 12 bytes]',
+                '[resource file:///a.txt (text/plain)]',
+                '[resource file:///c.bin (application/octet-stream), 4 bytes]',
+                '[resource link file:///b.txt (text/plain)]'
+            ]
         );
-        assert.deepEqual(shown.filter(line => line.endsWith(':')), ['user:', 'assistant:', 'user:', 'assistant:', 'user:', 'assistant:']);
+        assert.deepEqual(
+            shown.filter(line => line.endsWith(':')),
+            ['user:', 'assistant:', 'user:', 'assistant:', 'user:', 'assistant:']
+        );
     });
 
-    test('an unknown prompt, and a required argument left out, exit 1 with the gateway\'s own answer', async t => {
+    test("an unknown prompt, and a required argument left out, exit 1 with the gateway's own answer", async t => {
         const cwd = await filesOnly(t, { upstreams: [team] });
         const unknown = await runCli(['prompts', 'get', 'team__nope'], { cwd });
         assert.equal(unknown.status, 1);
         assert.equal(unknown.stdout, '');
-        assert.equal(unknown.stderr.split('\n').filter(line => !line.startsWith('no --config given')).join('\n'), 'mcp-prompt-gateway prompts get: Unknown prompt: "team__nope"\n');
+        assert.equal(
+            unknown.stderr
+                .split('\n')
+                .filter(line => !line.startsWith('no --config given'))
+                .join('\n'),
+            'mcp-prompt-gateway prompts get: Unknown prompt: "team__nope"\n'
+        );
 
         const missing = await runCli(['prompts', 'get', 'team__review', 'language=go'], { cwd });
         assert.equal(missing.status, 1);
@@ -210,10 +222,16 @@ describe('prompts list and get, from the config in this process', () => {
         await writeFile(path.join(cwd, 'prompts/other.md'), 'Another.\n');
         const operator = await runCli(['prompts', 'list'], { cwd });
         assert.equal(operator.status, 0, operator.stderr);
-        assert.deepEqual(lines(operator.stdout).map(line => line.split('  ')[0]), ['team__other', 'team__review']);
+        assert.deepEqual(
+            lines(operator.stdout).map(line => line.split('  ')[0]),
+            ['team__other', 'team__review']
+        );
         const ci = await runCli(['prompts', 'list', '--client', 'ci'], { cwd });
         assert.equal(ci.status, 0, ci.stderr);
-        assert.deepEqual(lines(ci.stdout).map(line => line.split('  ')[0]), ['team__other']);
+        assert.deepEqual(
+            lines(ci.stdout).map(line => line.split('  ')[0]),
+            ['team__other']
+        );
         const hidden = await runCli(['prompts', 'get', 'team__review', 'diff=x', '--client', 'ci'], { cwd });
         assert.equal(hidden.status, 1);
         assert.match(hidden.stderr, /Unknown prompt: "team__review"/);
@@ -240,7 +258,7 @@ describe('prompts list and get, from the config in this process', () => {
         assert.match(unknown.stderr, /Unknown prompt: "gone__x"\nnote: not available, so not asked: upstream "gone"\n/);
     });
 
-    test('an upstream not available is named without the config\'s secrets', async t => {
+    test("an upstream not available is named without the config's secrets", async t => {
         const secret = 'very-secret-token-0123456789';
         const cwd = await filesOnly(t, {
             upstreams: [
@@ -285,7 +303,7 @@ describe('prompts list and get, from the config in this process', () => {
         assert.deepEqual(processesWith(marker), [], 'the fixture server was stopped');
     });
 
-    test('a prompt that asks its user first (2026-07-28 input_required) fails with the upstream\'s answer and why', async t => {
+    test("a prompt that asks its user first (2026-07-28 input_required) fails with the upstream's answer and why", async t => {
         const url = await modernConformanceFixture(t);
         const cwd = await filesOnly(t, { upstreams: [team, { id: 'up', transport: 'http', url }] });
         const { status, stdout, stderr } = await runCli(['prompts', 'get', 'up__test_input_required_result_prompt'], { cwd });
@@ -356,11 +374,17 @@ describe('prompts list and get --url: a running gateway, its policy applied to t
         const { url, cwd } = await gatewayWithKeys(t);
         const listed = await runCli(['prompts', 'list', '--url', url, '--api-key', KEY_ALL], { cwd });
         assert.equal(listed.status, 0, listed.stderr);
-        assert.deepEqual(lines(listed.stdout).map(line => line.split('  ')[0]), ['team__hidden', 'team__review']);
+        assert.deepEqual(
+            lines(listed.stdout).map(line => line.split('  ')[0]),
+            ['team__hidden', 'team__review']
+        );
 
         const limited = await runCli(['prompts', 'list', '--url', url, '--api-key', KEY_LIMITED, '--json'], { cwd });
         assert.equal(limited.status, 0, limited.stderr);
-        assert.deepEqual((JSON.parse(limited.stdout) as { name: string }[]).map(prompt => prompt.name), ['team__review']);
+        assert.deepEqual(
+            (JSON.parse(limited.stdout) as { name: string }[]).map(prompt => prompt.name),
+            ['team__review']
+        );
 
         const remote = await runCli(['prompts', 'get', 'team__review', 'diff=x', 'language=go', '--url', url, '--api-key', KEY_LIMITED], { cwd });
         const local = await runCli(['prompts', 'get', 'team__review', 'diff=x', 'language=go'], { cwd });

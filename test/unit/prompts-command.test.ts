@@ -7,7 +7,11 @@ import { contentText, messagesText, promptLines, terminalSafe } from '../../src/
 const NO_ENV = {};
 
 function usageError(argv: string[], message: RegExp, env: Record<string, string> = {}): void {
-    assert.throws(() => parsePromptsCommand(argv, env), (error: unknown) => error instanceof PromptsUsageError && message.test(error.message), argv.join(' '));
+    assert.throws(
+        () => parsePromptsCommand(argv, env),
+        (error: unknown) => error instanceof PromptsUsageError && message.test(error.message),
+        argv.join(' ')
+    );
 }
 
 describe('prompts command line', () => {

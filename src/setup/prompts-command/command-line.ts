@@ -39,8 +39,7 @@ after Ctrl-C (the upstreams stopped first).`;
 
 /** Where the prompts come from. */
 export type PromptsOrigin =
-    | { kind: 'config'; config: string | undefined; from: string[]; client: string | undefined }
-    | { kind: 'gateway'; url: string; apiKey: string | undefined };
+    { kind: 'config'; config: string | undefined; from: string[]; client: string | undefined } | { kind: 'gateway'; url: string; apiKey: string | undefined };
 
 export type PromptsCommand =
     | { action: 'help' }
@@ -104,7 +103,7 @@ function originOf(values: Flags, env: Environment): PromptsOrigin {
         if (values.client === '') throw new PromptsUsageError('--client must not be empty');
         return { kind: 'config', config: values.config, from: values.from, client: values.client };
     }
-    const local = (['config', 'from', 'client'] as const).filter(flag => flag === 'from' ? values.from.length > 0 : values[flag] !== undefined);
+    const local = (['config', 'from', 'client'] as const).filter(flag => (flag === 'from' ? values.from.length > 0 : values[flag] !== undefined));
     if (local.length > 0) {
         throw new PromptsUsageError(`--${local[0]} is for the config in this process; with --url the gateway's own config and policy apply`);
     }
@@ -121,7 +120,7 @@ function gatewayUrl(text: string): string {
         url = undefined;
     }
     if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-        throw new PromptsUsageError('--url must be the http:// or https:// URL of a gateway\'s MCP endpoint, e.g. http://127.0.0.1:8080/mcp');
+        throw new PromptsUsageError("--url must be the http:// or https:// URL of a gateway's MCP endpoint, e.g. http://127.0.0.1:8080/mcp");
     }
     return text;
 }

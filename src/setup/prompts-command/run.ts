@@ -25,7 +25,7 @@ import { messagesText, promptLines } from './render.js';
 const PREFIX = 'mcp-prompt-gateway prompts';
 
 /** A prompt that asks its user something first (elicitation) needs an MCP client to ask it. */
-const NO_INPUT = 'the command line cannot answer a prompt\'s questions; get it from an MCP client that can (elicitation)';
+const NO_INPUT = "the command line cannot answer a prompt's questions; get it from an MCP client that can (elicitation)";
 
 type Action = Exclude<PromptsCommand, { action: 'help' }>;
 
