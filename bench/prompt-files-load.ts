@@ -122,14 +122,27 @@ async function timeChanges(load: FolderLoad, upstream: FilesUpstream, changes: n
     return changeMs;
 }
 
-/** Changes timed on a loaded upstream, and the process weighed with it: once this returns, nothing refers to it. */
-async function changesThenWeigh(load: FolderLoad, changes: number): Promise<{ changeMs: number[]; withUpstreamBytes: number }> {
+/** Changes timed on a loaded upstream, and the process weighed with it; then closed, and nothing here refers to it. */
+async function changesThenWeigh(load: FolderLoad, changes: number): Promise<{ changeMs: number[]; withUpstreamBytes: number; closed: WeakRef<FilesUpstream> }> {
     const upstream = load.newUpstream();
     await upstream.start();
     const changeMs = await timeChanges(load, upstream, changes);
     const withUpstreamBytes = heldBytes();
     await upstream.close();
-    return { changeMs, withUpstreamBytes };
+    return { changeMs, withUpstreamBytes, closed: new WeakRef(upstream) };
+}
+
+/**
+ * Until the closed upstream is collected: a closed watcher keeps its listener (and so the upstream) until libuv has
+ * closed its handle, a turn of the event loop or more later.
+ */
+async function untilCollected(closed: WeakRef<FilesUpstream>): Promise<void> {
+    for (let turn = 0; turn < 100; turn++) {
+        heldBytes();
+        if (closed.deref() === undefined) return;
+        await new Promise(resolve => setTimeout(resolve, 10));
+    }
+    throw new Error('the closed upstream is still held after 100 turns: what it holds cannot be weighed');
 }
 
 async function measure(load: FolderLoad, rounds: number, changes: number): Promise<FolderMeasures> {
@@ -142,7 +155,8 @@ async function measure(load: FolderLoad, rounds: number, changes: number): Promi
         prompts = loaded.prompts;
         floor.push(await timed(() => load.readAllBytes()));
     }
-    const { changeMs, withUpstreamBytes } = await changesThenWeigh(load, changes);
+    const { changeMs, withUpstreamBytes, closed } = await changesThenWeigh(load, changes);
+    await untilCollected(closed);
     // What the loaded upstream holds: the same process with and without it (compiled code and modules in both).
     const heldByUpstreamBytes = withUpstreamBytes - heldBytes();
     return { prompts, loads, floor, changeMs, heldByUpstreamBytes, peakRssBytes: process.resourceUsage().maxRSS * 1024 };

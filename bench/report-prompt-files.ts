@@ -31,12 +31,7 @@ function loadTable(loads: FormatLoad[], markdown: FormatLoad): string {
 function memoryTable(loads: FormatLoad[]): string {
     return table(
         ['format', 'held by the loaded upstream', 'per prompt', 'peak RSS of the measuring process'],
-        loads.map(load => [
-            `\`${load.format}\``,
-            optional(load.heldBytes, mib),
-            optional(load.heldBytes, held => bytes(held / load.prompts)),
-            optional(load.peakRssBytes, mib)
-        ])
+        loads.map(load => [`\`${load.format}\``, optional(load.heldBytes, mib), optional(load.heldBytes, held => bytes(held / load.prompts)), optional(load.peakRssBytes, mib)])
     );
 }
 

@@ -116,7 +116,7 @@ async function measureFormats(formats: readonly PromptFormat[], options: PromptF
     const root = await mkdtemp(path.join(os.tmpdir(), 'gateway-bench-prompt-files-'));
     try {
         const folders = formats.map(format => ({ format, folder: path.join(root, format) }));
-        const bytes = [];
+        const bytes: number[] = [];
         for (const { format, folder } of folders) bytes.push(await writeFolder(folder, format, options.files));
         const measured = await loadInProcess(folders, options);
         return formats.map((format, index) => summarised(format, bytes[index]!, measured[index]!, options));
