@@ -1,9 +1,10 @@
 /**
  * Run by the prompt-files scenario in a process of its own, so its first load is a cold one (nothing compiled yet):
- * writes nothing; for each format and folder given, in turn, loads the folder into a files upstream of that format
- * `rounds` times, interleaved with the floor (reading every file's bytes with fs), times one-file changes reaching
- * the catalog, then weighs what the loaded upstream holds. Prints its measures as JSON, one entry per folder. A full
- * run gives each process one format (each first load cold); a quick one gives one process them all.
+ * writes nothing; loads each folder given into a files upstream of its format `rounds` times, each load followed by
+ * the floor (reading every file's bytes with fs), the folders taking turns round by round; then, folder by folder,
+ * times one-file changes reaching the catalog and weighs what the loaded upstream holds. Prints its measures as
+ * JSON, one entry per folder. A full run gives a process one folder to time its cold load, and one process every
+ * folder for the warm loads; a quick run, that one process only.
  *
  *   node --expose-gc --import tsx bench/prompt-files-load.ts <rounds> <changes> <format>=<folder>...
  */
@@ -22,7 +23,7 @@ const USAGE = 'usage: prompt-files-load.ts <rounds> <changes> <format>=<folder>.
 const logger = pino({ level: 'silent' });
 
 /** Wall time, and the CPU time of the whole process (the fs thread pool included): on a shared machine the steadier. */
-export interface Timed {
+interface Timed {
     ms: number;
     cpuMs: number;
 }
@@ -145,21 +146,26 @@ async function untilCollected(closed: WeakRef<FilesUpstream>): Promise<void> {
     throw new Error('the closed upstream is still held after 100 turns: what it holds cannot be weighed');
 }
 
-async function measure(load: FolderLoad, rounds: number, changes: number): Promise<FolderMeasures> {
-    const loads: Timed[] = [];
-    const floor: Timed[] = [];
-    let prompts = 0;
+/** Each folder loaded `rounds` times, the folders taking turns round by round (the machine's load hits them alike). */
+async function interleavedLoads(folders: FolderLoad[], rounds: number): Promise<Pick<FolderMeasures, 'prompts' | 'loads' | 'floor'>[]> {
+    const measured = folders.map(() => ({ prompts: 0, loads: [] as Timed[], floor: [] as Timed[] }));
     for (let round = 0; round < rounds; round++) {
-        const loaded = await load.loadOnce();
-        loads.push(loaded);
-        prompts = loaded.prompts;
-        floor.push(await timed(() => load.readAllBytes()));
+        for (const [index, folder] of folders.entries()) {
+            const loaded = await folder.loadOnce();
+            measured[index]!.loads.push(loaded);
+            measured[index]!.prompts = loaded.prompts;
+            measured[index]!.floor.push(await timed(() => folder.readAllBytes()));
+        }
     }
-    const { changeMs, withUpstreamBytes, closed } = await changesThenWeigh(load, changes);
+    return measured;
+}
+
+async function changesAndMemory(folder: FolderLoad, changes: number): Promise<Pick<FolderMeasures, 'changeMs' | 'heldByUpstreamBytes' | 'peakRssBytes'>> {
+    const { changeMs, withUpstreamBytes, closed } = await changesThenWeigh(folder, changes);
     await untilCollected(closed);
     // What the loaded upstream holds: the same process with and without it (compiled code and modules in both).
     const heldByUpstreamBytes = withUpstreamBytes - heldBytes();
-    return { prompts, loads, floor, changeMs, heldByUpstreamBytes, peakRssBytes: process.resourceUsage().maxRSS * 1024 };
+    return { changeMs, heldByUpstreamBytes, peakRssBytes: process.resourceUsage().maxRSS * 1024 };
 }
 
 function parseFolders(pairs: string[]): FolderLoad[] {
@@ -173,8 +179,10 @@ function parseFolders(pairs: string[]): FolderLoad[] {
 async function main(): Promise<void> {
     const [roundsText, changesText, ...pairs] = process.argv.slice(2);
     if (pairs.length === 0) throw new Error(USAGE);
+    const folders = parseFolders(pairs);
+    const loads = await interleavedLoads(folders, Number(roundsText));
     const measured: FolderMeasures[] = [];
-    for (const load of parseFolders(pairs)) measured.push(await measure(load, Number(roundsText), Number(changesText)));
+    for (const [index, folder] of folders.entries()) measured.push({ ...loads[index]!, ...(await changesAndMemory(folder, Number(changesText))) });
     process.stdout.write(`${JSON.stringify(measured)}\n`);
 }
 

@@ -9,7 +9,7 @@ import type { PromptFormat } from '../../src/config/prompt-formats.js';
 /** Subfolders of a format that has them (Gemini's are namespaces; Claude Code's and ours only organise). */
 const FOLDERS = 50;
 
-export interface PromptFileFixture {
+interface PromptFileFixture {
     /** How the tool keeps its files, for the report. */
     layout: string;
     /** File `index`'s path below the folder, "/"-separated. */

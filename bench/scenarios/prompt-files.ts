@@ -4,8 +4,8 @@
  * nothing compiled yet; the files are in the page cache) and again (warm), beside the floor measured in the same
  * process between the loads (listing the folder and reading every file's bytes with fs, nothing parsed); how long a
  * one-file change takes to reach the catalog (from the write to the upstream's change event, its 50 ms settle time
- * included); and the memory the loaded upstream holds. Each format is loaded in a process of its own (in a quick
- * run, all in one: bench/prompt-files-load.ts), from files of comparable content (bench/lib/prompt-file-fixtures.ts).
+ * included); and the memory the loaded upstream holds. The loads run in processes of their own
+ * (bench/prompt-files-load.ts; see measurePromptFiles), from files of comparable content (bench/lib/prompt-file-fixtures.ts).
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -21,10 +21,10 @@ import type { FolderMeasures } from '../prompt-files-load.js';
 export interface PromptFilesOptions {
     /** Files of each format. */
     files: number;
-    /** Loads in each measuring process; the first is the cold one. */
+    /** Loads of each format in the process that times the warm ones; the first is not counted. */
     rounds: number;
     changes: number;
-    /** Every format in one process (a quick run, whose numbers only show that the scenario runs: only the first load there is cold). */
+    /** No process per format for the cold loads (a quick run, whose numbers only show that the scenario runs): the first load in the shared one stands for it. */
     oneProcess?: boolean;
 }
 
@@ -74,7 +74,7 @@ async function writeFolder(folder: string, format: PromptFormat, files: number):
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** Runs bench/prompt-files-load.ts on the folders given, each of its format, in one process. */
-async function loadInProcess(folders: { format: PromptFormat; folder: string }[], options: PromptFilesOptions): Promise<FolderMeasures[]> {
+async function loadInProcess(folders: { format: PromptFormat; folder: string }[], rounds: number, changes: number): Promise<FolderMeasures[]> {
     const { stdout } = await promisify(execFile)(
         process.execPath,
         [
@@ -82,8 +82,8 @@ async function loadInProcess(folders: { format: PromptFormat; folder: string }[]
             '--import',
             'tsx',
             path.join(ROOT, 'bench/prompt-files-load.ts'),
-            String(options.rounds),
-            String(options.changes),
+            String(rounds),
+            String(changes),
             ...folders.map(({ format, folder }) => `${format}=${folder}`)
         ],
         { cwd: ROOT, maxBuffer: 1 << 20 }
@@ -91,47 +91,47 @@ async function loadInProcess(folders: { format: PromptFormat; folder: string }[]
     return JSON.parse(stdout) as FolderMeasures[];
 }
 
-function summarised(format: PromptFormat, totalBytes: number, measured: FolderMeasures, options: PromptFilesOptions): FormatLoad {
-    if (measured.prompts !== options.files) throw new Error(`prompt files (${format}): ${measured.prompts} prompts served of ${options.files} files`);
-    const warm = measured.loads.slice(1);
+/** `cold`: the format's first load in a fresh process, and its memory; `warm`: the loads after the first in the shared one. */
+function summarised(format: PromptFormat, totalBytes: number, cold: FolderMeasures, warm: FolderMeasures, files: number): FormatLoad {
+    for (const measured of [cold, warm]) if (measured.prompts !== files) throw new Error(`prompt files (${format}): ${measured.prompts} prompts served of ${files} files`);
+    const warmLoads = warm.loads.slice(1);
     return {
         format,
         layout: PROMPT_FILE_FIXTURES[format].layout,
-        prompts: measured.prompts,
-        meanFileBytes: totalBytes / options.files,
-        coldLoadMs: measured.loads[0]!.ms,
-        coldLoadCpuMs: measured.loads[0]!.cpuMs,
-        warmLoadMs: median(warm.map(load => load.ms)),
-        warmLoadCpuMs: median(warm.map(load => load.cpuMs)),
-        floorMs: median(measured.floor.map(floor => floor.ms)),
-        floorCpuMs: median(measured.floor.map(floor => floor.cpuMs)),
-        changeMs: median(measured.changeMs),
-        heldBytes: measured.heldByUpstreamBytes,
-        peakRssBytes: measured.peakRssBytes
+        prompts: warm.prompts,
+        meanFileBytes: totalBytes / files,
+        coldLoadMs: cold.loads[0]!.ms,
+        coldLoadCpuMs: cold.loads[0]!.cpuMs,
+        warmLoadMs: median(warmLoads.map(load => load.ms)),
+        warmLoadCpuMs: median(warmLoads.map(load => load.cpuMs)),
+        floorMs: median(warm.floor.map(floor => floor.ms)),
+        floorCpuMs: median(warm.floor.map(floor => floor.cpuMs)),
+        changeMs: median(warm.changeMs),
+        heldBytes: cold.heldByUpstreamBytes,
+        peakRssBytes: cold.peakRssBytes
     };
 }
 
-/** `formats` loaded in one process, each from a folder of its own written for it. */
-async function measureFormats(formats: readonly PromptFormat[], options: PromptFilesOptions): Promise<FormatLoad[]> {
+/**
+ * Every format's folder written, then each format's cold load in a process of its own, one after another; then the
+ * warm loads in one process, the formats taking turns round by round, so that the machine's load, which changes
+ * from minute to minute on a shared machine, weighs on each alike. A quick run has that one process only.
+ */
+export async function measurePromptFiles(options: PromptFilesOptions): Promise<PromptFilesResult> {
+    const { oneProcess = false, ...sizes } = options;
     const root = await mkdtemp(path.join(os.tmpdir(), 'gateway-bench-prompt-files-'));
     try {
-        const folders = formats.map(format => ({ format, folder: path.join(root, format) }));
+        const folders = PROMPT_FORMATS.map(format => ({ format, folder: path.join(root, format) }));
         const bytes: number[] = [];
         for (const { format, folder } of folders) bytes.push(await writeFolder(folder, format, options.files));
-        const measured = await loadInProcess(folders, options);
-        return formats.map((format, index) => summarised(format, bytes[index]!, measured[index]!, options));
+        const cold: FolderMeasures[] = [];
+        if (!oneProcess) for (const folder of folders) cold.push(...(await loadInProcess([folder], 1, 0)));
+        const warm = await loadInProcess(folders, options.rounds, options.changes);
+        const formats = PROMPT_FORMATS.map((format, index) => summarised(format, bytes[index]!, (oneProcess ? warm : cold)[index]!, warm[index]!, options.files));
+        return { ...sizes, formats };
     } finally {
         await rm(root, { recursive: true, force: true });
     }
-}
-
-/** In a full run, each format in a process of its own (its first load cold), one after another; in a quick one, all in one process. */
-export async function measurePromptFiles(options: PromptFilesOptions): Promise<PromptFilesResult> {
-    const { oneProcess = false, ...sizes } = options;
-    if (oneProcess) return { ...sizes, formats: await measureFormats(PROMPT_FORMATS, options) };
-    const formats: FormatLoad[] = [];
-    for (const format of PROMPT_FORMATS) formats.push(...(await measureFormats([format], options)));
-    return { ...sizes, formats };
 }
 
 /** A result saved before issue 26: markdown alone, its figures at the top level. */
