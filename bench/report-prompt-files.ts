@@ -47,10 +47,12 @@ function verdictLine(loads: FormatLoad[], markdown: FormatLoad): string {
     return `**Target: each format's warm load within ${ratio(WARM_LOAD_VS_MARKDOWN)} of markdown's, in CPU time, measured in the same run: ${verdict}.**
 Expected: every format near markdown. They share the folder scan, the reads, the watchers and the plain front-matter
 reader; what differs is a regular-expression pass over the body for the placeholders, TOML (smol-toml after a bounding
-scan) in place of YAML, and skills' folder per prompt (a listing and a watcher per skill, which its floor pays too). The
-first measurement (f5781a9) missed it: \`claude-commands\` 2.47x, \`codex-prompts\` 2.12x, \`skills\` 2.11x. A CPU
-profile put the difference in the \`yaml\` parser: the quoted \`argument-hint\` sent every command file to it, and
-looking up the hint's line for a warning not given parsed every skill and command again (fixed in 043fed5).
+scan) in place of YAML, and skills' folder per prompt (a listing and a watcher per skill, which its floor pays too).
+Before 043fed5 \`claude-commands\`, \`codex-prompts\` and \`skills\` read 1.58x, 1.19x and 1.27x (2,000 files each,
+interleaved as here; 1.09x, 0.97x and 1.05x after it): a CPU profile put the difference in the \`yaml\` parser, as the
+quoted \`argument-hint\` sent every command file to it and looking up the hint's line for a warning not given parsed
+every skill and command again. (A first run with each format's warm loads in a process of its own, one after
+another, read 2.47x, 2.12x and 2.11x: the load on the machine changed between the processes.)
 
 `;
 }
