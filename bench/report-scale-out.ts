@@ -19,7 +19,7 @@ import {
 import { MAP_LOOKUP, type SessionIdResult } from './scenarios/session-id.js';
 
 /** "measured on <commit> at <date>, load ...": these sections may come from a later run than the rest of the file. */
-function stamp({ measuredOn }: Stamped<object>): string {
+export function stamp({ measuredOn }: Stamped<object>): string {
     return `Measured on **${measuredOn.commit}**, ${measuredOn.date.slice(0, 16).replace('T', ' ')} UTC, load average at start ${measuredOn.loadAtStart.map(l => l.toFixed(2)).join(' / ')}`;
 }
 

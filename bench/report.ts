@@ -263,7 +263,7 @@ ${table(
     ]
 )}
 
-${scenarioSections(r)}${scaleOutSections(r)}${promptFilesSection(r.promptFiles)}## Reproduce
+${scenarioSections(r)}${scaleOutSections(r)}${promptFilesSection(r)}## Reproduce
 
 \`\`\`sh
 npm ci

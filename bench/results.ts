@@ -6,7 +6,7 @@ import type { MetricsCostResult } from './scenarios/metrics-cost.js';
 import type { NarrowClientsResult } from './scenarios/narrow-clients.js';
 import type { OverloadResult } from './scenarios/overload.js';
 import type { ProfileRow } from './scenarios/profile.js';
-import type { PromptFilesResult } from './scenarios/prompt-files.js';
+import type { MarkdownOnlyResult, PromptFilesResult } from './scenarios/prompt-files.js';
 import type { ReplicasResult } from './scenarios/replicas.js';
 import type { SessionIdResult } from './scenarios/session-id.js';
 import type { SessionStep } from './scenarios/sessions.js';
@@ -47,8 +47,8 @@ export interface BenchResults {
     /** Scale-out (issue 16); may have been measured later than the rest (`--only --merge`): see measuredOn. */
     replicas?: Stamped<ReplicasResult>;
     sessionId?: Stamped<SessionIdResult>;
-    /** A folder of prompt files (issue 18). */
-    promptFiles?: Stamped<PromptFilesResult>;
+    /** A folder of prompt files (issue 18), in each format (issue 26; markdown alone before). */
+    promptFiles?: Stamped<PromptFilesResult | MarkdownOnlyResult>;
     /** Process warnings the line-up's gateway printed, by name. */
     gatewayWarnings: Record<string, number>;
 }

@@ -67,7 +67,7 @@ const SIZES = args.quick
           profileMs: 300,
           replicas: { concurrencies: [16], sliceMs: 300, rounds: 1, idleMs: 100, warmUpRequests: 200 },
           sessionId: { iterations: 5_000, rounds: 3, held: 1_000 },
-          promptFiles: { files: 1_000, rounds: 2, changes: 2 }
+          promptFiles: { files: 200, rounds: 2, changes: 1, oneProcess: true }
       }
     : {
           upstreamPrompts: 100,

@@ -1,10 +1,11 @@
 /**
- * A folder of prompt files (issue 18: "a folder of 10,000 files loads in under a second"): how long a files upstream
- * takes to load it, the first time in a fresh process (cold: nothing compiled yet; the files are in the page cache)
- * and again (warm), beside the floor measured in the same process between the loads (listing the folder and reading
- * every file's bytes with fs, nothing parsed); and how long a one-file change takes to reach the catalog (from the
- * write to the upstream's change event, its 50 ms settle time included). The load runs in a process of its own
- * (bench/prompt-files-load.ts).
+ * A folder of prompt files (issue 18: "a folder of 10,000 files loads in under a second"; issue 26: in every format a
+ * files upstream reads): how long a files upstream takes to load it, the first time in a fresh process (cold:
+ * nothing compiled yet; the files are in the page cache) and again (warm), beside the floor measured in the same
+ * process between the loads (listing the folder and reading every file's bytes with fs, nothing parsed); how long a
+ * one-file change takes to reach the catalog (from the write to the upstream's change event, its 50 ms settle time
+ * included); and the memory the loaded upstream holds. The loads run in processes of their own
+ * (bench/prompt-files-load.ts; see measurePromptFiles), from files of comparable content (bench/lib/prompt-file-fixtures.ts).
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -12,18 +13,28 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pLimit from 'p-limit';
+import { PROMPT_FORMATS, type PromptFormat } from '../../src/config/prompt-formats.js';
+import { fixtureText, PROMPT_FILE_FIXTURES } from '../lib/prompt-file-fixtures.js';
 import { ROOT } from '../lib/processes.js';
+import type { FolderMeasures } from '../prompt-files-load.js';
 
 export interface PromptFilesOptions {
+    /** Files of each format. */
     files: number;
-    /** Loads in the measuring process; the first is the cold one. */
+    /** Loads of each format in the process that times the warm ones; the first is not counted. */
     rounds: number;
     changes: number;
+    /** No process per format for the cold loads (a quick run, whose numbers only show that the scenario runs): the first load in the shared one stands for it. */
+    oneProcess?: boolean;
 }
 
-export interface PromptFilesResult extends PromptFilesOptions {
+/** One format's folder loaded. Milliseconds of wall time; cpu: of the measuring process (the fs thread pool included), steadier on a busy machine. */
+export interface FormatLoad {
+    format: PromptFormat;
+    layout: string;
     prompts: number;
-    /** Milliseconds of wall time; cpu: of the measuring process (the fs thread pool included), steadier on a busy machine. */
+    /** Absent from runs before issue 26, as are the memory figures. */
+    meanFileBytes?: number;
     coldLoadMs: number;
     coldLoadCpuMs: number;
     warmLoadMs: number;
@@ -31,73 +42,102 @@ export interface PromptFilesResult extends PromptFilesOptions {
     floorMs: number;
     floorCpuMs: number;
     changeMs: number;
+    /** What the loaded upstream holds (heap and off-heap, after full collections). */
+    heldBytes?: number;
+    /** The measuring process's peak resident set. */
+    peakRssBytes?: number;
 }
 
-const FOLDERS = 50;
-
-interface Timed {
-    ms: number;
-    cpuMs: number;
+export interface PromptFilesResult extends Omit<PromptFilesOptions, 'oneProcess'> {
+    /** Markdown first: the others are compared with it. */
+    formats: FormatLoad[];
 }
 
-/** A prompt as a team writes one: front matter with arguments and completion values, a body with placeholders. */
-function promptFileText(index: number): string {
-    return `---
-title: Prompt ${index}
-description: Reviews a change of service ${index} for correctness, security and clarity.
-arguments:
-  - name: diff
-    description: The change, as a unified diff
-    required: true
-  - name: focus
-    description: What to look at most closely
-    values: [security, performance, readability, tests]
----
-Review the following change to service ${index}. Pay most attention to {{focus}}.
-
-Point out bugs first, then risky patterns, then style. Quote the lines you mean.
-
-{{diff}}
-`;
-}
-
-async function writeFolder(folder: string, files: number): Promise<void> {
-    for (let group = 0; group < FOLDERS; group++) await mkdir(path.join(folder, `group-${group}`), { recursive: true });
+/** Writes the folder; gives the files' total bytes. */
+async function writeFolder(folder: string, format: PromptFormat, files: number): Promise<number> {
+    const fixture = PROMPT_FILE_FIXTURES[format];
+    const paths = Array.from({ length: files }, (_, index) => fixture.pathOf(index));
+    for (const parent of new Set(paths.map(file => path.dirname(file)))) await mkdir(path.join(folder, parent), { recursive: true });
     const limit = pLimit(64);
-    await Promise.all(
-        Array.from({ length: files }, (_, index) => limit(() => writeFile(path.join(folder, `group-${index % FOLDERS}`, `prompt-${index}.md`), promptFileText(index))))
+    const sizes = await Promise.all(
+        paths.map((file, index) =>
+            limit(async () => {
+                const text = fixtureText(format, index);
+                await writeFile(path.join(folder, file), text);
+                return Buffer.byteLength(text);
+            })
+        )
     );
+    return sizes.reduce((sum, size) => sum + size, 0);
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
+/** Runs bench/prompt-files-load.ts on the folders given, each of its format, in one process. */
+async function loadInProcess(folders: { format: PromptFormat; folder: string }[], rounds: number, changes: number): Promise<FolderMeasures[]> {
+    const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [
+            '--expose-gc',
+            '--import',
+            'tsx',
+            path.join(ROOT, 'bench/prompt-files-load.ts'),
+            String(rounds),
+            String(changes),
+            ...folders.map(({ format, folder }) => `${format}=${folder}`)
+        ],
+        { cwd: ROOT, maxBuffer: 1 << 20 }
+    );
+    return JSON.parse(stdout) as FolderMeasures[];
+}
+
+/** `cold`: the format's first load in a fresh process, and its memory; `warm`: the loads after the first in the shared one. */
+function summarised(format: PromptFormat, totalBytes: number, cold: FolderMeasures, warm: FolderMeasures, files: number): FormatLoad {
+    for (const measured of [cold, warm]) if (measured.prompts !== files) throw new Error(`prompt files (${format}): ${measured.prompts} prompts served of ${files} files`);
+    const warmLoads = warm.loads.slice(1);
+    return {
+        format,
+        layout: PROMPT_FILE_FIXTURES[format].layout,
+        prompts: warm.prompts,
+        meanFileBytes: totalBytes / files,
+        coldLoadMs: cold.loads[0]!.ms,
+        coldLoadCpuMs: cold.loads[0]!.cpuMs,
+        warmLoadMs: median(warmLoads.map(load => load.ms)),
+        warmLoadCpuMs: median(warmLoads.map(load => load.cpuMs)),
+        floorMs: median(warm.floor.map(floor => floor.ms)),
+        floorCpuMs: median(warm.floor.map(floor => floor.cpuMs)),
+        changeMs: median(warm.changeMs),
+        heldBytes: cold.heldByUpstreamBytes,
+        peakRssBytes: cold.peakRssBytes
+    };
+}
+
+/**
+ * Every format's folder written, then each format's cold load in a process of its own, one after another; then the
+ * warm loads in one process, the formats taking turns round by round, so that the machine's load, which changes
+ * from minute to minute on a shared machine, weighs on each alike. A quick run has that one process only.
+ */
 export async function measurePromptFiles(options: PromptFilesOptions): Promise<PromptFilesResult> {
-    const folder = await mkdtemp(path.join(os.tmpdir(), 'gateway-bench-prompt-files-'));
+    const { oneProcess = false, ...sizes } = options;
+    const root = await mkdtemp(path.join(os.tmpdir(), 'gateway-bench-prompt-files-'));
     try {
-        await writeFolder(folder, options.files);
-        const { stdout } = await promisify(execFile)(
-            process.execPath,
-            ['--import', 'tsx', path.join(ROOT, 'bench/prompt-files-load.ts'), folder, String(options.rounds), String(options.changes)],
-            {
-                cwd: ROOT,
-                maxBuffer: 1 << 20
-            }
-        );
-        const measured = JSON.parse(stdout) as { prompts: number; loads: Timed[]; floor: Timed[]; changeMs: number[] };
-        const warm = measured.loads.slice(1);
-        if (measured.prompts !== options.files) throw new Error(`prompt files: ${measured.prompts} prompts served of ${options.files} files`);
-        return {
-            ...options,
-            prompts: measured.prompts,
-            coldLoadMs: measured.loads[0]!.ms,
-            coldLoadCpuMs: measured.loads[0]!.cpuMs,
-            warmLoadMs: median(warm.map(load => load.ms)),
-            warmLoadCpuMs: median(warm.map(load => load.cpuMs)),
-            floorMs: median(measured.floor.map(floor => floor.ms)),
-            floorCpuMs: median(measured.floor.map(floor => floor.cpuMs)),
-            changeMs: median(measured.changeMs)
-        };
+        const folders = PROMPT_FORMATS.map(format => ({ format, folder: path.join(root, format) }));
+        const bytes: number[] = [];
+        for (const { format, folder } of folders) bytes.push(await writeFolder(folder, format, options.files));
+        const cold: FolderMeasures[] = [];
+        if (!oneProcess) for (const folder of folders) cold.push(...(await loadInProcess([folder], 1, 0)));
+        const warm = await loadInProcess(folders, options.rounds, options.changes);
+        const formats = PROMPT_FORMATS.map((format, index) => summarised(format, bytes[index]!, (oneProcess ? warm : cold)[index]!, warm[index]!, options.files));
+        return { ...sizes, formats };
     } finally {
-        await rm(folder, { recursive: true, force: true });
+        await rm(root, { recursive: true, force: true });
     }
+}
+
+/** A result saved before issue 26: markdown alone, its figures at the top level. */
+export type MarkdownOnlyResult = Omit<PromptFilesResult, 'formats'> & Omit<FormatLoad, 'format' | 'layout'>;
+
+export function formatLoads(result: PromptFilesResult | MarkdownOnlyResult): FormatLoad[] {
+    if ('formats' in result) return result.formats;
+    return [{ ...result, format: 'markdown', layout: '50 subfolders' }];
 }

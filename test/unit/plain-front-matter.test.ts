@@ -53,15 +53,34 @@ describe('plain front matter', { timeout: 60_000 }, () => {
             'values: [a,b , c d]',
             'a:',
             'a:\nb: c',
-            'title: a:b#c'
+            'title: a:b#c',
+            'title: "quoted"',
+            'argument-hint: "[pr-number] [priority]"',
+            'title: "a: b # c, [d] {e} *f &g !h"',
+            'title: ""',
+            'values:\n  - "a"\n  - b'
         ]) {
             assert.notEqual(assertAgrees(text), undefined, JSON.stringify(text));
         }
     });
 
+    test('reads double-quoted text without escapes (argument-hint, which the other formats quote before parsing), as yaml does', () => {
+        assert.deepEqual(assertAgrees('description: Review a PR\nargument-hint: "[pr-number] [priority]"\nmodel: claude-sonnet-4-5'), {
+            description: 'Review a PR',
+            'argument-hint': '[pr-number] [priority]',
+            model: 'claude-sonnet-4-5'
+        });
+    });
+
     test('leaves to yaml what it cannot be sure of', () => {
         const leftToYaml = [
-            'title: "quoted"',
+            'title: "escaped \\" quote"',
+            'title: "escaped \\n line"',
+            'title: "a" b',
+            'title: "open',
+            'title: "a"b"',
+            'values: ["a", b]',
+            '"key": a',
             "title: 'single'",
             'title: 1.0',
             'title: 2024-01-01',
@@ -128,6 +147,13 @@ describe('plain front matter', { timeout: 60_000 }, () => {
             '[a,]',
             '[true, x]',
             '"q"',
+            '""',
+            '"a: b"',
+            '"a #b"',
+            '"[a, b]"',
+            '"x" y',
+            '"\\t"',
+            '"a\\"b"',
             '~',
             'x:',
             '?x',

@@ -171,6 +171,18 @@ describe('claude-commands', () => {
         assert.deepEqual(argumentsOf(onlyAll.file), [{ name: 'arguments', description: '[message]' }]);
     });
 
+    test('a warning about argument-hint names its line, however the front matter is written', () => {
+        const plain = parsed('claude-commands', '---\ndescription: Tags\nmodel: m\nargument-hint: add [tagId] | list\n---\nDo $1', 'tags.md');
+        assert.deepEqual(plain.warnings, [{ line: 4, message: 'argument-hint is not a list of [name] or <name>: the positional arguments are named arg1, arg2, ...' }]);
+        const yaml = parsed('claude-commands', "---\ndescription: 'Tags: quoted'\n\nargument-hint: add [tagId] | list\n---\nDo $1", 'tags.md');
+        assert.equal(yaml.warnings[0]?.line, 4);
+        const codex = parsed('codex-prompts', '---\ndescription: d\nargument-hint: [x]\n---\nNo placeholders', 'p.md');
+        assert.deepEqual(codex.warnings, [{ line: 3, message: 'argument-hint is given, but the body has no $ARGUMENTS or $1..$9: the prompt takes no arguments' }]);
+        const skill = parsed('skills', '---\nname: s\ndescription: d\nlicense: MIT\nargument-hint: [a] [b] or more\n---\n$1 $2', 's/SKILL.md');
+        assert.equal(skill.warnings[0]?.line, 5);
+        assert.deepEqual(argumentsOf(skill.file), [{ name: 'arg1' }, { name: 'arg2' }]);
+    });
+
     test('$10 is $1 then "0"; $0 and $ARGUMENTSX are text', () => {
         const { file } = parsed('claude-commands', 'a $10 b $0 c $ARGUMENTSX', 'n.md');
         assert.deepEqual(argumentsOf(file), [{ name: 'arg1' }]);

@@ -1,7 +1,9 @@
 /**
  * A fast reading of the front matter most prompt files have: block mappings
- * and sequences of plain words, `true`/`false`, and flow lists of plain words
- * (`values: [a, b]`). Anything else (quotes, numbers, nulls spelt `~`, block
+ * and sequences of plain words, double-quoted text without escapes (the other
+ * formats quote `argument-hint` before parsing: command-file.ts),
+ * `true`/`false`, and flow lists of plain words (`values: [a, b]`). Anything
+ * else (escapes, single quotes, numbers, nulls spelt `~`, block
  * scalars, anchors, tags, comments after a value, tabs, flow mappings) makes
  * it answer undefined, and the caller parses with `yaml`, which then also
  * gives the errors and their lines. Where it answers, it answers what `yaml`
@@ -106,8 +108,13 @@ class Reader {
 
 const isItem = (text: string) => text.startsWith('- ');
 
+/** Double quotes around text with no escape and no quote: the text, as written (one line, so nothing is folded). */
+const QUOTED = /^"([^"\\]*)"$/;
+
 function scalar(text: string): unknown {
     if (text.startsWith('[') && text.endsWith(']')) return flowList(text.slice(1, -1));
+    const quoted = QUOTED.exec(text);
+    if (quoted !== null) return quoted[1];
     if (text === 'true') return true;
     if (text === 'false') return false;
     return word(text);

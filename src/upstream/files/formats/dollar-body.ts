@@ -48,8 +48,11 @@ interface Usage {
     named: string[];
 }
 
-/** `hint` is the front matter's `argument-hint` (YAML may have read `[message]` as a list); `hintLine` its line. */
-export function compileDollarBody(dialect: DollarDialect, body: string, hint: string | readonly string[] | undefined, hintLine: number | undefined): CompiledBody {
+/**
+ * `hint` is the front matter's `argument-hint` (YAML may have read `[message]` as a list); `hintLine` finds its line,
+ * asked only for a warning (where the plain reader read the front matter, finding a line is a full YAML parse).
+ */
+export function compileDollarBody(dialect: DollarDialect, body: string, hint: string | readonly string[] | undefined, hintLine: () => number | undefined): CompiledBody {
     const pattern = dialect === 'codex' ? CODEX_PLACEHOLDER : CLAUDE_PLACEHOLDER;
     const usage = usageOf(body, pattern);
     if (usage.named.length > 0) return namedBody(body, pattern, usage);
@@ -59,7 +62,7 @@ export function compileDollarBody(dialect: DollarDialect, body: string, hint: st
         const appended = !usage.all && dialect === 'claude';
         if (!usage.all && !appended) {
             if (hintText !== undefined)
-                warnings.push({ line: hintLine, message: 'argument-hint is given, but the body has no $ARGUMENTS or $1..$9: the prompt takes no arguments' });
+                warnings.push({ line: hintLine(), message: 'argument-hint is given, but the body has no $ARGUMENTS or $1..$9: the prompt takes no arguments' });
             return { segments: compileMatches(body, pattern, literal), arguments: [], warnings };
         }
         const argument: PromptArgument = { name: 'arguments', ...(hintText === undefined ? {} : { description: hintText }) };
@@ -104,10 +107,10 @@ function namedBody(body: string, pattern: RegExp, usage: Usage): CompiledBody {
 }
 
 /** Arguments 1..n, n the highest `$n` used or the hint's token count, whichever is larger. */
-function positionalArguments(hint: string | readonly string[] | undefined, highest: number, hintLine: number | undefined, warnings: PromptFileWarning[]): PromptArgument[] {
+function positionalArguments(hint: string | readonly string[] | undefined, highest: number, hintLine: () => number | undefined, warnings: PromptFileWarning[]): PromptArgument[] {
     const tokens = hintTokens(hint);
     if (tokens === undefined && typeof hint === 'string') {
-        warnings.push({ line: hintLine, message: 'argument-hint is not a list of [name] or <name>: the positional arguments are named arg1, arg2, ...' });
+        warnings.push({ line: hintLine(), message: 'argument-hint is not a list of [name] or <name>: the positional arguments are named arg1, arg2, ...' });
     }
     const count = Math.min(MAX_ARGUMENTS, Math.max(highest, tokens?.length ?? 0));
     const taken = new Set<string>();

@@ -56,7 +56,7 @@ function parseCommandFile(format: MarkdownFormat, text: string, relativePath: st
 function compileBodyOf(format: MarkdownFormat, body: { text: string; firstLine: number }, source: CommandSource): CompiledBody {
     if (format === 'vscode-prompts') return compileVscodeBody(body.text, body.firstLine);
     const hint = source.fields['argument-hint'] ?? undefined;
-    return compileDollarBody(format === 'codex-prompts' ? 'codex' : 'claude', body.text, hint, source.lineOf('argument-hint'));
+    return compileDollarBody(format === 'codex-prompts' ? 'codex' : 'claude', body.text, hint, () => source.lineOf('argument-hint'));
 }
 
 /** VS Code and skills let the front matter name the prompt; Claude Code and Codex name it after the file only. */
