@@ -275,6 +275,19 @@ describe('prompts list and get, from the config in this process', () => {
         assert.ok(!stderr.includes(secret), stderr);
     });
 
+    test("a file's name on stderr is one line, its terminal escapes written out, not sent to the terminal", async t => {
+        const cwd = await filesOnly(t, { upstreams: [team] });
+        // Retitles the terminal window, clears the screen, then forges a line of its own.
+        await writeFile(path.join(cwd, 'prompts', '\u001b]0;owned\u0007\u001b[2Jx\nerror: forged.md'), 'Named to attack a terminal.\n');
+        const { status, stdout, stderr } = await runCli(['prompts', 'list'], { cwd });
+        assert.equal(status, 0, stderr);
+        assert.equal(stdout, 'team__review  Review a change the way our team does.\n');
+        assert.match(stderr, /^warning: upstream "team": \\u001b\]0;owned\\u0007\\u001b\[2Jx\\nerror: forged\.md: /m);
+        // eslint-disable-next-line no-control-regex -- no control character but the line feeds that end the lines
+        assert.doesNotMatch(stderr, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+        assert.ok(!stderr.split('\n').some(line => line.startsWith('error: forged')), stderr);
+    });
+
     test('an upstream that never answers holds the command no longer than its timeoutMs', async t => {
         const silent = { id: 'silent', transport: 'stdio', command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], timeoutMs: 500 };
         const cwd = await filesOnly(t, { upstreams: [team, silent] });

@@ -16,6 +16,7 @@ import { LOG_LEVELS, type GatewayConfig } from '../../config/schema.js';
 import { configSecrets } from '../../config/secrets.js';
 import { createLogger, describeError, type Logger } from '../../diagnostics/logger.js';
 import { Redactor } from '../../diagnostics/redaction.js';
+import { oneLine } from '../../lib/one-line.js';
 import type { GatewayUpstream } from '../../upstream/upstream.js';
 import { defaultConfigFile } from '../default-config.js';
 import { API_KEY_VARIABLE, parsePromptsCommand, PROMPTS_USAGE, PromptsUsageError, type PromptsCommand, type PromptsOrigin } from './command-line.js';
@@ -169,8 +170,12 @@ function failed(error: unknown, redactor: Redactor): number {
     return 1;
 }
 
+/**
+ * One line each, whatever it quotes: an upstream's error message, a file's name. Their control characters (terminal
+ * escapes, a line feed forging a line of its own) are written as escapes; redacted first, so a secret is found as it is.
+ */
 function warn(redactor: Redactor, line: string): void {
-    process.stderr.write(`${redactor.redact(line)}\n`);
+    process.stderr.write(`${oneLine(redactor.redact(line))}\n`);
 }
 
 let readerGoneHandled = false;
