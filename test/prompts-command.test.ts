@@ -355,6 +355,14 @@ describe('prompts list and get, from the config in this process', () => {
         assert.match(none.stderr, /no --config given and no gateway\.json/);
     });
 
+    test('a pattern naming a prompt file by its folder is warned of, as the gateway warns at its start and in --check', async t => {
+        const cwd = await filesOnly(t, { prompts: { deny: ['team__ops/review'] }, upstreams: [team] });
+        const { status, stdout, stderr } = await runCli(['prompts', 'list'], { cwd });
+        assert.equal(status, 0, stderr);
+        assert.equal(stdout, 'team__review  Review a change the way our team does.\n', 'the deny-list hides it no more');
+        assert.match(stderr, /^warning: prompts\.deny\[0\]: "team__ops\/review" names a prompt of files upstream "team" with its folder, .*: what it hid is shown now; use "team__review"$/m);
+    });
+
     test('--help prints the usage on stdout', async t => {
         const cwd = await filesOnly(t, { upstreams: [team] });
         const { status, stdout } = await runCli(['prompts', '--help'], { cwd });

@@ -17,6 +17,7 @@ import { configSecrets } from '../../config/secrets.js';
 import { createLogger, describeError, type Logger } from '../../diagnostics/logger.js';
 import { Redactor } from '../../diagnostics/redaction.js';
 import { oneLine } from '../../lib/one-line.js';
+import { staleNameNotes } from '../../upstream/files/stale-names.js';
 import type { GatewayUpstream } from '../../upstream/upstream.js';
 import { defaultConfigFile } from '../default-config.js';
 import { API_KEY_VARIABLE, parsePromptsCommand, PROMPTS_USAGE, PromptsUsageError, type PromptsCommand, type PromptsOrigin } from './command-line.js';
@@ -58,7 +59,8 @@ async function configOf(origin: PromptsOrigin, env: NodeJS.ProcessEnv, redactor:
     if (file === undefined && from.length === 0) return undefined;
     const loaded = await loadGatewayConfig({ file, from }, env);
     redactor.update(configSecrets(loaded.config));
-    for (const note of loaded.notes) if (note.level === 'warning') warn(redactor, `warning: ${note.message}`);
+    // As the gateway warns at its start: names of prompt files written as they were before (stale-names.ts) among them.
+    for (const note of [...loaded.notes, ...staleNameNotes(loaded.config)]) if (note.level === 'warning') warn(redactor, `warning: ${note.message}`);
     if (client !== undefined && client !== ANONYMOUS_CLIENT_ID && !loaded.config.clients.some(known => known.id === client)) {
         throw new PromptsUsageError(`--client ${quote(client)} is not in the config's "clients"; use one of their ids or "${ANONYMOUS_CLIENT_ID}"`);
     }
