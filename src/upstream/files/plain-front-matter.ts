@@ -7,7 +7,7 @@
  * scalars, anchors, tags, comments after a value, tabs, flow mappings) makes
  * it answer undefined, and the caller parses with `yaml`, which then also
  * gives the errors and their lines. Where it answers, it answers what `yaml`
- * (YAML 1.2, core schema) would: test/unit/prompt-file-yaml.test.ts compares
+ * (YAML 1.2, core schema) would: test/unit/plain-front-matter.test.ts compares
  * the two. Why: the `yaml` parser's document model costs most of the load of
  * a folder of thousands of files.
  */
