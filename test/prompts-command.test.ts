@@ -360,7 +360,10 @@ describe('prompts list and get, from the config in this process', () => {
         const { status, stdout, stderr } = await runCli(['prompts', 'list'], { cwd });
         assert.equal(status, 0, stderr);
         assert.equal(stdout, 'team__review  Review a change the way our team does.\n', 'the deny-list hides it no more');
-        assert.match(stderr, /^warning: prompts\.deny\[0\]: "team__ops\/review" names a prompt of files upstream "team" with its folder, .*: what it hid is shown now; use "team__review"$/m);
+        assert.match(
+            stderr,
+            /^warning: prompts\.deny\[0\]: "team__ops\/review" names a prompt of files upstream "team" with its folder, .*: what it hid is shown now; use "team__review"$/m
+        );
     });
 
     test('--help prints the usage on stdout', async t => {
