@@ -288,6 +288,21 @@ describe('prompts list and get, from the config in this process', () => {
         assert.ok(!stderr.split('\n').some(line => line.startsWith('error: forged')), stderr);
     });
 
+    test('--json escapes the C1 controls JSON.stringify leaves as they are (U+009B is CSI to some terminals); the JSON is the same', async t => {
+        const cwd = await filesOnly(t, { upstreams: [team] });
+        const written = 'Clear \u009b2J the screen, retitle \u009d0;owned\u009c it.';
+        await writeFile(path.join(cwd, 'prompts/c1.md'), `---\ndescription: ${written}\n---\n${written}\n`);
+        for (const args of [['list'], ['get', 'team__c1']]) {
+            const { status, stdout, stderr } = await runCli(['prompts', ...args, '--json'], { cwd });
+            assert.equal(status, 0, stderr);
+            assert.doesNotMatch(stdout, /[\u0080-\u009f]/, args.join(' '));
+            assert.ok(stdout.includes(String.raw`\u009b2J`), stdout);
+            const parsed = JSON.parse(stdout) as { description?: string; messages?: { content: { text: string } }[] }[] & { messages?: { content: { text: string } }[] };
+            const text = args[0] === 'list' ? parsed.find(prompt => prompt.description === written)?.description : parsed.messages?.[0]?.content.text;
+            assert.equal(text, written);
+        }
+    });
+
     test('an upstream that never answers holds the command no longer than its timeoutMs', async t => {
         const silent = { id: 'silent', transport: 'stdio', command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], timeoutMs: 500 };
         const cwd = await filesOnly(t, { upstreams: [team, silent] });

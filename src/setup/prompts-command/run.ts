@@ -22,7 +22,7 @@ import type { GatewayUpstream } from '../../upstream/upstream.js';
 import { defaultConfigFile } from '../default-config.js';
 import { API_KEY_VARIABLE, parsePromptsCommand, PROMPTS_USAGE, PromptsUsageError, type PromptsCommand, type PromptsOrigin } from './command-line.js';
 import { gatewayConfig, PromptSource } from './prompt-source.js';
-import { messagesText, promptLines } from './render.js';
+import { jsonText, messagesText, promptLines } from './render.js';
 
 const PREFIX = 'mcp-prompt-gateway prompts';
 
@@ -122,7 +122,7 @@ async function list(source: PromptSource, json: boolean, redactor: Redactor): Pr
         warn(redactor, `${kind} upstream "${upstream.id}" is not available (${failureOf(upstream)}); its prompts are not listed`);
     }
     const prompts = await source.list();
-    await writeOut(json ? `${JSON.stringify(prompts, null, 2)}\n` : promptLines(prompts));
+    await writeOut(json ? jsonText(prompts) : promptLines(prompts));
     return requiredDown ? 1 : 0;
 }
 
@@ -141,7 +141,7 @@ async function get(source: PromptSource, command: Extract<Action, { action: 'get
         warn(redactor, `${PREFIX} get: prompt ${quote(command.name)} asks for more input (an input_required result); ${NO_INPUT}`);
         return 1;
     }
-    await writeOut(command.json ? `${JSON.stringify(result, null, 2)}\n` : messagesText(result.messages));
+    await writeOut(command.json ? jsonText(result) : messagesText(result.messages));
     return 0;
 }
 
