@@ -275,6 +275,34 @@ describe('prompts list and get, from the config in this process', () => {
         assert.ok(!stderr.includes(secret), stderr);
     });
 
+    test("a file's name on stderr is one line, its terminal escapes written out, not sent to the terminal", async t => {
+        const cwd = await filesOnly(t, { upstreams: [team] });
+        // Retitles the terminal window, clears the screen, then forges a line of its own.
+        await writeFile(path.join(cwd, 'prompts', '\u001b]0;owned\u0007\u001b[2Jx\nerror: forged.md'), 'Named to attack a terminal.\n');
+        const { status, stdout, stderr } = await runCli(['prompts', 'list'], { cwd });
+        assert.equal(status, 0, stderr);
+        assert.equal(stdout, 'team__review  Review a change the way our team does.\n');
+        assert.match(stderr, /^warning: upstream "team": \\u001b\]0;owned\\u0007\\u001b\[2Jx\\nerror: forged\.md: /m);
+        // eslint-disable-next-line no-control-regex -- no control character but the line feeds that end the lines
+        assert.doesNotMatch(stderr, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+        assert.ok(!stderr.split('\n').some(line => line.startsWith('error: forged')), stderr);
+    });
+
+    test('--json escapes the C1 controls JSON.stringify leaves as they are (U+009B is CSI to some terminals); the JSON is the same', async t => {
+        const cwd = await filesOnly(t, { upstreams: [team] });
+        const written = 'Clear \u009b2J the screen, retitle \u009d0;owned\u009c it.';
+        await writeFile(path.join(cwd, 'prompts/c1.md'), `---\ndescription: ${written}\n---\n${written}\n`);
+        for (const args of [['list'], ['get', 'team__c1']]) {
+            const { status, stdout, stderr } = await runCli(['prompts', ...args, '--json'], { cwd });
+            assert.equal(status, 0, stderr);
+            assert.doesNotMatch(stdout, /[\u0080-\u009f]/, args.join(' '));
+            assert.ok(stdout.includes(String.raw`\u009b2J`), stdout);
+            const parsed = JSON.parse(stdout) as { description?: string; messages?: { content: { text: string } }[] }[] & { messages?: { content: { text: string } }[] };
+            const text = args[0] === 'list' ? parsed.find(prompt => prompt.description === written)?.description : parsed.messages?.[0]?.content.text;
+            assert.equal(text, written);
+        }
+    });
+
     test('an upstream that never answers holds the command no longer than its timeoutMs', async t => {
         const silent = { id: 'silent', transport: 'stdio', command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], timeoutMs: 500 };
         const cwd = await filesOnly(t, { upstreams: [team, silent] });
@@ -340,6 +368,17 @@ describe('prompts list and get, from the config in this process', () => {
         const none = await runCli(['prompts', 'list'], { cwd });
         assert.equal(none.status, 2);
         assert.match(none.stderr, /no --config given and no gateway\.json/);
+    });
+
+    test('a pattern naming a prompt file by its folder is warned of, as the gateway warns at its start and in --check', async t => {
+        const cwd = await filesOnly(t, { prompts: { deny: ['team__ops/review'] }, upstreams: [team] });
+        const { status, stdout, stderr } = await runCli(['prompts', 'list'], { cwd });
+        assert.equal(status, 0, stderr);
+        assert.equal(stdout, 'team__review  Review a change the way our team does.\n', 'the deny-list hides it no more');
+        assert.match(
+            stderr,
+            /^warning: prompts\.deny\[0\]: "team__ops\/review" names a prompt of files upstream "team" with its folder, .*: what it hid is shown now; use "team__review"$/m
+        );
     });
 
     test('--help prints the usage on stdout', async t => {

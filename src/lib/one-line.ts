@@ -10,6 +10,11 @@ const UNSAFE = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
 export function oneLine(text: string): string {
     return text.replace(UNSAFE, character => {
         const escaped = JSON.stringify(character).slice(1, -1);
-        return escaped.length > 1 ? escaped : `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`;
+        return escaped.length > 1 ? escaped : unicodeEscape(character);
     });
+}
+
+/** One UTF-16 unit as JSON (and JavaScript) escapes it: `\u009b`. */
+export function unicodeEscape(character: string): string {
+    return `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }

@@ -121,6 +121,29 @@ describe('plain front matter', { timeout: 60_000 }, () => {
         for (const text of leftToYaml) assert.equal(assertAgrees(text), undefined, JSON.stringify(text));
     });
 
+    test("YAML's white space is the space: Unicode's other spaces are text, never indentation nor what a list item is trimmed of", () => {
+        for (const space of ['\u00a0', '\u2000', '\u202f', '\u3000']) {
+            for (const text of [
+                `arguments:\n${space} - name: a`,
+                `arguments:\n${space}- name: a`,
+                `arguments:\n  - name: a\n ${space}  description: b`,
+                `title: a\n${space}# not a comment`,
+                `title: a\n${space}`,
+                `values: [${space}a, b${space}]`,
+                `values: [${space}]`
+            ]) {
+                assertAgrees(text);
+            }
+        }
+        // As yaml reads them: a comment or a blank line indented by a tab.
+        assert.deepEqual(assertAgrees('\t# a comment\ntitle: a\n\t\ndescription: b'), { title: 'a', description: 'b' });
+    });
+
+    test('a key too long for yaml (its ":" more than 1024 characters in) is left to its error', () => {
+        for (const length of [1000, 1024, 1100]) assertAgrees(`${'k'.repeat(length)}: v`);
+        for (const length of [1000, 1024, 1100]) assertAgrees(`arguments:\n  - ${'k'.repeat(length)}: v`);
+    });
+
     test('a prototype key never reaches an object', () => {
         assert.equal(readPlainFrontMatter('__proto__:\n  polluted: yes', DEPTH), undefined);
         assert.equal(({} as Record<string, unknown>).polluted, undefined);

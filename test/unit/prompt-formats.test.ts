@@ -167,6 +167,14 @@ describe('claude-commands', () => {
             argumentsOf(twice.file).map(argument => argument.name),
             ['a', 'arg2']
         );
+        // A hint naming an argument "arg2" ahead of a token that makes no name: the fallback is not "arg2" again, and
+        // each $n gets its own value.
+        const taken = parsed('claude-commands', '---\nargument-hint: [arg2] [what?] [arg3]\n---\n$1, $2, $3', 'n.md');
+        assert.deepEqual(
+            argumentsOf(taken.file).map(argument => argument.name),
+            ['arg2', 'arg3', 'arg4']
+        );
+        assert.equal(text(taken.file, { arg2: 'one', arg3: 'two', arg4: 'three' }), 'one, two, three');
         const onlyAll = parsed('claude-commands', '---\nargument-hint: [message]\n---\nSay $ARGUMENTS', 's.md');
         assert.deepEqual(argumentsOf(onlyAll.file), [{ name: 'arguments', description: '[message]' }]);
     });

@@ -30,12 +30,14 @@ started in this process (nothing listens), asked, and stopped; with --url, a run
                      ${API_KEY_VARIABLE}, which keeps the key out of the command line and the shell's history
   --help             print this help
 
-Text output replaces control characters (terminal escapes) with U+FFFD; --json prints the prompts as they came.
+Text output replaces control characters (terminal escapes) with U+FFFD; --json prints the prompts as they came,
+every control character escaped by JSON (\\u009b).
+Warnings and errors on stderr are one line each, their control characters written as escapes (\\u001b).
 The gateway's log goes to stderr, errors only unless LOG_LEVEL says otherwise (LOG_LEVEL=info).
 Exit codes: 0 done; 1 the request failed (unknown prompt, missing argument, an upstream failed, the gateway at
 --url unreachable or refusing the key), or list found a "required" upstream not available (what the others
 serve is still printed; every upstream not available is named on stderr); 2 bad usage or bad config; 130
-after Ctrl-C (the upstreams stopped first).`;
+after Ctrl-C, 143 after SIGTERM (the upstreams stopped first).`;
 
 /** Where the prompts come from. */
 export type PromptsOrigin =

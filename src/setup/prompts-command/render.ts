@@ -4,6 +4,7 @@
  * the window or hide text) are shown as U+FFFD; `--json` prints them as they came, escaped by JSON. Pure.
  */
 import type { GetPromptResult, Prompt } from '@modelcontextprotocol/client';
+import { unicodeEscape } from '../../lib/one-line.js';
 
 type Message = GetPromptResult['messages'][number];
 type Content = Message['content'];
@@ -14,6 +15,14 @@ const CONTROL = /\r(?!\n)|[\u0000-\u0008\u000B-\u000C\u000E-\u001F\u007F-\u009F]
 
 /** A description that spans lines is joined into one and cut to this many characters. */
 const MULTILINE_DESCRIPTION_CHARS = 120;
+
+/** The C1 controls: JSON.stringify leaves them as they are, and some terminals obey them (U+009B is CSI, U+009D OSC). */
+const C1 = /[\u0080-\u009f]/g;
+
+/** `value` as indented JSON with every control character escaped (JSON.stringify escapes C0 only): the same JSON. */
+export function jsonText(value: unknown): string {
+    return `${JSON.stringify(value, null, 2).replace(C1, unicodeEscape)}\n`;
+}
 
 export function terminalSafe(text: string): string {
     return text.replace(CONTROL, '\uFFFD').replaceAll('\r\n', '\n');

@@ -16,11 +16,13 @@ import { LOG_LEVELS, type GatewayConfig } from '../../config/schema.js';
 import { configSecrets } from '../../config/secrets.js';
 import { createLogger, describeError, type Logger } from '../../diagnostics/logger.js';
 import { Redactor } from '../../diagnostics/redaction.js';
+import { oneLine } from '../../lib/one-line.js';
+import { staleNameNotes } from '../../upstream/files/stale-names.js';
 import type { GatewayUpstream } from '../../upstream/upstream.js';
 import { defaultConfigFile } from '../default-config.js';
 import { API_KEY_VARIABLE, parsePromptsCommand, PROMPTS_USAGE, PromptsUsageError, type PromptsCommand, type PromptsOrigin } from './command-line.js';
 import { gatewayConfig, PromptSource } from './prompt-source.js';
-import { messagesText, promptLines } from './render.js';
+import { jsonText, messagesText, promptLines } from './render.js';
 
 const PREFIX = 'mcp-prompt-gateway prompts';
 
@@ -57,7 +59,8 @@ async function configOf(origin: PromptsOrigin, env: NodeJS.ProcessEnv, redactor:
     if (file === undefined && from.length === 0) return undefined;
     const loaded = await loadGatewayConfig({ file, from }, env);
     redactor.update(configSecrets(loaded.config));
-    for (const note of loaded.notes) if (note.level === 'warning') warn(redactor, `warning: ${note.message}`);
+    // As the gateway warns at its start: names of prompt files written as they were before (stale-names.ts) among them.
+    for (const note of [...loaded.notes, ...staleNameNotes(loaded.config)]) if (note.level === 'warning') warn(redactor, `warning: ${note.message}`);
     if (client !== undefined && client !== ANONYMOUS_CLIENT_ID && !loaded.config.clients.some(known => known.id === client)) {
         throw new PromptsUsageError(`--client ${quote(client)} is not in the config's "clients"; use one of their ids or "${ANONYMOUS_CLIENT_ID}"`);
     }
@@ -119,7 +122,7 @@ async function list(source: PromptSource, json: boolean, redactor: Redactor): Pr
         warn(redactor, `${kind} upstream "${upstream.id}" is not available (${failureOf(upstream)}); its prompts are not listed`);
     }
     const prompts = await source.list();
-    await writeOut(json ? `${JSON.stringify(prompts, null, 2)}\n` : promptLines(prompts));
+    await writeOut(json ? jsonText(prompts) : promptLines(prompts));
     return requiredDown ? 1 : 0;
 }
 
@@ -138,7 +141,7 @@ async function get(source: PromptSource, command: Extract<Action, { action: 'get
         warn(redactor, `${PREFIX} get: prompt ${quote(command.name)} asks for more input (an input_required result); ${NO_INPUT}`);
         return 1;
     }
-    await writeOut(command.json ? `${JSON.stringify(result, null, 2)}\n` : messagesText(result.messages));
+    await writeOut(command.json ? jsonText(result) : messagesText(result.messages));
     return 0;
 }
 
@@ -169,8 +172,12 @@ function failed(error: unknown, redactor: Redactor): number {
     return 1;
 }
 
+/**
+ * One line each, whatever it quotes: an upstream's error message, a file's name. Their control characters (terminal
+ * escapes, a line feed forging a line of its own) are written as escapes; redacted first, so a secret is found as it is.
+ */
 function warn(redactor: Redactor, line: string): void {
-    process.stderr.write(`${redactor.redact(line)}\n`);
+    process.stderr.write(`${oneLine(redactor.redact(line))}\n`);
 }
 
 let readerGoneHandled = false;

@@ -7,7 +7,7 @@
  * scalars, anchors, tags, comments after a value, tabs, flow mappings) makes
  * it answer undefined, and the caller parses with `yaml`, which then also
  * gives the errors and their lines. Where it answers, it answers what `yaml`
- * (YAML 1.2, core schema) would: test/unit/prompt-file-yaml.test.ts compares
+ * (YAML 1.2, core schema) would: test/unit/plain-front-matter.test.ts compares
  * the two. Why: the `yaml` parser's document model costs most of the load of
  * a folder of thousands of files.
  */
@@ -21,6 +21,8 @@ interface Line {
 class NotPlain extends Error {}
 
 const KEY = /^([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?$/;
+/** YAML wants the ":" of an implicit key at most 1024 characters after the key's start; longer is left to its error. */
+const MAX_KEY_LENGTH = 1000;
 /** Characters YAML gives a meaning at the start of a plain scalar, or that this reader leaves to `yaml`. */
 const SPECIAL_START = /^[-?:,[\]{}#&*!|>'"%@`\s]/;
 /** What the core schema reads as other than a string (null, booleans, numbers, .inf, .nan): left to `yaml`, but true and false. */
@@ -32,7 +34,9 @@ const PRINTABLE = /^[\x20-\x7e\u00a0-\ud7ff\ue000-\ufefe\uff00-\ufffd]*$/;
 export function readPlainFrontMatter(yaml: string, maxDepth: number): unknown {
     const lines: Line[] = [];
     for (const raw of yaml.split('\n')) {
-        const text = raw.trimStart();
+        // YAML indents with spaces only (a tab is refused below): trimStart would take a no-break or ideographic
+        // space for indentation too, where YAML reads it as text.
+        const text = trimSpaces(raw, 'start');
         if (text === '' || text.startsWith('#')) continue;
         if (raw.includes('\t') || raw.endsWith(' ') || !PRINTABLE.test(raw)) return undefined;
         lines.push({ indent: raw.length - text.length, text });
@@ -74,7 +78,9 @@ class Reader {
         for (let line = this.lines[this.#at]; line?.indent === indent && !isItem(line.text); line = this.lines[this.#at]) {
             const match = KEY.exec(line.text);
             // A key given twice is yaml's error to report; "__proto__" would set the object's prototype; "null: x" is not a string key.
-            if (match === null || Object.hasOwn(mapping, match[1]!) || match[1] === '__proto__' || NOT_A_STRING.test(match[1]!)) throw new NotPlain();
+            if (match === null || match[1]!.length > MAX_KEY_LENGTH || Object.hasOwn(mapping, match[1]!) || match[1] === '__proto__' || NOT_A_STRING.test(match[1]!)) {
+                throw new NotPlain();
+            }
             this.#at++;
             mapping[match[1]!] = match[2] === undefined ? this.#nested(indent, depth) : scalar(match[2]);
         }
@@ -121,9 +127,9 @@ function scalar(text: string): unknown {
 }
 
 function flowList(inner: string): string[] {
-    if (inner.trim() === '') return [];
+    if (trimSpaces(inner, 'both') === '') return [];
     return inner.split(',').map(item => {
-        const text = item.trim();
+        const text = trimSpaces(item, 'both');
         if (/[[\]{}:]/.test(text)) throw new NotPlain();
         return word(text);
     });
@@ -135,4 +141,17 @@ function word(text: string): string {
         throw new NotPlain();
     }
     return text;
+}
+
+/**
+ * Without the spaces and tabs YAML separates with (a line with a tab is refused, but for a comment); String.trim
+ * would take Unicode's white space too (U+00A0, U+3000, ...), which YAML keeps as text. No regex: `[ \t]+$`
+ * backtracks quadratically on a long run of spaces.
+ */
+function trimSpaces(text: string, where: 'start' | 'both'): string {
+    let start = 0;
+    let end = text.length;
+    while (start < end && (text[start] === ' ' || text[start] === '\t')) start++;
+    if (where === 'both') while (end > start && (text[end - 1] === ' ' || text[end - 1] === '\t')) end--;
+    return text.slice(start, end);
 }

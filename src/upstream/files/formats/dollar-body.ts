@@ -121,7 +121,10 @@ function positionalArguments(hint: string | readonly string[] | undefined, highe
             taken.add(name);
             return { name };
         }
-        const fallback = `arg${index + 1}`;
+        // argN, or the next one free: a hint may have given "arg2" to an earlier argument.
+        let number = index + 1;
+        while (taken.has(`arg${number}`)) number++;
+        const fallback = `arg${number}`;
         taken.add(fallback);
         return { name: fallback, ...(token === undefined ? {} : { description: token }) };
     });
