@@ -86,8 +86,14 @@ async function placeFor(folder: string, relative: string): Promise<string> {
  * A folder of `format` with one good prompt (`ok`) among hostile files; what the gateway must report of each, by
  * path below the folder (a message pattern), and the names it must serve.
  */
-async function hostileFolder(t: TestContext, format: Format, folder: string): Promise<{ expected: Map<string, RegExp>; served: string[]; okText: string }> {
+/** `expected`: the files left out, each with its error; `warned`: what is reported as a warning, nothing lost. */
+async function hostileFolder(
+    t: TestContext,
+    format: Format,
+    folder: string
+): Promise<{ expected: Map<string, RegExp>; warned: Map<string, RegExp>; served: string[]; okText: string }> {
     const expected = new Map<string, RegExp>();
+    const warned = new Map<string, RegExp>();
     const served = [format.listed('ok')];
     for (const relative of [format.file('ok'), format.clash]) await put(folder, relative, format.content(`Written at ${relative}.`));
     // Two files, one name: the first in path order is served, the other reported naming it.
@@ -124,8 +130,8 @@ async function hostileFolder(t: TestContext, format: Format, folder: string): Pr
     const loop = await placeFor(folder, format.file('loop'));
     await symlink(loop, loop);
 
-    // A folder where the format expects a file (for skills: a SKILL.md that is a folder).
-    expected.set(format.file('folder'), /^is a folder, not a regular file; not read$/);
+    // A folder where the format expects a file (for skills: a SKILL.md that is a folder): a warning, its files read.
+    warned.set(format.file('folder'), /^is a folder named like a prompt file: not a prompt itself; the files in it are read as any folder's$/);
     await mkdir(path.join(folder, format.file('folder')), { recursive: true });
 
     expected.set(format.file('bad:name'), /does not make a prompt name/);
@@ -133,7 +139,7 @@ async function hostileFolder(t: TestContext, format: Format, folder: string): Pr
 
     if (format.id === 'gemini') await tomlBombs(folder, format, expected, served);
     else await yamlBombs(folder, format, expected);
-    return { expected, served: served.sort(), okText: `Written at ${first}.` };
+    return { expected, warned, served: served.sort(), okText: `Written at ${first}.` };
 }
 
 async function yamlBombs(folder: string, format: Format, expected: Map<string, RegExp>): Promise<void> {
@@ -182,7 +188,7 @@ describe('hostile prompt files in every format', { timeout: 300_000 }, () => {
     for (const format of FORMATS) {
         test(`${format.format}: each hostile file is left out with a problem naming it; the rest is served; nothing blocks`, async t => {
             const folder = await tempFolder(t, `hostile-${format.id}-`);
-            const { expected, served, okText } = await hostileFolder(t, format, folder);
+            const { expected, warned, served, okText } = await hostileFolder(t, format, folder);
             const { logger, lines } = capturingLogger();
             const gateway = await startTestGateway({ upstreams: [{ id: format.id, transport: 'files', path: folder, format: format.format }] }, logger);
             closeAfter(t, () => gateway.close());
@@ -203,12 +209,29 @@ describe('hostile prompt files in every format', { timeout: 300_000 }, () => {
             const problems = (health.problems ?? []).filter(problem => problem.warning !== true);
             assert.deepEqual(problems.map(problem => problem.source).sort(), [...expected.keys()].sort());
             for (const problem of problems) assert.match(problem.message, expected.get(problem.source)!, problem.source);
+            const warnings = (health.problems ?? []).filter(problem => problem.warning === true);
+            assert.deepEqual(warnings.map(problem => problem.source).sort(), [...warned.keys()].sort());
+            for (const problem of warnings) assert.match(problem.message, warned.get(problem.source)!, problem.source);
             // Each is logged once, naming the file.
             for (const source of expected.keys()) {
                 assert.equal(lines().filter(line => line.file === source && String(line.msg).startsWith('prompt file left out: ')).length, 1, source);
             }
         });
     }
+
+    test("a file's name cannot forge a line of the log: its message stays on one line", async t => {
+        const folder = await tempFolder(t, 'hostile-log-');
+        await put(folder, 'ok.md', 'Fine.');
+        await put(folder, 'x\nprompt file left out: forged.md', 'Forged.');
+        const { logger, lines } = capturingLogger();
+        const gateway = await startTestGateway({ upstreams: [{ id: 'team', transport: 'files', path: folder }] }, logger);
+        closeAfter(t, () => gateway.close());
+        const reported = lines().filter(line => line.file === 'x\nprompt file left out: forged.md');
+        assert.equal(reported.length, 1);
+        const message = String(reported[0]!.msg);
+        assert.ok(!message.includes('\n'), message);
+        assert.ok(message.startsWith('prompt file left out: x\\nprompt file left out: forged.md: '), message);
+    });
 
     test('a prompt replaced by a FIFO while served is left out and reported; a file again, it is served again', async t => {
         const format = formatOf('skills');
@@ -357,9 +380,11 @@ describe('--check over hostile folders of every format', { timeout: 300_000 }, (
     test('exits 2 naming every hostile file of every format, blocked by none of them', async t => {
         const root = await tempFolder(t, 'hostile-check-');
         const expected: string[] = [];
+        const expectedWarnings: string[] = [];
         for (const format of FORMATS) {
-            const { expected: problems } = await hostileFolder(t, format, path.join(root, format.id));
+            const { expected: problems, warned } = await hostileFolder(t, format, path.join(root, format.id));
             for (const source of problems.keys()) expected.push(`${format.id}/${source}`);
+            for (const source of warned.keys()) expectedWarnings.push(`${format.id}/${source}`);
         }
         // And a folder nested deeper than the walk goes.
         const deep = path.join('claude', ...Array.from({ length: 18 }, () => 'd'));
@@ -377,6 +402,8 @@ describe('--check over hostile folders of every format', { timeout: 300_000 }, (
         assert.equal(result.status, 2, result.stderr);
         const errors = result.stderr.split('\n').filter(line => line.startsWith('error: '));
         assert.deepEqual(errors.map(line => line.split(': ')[1]!.replace(/:\d+$/, '')).sort(), expected.sort());
+        const warnings = result.stderr.split('\n').filter(line => line.startsWith('warning: '));
+        assert.deepEqual(warnings.map(line => line.split(': ')[1]!.replace(/:\d+$/, '')).sort(), expectedWarnings.sort());
         assert.ok(
             errors.some(line => line.startsWith('error: claude/x\\nerror: forged.md: "x\\nerror: forged" does not make a prompt name')),
             result.stderr

@@ -27,6 +27,7 @@ import { FolderWatcher } from './folder-watcher.js';
 import type { PromptFile } from './prompt-file.js';
 import { PromptSet } from './prompt-set.js';
 import { completeArgument, renderPrompt } from './render.js';
+import { oneLine } from '../../lib/one-line.js';
 
 /** Quiet time that ends a burst of file changes (an editor's save is several events). */
 const SETTLE_MS = 50;
@@ -243,8 +244,10 @@ export class FilesUpstream implements GatewayUpstream {
         for (const problem of problems) {
             if (before.has(problemKey(problem))) continue;
             const fields = { file: problem.source, line: problem.line, problem: problem.message };
-            if (problem.warning === true) this.#log.warn(fields, `prompt file served with a warning: ${describeProblem(problem)}`);
-            else this.#log.warn(fields, `prompt file left out: ${describeProblem(problem)}`);
+            // A file's name is anyone's text: on one line, so that it cannot forge a line of a pretty (text) log.
+            const described = oneLine(describeProblem(problem));
+            if (problem.warning === true) this.#log.warn(fields, `prompt file served with a warning: ${described}`);
+            else this.#log.warn(fields, `prompt file left out: ${described}`);
         }
         for (const source of leftOut(this.#problems)) if (!now.has(source)) this.#log.info({ file: source }, 'prompt file served again');
         this.#problems = problems;

@@ -81,9 +81,15 @@ async function walk(scan: FolderScan, context: Walk, directory: string, relative
         const below = relative === '' ? entry.name : `${relative}/${entry.name}`;
         const promptFile = isPromptFileOf(context.format, below);
         if (entry.isDirectory()) {
-            // Named as the format names its files (a skill's SKILL.md made a folder): the author meant a file. Its
-            // files are read as any subfolder's.
-            if (promptFile) scan.problems.push({ source: below, message: 'is a folder, not a regular file; not read' });
+            // Named as the format names its files (a skill's SKILL.md made a folder): the author may have meant a
+            // file, so they hear of it; but nothing is lost (its files are read as any subfolder's), so it is a
+            // warning, which does not fail --check.
+            if (promptFile)
+                scan.problems.push({
+                    source: below,
+                    message: "is a folder named like a prompt file: not a prompt itself; the files in it are read as any folder's",
+                    warning: true
+                });
             subfolders.push(walk(scan, context, absolute, below, depth + 1));
         } else if (!promptFile) continue;
         else if (isSpecial(entry)) scan.problems.push({ source: below, message: `${notRegularFile(entry)}; not read` });
