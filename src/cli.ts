@@ -14,7 +14,7 @@ import { ConfigError } from './config/issues.js';
 import { ConfigReloader } from './config/reload.js';
 import { missingResource } from './config/oauth-schema.js';
 import { ANONYMOUS_CLIENT_ID } from './config/policy-schema.js';
-import { LOG_LEVELS, missingCursorSecret, type FilesUpstreamConfig, type GatewayConfig } from './config/schema.js';
+import { missingCursorSecret, type FilesUpstreamConfig, type GatewayConfig } from './config/schema.js';
 import { configSecrets } from './config/secrets.js';
 import { startGateway } from './gateway.js';
 import { defaultConfigFile } from './setup/default-config.js';
@@ -25,7 +25,7 @@ import { checkPromptFolder } from './upstream/files/check-folder.js';
 import { staleNameNotes } from './upstream/files/stale-names.js';
 import { closeSharedReaper } from './upstream/reaper.js';
 import { childEnvironment } from './upstream/transports.js';
-import { createLogger, describeError, LOG_FORMATS, type LogFormat, type Logger } from './diagnostics/logger.js';
+import { createLogger, describeError, logSettingsFrom, type Logger } from './diagnostics/logger.js';
 import { Redactor } from './diagnostics/redaction.js';
 import { VERSION } from './version.js';
 
@@ -209,15 +209,9 @@ function checkClientArgument(args: CommandLine, config: GatewayConfig): void {
 
 /** LOG_LEVEL and LOG_FORMAT, where set, over the config's log settings. */
 function loggerFromEnvironment(config: GatewayConfig): Logger {
-    const envLevel = process.env.LOG_LEVEL;
-    if (envLevel !== undefined && !LOG_LEVELS.includes(envLevel as never)) {
-        throw new UsageError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
-    }
-    const envFormat = process.env.LOG_FORMAT;
-    if (envFormat !== undefined && !LOG_FORMATS.includes(envFormat as never)) {
-        throw new UsageError(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}`);
-    }
-    return createLogger({ level: envLevel ?? config.log.level, format: (envFormat as LogFormat | undefined) ?? config.log.format });
+    const settings = logSettingsFrom(process.env, config.log);
+    if (!settings.ok) throw new UsageError(settings.message);
+    return createLogger({ level: settings.level, format: settings.format });
 }
 
 /** Runs the gateway until a signal or (stdio) the client ends it; the config files are watched meanwhile. */

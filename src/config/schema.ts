@@ -6,15 +6,13 @@
 import { z } from 'zod';
 import { invalidProxyEntry } from '../lib/client-address.js';
 import { isLoopback } from '../lib/loopback.js';
-import { LOG_FORMATS } from '../diagnostics/logger.js';
+import { LOG_FORMATS, LOG_LEVELS } from '../diagnostics/logger.js';
 import { upstreamsFromSchema } from './client-config/source-schema.js';
 import { AuthSchema, checkPolicyConfig, ClientSchema, CorsSchema, LimitsSchema, PromptPolicySchema } from './policy-schema.js';
 import { checkOverrides, OverridesSchema } from './overrides-schema.js';
 import { checkUpstreamAuth, UpstreamAuthSchema } from './upstream-auth-schema.js';
 import { PROMPT_FORMATS } from './prompt-formats.js';
 import { httpUrl } from './url-schema.js';
-
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export const UPSTREAM_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 

@@ -30,9 +30,24 @@ const REDACTED_PATHS = [
 ];
 
 /** `log.format` (and LOG_FORMAT): `auto` is pretty on a terminal, JSON lines elsewhere. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 
 export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/**
+ * LOG_LEVEL and LOG_FORMAT, where set, over `fallback` (every command reads them alike); a value outside the list is
+ * a message for the command to refuse with, naming the variable and its values.
+ */
+export function logSettingsFrom(
+    env: NodeJS.ProcessEnv,
+    fallback: { level: string; format: LogFormat }
+): { ok: true; level: string; format: LogFormat } | { ok: false; message: string } {
+    const { LOG_LEVEL: level = fallback.level, LOG_FORMAT: format = fallback.format } = env;
+    if (!(LOG_LEVELS as readonly string[]).includes(level)) return { ok: false, message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` };
+    if (!(LOG_FORMATS as readonly string[]).includes(format)) return { ok: false, message: `LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}` };
+    return { ok: true, level, format: format as LogFormat };
+}
 
 export interface LoggerOptions {
     level: string;

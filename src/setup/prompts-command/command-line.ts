@@ -33,7 +33,7 @@ started in this process (nothing listens), asked, and stopped; with --url, a run
 Text output replaces control characters (terminal escapes) with U+FFFD; --json prints the prompts as they came,
 every control character escaped by JSON (\\u009b).
 Warnings and errors on stderr are one line each, their control characters written as escapes (\\u001b).
-The gateway's log goes to stderr, errors only unless LOG_LEVEL says otherwise (LOG_LEVEL=info).
+The gateway's log goes to stderr, errors only unless LOG_LEVEL says otherwise (LOG_LEVEL=info); LOG_FORMAT as for the gateway.
 Exit codes: 0 done; 1 the request failed (unknown prompt, missing argument, an upstream failed, the gateway at
 --url unreachable or refusing the key), or list found a "required" upstream not available (what the others
 serve is still printed; every upstream not available is named on stderr); 2 bad usage or bad config; 130

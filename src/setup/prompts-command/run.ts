@@ -12,9 +12,9 @@ import { UnknownPromptError } from '../../catalog/usage.js';
 import { ConfigError } from '../../config/issues.js';
 import { loadGatewayConfig } from '../../config/load.js';
 import { ANONYMOUS_CLIENT_ID } from '../../config/policy-schema.js';
-import { LOG_LEVELS, type GatewayConfig } from '../../config/schema.js';
+import type { GatewayConfig } from '../../config/schema.js';
 import { configSecrets } from '../../config/secrets.js';
-import { createLogger, describeError, type Logger } from '../../diagnostics/logger.js';
+import { createLogger, describeError, logSettingsFrom, type Logger } from '../../diagnostics/logger.js';
 import { Redactor } from '../../diagnostics/redaction.js';
 import { oneLine } from '../../lib/one-line.js';
 import { staleNameNotes } from '../../upstream/files/stale-names.js';
@@ -67,11 +67,11 @@ async function configOf(origin: PromptsOrigin, env: NodeJS.ProcessEnv, redactor:
     return loaded.config;
 }
 
-/** Errors only, unless LOG_LEVEL asks for more: the upstreams' own chatter would bury the answer. */
+/** Errors only, unless LOG_LEVEL asks for more: the upstreams' own chatter would bury the answer. LOG_FORMAT as the gateway reads it. */
 function commandLogger(config: GatewayConfig, env: NodeJS.ProcessEnv): Logger {
-    const level = env.LOG_LEVEL ?? 'error';
-    if (!LOG_LEVELS.includes(level as never)) throw new PromptsUsageError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
-    return createLogger({ level, format: config.log.format, secrets: configSecrets(config) });
+    const settings = logSettingsFrom(env, { level: 'error', format: config.log.format });
+    if (!settings.ok) throw new PromptsUsageError(settings.message);
+    return createLogger({ level: settings.level, format: settings.format, secrets: configSecrets(config) });
 }
 
 /**
