@@ -112,6 +112,8 @@ describe('prompts as text', () => {
 
     test('terminal escapes in names, descriptions and text are shown as U+FFFD', () => {
         assert.equal(terminalSafe('a\u001b[2Jb\u0007c\u009bd\re\r\nf\tg'), 'a\uFFFD[2Jb\uFFFDc\uFFFDd\uFFFDe\nf\tg');
+        // Bidirectional overrides and isolates reorder what is shown ("Trojan Source"): shown as U+FFFD too.
+        assert.equal(terminalSafe('ok\u202Eevil\u2066x\u2069'), 'ok\uFFFDevil\uFFFDx\uFFFD');
         assert.equal(promptLines([{ name: 'x\u001b]0;t\u0007', description: 'd\u001b[31m' }]), 'x\uFFFD]0;t\uFFFD  d\uFFFD[31m\n');
     });
 

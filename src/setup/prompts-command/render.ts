@@ -1,7 +1,7 @@
 /**
  * What `prompts list` and `prompts get` print as text: one prompt a line, and a prompt's messages under their roles.
  * What upstreams wrote goes to a terminal, so control characters (escape sequences that move the cursor, retitle
- * the window or hide text) are shown as U+FFFD; `--json` prints them as they came, escaped by JSON. Pure.
+ * the window or hide text) and bidirectional overrides are shown as U+FFFD; `--json` prints them as they came, escaped by JSON. Pure.
  */
 import type { GetPromptResult, Prompt } from '@modelcontextprotocol/client';
 import { unicodeEscape } from '../../lib/one-line.js';
@@ -9,9 +9,12 @@ import { unicodeEscape } from '../../lib/one-line.js';
 type Message = GetPromptResult['messages'][number];
 type Content = Message['content'];
 
-/** Every C0 and C1 control character but tab and line feed (and carriage return, where it ends a line). */
+/**
+ * Every C0 and C1 control character but tab and line feed (and carriage return, where it ends a line), and the
+ * bidirectional overrides and isolates, which reorder what a terminal shows (as src/lib/one-line.ts escapes them).
+ */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL = /\r(?!\n)|[\u0000-\u0008\u000B-\u000C\u000E-\u001F\u007F-\u009F]/g;
+const CONTROL = /\r(?!\n)|[\u0000-\u0008\u000B-\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g;
 
 /** A description that spans lines is joined into one and cut to this many characters. */
 const MULTILINE_DESCRIPTION_CHARS = 120;
@@ -30,24 +33,24 @@ export function terminalSafe(text: string): string {
 
 /** `<name>  <description>` a line; a description of several lines is joined (and cut), a single line kept whole. */
 export function promptLines(prompts: readonly Prompt[]): string {
-    return prompts.map(prompt => `${terminalSafe(oneLine(prompt.name))}${describe(prompt.description)}\n`).join('');
+    return prompts.map(prompt => `${terminalSafe(joinedLines(prompt.name))}${describe(prompt.description)}\n`).join('');
 }
 
 function describe(description: string | undefined): string {
     const text = description?.trim();
     if (text === undefined || text === '') return '';
     if (!/[\r\n]/.test(text)) return `  ${terminalSafe(text)}`;
-    const joined = oneLine(text);
+    const joined = joinedLines(text);
     return `  ${terminalSafe(joined.length > MULTILINE_DESCRIPTION_CHARS ? `${joined.slice(0, MULTILINE_DESCRIPTION_CHARS - 3)}...` : joined)}`;
 }
 
-function oneLine(text: string): string {
+function joinedLines(text: string): string {
     return text.replace(/\s*[\r\n]+\s*/g, ' ');
 }
 
 /** Each message as a `<role>:` line and its content, a blank line between messages. */
 export function messagesText(messages: readonly Message[]): string {
-    return messages.map(message => `${terminalSafe(oneLine(String(message.role)))}:\n${withNewline(contentText(message.content))}`).join('\n');
+    return messages.map(message => `${terminalSafe(joinedLines(String(message.role)))}:\n${withNewline(contentText(message.content))}`).join('\n');
 }
 
 function withNewline(text: string): string {
