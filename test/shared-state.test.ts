@@ -126,7 +126,8 @@ describe('replicas sharing state in Redis', { skip: redisAvailable() ? false : C
         const admin = await adminOf(t, redis);
         await admin.zadd('race-test:revoked', Date.now() + 600_000, 'ended-before');
         const log = capturingLogger();
-        const link = new RedisLink({ url: redis.url, keyPrefix: 'race-test:', logger: log.logger });
+        // A command slowed past the default 250 ms by a loaded machine would warn too: the order is under test here.
+        const link = new RedisLink({ url: redis.url, keyPrefix: 'race-test:', logger: log.logger, commandTimeoutMs: 10_000 });
         closeAfter(t, () => link.close());
         const writes = new SharedWrites(link, log.logger);
         closeAfter(t, () => writes.close());
@@ -318,10 +319,12 @@ describe('replicas sharing state in Redis', { skip: redisAvailable() ? false : C
         const admin = await adminOf(t, redis);
         const logs = [capturingLogger(), capturingLogger()];
         const burst = 10;
+        // Refused writes are under test, not slowness: a command slowed past the default 250 ms by a loaded machine
+        // would take the state down as "does not answer in time" first (seen in CI), and the warning counted be that.
         const [a, b] = await replicas(
             t,
             redis,
-            { limits: { rateLimit: { requestsPerSecond: 0.001, burst } } },
+            { cluster: { redis: { url: redis.url, commandTimeoutMs: 10_000 } }, limits: { rateLimit: { requestsPerSecond: 0.001, burst } } },
             logs.map(log => log.logger)
         );
         assert.equal((await readyDetails(a))['sharedState'], 'redis');

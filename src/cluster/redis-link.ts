@@ -18,7 +18,7 @@ import { outsideRequests } from '../diagnostics/log-context.js';
 import { backoffDelay, type BackoffPolicy } from '../lib/backoff.js';
 import { classifyRedisFailure, type RedisFailure } from './redis-failure.js';
 
-/** A command taking longer than this is taken as Redis being away (loopback or LAN: well under a millisecond). */
+/** A command taking longer than this is taken as Redis being away (loopback or LAN: well under a millisecond); the config's default too. */
 const COMMAND_TIMEOUT_MS = 250;
 const CONNECT_TIMEOUT_MS = 2000;
 const MAX_RECONNECT_DELAY_MS = 2000;

@@ -344,7 +344,16 @@ export const GatewayConfigSchema = z
                             .min(1)
                             .max(64)
                             .default('mcp-prompt-gateway:')
-                            .describe('Put before every Redis key and channel, so gateways of different deployments can share one Redis.')
+                            .describe('Put before every Redis key and channel, so gateways of different deployments can share one Redis.'),
+                        commandTimeoutMs: z
+                            .number()
+                            .int()
+                            .min(10)
+                            .max(60_000)
+                            .default(250)
+                            .describe(
+                                'A Redis command not answered within this is taken as Redis being away: the replica serves with its own limits until Redis answers again. Requests never wait longer than this on Redis. Raise it for a Redis far away or busy.'
+                            )
                     })
                     .optional()
                     .describe('Without it every replica keeps its own limits and ended sessions (see the README, "Running several replicas").')

@@ -223,6 +223,14 @@ describe('parseConfig: errors name the path and say what to do', () => {
         assert.match(lineFor(redis, 'cluster.redis.url'), /redis:\/\/ or rediss:\/\//);
     });
 
+    test('cluster.redis.commandTimeoutMs: 250 unless set, from 10 to 60,000', () => {
+        const cluster = (redis: Record<string, unknown>) => json({ cursorSecret: 'x'.repeat(16), cluster: { redis: { url: 'redis://redis:6379', ...redis } }, upstreams: [STDIO] });
+        assert.equal(parseConfig(cluster({}), SOURCE, {}).cluster?.redis?.commandTimeoutMs, 250);
+        assert.equal(parseConfig(cluster({ commandTimeoutMs: 2000 }), SOURCE, {}).cluster?.redis?.commandTimeoutMs, 2000);
+        assert.match(lineFor(rejects(cluster({ commandTimeoutMs: 5 })), 'cluster.redis.commandTimeoutMs'), /10/);
+        assert.match(lineFor(rejects(cluster({ commandTimeoutMs: 120_000 })), 'cluster.redis.commandTimeoutMs'), /60000/);
+    });
+
     test('an unset environment variable in a header', () => {
         const error = rejects(json({ upstreams: [{ ...HTTP, headers: { Authorization: 'Bearer ${API_TOKEN}' } }] }));
         const line = lineFor(error, 'upstreams[0].headers.Authorization');
