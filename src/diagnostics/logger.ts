@@ -29,8 +29,9 @@ const REDACTED_PATHS = [
     '*.env'
 ];
 
-/** `log.format` (and LOG_FORMAT): `auto` is pretty on a terminal, JSON lines elsewhere. */
+/** `log.level` (and LOG_LEVEL): pino's levels. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** `log.format` (and LOG_FORMAT): `auto` is pretty on a terminal, JSON lines elsewhere. */
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 
 export type LogFormat = (typeof LOG_FORMATS)[number];
