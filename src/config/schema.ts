@@ -239,7 +239,7 @@ const dashboardSchema = z
     .describe('A live page of prompt usage and upstream health, served by the gateway itself (no external resources).');
 
 /** The files of the catalog page served below catalog.path besides the page itself (src/downstream/http/catalog-page/). */
-export const CATALOG_PAGE_FILES = ['catalog.js', 'catalog.css', 'mcp-client.js', 'render.js'] as const;
+export const CATALOG_PAGE_FILES = ['catalog.js', 'catalog.css', 'mcp-client.js', 'render.js', 'copy-text.js'] as const;
 
 const catalogSchema = z
     .strictObject({
