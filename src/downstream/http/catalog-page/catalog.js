@@ -73,6 +73,7 @@ const ui = {
     resultDescription: $('[data-field="result-description"]'),
     messages: $('[data-list="messages"]'),
     announcement: $('[data-field="live-announcement"]'),
+    noChanges: $('[data-field="no-changes"]'),
     changes: $('[data-list="changes"]')
 };
 
@@ -238,6 +239,7 @@ function clearData() {
     closePrompt();
     ui.changes.replaceChildren();
     setText(ui.announcement, '');
+    ui.noChanges.hidden = false;
 }
 
 /** Sentence for an error of a list walk or the connection. */
@@ -383,6 +385,7 @@ const pad = value => String(value).padStart(2, '0');
 
 function announce(sentence) {
     setText(ui.announcement, sentence);
+    ui.noChanges.hidden = true;
     const now = new Date();
     const time = element('time', 'change-time', `${pad(now.getHours())}:${pad(now.getMinutes())}:${pad(now.getSeconds())}`);
     time.dateTime = now.toISOString();
@@ -596,7 +599,6 @@ function buildField(argument, index, value) {
     const wrapper = element('div', 'field');
     const label = element('label');
     label.htmlFor = id;
-    label.id = `${id}-label`;
     label.append(argument.name);
     const input = element('input');
     input.id = id;
@@ -636,7 +638,8 @@ function completionListbox(input, id, argumentName) {
     const listbox = element('ul', 'completions');
     listbox.id = `${id}-options`;
     listbox.setAttribute('role', 'listbox');
-    listbox.setAttribute('aria-labelledby', `${id}-label`);
+    // Not labelled by the field's label: that name belongs to the input alone (getByLabel, screen readers' field lists).
+    listbox.setAttribute('aria-label', 'Suggestions');
     listbox.dataset.completionsFor = argumentName;
     listbox.hidden = true;
     input.setAttribute('role', 'combobox');
