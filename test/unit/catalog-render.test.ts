@@ -31,11 +31,7 @@ function shellWords(command: string, env: Record<string, string> = {}): string[]
     return output.split('\0').slice(0, -1);
 }
 
-const REVIEW = [
-    { name: 'diff', description: 'The change', required: true },
-    { name: 'language', required: true },
-    { name: 'focus' }
-];
+const REVIEW = [{ name: 'diff', description: 'The change', required: true }, { name: 'language', required: true }, { name: 'focus' }];
 
 test('upstreamOf: the text before the first separator; none without one or with nothing before it', () => {
     assert.equal(upstreamOf('team__code-review', '__'), 'team');
@@ -59,16 +55,8 @@ test('matchesSearch: every term, case-insensitively, in the name, title, descrip
 });
 
 test('diffPrompts and describeChanges: added, removed and changed by name, key order ignored', () => {
-    const before = [
-        { name: 'team__a', description: 'A', arguments: [{ name: 'x', required: true }] },
-        { name: 'team__old' },
-        { name: 'team__same', title: 'S' }
-    ];
-    const after = [
-        { arguments: [{ required: true, name: 'x' }], description: 'A', name: 'team__a' },
-        { name: 'team__same', title: 'S2' },
-        { name: 'team__new' }
-    ];
+    const before = [{ name: 'team__a', description: 'A', arguments: [{ name: 'x', required: true }] }, { name: 'team__old' }, { name: 'team__same', title: 'S' }];
+    const after = [{ arguments: [{ required: true, name: 'x' }], description: 'A', name: 'team__a' }, { name: 'team__same', title: 'S2' }, { name: 'team__new' }];
     const changes = diffPrompts(before, after);
     assert.deepEqual(changes, { added: ['team__new'], removed: ['team__old'], changed: ['team__same'] });
     assert.equal(describeChanges(changes), 'Prompts updated: 1 added (team__new), 1 removed (team__old), 1 changed (team__same)');
@@ -87,14 +75,9 @@ test('countText: the total, or how many of it a search shows', () => {
 test('resultText: each message text, stand-ins for what is not text, messages one blank line apart', () => {
     assert.equal(
         resultText(allContentResult()),
-        [
-            'annotated text',
-            '[image: image/png]',
-            '[audio: audio/wav]',
-            'hello',
-            '[resource: file:///c.bin (application/octet-stream)]',
-            '[resource link: file:///b.txt]'
-        ].join('\n\n')
+        ['annotated text', '[image: image/png]', '[audio: audio/wav]', 'hello', '[resource: file:///c.bin (application/octet-stream)]', '[resource link: file:///b.txt]'].join(
+            '\n\n'
+        )
     );
     assert.equal(resultText({ messages: [] }), '');
     assert.equal(resultText({}), '');
@@ -107,7 +90,10 @@ test('filledArguments and the Claude Code command: non-empty values in the promp
         ['focus', 'tests'],
         ['extra', 'e']
     ]);
-    assert.equal(claudeCodeCommand({ serverName: 'prompts', name: 'team__code-review', declared: REVIEW, values: { language: 'python', diff: 'd' } }), '/mcp__prompts__team__code-review d python');
+    assert.equal(
+        claudeCodeCommand({ serverName: 'prompts', name: 'team__code-review', declared: REVIEW, values: { language: 'python', diff: 'd' } }),
+        '/mcp__prompts__team__code-review d python'
+    );
     assert.equal(claudeCodeCommand({ serverName: 'gw', name: 'ops__handover', declared: [], values: {} }), '/mcp__gw__ops__handover');
 });
 
@@ -116,7 +102,12 @@ test('the VS Code command is /mcp.<server>.<prompt>: VS Code asks for the argume
 });
 
 test('shellQuote: a POSIX shell reads back exactly the word, whatever it holds', () => {
-    const words = fc.sample(fc.string({ unit: fc.oneof(fc.constantFrom("'", '"', '\\', '$', '`', ' ', '\n', '*', '!', ';', '&', '|', '~', '#'), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 })) }), 150);
+    const words = fc.sample(
+        fc.string({
+            unit: fc.oneof(fc.constantFrom("'", '"', '\\', '$', '`', ' ', '\n', '*', '!', ';', '&', '|', '~', '#'), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 }))
+        }),
+        150
+    );
     // A shell word cannot hold NUL; the empty word must survive too.
     const cases = ['', "it's", 'a b', '$HOME', '`id`', 'plain-word_1.2', ...words.map(word => word.replaceAll('\0', ''))];
     assert.deepEqual(shellWords(cases.map(shellQuote).join(' ')), cases);
@@ -173,7 +164,18 @@ test('imageSource and audioSource: data: URLs for raster images and the listed a
 test('linkHref: absolute http: and https: URLs only; every other scheme stays text', () => {
     assert.equal(linkHref('https://example.com/a?b=c'), 'https://example.com/a?b=c');
     assert.equal(linkHref('http://example.com'), 'http://example.com/');
-    for (const uri of ['javascript:alert(1)', 'JAVASCRIPT:alert(1)', ' javascript:alert(1)', 'file:///etc/passwd', 'data:text/html,<b>', 'vbscript:x', '/relative', 'b.txt', 'http//broken', '']) {
+    for (const uri of [
+        'javascript:alert(1)',
+        'JAVASCRIPT:alert(1)',
+        ' javascript:alert(1)',
+        'file:///etc/passwd',
+        'data:text/html,<b>',
+        'vbscript:x',
+        '/relative',
+        'b.txt',
+        'http//broken',
+        ''
+    ]) {
         assert.equal(linkHref(uri), undefined, uri);
     }
     assert.equal(linkHref(undefined), undefined);

@@ -256,7 +256,7 @@ function pageErrorMessage(error) {
  */
 function onPageError(error, retry) {
     if (error?.kind === 'unauthorized') return onUnauthorized();
-    if (!(error?.kind)) console.warn('catalog:', error);
+    if (!error?.kind) console.warn('catalog:', error);
     if (!state.loaded) document.body.dataset.state = 'error';
     const automatic = error?.kind === 'rate-limited' && error.retryAfterMs !== undefined;
     showPageError(pageErrorMessage(error), !automatic);
@@ -406,10 +406,16 @@ function renderUpstreamOptions() {
         counts.set(key, entry);
     }
     const chosen = ui.upstream.value;
-    const options = [new Option('All upstreams', '')];
-    for (const [key, { label, count }] of counts) options.push(new Option(`${label} (${count})`, key));
+    const options = [option('All upstreams', '')];
+    for (const [key, { label, count }] of counts) options.push(option(`${label} (${count})`, key));
     ui.upstream.replaceChildren(...options);
     ui.upstream.value = counts.has(chosen) ? chosen : '';
+}
+
+function option(text, value) {
+    const node = element('option', '', text);
+    node.value = value;
+    return node;
 }
 
 /** Rows by exposed name, reused while the prompt's definition is the same (a refresh keeps focus and selection). */
@@ -575,7 +581,8 @@ function refreshOpenPrompt() {
     setText(ui.promptDescription, typeof prompt.description === 'string' ? prompt.description : '');
     ui.promptDescription.hidden = !prompt.description;
     let notice = '';
-    if (!listed) notice = wasListed && state.formKey !== undefined ? 'This prompt is no longer available to you' : 'This prompt is not in your list; Render asks the gateway for it.';
+    if (!listed)
+        notice = wasListed && state.formKey !== undefined ? 'This prompt is no longer available to you' : 'This prompt is not in your list; Render asks the gateway for it.';
     setText(ui.promptNotice, notice);
     ui.promptNotice.hidden = notice === '';
     // A prompt that went away keeps its form: what was typed stays, and Render shows the gateway's answer.
@@ -787,7 +794,7 @@ async function render() {
     } catch (error) {
         if (controller.signal.aborted || isAbort(error)) return;
         if (error?.kind === 'unauthorized') return onUnauthorized();
-        if (!(error?.kind)) console.warn('catalog: render failed', error);
+        if (!error?.kind) console.warn('catalog: render failed', error);
         state.lastResult = undefined;
         ui.result.hidden = true;
         ui.copyText.disabled = true;
