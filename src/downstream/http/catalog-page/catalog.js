@@ -211,12 +211,12 @@ function setLive(live, reason) {
 
 function showPageError(message, retry) {
     setText(ui.pageError, message);
-    ui.pageError.hidden = false;
     ui.pageErrorActions.hidden = !retry;
 }
 
+// The alert and status regions stay in the page, empty when there is nothing to say: screen readers announce a
+// change of text in a region they already know, not reliably one that appears.
 function hidePageError() {
-    ui.pageError.hidden = true;
     ui.pageErrorActions.hidden = true;
     setText(ui.pageError, '');
 }
@@ -584,7 +584,6 @@ function refreshOpenPrompt() {
     if (!listed)
         notice = wasListed && state.formKey !== undefined ? 'This prompt is no longer available to you' : 'This prompt is not in your list; Render asks the gateway for it.';
     setText(ui.promptNotice, notice);
-    ui.promptNotice.hidden = notice === '';
     // A prompt that went away keeps its form: what was typed stays, and Render shows the gateway's answer.
     if (listed || state.formKey === undefined) buildForm(prompt);
 }
