@@ -97,7 +97,14 @@ test('the npm package installs into an empty prefix and runs with its production
         const [report] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
         tarball = path.join(work, report!.filename);
         const files = new Set(report!.files.map(file => file.path));
-        for (const needed of ['dist/cli.js', 'dist/observability/dashboard/index.html', 'dist/downstream/http/catalog-page/index.html', 'config/gateway.schema.json', 'examples/gateway.json', 'examples/prompt-server.mjs']) {
+        for (const needed of [
+            'dist/cli.js',
+            'dist/observability/dashboard/index.html',
+            'dist/downstream/http/catalog-page/index.html',
+            'config/gateway.schema.json',
+            'examples/gateway.json',
+            'examples/prompt-server.mjs'
+        ]) {
             assert.ok(files.has(needed), `${needed} is in the tarball`);
         }
         assert.deepEqual(
