@@ -11,7 +11,7 @@
  */
 import { createCatalogClient } from './mcp-client.js';
 import { claudeCodeCommand, countText, describeChanges, diffPrompts, inspectorCommand, matchesSearch, resultText, upstreamOf, vscodeCommand } from './copy-text.js';
-import { renderMessages } from './render.js';
+import { element, fieldElement, renderMessages } from './render.js';
 
 const CREDENTIAL_KEY = 'mcp-prompt-gateway.catalog-credential';
 /** Rows rendered at most: past this a search narrows the list faster than scrolling would. */
@@ -107,19 +107,6 @@ const client = createCatalogClient({
 });
 
 // --- small DOM helpers ---
-
-function element(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
-}
-
-function fieldElement(tag, field, text, className) {
-    const node = element(tag, className, text);
-    node.dataset.field = field;
-    return node;
-}
 
 function setText(node, text) {
     if (node.textContent !== text) node.textContent = text;
