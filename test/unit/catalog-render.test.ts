@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import {
     base64Bytes,
+    CLAUDE_CODE_CAVEAT,
     claudeCodeCommand,
     countText,
     describeChanges,
@@ -19,9 +20,10 @@ import {
     resultText,
     shellQuote,
     upstreamOf,
+    valueOf,
     vscodeCommand
 } from '../../src/downstream/http/catalog-page/copy-text.js';
-import { audioSource, imageSource, linkHref } from '../../src/downstream/http/catalog-page/render.js';
+import { audioSource, imageSource, linkHref, rendererFor } from '../../src/downstream/http/catalog-page/render.js';
 import { allContentResult } from '../fixtures/fixture-prompts.js';
 
 /** The words a POSIX shell makes of `command` (variables from `env`), as its own argv. */
@@ -83,18 +85,51 @@ test('resultText: each message text, stand-ins for what is not text, messages on
     assert.equal(resultText({}), '');
 });
 
-test('filledArguments and the Claude Code command: non-empty values in the prompt argument order, undeclared last', () => {
+test('filledArguments: non-empty values in the prompt argument order, undeclared last', () => {
     const values = { focus: 'tests', extra: 'e', diff: 'x.ts', language: '' };
     assert.deepEqual(filledArguments(REVIEW, values), [
         ['diff', 'x.ts'],
         ['focus', 'tests'],
         ['extra', 'e']
     ]);
-    assert.equal(
-        claudeCodeCommand({ serverName: 'prompts', name: 'team__code-review', declared: REVIEW, values: { language: 'python', diff: 'd' } }),
-        '/mcp__prompts__team__code-review d python'
+});
+
+test('the Claude Code command: values by position up to the last filled one, and whether Claude Code can pass them', () => {
+    const command = (values: Record<string, string>) => claudeCodeCommand({ serverName: 'prompts', name: 'team__code-review', declared: REVIEW, values });
+    assert.deepEqual(command({ diff: 'd', language: 'python' }), { command: '/mcp__prompts__team__code-review d python', passable: true });
+    assert.deepEqual(command({ diff: 'd' }), { command: '/mcp__prompts__team__code-review d', passable: true }, 'empty trailing positions are left out');
+    // An empty position before a filled one: the later value would land in the empty one's place.
+    assert.equal(command({ language: 'python' }).passable, false);
+    assert.equal(command({ diff: 'd', focus: 'tests' }).passable, false);
+    // Whitespace splits a value into several arguments.
+    assert.deepEqual(command({ diff: 'a b' }), { command: '/mcp__prompts__team__code-review a b', passable: false });
+    assert.equal(command({ diff: 'a\tb' }).passable, false);
+    assert.deepEqual(claudeCodeCommand({ serverName: 'gw', name: 'ops__handover', declared: [], values: {} }), { command: '/mcp__gw__ops__handover', passable: true });
+    assert.match(CLAUDE_CODE_CAVEAT, /^Claude Code cannot pass these values as they are.*Inspector.*VS Code/);
+});
+
+test('argument names like constructor, toString and __proto__ are names like any other', () => {
+    const declared = ['constructor', 'toString', '__proto__', 'hasOwnProperty'].map(name => ({ name }));
+    // A form's values as the page collects them: an object without a prototype.
+    const empty: Record<string, string> = Object.create(null);
+    for (const { name } of declared) assert.equal(valueOf({}, name), '', `nothing inherited for ${name}`);
+    assert.deepEqual(filledArguments(declared, empty), []);
+    assert.deepEqual(claudeCodeCommand({ serverName: 'gw', name: 'p', declared, values: {} }), { command: '/mcp__gw__p', passable: true });
+    const values: Record<string, string> = Object.create(null);
+    values['__proto__'] = 'proto value';
+    values['constructor'] = 'c';
+    assert.equal(valueOf(values, '__proto__'), 'proto value');
+    assert.deepEqual(filledArguments(declared, values), [
+        ['constructor', 'c'],
+        ['__proto__', 'proto value']
+    ]);
+    assert.match(
+        inspectorCommand({ url: 'http://127.0.0.1:8080/mcp', name: 'p', declared, values, authenticated: false }),
+        / --prompt-args 'constructor=c' '__proto__=proto value'$/
     );
-    assert.equal(claudeCodeCommand({ serverName: 'gw', name: 'ops__handover', declared: [], values: {} }), '/mcp__gw__ops__handover');
+    // A content type from upstream never picks a property of an object.
+    for (const type of ['constructor', 'toString', '__proto__']) assert.equal(rendererFor(type), undefined, type);
+    assert.equal(typeof rendererFor('text'), 'function');
 });
 
 test('the VS Code command is /mcp.<server>.<prompt>: VS Code asks for the arguments itself', () => {

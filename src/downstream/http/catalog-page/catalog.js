@@ -10,7 +10,7 @@
  * sent to a server.
  */
 import { createCatalogClient } from './mcp-client.js';
-import { claudeCodeCommand, countText, describeChanges, diffPrompts, inspectorCommand, matchesSearch, resultText, upstreamOf, vscodeCommand } from './copy-text.js';
+import { CLAUDE_CODE_CAVEAT, claudeCodeCommand, countText, describeChanges, diffPrompts, inspectorCommand, matchesSearch, resultText, upstreamOf, valueOf, vscodeCommand } from './copy-text.js';
 import { element, fieldElement, renderMessages } from './render.js';
 
 const CREDENTIAL_KEY = 'mcp-prompt-gateway.catalog-credential';
@@ -100,8 +100,14 @@ const state = {
     retryTimer: undefined
 };
 
+/**
+ * The endpoint on this page's origin, whatever its path holds: a path is appended, never resolved (resolving
+ * `//host/mcp` would name another host).
+ */
+const endpointUrl = `${location.origin}${config.endpoint.startsWith('/') ? '' : '/'}${config.endpoint}`;
+
 const client = createCatalogClient({
-    endpoint: new URL(config.endpoint, location.origin).href,
+    endpoint: endpointUrl,
     clientVersion: config.version,
     credential: () => state.credential ?? undefined
 });
@@ -595,7 +601,7 @@ function buildForm(prompt) {
     if (key === state.formKey) return;
     state.formKey = key;
     const previous = formValues();
-    const fields = declared.map((argument, index) => buildField(argument, index, previous[argument.name] ?? ''));
+    const fields = declared.map((argument, index) => buildField(argument, index, valueOf(previous, argument.name)));
     ui.fields.replaceChildren(...fields);
     ui.noArguments.hidden = declared.length > 0 || state.selectedStatus === 'unlisted';
     setText(ui.completionStatus, '');
@@ -632,9 +638,12 @@ function buildField(argument, index, value) {
     return wrapper;
 }
 
-/** The form's values by argument name (what is typed, empty included). */
+/**
+ * The form's values by argument name (what is typed, empty included). No prototype: the names come from upstreams, and
+ * one named `__proto__` or `constructor` is a key like any other.
+ */
 function formValues() {
-    const values = {};
+    const values = Object.create(null);
     for (const input of ui.fields.querySelectorAll('input[name]')) values[input.name] = input.value;
     return values;
 }
@@ -840,6 +849,7 @@ ui.form.addEventListener('submit', event => {
 
 // --- copy ---
 
+/** The text a copy button copies, and what the copy status adds about it (nothing, or why it may not work as is). */
 function copyText(kind) {
     const name = state.selected;
     const declared = argumentsOf(state.selectedPrompt);
@@ -847,24 +857,27 @@ function copyText(kind) {
     const common = { serverName: config.serverName, name, declared, values };
     switch (kind) {
         case 'text':
-            return state.lastResult === undefined ? '' : resultText(state.lastResult);
-        case 'claude-code':
-            return claudeCodeCommand(common);
+            return { text: state.lastResult === undefined ? '' : resultText(state.lastResult) };
+        case 'claude-code': {
+            const { command, passable } = claudeCodeCommand(common);
+            return { text: command, caveat: passable ? undefined : CLAUDE_CODE_CAVEAT };
+        }
         case 'vscode':
-            return vscodeCommand(common);
+            return { text: vscodeCommand(common) };
         case 'inspector':
-            return inspectorCommand({ url: `${location.origin}${config.endpoint}`, name, declared, values, authenticated: config.auth !== 'none' });
+            return { text: inspectorCommand({ url: endpointUrl, name, declared, values, authenticated: config.auth !== 'none' }) };
         default:
-            return '';
+            return { text: '' };
     }
 }
 
 /** The clipboard where the browser offers it (a secure context); else the text, selected, to copy by hand. */
-async function copy(text) {
+async function copy({ text, caveat }) {
+    const note = caveat === undefined ? [] : [' ', element('span', 'copy-caveat', caveat)];
     if (navigator.clipboard?.writeText) {
         try {
             await navigator.clipboard.writeText(text);
-            ui.copyStatus.replaceChildren('Copied');
+            ui.copyStatus.replaceChildren('Copied.', ...note);
             return;
         } catch {
             // Refused (permissions): the manual way below.
@@ -875,7 +888,7 @@ async function copy(text) {
     area.value = text;
     area.rows = Math.min(6, text.split('\n').length);
     area.setAttribute('aria-label', 'Text to copy');
-    ui.copyStatus.replaceChildren('Select and copy: ', area);
+    ui.copyStatus.replaceChildren('Select and copy: ', area, ...note);
     area.focus();
     area.select();
 }

@@ -114,20 +114,25 @@ function renderResourceLink(block) {
     return nodes;
 }
 
-const RENDERERS = {
-    text: renderText,
-    image: renderImage,
-    audio: renderAudio,
-    resource: renderResource,
-    resource_link: renderResourceLink
-};
+const RENDERERS = new Map([
+    ['text', renderText],
+    ['image', renderImage],
+    ['audio', renderAudio],
+    ['resource', renderResource],
+    ['resource_link', renderResourceLink]
+]);
+
+/** The renderer of a content type, undefined for any other (a type like `constructor` included: it comes from upstream). */
+export function rendererFor(type) {
+    return RENDERERS.get(type);
+}
 
 /** One list item per content block: `li[data-role][data-content]` with the role's label, then the content. */
 function renderBlock(role, block) {
     const item = element('li', 'message');
     item.dataset.role = role;
     item.dataset.content = typeof block.type === 'string' ? block.type : 'unknown';
-    const renderer = RENDERERS[block.type];
+    const renderer = rendererFor(block.type);
     const body = renderer ? renderer(block) : [element('p', 'placeholder', `[${block.type ?? 'content'}: not shown]`)];
     item.append(fieldElement('span', 'role', role), ...body);
     return item;
