@@ -16,8 +16,10 @@ import {
     diffPrompts,
     filledArguments,
     inspectorCommand,
-    matchesSearch,
+    matchesTerms,
     resultText,
+    searchTerms,
+    searchText,
     shellQuote,
     upstreamOf,
     valueOf,
@@ -44,16 +46,21 @@ test('upstreamOf: the text before the first separator; none without one or with 
     assert.equal(upstreamOf('team__x', ''), undefined);
 });
 
-test('matchesSearch: every term, case-insensitively, in the name, title, description or an argument name', () => {
+test('search: every term, case-insensitively, in the name, title, description or an argument name', () => {
     const prompt = { name: 'team__code-review', title: 'Code review', description: 'Correctness first', arguments: REVIEW };
-    assert.ok(matchesSearch(prompt, ''));
-    assert.ok(matchesSearch(prompt, '   '));
-    assert.ok(matchesSearch(prompt, 'REVIEW'));
-    assert.ok(matchesSearch(prompt, 'correctness'), 'a term of the description only');
-    assert.ok(matchesSearch(prompt, 'language'), 'an argument name');
-    assert.ok(matchesSearch(prompt, 'team first'), 'two terms in different fields');
-    assert.ok(!matchesSearch(prompt, 'team missing'), 'every term must match');
-    assert.ok(!matchesSearch({ name: 'ops__handover' }, 'review'));
+    const matches = (p: typeof prompt | { name: string }, query: string) => matchesTerms(searchText(p), searchTerms(query));
+    assert.ok(matches(prompt, ''));
+    assert.ok(matches(prompt, '   '));
+    assert.ok(matches(prompt, 'REVIEW'));
+    assert.ok(matches(prompt, 'correctness'), 'a term of the description only');
+    assert.ok(matches(prompt, 'language'), 'an argument name');
+    assert.ok(matches(prompt, 'team first'), 'two terms in different fields');
+    assert.ok(!matches(prompt, 'team missing'), 'every term must match');
+    assert.ok(!matches({ name: 'ops__handover' }, 'review'));
+    // Made once per list: the text is lower-cased already, the terms once per query.
+    assert.equal(searchText(prompt), 'team__code-review\ncode review\ncorrectness first\ndiff\nlanguage\nfocus');
+    assert.deepEqual(searchTerms(' Team  FIRST '), ['team', 'first']);
+    assert.equal(searchText({ name: 'x', arguments: 'not a list' } as never), 'x');
 });
 
 test('diffPrompts and describeChanges: added, removed and changed by name, key order ignored', () => {
@@ -214,4 +221,12 @@ test('linkHref: absolute http: and https: URLs only; every other scheme stays te
         assert.equal(linkHref(uri), undefined, uri);
     }
     assert.equal(linkHref(undefined), undefined);
+});
+
+test('linkHref: a URL with a user name or password stays text; a link is shown by its parsed href', () => {
+    for (const uri of ['https://trusted.example@evil.example/', 'https://user:pass@example.com/', 'http://:pw@example.com/']) {
+        assert.equal(linkHref(uri), undefined, uri);
+    }
+    // What the link shows is where it goes: the parsed form, not the upstream's spelling.
+    assert.equal(linkHref('HTTPS://EXAMPLE.com/a b'), 'https://example.com/a%20b');
 });

@@ -10,7 +10,7 @@
  * sent to a server.
  */
 import { createCatalogClient } from './mcp-client.js';
-import { CLAUDE_CODE_CAVEAT, claudeCodeCommand, countText, describeChanges, diffPrompts, inspectorCommand, matchesSearch, resultText, upstreamOf, valueOf, vscodeCommand } from './copy-text.js';
+import { CLAUDE_CODE_CAVEAT, claudeCodeCommand, countText, describeChanges, diffPrompts, inspectorCommand, matchesTerms, resultText, searchTerms, searchText, upstreamOf, valueOf, vscodeCommand } from './copy-text.js';
 import { element, fieldElement, renderMessages } from './render.js';
 
 const CREDENTIAL_KEY = 'mcp-prompt-gateway.catalog-credential';
@@ -80,6 +80,8 @@ const ui = {
 const state = {
     credential: loadCredential(),
     prompts: [],
+    /** Each listed prompt's searchText, by index: made once per list. */
+    searchTexts: [],
     loaded: false,
     completions: false,
     ttlMs: undefined,
@@ -229,6 +231,7 @@ function stopSession() {
 /** Nothing of one credential's view stays on screen after it is forgotten or refused. */
 function clearData() {
     state.prompts = [];
+    state.searchTexts = [];
     state.loaded = false;
     rowCache.clear();
     renderUpstreamOptions();
@@ -330,6 +333,7 @@ function refreshInBackground(session) {
 function applyList({ prompts, truncated, ttlMs }) {
     const changes = state.loaded ? diffPrompts(state.prompts, prompts) : undefined;
     state.prompts = prompts;
+    state.searchTexts = prompts.map(searchText);
     state.loaded = true;
     state.ttlMs = ttlMs;
     ui.listNotice.hidden = !truncated;
@@ -468,8 +472,11 @@ function argumentsOf(prompt) {
 
 function renderList() {
     const query = ui.search.value;
+    const terms = searchTerms(query);
     const upstream = ui.upstream.value;
-    const matching = state.prompts.filter(prompt => (upstream === '' || upstreamKey(prompt.name) === upstream) && matchesSearch(prompt, query));
+    const matching = state.prompts.filter(
+        (prompt, index) => (upstream === '' || upstreamKey(prompt.name) === upstream) && matchesTerms(state.searchTexts[index], terms)
+    );
     const filtered = query.trim() !== '' || upstream !== '';
     setText(ui.count, state.loaded ? countText(matching.length, state.prompts.length, filtered) : '');
 

@@ -29,22 +29,38 @@ export function upstreamOf(name, separator) {
 }
 
 /**
- * Whether a prompt matches a search: every whitespace-separated term, case-insensitively, somewhere in its exposed
- * name, title, description or argument names. An empty query matches everything.
+ * What a search looks in for a prompt: its exposed name, title, description and argument names, lower-cased. Made once
+ * per list, not per keystroke (a list holds up to 100 000 prompts).
  * @param {Prompt} prompt
- * @param {string} query
+ * @returns {string}
  */
-export function matchesSearch(prompt, query) {
-    const terms = query
-        .toLowerCase()
-        .split(/\s+/)
-        .filter(term => term !== '');
-    if (terms.length === 0) return true;
-    const haystack = [prompt.name, prompt.title, prompt.description, ...(prompt.arguments ?? []).map(argument => argument.name)]
+export function searchText(prompt) {
+    const argumentNames = Array.isArray(prompt.arguments) ? prompt.arguments.map(argument => argument?.name) : [];
+    return [prompt.name, prompt.title, prompt.description, ...argumentNames]
         .filter(part => typeof part === 'string')
         .join('\n')
         .toLowerCase();
-    return terms.every(term => haystack.includes(term));
+}
+
+/**
+ * The terms of a search query: its whitespace-separated words, lower-cased; none for an empty query.
+ * @param {string} query
+ * @returns {string[]}
+ */
+export function searchTerms(query) {
+    return query
+        .toLowerCase()
+        .split(/\s+/)
+        .filter(term => term !== '');
+}
+
+/**
+ * Whether a prompt's searchText holds every term (no terms: every prompt matches).
+ * @param {string} text
+ * @param {string[]} terms
+ */
+export function matchesTerms(text, terms) {
+    return terms.every(term => text.includes(term));
 }
 
 /**
