@@ -4,6 +4,7 @@
  * rule that lets it call /mcp where listen.allowedOrigins does not list the gateway, and where it is (not) served.
  */
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -19,13 +20,10 @@ const API_KEY = 'catalog-api-key-5d1e8b4a90c7f';
 const METRICS_TOKEN = 'catalog-metrics-token-71c0a9e4';
 /** Every character an HTML attribute needs escaped: the only config value given to the page that may hold them. */
 const SEPARATOR = `"<&>'`;
-const ASSETS: [string, string][] = [
-    ['catalog.js', 'text/javascript; charset=utf-8'],
-    ['mcp-client.js', 'text/javascript; charset=utf-8'],
-    ['render.js', 'text/javascript; charset=utf-8'],
-    ['copy-text.js', 'text/javascript; charset=utf-8'],
-    ['catalog.css', 'text/css; charset=utf-8']
-];
+/** Every script and style sheet of the page's folder, which the gateway serves without a list of them. */
+const ASSETS: [string, string][] = readdirSync(new URL('../src/downstream/http/catalog-page/', import.meta.url))
+    .filter(file => /\.(?:js|css)$/.test(file))
+    .map(file => [file, file.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8']);
 const PAGE_HEADERS = {
     'content-type': 'text/html; charset=utf-8',
     'content-security-policy':

@@ -7,8 +7,8 @@
  * clients. It lives in downstream, beside the endpoint it is a client of: one
  * route module and a folder of files, not a layer of its own.
  */
+import { readdirSync } from 'node:fs';
 import type { AuthConfig } from '../../config/policy-schema.js';
-import { CATALOG_PAGE_FILES } from '../../config/schema.js';
 import { sendText } from '../../http-server/respond.js';
 import { Routes } from '../../http-server/routes.js';
 import { assetRoutes, pathBase, readAsset, readAssets } from '../../http-server/static-assets.js';
@@ -30,6 +30,14 @@ export interface CatalogPageOptions {
 
 /** The page's folder: it ships beside the compiled code (the build copies it). */
 const CATALOG_FOLDER = new URL('./catalog-page/', import.meta.url);
+
+/** Every script and stylesheet of the page's folder, served below the page: a new file needs no list to be added to. */
+function catalogFiles(): string[] {
+    return readdirSync(CATALOG_FOLDER, { withFileTypes: true })
+        .filter(entry => entry.isFile() && /\.(?:js|css)$/.test(entry.name))
+        .map(entry => entry.name)
+        .sort();
+}
 
 /**
  * Its own script, style and same-origin requests, images and audio of rendered prompts as data: URLs, nothing else:
@@ -58,7 +66,7 @@ export function catalogPageRoutes(options: CatalogPageOptions): ListenerRoutes {
         version: VERSION
     });
     const routes = new Routes().get([base, `${base}/`], (_req, res) => sendText(res, 200, page(options.authMode()), 'text/html; charset=utf-8', PAGE_HEADERS));
-    assetRoutes(routes, base, readAssets(CATALOG_FOLDER, CATALOG_PAGE_FILES), { 'cache-control': 'no-cache' });
+    assetRoutes(routes, base, readAssets(CATALOG_FOLDER, catalogFiles()), { 'cache-control': 'no-cache' });
     return (req, path) => routes.match(req.method, path);
 }
 
