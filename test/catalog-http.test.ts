@@ -102,6 +102,13 @@ describe('the catalog page, served with defaults (auth off, loopback)', () => {
         await gateway?.close();
     });
 
+    test('the page is told the most the gateway may send in one answer: a list page or a result, whichever is larger', async t => {
+        const large = await startGateway(t, { limits: { maxResultBytes: 1_073_741_824 } });
+        assert.equal(meta((await answer(large.catalogUrl!)).body, 'catalog-max-response-bytes'), String(1_073_741_824 + 1_048_576));
+        const pages = await startGateway(t, { pagination: { pageSize: 1000 }, limits: { maxPromptBytes: 1_048_576 } });
+        assert.equal(meta((await answer(pages.catalogUrl!)).body, 'catalog-max-response-bytes'), String(1000 * 1_048_576 + 1_048_576));
+    });
+
     test('RunningGateway.catalogUrl is the page on the MCP listener', () => {
         assert.equal(gateway.catalogUrl, `${origin}/catalog`);
     });
@@ -120,6 +127,8 @@ describe('the catalog page, served with defaults (auth off, loopback)', () => {
         assert.equal(meta(body, 'catalog-separator'), '&quot;&lt;&amp;&gt;&#39;');
         assert.equal(meta(body, 'catalog-server-name'), 'prompts');
         assert.match(meta(body, 'gateway-version') ?? '', /^\d+\.\d+\.\d+/);
+        // The defaults: a result of up to 4 MiB (limits.maxResultBytes) beats a page of 50 prompts of up to 64 KiB; + 1 MiB.
+        assert.equal(meta(body, 'catalog-max-response-bytes'), String(5 * 1_048_576));
         assert.ok(body.includes('src="/catalog/catalog.js"'), 'the script is loaded from below the page');
         assert.ok(body.includes('href="/catalog/catalog.css"'), 'the style sheet is loaded from below the page');
         assert.doesNotMatch(body, /\{\{\w+\}\}/, 'no placeholder left');

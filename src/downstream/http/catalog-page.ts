@@ -26,6 +26,22 @@ export interface CatalogPageOptions {
     separator: string;
     /** catalog.serverName */
     serverName: string;
+    /** Read per page load (limits and pageSize can be reloaded): the most the page reads of one answer. */
+    maxResponseBytes: () => number;
+}
+
+/** What one answer of the endpoint may hold besides its prompts or its result (the JSON-RPC envelope, _meta, a cursor). */
+const ENVELOPE_BYTES = 1 << 20;
+/** The largest limits.maxResultBytes: past it a browser tab would not hold the text anyway. */
+const MOST_RESPONSE_BYTES = 1 << 30;
+
+/**
+ * The most the page may need to read of one answer the gateway sends it: a prompts/get result passed back whole
+ * (limits.maxResultBytes) or a list page of pageSize prompts each up to limits.maxPromptBytes, plus the envelope;
+ * at most 1 GiB of content.
+ */
+export function catalogResponseBytes(limits: { maxResultBytes: number; maxPromptBytes: number }, pageSize: number): number {
+    return Math.min(Math.max(limits.maxResultBytes, pageSize * limits.maxPromptBytes), MOST_RESPONSE_BYTES) + ENVELOPE_BYTES;
 }
 
 /** The page's folder: it ships beside the compiled code (the build copies it). */
@@ -65,23 +81,27 @@ export function catalogPageRoutes(options: CatalogPageOptions): ListenerRoutes {
         serverName: options.serverName,
         version: VERSION
     });
-    const routes = new Routes().get([base, `${base}/`], (_req, res) => sendText(res, 200, page(options.authMode()), 'text/html; charset=utf-8', PAGE_HEADERS));
+    const routes = new Routes().get([base, `${base}/`], (_req, res) =>
+        sendText(res, 200, page({ auth: options.authMode(), maxResponseBytes: String(options.maxResponseBytes()) }), 'text/html; charset=utf-8', PAGE_HEADERS)
+    );
     assetRoutes(routes, base, readAssets(CATALOG_FOLDER, catalogFiles()), { 'cache-control': 'no-cache' });
     return (req, path) => routes.match(req.method, path);
 }
 
 /**
- * The page for an auth mode: `{{name}}` placeholders filled in one pass (a value is never scanned for placeholders),
- * each value escaped for an HTML attribute. Three modes, so each page is made once.
+ * The page for the values read per load: `{{name}}` placeholders filled in one pass (a value is never scanned for
+ * placeholders), each value escaped for an HTML attribute. Few combinations (three auth modes, a bound changed only
+ * by a reload), so each page is made once.
  */
-function pageRenderer(template: string, values: Record<string, string>): (auth: string) => string {
+function pageRenderer(template: string, values: Record<string, string>): (perLoad: Record<string, string>) => string {
     const pages = new Map<string, string>();
-    return auth => {
-        let page = pages.get(auth);
+    return perLoad => {
+        const key = JSON.stringify(perLoad);
+        let page = pages.get(key);
         if (page === undefined) {
-            const all: Record<string, string> = { ...values, auth };
+            const all: Record<string, string> = { ...values, ...perLoad };
             page = template.replace(/\{\{(\w+)\}\}/g, (placeholder, name: string) => (Object.hasOwn(all, name) ? escapeAttribute(all[name]!) : placeholder));
-            pages.set(auth, page);
+            pages.set(key, page);
         }
         return page;
     };

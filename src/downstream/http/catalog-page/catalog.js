@@ -9,8 +9,22 @@
  * Authorization header of the page's own requests; the selected prompt lives in the URL's fragment, which is never
  * sent to a server.
  */
-import { createCatalogClient } from './mcp-client.js';
-import { CLAUDE_CODE_CAVEAT, claudeCodeCommand, countText, describeChanges, diffPrompts, inspectorCommand, matchesTerms, resultText, searchTerms, searchText, upstreamOf, valueOf, vscodeCommand } from './copy-text.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, createCatalogClient } from './mcp-client.js';
+import {
+    CLAUDE_CODE_CAVEAT,
+    claudeCodeCommand,
+    countText,
+    describeChanges,
+    diffPrompts,
+    inspectorCommand,
+    matchesTerms,
+    resultText,
+    searchTerms,
+    searchText,
+    upstreamOf,
+    valueOf,
+    vscodeCommand
+} from './copy-text.js';
 import { element, fieldElement, renderMessages } from './render.js';
 
 const CREDENTIAL_KEY = 'mcp-prompt-gateway.catalog-credential';
@@ -32,7 +46,8 @@ const config = {
     auth: ['apiKey', 'jwt'].includes(meta('catalog-auth')) ? meta('catalog-auth') : 'none',
     separator: meta('catalog-separator'),
     serverName: meta('catalog-server-name') || 'prompts',
-    version: meta('gateway-version')
+    version: meta('gateway-version'),
+    maxResponseBytes: Number.parseInt(meta('catalog-max-response-bytes'), 10)
 };
 // The upstream filter's value for names without a prefix: the separator itself, which no prefix can contain.
 const NO_PREFIX = config.separator || '\u0000';
@@ -111,6 +126,8 @@ const endpointUrl = `${location.origin}${config.endpoint.startsWith('/') ? '' : 
 const client = createCatalogClient({
     endpoint: endpointUrl,
     clientVersion: config.version,
+    // The gateway's own bound on what it sends (a list page, a result), never below the client's default.
+    maxResponseBytes: Math.max(DEFAULT_MAX_RESPONSE_BYTES, Number.isSafeInteger(config.maxResponseBytes) ? config.maxResponseBytes : 0),
     credential: () => state.credential ?? undefined
 });
 
@@ -474,9 +491,7 @@ function renderList() {
     const query = ui.search.value;
     const terms = searchTerms(query);
     const upstream = ui.upstream.value;
-    const matching = state.prompts.filter(
-        (prompt, index) => (upstream === '' || upstreamKey(prompt.name) === upstream) && matchesTerms(state.searchTexts[index], terms)
-    );
+    const matching = state.prompts.filter((prompt, index) => (upstream === '' || upstreamKey(prompt.name) === upstream) && matchesTerms(state.searchTexts[index], terms));
     const filtered = query.trim() !== '' || upstream !== '';
     setText(ui.count, state.loaded ? countText(matching.length, state.prompts.length, filtered) : '');
 

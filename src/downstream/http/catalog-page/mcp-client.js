@@ -32,6 +32,11 @@ const LISTEN_BACKOFF_START_MS = 1000;
 const LISTEN_BACKOFF_MAX_MS = 30_000;
 /** How long a refused listen (429/503) waits when the answer names no Retry-After. */
 const LISTEN_REFUSED_WAIT_MS = 30_000;
+/**
+ * The most read of one answer unless the page is told more: the gateway's own bound (its list pages and results) is
+ * given to the page, which takes the larger.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 8 << 20;
 const INPUT_REQUIRED_MESSAGE = 'This prompt asks the client for more input (input_required), which the catalog cannot give; use it from an MCP client';
 
 /**
@@ -449,7 +454,14 @@ export function listenBackoffMs(attempt, random = Math.random) {
  * The catalog's client of one MCP endpoint.
  * @param {CatalogClientOptions} options
  */
-export function createCatalogClient({ endpoint, clientVersion, credential = () => undefined, fetch = globalThis.fetch, maxResponseBytes = 8 << 20, random = Math.random }) {
+export function createCatalogClient({
+    endpoint,
+    clientVersion,
+    credential = () => undefined,
+    fetch = globalThis.fetch,
+    maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES,
+    random = Math.random
+}) {
     let nextId = 1;
     let nextListen = 1;
     const meta = {
