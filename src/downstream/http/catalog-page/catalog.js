@@ -274,7 +274,8 @@ function pageErrorMessage(error) {
 function onPageError(error, retry) {
     if (error?.kind === 'unauthorized') return onUnauthorized();
     if (!error?.kind) console.warn('catalog:', error);
-    if (!state.loaded) document.body.dataset.state = 'error';
+    // Whatever failed before the page was ready (a walk, or showing what it read), it is not loading any more.
+    if (document.body.dataset.state !== 'ready') document.body.dataset.state = 'error';
     const automatic = error?.kind === 'rate-limited' && error.retryAfterMs !== undefined;
     showPageError(pageErrorMessage(error), !automatic);
     if (automatic) {
