@@ -25,6 +25,7 @@ import {
     valueOf,
     vscodeCommand
 } from '../../src/downstream/http/catalog-page/copy-text.js';
+import { coalesced } from '../../src/downstream/http/catalog-page/coalesce.js';
 import { audioSource, imageSource, linkHref, rendererFor } from '../../src/downstream/http/catalog-page/render.js';
 import { allContentResult } from '../fixtures/fixture-prompts.js';
 
@@ -229,4 +230,65 @@ test('linkHref: a URL with a user name or password stays text; a link is shown b
     }
     // What the link shows is where it goes: the parsed form, not the upstream's spelling.
     assert.equal(linkHref('HTTPS://EXAMPLE.com/a b'), 'https://example.com/a%20b');
+});
+
+test('coalesced: a storm of asks is one run at a time, one more queued, each a second after the one before', async t => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 100_000 });
+    const started: number[] = [];
+    const finishers: (() => void)[] = [];
+    const walk = coalesced(
+        () => {
+            started.push(Date.now());
+            return new Promise<void>(resolve => finishers.push(resolve));
+        },
+        { minGapMs: 1000 }
+    );
+    const settle = () => new Promise(resolve => setImmediate(resolve));
+    const first = walk();
+    assert.deepEqual(started, [100_000], 'the first ask runs at once');
+    // A storm while it runs: all of it is one queued run, the promise every ask gets.
+    const storm = Array.from({ length: 1000 }, () => walk());
+    assert.ok(storm.every(promise => promise === storm[0]));
+    assert.notEqual(storm[0], first, 'an ask during a run waits for a run that starts after it');
+    t.mock.timers.tick(200);
+    finishers[0]!();
+    await first;
+    await settle();
+    assert.equal(started.length, 1, 'not before a second has passed since the last start');
+    t.mock.timers.tick(799);
+    await settle();
+    assert.equal(started.length, 1);
+    t.mock.timers.tick(1);
+    await settle();
+    assert.deepEqual(started, [100_000, 101_000]);
+    finishers[1]!();
+    await storm[0];
+    // Quiet for a second: the next ask runs at once again.
+    t.mock.timers.tick(1000);
+    void walk();
+    assert.deepEqual(started, [100_000, 101_000, 102_000]);
+    finishers[2]!();
+});
+
+test('coalesced: a queued run is dropped once its signal aborts; a failed run does not stop the next', async t => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 });
+    const controller = new AbortController();
+    let runs = 0;
+    const walk = coalesced(
+        async () => {
+            runs++;
+            if (runs === 1) throw new Error('first fails');
+        },
+        { minGapMs: 1000, signal: controller.signal }
+    );
+    await assert.rejects(walk(), /first fails/);
+    const queued = walk();
+    t.mock.timers.tick(1000);
+    await queued;
+    assert.equal(runs, 2, 'the failure of the first run does not stop the queued one');
+    const dropped = walk();
+    controller.abort();
+    t.mock.timers.tick(1000);
+    await assert.rejects(dropped, { name: 'AbortError' });
+    assert.equal(runs, 2);
 });

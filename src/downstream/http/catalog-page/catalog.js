@@ -9,6 +9,7 @@
  * Authorization header of the page's own requests; the selected prompt lives in the URL's fragment, which is never
  * sent to a server.
  */
+import { coalesced } from './coalesce.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, createCatalogClient } from './mcp-client.js';
 import {
     CLAUDE_CODE_CAVEAT,
@@ -33,6 +34,8 @@ const MAX_ROWS = 500;
 const COMPLETION_DEBOUNCE_MS = 200;
 const MAX_COMPLETIONS = 100;
 const MAX_CHANGES_SHOWN = 20;
+/** The least time between two walks of the list (each is a request per page, counted by the rate limit). */
+const MIN_WALK_GAP_MS = 1000;
 /** Without live updates (refused or unavailable), the list is walked again this often at least. */
 const FALLBACK_REFRESH_MIN_MS = 30_000;
 const NARROW = '(max-width: 719px)';
@@ -290,7 +293,7 @@ function onPageError(error, retry) {
 async function connect({ focusSearch = false } = {}) {
     stopSession();
     const controller = new AbortController();
-    const session = { controller, signal: controller.signal, walking: undefined, walkAgain: false };
+    const session = { controller, signal: controller.signal, walk: undefined };
     state.session = session;
     document.body.dataset.state = 'loading';
     ui.auth.hidden = true;
@@ -315,27 +318,19 @@ async function connect({ focusSearch = false } = {}) {
 }
 
 /**
- * Walks the list and shows it. One walk at a time per connection: a change announced during a walk queues exactly one
- * more, which starts from the first page (the older walk's cursors may be refused once the list changed).
+ * Walks the list and shows it. One walk at a time per connection, a second apart at least: changes announced during a
+ * walk or the second after it queue exactly one more, which starts from the first page (the older walk's cursors may
+ * be refused once the list changed). A storm of announcements so costs a walk a second, not the rate limit.
  */
 function refresh(session) {
-    if (session.walking) {
-        session.walkAgain = true;
-        return session.walking;
-    }
-    session.walking = (async () => {
-        try {
-            do {
-                session.walkAgain = false;
-                const list = await client.listPrompts({ signal: session.signal });
-                if (session.signal.aborted) return;
-                applyList(list);
-            } while (session.walkAgain && !session.signal.aborted);
-        } finally {
-            session.walking = undefined;
-        }
-    })();
-    return session.walking;
+    session.walk ??= coalesced(
+        async () => {
+            const list = await client.listPrompts({ signal: session.signal });
+            if (!session.signal.aborted) applyList(list);
+        },
+        { minGapMs: MIN_WALK_GAP_MS, signal: session.signal }
+    );
+    return session.walk();
 }
 
 /** A refresh the live stream or the fallback timer asked for: its failure is shown, the page stays usable. */
