@@ -109,6 +109,17 @@ describe('the catalog page, served with defaults (auth off, loopback)', () => {
         assert.equal(meta((await answer(pages.catalogUrl!)).body, 'catalog-max-response-bytes'), String(1000 * 1_048_576 + 1_048_576));
     });
 
+    test('no password field for a password manager to offer to save: the credential is a text field masked by the style sheet', async () => {
+        const { body } = await answer(gateway.catalogUrl!);
+        assert.doesNotMatch(body, /type="password"/i);
+        const field = /<input id="catalog-credential"[^>]*>/.exec(body)?.[0] ?? '';
+        assert.match(field, /type="text"/);
+        assert.match(field, /class="masked"/);
+        assert.match(field, /autocomplete="off"/);
+        const css = (await answer(`${gateway.catalogUrl}/catalog.css`)).body;
+        assert.match(css, /\.masked \{ -webkit-text-security: disc; \}/);
+    });
+
     test('RunningGateway.catalogUrl is the page on the MCP listener', () => {
         assert.equal(gateway.catalogUrl, `${origin}/catalog`);
     });
