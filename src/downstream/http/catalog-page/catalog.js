@@ -651,7 +651,7 @@ function buildField(argument, index, value) {
     }
     const box = element('div', 'combo');
     box.append(input);
-    if (state.completions) box.append(completionListbox(input, id, argument.name));
+    if (state.completions) box.append(new Completions(input, id, argument.name).listbox);
     wrapper.append(box);
     return wrapper;
 }
@@ -667,10 +667,6 @@ function formValues() {
 }
 
 // --- completions (the combobox pattern of WAI-ARIA: the input keeps focus, the listbox follows) ---
-
-function completionListbox(input, id, argumentName) {
-    return new Completions(input, id, argumentName).listbox;
-}
 
 /** One field's completions: asked for as the user types (debounced, the previous request aborted), picked by key or click. */
 class Completions {
