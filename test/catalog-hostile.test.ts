@@ -46,7 +46,7 @@ async function openCatalog(t: TestContext, hash = ''): Promise<Page> {
     });
     t.after(() => assert.deepEqual(errors, [], 'no script error'));
     await page.goto(`${gateway.catalogUrl!}${hash}`);
-    await page.waitForFunction(() => document.body.dataset.state === 'ready', undefined, { timeout: PAGE_WAIT_MS });
+    await page.waitForFunction("document.body.dataset.state === 'ready'", undefined, { timeout: PAGE_WAIT_MS });
     return page;
 }
 
@@ -54,9 +54,7 @@ const text = (page: Page, field: string) => page.locator(`[data-field="${field}"
 
 async function render(page: Page): Promise<void> {
     await page.getByRole('button', { name: 'Render', exact: true }).click();
-    await page.waitForFunction(() => !/Rendering/.test(document.querySelector('[data-field="render-status"]')?.textContent ?? ''), undefined, {
-        timeout: PAGE_WAIT_MS
-    });
+    await page.waitForFunction(`!/Rendering/.test(document.querySelector('[data-field="render-status"]').textContent)`, undefined, { timeout: PAGE_WAIT_MS });
 }
 
 test('arguments named constructor, toString and __proto__ start empty and are sent as typed', async t => {
@@ -111,13 +109,11 @@ test('Copy for Claude Code says when Claude Code cannot pass the values as they 
     // The optional first argument left empty: the filled second would take its place.
     await page.locator('input[name="diff"]').fill('fix');
     await page.getByRole('button', { name: 'Copy for Claude Code', exact: true }).click();
-    await page.waitForFunction(() => (document.querySelector('[data-field="copy-status"]')?.textContent ?? '') !== '', undefined, { timeout: PAGE_WAIT_MS });
+    await page.waitForFunction(`document.querySelector('[data-field="copy-status"]').textContent !== ''`, undefined, { timeout: PAGE_WAIT_MS });
     assert.match(await text(page, 'copy-status'), /Claude Code cannot pass these values as they are.*Inspector.*VS Code/s);
     await page.locator('input[name="language"]').fill('python');
     await page.getByRole('button', { name: 'Copy for Claude Code', exact: true }).click();
-    await page.waitForFunction(() => !/cannot pass/.test(document.querySelector('[data-field="copy-status"]')?.textContent ?? ''), undefined, {
-        timeout: PAGE_WAIT_MS
-    });
-    const copied = await page.evaluate(() => document.querySelector<HTMLTextAreaElement>('.copy-fallback')?.value ?? navigator.clipboard.readText());
+    await page.waitForFunction(`!/cannot pass/.test(document.querySelector('[data-field="copy-status"]').textContent)`, undefined, { timeout: PAGE_WAIT_MS });
+    const copied = await page.evaluate<string>(`document.querySelector('.copy-fallback')?.value ?? navigator.clipboard.readText()`);
     assert.equal(copied, '/mcp__prompts__evil__order python fix');
 });

@@ -18,7 +18,7 @@ interface Sent {
 
 /** A fetch whose answers `answer` makes from each request's JSON-RPC body. */
 function scriptedFetch(answer: (sent: Sent) => Response): typeof fetch {
-    return async (_url, init) => answer(JSON.parse(String(init?.body)) as Sent);
+    return (_url, init) => Promise.resolve(answer(JSON.parse(init?.body as string) as Sent));
 }
 
 const json = (id: string | number, result: unknown) => Response.json({ jsonrpc: '2.0', id, result });

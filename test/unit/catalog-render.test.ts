@@ -119,11 +119,11 @@ test('the Claude Code command: values by position up to the last filled one, and
 test('argument names like constructor, toString and __proto__ are names like any other', () => {
     const declared = ['constructor', 'toString', '__proto__', 'hasOwnProperty'].map(name => ({ name }));
     // A form's values as the page collects them: an object without a prototype.
-    const empty: Record<string, string> = Object.create(null);
+    const empty = Object.create(null) as Record<string, string>;
     for (const { name } of declared) assert.equal(valueOf({}, name), '', `nothing inherited for ${name}`);
     assert.deepEqual(filledArguments(declared, empty), []);
     assert.deepEqual(claudeCodeCommand({ serverName: 'gw', name: 'p', declared, values: {} }), { command: '/mcp__gw__p', passable: true });
-    const values: Record<string, string> = Object.create(null);
+    const values = Object.create(null) as Record<string, string>;
     values['__proto__'] = 'proto value';
     values['constructor'] = 'c';
     assert.equal(valueOf(values, '__proto__'), 'proto value');
@@ -275,9 +275,9 @@ test('coalesced: a queued run is dropped once its signal aborts; a failed run do
     const controller = new AbortController();
     let runs = 0;
     const walk = coalesced(
-        async () => {
+        () => {
             runs++;
-            if (runs === 1) throw new Error('first fails');
+            return runs === 1 ? Promise.reject(new Error('first fails')) : Promise.resolve();
         },
         { minGapMs: 1000, signal: controller.signal }
     );

@@ -244,7 +244,7 @@ export async function* sseMessages(byteStream, { maxEventBytes = 1 << 20, idleMs
 /**
  * The next chunk, undefined at the end; a stream cut, or silent for `idleMs`, is 'network', an abort its own error.
  * @param {ReadableStreamDefaultReader<Uint8Array>} reader
- * @param {number | undefined} idleMs
+ * @param {number} [idleMs]
  * @returns {Promise<Uint8Array | undefined>}
  */
 async function readChunk(reader, idleMs) {
@@ -599,24 +599,29 @@ async function walkPrompts(request, { signal, maxPages = 1000, maxPrompts = 100_
 /** Longest name (of a prompt or an argument) the page shows; longer ones are not names a client could use. */
 const MAX_NAME_CHARS = 1024;
 
-/** @param {unknown} name */
+/**
+ * @param {unknown} name
+ * @returns {name is string}
+ */
 const isName = name => typeof name === 'string' && name !== '' && name.length <= MAX_NAME_CHARS;
 
 /**
  * A list entry as the page uses it: an object with a name, and `arguments` a list of objects with distinct names
  * (entries of other shapes dropped); undefined for an entry without a usable name.
  * @param {unknown} entry
- * @returns {JsonObject | undefined}
+ * @returns {(JsonObject & { name: string }) | undefined}
  */
 function listedPrompt(entry) {
-    if (!isObject(entry) || !isName(entry.name)) return undefined;
+    if (!isObject(entry)) return undefined;
+    const { name } = entry;
+    if (!isName(name)) return undefined;
     const names = new Set();
     const args = (Array.isArray(entry.arguments) ? entry.arguments : []).filter(argument => {
         if (!isObject(argument) || !isName(argument.name) || names.has(argument.name)) return false;
         names.add(argument.name);
         return true;
     });
-    return { ...entry, arguments: args };
+    return { ...entry, name, arguments: args };
 }
 
 /**
