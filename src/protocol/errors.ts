@@ -9,6 +9,7 @@
  * capabilities, checked.
  */
 import { isRecord } from '../lib/is-record.js';
+import { describeNeed, requiredCapabilities, type InputNeed } from './input-requests.js';
 import { OVERSIZED_ID_MESSAGE, type RequestId } from './json-rpc.js';
 import { META } from './meta.js';
 import { SUPPORTED_VERSIONS } from './revisions.js';
@@ -150,6 +151,16 @@ function checkedRequiredCapabilities(data: unknown): Record<string, unknown> | u
     if (entries.length === 0) return undefined;
     const checked = Object.fromEntries(entries);
     return Buffer.byteLength(JSON.stringify(checked)) <= MAX_REQUIRED_CAPABILITIES_BYTES ? checked : undefined;
+}
+
+/** -32021 for a request the client did not declare it can answer: the gateway's words, in either era. */
+export function missingCapabilityError(need: InputNeed): RpcError & { data: { requiredCapabilities: Record<string, unknown> } } {
+    return { code: CODE.missingClientCapability, message: `The upstream asks for ${describeNeed(need)}, which this client did not declare`, data: requiredCapabilities(need) };
+}
+
+/** A request the client's revision cannot carry as it is (`forRevision`'s `cannot`): the gateway cannot put it to it. */
+export function cannotCarryError(cannot: string): RpcError {
+    return { code: CODE.internalError, message: `The upstream asks for ${cannot}` };
 }
 
 /** An error as a client of the given era may receive it: a stateless (2026-07-28) client never gets -32002. */
