@@ -55,6 +55,8 @@ export interface Revision {
     readonly urlElicitation: boolean;
     /** A url elicitation names itself with an `elicitationId` (2025-11-25; 2026-07-28 has none). */
     readonly urlElicitationId: boolean;
+    /** Multiple-choice form fields (`type: "array"`) and titled choices as `oneOf` (2025-06-18 has `enumNames`). */
+    readonly elicitationMultiSelect: boolean;
     /** `tools` and `toolChoice` on sampling, with tool_use and tool_result content (and content arrays). */
     readonly samplingTools: boolean;
     /** `audio` content in sampling messages. */
@@ -105,9 +107,16 @@ const STATELESS = {
 } as const;
 
 /** What clients of 2025-11-25 on can be asked. */
-const ALL_INPUT = { elicitation: true, urlElicitation: true, samplingTools: true, samplingAudio: true, samplingContextCapability: true } as const;
+const ALL_INPUT = { elicitation: true, urlElicitation: true, elicitationMultiSelect: true, samplingTools: true, samplingAudio: true, samplingContextCapability: true } as const;
 /** What clients before 2025-06-18 can be asked: sampling (and roots, in every revision). */
-const SAMPLING_ONLY = { elicitation: false, urlElicitation: false, urlElicitationId: false, samplingTools: false, samplingContextCapability: false } as const;
+const SAMPLING_ONLY = {
+    elicitation: false,
+    urlElicitation: false,
+    elicitationMultiSelect: false,
+    urlElicitationId: false,
+    samplingTools: false,
+    samplingContextCapability: false
+} as const;
 
 /** Every revision the gateway serves, newest first. */
 export const REVISIONS: readonly Revision[] = Object.freeze([

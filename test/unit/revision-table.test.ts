@@ -85,6 +85,7 @@ const FROM_SCHEMA: Record<string, (schema: Schema) => boolean> = {
     serverRequests: schema => schema.has('ServerRequest'),
     elicitation: schema => schema.has('ElicitRequest') && schema.has('ElicitResult'),
     urlElicitation: schema => schema.has('ElicitRequestURLParams') && schema.hasProperty('ElicitRequestURLParams', 'url'),
+    elicitationMultiSelect: schema => schema.has('UntitledMultiSelectEnumSchema') && schema.has('TitledSingleSelectEnumSchema'),
     urlElicitationId: schema => schema.hasProperty('ElicitRequestURLParams', 'elicitationId'),
     samplingTools: schema =>
         ['tools', 'toolChoice'].every(field => Object.hasOwn(schema.properties('CreateMessageRequest', 'params'), field)) &&
