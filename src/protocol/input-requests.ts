@@ -65,7 +65,7 @@ export interface RelayPlan {
 }
 
 /** The longest key of an `inputRequests` entry accepted from an upstream. */
-export const MAX_INPUT_KEY_CHARS = 64;
+const MAX_INPUT_KEY_CHARS = 64;
 
 /** The gateway's answer to an upstream's request it cannot tie to one client request. */
 export const UNRELATED_INPUT_REQUEST =
@@ -90,7 +90,7 @@ export function relayPlan(setting: RelayInputRequests, wire: InputWire): RelayPl
 
 const NO_RELAY: RelayPlan = Object.freeze({ declare: false, answerStreams: false, unrelated: 'none' });
 
-// One bit per feature of section "who can ask whom what" (docs/protocol-revisions.md): what a sealed session keeps.
+// One bit per feature a client may declare of elicitation, sampling and roots: what a sealed session keeps of them.
 const BIT = { form: 1, url: 2, sampling: 4, context: 8, tools: 16, roots: 32 } as const;
 const ALL_BITS = 63;
 
@@ -277,14 +277,28 @@ function readSampling(params: Record<string, unknown>): Record<string, unknown> 
 }
 
 function isSamplingMessage(value: unknown): boolean {
-    return isRecord(value) && isRole(value.role) && (isTypedBlock(value.content) || (isArrayOf(value.content, isTypedBlock) && value.content.length > 0));
+    return isRecord(value) && isRole(value.role) && isSamplingContent(value.content);
 }
 
-/** A content block as far as the gateway reads it: its type, which decides what a revision can carry. */
+/** A sampling message's or result's content: one block, or (from 2025-11-25) a non-empty array of them. */
+function isSamplingContent(value: unknown): boolean {
+    return isSamplingBlock(value) || (isArrayOf(value, isSamplingBlock) && value.length > 0);
+}
+
+/** A content block as the gateway reads it: its type decides what a revision can carry. */
 type TypedBlock = Record<string, unknown> & { type: string };
 
-function isTypedBlock(value: unknown): value is TypedBlock {
-    return isRecord(value) && typeof value.type === 'string';
+/** The blocks sampling carries (SamplingMessageContentBlock), each with the fields that make it one. */
+const SAMPLING_BLOCKS = new Map<string, (block: Record<string, unknown>) => boolean>([
+    ['text', block => isString(block.text)],
+    ['image', block => isString(block.data) && isString(block.mimeType)],
+    ['audio', block => isString(block.data) && isString(block.mimeType)],
+    ['tool_use', block => isString(block.id) && isString(block.name) && isRecord(block.input)],
+    ['tool_result', block => isString(block.toolUseId) && Array.isArray(block.content)]
+]);
+
+function isSamplingBlock(value: unknown): value is TypedBlock {
+    return isRecord(value) && typeof value.type === 'string' && SAMPLING_BLOCKS.get(value.type)?.(value) === true;
 }
 
 /** A 2026-07-28 upstream's `inputRequests`: at most `max` entries, keys 1-64 characters; a reason when invalid. */
@@ -308,21 +322,23 @@ export function readInputRequests(value: unknown, max: number): ReadonlyMap<stri
  * an id and got none (a 2026-07-28 upstream's).
  */
 export function forRevision(request: InputRequest, revision: Revision, mintElicitationId: () => string): { params: Record<string, unknown> } | { cannot: string } {
-    const lacking =
-        request.method === 'elicitation/create'
-            ? elicitationLacking(request.params, revision)
-            : request.method === 'sampling/createMessage'
-              ? samplingLacking(request.params, revision)
-              : undefined;
-    if (lacking !== undefined) return { cannot: `${lacking}, which MCP ${revision.version} cannot carry` };
-    switch (request.method) {
-        case 'elicitation/create':
-            return { params: elicitationFor(request.params, revision, mintElicitationId) };
-        case 'sampling/createMessage':
-            return { params: { ...request.params } };
+    const { method, params } = request;
+    switch (method) {
+        case 'elicitation/create': {
+            const lacking = elicitationLacking(params, revision);
+            return lacking === undefined ? { params: elicitationFor(params, revision, mintElicitationId) } : cannotCarry(lacking, revision);
+        }
+        case 'sampling/createMessage': {
+            const lacking = samplingLacking(params, revision);
+            return lacking === undefined ? { params: { ...params } } : cannotCarry(lacking, revision);
+        }
         case 'roots/list':
             return { params: {} };
     }
+}
+
+function cannotCarry(what: string, revision: Revision): { cannot: string } {
+    return { cannot: `${what}, which MCP ${revision.version} cannot carry` };
 }
 
 function elicitationLacking(params: Readonly<Record<string, unknown>>, revision: Revision): string | undefined {
@@ -390,7 +406,7 @@ export function readAnswer(method: InputMethod, value: unknown): Readonly<Record
             return readElicitResult(value);
         case 'sampling/createMessage': {
             const { role, content, model, stopReason } = value;
-            const valid = isRole(role) && isString(model) && isOptional(stopReason, isString) && (isTypedBlock(content) || isArrayOf(content, isTypedBlock));
+            const valid = isRole(role) && isString(model) && isOptional(stopReason, isString) && isSamplingContent(content);
             return valid ? { role, content, model, ...(stopReason === undefined ? {} : { stopReason }) } : undefined;
         }
         case 'roots/list': {

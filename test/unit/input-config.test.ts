@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import type { ConfigError } from '../../src/config/issues.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { ServerUpstreamConfig } from '../../src/config/schema.js';
-import type { RelayInputRequests } from '../../src/protocol/input-requests.js';
+import { AMBIGUOUS_INPUT_REQUEST, UNRELATED_INPUT_REQUEST, type RelayInputRequests } from '../../src/protocol/input-requests.js';
 import { configError, lineFor } from './config-assert.js';
 
 const SOURCE = 'gateway.test.json';
@@ -85,6 +85,14 @@ describe('relayInputRequests and relayRoots (per upstream)', () => {
         const error = rejects({ upstreams: [{ ...HTTP, relayInputRequests: 'always' }] });
         assert.match(lineFor(error, 'upstreams[0].relayInputRequests'), /"auto".*"related".*"exclusive".*"off"/);
         assert.match(lineFor(rejects({ upstreams: [{ ...HTTP, relayRoots: 'yes' }] }), 'upstreams[0].relayRoots'), /boolean/);
+    });
+
+    test("the fix the gateway's answers to an upstream name is a setting the config takes", () => {
+        for (const message of [UNRELATED_INPUT_REQUEST, AMBIGUOUS_INPUT_REQUEST]) {
+            const named = /set relayInputRequests: (\w+)/.exec(message)?.[1];
+            assert.ok(named, message);
+            assert.equal(server(parse({ upstreams: [{ ...STDIO, relayInputRequests: named }] })).relayInputRequests, named);
+        }
     });
 
     test('a files upstream asks nothing: the fields are not its own', () => {
