@@ -337,7 +337,7 @@ describe('prompts list and get, from the config in this process', () => {
         const { status, stdout, stderr } = await runCli(['prompts', 'get', 'up__test_input_required_result_prompt'], { cwd });
         assert.equal(status, 1);
         assert.equal(stdout, '');
-        assert.match(stderr, /^mcp-prompt-gateway prompts get: .*client capabilities do not declare the required capability/m);
+        assert.match(stderr, /^mcp-prompt-gateway prompts get: .*The upstream asks for elicitation, which this client did not declare/m);
         assert.match(stderr, /^note: the command line cannot answer a prompt's questions/m);
     });
 

@@ -87,7 +87,19 @@ const commonUpstreamFields = {
         .strictObject({ initialMs: reconnectFields.initialMs.optional(), maxMs: reconnectFields.maxMs.optional() })
         .optional()
         .describe('Overrides the global reconnect backoff for this upstream.'),
-    relistIntervalMs: relistIntervalMs.optional().describe('Overrides caching.relistIntervalMs for this upstream (used only when it cannot announce changes).')
+    relistIntervalMs: relistIntervalMs.optional().describe('Overrides caching.relistIntervalMs for this upstream (used only when it cannot announce changes).'),
+    relayInputRequests: z
+        .enum(['auto', 'related', 'exclusive', 'off'])
+        .default('auto')
+        .describe(
+            'Requests this upstream sends the client while answering prompts/get (2025 era: elicitation/create, sampling/createMessage, roots/list; 2026-07-28: input_required, always relayed unless "off"). "related": a 2025 server\'s requests are relayed when they come on that request\'s own Streamable HTTP answer stream; a 2025 server on stdio or legacy SSE is told no client capabilities, so it asks nothing. "auto" (default): as "related" over Streamable HTTP; over stdio and legacy SSE a request goes to the one prompts/get in flight on the upstream when exactly one is, is refused to the upstream when several are (it cannot be told whose it is), and is answered by the gateway when none is. "exclusive": this upstream\'s prompts/get go one at a time, and what it asks meanwhile belongs to that one (exact on every wire, but a client filling in a form holds up the others). "off": the upstream is told no client capabilities and is answered by the gateway.'
+        ),
+    relayRoots: z
+        .boolean()
+        .default(false)
+        .describe(
+            "2025 upstreams: also relay roots/list (otherwise answered with no roots). A 2025 server keeps roots per session, and the gateway's session with it is shared by every client: one client's roots may be used for another's requests."
+        )
 };
 
 const { id: _id, ...settingsOfEveryUpstream } = commonUpstreamFields;
@@ -328,6 +340,66 @@ export const GatewayConfigSchema = z
             })
             .prefault({})
             .describe('Change notification streams of 2026-07-28 clients (subscriptions/listen).'),
+        inputRequests: z
+            .strictObject({
+                answerTimeoutMs: z
+                    .number()
+                    .int()
+                    .min(1000)
+                    .max(1_800_000)
+                    .default(60_000)
+                    .describe(
+                        "Longest wait for a client to answer one input request: a 2025 client's answer to elicitation/create, sampling/createMessage or roots/list, or a 2026-07-28 client's retry while the gateway holds a 2025 upstream's request open for it. The upstream's own timeout is paused meanwhile. 60 s is what 2025 SDK servers wait by default."
+                    ),
+                maxRounds: z
+                    .number()
+                    .int()
+                    .min(1)
+                    .max(100)
+                    .default(10)
+                    .describe(
+                        "Most rounds of input one prompts/get may take (each input_required answered, each upstream request answered); beyond it the client gets -32603 and the upstream's request is cancelled."
+                    ),
+                maxPerRound: z
+                    .number()
+                    .int()
+                    .min(1)
+                    .max(64)
+                    .default(8)
+                    .describe(
+                        "Most input requests in one round (the inputRequests of one input_required, or the requests a 2025 upstream has waiting at once); more is the upstream's fault."
+                    ),
+                maxTotalMs: z
+                    .number()
+                    .int()
+                    .min(1000)
+                    .max(3_600_000)
+                    .default(600_000)
+                    .describe('Longest one prompts/get may take in all once its upstream asks for input (every round, answers and upstream work included).'),
+                maxHeld: z
+                    .number()
+                    .int()
+                    .min(0)
+                    .max(100_000)
+                    .default(1000)
+                    .describe(
+                        'Most 2025 upstream requests held open here for 2026-07-28 clients to answer (each holds an upstream slot); beyond it such prompts get -32603 "too many questions waiting". 0: never hold (2026-07-28 clients then get -32603 for such prompts).'
+                    ),
+                maxHeldPerClient: z.number().int().min(1).max(10_000).default(16).describe('As maxHeld, per client (per address for the anonymous client).')
+            })
+            .superRefine((bounds, ctx) => {
+                if (bounds.maxTotalMs < bounds.answerTimeoutMs) {
+                    ctx.addIssue({
+                        code: 'custom',
+                        path: ['maxTotalMs'],
+                        message: `must be at least inputRequests.answerTimeoutMs (${bounds.answerTimeoutMs}): one answer alone may take that long`
+                    });
+                }
+            })
+            .prefault({})
+            .describe(
+                'Prompts that ask the user something on their way (elicitation, sampling, roots): bridged between the eras (docs/protocol-revisions.md#input-requests-across-eras).'
+            ),
         sessions: z
             .strictObject({
                 idleTimeoutMs: z.number().int().min(1000).default(1_800_000).describe('An HTTP session with no request and no open stream for this long is closed.'),

@@ -18,11 +18,13 @@
  *   `server/discover`: from 2026-07-28. What an upstream of that revision
  *   puts there (and the `serverInfo` it names itself by in `_meta`) is its
  *   own and never passed on: the gateway answers with its own.
- * - `input_required` (a 2026-07-28 upstream asking for input first): passed on
- *   to a 2026-07-28 client, its state sealed (catalog/request-state.ts); a
- *   handshake-era client has no way to answer it and gets -32603.
- * - A 2025-era upstream never asks the client anything: the gateway declares
- *   no client capabilities upstream.
+ * - Requests for input (elicitation, sampling, roots), whichever era asks and
+ *   whichever answers (a 2026-07-28 upstream's `input_required`, a 2025
+ *   upstream's own request; a 2025 client asked on its request's stream, a
+ *   2026-07-28 client through `input_required` and its retry): brought to the
+ *   client's revision by protocol/input-requests.ts (`forRevision`), with the
+ *   revision table's input columns; what a revision cannot carry is refused,
+ *   naming it, never cut.
  *
  * A revision newer than the gateway knows (or none yet) gets everything unchanged.
  */

@@ -48,8 +48,12 @@ export type ClassifyRefusal = Refusal<ClassifyRefusalReason>;
 
 export type Classified = Stateless | Handshake | ClassifyRefusal;
 
-/** A response a client sent: the gateway sends clients no requests, so it takes none. */
-export const UNASKED_RESPONSE = 'Invalid Request: the gateway sends clients no requests, so it takes no responses';
+/**
+ * A response in a stateless (2026-07-28) message: the gateway asks those clients through `input_required` and their
+ * retry, never with a request, so no response of theirs answers anything. (A 2025 session's responses answer the
+ * gateway's own requests for input.)
+ */
+export const UNASKED_RESPONSE = 'Invalid Request: a 2026-07-28 client is asked for input through input_required, never with a request, so it sends no responses';
 
 /** A version (a header's) that names a revision of the stateless era. */
 export function namesStatelessRevision(version: string | undefined): boolean {

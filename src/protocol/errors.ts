@@ -9,6 +9,7 @@
  * capabilities, checked.
  */
 import { isRecord } from '../lib/is-record.js';
+import { describeNeed, requiredCapabilities, type InputAnswer, type InputNeed } from './input-requests.js';
 import { OVERSIZED_ID_MESSAGE, type RequestId } from './json-rpc.js';
 import { META } from './meta.js';
 import { SUPPORTED_VERSIONS } from './revisions.js';
@@ -130,16 +131,47 @@ export function upstreamErrorPasses(code: number): boolean {
     return code === CODE.invalidParams || code === CODE.missingClientCapability || code === CODE.resourceNotFound || !isReservedCode(code);
 }
 
-/** An upstream's error as it may reach a client: the first line of its message, cut; only -32021's data, checked. */
+/**
+ * An upstream's error as it may reach a client: the first line of its message, cut; only -32021's data, checked.
+ * -32021 is told in the gateway's own words, built from that data (the upstream's text never passes): the same words
+ * as the gateway's own refusal (missingCapabilityError), whoever found the capability missing.
+ */
 export function boundedUpstreamError(code: number, message: string, data: unknown): RpcError {
-    const requiredCapabilities = code === CODE.missingClientCapability ? checkedRequiredCapabilities(data) : undefined;
-    return { code, message: cut(message), ...(requiredCapabilities === undefined ? {} : { data: { requiredCapabilities } }) };
+    if (code !== CODE.missingClientCapability) return { code, message: cut(message) };
+    const requiredCapabilities = checkedRequiredCapabilities(data);
+    if (requiredCapabilities === undefined) return { code, message: 'The upstream asks for a capability this client did not declare' };
+    return { code, message: `The upstream asks for ${describeRequired(requiredCapabilities)}, which this client did not declare`, data: { requiredCapabilities } };
 }
 
-function cut(message: string): string {
+/** The features of a capability that describeNeed names. */
+const NEED_FEATURES = { elicitation: ['form', 'url'], sampling: ['tools', 'context'] } as const;
+
+/** Checked required capabilities in words: "elicitation (url mode)", "sampling with tools and roots". */
+function describeRequired(required: Record<string, unknown>): string {
+    const names = Object.entries(required).flatMap(([capability, value]) => {
+        if (capability !== 'elicitation' && capability !== 'sampling') return [capability];
+        const features = NEED_FEATURES[capability].filter(feature => Object.hasOwn(value as object, feature));
+        return features.length === 0 ? [describeNeed({ capability })] : features.map(feature => describeNeed({ capability, feature }));
+    });
+    return names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} and ${names.at(-1)!}`;
+}
+
+function cut(message: string, max = MAX_UPSTREAM_MESSAGE_CHARS): string {
     const line = message.split('\n', 1)[0] ?? '';
     // Characters, not UTF-16 units: a cut never splits a surrogate pair.
-    return line.length <= MAX_UPSTREAM_MESSAGE_CHARS ? line : [...line.slice(0, 2 * MAX_UPSTREAM_MESSAGE_CHARS)].slice(0, MAX_UPSTREAM_MESSAGE_CHARS).join('');
+    return line.length <= max ? line : [...line.slice(0, 2 * max)].slice(0, max).join('');
+}
+
+/** The longest message of a client's error answer to an input request passed on, in characters. */
+export const MAX_ANSWER_MESSAGE_CHARS = 256;
+
+/**
+ * A client's error answer to an input request (a JSON-RPC error object) as it may travel on to the upstream that
+ * asked: its code, the first line of its message, cut; no `data`. Undefined when it is no error object.
+ */
+export function readAnswerError(error: unknown): InputAnswer | undefined {
+    if (!isRecord(error) || !Number.isSafeInteger(error.code) || typeof error.message !== 'string') return undefined;
+    return { error: { code: error.code as number, message: cut(error.message, MAX_ANSWER_MESSAGE_CHARS) } };
 }
 
 /** -32021's `data.requiredCapabilities`: capability keys with object values, small; undefined when it is not that. */
@@ -150,6 +182,16 @@ function checkedRequiredCapabilities(data: unknown): Record<string, unknown> | u
     if (entries.length === 0) return undefined;
     const checked = Object.fromEntries(entries);
     return Buffer.byteLength(JSON.stringify(checked)) <= MAX_REQUIRED_CAPABILITIES_BYTES ? checked : undefined;
+}
+
+/** -32021 for a request the client did not declare it can answer: the gateway's words, in either era. */
+export function missingCapabilityError(need: InputNeed): RpcError & { data: { requiredCapabilities: Record<string, unknown> } } {
+    return { code: CODE.missingClientCapability, message: `The upstream asks for ${describeNeed(need)}, which this client did not declare`, data: requiredCapabilities(need) };
+}
+
+/** A request the client's revision cannot carry as it is (`forRevision`'s `cannot`): the gateway cannot put it to it. */
+export function cannotCarryError(cannot: string): RpcError {
+    return { code: CODE.internalError, message: `The upstream asks for ${cannot}` };
 }
 
 /** An error as a client of the given era may receive it: a stateless (2026-07-28) client never gets -32002. */

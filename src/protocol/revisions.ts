@@ -47,6 +47,22 @@ export interface Revision {
     readonly subscriptionsListen: boolean;
     /** `input_required` results (InputRequiredResult) and their retry with `inputResponses` and `requestState`. */
     readonly inputRequired: boolean;
+    /** The server may send the client JSON-RPC requests (ServerRequest): the handshake era's way to ask for input. */
+    readonly serverRequests: boolean;
+    /** `elicitation/create` (ElicitRequest), form mode. */
+    readonly elicitation: boolean;
+    /** Elicitation in url mode (ElicitRequestURLParams). */
+    readonly urlElicitation: boolean;
+    /** A url elicitation names itself with an `elicitationId` (2025-11-25; 2026-07-28 has none). */
+    readonly urlElicitationId: boolean;
+    /** Multiple-choice form fields (`type: "array"`) and titled choices as `oneOf` (2025-06-18 has `enumNames`). */
+    readonly elicitationMultiSelect: boolean;
+    /** `tools` and `toolChoice` on sampling, with tool_use and tool_result content (and content arrays). */
+    readonly samplingTools: boolean;
+    /** `audio` content in sampling messages. */
+    readonly samplingAudio: boolean;
+    /** Clients declare `sampling.context` to take `includeContext` (before, every sampling client took it). */
+    readonly samplingContextCapability: boolean;
     /** Over HTTP a request mirrors its version, method and target in headers, which must match the body (-32020). */
     readonly mirroredHeaders: boolean;
     /** Knows everything the gateway sends (every content column true): results pass unchanged, at no cost. */
@@ -73,6 +89,7 @@ const HANDSHAKE = {
     cachingHints: false,
     subscriptionsListen: false,
     inputRequired: false,
+    serverRequests: true,
     mirroredHeaders: false
 } as const;
 
@@ -85,14 +102,37 @@ const STATELESS = {
     cachingHints: true,
     subscriptionsListen: true,
     inputRequired: true,
+    serverRequests: false,
     mirroredHeaders: true
+} as const;
+
+/** What clients of 2025-11-25 on can be asked. */
+const ALL_INPUT = { elicitation: true, urlElicitation: true, elicitationMultiSelect: true, samplingTools: true, samplingAudio: true, samplingContextCapability: true } as const;
+/** What clients before 2025-06-18 can be asked: sampling (and roots, in every revision). */
+const SAMPLING_ONLY = {
+    elicitation: false,
+    urlElicitation: false,
+    elicitationMultiSelect: false,
+    urlElicitationId: false,
+    samplingTools: false,
+    samplingContextCapability: false
 } as const;
 
 /** Every revision the gateway serves, newest first. */
 export const REVISIONS: readonly Revision[] = Object.freeze([
-    row({ version: '2026-07-28', ...STATELESS, batches: false, ...ALL_CONTENT, completionsCapability: true }),
-    row({ version: '2025-11-25', ...HANDSHAKE, batches: false, ...ALL_CONTENT, completionsCapability: true }),
-    row({ version: '2025-06-18', ...HANDSHAKE, batches: false, ...ALL_CONTENT, icons: false, completionsCapability: true }),
+    row({ version: '2026-07-28', ...STATELESS, batches: false, ...ALL_CONTENT, completionsCapability: true, ...ALL_INPUT, urlElicitationId: false }),
+    row({ version: '2025-11-25', ...HANDSHAKE, batches: false, ...ALL_CONTENT, completionsCapability: true, ...ALL_INPUT, urlElicitationId: true }),
+    row({
+        version: '2025-06-18',
+        ...HANDSHAKE,
+        batches: false,
+        ...ALL_CONTENT,
+        icons: false,
+        completionsCapability: true,
+        ...SAMPLING_ONLY,
+        elicitation: true,
+        samplingAudio: true
+    }),
     row({
         version: '2025-03-26',
         ...HANDSHAKE,
@@ -104,7 +144,9 @@ export const REVISIONS: readonly Revision[] = Object.freeze([
         audio: true,
         resourceLinks: false,
         progressMessage: true,
-        completionsCapability: true
+        completionsCapability: true,
+        ...SAMPLING_ONLY,
+        samplingAudio: true
     }),
     row({
         version: '2024-11-05',
@@ -117,7 +159,9 @@ export const REVISIONS: readonly Revision[] = Object.freeze([
         audio: false,
         resourceLinks: false,
         progressMessage: false,
-        completionsCapability: false
+        completionsCapability: false,
+        ...SAMPLING_ONLY,
+        samplingAudio: false
     })
 ]);
 

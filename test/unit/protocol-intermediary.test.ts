@@ -19,12 +19,30 @@ describe('upstream errors', () => {
         assert.equal(cut, '😀'.repeat(MAX_UPSTREAM_MESSAGE_CHARS));
     });
 
-    test('-32021 keeps its required capabilities, only capability keys with object values, small', () => {
+    test("-32021 keeps its required capabilities, only capability keys with object values, small, in the gateway's words", () => {
         const data = { requiredCapabilities: { elicitation: { form: {} }, sampling: 'yes', bogus: {} }, trace: 'secret' };
-        assert.deepEqual(boundedUpstreamError(-32021, 'missing', data), { code: -32021, message: 'missing', data: { requiredCapabilities: { elicitation: { form: {} } } } });
-        assert.deepEqual(boundedUpstreamError(-32021, 'missing', { requiredCapabilities: [] }), { code: -32021, message: 'missing' });
-        assert.deepEqual(boundedUpstreamError(-32021, 'missing', { requiredCapabilities: { roots: { x: 'y'.repeat(5000) } } }), { code: -32021, message: 'missing' });
+        const elicitation = 'The upstream asks for elicitation, which this client did not declare';
+        assert.deepEqual(boundedUpstreamError(-32021, 'missing at /srv/x.js', data), {
+            code: -32021,
+            message: elicitation,
+            data: { requiredCapabilities: { elicitation: { form: {} } } }
+        });
+        const unnamed = { code: -32021, message: 'The upstream asks for a capability this client did not declare' };
+        assert.deepEqual(boundedUpstreamError(-32021, 'missing', { requiredCapabilities: [] }), unnamed);
+        assert.deepEqual(boundedUpstreamError(-32021, 'missing', undefined), unnamed);
+        assert.deepEqual(boundedUpstreamError(-32021, 'missing', { requiredCapabilities: { roots: { x: 'y'.repeat(5000) } } }), unnamed);
         assert.deepEqual(boundedUpstreamError(-32602, 'bad', data), { code: -32602, message: 'bad' }, 'no other code keeps data');
+        const named: [Record<string, unknown>, string][] = [
+            [{ elicitation: {} }, 'elicitation'],
+            [{ elicitation: { url: {} } }, 'elicitation (url mode)'],
+            [{ elicitation: { form: {}, url: {} } }, 'elicitation and elicitation (url mode)'],
+            [{ sampling: { tools: {} }, roots: {} }, 'sampling with tools and roots'],
+            [{ sampling: { context: {}, tools: {} } }, 'sampling with tools and sampling with context'],
+            [{ tasks: {}, experimental: { 'x.y': {} }, sampling: {} }, 'tasks, experimental and sampling']
+        ];
+        for (const [requiredCapabilities, words] of named) {
+            assert.equal(boundedUpstreamError(-32021, 'upstream text', { requiredCapabilities }).message, `The upstream asks for ${words}, which this client did not declare`);
+        }
     });
 
     test('-32002 is -32602 for a stateless client only', () => {

@@ -82,6 +82,17 @@ const FROM_SCHEMA: Record<string, (schema: Schema) => boolean> = {
     inputRequired: schema =>
         schema.has('InputRequiredResult') && ['inputResponses', 'requestState'].every(field => Object.hasOwn(schema.properties('GetPromptRequest', 'params'), field)),
     mirroredHeaders: schema => schema.has('HeaderMismatchError'),
+    serverRequests: schema => schema.has('ServerRequest'),
+    elicitation: schema => schema.has('ElicitRequest') && schema.has('ElicitResult'),
+    urlElicitation: schema => schema.has('ElicitRequestURLParams') && schema.hasProperty('ElicitRequestURLParams', 'url'),
+    elicitationMultiSelect: schema => schema.has('UntitledMultiSelectEnumSchema') && schema.has('TitledSingleSelectEnumSchema'),
+    urlElicitationId: schema => schema.hasProperty('ElicitRequestURLParams', 'elicitationId'),
+    samplingTools: schema =>
+        ['tools', 'toolChoice'].every(field => Object.hasOwn(schema.properties('CreateMessageRequest', 'params'), field)) &&
+        schema.has('ToolUseContent') &&
+        schema.has('ToolResultContent'),
+    samplingAudio: schema => JSON.stringify(schema.properties('SamplingMessage').content ?? {}).includes('AudioContent'),
+    samplingContextCapability: schema => Object.hasOwn(schema.properties('ClientCapabilities', 'sampling'), 'context'),
     current: schema => CONTENT_COLUMNS.every(column => FROM_SCHEMA[column]!(schema))
 };
 
