@@ -67,6 +67,8 @@ export interface InputClient {
     readonly aborted: () => number;
     /** prompts/get, the fixture's JSON answer parsed; `signal` cancels it (the SDK sends notifications/cancelled). */
     get(prompt: string, args?: Record<string, string>, signal?: AbortSignal): Promise<FixtureAnswer>;
+    /** The names of every prompt the server lists (first page). */
+    prompts(): Promise<string[]>;
     /** Hold mode: answers every question held so far and every later one. */
     release(): void;
     /** Resolves once `count` questions have been asked (or `count` cancelled, for whenAborted). */
@@ -159,6 +161,7 @@ export async function connectInputClient(t: TeardownScope, target: Target, optio
         asked: answerer.asked,
         aborted: () => answerer.abortedCount.value,
         get: async (prompt, args = {}, signal) => parseAnswer(await client.getPrompt({ name: prompt, arguments: args }, signal === undefined ? {} : { signal })),
+        prompts: async () => (await client.listPrompts()).prompts.map(prompt => prompt.name),
         release: () => answerer.release(),
         whenAsked: count => answerer.askedCount.when(count),
         whenAborted: count => answerer.abortedCount.when(count),
@@ -168,6 +171,7 @@ export async function connectInputClient(t: TeardownScope, target: Target, optio
 
 interface PromptClient {
     getPrompt(params: { name: string; arguments: Record<string, string> }, options: { signal?: AbortSignal }): Promise<{ messages: { content: { type: string; text?: string } }[] }>;
+    listPrompts(): Promise<{ prompts: { name: string }[] }>;
     close(): Promise<void>;
 }
 
@@ -240,7 +244,8 @@ export function interactiveStdio(id: string, extra: Record<string, unknown> = {}
 export interface InteractiveStats {
     era: string;
     prompts: Record<string, { started: number; asked: number; answered: number; cancelled: number; completed: number; failed: number }>;
-    told: Record<string, unknown>[];
+    /** What each client (by its clientInfo name) declared: 2025 at initialize, 2026-07-28 per prompts/get. */
+    told: { client: string; capabilities: Record<string, unknown> }[];
     received: { prompt: string; who: string; answers: Record<string, Record<string, unknown>> }[];
     errors: string[];
     stateRejected: number;
