@@ -9,12 +9,12 @@
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
+import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2, type ClientCapabilities as ClientCapabilitiesV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, type ClientCapabilities as ClientCapabilitiesV1 } from '@modelcontextprotocol/sdk/types.js';
 import { compiledFixture } from './fixture-build.js';
 import { closeAfter, ROOT, stopChild, type TeardownScope } from './helpers.js';
 
@@ -170,14 +170,17 @@ export async function connectInputClient(t: TeardownScope, target: Target, optio
 }
 
 interface PromptClient {
-    getPrompt(params: { name: string; arguments: Record<string, string> }, options: { signal?: AbortSignal }): Promise<{ messages: { content: { type: string; text?: string } }[] }>;
+    getPrompt(
+        params: { name: string; arguments: Record<string, string> },
+        options: { signal?: AbortSignal }
+    ): Promise<{ messages: { content: { type: string; text?: string } }[] }>;
     listPrompts(): Promise<{ prompts: { name: string }[] }>;
     close(): Promise<void>;
 }
 
 async function connectV1(target: Target, options: InputClientOptions, answerer: Answerer): Promise<PromptClient> {
     if (options.revision !== undefined) throw new Error('the v1 SDK offers 2025-11-25 only');
-    const client = new ClientV1({ name: options.name, version: '1.0.0' }, { capabilities: options.capabilities });
+    const client = new ClientV1({ name: options.name, version: '1.0.0' }, { capabilities: options.capabilities as ClientCapabilitiesV1 });
     const { elicitation, sampling, roots } = options.capabilities;
     // v1 refuses a handler for a capability the client did not declare.
     if (elicitation) client.setRequestHandler(ElicitRequestSchema, (request, extra) => answerer.answer('elicitation/create', request.params, extra.signal) as never);
@@ -188,7 +191,7 @@ async function connectV1(target: Target, options: InputClientOptions, answerer: 
             ? new HttpV1(new URL(target.url), options.headers === undefined ? {} : { requestInit: { headers: options.headers } })
             : new StdioV1({ command: target.command, args: target.args, cwd: ROOT, stderr: 'pipe' });
     await client.connect(transport);
-    return client as unknown as PromptClient;
+    return client;
 }
 
 async function connectV2(target: Target, options: InputClientOptions, answerer: Answerer): Promise<PromptClient> {
@@ -196,7 +199,7 @@ async function connectV2(target: Target, options: InputClientOptions, answerer: 
     const client = new ClientV2(
         { name: options.name, version: '1.0.0' },
         {
-            capabilities: options.capabilities,
+            capabilities: options.capabilities as ClientCapabilitiesV2,
             ...(modern ? { versionNegotiation: { mode: { pin: '2026-07-28' as const } } } : {}),
             ...(!modern && options.revision !== undefined ? { supportedProtocolVersions: [options.revision] } : {})
         }
@@ -210,7 +213,7 @@ async function connectV2(target: Target, options: InputClientOptions, answerer: 
             ? new HttpV2(new URL(target.url), options.headers === undefined ? {} : { requestInit: { headers: options.headers } })
             : new StdioV2({ command: target.command, args: target.args, cwd: ROOT, stderr: 'pipe' });
     await client.connect(transport);
-    return client as unknown as PromptClient;
+    return client;
 }
 
 export interface InteractiveFixture {
@@ -253,7 +256,10 @@ export interface InteractiveStats {
 }
 
 /** The fixture's stats, through any client that reaches it (`prompt` is `stats`, or `<id>__stats` through a gateway). */
-export async function interactiveStats(client: { getPrompt(params: { name: string }): Promise<{ messages: { content: { type: string; text?: string } }[] }> }, prompt = 'stats'): Promise<InteractiveStats> {
+export async function interactiveStats(
+    client: { getPrompt(params: { name: string }): Promise<{ messages: { content: { type: string; text?: string } }[] }> },
+    prompt = 'stats'
+): Promise<InteractiveStats> {
     const content = (await client.getPrompt({ name: prompt })).messages[0]?.content;
     if (content?.type !== 'text' || content.text === undefined) throw new Error('the stats prompt returned no text');
     return JSON.parse(content.text) as InteractiveStats;

@@ -39,10 +39,14 @@ function assertOwn(answer: FixtureAnswer, client: InputClient, prompt: string): 
     assert.equal(answer.who, client.name, prompt);
     assert.deepEqual(Object.keys(answer.answers).sort(), [...(KEYS[prompt] ?? [])].sort(), prompt);
     for (const result of Object.values(answer.answers)) {
-        const by = (result['content'] as { by?: string; text?: string } | undefined)?.by ?? (result['content'] as { text?: string } | undefined)?.text ?? (result['roots'] as { name: string }[] | undefined)?.[0]?.name;
+        const by =
+            (result['content'] as { by?: string; text?: string } | undefined)?.by ??
+            (result['content'] as { text?: string } | undefined)?.text ??
+            (result['roots'] as { name: string }[] | undefined)?.[0]?.name;
         assert.ok(by?.endsWith(client.name), `${prompt}: answered by ${by}, not ${client.name}`);
     }
-    for (const { params } of client.asked) assert.ok(!/alice|bob|carol|dave/.test(JSON.stringify(params).replaceAll(client.name, '')), `${client.name} saw ${JSON.stringify(params)}`);
+    for (const { params } of client.asked)
+        assert.ok(!/alice|bob|carol|dave/.test(JSON.stringify(params).replaceAll(client.name, '')), `${client.name} saw ${JSON.stringify(params)}`);
 }
 
 /** `a` and `b` (each through its own gateway child) get `upstream__prompt` at once. */
@@ -76,10 +80,14 @@ const gatewayChild = (): Target => ({ command: process.execPath, args: [path.joi
 async function throughGateway(t: TeardownScope, options: InputClientOptions): Promise<InputClient> {
     const client = await connectInputClient(t, gatewayChild(), options);
     const wanted = ['up26__confirm', 'up25h__confirm', 'up25s__confirm'];
-    await waitFor(async () => {
-        const names = await client.prompts();
-        return wanted.every(name => names.includes(name));
-    }, 30_000, "every upstream's prompts");
+    await waitFor(
+        async () => {
+            const names = await client.prompts();
+            return wanted.every(name => names.includes(name));
+        },
+        30_000,
+        "every upstream's prompts"
+    );
     return client;
 }
 
@@ -103,7 +111,10 @@ describe('through the gateway over stdio: every row', () => {
 
     test(
         'rows B and C: alice (v1) and bob (v2), 2025 clients on stdio, asked on their own stdout, at once',
-        { timeout: 120_000, todo: 'issue 28: rows B and C over stdio (the gateway asks a 2025 client and takes its answer from stdin); today -32021 from up26, -32603 from the 2025 upstreams' },
+        {
+            timeout: 120_000,
+            todo: 'issue 28: rows B and C over stdio (the gateway asks a 2025 client and takes its answer from stdin); today -32021 from up26, -32603 from the 2025 upstreams'
+        },
         async t => {
             const [alice, bob] = await Promise.all([throughGateway(t, ALICE), throughGateway(t, BOB)]);
             for (const upstream of ['up26', 'up25h']) {
@@ -116,7 +127,7 @@ describe('through the gateway over stdio: every row', () => {
     );
 
     test(
-        'row D: carol and dave (2026-07-28) get a 2025 upstream\'s question as input_required and answer it on the retry',
+        "row D: carol and dave (2026-07-28) get a 2025 upstream's question as input_required and answer it on the retry",
         { timeout: 120_000, todo: 'issue 28: row D over stdio (held interactions); today the 2025 upstreams fail -32603' },
         async t => {
             const [carol, dave] = await Promise.all([throughGateway(t, CAROL), throughGateway(t, DAVE)]);
