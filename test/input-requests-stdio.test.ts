@@ -27,7 +27,7 @@ import {
     type Target
 } from './input-clients.js';
 
-const EVERYTHING = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} };
+const EVERYTHING = { elicitation: { form: {}, url: {} }, sampling: { tools: {} }, roots: {} };
 const ALICE: InputClientOptions = { name: 'alice', sdk: 'v1', capabilities: EVERYTHING };
 const BOB: InputClientOptions = { name: 'bob', sdk: 'v2', capabilities: EVERYTHING };
 const CAROL: InputClientOptions = { name: 'carol', sdk: 'v2', revision: '2026-07-28', capabilities: EVERYTHING };

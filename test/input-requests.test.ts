@@ -18,6 +18,8 @@
  * carol and dave (SDK v2, 2026-07-28).
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -37,7 +39,7 @@ import {
 } from './input-clients.js';
 import { clientAt, postModern, type JsonRpcMessage } from './raw-http.js';
 
-const EVERYTHING = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} };
+const EVERYTHING = { elicitation: { form: {}, url: {} }, sampling: { tools: {} }, roots: {} };
 const ALICE: InputClientOptions = { name: 'alice', sdk: 'v1', capabilities: EVERYTHING };
 const BOB: InputClientOptions = { name: 'bob', sdk: 'v2', capabilities: EVERYTHING };
 const CAROL: InputClientOptions = { name: 'carol', sdk: 'v2', revision: '2026-07-28', capabilities: EVERYTHING };
@@ -49,6 +51,7 @@ const KEYS: Record<string, string[]> = {
     confirm: ['ok'],
     twice: ['first', 'second'],
     sample: ['sample'],
+    tools: ['sample'],
     roots: ['roots'],
     all: ['ok', 'sample', 'roots'],
     url: ['url'],
@@ -157,7 +160,7 @@ describe('the interactive fixture, without the gateway', () => {
     test('a 2025 server over Streamable HTTP asks each client on its own request: alice (SDK v1) and bob (SDK v2) at once, every prompt', { timeout: 120_000 }, async t => {
         const alice = await connectInputClient(t, { url: fx25.url }, ALICE);
         const bob = await connectInputClient(t, { url: fx25.url }, BOB);
-        await everyPrompt(alice, bob, '', ['confirm', 'twice', 'sample', 'roots', 'all', 'url']);
+        await everyPrompt(alice, bob, '', ['confirm', 'twice', 'sample', 'tools', 'roots', 'all', 'url']);
         assert.ok(
             alice.asked.some(ask => ask.params['mode'] === 'url' && typeof ask.params['elicitationId'] === 'string'),
             'a 2025 url elicitation carries its elicitationId'
@@ -175,6 +178,7 @@ describe('the interactive fixture, without the gateway', () => {
         assert.match(refused.message, /Client does not support form elicitation/);
         const formOnly = await connectInputClient(t, { url: fx25.url }, { name: 'erin', sdk: 'v2', capabilities: { elicitation: { form: {} } } });
         assert.match((await failure(formOnly.get('url', { who: 'erin' }))).message, /Client does not support url elicitation/);
+        assert.match((await failure(samplingOnly.get('tools', { who: 'erin' }))).message, /Client does not support sampling tools capability/);
         // The SDK v1 client opens the session's GET stream after initialize: the unrelated question arrives there.
         const alice = await connectInputClient(t, { url: fx25.url }, ALICE);
         assertOwn(await alice.get('unrelated', { who: 'alice' }), alice, 'unrelated');
@@ -195,7 +199,7 @@ describe('the interactive fixture, without the gateway', () => {
     test('a 2026-07-28 server answers input_required and takes the retry: carol and dave at once, every prompt', { timeout: 120_000 }, async t => {
         const carol = await connectInputClient(t, { url: fx26.url }, CAROL);
         const dave = await connectInputClient(t, { url: fx26.url }, DAVE);
-        await everyPrompt(carol, dave, '', ['confirm', 'twice', 'sample', 'roots', 'all', 'url']);
+        await everyPrompt(carol, dave, '', ['confirm', 'twice', 'sample', 'tools', 'roots', 'all', 'url']);
         assert.ok(!carol.asked.some(ask => 'elicitationId' in ask.params), 'a 2026-07-28 url elicitation has no elicitationId');
         assert.match((await failure(carol.get('loop', { who: 'carol' }))).message, /10 rounds/, "loop asks until the client's own bound");
     });
@@ -223,7 +227,7 @@ describe('through the gateway: every row of the table', () => {
     test('row A (2026-07-28 upstream, 2026-07-28 clients): carol and dave at once, every prompt, each gets its own answers', { timeout: 120_000 }, async t => {
         const carol = await connectInputClient(t, { url: url() }, CAROL);
         const dave = await connectInputClient(t, { url: url() }, DAVE);
-        await everyPrompt(carol, dave, 'up26__', ['confirm', 'twice', 'sample', 'roots', 'all', 'url']);
+        await everyPrompt(carol, dave, 'up26__', ['confirm', 'twice', 'sample', 'tools', 'roots', 'all', 'url']);
     });
 
     test(
@@ -235,7 +239,9 @@ describe('through the gateway: every row of the table', () => {
         async t => {
             const alice = await connectInputClient(t, { url: url() }, ALICE);
             const bob = await connectInputClient(t, { url: url() }, BOB);
-            await everyPrompt(alice, bob, 'up26__', ['confirm', 'twice', 'sample', 'roots', 'all', 'url']);
+            await everyPrompt(alice, bob, 'up26__', ['confirm', 'twice', 'sample', 'tools', 'roots', 'all', 'url']);
+            const urlQuestion = alice.asked.find(asked => asked.params['mode'] === 'url');
+            assert.equal(typeof urlQuestion?.params['elicitationId'], 'string', 'a 2025-11-25 client gets a url elicitation with an elicitationId the gateway made up');
         }
     );
 
@@ -249,7 +255,7 @@ describe('through the gateway: every row of the table', () => {
             const alice = await connectInputClient(t, { url: url() }, ALICE);
             const bob = await connectInputClient(t, { url: url() }, BOB);
             // roots only with relayRoots (see the options describe).
-            await everyPrompt(alice, bob, 'up25h__', ['confirm', 'twice', 'sample', 'url']);
+            await everyPrompt(alice, bob, 'up25h__', ['confirm', 'twice', 'sample', 'tools', 'url']);
         }
     );
 
@@ -294,7 +300,9 @@ describe('through the gateway: every row of the table', () => {
         async t => {
             const carol = await connectInputClient(t, { url: url() }, CAROL);
             const dave = await connectInputClient(t, { url: url() }, DAVE);
-            await everyPrompt(carol, dave, 'up25h__', ['confirm', 'twice', 'sample', 'url']);
+            await everyPrompt(carol, dave, 'up25h__', ['confirm', 'twice', 'sample', 'tools', 'url']);
+            const urlQuestion = carol.asked.find(asked => asked.params['mode'] === 'url');
+            assert.ok(urlQuestion !== undefined && !('elicitationId' in urlQuestion.params), "a 2026-07-28 input request has no elicitationId (the 2025 upstream's is left out)");
             for (const prompt of ['confirm', 'twice']) {
                 assertOwn(await carol.get(`up25s__${prompt}`, { who: 'carol' }), carol, prompt);
                 assertOwn(await dave.get(`up25s__${prompt}`, { who: 'dave' }), dave, prompt);
@@ -359,10 +367,10 @@ describe('through the gateway: revisions and refusals', () => {
     );
 
     test(
-        'refusals name the feature: a form-only client on url gets "elicitation (url mode)"',
+        'refusals name the feature: "elicitation (url mode)" to a form-only client, "sampling with tools" to one without tools',
         { timeout: 60_000, todo: 'issue 28: missingNeed/describeNeed in the gateway' },
         async t => {
-            const erin = await connectInputClient(t, { url: url() }, { name: 'erin', sdk: 'v2', capabilities: { elicitation: { form: {} } } });
+            const erin = await connectInputClient(t, { url: url() }, { name: 'erin', sdk: 'v2', capabilities: { elicitation: { form: {} }, sampling: {} } });
             for (const upstream of ['up26', 'up25h']) {
                 assert.deepEqual(
                     await failure(erin.get(`${upstream}__url`, { who: 'erin' })),
@@ -373,7 +381,17 @@ describe('through the gateway: revisions and refusals', () => {
                     },
                     upstream
                 );
+                assert.deepEqual(
+                    await failure(erin.get(`${upstream}__tools`, { who: 'erin' })),
+                    {
+                        code: -32021,
+                        message: 'The upstream asks for sampling with tools, which this client did not declare',
+                        data: { requiredCapabilities: { sampling: { tools: {} } } }
+                    },
+                    upstream
+                );
             }
+            assert.deepEqual(erin.asked, []);
         }
     );
 
@@ -529,6 +547,62 @@ describe('through the gateway: anonymous clients are told apart by address (deci
             const params = { name: 'up26__confirm', arguments: { who: 'carol' }, inputResponses: answers, requestState: state };
             assert.equal((await modernGet(rows.url!, params, EVERYTHING, {}, there)).message.error?.code, -32602);
             assert.equal((await modernGet(rows.url!, params, EVERYTHING, {}, here)).message.result?.['resultType'], 'complete');
+        }
+    );
+});
+
+/** A 2026-07-28 upstream by hand whose `greedy` prompt asks `count` questions in one round; counts its gets. */
+async function startGreedyUpstream(t: TeardownScope, count: number): Promise<{ url: string; gets: () => number }> {
+    let gets = 0;
+    const questions = Object.fromEntries(
+        Array.from({ length: count }, (_, i) => [
+            `q${i}`,
+            { method: 'elicitation/create', params: { mode: 'form', message: `Question ${i}`, requestedSchema: { type: 'object', properties: {} } } }
+        ])
+    );
+    const server = createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+            const message = JSON.parse(Buffer.concat(chunks).toString()) as { id?: number; method: string; params?: { requestState?: string } };
+            if (message.id === undefined) return void res.writeHead(202).end();
+            if (message.method === 'prompts/get') gets++;
+            const results: Record<string, unknown> = {
+                'server/discover': { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: { prompts: {} }, ttlMs: 0, cacheScope: 'public' },
+                'prompts/list': { resultType: 'complete', prompts: [{ name: 'greedy' }], ttlMs: 0, cacheScope: 'public' },
+                'prompts/get':
+                    message.params?.requestState === undefined
+                        ? { resultType: 'input_required', inputRequests: questions, requestState: 'greedy-state' }
+                        : { resultType: 'complete', messages: [{ role: 'user', content: { type: 'text', text: JSON.stringify({ prompt: 'greedy', who: '', answers: {} }) } }] }
+            };
+            const result = results[message.method];
+            const body =
+                result === undefined ? { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } } : { jsonrpc: '2.0', id: message.id, result };
+            res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        });
+    });
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+    closeAfter(t, () => {
+        server.closeAllConnections();
+        return new Promise(resolve => server.close(resolve));
+    });
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, gets: () => gets };
+}
+
+describe('through the gateway: an upstream that asks too much at once', () => {
+    test(
+        "nine questions in one round (inputRequests.maxPerRound 8) are the upstream's fault: -32603 for every client, nobody is asked, no retry",
+        { timeout: 60_000, todo: 'issue 28: readInputRequests(value, maxPerRound) in the upstream layer; today a 2026-07-28 client gets all nine passed on' },
+        async t => {
+            const upstream = await startGreedyUpstream(t, 9);
+            const gateway = await startTestGateway({ upstreams: [{ id: 'greedy', transport: 'http', url: upstream.url }] });
+            closeAfter(t, () => gateway.close());
+            await upstreamsReady(gateway);
+            const carol = await connectInputClient(t, { url: gateway.url! }, CAROL);
+            const alice = await connectInputClient(t, { url: gateway.url! }, ALICE);
+            for (const client of [carol, alice]) assert.equal((await failure(client.get('greedy__greedy', { who: client.name }))).code, -32603, client.name);
+            assert.deepEqual([...carol.asked, ...alice.asked], []);
+            assert.equal(upstream.gets(), 2, 'no retry reached the upstream');
         }
     );
 });
