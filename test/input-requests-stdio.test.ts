@@ -62,6 +62,8 @@ let fx25: InteractiveFixture;
 let fx26: InteractiveFixture;
 /** The config every gateway child reads. */
 let config: string;
+/** The same without up25s, for the raw driver (one stdio child less to start). */
+let httpOnlyConfig: string;
 before(async () => {
     [fx25, fx26] = await Promise.all([startInteractiveHttp(fileScope, '2025'), startInteractiveHttp(fileScope, '2026-07-28')]);
     const dir = await mkdtemp(path.join(tmpdir(), 'gateway-input-stdio-'));
@@ -69,6 +71,8 @@ before(async () => {
     config = path.join(dir, 'gateway.json');
     const upstreams = [{ id: 'up26', transport: 'http', url: fx26.url }, { id: 'up25h', transport: 'http', url: fx25.url }, interactiveStdio('up25s')];
     await writeFile(config, JSON.stringify({ upstreams }));
+    httpOnlyConfig = path.join(dir, 'gateway-http-only.json');
+    await writeFile(httpOnlyConfig, JSON.stringify({ upstreams: upstreams.slice(0, 2) }));
 });
 after(async () => {
     for (const close of fileTeardown.reverse()) await close();
@@ -103,10 +107,23 @@ describe('the interactive fixture over stdio, without the gateway', () => {
 });
 
 describe('through the gateway over stdio: every row', () => {
-    test('row A: carol and dave (2026-07-28, each its own gateway child) at once on a 2026-07-28 upstream', { timeout: 120_000 }, async t => {
-        const [carol, dave] = await Promise.all([throughGateway(t, CAROL), throughGateway(t, DAVE)]);
-        await bothAtOnce(carol, dave, 'up26', 'together', { n: '2' });
-        for (const prompt of ['confirm', 'twice', 'all']) await bothAtOnce(carol, dave, 'up26', prompt);
+    // One gateway child per client, shared by the rows: carol and dave (2026-07-28), alice (v1) and bob (v2) (2025).
+    const teardown: (() => unknown)[] = [];
+    const scope: TeardownScope = { after: fn => void teardown.push(fn) };
+    let modern: [InputClient, InputClient];
+    let legacy: [InputClient, InputClient];
+    before(async () => {
+        const [carol, dave, alice, bob] = await Promise.all([CAROL, DAVE, ALICE, BOB].map(options => throughGateway(scope, options)));
+        modern = [carol!, dave!];
+        legacy = [alice!, bob!];
+    });
+    after(async () => {
+        for (const close of teardown.reverse()) await close();
+    });
+
+    test('row A: carol and dave (2026-07-28, each its own gateway child) at once on a 2026-07-28 upstream', { timeout: 120_000 }, async () => {
+        await bothAtOnce(...modern, 'up26', 'together', { n: '2' });
+        for (const prompt of ['confirm', 'twice', 'all']) await bothAtOnce(...modern, 'up26', prompt);
     });
 
     test(
@@ -115,24 +132,22 @@ describe('through the gateway over stdio: every row', () => {
             timeout: 120_000,
             todo: 'issue 28: rows B and C over stdio (the gateway asks a 2025 client and takes its answer from stdin); today -32021 from up26, -32603 from the 2025 upstreams'
         },
-        async t => {
-            const [alice, bob] = await Promise.all([throughGateway(t, ALICE), throughGateway(t, BOB)]);
+        async () => {
             for (const upstream of ['up26', 'up25h']) {
-                await bothAtOnce(alice, bob, upstream, 'together', { n: '2' });
-                for (const prompt of ['confirm', 'twice']) await bothAtOnce(alice, bob, upstream, prompt);
+                await bothAtOnce(...legacy, upstream, 'together', { n: '2' });
+                for (const prompt of ['confirm', 'twice']) await bothAtOnce(...legacy, upstream, prompt);
             }
-            await bothAtOnce(alice, bob, 'up26', 'all');
-            for (const prompt of ['confirm', 'twice']) await bothAtOnce(alice, bob, 'up25s', prompt);
+            await bothAtOnce(...legacy, 'up26', 'all');
+            for (const prompt of ['confirm', 'twice']) await bothAtOnce(...legacy, 'up25s', prompt);
         }
     );
 
     test(
         "row D: carol and dave (2026-07-28) get a 2025 upstream's question as input_required and answer it on the retry",
         { timeout: 120_000, todo: 'issue 28: row D over stdio (held interactions); today the 2025 upstreams fail -32603' },
-        async t => {
-            const [carol, dave] = await Promise.all([throughGateway(t, CAROL), throughGateway(t, DAVE)]);
-            await bothAtOnce(carol, dave, 'up25h', 'together', { n: '2' });
-            for (const upstream of ['up25h', 'up25s']) for (const prompt of ['confirm', 'twice']) await bothAtOnce(carol, dave, upstream, prompt);
+        async () => {
+            await bothAtOnce(...modern, 'up25h', 'together', { n: '2' });
+            for (const upstream of ['up25h', 'up25s']) for (const prompt of ['confirm', 'twice']) await bothAtOnce(...modern, upstream, prompt);
         }
     );
 });
@@ -148,7 +163,7 @@ interface Line {
 
 /** The gateway child driven by hand: lines written to its stdin, lines read from its stdout in order. */
 function rawGateway(t: TeardownScope) {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist/cli.js'), '--stdio', '--config', config], { cwd: ROOT, stdio: ['pipe', 'pipe', 'ignore'] });
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist/cli.js'), '--stdio', '--config', httpOnlyConfig], { cwd: ROOT, stdio: ['pipe', 'pipe', 'ignore'] });
     closeAfter(t, () => stopChild(child));
     const lines: Line[] = [];
     const waiters: (() => void)[] = [];
