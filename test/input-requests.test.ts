@@ -25,7 +25,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../src/gateway.js';
 import { GATEWAY_INFO } from '../src/version.js';
-import { closeAfter, connectHttp, startTestGateway, upstreamsReady, waitFor, type TeardownScope } from './helpers.js';
+import { capturingLogger, closeAfter, connectHttp, startTestGateway, upstreamsReady, waitFor, type TeardownScope } from './helpers.js';
 import {
     connectInputClient,
     interactiveStats,
@@ -611,22 +611,27 @@ describe('through the gateway: the options of issue 28', () => {
     let gateway: RunningGateway | undefined;
     let twin: RunningGateway | undefined;
     const SECRET = 'input-requests-cursor-secret-0123456789';
-    const config = (answerTimeoutMs: number) => ({
+    const bounds = { answerTimeoutMs: 2000, maxRounds: 3 };
+    const config = () => ({
         cursorSecret: SECRET,
-        inputRequests: { answerTimeoutMs, maxRounds: 3 },
+        inputRequests: bounds,
         upstreams: [
             { id: 'up26', transport: 'http', url: fx26.url },
             { id: 'up25h', transport: 'http', url: fx25.url },
             { id: 'up25hr', transport: 'http', url: fx25.url, relayRoots: true },
             interactiveStdio('up25x', { relayInputRequests: 'exclusive' }),
+            interactiveStdio('up25r', { relayInputRequests: 'related' }),
             interactiveStdio('up25off', { relayInputRequests: 'off' })
         ]
     });
+    /** Another replica: the same secret, the one upstream its test needs. */
+    const twinConfig = () => ({ cursorSecret: SECRET, inputRequests: bounds, upstreams: [{ id: 'up25h', transport: 'http', url: fx25.url }] });
+    const logs = capturingLogger();
     /** Why the gateways did not start: each test fails on it (a failing hook would fail the file, todo or not). */
     let refused: Error | undefined;
     before(async () => {
         // Before issue 28 these fields are unknown: the config is refused.
-        const started = await Promise.allSettled([startTestGateway(config(2000)), startTestGateway(config(2000))]);
+        const started = await Promise.allSettled([startTestGateway(config(), logs.logger), startTestGateway(twinConfig())]);
         [gateway, twin] = started.map(outcome => (outcome.status === 'fulfilled' ? outcome.value : undefined));
         const reason: unknown = started.find(outcome => outcome.status === 'rejected')?.reason;
         refused = reason === undefined ? undefined : reason instanceof Error ? reason : new Error('the gateways did not start');
@@ -670,6 +675,16 @@ describe('through the gateway: the options of issue 28', () => {
             stats.errors.some(error => /Client does not support form elicitation/.test(error)),
             JSON.stringify(stats.errors)
         );
+    });
+
+    test('related over stdio: the upstream is told nothing and asks nothing; its connect log line says how to relay it', { timeout: 60_000, todo: TODO }, async t => {
+        const alice = await connectInputClient(t, { url: url() }, ALICE);
+        assert.equal((await failure(alice.get('up25r__confirm', { who: 'alice' }))).code, -32603);
+        assert.deepEqual(alice.asked, []);
+        const stats = await (await upstreamStats(t, 'up25r__stats'))();
+        assert.deepEqual(stats.told.filter(entry => entry.client === GATEWAY_INFO.name).at(-1)?.capabilities, {});
+        const hint = logs.lines().find(line => JSON.stringify(line).includes('up25r') && JSON.stringify(line).includes('relayInputRequests: exclusive'));
+        assert.ok(hint !== undefined, 'one line at connect names the setting');
     });
 
     test('maxRounds: loop ends with -32603 after 3 rounds in rows A, B, C and D', { timeout: 60_000, todo: TODO }, async t => {
@@ -748,4 +763,23 @@ describe('through the gateway: the options of issue 28', () => {
             await waitFor(async () => ((await fx()).prompts['confirm']?.cancelled ?? 0) === cancelled + 2, 20_000, "bob's upstream get cancelled");
         }
     );
+
+    test('questions and answers are never logged, at any level', { timeout: 60_000, todo: TODO }, async t => {
+        const alice = await connectInputClient(t, { url: url() }, ALICE);
+        const carol = await connectInputClient(t, { url: url() }, CAROL);
+        await bothAtOnce(alice, carol, 'up25hr__all');
+        assertOwn(await alice.get('up26__all', { who: 'alice' }), alice, 'all');
+        const logged = JSON.stringify(logs.lines());
+        for (const secret of [
+            'Confirm for alice',
+            'Confirm for carol',
+            'sampled by alice',
+            'sampled by carol',
+            'file:///home/alice',
+            'file:///home/carol',
+            'Write a greeting for'
+        ]) {
+            assert.ok(!logged.includes(secret), `the log holds "${secret}"`);
+        }
+    });
 });
