@@ -37,7 +37,7 @@ import {
     type InteractiveFixture,
     type InteractiveStats
 } from './input-clients.js';
-import { clientAt, postModern, type JsonRpcMessage } from './raw-http.js';
+import { clientAt, initializeBody, openRawSession, post, postModern, SseReader, type JsonRpcMessage } from './raw-http.js';
 
 const EVERYTHING = { elicitation: { form: {}, url: {} }, sampling: { tools: {} }, roots: {} };
 const ALICE: InputClientOptions = { name: 'alice', sdk: 'v1', capabilities: EVERYTHING };
@@ -612,8 +612,10 @@ describe('through the gateway: the options of issue 28', () => {
     let twin: RunningGateway | undefined;
     const SECRET = 'input-requests-cursor-secret-0123456789';
     const bounds = { answerTimeoutMs: 2000, maxRounds: 3 };
+    // cluster: the twin opens this gateway's session ids (sealed with a key from cursorSecret).
     const config = () => ({
         cursorSecret: SECRET,
+        cluster: {},
         inputRequests: bounds,
         upstreams: [
             { id: 'up26', transport: 'http', url: fx26.url },
@@ -625,7 +627,7 @@ describe('through the gateway: the options of issue 28', () => {
         ]
     });
     /** Another replica: the same secret, the one upstream its test needs. */
-    const twinConfig = () => ({ cursorSecret: SECRET, inputRequests: bounds, upstreams: [{ id: 'up25h', transport: 'http', url: fx25.url }] });
+    const twinConfig = () => ({ cursorSecret: SECRET, cluster: {}, inputRequests: bounds, upstreams: [{ id: 'up25h', transport: 'http', url: fx25.url }] });
     const logs = capturingLogger();
     /** Why the gateways did not start: each test fails on it (a failing hook would fail the file, todo or not). */
     let refused: Error | undefined;
@@ -738,6 +740,26 @@ describe('through the gateway: the options of issue 28', () => {
             assert.equal(elsewhere.message.error?.code, -32602);
             assert.match(elsewhere.message.error?.message ?? '', /another gateway replica/);
             assert.equal((await modernGet(url(), params)).message.result?.['resultType'], 'complete');
+        }
+    );
+
+    test(
+        'another replica (a 2025 HTTP client): an answer that reaches a replica that did not ask is refused saying so; the asker gives up at answerTimeoutMs',
+        { timeout: 60_000, todo: TODO },
+        async t => {
+            const initialize = initializeBody('2025-06-18');
+            const session = await openRawSession(url(), '2025-06-18', {}, { initialize: { ...initialize, params: { ...initialize.params, capabilities: { elicitation: {} } } } });
+            const get = new SseReader(
+                await post(url(), { jsonrpc: '2.0', id: 7, method: 'prompts/get', params: { name: 'up25h__confirm', arguments: { who: 'raw' } } }, session.headers)
+            );
+            closeAfter(t, () => get.cancel());
+            const question = await get.next(message => message.method === 'elicitation/create');
+            const elsewhere = await post(twin!.url!, { jsonrpc: '2.0', id: question.id, result: { action: 'accept', content: { ok: true } } }, session.headers);
+            assert.notEqual(elsewhere.status, 202, 'refused, not taken');
+            assert.match(await elsewhere.text(), /replica/);
+            const answer = await get.next(message => message.id === 7);
+            assert.equal(answer.error?.code, -32603);
+            assert.match(answer.error?.message ?? '', /no answer within 2 s/);
         }
     );
 
