@@ -7,6 +7,7 @@
  *
  * Also starts test/fixtures/interactive-server.ts as its own HTTP process, and reads that fixture's answers.
  */
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2, type ClientCapabilities as ClientCapabilitiesV2 } from '@modelcontextprotocol/client';
@@ -263,4 +264,75 @@ export async function interactiveStats(
     const content = (await client.getPrompt({ name: prompt })).messages[0]?.content;
     if (content?.type !== 'text' || content.text === undefined) throw new Error('the stats prompt returned no text');
     return JSON.parse(content.text) as InteractiveStats;
+}
+
+// ---- What the tests of input requests assert ----
+
+/** Every input capability, in the newest shape. */
+export const EVERYTHING = { elicitation: { form: {}, url: {} }, sampling: { tools: {} }, roots: {} };
+/** alice (SDK v1, 2025-11-25), bob (SDK v2, 2025-11-25), carol and dave (SDK v2, 2026-07-28): all declare everything. */
+export const ALICE: InputClientOptions = { name: 'alice', sdk: 'v1', capabilities: EVERYTHING };
+export const BOB: InputClientOptions = { name: 'bob', sdk: 'v2', capabilities: EVERYTHING };
+export const CAROL: InputClientOptions = { name: 'carol', sdk: 'v2', revision: '2026-07-28', capabilities: EVERYTHING };
+export const DAVE: InputClientOptions = { name: 'dave', sdk: 'v2', revision: '2026-07-28', capabilities: EVERYTHING };
+/** Every client name the tests use: a question mentioning another's is a leak. */
+const NAMES = ['alice', 'bob', 'carol', 'dave', 'erin'];
+
+/** The fixture's prompts that ask something, and the keys of their answers. */
+const KEYS: Record<string, string[]> = {
+    confirm: ['ok'],
+    twice: ['first', 'second'],
+    sample: ['sample'],
+    tools: ['sample'],
+    roots: ['roots'],
+    all: ['ok', 'sample', 'roots'],
+    url: ['url'],
+    unrelated: ['ok'],
+    together: ['ok']
+};
+
+/** Whose answer `result` is: the name each client writes into every answer (see answerOf). */
+function whoAnswered(result: Record<string, unknown> | undefined): string | undefined {
+    if (result === undefined) return undefined;
+    const content = result['content'] as Record<string, unknown> | undefined;
+    if (typeof content?.['by'] === 'string') return content['by'];
+    if (typeof content?.['text'] === 'string') return /^sampled by (\w+)$/.exec(content['text'])?.[1];
+    const roots = result['roots'] as { name?: string }[] | undefined;
+    return roots?.[0]?.name;
+}
+
+/** `answer` is `prompt` for `client`, every key answered by that client; and the client saw only its own questions. */
+export function assertOwn(answer: FixtureAnswer, client: InputClient, prompt: string): void {
+    const bare = prompt.includes('__') ? prompt.slice(prompt.indexOf('__') + 2) : prompt;
+    assert.equal(answer.who, client.name, `${prompt}: whose prompt`);
+    assert.deepEqual(Object.keys(answer.answers).sort(), [...(KEYS[bare] ?? [])].sort(), `${prompt}: the answers it got`);
+    for (const [key, result] of Object.entries(answer.answers)) assert.equal(whoAnswered(result), client.name, `${prompt}: ${key} answered by ${client.name}`);
+    for (const { method, params } of client.asked) {
+        const text = JSON.stringify(params);
+        for (const other of NAMES.filter(name => name !== client.name)) assert.ok(!text.includes(other), `${client.name} was asked ${method} about ${other}: ${text}`);
+    }
+}
+
+/** `a` and `b` get `prompt` at once, each for itself; each result is its own. */
+export async function bothAtOnce(a: InputClient, b: InputClient, prompt: string, extra: Record<string, string> = {}): Promise<void> {
+    const [ofA, ofB] = await Promise.all([a.get(prompt, { who: a.name, ...extra }), b.get(prompt, { who: b.name, ...extra })]);
+    assertOwn(ofA, a, prompt);
+    assertOwn(ofB, b, prompt);
+}
+
+/** Every prompt of `prompts` by both clients at once: `together` first (the questions overlap), then the others. */
+export async function everyPrompt(a: InputClient, b: InputClient, upstream: string, prompts: readonly string[]): Promise<void> {
+    await bothAtOnce(a, b, `${upstream}together`, { n: '2' });
+    for (const prompt of prompts) await bothAtOnce(a, b, `${upstream}${prompt}`);
+}
+
+/** The JSON-RPC error a request fails with, its data included. */
+export async function failure(promise: Promise<unknown>): Promise<{ code: number; message: string; data?: unknown }> {
+    try {
+        await promise;
+    } catch (error) {
+        const { code, message, data } = error as { code: number; message: string; data?: unknown };
+        return { code, message, ...(data === undefined ? {} : { data }) };
+    }
+    throw new Error('expected the request to fail');
 }

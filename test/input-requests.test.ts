@@ -27,83 +27,23 @@ import type { RunningGateway } from '../src/gateway.js';
 import { GATEWAY_INFO } from '../src/version.js';
 import { capturingLogger, closeAfter, connectHttp, startTestGateway, upstreamsReady, waitFor, type TeardownScope } from './helpers.js';
 import {
+    ALICE,
+    assertOwn,
+    BOB,
+    bothAtOnce,
+    CAROL,
     connectInputClient,
+    DAVE,
+    everyPrompt,
+    EVERYTHING,
+    failure,
     interactiveStats,
     interactiveStdio,
     startInteractiveHttp,
-    type FixtureAnswer,
-    type InputClient,
-    type InputClientOptions,
     type InteractiveFixture,
     type InteractiveStats
 } from './input-clients.js';
 import { clientAt, initializeBody, openRawSession, post, postModern, SseReader, type JsonRpcMessage } from './raw-http.js';
-
-const EVERYTHING = { elicitation: { form: {}, url: {} }, sampling: { tools: {} }, roots: {} };
-const ALICE: InputClientOptions = { name: 'alice', sdk: 'v1', capabilities: EVERYTHING };
-const BOB: InputClientOptions = { name: 'bob', sdk: 'v2', capabilities: EVERYTHING };
-const CAROL: InputClientOptions = { name: 'carol', sdk: 'v2', revision: '2026-07-28', capabilities: EVERYTHING };
-const DAVE: InputClientOptions = { name: 'dave', sdk: 'v2', revision: '2026-07-28', capabilities: EVERYTHING };
-const NAMES = ['alice', 'bob', 'carol', 'dave', 'erin'];
-
-/** The fixture's prompts that ask something, and the keys of their answers. */
-const KEYS: Record<string, string[]> = {
-    confirm: ['ok'],
-    twice: ['first', 'second'],
-    sample: ['sample'],
-    tools: ['sample'],
-    roots: ['roots'],
-    all: ['ok', 'sample', 'roots'],
-    url: ['url'],
-    unrelated: ['ok'],
-    together: ['ok']
-};
-
-/** Whose answer `result` is: the name each client writes into every answer (see answerOf). */
-function whoAnswered(result: Record<string, unknown> | undefined): string | undefined {
-    if (result === undefined) return undefined;
-    const content = result['content'] as Record<string, unknown> | undefined;
-    if (typeof content?.['by'] === 'string') return content['by'];
-    if (typeof content?.['text'] === 'string') return /^sampled by (\w+)$/.exec(content['text'])?.[1];
-    const roots = result['roots'] as { name?: string }[] | undefined;
-    return roots?.[0]?.name;
-}
-
-/** `answer` is `prompt` for `client`, every key answered by that client; and the client saw only its own questions. */
-function assertOwn(answer: FixtureAnswer, client: InputClient, prompt: string): void {
-    const bare = prompt.includes('__') ? prompt.slice(prompt.indexOf('__') + 2) : prompt;
-    assert.equal(answer.who, client.name, `${prompt}: whose prompt`);
-    assert.deepEqual(Object.keys(answer.answers).sort(), [...(KEYS[bare] ?? [])].sort(), `${prompt}: the answers it got`);
-    for (const [key, result] of Object.entries(answer.answers)) assert.equal(whoAnswered(result), client.name, `${prompt}: ${key} answered by ${client.name}`);
-    for (const { method, params } of client.asked) {
-        const text = JSON.stringify(params);
-        for (const other of NAMES.filter(name => name !== client.name)) assert.ok(!text.includes(other), `${client.name} was asked ${method} about ${other}: ${text}`);
-    }
-}
-
-/** `a` and `b` get `prompt` at once, each for itself; each result is its own. */
-async function bothAtOnce(a: InputClient, b: InputClient, prompt: string, extra: Record<string, string> = {}): Promise<void> {
-    const [ofA, ofB] = await Promise.all([a.get(prompt, { who: a.name, ...extra }), b.get(prompt, { who: b.name, ...extra })]);
-    assertOwn(ofA, a, prompt);
-    assertOwn(ofB, b, prompt);
-}
-
-/** Every prompt of `prompts` by both clients at once: `together` first (the questions overlap), then the others. */
-async function everyPrompt(a: InputClient, b: InputClient, upstream: string, prompts: readonly string[]): Promise<void> {
-    await bothAtOnce(a, b, `${upstream}together`, { n: '2' });
-    for (const prompt of prompts) await bothAtOnce(a, b, `${upstream}${prompt}`);
-}
-
-/** The JSON-RPC error a request fails with, its data included. */
-async function failure(promise: Promise<unknown>): Promise<{ code: number; message: string; data?: unknown }> {
-    try {
-        await promise;
-    } catch (error) {
-        const { code, message, data } = error as { code: number; message: string; data?: unknown };
-        return { code, message, ...(data === undefined ? {} : { data }) };
-    }
-    throw new Error('expected the request to fail');
-}
 
 async function body(response: Response): Promise<JsonRpcMessage> {
     return (await response.json()) as JsonRpcMessage;
