@@ -93,7 +93,8 @@ describe('what a stateless upstream is told about the client', () => {
         const body = await json(response);
         assert.equal(body.error?.code, -32021, JSON.stringify(body));
         assert.equal(response.status, 400, 'over HTTP, MissingRequiredClientCapability is 400 (2026-07-28)');
-        assert.match(body.error?.message ?? '', /client capabilities do not declare the required capability/);
+        // In the gateway's words (issue 28): the upstream's own text never reaches the client.
+        assert.equal(body.error?.message, 'The upstream asks for elicitation, which this client did not declare');
         assert.deepEqual(body.error?.data, { requiredCapabilities: { elicitation: { form: {} } } });
     });
 
@@ -105,7 +106,8 @@ describe('what a stateless upstream is told about the client', () => {
         t.after(() => legacy.close());
         const error = await rpcError(legacy.getPrompt({ name: 'up__test_input_required_result_prompt' }));
         assert.equal(error.code, -32021);
-        assert.match(error.message, /client capabilities do not declare the required capability/);
+        // Issue 28 part D turns this row into a relayed elicitation; until then the gateway's own words.
+        assert.match(error.message, /The upstream asks for elicitation, which this client did not declare/);
     });
 
     test('each request carries its own client capabilities, limited to elicitation, sampling and roots; list reads carry none', { timeout: 60_000 }, async t => {
