@@ -14,7 +14,8 @@
 import type { CompleteRequest, CompleteResult, GetPromptResult, Progress, Prompt } from '@modelcontextprotocol/client';
 import type { FaultKind } from '../diagnostics/faults.js';
 import type { RelayedClient } from '../protocol/capabilities.js';
-import { CODE } from '../protocol/errors.js';
+import { CODE, type RpcError } from '../protocol/errors.js';
+import type { InputAnswer, InputRequest } from '../protocol/input-requests.js';
 
 /** A prompt as an upstream listed it, within its limits. */
 export interface ListedPrompt {
@@ -65,6 +66,15 @@ export interface CallControl {
     forwarded?: Forwarded | undefined;
     /** Told a stateless upstream in the request's `_meta`; a 2025-era upstream was told its client at initialize. None when absent. */
     client?: RelayedClient | undefined;
+    /**
+     * A 2025 upstream's requests to the client, tied to this call (prompts/get only): each is handed here and its
+     * answer sent back; while one is out, the call's timeout is paused (restarted on the answer). `signal` aborts when
+     * the upstream cancels its request or the call ends. A rejection answers the upstream's request with an error and
+     * cancels the call, which then fails with that very error when it is an UpstreamRejectedError (its code, message and
+     * data reach the client: InputRefusedError) or an UpstreamFailedError (its fault counted); anything else fails it
+     * as "the client did not answer". Absent: the upstream's requests are answered by the gateway (as unrelated ones).
+     */
+    onInputRequest?: ((request: InputRequest, signal: AbortSignal) => Promise<InputAnswer>) | undefined;
 }
 
 /**
@@ -112,6 +122,17 @@ export class UpstreamRejectedError extends Error {
         readonly data?: unknown
     ) {
         super(message);
+    }
+}
+
+/**
+ * Thrown by an onInputRequest handler: the client cannot answer the upstream's request (it did not declare what it
+ * needs). The upstream's request is answered with an error, the call is cancelled upstream and fails with this:
+ * -32021 and its data pass to the client.
+ */
+export class InputRefusedError extends UpstreamRejectedError {
+    constructor(error: RpcError) {
+        super(error.message, error.code, error.data);
     }
 }
 

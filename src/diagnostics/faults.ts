@@ -18,7 +18,11 @@ export const FAULT_KINDS = [
     'list_truncated',
     'list_slow',
     'list_changed_flood',
-    'stream_flood'
+    'stream_flood',
+    /** A 2025 upstream's request for input that cannot be tied to one client request (issue 28): refused to it. */
+    'unrelated_request',
+    /** More rounds of input than inputRequests.maxRounds for one prompts/get. */
+    'input_rounds'
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];

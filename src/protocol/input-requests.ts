@@ -73,7 +73,7 @@ export const UNRELATED_INPUT_REQUEST =
 /** ... when several of the upstream's `prompts/get` are in flight (relayInputRequests: auto on stdio or legacy SSE). */
 export const AMBIGUOUS_INPUT_REQUEST = 'Cannot tell which client request this belongs to; set relayInputRequests: exclusive';
 
-/** What a 2025 upstream's setting means on its wire (`auto`: `related` on Streamable HTTP, `sole` elsewhere). */
+/** What a 2025 upstream's setting means on its wire (`auto`: answer streams where there are, and `sole` for the rest). */
 export function relayPlan(setting: RelayInputRequests, wire: InputWire): RelayPlan {
     const http = wire === 'streamable-http';
     switch (setting) {
@@ -82,7 +82,9 @@ export function relayPlan(setting: RelayInputRequests, wire: InputWire): RelayPl
         case 'related':
             return http ? { declare: true, answerStreams: true, unrelated: 'none' } : NO_RELAY;
         case 'auto':
-            return http ? { declare: true, answerStreams: true, unrelated: 'none' } : { declare: true, answerStreams: false, unrelated: 'sole' };
+            // SDK v2's elicitInput/requestSampling do not relate their requests: over Streamable HTTP they come on the
+            // GET stream, so an unrelated request goes to the one get in flight there too.
+            return { declare: true, answerStreams: http, unrelated: 'sole' };
         case 'exclusive':
             return { declare: true, answerStreams: http, unrelated: 'exclusive' };
     }

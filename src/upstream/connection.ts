@@ -5,10 +5,11 @@
  * the gateway as a whole.
  */
 import type { CompleteRequest, CompleteResult, GetPromptResult, ServerCapabilities } from '@modelcontextprotocol/client';
-import type { ServerUpstreamConfig } from '../config/schema.js';
+import { GatewayConfigSchema, type ServerUpstreamConfig } from '../config/schema.js';
 import { Bus } from '../lib/bus.js';
 import type { FaultKind } from '../diagnostics/faults.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
+import { readInputRequests } from '../protocol/input-requests.js';
 import { eraOfConfig, type Era } from '../protocol/revisions.js';
 import { upstreamCredentials, type UpstreamCredentials } from './auth/credentials.js';
 import { backoffDelay, type BackoffPolicy } from '../lib/backoff.js';
@@ -23,7 +24,7 @@ import { collectPages } from './pages.js';
 import { boundPrompt, type PromptLimits } from './prompt-bounds.js';
 import { isCompleteResult, isGetPromptAnswer, isPromptPage, withoutEnvelope } from './result-schemas.js';
 import type { RpcClient } from './rpc-client.js';
-import { UpstreamSession, type UpstreamMethod } from './session.js';
+import { UpstreamSession, type InputBounds, type UpstreamMethod } from './session.js';
 import type { StdioHooks, WireProtocol } from './transports.js';
 import type { GatewayUpstream, UpstreamEvent, UpstreamListing, UpstreamState } from './upstream.js';
 
@@ -56,7 +57,12 @@ export interface ConnectionOptions {
     clientInfo: { name: string; version: string };
     reconnect: BackoffPolicy;
     observer?: UpstreamObserver;
+    /** Bounds on what an upstream asks the client within one prompts/get (config inputRequests), read per use; the config's defaults when absent. */
+    inputBounds?: (() => InputBounds) | undefined;
 }
+
+/** The config's inputRequests defaults, for connections made without them (tools, tests). */
+const DEFAULT_INPUT_BOUNDS: InputBounds = GatewayConfigSchema.shape.inputRequests.parse(undefined);
 
 export class UpstreamConnection implements GatewayUpstream {
     readonly id: string;
@@ -210,7 +216,16 @@ export class UpstreamConnection implements GatewayUpstream {
         if ('messages' in result) return this.#own(session, result);
         // Only the stateless revision has multi round-trip requests: from anyone else this answer is malformed.
         if (!session.revision.inputRequired) throw new UpstreamFailedError(this.id, 'invalid result (input_required from a 2025-era server)', 'invalid_result');
-        return { ...withoutEnvelope(result), resultType: 'input_required' };
+        return this.#inputRequired(withoutEnvelope(result));
+    }
+
+    /** A 2026-07-28 upstream's request for input, its questions checked and normalised (readInputRequests); one bad, all refused. */
+    #inputRequired(result: Omit<InputRequired, 'resultType'>): InputRequired {
+        if (result.inputRequests === undefined) return { ...result, resultType: 'input_required' };
+        const { maxPerRound } = this.#inputBounds();
+        const read = readInputRequests(result.inputRequests, maxPerRound);
+        if (typeof read === 'string') throw new UpstreamFailedError(this.id, `invalid result (${read})`, 'invalid_result');
+        return { ...result, inputRequests: Object.fromEntries(read), resultType: 'input_required' };
     }
 
     /** undefined when the upstream does not offer completions. */
@@ -235,6 +250,10 @@ export class UpstreamConnection implements GatewayUpstream {
         const profile = this.#session?.profile;
         if (profile === undefined) return false;
         return profile.capabilities.completions !== undefined || !profile.revision.completionsCapability;
+    }
+
+    #inputBounds(): InputBounds {
+        return this.options.inputBounds?.() ?? DEFAULT_INPUT_BOUNDS;
     }
 
     #knownEra(): Era | undefined {
@@ -273,6 +292,7 @@ export class UpstreamConnection implements GatewayUpstream {
                 },
                 onRequest: (method, seconds) => this.options.observer?.request(this.id, method, seconds),
                 onLost: (lost, reason) => this.#drop(lost, reason),
+                inputBounds: () => this.#inputBounds(),
                 onStray: kind =>
                     this.reportFault(
                         'stray_message',
@@ -290,6 +310,12 @@ export class UpstreamConnection implements GatewayUpstream {
             this.#stableTimer = setTimeout(() => (this.#attempt = 0), STABLE_AFTER_MS).unref();
             const { profile } = session;
             this.#log.info({ wire: session.wire, server: profile.serverInfo.name, protocol: profile.revision.version }, 'upstream connected');
+            if (profile.revision.handshake && session.wire !== 'streamable-http' && this.config.relayInputRequests === 'related') {
+                this.#log.info(
+                    { wire: session.wire },
+                    'upstream told no client capabilities: over stdio and legacy SSE its requests cannot be tied to a client request; set relayInputRequests: exclusive to relay what it asks'
+                );
+            }
             this.#setState('ready');
         } catch (error) {
             if (this.#state === 'closed') return;

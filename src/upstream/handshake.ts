@@ -13,6 +13,10 @@
  * stateless server; any other error, or silence within a short wait, means a
  * 2025-era one, which then gets `initialize`. The verdict is kept by the
  * connection (prior knowledge) so a reconnect skips the probe.
+ *
+ * A 2025-era server is told at initialize what the gateway can ask its clients
+ * for it (relayInputRequests): nothing, or every input capability the gateway
+ * relays. What each client declared is checked per request, on the way back.
  */
 import { ProtocolError, type Implementation, type ServerCapabilities } from '@modelcontextprotocol/client';
 import { isSpecReservedError, supportedVersionsOf } from '../protocol/errors.js';
@@ -60,11 +64,13 @@ interface Negotiation {
     known: Era | undefined;
     /** Hears each verdict. */
     onEra: (era: Era) => void;
+    /** The client capabilities a 2025-era server is told at initialize. */
+    declared: Readonly<Record<string, unknown>>;
 }
 
 /** Settles the connection's era and profile. Throws when the upstream speaks neither era the gateway does. */
-export async function negotiate(client: RpcClient, { clientInfo, timeoutMs, wire, known, onEra }: Negotiation): Promise<ServerProfile> {
-    if (known === 'handshake') return initialize(client, clientInfo, timeoutMs);
+export async function negotiate(client: RpcClient, { clientInfo, timeoutMs, wire, known, onEra, declared }: Negotiation): Promise<ServerProfile> {
+    if (known === 'handshake') return initialize(client, clientInfo, timeoutMs, declared);
     const discovered = await discover(client, clientInfo, known === 'stateless' ? timeoutMs : probeTimeoutMs(wire, timeoutMs));
     if (discovered !== undefined) {
         onEra('stateless');
@@ -73,7 +79,7 @@ export async function negotiate(client: RpcClient, { clientInfo, timeoutMs, wire
     if (known === 'stateless') throw new UpstreamWireError(`no answer to server/discover (protocol "${LATEST_STATELESS.version}")`, 'request_failed');
     onEra('handshake');
     if (client.closed) throw new ProbeEndedConnection();
-    return initialize(client, clientInfo, timeoutMs);
+    return initialize(client, clientInfo, timeoutMs, declared);
 }
 
 /** The profile of a stateless server; undefined when the answer says 2025 era (no result, nor a 2026 error). */
@@ -104,8 +110,8 @@ async function discover(client: RpcClient, clientInfo: Implementation, timeoutMs
     return undefined;
 }
 
-async function initialize(client: RpcClient, clientInfo: Implementation, timeoutMs: number): Promise<ServerProfile> {
-    const result = await client.request('initialize', { protocolVersion: LATEST_HANDSHAKE.version, capabilities: {}, clientInfo }, isInitializeResult, { timeoutMs });
+async function initialize(client: RpcClient, clientInfo: Implementation, timeoutMs: number, declared: Readonly<Record<string, unknown>>): Promise<ServerProfile> {
+    const result = await client.request('initialize', { protocolVersion: LATEST_HANDSHAKE.version, capabilities: declared, clientInfo }, isInitializeResult, { timeoutMs });
     const { capabilities, serverInfo } = result;
     const revision = revisionOf(result.protocolVersion);
     if (revision?.era !== 'handshake') throw new UpstreamWireError('unsupported protocol version', 'request_failed');

@@ -1,13 +1,16 @@
 /**
  * Opens one client connection to an upstream: picks the transport (for "http",
  * Streamable HTTP with the fallback to legacy HTTP+SSE) and runs the MCP
- * handshake, bounded as a whole by the upstream's timeoutMs.
+ * handshake, bounded as a whole by the upstream's timeoutMs. What a 2025
+ * upstream is told its client can answer follows from its relayInputRequests
+ * on the wire it is reached over (protocol/input-requests.ts relayPlan).
  */
 import type { Implementation } from '@modelcontextprotocol/client';
 import type { ServerUpstreamConfig } from '../config/schema.js';
 import { withDeadline } from '../lib/deadline.js';
 import type { Logger } from '../diagnostics/logger.js';
 import { UpstreamFailedError } from '../catalog/upstream-port.js';
+import { relayCapabilities, relayPlan, type RelayPlan } from '../protocol/input-requests.js';
 import type { Era } from '../protocol/revisions.js';
 import { UpstreamHttpError } from './errors.js';
 import { negotiate, type ServerProfile } from './handshake.js';
@@ -45,6 +48,8 @@ export interface OpenedClient {
     client: RpcClient;
     profile: ServerProfile;
     wire: WireProtocol;
+    /** What relayInputRequests comes to on this wire (for a 2025 session). */
+    relay: RelayPlan;
 }
 
 export async function openClient(options: OpenClientOptions): Promise<OpenedClient> {
@@ -71,9 +76,11 @@ export async function openClient(options: OpenClientOptions): Promise<OpenedClie
 }
 
 async function handshake(options: OpenClientOptions, transport: UpstreamTransport, wire: WireProtocol): Promise<OpenedClient> {
-    const { id, timeoutMs } = options.config;
+    const { id, timeoutMs, relayInputRequests, relayRoots } = options.config;
+    const relay = relayPlan(relayInputRequests, wire);
+    const declared = relay.declare ? relayCapabilities(relayRoots) : {};
     // A fresh client per attempt, on a transport of its own: nothing of a failed attempt carries over.
-    const client = new RpcClient(transport, options.events);
+    const client = new RpcClient(transport, options.events, { answerStreams: relay.answerStreams, unrelated: relay.unrelated, roots: relayRoots });
     options.onHandshake(client);
     try {
         // One deadline for all of it: the transport's start (e.g. an SSE endpoint event that never comes) included.
@@ -82,14 +89,14 @@ async function handshake(options: OpenClientOptions, transport: UpstreamTranspor
                 await transport.start();
                 // The legacy HTTP+SSE transport has no stateless revision.
                 const known = wire === 'sse' ? 'handshake' : options.knownEra;
-                return negotiate(client, { clientInfo: options.clientInfo, timeoutMs, wire, known, onEra: options.onEra });
+                return negotiate(client, { clientInfo: options.clientInfo, timeoutMs, wire, known, onEra: options.onEra, declared });
             })(),
             timeoutMs,
             () => {
                 throw new UpstreamFailedError(id, `timed out after ${timeoutMs} ms (connecting)`, 'timeout');
             }
         );
-        return { client, profile, wire };
+        return { client, profile, wire, relay };
     } catch (error) {
         await client.close().catch(() => {});
         throw error;

@@ -15,15 +15,37 @@
  * ever sent, a second answer, progress under a token never given) is dropped
  * and reported as a stray, never looked into.
  *
+ * A 2025 upstream's requests to the client (elicitation, sampling, roots) are
+ * relayed to the client request that caused them, where they can be tied to
+ * it (`InputRelay`): one on the answer stream of a `prompts/get` is that get's;
+ * one on no stream of a request is the get's in flight when it is the only one
+ * (`sole`, `exclusive`). The get's `onInputRequest` answers it, while the get's
+ * timeout is paused; a handler that rejects ends the get (its request is
+ * answered with an error first, then the get cancelled), and the get's end
+ * answers and aborts every request of the upstream still out for it. What
+ * cannot be tied is answered by the gateway (no roots, or an error naming the
+ * fix), never put to a client who may not be the one it was meant for.
+ *
  * The client is era-agnostic: what the handshake settles (see handshake.ts)
  * and what each request carries are its caller's business.
  */
 import { ProtocolError, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/client';
-import { CODE } from '../protocol/errors.js';
+import type { FaultKind } from '../diagnostics/faults.js';
+import { CODE, type RpcError } from '../protocol/errors.js';
+import {
+    AMBIGUOUS_INPUT_REQUEST,
+    INPUT_METHODS,
+    readInputRequest,
+    UNRELATED_INPUT_REQUEST,
+    type InputAnswer,
+    type InputMethod,
+    type InputRequest,
+    type RelayPlan
+} from '../protocol/input-requests.js';
 import type { RequestId } from '../protocol/json-rpc.js';
 import { META } from '../protocol/meta.js';
 import type { ResultGuard } from './result-schemas.js';
-import type { Forwarded } from '../catalog/upstream-port.js';
+import { UpstreamFailedError, UpstreamRejectedError, type Forwarded } from '../catalog/upstream-port.js';
 import type { UpstreamTransport } from './transports.js';
 
 interface RpcRequestOptions {
@@ -46,7 +68,27 @@ interface RpcRequestOptions {
     forwarded?: Forwarded | undefined;
     /** Merged into this request's `_meta` (a stateless upstream's request names its revision and client there). */
     meta?: Params | undefined;
+    /** A 2025 session's `prompts/get`: the upstream's requests tied to it are answered here. */
+    input?: InputOptions | undefined;
 }
+
+/** How a call answers the upstream's requests tied to it (CallControl.onInputRequest), and within what bounds. */
+export interface InputOptions {
+    onInputRequest: (request: InputRequest, signal: AbortSignal) => Promise<InputAnswer>;
+    /** The most of the upstream's requests out at once for the call (inputRequests.maxPerRound); more are refused. */
+    maxPerRound: number;
+    /** Once the upstream asks, the call may take this long in all from its start (inputRequests.maxTotalMs). */
+    maxTotalMs: number;
+}
+
+/** Which of a 2025 upstream's requests can be tied to a call (protocol/input-requests.ts relayPlan), and roots. */
+export interface InputRelay extends Pick<RelayPlan, 'answerStreams' | 'unrelated'> {
+    /** roots/list is relayed (relayRoots); otherwise the gateway answers it with no roots. */
+    readonly roots: boolean;
+}
+
+/** Nothing is tied to a call: every request of the upstream is the gateway's to answer. */
+export const NO_INPUT_RELAY: InputRelay = Object.freeze({ answerStreams: false, unrelated: 'none', roots: false });
 
 /** What the client tells its owner. Each is called synchronously, as the message arrives. */
 export interface RpcClientEvents {
@@ -58,16 +100,20 @@ export interface RpcClientEvents {
     /** The connection is gone; the requests in flight have failed. Called once, and not after close(). */
     onClosed(): void;
     onError(error: Error): void;
+    /** A request of the upstream's that was refused as its fault: one that cannot be tied to a call, or malformed. */
+    onFault(kind: FaultKind, message: string): void;
 }
 
-/** The timeout's data when `maxTotalTimeoutMs` ended the request, rather than silence. */
+/** The timeout's data when a bound in all ended the request, rather than silence: which bound, and its value. */
 interface TotalTimeoutData {
     maxTotalTimeout: number;
+    setting: 'maxTotalTimeoutMs' | 'inputRequests.maxTotalMs';
 }
 
 type Params = Record<string, unknown>;
 
 interface Pending {
+    id: RequestId;
     /** Called only with a result its guard accepted. */
     resolve(value: unknown): void;
     reject(error: unknown): void;
@@ -81,9 +127,20 @@ interface Pending {
     signal: AbortSignal | undefined;
     onAbort: (() => void) | undefined;
     forwarded: Forwarded | undefined;
+    input: InputOptions | undefined;
+    /** The upstream's requests out for this call, each with what aborts its handler; undefined until the first. */
+    asking: Map<RequestId, AbortController> | undefined;
+    /** When it was sent (Date.now()): the start inputRequests.maxTotalMs counts from. */
+    startedAt: number;
 }
 
 const METHOD_NOT_FOUND = { code: CODE.methodNotFound, message: 'Method not found' };
+/** The gateway's answer to an upstream's request still out when the call it served ended. */
+const CALL_ENDED = { code: CODE.internalError, message: 'The client request was cancelled' };
+const NO_ROOTS = Object.freeze({ roots: Object.freeze([]) });
+const INPUT_METHOD_SET: ReadonlySet<string> = new Set(INPUT_METHODS);
+/** Two or more `prompts/get` in flight: an unrelated request could be any one's. */
+const AMBIGUOUS = Symbol('ambiguous');
 
 /** How many given-up requests are remembered for their late answers: the oldest are forgotten first. */
 const ABANDONED_REMEMBERED = 1024;
@@ -94,13 +151,17 @@ export class RpcClient {
     readonly #pending = new Map<RequestId, Pending>();
     /** Requests given up on whose answer has not come (yet), in the order they were given up. */
     readonly #abandoned = new Set<RequestId>();
+    /** The upstream's requests out, by its id, with the call each is tied to. */
+    readonly #asked = new Map<RequestId, Pending>();
+    readonly #relay: InputRelay;
     #nextId = 0;
     #closed = false;
 
-    constructor(transport: UpstreamTransport, events: RpcClientEvents) {
+    constructor(transport: UpstreamTransport, events: RpcClientEvents, relay: InputRelay = NO_INPUT_RELAY) {
         this.#transport = transport;
         this.#events = events;
-        transport.onmessage = message => this.#receive(message);
+        this.#relay = relay;
+        transport.onmessage = (message, relatedTo) => this.#receive(message, relatedTo);
         transport.onerror = error => events.onError(error);
         transport.onclose = () => {
             if (this.#end()) events.onClosed();
@@ -135,6 +196,7 @@ export class RpcClient {
         const message = (sent === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: sent }) as JSONRPCMessage;
         return new Promise<T>((resolve, reject) => {
             const pending: Pending = {
+                id,
                 resolve,
                 reject,
                 guard,
@@ -144,12 +206,15 @@ export class RpcClient {
                 totalTimer:
                     onProgress === undefined || options.maxTotalTimeoutMs === undefined
                         ? undefined
-                        : setTimeout(this.#timedOutInAll, options.maxTotalTimeoutMs, id, options.maxTotalTimeoutMs),
+                        : setTimeout(this.#timedOutInAll, options.maxTotalTimeoutMs, id, options.maxTotalTimeoutMs, 'maxTotalTimeoutMs'),
                 onProgress,
                 onAcknowledged: options.onAcknowledged,
                 signal,
                 onAbort: undefined,
-                forwarded
+                forwarded,
+                input: options.input,
+                asking: undefined,
+                startedAt: Date.now()
             };
             if (signal !== undefined) {
                 pending.onAbort = () => this.#cancel(id, cancelled(), 'cancelled');
@@ -188,10 +253,10 @@ export class RpcClient {
         return true;
     }
 
-    #receive(message: JSONRPCMessage): void {
+    #receive(message: JSONRPCMessage, relatedTo: RequestId | undefined): void {
         this.#events.onHeard();
         if ('method' in message) {
-            if ('id' in message) this.#answer(message.id, message.method);
+            if ('id' in message) this.#serverRequest(message.id, message.method, message.params, relatedTo);
             else this.#notification(message.method, message.params);
             return;
         }
@@ -214,7 +279,8 @@ export class RpcClient {
         if (method === 'notifications/prompts/list_changed') return this.#events.onListChanged();
         if (method === 'notifications/progress') return this.#progress(params);
         if (method === 'notifications/subscriptions/acknowledged') return this.#acknowledged(params);
-        // Logging, other lists' changes, cancellations of its own requests: nothing the gateway acts on.
+        if (method === 'notifications/cancelled') return this.#withdrawn(params?.requestId);
+        // Logging, other lists' changes: nothing the gateway acts on.
     }
 
     /** Progress for a request that asked for it restarts its timeout and is handed on; a malformed one is dropped. */
@@ -249,11 +315,123 @@ export class RpcClient {
         }
     }
 
-    /** The upstream's own requests: a ping is answered, nothing else is offered (the client declares no capability). */
-    #answer(id: RequestId, method: string): void {
-        const answer = method === 'ping' ? { jsonrpc: '2.0', id, result: {} } : { jsonrpc: '2.0', id, error: METHOD_NOT_FOUND };
+    /**
+     * The upstream's own requests: a ping is answered; a request for input goes to the call it is tied to, or is
+     * answered by the gateway (no roots; an error naming the fix for the others); anything else is -32601.
+     */
+    #serverRequest(id: RequestId, method: string, params: Params | undefined, relatedTo: RequestId | undefined): void {
+        if (method === 'ping') return this.#reply(id, { result: {} });
+        if (!INPUT_METHOD_SET.has(method)) return this.#reply(id, { error: METHOD_NOT_FOUND });
+        if (method === 'roots/list' && !this.#relay.roots) return this.#reply(id, { result: NO_ROOTS });
+        const owner = this.#ownerOf(relatedTo);
+        if (owner === undefined || owner === AMBIGUOUS) return this.#unrelated(id, method as InputMethod, owner === AMBIGUOUS);
+        const request = readInputRequest(method, params);
+        if (request === undefined || this.#asked.has(id)) {
+            this.#events.onFault('invalid_result', request === undefined ? `upstream sent an invalid ${method} request` : 'upstream reused the id of a request still out');
+            return this.#reply(id, { error: { code: CODE.invalidParams, message: `Invalid ${method} request` } });
+        }
+        if ((owner.asking?.size ?? 0) >= owner.input.maxPerRound) {
+            this.#events.onFault('invalid_result', 'upstream asked more at once than inputRequests.maxPerRound');
+            return this.#reply(id, { error: { code: CODE.internalError, message: `Too many requests at once (inputRequests.maxPerRound ${owner.input.maxPerRound})` } });
+        }
+        this.#ask(owner, id, request);
+    }
+
+    /**
+     * The call a request of the upstream's is tied to: the one on whose answer stream it came, or (`sole`, `exclusive`)
+     * the one prompts/get in flight; AMBIGUOUS when several are; undefined when none, or the call takes no input.
+     */
+    #ownerOf(relatedTo: RequestId | undefined): (Pending & { input: InputOptions }) | typeof AMBIGUOUS | undefined {
+        let owner: Pending | undefined;
+        if (relatedTo !== undefined) {
+            if (this.#relay.answerStreams) owner = this.#pending.get(relatedTo);
+        } else if (this.#relay.unrelated !== 'none') {
+            for (const pending of this.#pending.values()) {
+                if (pending.method !== 'prompts/get') continue;
+                if (owner !== undefined) return AMBIGUOUS;
+                owner = pending;
+            }
+        }
+        return owner?.input === undefined ? undefined : (owner as Pending & { input: InputOptions });
+    }
+
+    #unrelated(id: RequestId, method: InputMethod, ambiguous: boolean): void {
+        // The gateway has no roots of its own (SDK servers ask right after initialized).
+        if (method === 'roots/list') return this.#reply(id, { result: NO_ROOTS });
+        const message = ambiguous ? AMBIGUOUS_INPUT_REQUEST : UNRELATED_INPUT_REQUEST;
+        this.#events.onFault('unrelated_request', `upstream sent ${method} that cannot be tied to one client request; refused`);
+        this.#reply(id, { error: { code: CODE.internalError, message } });
+    }
+
+    /** Puts the upstream's request to the call's handler, its timeout paused meanwhile; its answer goes back. */
+    #ask(owner: Pending & { input: InputOptions }, id: RequestId, request: InputRequest): void {
+        const { input } = owner;
+        if (owner.asking === undefined) {
+            owner.asking = new Map();
+            // Waiting on a person now: bounded by inputRequests.maxTotalMs in all rather than maxTotalTimeoutMs.
+            clearTimeout(owner.totalTimer);
+            const left = Math.max(1, owner.startedAt + input.maxTotalMs - Date.now());
+            owner.totalTimer = setTimeout(this.#timedOutInAll, left, owner.id, input.maxTotalMs, 'inputRequests.maxTotalMs');
+        }
+        clearTimeout(owner.timer);
+        owner.timer = undefined;
+        const controller = new AbortController();
+        owner.asking.set(id, controller);
+        this.#asked.set(id, owner);
+        let answer: Promise<InputAnswer>;
+        try {
+            answer = input.onInputRequest(request, controller.signal);
+        } catch (error) {
+            answer = Promise.reject(error instanceof Error ? error : new Error(String(error)));
+        }
+        answer.then(
+            given => this.#answered(owner, id, controller, given),
+            (error: unknown) => this.#refused(owner, id, controller, request.method, error)
+        );
+    }
+
+    #answered(owner: Pending, id: RequestId, controller: AbortController, answer: InputAnswer): void {
+        if (!this.#release(owner, id, controller)) return;
+        this.#reply(id, 'result' in answer ? { result: answer.result } : { error: answer.error });
+        this.#resume(owner);
+    }
+
+    /** The handler could not answer: the upstream is told, then the call is cancelled and fails with the handler's error. */
+    #refused(owner: Pending, id: RequestId, controller: AbortController, method: InputMethod, error: unknown): void {
+        if (!this.#release(owner, id, controller)) return;
+        const refused = error instanceof UpstreamRejectedError;
+        this.#reply(id, { error: { code: CODE.internalError, message: refused ? `The client cannot answer ${method}` : 'No answer from the client' } });
+        const reason = refused ? error.message : error instanceof UpstreamFailedError ? error.reason : 'no answer from the client';
+        this.#cancel(owner.id, error instanceof Error ? error : new Error(String(error)), reason);
+    }
+
+    /** The upstream withdrew a request of its own (notifications/cancelled): its handler is aborted, never answered. */
+    #withdrawn(id: unknown): void {
+        const owner = typeof id === 'string' || typeof id === 'number' ? this.#asked.get(id) : undefined;
+        const controller = owner?.asking?.get(id as RequestId);
+        if (owner === undefined || controller === undefined) return;
+        this.#release(owner, id as RequestId, controller);
+        controller.abort(new DOMException('The upstream cancelled its request', 'AbortError'));
+        this.#resume(owner);
+    }
+
+    /** Whether the request was still out for `owner` with this handler (and is no longer). */
+    #release(owner: Pending, id: RequestId, controller: AbortController): boolean {
+        if (owner.asking?.get(id) !== controller) return false;
+        owner.asking.delete(id);
+        this.#asked.delete(id);
+        return true;
+    }
+
+    /** Nothing out any more for a call still in flight: its timeout starts again, whole. */
+    #resume(owner: Pending): void {
+        if (owner.asking?.size !== 0 || this.#pending.get(owner.id) !== owner || !Number.isFinite(owner.timeoutMs)) return;
+        owner.timer = setTimeout(this.#timedOut, owner.timeoutMs, owner.id);
+    }
+
+    #reply(id: RequestId, body: { result: Params } | { error: RpcError }): void {
         // A failed send is the transport's to report; the upstream will time its request out.
-        this.#transport.send(answer as JSONRPCMessage).catch(() => {});
+        this.#transport.send({ jsonrpc: '2.0', id, ...body }).catch(() => {});
     }
 
     readonly #timedOut = (id: RequestId): void => {
@@ -261,8 +439,8 @@ export class RpcClient {
         this.#cancel(id, new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs }), 'timed out');
     };
 
-    readonly #timedOutInAll = (id: RequestId, maxTotalTimeout: number): void => {
-        const data: TotalTimeoutData = { maxTotalTimeout };
+    readonly #timedOutInAll = (id: RequestId, maxTotalTimeout: number, setting: TotalTimeoutData['setting']): void => {
+        const data: TotalTimeoutData = { maxTotalTimeout, setting };
         this.#cancel(id, new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out in all', data), 'timed out in all');
     };
 
@@ -290,7 +468,18 @@ export class RpcClient {
         clearTimeout(pending.timer);
         clearTimeout(pending.totalTimer);
         if (pending.onAbort !== undefined) pending.signal?.removeEventListener('abort', pending.onAbort);
+        if (pending.asking !== undefined) this.#endAsking(pending.asking);
         return pending;
+    }
+
+    /** A call ended with requests of the upstream's still out for it: each is answered (before any cancellation of the call) and its handler aborted. */
+    #endAsking(asking: Map<RequestId, AbortController>): void {
+        for (const [id, controller] of asking) {
+            this.#asked.delete(id);
+            if (!this.#closed) this.#reply(id, { error: CALL_ENDED });
+            controller.abort(new DOMException('The request the question belongs to ended', 'AbortError'));
+        }
+        asking.clear();
     }
 }
 

@@ -3,30 +3,38 @@
  * requests made on it and the watch over its liveness. It tells its owner once
  * when it is lost, whoever noticed (the transport closing, a request finding
  * the connection gone, the liveness watch); reconnecting is the owner's business.
+ *
+ * A 2025 session the gateway relays input requests for (relayInputRequests)
+ * hands each `prompts/get` its caller's `onInputRequest`; with `exclusive`, its
+ * `prompts/get` go one at a time, so what the upstream asks meanwhile is that one's.
  */
 import { performance } from 'node:perf_hooks';
 import { ProtocolError } from '@modelcontextprotocol/client';
 import { CODE } from '../protocol/errors.js';
-import { UpstreamFailedError, type CallControl, type UpstreamRejectedError } from '../catalog/upstream-port.js';
+import { UpstreamFailedError, UpstreamRejectedError, type CallControl } from '../catalog/upstream-port.js';
 import { maxTotalTimeout } from '../config/schema.js';
 import type { FaultKind } from '../diagnostics/faults.js';
 import { outsideRequests } from '../diagnostics/log-context.js';
 import { NO_RELAYED_CAPABILITIES } from '../protocol/capabilities.js';
+import type { InputAnswer, InputRequest, RelayPlan } from '../protocol/input-requests.js';
 import { upstreamRequestMeta } from '../protocol/meta.js';
 import type { Revision } from '../protocol/revisions.js';
-import { BulkheadFullError, BulkheadTimeoutError, type Bulkhead } from './bulkhead.js';
+import { Bulkhead, BulkheadFullError, BulkheadTimeoutError } from './bulkhead.js';
 import { connectionEvidence, failureReason, toUpstreamError } from './errors.js';
 import type { ServerProfile } from './handshake.js';
 import { Liveness } from './liveness.js';
 import { openClient, type OpenClientOptions } from './open-client.js';
 import { isAnyResult, type ResultGuard } from './result-schemas.js';
-import { isTotalTimeout, type RpcClient } from './rpc-client.js';
+import { isTotalTimeout, type InputOptions, type RpcClient } from './rpc-client.js';
 import type { WireProtocol } from './transports.js';
 
 /** The check after a transport error: an upstream that is there answers a ping at once, whatever its timeoutMs. */
 const CHECK_TIMEOUT_MS = 2000;
 /** A stateless upstream's subscription that ended is opened again after this pause. */
 const RELISTEN_MS = 1000;
+
+/** The bounds on a 2025 upstream's requests for input to one call (config inputRequests). */
+export type InputBounds = Pick<InputOptions, 'maxPerRound' | 'maxTotalMs'>;
 
 export interface SessionOptions extends Omit<OpenClientOptions, 'events'> {
     bulkhead: Bulkhead;
@@ -44,6 +52,8 @@ export interface SessionOptions extends Omit<OpenClientOptions, 'events'> {
     onRequest: (method: UpstreamMethod, seconds: number) => void;
     /** Called at most once, and never after close(). */
     onLost: (session: UpstreamSession, reason: string) => void;
+    /** Read per call, so a reload applies at once. */
+    inputBounds: () => InputBounds;
 }
 
 /** The requests the gateway makes of an upstream (a closed list: it labels metrics). */
@@ -57,14 +67,21 @@ export class UpstreamSession {
     #listening = false;
     /** What a stateless upstream's request names in `_meta` when it serves no client (list reads, liveness, listen). */
     readonly #meta: Record<string, unknown> | undefined;
+    /** A 2025 session that was declared relayCapabilities: its prompts/get take their callers' onInputRequest. */
+    readonly #relays: boolean;
+    /** relayInputRequests: exclusive on a 2025 session: its prompts/get, one at a time (taken before a slot of the bulkhead). */
+    readonly #exclusive: Bulkhead | undefined;
 
     private constructor(
         readonly client: RpcClient,
         readonly profile: ServerProfile,
         readonly wire: WireProtocol,
-        private readonly options: SessionOptions
+        private readonly options: SessionOptions,
+        relay: RelayPlan
     ) {
-        const { pingIntervalMs, timeoutMs } = options.config;
+        const { pingIntervalMs, timeoutMs, maxQueue } = options.config;
+        this.#relays = profile.revision.handshake && relay.declare;
+        this.#exclusive = this.#relays && relay.unrelated === 'exclusive' ? new Bulkhead({ maxConcurrency: 1, maxQueue }) : undefined;
         this.#meta = upstreamRequestMeta(profile.revision, options.clientInfo, NO_RELAYED_CAPABILITIES.capabilities);
         this.#liveness = new Liveness({
             pingIntervalMs,
@@ -79,7 +96,7 @@ export class UpstreamSession {
     static async open(options: SessionOptions): Promise<UpstreamSession> {
         // The client reports from before its handshake; the session exists only after it.
         const opening: { session?: UpstreamSession } = {};
-        const { client, profile, wire } = await openClient({
+        const { client, profile, wire, relay } = await openClient({
             ...options,
             events: {
                 // Anything the upstream sends proves it is alive: a late response as much as a notification.
@@ -87,6 +104,7 @@ export class UpstreamSession {
                 onListChanged: options.onListChanged,
                 onStray: options.onStray,
                 onClosed: () => opening.session?.lose('connection closed'),
+                onFault: (kind, message) => options.reportFault(kind, message, {}),
                 onError: error => {
                     // The classified reason only: a raw error may quote what the upstream sent, or the request's headers.
                     options.log.debug({ reason: failureReason(error, options.config.timeoutMs) }, 'upstream transport error');
@@ -97,7 +115,7 @@ export class UpstreamSession {
         });
         // Closed between the end of its handshake and here, while its onClosed had no session to tell.
         if (client.closed) throw new UpstreamFailedError(options.config.id, 'connection closed', undefined);
-        const session = (opening.session = new UpstreamSession(client, profile, wire, options));
+        const session = (opening.session = new UpstreamSession(client, profile, wire, options, relay));
         if (session.revision.subscriptionsListen && profile.capabilities.prompts?.listChanged === true) session.#listen();
         return session;
     }
@@ -178,8 +196,9 @@ export class UpstreamSession {
         const meta = client === undefined ? this.#meta : upstreamRequestMeta(this.profile.revision, this.options.clientInfo, client.capabilities);
         // Counted from the call, as the timeout is: the wait for a slot is part of the request.
         const totalDeadline = onProgress === undefined ? undefined : now + maxTotalTimeout(config);
-        try {
-            return await bulkhead.run(
+        const input = method === 'prompts/get' ? this.#input(control.onInputRequest) : undefined;
+        const send = () =>
+            bulkhead.run(
                 () =>
                     this.client.request(method, params, guard, {
                         timeoutMs: Math.max(1, deadline - Date.now()),
@@ -187,14 +206,35 @@ export class UpstreamSession {
                         onProgress,
                         forwarded,
                         meta,
-                        maxTotalTimeoutMs: totalDeadline === undefined ? undefined : Math.max(1, totalDeadline - Date.now())
+                        maxTotalTimeoutMs: totalDeadline === undefined ? undefined : Math.max(1, totalDeadline - Date.now()),
+                        input
                     }),
                 { deadline, signal }
             );
+        try {
+            // The wait for its turn counts in the same deadline: a get queued behind a question times out as one queued for a slot.
+            return await (method === 'prompts/get' && this.#exclusive !== undefined ? this.#exclusive.run(send, { deadline, signal }) : send());
         } catch (error) {
             if (optional && error instanceof ProtocolError && error.code === CODE.methodNotFound) return undefined;
             throw this.#failed(error, signal);
         }
+    }
+
+    /** How a prompts/get answers what the upstream asks: only on a session told relayCapabilities, for a caller that can ask its client. */
+    #input(onInputRequest: CallControl['onInputRequest']): InputOptions | undefined {
+        if (!this.#relays || onInputRequest === undefined) return undefined;
+        const { maxPerRound, maxTotalMs } = this.options.inputBounds();
+        const id = this.options.config.id;
+        return {
+            maxPerRound,
+            maxTotalMs,
+            // What the call fails with when the handler gives up: the port's errors as they are; anything else names no cause.
+            onInputRequest: (request: InputRequest, signal: AbortSignal): Promise<InputAnswer> =>
+                onInputRequest(request, signal).catch((error: unknown) => {
+                    if (error instanceof UpstreamRejectedError || error instanceof UpstreamFailedError) throw error;
+                    throw new UpstreamFailedError(id, 'the client did not answer', undefined);
+                })
+        };
     }
 
     /** The failure a caller sees, counted and weighed as evidence about the connection. */
@@ -240,7 +280,12 @@ export class UpstreamSession {
     #failure(error: unknown, timeoutMs: number, signal: AbortSignal | undefined): UpstreamRejectedError | UpstreamFailedError {
         const id = this.options.config.id;
         if (signal?.aborted === true) return new UpstreamFailedError(id, 'cancelled', undefined);
-        if (isTotalTimeout(error)) return new UpstreamFailedError(id, `timed out after ${maxTotalTimeout(this.options.config)} ms in all (maxTotalTimeoutMs)`, 'timeout');
+        if (isTotalTimeout(error)) {
+            // A person's answers took too long: nothing said about the upstream.
+            if (error.data.setting === 'inputRequests.maxTotalMs')
+                return new UpstreamFailedError(id, `timed out after ${error.data.maxTotalTimeout} ms in all (inputRequests.maxTotalMs)`, undefined);
+            return new UpstreamFailedError(id, `timed out after ${maxTotalTimeout(this.options.config)} ms in all (maxTotalTimeoutMs)`, 'timeout');
+        }
         if (error instanceof BulkheadFullError) return new UpstreamFailedError(id, 'upstream busy, try again later', 'busy');
         if (error instanceof BulkheadTimeoutError) return new UpstreamFailedError(id, `timed out after ${timeoutMs} ms (waiting for a free slot)`, 'timeout');
         return toUpstreamError(id, error, timeoutMs);

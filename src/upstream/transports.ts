@@ -3,6 +3,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import type { Forwarded } from '../catalog/upstream-port.js';
 import type { HttpUpstreamConfig, StdioUpstreamConfig } from '../config/schema.js';
+import type { RequestId } from '../protocol/json-rpc.js';
 import type { Revision } from '../protocol/revisions.js';
 import { LegacySseTransport } from './http/legacy-sse.js';
 import { StreamableHttpTransport } from './http/streamable-http.js';
@@ -19,7 +20,11 @@ export type WireProtocol = 'stdio' | 'streamable-http' | 'sse';
 export interface UpstreamTransport {
     onclose?: (() => void) | undefined;
     onerror?: ((error: Error) => void) | undefined;
-    onmessage?: ((message: JSONRPCMessage) => void) | undefined;
+    /**
+     * `relatedTo`: for a request of the server's that came on the answer stream of one of ours (Streamable HTTP), that
+     * request's id: the one wire that ties a 2025 server's request to the request it serves. None elsewhere.
+     */
+    onmessage?: ((message: JSONRPCMessage, relatedTo?: RequestId) => void) | undefined;
     /** Opens the connection; resolves once messages can be sent. */
     start(): Promise<void>;
     /**

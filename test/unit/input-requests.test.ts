@@ -434,10 +434,10 @@ describe('input requests: what a client can be asked', () => {
             assert.deepEqual(schemaOf(to).check('ClientCapabilities', relayCapabilities(true)), [], to.version);
     });
 
-    test('relayInputRequests on each wire (Q1): auto is related over Streamable HTTP and the sole get elsewhere; related on stdio says nothing', () => {
+    test('relayInputRequests on each wire (Q1): auto takes answer streams where there are and the sole get in flight for the rest; related on stdio says nothing', () => {
         const http = { declare: true, answerStreams: true, unrelated: 'none' };
         const silent = { declare: false, answerStreams: false, unrelated: 'none' };
-        assert.deepEqual(relayPlan('auto', 'streamable-http'), http);
+        assert.deepEqual(relayPlan('auto', 'streamable-http'), { ...http, unrelated: 'sole' }, 'SDK v2 sends its questions on the GET stream');
         assert.deepEqual(relayPlan('related', 'streamable-http'), http);
         for (const wire of ['stdio', 'sse'] as const) {
             assert.deepEqual(relayPlan('auto', wire), { declare: true, answerStreams: false, unrelated: 'sole' });

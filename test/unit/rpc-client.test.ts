@@ -6,8 +6,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ProtocolError, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/client';
 import { isAnyResult, isGetPromptResult } from '../../src/upstream/result-schemas.js';
-import { isTotalTimeout, RpcClient, type RpcClientEvents } from '../../src/upstream/rpc-client.js';
-import type { Forwarded } from '../../src/catalog/upstream-port.js';
+import { isTotalTimeout, RpcClient, type InputOptions, type InputRelay, type RpcClientEvents } from '../../src/upstream/rpc-client.js';
+import { InputRefusedError, UpstreamFailedError, type Forwarded } from '../../src/catalog/upstream-port.js';
+import { AMBIGUOUS_INPUT_REQUEST, UNRELATED_INPUT_REQUEST, type InputAnswer, type InputRequest } from '../../src/protocol/input-requests.js';
+import { missingCapabilityError } from '../../src/protocol/errors.js';
 import type { UpstreamTransport } from '../../src/upstream/transports.js';
 
 type Message = Record<string, unknown> & { id?: unknown; method?: string; params?: Record<string, unknown> };
@@ -16,7 +18,7 @@ type Message = Record<string, unknown> & { id?: unknown; method?: string; params
 class ScriptedTransport implements UpstreamTransport {
     onclose?: (() => void) | undefined;
     onerror?: ((error: Error) => void) | undefined;
-    onmessage?: ((message: JSONRPCMessage) => void) | undefined;
+    onmessage?: ((message: JSONRPCMessage, relatedTo?: string | number) => void) | undefined;
     readonly sent: Message[] = [];
     /** What each message sent carried of its client request, by position in `sent`. */
     readonly forwarded: (Forwarded | undefined)[] = [];
@@ -40,8 +42,8 @@ class ScriptedTransport implements UpstreamTransport {
         return Promise.resolve();
     }
 
-    deliver(message: Message): void {
-        this.onmessage?.(message as JSONRPCMessage);
+    deliver(message: Message, relatedTo?: string | number): void {
+        this.onmessage?.(message as JSONRPCMessage, relatedTo);
     }
 
     /** The last request sent with `method`. */
@@ -52,17 +54,18 @@ class ScriptedTransport implements UpstreamTransport {
     }
 }
 
-function setUp() {
+function setUp(relay?: InputRelay) {
     const transport = new ScriptedTransport();
-    const seen = { heard: 0, listChanged: 0, strays: [] as string[], closed: 0, errors: [] as Error[] };
+    const seen = { heard: 0, listChanged: 0, strays: [] as string[], closed: 0, errors: [] as Error[], faults: [] as string[] };
     const events: RpcClientEvents = {
         onHeard: () => seen.heard++,
         onListChanged: () => seen.listChanged++,
         onStray: kind => seen.strays.push(kind),
         onClosed: () => seen.closed++,
-        onError: error => seen.errors.push(error)
+        onError: error => seen.errors.push(error),
+        onFault: kind => seen.faults.push(kind)
     };
-    return { transport, seen, client: new RpcClient(transport, events) };
+    return { transport, seen, client: new RpcClient(transport, events, relay) };
 }
 
 const LONG = { timeoutMs: 60_000 };
@@ -261,20 +264,23 @@ describe('RpcClient: timeouts, cancellation, the end', () => {
 });
 
 describe("RpcClient: the upstream's own messages", () => {
-    test('its ping is answered, any other request is -32601; list_changed is reported, other notifications ignored', () => {
+    test('its ping is answered, a request for input tied to no call is refused naming the fix, any other request is -32601; list_changed is reported, other notifications ignored', () => {
         const { transport, seen } = setUp();
         transport.deliver({ jsonrpc: '2.0', id: 'p-1', method: 'ping' });
-        transport.deliver({ jsonrpc: '2.0', id: 7, method: 'sampling/createMessage', params: {} });
+        transport.deliver({ jsonrpc: '2.0', id: 6, method: 'sampling/createMessage', params: {} });
+        transport.deliver({ jsonrpc: '2.0', id: 7, method: 'tasks/list', params: {} });
         transport.deliver({ jsonrpc: '2.0', method: 'notifications/prompts/list_changed' });
         transport.deliver({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } });
         transport.deliver({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3 } });
         assert.deepEqual(transport.sent, [
             { jsonrpc: '2.0', id: 'p-1', result: {} },
+            { jsonrpc: '2.0', id: 6, error: { code: -32603, message: UNRELATED_INPUT_REQUEST } },
             { jsonrpc: '2.0', id: 7, error: { code: -32601, message: 'Method not found' } }
         ]);
         assert.equal(seen.listChanged, 1);
         assert.deepEqual(seen.strays, []);
-        assert.equal(seen.heard, 5);
+        assert.deepEqual(seen.faults, ['unrelated_request']);
+        assert.equal(seen.heard, 6);
     });
 
     test("a subscription's acknowledgement goes to the listen request it names, with what the upstream agreed to; any other is ignored", () => {
@@ -298,5 +304,318 @@ describe("RpcClient: the upstream's own messages", () => {
         assert.deepEqual(agreed, [], 'another subscription, a malformed acknowledgement, or one naming none');
         ack(id, { promptsListChanged: true });
         assert.deepEqual(agreed, [{ promptsListChanged: true }]);
+    });
+});
+
+const ELICIT = { mode: 'form', message: 'Deploy?', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } };
+const ACCEPTED = { result: { action: 'accept', content: { ok: true } } } as const;
+const RELATED: InputRelay = { answerStreams: true, unrelated: 'none', roots: false };
+const SOLE: InputRelay = { answerStreams: false, unrelated: 'sole', roots: false };
+
+/** A handler that keeps each request it is handed, with its signal, and answers when the test says. */
+function asker() {
+    const asked: { request: InputRequest; signal: AbortSignal; answer: (answer: InputAnswer) => void; fail: (error: unknown) => void }[] = [];
+    const onInputRequest = (request: InputRequest, signal: AbortSignal) =>
+        new Promise<InputAnswer>((answer, fail) => {
+            asked.push({ request, signal, answer, fail });
+        });
+    return { asked, input: (bounds: Partial<InputOptions> = {}): InputOptions => ({ onInputRequest, maxPerRound: 8, maxTotalMs: 600_000, ...bounds }) };
+}
+
+/** Lets the handlers' promises settle (setImmediate is not among the mocked timers). */
+const settled = () => new Promise(resolve => setImmediate(resolve));
+
+/** A request the test leaves to the client's close: its failure then is expected. */
+function settledLater(request: Promise<unknown>): void {
+    request.catch(() => {});
+}
+
+const elicit = (id: string | number) => ({ jsonrpc: '2.0', id, method: 'elicitation/create', params: ELICIT });
+
+describe("RpcClient: a 2025 upstream's requests for input", () => {
+    test('one on the answer stream of a get goes to that get, its answer goes back; the get is then answered as usual', async t => {
+        const { transport, seen, client } = setUp(RELATED);
+        t.after(() => client.close());
+        const { asked, input } = asker();
+        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() });
+        const { id } = transport.request('prompts/get');
+        transport.deliver(elicit('e1'), id as number);
+        assert.equal(asked.length, 1);
+        assert.deepEqual(asked[0]!.request, { method: 'elicitation/create', params: ELICIT });
+        asked[0]!.answer(ACCEPTED);
+        await settled();
+        assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', id: 'e1', ...ACCEPTED });
+        transport.deliver({ jsonrpc: '2.0', id, result: GET });
+        assert.deepEqual(await result, GET);
+        assert.deepEqual(seen.faults, []);
+    });
+
+    test("the client's error answer goes back as the request's error", async t => {
+        const { transport, client } = setUp(RELATED);
+        t.after(() => client.close());
+        const { asked, input } = asker();
+        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() }));
+        transport.deliver(elicit(3), transport.request('prompts/get').id as number);
+        asked[0]!.answer({ error: { code: -1, message: 'User rejected' } });
+        await settled();
+        assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', id: 3, error: { code: -1, message: 'User rejected' } });
+    });
+
+    test('what cannot be tied to a call is answered by the gateway: no roots, the fix named for the others (a fault), -32601 for the rest', async t => {
+        const { transport, seen, client } = setUp(RELATED);
+        t.after(() => client.close());
+        const { asked, input } = asker();
+        const list = client.request('prompts/list', {}, isAnyResult, LONG);
+        const listId = transport.request('prompts/list').id as number;
+        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() }));
+        const count = transport.sent.length;
+        transport.deliver(elicit('on-the-get-stream'));
+        transport.deliver(elicit('on-a-list-read'), listId);
+        transport.deliver(elicit('on-no-request'), 999);
+        transport.deliver({ jsonrpc: '2.0', id: 'r', method: 'roots/list' });
+        transport.deliver({ jsonrpc: '2.0', id: 's', method: 'tasks/list', params: {} });
+        const unrelated = { code: -32603, message: UNRELATED_INPUT_REQUEST };
+        assert.deepEqual(transport.sent.slice(count), [
+            { jsonrpc: '2.0', id: 'on-the-get-stream', error: unrelated },
+            { jsonrpc: '2.0', id: 'on-a-list-read', error: unrelated },
+            { jsonrpc: '2.0', id: 'on-no-request', error: unrelated },
+            { jsonrpc: '2.0', id: 'r', result: { roots: [] } },
+            { jsonrpc: '2.0', id: 's', error: { code: -32601, message: 'Method not found' } }
+        ]);
+        assert.deepEqual(asked, []);
+        assert.deepEqual(seen.faults, ['unrelated_request', 'unrelated_request', 'unrelated_request']);
+        transport.deliver({ jsonrpc: '2.0', id: listId, result: {} });
+        await list;
+    });
+
+    test("with no relay at all, even a request on a get's answer stream is the gateway's to answer", t => {
+        const { transport, client } = setUp();
+        t.after(() => client.close());
+        const { asked, input } = asker();
+        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() }));
+        transport.deliver(elicit(1), transport.request('prompts/get').id as number);
+        assert.deepEqual(asked, []);
+        assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', id: 1, error: { code: -32603, message: UNRELATED_INPUT_REQUEST } });
+    });
+
+    test("sole: an unrelated request is the one get in flight's; with two it is refused naming exclusive; a get that takes no input takes none", async t => {
+        const { transport, seen, client } = setUp(SOLE);
+        t.after(() => client.close());
+        const { asked, input } = asker();
+        settledLater(client.request('prompts/list', {}, isAnyResult, LONG));
+        const first = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() });
+        transport.deliver(elicit(1));
+        assert.equal(asked.length, 1, 'a list read in flight does not ask');
+        const second = client.request('prompts/get', { name: 'y' }, isGetPromptResult, { ...LONG, input: input() });
+        transport.deliver(elicit(2));
+        assert.equal(asked.length, 1);
+        assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', id: 2, error: { code: -32603, message: AMBIGUOUS_INPUT_REQUEST } });
+        assert.deepEqual(seen.faults, ['unrelated_request']);
+        const [firstId, secondId] = transport.sent.filter(message => message.method === 'prompts/get').map(message => message.id);
+        transport.deliver({ jsonrpc: '2.0', id: firstId, result: GET });
+        await first;
+        transport.deliver({ jsonrpc: '2.0', id: secondId, result: GET });
+        await second;
+        const internal = client.request('prompts/get', { name: 'z' }, isGetPromptResult, LONG);
+        transport.deliver(elicit(3));
+        assert.equal(asked.length, 1);
+        assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', id: 3, error: { code: -32603, message: UNRELATED_INPUT_REQUEST } });
+        transport.deliver({ jsonrpc: '2.0', id: transport.request('prompts/get').id, result: GET });
+        await internal;
+    });
+
+    test('roots/list is relayed only with relayRoots', t => {
+        const { transport, client } = setUp({ ...RELATED, roots: true });
+        t.after(() => client.close());
+        const { asked, input } = asker();
+        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() }));
+        transport.deliver({ jsonrpc: '2.0', id: 'r', method: 'roots/list' }, transport.request('prompts/get').id as number);
+        assert.deepEqual(
+            asked.map(ask => ask.request),
+            [{ method: 'roots/list', params: {} }]
+        );
+    });
+
+    test('a malformed request, or one more than maxPerRound at once, is refused to the upstream as its fault', async t => {
+        const { transport, seen, client } = setUp(RELATED);
+        t.after(() => client.close());
+        const { asked, input } = asker();
+        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input({ maxPerRound: 2 }) }));
+        const id = transport.request('prompts/get').id as number;
+        transport.deliver({ jsonrpc: '2.0', id: 'bad', method: 'elicitation/create', params: { message: 'no schema' } }, id);
+        transport.deliver(elicit(1), id);
+        transport.deliver(elicit(1), id);
+        transport.deliver(elicit(2), id);
+        transport.deliver(elicit(3), id);
+        assert.equal(asked.length, 2);
+        assert.deepEqual(
+            transport.sent.filter(message => 'error' in message).map(message => [message.id, (message.error as { code: number }).code]),
+            [
+                ['bad', -32602],
+                [1, -32602],
+                [3, -32603]
+            ]
+        );
+        assert.deepEqual(seen.faults, ['invalid_result', 'invalid_result', 'invalid_result']);
+        asked[0]!.answer(ACCEPTED);
+        await settled();
+        transport.deliver(elicit(4), id);
+        assert.equal(asked.length, 3, 'a place is free again once one is answered');
+    });
+
+    test("the get's timeout is paused while a request is out and starts again, whole, once none is", async t => {
+        t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+        const { transport, client } = setUp(RELATED);
+        t.after(() => client.close());
+        const { asked, input } = asker();
+        const outcome: { failed?: unknown } = {};
+        client.request('prompts/get', { name: 'x' }, isGetPromptResult, { timeoutMs: 1000, input: input() }).catch((error: unknown) => (outcome.failed = error));
+        const id = transport.request('prompts/get').id as number;
+        t.mock.timers.tick(900);
+        transport.deliver(elicit(1), id);
+        transport.deliver(elicit(2), id);
+        t.mock.timers.tick(50_000);
+        asked[0]!.answer(ACCEPTED);
+        await settled();
+        t.mock.timers.tick(50_000);
+        assert.equal(outcome.failed, undefined, 'one is still out');
+        asked[1]!.answer(ACCEPTED);
+        await settled();
+        t.mock.timers.tick(999);
+        await settled();
+        assert.equal(outcome.failed, undefined);
+        t.mock.timers.tick(1);
+        await settled();
+        const failed: unknown = outcome.failed;
+        assert.ok(failed instanceof SdkError && failed.code === SdkErrorCode.RequestTimeout && !isTotalTimeout(failed), String(failed));
+        assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timed out' } });
+    });
+
+    test('once asked, the get may take inputRequests.maxTotalMs in all from its start, whatever is answered', async t => {
+        t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+        const { transport, client } = setUp(RELATED);
+        t.after(() => client.close());
+        const { asked, input } = asker();
+        const outcome: { failed?: unknown } = {};
+        const options = { timeoutMs: 1000, maxTotalTimeoutMs: 2000, onProgress: () => {}, input: input({ maxTotalMs: 10_000 }) };
+        client.request('prompts/get', { name: 'x' }, isGetPromptResult, options).catch((error: unknown) => (outcome.failed = error));
+        const id = transport.request('prompts/get').id as number;
+        t.mock.timers.tick(500);
+        transport.deliver(elicit(1), id);
+        t.mock.timers.tick(5000);
+        await settled();
+        assert.equal(outcome.failed, undefined, 'maxTotalTimeoutMs no longer bounds it');
+        t.mock.timers.tick(4500);
+        await settled();
+        const failed: unknown = outcome.failed;
+        assert.ok(isTotalTimeout(failed) && failed.data.setting === 'inputRequests.maxTotalMs' && failed.data.maxTotalTimeout === 10_000, String(failed));
+        assert.equal(asked[0]!.signal.aborted, true);
+        assert.deepEqual(
+            transport.sent.slice(-2),
+            [
+                { jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'The client request was cancelled' } },
+                { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timed out in all' } }
+            ],
+            'its request answered before the get is cancelled'
+        );
+    });
+
+    test("the upstream's notifications/cancelled aborts its request's handler, which is never answered", async t => {
+        const { transport, client } = setUp(RELATED);
+        t.after(() => client.close());
+        const { asked, input } = asker();
+        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() }));
+        transport.deliver(elicit('e'), transport.request('prompts/get').id as number);
+        const count = transport.sent.length;
+        transport.deliver({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'other' } });
+        assert.equal(asked[0]!.signal.aborted, false);
+        transport.deliver({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'e', reason: 'changed my mind' } });
+        assert.equal(asked[0]!.signal.aborted, true);
+        asked[0]!.fail(asked[0]!.signal.reason);
+        asked[0]!.answer(ACCEPTED);
+        await settled();
+        assert.equal(transport.sent.length, count, 'nothing sent for a withdrawn request');
+    });
+
+    test("cancelling the get answers the upstream's requests out for it, then cancels the get; their handlers are aborted", async t => {
+        const { transport, client } = setUp(RELATED);
+        t.after(() => client.close());
+        const { asked, input } = asker();
+        const controller = new AbortController();
+        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, signal: controller.signal, input: input() });
+        const id = transport.request('prompts/get').id as number;
+        transport.deliver(elicit('a'), id);
+        transport.deliver(elicit('b'), id);
+        const count = transport.sent.length;
+        controller.abort();
+        await rejection(result);
+        const ended = { code: -32603, message: 'The client request was cancelled' };
+        assert.deepEqual(transport.sent.slice(count), [
+            { jsonrpc: '2.0', id: 'a', error: ended },
+            { jsonrpc: '2.0', id: 'b', error: ended },
+            { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'cancelled' } }
+        ]);
+        assert.ok(asked.every(ask => ask.signal.aborted));
+        asked[0]!.answer(ACCEPTED);
+        await settled();
+        assert.equal(transport.sent.length, count + 3, 'a late answer is not sent');
+    });
+
+    test('a handler that refuses ends the get: its request is answered with an error, the get cancelled, and the get fails with that very error', async t => {
+        const { transport, client } = setUp(RELATED);
+        t.after(() => client.close());
+        const { asked, input } = asker();
+        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() });
+        const id = transport.request('prompts/get').id as number;
+        transport.deliver(elicit('a'), id);
+        transport.deliver(elicit('b'), id);
+        const count = transport.sent.length;
+        const refusal = new InputRefusedError(missingCapabilityError({ capability: 'elicitation', feature: 'form' }));
+        asked[1]!.fail(refusal);
+        assert.equal(await rejection(result), refusal);
+        assert.equal(refusal.code, -32021);
+        assert.deepEqual(transport.sent.slice(count), [
+            { jsonrpc: '2.0', id: 'b', error: { code: -32603, message: 'The client cannot answer elicitation/create' } },
+            { jsonrpc: '2.0', id: 'a', error: { code: -32603, message: 'The client request was cancelled' } },
+            { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: refusal.message } }
+        ]);
+        assert.equal(asked[0]!.signal.aborted, true);
+    });
+
+    test("a handler's failure of another kind names no cause to the upstream, and the get fails with it", async t => {
+        const { transport, client } = setUp(RELATED);
+        t.after(() => client.close());
+        const { asked, input } = asker();
+        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() });
+        const id = transport.request('prompts/get').id as number;
+        transport.deliver(elicit('a'), id);
+        const failure = new UpstreamFailedError('up', 'more than inputRequests.maxRounds rounds of input', 'input_rounds');
+        asked[0]!.fail(failure);
+        assert.equal(await rejection(result), failure);
+        assert.deepEqual(transport.sent.slice(-2), [
+            { jsonrpc: '2.0', id: 'a', error: { code: -32603, message: 'No answer from the client' } },
+            { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: failure.reason } }
+        ]);
+    });
+
+    test('the get answered while a request is out: the request is answered and its handler aborted; the connection lost: aborted, nothing sent', async t => {
+        const { transport, client } = setUp(RELATED);
+        t.after(() => client.close());
+        const { asked, input } = asker();
+        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() });
+        const id = transport.request('prompts/get').id as number;
+        transport.deliver(elicit('a'), id);
+        transport.deliver({ jsonrpc: '2.0', id, result: GET });
+        await result;
+        assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', id: 'a', error: { code: -32603, message: 'The client request was cancelled' } });
+        assert.equal(asked[0]!.signal.aborted, true);
+
+        const lost = client.request('prompts/get', { name: 'y' }, isGetPromptResult, { ...LONG, input: input() });
+        transport.deliver(elicit('b'), transport.request('prompts/get').id as number);
+        const count = transport.sent.length;
+        transport.onclose?.();
+        await rejection(lost);
+        assert.equal(asked[1]!.signal.aborted, true);
+        assert.equal(transport.sent.length, count);
     });
 });

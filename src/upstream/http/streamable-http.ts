@@ -11,7 +11,8 @@
  * - errors carry the HTTP status only, never the response body.
  * Also: Mcp-Session-Id and MCP-Protocol-Version on every request after the
  * handshake; the standalone GET stream for server messages, reconnected after
- * the server's `retry` with Last-Event-ID; an answer stream that ends early is
+ * the server's `retry` with Last-Event-ID; a server's request on a request's
+ * answer stream is handed on tied to that request; an answer stream that ends early is
  * resumed the same way; the session is ended with DELETE on close (bounded).
  * Under the stateless revision (2026-07-28): no session and no GET stream;
  * each request mirrors its method (and a prompt's name) in headers; a
@@ -180,7 +181,8 @@ export class StreamableHttpTransport extends HttpTransport {
                 if (answered) return;
                 for (const message of this.messagesOf(event, limit)) {
                     if (answeredId(message) === id) answered = true;
-                    this.deliver(message);
+                    // A request of the server's on this stream serves this request (a 2025 server's elicitation, say).
+                    this.deliver(message, isRequest(message) ? id : undefined);
                 }
                 // A server should end the stream after the answer; one that keeps it open would hold a socket of the
                 // pool for good. It gets a moment (ending it lets the socket be reused), then the exchange is cut.

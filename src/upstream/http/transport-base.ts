@@ -41,7 +41,7 @@ const EXTRA_SOCKETS = 4;
 export abstract class HttpTransport implements UpstreamTransport {
     onclose?: (() => void) | undefined;
     onerror?: ((error: Error) => void) | undefined;
-    onmessage?: ((message: JSONRPCMessage) => void) | undefined;
+    onmessage?: ((message: JSONRPCMessage, relatedTo?: RequestId) => void) | undefined;
 
     protected readonly http: UpstreamHttp;
     protected readonly exchanges = new Exchanges();
@@ -154,9 +154,10 @@ export abstract class HttpTransport implements UpstreamTransport {
         return [];
     }
 
-    protected deliver(message: JSONRPCMessage): void {
+    /** `relatedTo`: the request on whose answer stream `message`, a request of the server's, came (see UpstreamTransport). */
+    protected deliver(message: JSONRPCMessage, relatedTo?: RequestId): void {
         try {
-            this.onmessage?.(message);
+            this.onmessage?.(message, relatedTo);
         } catch (error) {
             this.report(error);
         }
