@@ -216,6 +216,7 @@ export class UpstreamConnection implements GatewayUpstream {
         if ('messages' in result) return this.#own(session, result);
         // Only the stateless revision has multi round-trip requests: from anyone else this answer is malformed.
         if (!session.revision.inputRequired) throw new UpstreamFailedError(this.id, 'invalid result (input_required from a 2025-era server)', 'invalid_result');
+        if (this.config.relayInputRequests === 'off') throw new UpstreamFailedError(this.id, 'asked for input (input_required), which relayInputRequests: off refuses', undefined);
         return this.#inputRequired(withoutEnvelope(result));
     }
 

@@ -88,7 +88,7 @@ export interface InputRelay extends Pick<RelayPlan, 'answerStreams' | 'unrelated
 }
 
 /** Nothing is tied to a call: every request of the upstream is the gateway's to answer. */
-export const NO_INPUT_RELAY: InputRelay = Object.freeze({ answerStreams: false, unrelated: 'none', roots: false });
+const NO_INPUT_RELAY: InputRelay = Object.freeze({ answerStreams: false, unrelated: 'none', roots: false });
 
 /** What the client tells its owner. Each is called synchronously, as the message arrives. */
 export interface RpcClientEvents {

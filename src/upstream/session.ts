@@ -193,7 +193,9 @@ export class UpstreamSession {
         const now = Date.now();
         const deadline = now + config.timeoutMs;
         const { signal, onProgress, forwarded, client } = control;
-        const meta = client === undefined ? this.#meta : upstreamRequestMeta(this.profile.revision, this.options.clientInfo, client.capabilities);
+        // relayInputRequests: off tells a stateless upstream no client capabilities either: it has nobody to ask.
+        const relayed = client === undefined || config.relayInputRequests === 'off' ? undefined : client;
+        const meta = relayed === undefined ? this.#meta : upstreamRequestMeta(this.profile.revision, this.options.clientInfo, relayed.capabilities);
         // Counted from the call, as the timeout is: the wait for a slot is part of the request.
         const totalDeadline = onProgress === undefined ? undefined : now + maxTotalTimeout(config);
         const input = method === 'prompts/get' ? this.#input(control.onInputRequest) : undefined;
