@@ -6,6 +6,7 @@
  */
 import { ProtocolError } from '@modelcontextprotocol/client';
 import { CODE } from '../protocol/errors.js';
+import { ClientInputError } from './interaction.js';
 import { UpstreamFailedError, UpstreamRejectedError } from './upstream-port.js';
 import type { CatalogEntry } from './catalog.js';
 import { quote } from './arguments.js';
@@ -23,6 +24,8 @@ export interface UsageEvent {
     entry: CatalogEntry | undefined;
     outcome: Outcome;
     seconds: number;
+    /** A get whose upstream asked its client for input: how many rounds it took (interaction.ts). */
+    rounds?: number;
 }
 
 /**
@@ -41,6 +44,9 @@ export class UnknownPromptError extends ProtocolError {
 /** How a failed request ended, from the error the service met (before it becomes a JSON-RPC error). */
 export function outcomeOf(error: unknown): Outcome {
     if (error instanceof UnknownPromptError) return error.hidden === undefined ? 'invalid_params' : 'denied';
+    // The client did not answer (in time, or at all), or answered with an error: not the upstream's doing.
+    if (error instanceof ClientInputError) return error.outcome === 'failed' ? 'upstream_error' : error.outcome;
+    // A refusal (-32021: the client did not declare what the upstream asks) is about the client's request.
     if (error instanceof UpstreamRejectedError) return 'invalid_params';
     if (error instanceof UpstreamFailedError) {
         if (error.fault === 'timeout') return 'timeout';
