@@ -243,7 +243,7 @@ export class Interaction {
                     const answer = await this.#answerOf(request, bounded.signal, 'mrtr_to_request');
                     if ('error' in answer) {
                         this.#publish(request.method, 'mrtr_to_request', 'failed');
-                        throw new ClientInputError(`The client answered ${request.method} with error ${answer.error.code}`, 'failed');
+                        throw new ClientInputError(`The client answered ${request.method} with error ${answer.error.code}: ${answer.error.message}`, 'failed');
                     }
                     this.#publish(request.method, 'mrtr_to_request', 'answered');
                     return [key, answer.result] as const;

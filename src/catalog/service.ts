@@ -15,7 +15,7 @@ import type { Catalog, CatalogEntry, Visibility } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
 import { withDefaults } from './overrides.js';
 import { paginate } from './paginate.js';
-import { HeldInteractions, Interaction, type ClientInput, type HeldContext, type HeldStep, type InputEvent, type InteractionBounds } from './interaction.js';
+import { HeldInteractions, Interaction, type ClientInput, type HeldStep, type InputEvent, type InteractionBounds } from './interaction.js';
 import { MAX_REQUEST_STATE_BYTES, type OpenedState, type RequestStates, type StateBinding } from './request-state.js';
 import { isInputRequired, UpstreamFailedError, UpstreamRejectedError, type CallControl, type Continuation, type InputRequired } from './upstream-port.js';
 import type { VisibleSlices } from './visible-slices.js';
@@ -65,9 +65,9 @@ interface Get {
     /** As sent upstream: checked, defaults filled in. */
     readonly args: Record<string, string> | undefined;
     readonly binding: StateBinding;
-    /** For a 2025 client from the start (asks it, counts the rounds); for a 2026-07-28 one once an upstream asks. */
-    interaction: Interaction | undefined;
-    /** Rounds of input, for the usage event. */
+    /** For a 2025 client: asks it, counts the rounds. */
+    readonly interaction: Interaction | undefined;
+    /** Rounds of input this client request put to its client (a 2026-07-28 client's: one per input_required), for the usage event. */
     rounds: number;
 }
 
@@ -136,9 +136,11 @@ export class PromptService {
             get = { request, entry, args, binding, interaction: input?.ask === undefined ? undefined : this.#interaction(entry, request, input), rounds: 0 };
             const opened = continuation?.requestState === undefined ? undefined : this.#opened(continuation.requestState, get);
             if (opened?.kind === 'h') return this.#resumed(get, opened.heldId, opened.round);
+            // A 2026-07-28 client's first get: what a 2025 upstream asks on its way is held for its retries (row D).
+            if (input !== undefined && input.ask === undefined && continuation === undefined) return this.#held(get, input);
             // A kind u state's round: the client's retry answers it; the upstream's next input_required is the one after.
             const upstreamContinuation = continuation === undefined ? undefined : { inputResponses: continuation.inputResponses, requestState: opened?.state };
-            return this.#answered(get, await this.#first(get, upstreamContinuation), opened?.round ?? 0);
+            return this.#answered(get, await this.#call(get, upstreamContinuation), opened?.round ?? 0);
         }, rounds);
     }
 
@@ -151,14 +153,19 @@ export class PromptService {
         return opened;
     }
 
-    /** The upstream's first answer: a 2025 client is asked on its stream; a 2026-07-28 client's first get may be held (row D). */
-    #first(get: Get, continuation: Continuation | undefined): Promise<GetPromptResult | InputRequired> {
+    /** The upstream's answer; a 2025 client is asked on its stream what a 2025 upstream asks on the way (row C). */
+    #call(get: Get, continuation: Continuation | undefined): Promise<GetPromptResult | InputRequired> {
+        const { entry, args, request, interaction } = get;
+        const control = interaction === undefined ? request.control : { ...request.control, onInputRequest: interaction.relay() };
+        return entry.upstream.getPrompt(entry.originalName, args, control, continuation);
+    }
+
+    /** A 2026-07-28 client's first get, its upstream's requests held (nothing is, unless a 2025 upstream asks). */
+    async #held(get: Get, input: ClientInput): Promise<GetPromptResult | InputRequired> {
         const { entry, args, request } = get;
-        const { control, input } = request;
-        if (get.interaction !== undefined) return entry.upstream.getPrompt(entry.originalName, args, { ...control, onInputRequest: get.interaction.relay() }, continuation);
-        if (input === undefined || continuation !== undefined) return entry.upstream.getPrompt(entry.originalName, args, control, continuation);
-        const held = this.held.start(onInputRequest => entry.upstream.getPrompt(entry.originalName, args, { ...control, onInputRequest }), this.#heldContext(get, input));
-        return held.then(step => this.#heldAnswer(get, step));
+        const context = { owner: { client: request.caller.scope, holder: input.holder }, input, upstream: entry.upstream, publish: this.#publishInput };
+        const step = await this.held.start(onInputRequest => entry.upstream.getPrompt(entry.originalName, args, { ...request.control, onInputRequest }), context);
+        return this.#heldAnswer(get, step, 0);
     }
 
     /** A 2026-07-28 client's retry answering a held 2025 upstream's questions. */
@@ -168,15 +175,16 @@ export class PromptService {
         const resumed = this.held.resume(heldId, owner, round, continuation?.inputResponses, control?.signal);
         if (resumed === 'expired') throw new ProtocolError(CODE.invalidParams, EXPIRED);
         if (resumed === 'invalid') throw new ProtocolError(CODE.invalidParams, 'Invalid requestState');
-        return this.#heldAnswer(get, await resumed);
+        return this.#heldAnswer(get, await resumed, round);
     }
 
-    /** A held get's step as the client sees it: the result, or its questions with a state naming them (kind h). */
-    #heldAnswer(get: Get, step: HeldStep<GetPromptResult | InputRequired>): GetPromptResult | InputRequired {
-        if ('done' in step) return step.done;
-        const { heldId, round, expiresAt, inputRequests } = step.asking;
-        get.rounds = round;
-        return { resultType: 'input_required', inputRequests, requestState: this.states.sealHeld(this.held.instance, heldId, round, get.binding, expiresAt) };
+    /** A held get's step as the client sees it: its questions with a state naming them (kind h), or the upstream's answer. */
+    #heldAnswer(get: Get, step: HeldStep<GetPromptResult | InputRequired>, round: number): Promise<GetPromptResult | InputRequired> | InputRequired {
+        if ('done' in step) return this.#answered(get, step.done, round);
+        const { heldId, expiresAt, inputRequests } = step.asking;
+        get.rounds = 1;
+        const requestState = this.states.sealHeld(this.held.instance, heldId, step.asking.round, get.binding, expiresAt);
+        return { resultType: 'input_required', inputRequests, requestState };
     }
 
     /** An answer checked; `input_required` asked of a 2025 client (row B), or passed to a 2026-07-28 one sealed (row A). */
@@ -200,12 +208,9 @@ export class PromptService {
      */
     #passed(get: Get, result: InputRequired, round: number): InputRequired {
         const { entry, request } = get;
-        get.rounds = round;
+        get.rounds = 1;
         let passed: InputRequired = result;
-        if (request.input !== undefined) {
-            get.interaction = this.#interaction(entry, request, request.input);
-            passed = { ...result, inputRequests: get.interaction.passOn(result.inputRequests, round) };
-        }
+        if (request.input !== undefined) passed = { ...result, inputRequests: this.#interaction(entry, request, request.input).passOn(result.inputRequests, round) };
         if (result.requestState !== undefined && exceeds(result.requestState, MAX_REQUEST_STATE_BYTES)) {
             entry.upstream.reportFault('oversized_result', 'upstream requestState over 64 KiB; not forwarded');
             throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: requestState larger than ${MAX_REQUEST_STATE_BYTES} bytes`);
@@ -215,11 +220,6 @@ export class PromptService {
 
     #interaction(entry: CatalogEntry, request: GetRequest, input: ClientInput): Interaction {
         return new Interaction({ upstream: entry.upstream, client: request.caller.scope, input, bounds: this.options.input, publish: this.#publishInput });
-    }
-
-    #heldContext(get: Get, input: ClientInput): HeldContext {
-        const { entry, request } = get;
-        return { owner: { client: request.caller.scope, holder: input.holder }, input, upstream: entry.upstream, publish: this.#publishInput };
     }
 
     readonly #publishInput = (event: InputEvent): void => this.inputs.publish(event);

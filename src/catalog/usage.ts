@@ -24,7 +24,10 @@ export interface UsageEvent {
     entry: CatalogEntry | undefined;
     outcome: Outcome;
     seconds: number;
-    /** A get whose upstream asked its client for input: how many rounds it took (interaction.ts). */
+    /**
+     * A get whose upstream asked its client for input: the rounds this client request put to it (interaction.ts): a
+     * 2025 client's get all of them, a 2026-07-28 client's one per input_required answer; summed, each round once.
+     */
     rounds?: number;
 }
 
