@@ -81,7 +81,7 @@ export class ClientInputError extends UpstreamRejectedError {
 const NO_ELICITATION_ID = () => '';
 
 /** `request` as `client` takes it, checked: -32021 naming what it did not declare, or what its revision cannot carry. */
-export function askable(client: ClientInput, request: InputRequest): InputRequest {
+function askable(client: ClientInput, request: InputRequest): InputRequest {
     const need = missingNeed(client.capabilities, request);
     if (need !== undefined) throw new InputRefusedError(missingCapabilityError(need));
     const adapted = forRevision(request, client.revision, NO_ELICITATION_ID);
@@ -163,7 +163,7 @@ export class Interaction {
         let result: GetPromptResult | InputRequired = first;
         while (isInputRequired(result)) {
             this.#nextRound(true);
-            const requests = this.readRound(result.inputRequests);
+            const requests = this.#readRound(result.inputRequests);
             for (const request of requests.values()) this.#checked(request, 'mrtr_to_request');
             const left = deadline - this.#now();
             if (left <= 0) throw new ClientInputError(`The prompt took longer than inputRequests.maxTotalMs (${seconds(maxTotalMs)})`, 'timeout');
@@ -181,13 +181,13 @@ export class Interaction {
         this.rounds = round - 1;
         this.#nextRound(true);
         const passed: Record<string, InputRequest> = {};
-        for (const [key, request] of this.readRound(inputRequests)) passed[key] = this.#checked(request, 'mrtr');
+        for (const [key, request] of this.#readRound(inputRequests)) passed[key] = this.#checked(request, 'mrtr');
         for (const request of Object.values(passed)) this.#publish(request.method, 'mrtr', 'passed');
         return passed;
     }
 
     /** A round's `inputRequests` (absent: none, the upstream wants its state back only); malformed or too many is the upstream's fault. */
-    readRound(inputRequests: Record<string, unknown> | undefined): ReadonlyMap<string, InputRequest> {
+    #readRound(inputRequests: Record<string, unknown> | undefined): ReadonlyMap<string, InputRequest> {
         if (inputRequests === undefined) return new Map();
         const read = readInputRequests(inputRequests, this.options.bounds.maxPerRound);
         if (typeof read !== 'string') return read;
@@ -319,7 +319,8 @@ interface Question {
 
 /** The upstream's call of one get, held open while its client answers. */
 class Held<R> {
-    readonly id = randomBytes(12).toString('base64url');
+    /** Named once registered (its first request): a get that asks nothing costs no random bytes. */
+    id = '';
     registered = false;
     round = 0;
     keys = 0;
@@ -454,6 +455,7 @@ export class HeldInteractions<R> {
             throw new UpstreamRejectedError(`Too many questions waiting for answers (${which}); try again later`, CODE.internalError);
         }
         held.registered = true;
+        held.id = randomBytes(12).toString('base64url');
         this.#held.set(held.id, held);
         this.#perOwner.set(held.ownerKey, owned + 1);
     }
