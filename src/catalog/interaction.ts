@@ -94,6 +94,11 @@ function seconds(ms: number): string {
     return `${Math.round(ms / 100) / 10} s`;
 }
 
+/** -32602's words for a retry whose held question is past its time, or no longer held (answered, cancelled). */
+export function expiredQuestion(answerTimeoutMs: number): string {
+    return `The question expired (inputRequests.answerTimeoutMs, ${seconds(answerTimeoutMs)}); get the prompt again without requestState`;
+}
+
 function noAnswer(ms: number): ClientInputError {
     return new ClientInputError(`The client gave no answer within ${seconds(ms)}`, 'timeout');
 }
@@ -451,8 +456,8 @@ export class HeldInteractions<R> {
         const { maxHeld, maxHeldPerClient } = this.bounds();
         const owned = this.#perOwner.get(held.ownerKey) ?? 0;
         if (this.#held.size >= maxHeld || owned >= maxHeldPerClient) {
-            const which = this.#held.size >= maxHeld ? `inputRequests.maxHeld (${maxHeld})` : `inputRequests.maxHeldPerClient (${maxHeldPerClient})`;
-            throw new UpstreamRejectedError(`Too many questions waiting for answers (${which}); try again later`, CODE.internalError);
+            const which = this.#held.size >= maxHeld ? `inputRequests.maxHeld, ${maxHeld}` : `inputRequests.maxHeldPerClient, ${maxHeldPerClient}`;
+            throw new UpstreamRejectedError(`Too many questions waiting (${which}); try again later`, CODE.internalError);
         }
         held.registered = true;
         held.id = randomBytes(12).toString('base64url');

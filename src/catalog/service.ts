@@ -15,7 +15,7 @@ import type { Catalog, CatalogEntry, Visibility } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
 import { withDefaults } from './overrides.js';
 import { paginate } from './paginate.js';
-import { HeldInteractions, Interaction, type ClientInput, type HeldStep, type InputEvent, type InteractionBounds } from './interaction.js';
+import { expiredQuestion, HeldInteractions, Interaction, type ClientInput, type HeldStep, type InputEvent, type InteractionBounds } from './interaction.js';
 import { MAX_REQUEST_STATE_BYTES, type OpenedState, type RequestStates, type StateBinding } from './request-state.js';
 import { isInputRequired, UpstreamFailedError, UpstreamRejectedError, type CallControl, type Continuation, type InputRequired } from './upstream-port.js';
 import type { VisibleSlices } from './visible-slices.js';
@@ -53,8 +53,6 @@ export interface GetRequest {
     readonly input?: ClientInput | undefined;
 }
 
-/** -32602 for a held question's state that is past its time, or no longer held here. */
-const EXPIRED = 'The question expired (inputRequests.answerTimeoutMs) or was answered already; get the prompt again without requestState';
 /** -32602 for a held question's state sealed by another gateway instance. */
 const ELSEWHERE = 'This question was asked by another gateway replica; get the prompt again without requestState';
 
@@ -147,7 +145,7 @@ export class PromptService {
     /** The client's retry: its state opened, or -32602 saying why (a state sealed for another caller, prompt, arguments or upstream is "invalid"). */
     #opened(sealed: string, get: Get): OpenedState {
         const opened = this.states.open(sealed, get.binding, this.held.instance);
-        if (opened === 'expired') throw new ProtocolError(CODE.invalidParams, EXPIRED);
+        if (opened === 'expired') throw new ProtocolError(CODE.invalidParams, expiredQuestion(this.options.input.answerTimeoutMs));
         if (opened === 'elsewhere') throw new ProtocolError(CODE.invalidParams, ELSEWHERE);
         if (opened === 'invalid' || (opened.kind === 'u' && opened.upstreamId !== get.entry.upstream.id)) throw new ProtocolError(CODE.invalidParams, 'Invalid requestState');
         return opened;
@@ -173,7 +171,7 @@ export class PromptService {
         const { caller, input, continuation, control } = get.request;
         const owner = { client: caller.scope, holder: input?.holder ?? '' };
         const resumed = this.held.resume(heldId, owner, round, continuation?.inputResponses, control?.signal);
-        if (resumed === 'expired') throw new ProtocolError(CODE.invalidParams, EXPIRED);
+        if (resumed === 'expired') throw new ProtocolError(CODE.invalidParams, expiredQuestion(this.options.input.answerTimeoutMs));
         if (resumed === 'invalid') throw new ProtocolError(CODE.invalidParams, 'Invalid requestState');
         return this.#heldAnswer(get, await resumed, round);
     }
