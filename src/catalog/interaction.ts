@@ -151,6 +151,8 @@ export interface InteractionOptions {
 export class Interaction {
     /** Rounds of input so far: each input_required answered, each upstream request put to the client. */
     rounds = 0;
+    /** The row taken, once an upstream asked. */
+    path: InteractionPath | undefined;
     readonly #now: () => number;
 
     constructor(private readonly options: InteractionOptions) {
@@ -166,6 +168,7 @@ export class Interaction {
         const { maxTotalMs, answerTimeoutMs } = this.options.bounds;
         const deadline = this.#now() + maxTotalMs;
         let result: GetPromptResult | InputRequired = first;
+        this.path = 'mrtr_to_request';
         while (isInputRequired(result)) {
             this.#nextRound(true);
             const requests = this.#readRound(result.inputRequests);
@@ -184,6 +187,7 @@ export class Interaction {
      */
     passOn(inputRequests: Record<string, unknown> | undefined, round: number): Record<string, InputRequest> {
         this.rounds = round - 1;
+        this.path = 'mrtr';
         this.#nextRound(true);
         const passed: Record<string, InputRequest> = {};
         for (const [key, request] of this.#readRound(inputRequests)) passed[key] = this.#checked(request, 'mrtr');
@@ -209,6 +213,7 @@ export class Interaction {
      */
     relay(): InputRequestHandler {
         return async (request, upstreamSignal) => {
+            this.path = 'request';
             this.#nextRound(false);
             this.#checked(request, 'request');
             const { answerTimeoutMs } = this.options.bounds;

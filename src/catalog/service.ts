@@ -15,7 +15,7 @@ import type { Catalog, CatalogEntry, Visibility } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
 import { withDefaults } from './overrides.js';
 import { paginate } from './paginate.js';
-import { expiredQuestion, HeldInteractions, Interaction, type ClientInput, type HeldStep, type InputEvent, type InteractionBounds } from './interaction.js';
+import { expiredQuestion, HeldInteractions, Interaction, type ClientInput, type HeldStep, type InputEvent, type InteractionBounds, type InteractionPath } from './interaction.js';
 import { MAX_REQUEST_STATE_BYTES, type OpenedState, type RequestStates, type StateBinding } from './request-state.js';
 import { isInputRequired, UpstreamFailedError, UpstreamRejectedError, type CallControl, type Continuation, type InputRequired } from './upstream-port.js';
 import type { VisibleSlices } from './visible-slices.js';
@@ -67,6 +67,7 @@ interface Get {
     readonly interaction: Interaction | undefined;
     /** Rounds of input this client request put to its client (a 2026-07-28 client's: one per input_required), for the usage event. */
     rounds: number;
+    path: InteractionPath | undefined;
 }
 
 /** Who is asking: cursors are bound to its scope, and it sees only the prompts `visible` lets through. */
@@ -123,7 +124,10 @@ export class PromptService {
      */
     get(request: GetRequest): Promise<GetPromptResult | InputRequired> {
         let get: Get | undefined;
-        const rounds = () => get?.interaction?.rounds ?? get?.rounds ?? 0;
+        const input = (): Pick<UsageEvent, 'rounds' | 'path'> => {
+            const { rounds, path } = get?.interaction ?? get ?? {};
+            return rounds === undefined || rounds === 0 || path === undefined ? {} : { rounds, path };
+        };
         return this.#recorded('get', request.caller, async found => {
             const { name, caller, input, continuation } = request;
             const entry = found(await this.#lookup(name, caller));
@@ -131,7 +135,7 @@ export class PromptService {
             const passUnknown = this.options.passUnknownArguments(entry.upstream.id);
             const args = validateArguments(entry.prompt, withDefaults(request.args, entry.defaults), { maxArguments, maxArgumentBytes, passUnknown });
             const binding = { scope: caller.scope, holder: input?.holder ?? '', name, args };
-            get = { request, entry, args, binding, interaction: input?.ask === undefined ? undefined : this.#interaction(entry, request, input), rounds: 0 };
+            get = { request, entry, args, binding, interaction: input?.ask === undefined ? undefined : this.#interaction(entry, request, input), rounds: 0, path: undefined };
             const opened = continuation?.requestState === undefined ? undefined : this.#opened(continuation.requestState, get);
             if (opened?.kind === 'h') return this.#resumed(get, opened.heldId, opened.round);
             // A 2026-07-28 client's first get: what a 2025 upstream asks on its way is held for its retries (row D).
@@ -139,7 +143,7 @@ export class PromptService {
             // A kind u state's round: the client's retry answers it; the upstream's next input_required is the one after.
             const upstreamContinuation = continuation === undefined ? undefined : { inputResponses: continuation.inputResponses, requestState: opened?.state };
             return this.#answered(get, await this.#call(get, upstreamContinuation), opened?.round ?? 0);
-        }, rounds);
+        }, input);
     }
 
     /** The client's retry: its state opened, or -32602 saying why (a state sealed for another caller, prompt, arguments or upstream is "invalid"). */
@@ -181,6 +185,7 @@ export class PromptService {
         if ('done' in step) return this.#answered(get, step.done, round);
         const { heldId, expiresAt, inputRequests } = step.asking;
         get.rounds = 1;
+        get.path = 'request_to_mrtr';
         const requestState = this.states.sealHeld(this.held.instance, heldId, step.asking.round, get.binding, expiresAt);
         return { resultType: 'input_required', inputRequests, requestState };
     }
@@ -207,6 +212,7 @@ export class PromptService {
     #passed(get: Get, result: InputRequired, round: number): InputRequired {
         const { entry, request } = get;
         get.rounds = 1;
+        get.path = 'mrtr';
         let passed: InputRequired = result;
         if (request.input !== undefined) passed = { ...result, inputRequests: this.#interaction(entry, request, request.input).passOn(result.inputRequests, round) };
         if (result.requestState !== undefined && exceeds(result.requestState, MAX_REQUEST_STATE_BYTES)) {
@@ -241,14 +247,13 @@ export class PromptService {
      * Runs one operation, publishes how it ended and how long it took, and turns upstream failures into JSON-RPC
      * errors. `found` names the catalog entry as soon as the operation knows it.
      */
-    async #recorded<T>(operation: Operation, caller: Caller, run: (found: (entry: CatalogEntry) => CatalogEntry) => Promise<T>, rounds?: () => number): Promise<T> {
+    async #recorded<T>(operation: Operation, caller: Caller, run: (found: (entry: CatalogEntry) => CatalogEntry) => Promise<T>, input?: () => Pick<UsageEvent, 'rounds' | 'path'>): Promise<T> {
         const started = performance.now();
         let entry: CatalogEntry | undefined;
         const found = (known: CatalogEntry) => (entry = known);
         const publish = (outcome: UsageEvent['outcome']) => {
             const seconds = (performance.now() - started) / 1000;
-            const asked = rounds?.() ?? 0;
-            this.usage.publish({ operation, client: caller.scope, entry, outcome, seconds, ...(asked > 0 ? { rounds: asked } : {}) });
+            this.usage.publish({ operation, client: caller.scope, entry, outcome, seconds, ...input?.() });
         };
         try {
             const result = await run(found);

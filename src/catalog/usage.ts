@@ -6,7 +6,7 @@
  */
 import { ProtocolError } from '@modelcontextprotocol/client';
 import { CODE } from '../protocol/errors.js';
-import { ClientInputError } from './interaction.js';
+import { ClientInputError, type InteractionPath } from './interaction.js';
 import { UpstreamFailedError, UpstreamRejectedError } from './upstream-port.js';
 import type { CatalogEntry } from './catalog.js';
 import { quote } from './arguments.js';
@@ -29,6 +29,8 @@ export interface UsageEvent {
      * 2025 client's get all of them, a 2026-07-28 client's one per input_required answer; summed, each round once.
      */
     rounds?: number;
+    /** With `rounds`: the row of the table they took. */
+    path?: InteractionPath;
 }
 
 /**

@@ -83,6 +83,7 @@ describe('row mrtr: a 2026-07-28 upstream, a 2026-07-28 client', () => {
         const done = await get(carol.input, { continuation: { inputResponses: answers, requestState: first.requestState } });
         assert.deepEqual(upstream.continuations[1], { inputResponses: answers, requestState: 'R1' });
         assert.equal((done as { messages: unknown[] }).messages.length, 1);
+        assert.equal(usage[0]?.path, 'mrtr');
         assert.deepEqual(
             usage.map(event => [event.outcome, event.rounds]),
             [
@@ -150,7 +151,7 @@ describe('row mrtr_to_request: a 2026-07-28 upstream, a 2025 client asked on its
             [undefined, 'R1', 'R2'],
             "the upstream's own state, never the client's to see"
         );
-        assert.equal(usage.at(-1)?.rounds, 2);
+        assert.deepEqual([usage.at(-1)?.rounds, usage.at(-1)?.path], [2, 'mrtr_to_request']);
     });
 
     test('refused before anyone is asked: what the client did not declare (-32021), what its revision cannot carry', async t => {
@@ -254,7 +255,7 @@ describe('row request: a 2025 upstream, a 2025 client', () => {
         confirm.answer({ result: ACCEPTED });
         (await bob.next()).answer({ error: { code: -1, message: 'no model' } });
         assert.deepEqual(text(await result), [{ result: ACCEPTED }, { error: { code: -1, message: 'no model' } }]);
-        assert.equal(usage.at(-1)?.rounds, 2);
+        assert.deepEqual([usage.at(-1)?.rounds, usage.at(-1)?.path], [2, 'request']);
         assert.deepEqual(
             inputs.map(event => [event.path, event.method, event.outcome]),
             [
@@ -324,8 +325,12 @@ describe('row request_to_mrtr: a 2025 upstream, a 2026-07-28 client (held questi
         assert.equal(upstream.gets.length, 1, 'one upstream call for the three client requests');
         assert.equal(service.held.size, 0);
         assert.deepEqual(
-            usage.map(event => event.rounds),
-            [1, 1, undefined],
+            usage.map(event => [event.rounds, event.path]),
+            [
+                [1, 'request_to_mrtr'],
+                [1, 'request_to_mrtr'],
+                [undefined, undefined]
+            ],
             'each round counted once'
         );
         assert.deepEqual(
