@@ -266,13 +266,14 @@ describe('row request: a 2025 upstream, a 2025 client', () => {
     });
 
     test('a request the client did not declare: refused to the upstream, its call cancelled, the client told -32021', async t => {
-        const { upstream, get, inputs } = setup(t);
+        const { upstream, get, inputs, usage } = setup(t);
         legacyScript(upstream, [[CONFIRM]]);
         const old = clientOf('2025-03-26', EVERYTHING);
         assert.deepEqual(await rpcError(get(old.input)), refusedElicitation);
         assert.equal(upstream.cancelled, 1);
         assert.deepEqual(old.asked, []);
         assert.deepEqual(inputs.map(event => event.outcome), ['refused']);
+        assert.equal(usage.at(-1)?.outcome, 'invalid_params', "a refusal is about the client's request");
     });
 
     test('no answer within answerTimeoutMs cancels the question and the call (mock timers)', async t => {
