@@ -3,6 +3,7 @@
  * merged view, get a prompt from its owning upstream, complete an argument.
  * Transport-agnostic: it takes request params and throws JSON-RPC errors.
  */
+import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { ProtocolError } from '@modelcontextprotocol/client';
 import type { CompleteRequest, CompleteResult, GetPromptResult, ListPromptsResult, Prompt } from '@modelcontextprotocol/client';
@@ -14,7 +15,9 @@ import type { Catalog, CatalogEntry, Visibility } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
 import { withDefaults } from './overrides.js';
 import { paginate } from './paginate.js';
-import { MAX_REQUEST_STATE_BYTES, type RequestStates } from './request-state.js';
+import { HeldInteractions, type HeldStep } from './held-interactions.js';
+import { expiredQuestion, Interaction, type ClientInput, type InputEvent, type InteractionBounds, type InteractionPath } from './interaction.js';
+import { MAX_REQUEST_STATE_BYTES, type OpenedState, type RequestStates, type StateBinding } from './request-state.js';
 import { isInputRequired, UpstreamFailedError, UpstreamRejectedError, type CallControl, type Continuation, type InputRequired } from './upstream-port.js';
 import type { VisibleSlices } from './visible-slices.js';
 import { outcomeOf, UnknownPromptError, type Operation, type UsageEvent } from './usage.js';
@@ -34,6 +37,38 @@ export interface PromptServiceOptions {
     maxJsonDepth: number;
     /** Whether arguments a prompt does not declare are forwarded to this upstream. */
     passUnknownArguments: (upstreamId: string) => boolean;
+    /** config inputRequests, with limits.maxBodyBytes as maxAnswerBytes. */
+    input: InteractionBounds;
+}
+
+/** One prompts/get as the dispatcher (or the prompts command) hands it over. */
+export interface GetRequest {
+    readonly name: string;
+    /** The client's arguments, unchecked. */
+    readonly args: unknown;
+    readonly caller: Caller;
+    readonly control?: CallControl | undefined;
+    /** A 2026-07-28 client's retry: its inputResponses and the requestState it was given. */
+    readonly continuation?: Continuation | undefined;
+    /** How the client answers input requests. Absent (the prompts command): an upstream's input_required is returned sealed, for the caller to report. */
+    readonly input?: ClientInput | undefined;
+}
+
+/** -32602 for a held question's state sealed by another gateway instance. */
+const ELSEWHERE = 'This question was asked by another gateway replica; get the prompt again without requestState';
+
+/** What a get knows once its prompt is found: shared by the paths of input (interaction.ts). */
+interface Get {
+    readonly request: GetRequest;
+    readonly entry: CatalogEntry;
+    /** As sent upstream: checked, defaults filled in. */
+    readonly args: Record<string, string> | undefined;
+    readonly binding: StateBinding;
+    /** For a 2025 client: asks it, counts the rounds. */
+    readonly interaction: Interaction | undefined;
+    /** Rounds of input this client request put to its client (a 2026-07-28 client's: one per input_required), for the usage event. */
+    rounds: number;
+    path: InteractionPath | undefined;
 }
 
 /** Who is asking: cursors are bound to its scope, and it sees only the prompts `visible` lets through. */
@@ -45,14 +80,22 @@ export interface Caller {
 export class PromptService {
     /** Every list, get and completion, once it has ended; listeners run synchronously, on the request's own path. */
     readonly usage = new Bus<UsageEvent>();
+    /** Every input request's end (interaction.ts), for metrics. */
+    readonly inputs = new Bus<InputEvent>();
+    /** 2025 upstreams' requests held for 2026-07-28 clients; its instance tag names this gateway in their states. */
+    readonly held: HeldInteractions<GetPromptResult | InputRequired>;
 
     constructor(
         private readonly catalog: Catalog,
         private cursors: CursorCodec,
         private options: PromptServiceOptions,
         private readonly slices: VisibleSlices,
-        private states: RequestStates
-    ) {}
+        private states: RequestStates,
+        // Per gateway, never a module constant: gateways in one process (tests' replicas) must differ.
+        instance = randomBytes(6).toString('base64url')
+    ) {
+        this.held = new HeldInteractions(instance, () => this.options.input);
+    }
 
     /** A reload's new keys and page size; cursors and request states sealed with an old key become invalid. */
     reconfigure(cursors: CursorCodec, options: PromptServiceOptions, states: RequestStates): void {
@@ -76,35 +119,115 @@ export class PromptService {
     }
 
     /**
-     * A prompt, or (from a 2026-07-28 upstream) its request for input first, whose `requestState` the gateway seals to
-     * this caller and prompt; `continuation` is the client's retry with the input, its state opened here.
+     * A prompt, asking its client on the way what its upstream asks (interaction.ts): a 2025 client on the stream of
+     * its request, a 2026-07-28 client in `input_required` rounds, each `requestState` sealed to this caller, prompt,
+     * arguments and round; `continuation` is such a client's retry with its answers, its state opened here.
      */
-    get(name: string, args: unknown, caller: Caller, control?: CallControl, continuation?: Continuation): Promise<GetPromptResult | InputRequired> {
-        return this.#recorded('get', caller, async found => {
+    get(request: GetRequest): Promise<GetPromptResult | InputRequired> {
+        let get: Get | undefined;
+        const input = (): Pick<UsageEvent, 'rounds' | 'path'> => {
+            const { rounds, path } = get?.interaction ?? get ?? {};
+            return rounds === undefined || rounds === 0 || path === undefined ? {} : { rounds, path };
+        };
+        return this.#recorded('get', request.caller, async found => {
+            const { name, caller, input, continuation } = request;
             const entry = found(await this.#lookup(name, caller));
             const { maxArguments, maxArgumentBytes } = this.options;
             const passUnknown = this.options.passUnknownArguments(entry.upstream.id);
-            const validArgs = validateArguments(entry.prompt, withDefaults(args, entry.defaults), { maxArguments, maxArgumentBytes, passUnknown });
-            const binding = { scope: caller.scope, name };
-            const upstreamContinuation = continuation === undefined ? undefined : this.#opened(continuation, entry, binding);
-            const result = this.#sizeChecked(entry, await entry.upstream.getPrompt(entry.originalName, validArgs, control, upstreamContinuation));
-            if (!isInputRequired(result) || result.requestState === undefined) return result;
-            if (exceeds(result.requestState, MAX_REQUEST_STATE_BYTES)) {
-                entry.upstream.reportFault('oversized_result', 'upstream requestState over 64 KiB; not forwarded');
-                throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: requestState larger than ${MAX_REQUEST_STATE_BYTES} bytes`);
-            }
-            return { ...result, requestState: this.states.seal(result.requestState, entry.upstream.id, binding) };
-        });
+            const args = validateArguments(entry.prompt, withDefaults(request.args, entry.defaults), { maxArguments, maxArgumentBytes, passUnknown });
+            const binding = { scope: caller.scope, holder: input?.holder ?? '', name, args };
+            get = { request, entry, args, binding, interaction: input?.ask === undefined ? undefined : this.#interaction(entry, request, input), rounds: 0, path: undefined };
+            const opened = continuation?.requestState === undefined ? undefined : this.#opened(continuation.requestState, get);
+            if (opened?.kind === 'h') return this.#resumed(get, opened.heldId, opened.round);
+            // A 2026-07-28 client's first get: what a 2025 upstream asks on its way is held for its retries (row D).
+            if (input !== undefined && input.ask === undefined && continuation === undefined) return this.#held(get, input);
+            // A kind u state's round: the client's retry answers it; the upstream's next input_required is the one after.
+            const upstreamContinuation = continuation === undefined ? undefined : { inputResponses: continuation.inputResponses, requestState: opened?.state };
+            return this.#answered(get, await this.#call(get, upstreamContinuation), opened?.round ?? 0);
+        }, input);
     }
 
-    /** The client's retry with the upstream's own state: a state sealed for another caller, prompt or upstream is -32602. */
-    #opened(continuation: Continuation, entry: CatalogEntry, binding: { scope: string; name: string }): Continuation {
-        const { inputResponses, requestState } = continuation;
-        if (requestState === undefined) return { inputResponses };
-        const opened = this.states.open(requestState, binding);
-        if (opened === undefined || opened.upstreamId !== entry.upstream.id) throw new ProtocolError(CODE.invalidParams, 'Invalid requestState');
-        return { inputResponses, requestState: opened.state };
+    /** The client's retry: its state opened, or -32602 saying why (a state sealed for another caller, prompt, arguments or upstream is "invalid"). */
+    #opened(sealed: string, get: Get): OpenedState {
+        const opened = this.states.open(sealed, get.binding, this.held.instance);
+        if (opened === 'expired') throw new ProtocolError(CODE.invalidParams, expiredQuestion(this.options.input.answerTimeoutMs));
+        if (opened === 'elsewhere') throw new ProtocolError(CODE.invalidParams, ELSEWHERE);
+        if (opened === 'invalid' || (opened.kind === 'u' && opened.upstreamId !== get.entry.upstream.id)) throw new ProtocolError(CODE.invalidParams, 'Invalid requestState');
+        return opened;
     }
+
+    /** The upstream's answer; a 2025 client is asked on its stream what a 2025 upstream asks on the way (row C). */
+    #call(get: Get, continuation: Continuation | undefined): Promise<GetPromptResult | InputRequired> {
+        const { entry, args, request, interaction } = get;
+        const control = interaction === undefined ? request.control : { ...request.control, onInputRequest: interaction.relay() };
+        return entry.upstream.getPrompt(entry.originalName, args, control, continuation);
+    }
+
+    /** A 2026-07-28 client's first get, its upstream's requests held (nothing is, unless a 2025 upstream asks). */
+    async #held(get: Get, input: ClientInput): Promise<GetPromptResult | InputRequired> {
+        const { entry, args, request } = get;
+        const context = { owner: { client: request.caller.scope, holder: input.holder }, input, upstream: entry.upstream, publish: this.#publishInput };
+        const step = await this.held.start(onInputRequest => entry.upstream.getPrompt(entry.originalName, args, { ...request.control, onInputRequest }), context);
+        return this.#heldAnswer(get, step, 0);
+    }
+
+    /** A 2026-07-28 client's retry answering a held 2025 upstream's questions. */
+    async #resumed(get: Get, heldId: string, round: number): Promise<GetPromptResult | InputRequired> {
+        const { caller, input, continuation, control } = get.request;
+        const owner = { client: caller.scope, holder: input?.holder ?? '' };
+        const resumed = this.held.resume(heldId, owner, round, continuation?.inputResponses, control?.signal);
+        if (resumed === 'expired') throw new ProtocolError(CODE.invalidParams, expiredQuestion(this.options.input.answerTimeoutMs));
+        if (resumed === 'invalid') throw new ProtocolError(CODE.invalidParams, 'Invalid requestState');
+        return this.#heldAnswer(get, await resumed, round);
+    }
+
+    /** A held get's step as the client sees it: its questions with a state naming them (kind h), or the upstream's answer. */
+    #heldAnswer(get: Get, step: HeldStep<GetPromptResult | InputRequired>, round: number): Promise<GetPromptResult | InputRequired> | InputRequired {
+        if ('done' in step) return this.#answered(get, step.done, round);
+        const { heldId, expiresAt, inputRequests } = step.asking;
+        get.rounds = 1;
+        get.path = 'request_to_mrtr';
+        const requestState = this.states.sealHeld(this.held.instance, heldId, step.asking.round, get.binding, expiresAt);
+        return { resultType: 'input_required', inputRequests, requestState };
+    }
+
+    /** An answer checked; `input_required` asked of a 2025 client (row B), or passed to a 2026-07-28 one sealed (row A). */
+    async #answered(get: Get, answer: GetPromptResult | InputRequired, round: number): Promise<GetPromptResult | InputRequired> {
+        const result = this.#sizeChecked(get.entry, answer);
+        if (!isInputRequired(result)) return result;
+        if (get.interaction === undefined) return this.#passed(get, result, round + 1);
+        return get.interaction.drive(result, continuation => this.#retried(get, continuation), get.request.control?.signal);
+    }
+
+    /** Row B's retry of the upstream with the client's answers, for a caller that must still see the prompt. */
+    async #retried(get: Get, continuation: Continuation): Promise<GetPromptResult | InputRequired> {
+        const { entry, args, request } = get;
+        if (!request.caller.visible(entry)) throw new UnknownPromptError(request.name, entry);
+        return this.#sizeChecked(entry, await entry.upstream.getPrompt(entry.originalName, args, request.control, continuation));
+    }
+
+    /**
+     * Row A: a 2026-07-28 upstream's input_required passed to a 2026-07-28 client, its requests checked against what
+     * the client declared (without `input`, for the prompts command, as they came), its state sealed with the round.
+     */
+    #passed(get: Get, result: InputRequired, round: number): InputRequired {
+        const { entry, request } = get;
+        get.rounds = 1;
+        get.path = 'mrtr';
+        let passed: InputRequired = result;
+        if (request.input !== undefined) passed = { ...result, inputRequests: this.#interaction(entry, request, request.input).passOn(result.inputRequests, round) };
+        if (result.requestState !== undefined && exceeds(result.requestState, MAX_REQUEST_STATE_BYTES)) {
+            entry.upstream.reportFault('oversized_result', 'upstream requestState over 64 KiB; not forwarded');
+            throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: requestState larger than ${MAX_REQUEST_STATE_BYTES} bytes`);
+        }
+        return { ...passed, requestState: this.states.sealUpstream(result.requestState, entry.upstream.id, round, get.binding) };
+    }
+
+    #interaction(entry: CatalogEntry, request: GetRequest, input: ClientInput): Interaction {
+        return new Interaction({ upstream: entry.upstream, client: request.caller.scope, input, bounds: this.options.input, publish: this.#publishInput });
+    }
+
+    readonly #publishInput = (event: InputEvent): void => this.inputs.publish(event);
 
     complete(params: CompleteRequest['params'], caller: Caller, control?: CallControl): Promise<CompleteResult> {
         return this.#recorded('complete', caller, async found => {
@@ -125,13 +248,13 @@ export class PromptService {
      * Runs one operation, publishes how it ended and how long it took, and turns upstream failures into JSON-RPC
      * errors. `found` names the catalog entry as soon as the operation knows it.
      */
-    async #recorded<T>(operation: Operation, caller: Caller, run: (found: (entry: CatalogEntry) => CatalogEntry) => Promise<T>): Promise<T> {
+    async #recorded<T>(operation: Operation, caller: Caller, run: (found: (entry: CatalogEntry) => CatalogEntry) => Promise<T>, input?: () => Pick<UsageEvent, 'rounds' | 'path'>): Promise<T> {
         const started = performance.now();
         let entry: CatalogEntry | undefined;
         const found = (known: CatalogEntry) => (entry = known);
         const publish = (outcome: UsageEvent['outcome']) => {
             const seconds = (performance.now() - started) / 1000;
-            this.usage.publish({ operation, client: caller.scope, entry, outcome, seconds });
+            this.usage.publish({ operation, client: caller.scope, entry, outcome, seconds, ...input?.() });
         };
         try {
             const result = await run(found);

@@ -6,6 +6,7 @@
  */
 import { ProtocolError } from '@modelcontextprotocol/client';
 import { CODE } from '../protocol/errors.js';
+import { ClientInputError, type InteractionPath } from './interaction.js';
 import { UpstreamFailedError, UpstreamRejectedError } from './upstream-port.js';
 import type { CatalogEntry } from './catalog.js';
 import { quote } from './arguments.js';
@@ -23,6 +24,13 @@ export interface UsageEvent {
     entry: CatalogEntry | undefined;
     outcome: Outcome;
     seconds: number;
+    /**
+     * A get whose upstream asked its client for input: the rounds this client request put to it (interaction.ts): a
+     * 2025 client's get all of them, a 2026-07-28 client's one per input_required answer; summed, each round once.
+     */
+    rounds?: number;
+    /** With `rounds`: the row of the table they took. */
+    path?: InteractionPath;
 }
 
 /**
@@ -41,6 +49,9 @@ export class UnknownPromptError extends ProtocolError {
 /** How a failed request ended, from the error the service met (before it becomes a JSON-RPC error). */
 export function outcomeOf(error: unknown): Outcome {
     if (error instanceof UnknownPromptError) return error.hidden === undefined ? 'invalid_params' : 'denied';
+    // The client did not answer (in time, or at all), or answered with an error: not the upstream's doing.
+    if (error instanceof ClientInputError) return error.outcome === 'failed' ? 'upstream_error' : error.outcome;
+    // A refusal (-32021: the client did not declare what the upstream asks) is about the client's request.
     if (error instanceof UpstreamRejectedError) return 'invalid_params';
     if (error instanceof UpstreamFailedError) {
         if (error.fault === 'timeout') return 'timeout';

@@ -9,6 +9,7 @@ import type { UsageEvent } from '../../src/catalog/usage.js';
 import { VisibleSlices } from '../../src/catalog/visible-slices.js';
 import { UpstreamFailedError, UpstreamRejectedError } from '../../src/catalog/upstream-port.js';
 import { FakeUpstream, prompt, RELIST, silentLogger } from './fake-upstream.js';
+import { BOUNDS } from './input-ports.js';
 
 const OPTIONS: PromptServiceOptions = {
     pageSize: 2,
@@ -16,7 +17,8 @@ const OPTIONS: PromptServiceOptions = {
     maxArgumentBytes: 16,
     maxResultBytes: 1000,
     maxJsonDepth: 8,
-    passUnknownArguments: upstreamId => upstreamId === 'open'
+    passUnknownArguments: upstreamId => upstreamId === 'open',
+    input: BOUNDS
 };
 
 const everything: Caller = { scope: 'alice', visible: () => true };
@@ -57,11 +59,11 @@ describe('prompt service', () => {
         const { service } = setup(t, [docs, open]);
         docs.getAnswer = { messages: [{ role: 'user', content: { type: 'text', text: 'from docs' } }] };
         const control = { signal: new AbortController().signal };
-        const result = await service.get('docs__review', { file: 'a.md' }, everything, control);
+        const result = await service.get({ name: 'docs__review', args: { file: 'a.md' }, caller: everything, control });
         assert.deepEqual(result, docs.getAnswer);
         assert.deepEqual(docs.gets, [{ name: 'review', args: { file: 'a.md' }, control }]);
         assert.equal(open.gets.length, 0);
-        await service.get('open__review', undefined, everything);
+        await service.get({ name: 'open__review', args: undefined, caller: everything });
         assert.deepEqual(
             open.gets.map(get => get.name),
             ['review']
@@ -89,8 +91,8 @@ describe('prompt service', () => {
         const { docs, open } = twoUpstreams();
         const { service, usage } = setup(t, [docs, open]);
         await service.list(undefined, everything);
-        const hidden = await rpcError(service.get('docs__secret', undefined, noSecrets));
-        const missing = await rpcError(service.get('docs__secreu', undefined, noSecrets));
+        const hidden = await rpcError(service.get({ name: 'docs__secret', args: undefined, caller: noSecrets }));
+        const missing = await rpcError(service.get({ name: 'docs__secreu', args: undefined, caller: noSecrets }));
         assert.equal(hidden.code, ProtocolErrorCode.InvalidParams);
         assert.deepEqual({ ...hidden, message: hidden.message.replace('secret', 'NAME') }, { ...missing, message: missing.message.replace('secreu', 'NAME') });
         const hiddenCompletion = await rpcError(service.complete(completion('docs__secret'), noSecrets));
@@ -114,7 +116,7 @@ describe('prompt service', () => {
         const { service } = setup(t, [docs, open]);
         await service.list(undefined, everything);
         docs.setState('down');
-        assert.equal((await rpcError(service.get('docs__review', { file: 'a' }, everything))).code, ProtocolErrorCode.InvalidParams);
+        assert.equal((await rpcError(service.get({ name: 'docs__review', args: { file: 'a' }, caller: everything }))).code, ProtocolErrorCode.InvalidParams);
         assert.deepEqual(docs.gets, []);
     });
 
@@ -129,12 +131,12 @@ describe('prompt service', () => {
             ['docs__review', { file: 'a', b: 'b', c: 'c', d: 'd', e: 'e' }, /Too many arguments/]
         ];
         for (const [name, args, message] of cases) {
-            const error = await rpcError(service.get(name, args, everything));
+            const error = await rpcError(service.get({ name, args, caller: everything }));
             assert.equal(error.code, ProtocolErrorCode.InvalidParams);
             assert.match(error.message, message);
         }
         assert.deepEqual(docs.gets, []);
-        await service.get('open__review', { file: 'a', extra: 'b' }, everything);
+        await service.get({ name: 'open__review', args: { file: 'a', extra: 'b' }, caller: everything });
         assert.deepEqual(
             open.gets.map(get => get.args),
             [{ file: 'a', extra: 'b' }],
@@ -163,7 +165,7 @@ describe('prompt service', () => {
         ];
         for (const [failure, expected, outcome] of failures) {
             docs.getAnswer = failure;
-            assert.deepEqual(await rpcError(service.get('docs__review', { file: 'a' }, everything)), expected);
+            assert.deepEqual(await rpcError(service.get({ name: 'docs__review', args: { file: 'a' }, caller: everything })), expected);
             assert.equal(usage.at(-1)?.outcome, outcome);
             assert.equal(usage.at(-1)?.entry?.exposedName, 'docs__review');
         }
@@ -178,13 +180,13 @@ describe('prompt service', () => {
         const { docs, open } = twoUpstreams();
         const { service } = setup(t, [docs, open]);
         docs.getAnswer = { messages: [{ role: 'user', content: { type: 'text', text: 'x'.repeat(1000) } }] };
-        const large = await rpcError(service.get('docs__review', { file: 'a' }, everything));
+        const large = await rpcError(service.get({ name: 'docs__review', args: { file: 'a' }, caller: everything }));
         assert.equal(large.code, ProtocolErrorCode.InternalError);
         assert.match(large.message, /Upstream docs failed: result larger than 1000 bytes/);
         let deep: Record<string, unknown> = {};
         for (let i = 0; i < 20; i++) deep = { deep };
         docs.getAnswer = { messages: [], _meta: deep };
-        assert.match((await rpcError(service.get('docs__review', { file: 'a' }, everything))).message, /nested deeper than 8 levels/);
+        assert.match((await rpcError(service.get({ name: 'docs__review', args: { file: 'a' }, caller: everything }))).message, /nested deeper than 8 levels/);
         assert.deepEqual(docs.faults, ['oversized_result', 'oversized_result']);
         assert.deepEqual(open.faults, []);
     });

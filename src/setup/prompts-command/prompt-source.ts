@@ -57,7 +57,7 @@ export class PromptSource {
     }
 
     get(name: string, args: Record<string, string>): Promise<GetPromptResult | InputRequired> {
-        return this.#parts.service.get(name, args, this.#caller);
+        return this.#parts.service.get({ name, args, caller: this.#caller });
     }
 
     /** Stops every upstream (stdio children and their process groups included); safe to call more than once. */
