@@ -32,6 +32,28 @@ describe('SessionSeal', () => {
         assert.equal(new SessionSeal([NEW], '').open(`${id.split('.')[0]}.${cursorKey.seal(Buffer.from('[1]'))}`, NOW), undefined);
     });
 
+    test("the client's input capabilities are sealed in (FORMAT 2); an id of FORMAT 1, sealed before them, opens as none", () => {
+        const seal = new SessionSeal([NEW], '');
+        const { id, sealed } = seal.seal({ ...FIELDS, input: 37 });
+        assert.equal(sealed.input, 37);
+        assert.equal(seal.open(id, NOW)?.input, 37);
+        assert.equal(seal.open(seal.seal(FIELDS).id, NOW)?.input, 0, 'none given: none declared');
+        const sealer = new Sealer(NEW, 'mcp-prompt-gateway session v1');
+        const sealOf = (fields: unknown[]) => `${sealer.keyId}.${sealer.seal(Buffer.from(JSON.stringify(fields)))}`;
+        const formatOne = sealOf([1, 'nonce', 'alice', 'alice', '2025-06-18', 1, NOW, NOW + 60_000]);
+        assert.deepEqual(seal.open(formatOne, NOW), { ...FIELDS, nonce: 'nonce', input: 0 });
+        for (const bad of [
+            [2, 'nonce', 'alice', 'alice', '2025-06-18', 1, NOW, NOW + 60_000],
+            [1, 'nonce', 'alice', 'alice', '2025-06-18', 1, 5, NOW, NOW + 60_000],
+            [2, 'nonce', 'alice', 'alice', '2025-06-18', 1, -1, NOW, NOW + 60_000],
+            [2, 'nonce', 'alice', 'alice', '2025-06-18', 1, 1.5, NOW, NOW + 60_000],
+            [2, 'nonce', 'alice', 'alice', '2025-06-18', 1, '5', NOW, NOW + 60_000],
+            [3, 'nonce', 'alice', 'alice', '2025-06-18', 1, 5, NOW, NOW + 60_000]
+        ]) {
+            assert.equal(seal.open(sealOf(bad), NOW), undefined, JSON.stringify(bad));
+        }
+    });
+
     test('rotation: new ids are sealed with the newest key; ids of an older key of the ring still open', () => {
         const before = new SessionSeal([OLD], '').seal(FIELDS).id;
         const rotated = new SessionSeal([NEW, OLD], '');
