@@ -82,10 +82,11 @@ export class SessionSeal {
 
 function sessionOf(value: unknown): SealedSession | undefined {
     if (!Array.isArray(value)) return undefined;
+    const array = value as unknown[];
     // FORMAT 1 is FORMAT 2 without `input`: read as a client that declared nothing.
-    const fields = value.length === 8 && value[0] === SESSION_FORMAT_1 ? [...value.slice(0, 6), 0, ...value.slice(6)] : value;
-    if (fields.length !== 9 || fields[0] !== (fields === value ? SESSION_FORMAT : SESSION_FORMAT_1)) return undefined;
-    const [, nonce, clientId, quotaKey, protocolVersion, completions, input, createdAt, expiresAt] = fields as unknown[];
+    const fields = array.length === 8 && array[0] === SESSION_FORMAT_1 ? [...array.slice(0, 6), 0, ...array.slice(6)] : array;
+    if (fields.length !== 9 || fields[0] !== (fields === array ? SESSION_FORMAT : SESSION_FORMAT_1)) return undefined;
+    const [, nonce, clientId, quotaKey, protocolVersion, completions, input, createdAt, expiresAt] = fields;
     if (typeof nonce !== 'string' || typeof clientId !== 'string' || typeof quotaKey !== 'string' || typeof protocolVersion !== 'string') return undefined;
     if ((completions !== 0 && completions !== 1) || !isBits(input) || !Number.isSafeInteger(createdAt) || !Number.isSafeInteger(expiresAt)) return undefined;
     return { nonce, clientId, quotaKey, protocolVersion, completions: completions === 1, input, createdAt: createdAt as number, expiresAt: expiresAt as number };
