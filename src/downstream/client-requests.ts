@@ -13,7 +13,7 @@
  * ended), or with the session. Whenever the gateway stops waiting unanswered, the client is told with
  * `notifications/cancelled` first, so its user is not left with a form nobody reads.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { JSONRPCMessage, JSONRPCResponse } from '@modelcontextprotocol/client';
 import { UpstreamRejectedError } from '../catalog/upstream-port.js';
 import { cannotCarryError, CODE, readAnswerError } from '../protocol/errors.js';
@@ -45,8 +45,16 @@ interface Asked {
     fail(reason: string, error: Error): void;
 }
 
-/** An instance tag as gateway.ts mints them: 6 random bytes, base64url. */
+/** An instance tag (mintInstanceTag), a dot, a count. */
 const ASK_ID = /^([A-Za-z0-9_-]{8})\.[1-9]\d{0,15}$/;
+
+/**
+ * A tag naming one gateway process among its replicas: 6 random bytes, base64url (8 characters). Per gateway, never a
+ * module constant: gateways started in one process (tests) are replicas of each other too.
+ */
+export function mintInstanceTag(): string {
+    return randomBytes(6).toString('base64url');
+}
 
 /** Ids `<instance>.<n>` for one gateway process. */
 export function askIds(instance: string): () => string {
