@@ -296,12 +296,14 @@ interface GetRequest {
 }
 
 /**
- * The one call into the catalog's get. Issue 28 part C turns PromptService.get into `get(request: GetRequest)`, which
- * takes `input`; until then `input` reaches no further than this call.
+ * The one call into the catalog's get. Issue 28 part C turns PromptService.get into `get(request: GetRequest)`; until
+ * then `input` rides as a sixth argument, which today's get does not read (a stand-in service can: the unit tests').
  */
-function getPrompt(service: PromptService, { name, args, caller, control, continuation }: GetRequest): ReturnType<PromptService['get']> {
-    return service.get(name, args, caller, control, continuation);
+function getPrompt(service: PromptService, { name, args, caller, control, continuation, input }: GetRequest): ReturnType<PromptService['get']> {
+    return (service.get as GetWithInput).call(service, name, args, caller, control, continuation, input);
 }
+
+type GetWithInput = (...parameters: [...Parameters<PromptService['get']>, ClientInput | undefined]) => ReturnType<PromptService['get']>;
 
 /** An empty list of what the gateway does not serve; a cursor cannot be one it gave, so it is invalid. */
 function emptyList(method: string, params: Params): Record<string, unknown> {
