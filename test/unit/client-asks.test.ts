@@ -31,7 +31,7 @@ import type { ClientProfile } from '../../src/policy/clients.js';
 import type { RateLimiter } from '../../src/policy/rate-limiter.js';
 import type { InputAnswer, InputRequest } from '../../src/protocol/input-requests.js';
 import { compilePromptFilter } from '../../src/policy/prompt-filter.js';
-import { initializeBody, openRawSession, post, SseReader, type JsonRpcMessage } from '../raw-http.js';
+import { initializeBody, modernMeta, openRawSession, post, postModern, SseReader, type JsonRpcMessage } from '../raw-http.js';
 
 const INSTANCE = 'Inst0001';
 const CONFIRM: InputRequest = {
@@ -229,6 +229,21 @@ describe('asking a 2025 client over Streamable HTTP', () => {
         assert.equal(gateway.outcomes[0], 'rejected: The session ended before the client answered');
         const cancelled = await get.next(message => message.method === 'notifications/cancelled');
         assert.deepEqual(cancelled.params, { requestId: question.id, reason: 'The session ended before the client answered' });
+    });
+});
+
+describe('a 2026-07-28 client over HTTP', () => {
+    test("is never asked: the catalog gets what its _meta declares (normalised) and, for the anonymous client, its address to bind state to", { timeout: 20_000 }, async t => {
+        const gateway = await httpGateway(t);
+        const declared = { elicitation: {}, sampling: { tools: {} }, experimental: { x: {} } };
+        const response = await postModern(gateway.url, 'prompts/get', { name: 'p', _meta: modernMeta('2026-07-28', declared) });
+        assert.equal(response.status, 200, await response.text());
+        const [{ input, control }] = gateway.seen as [Seen];
+        assert.equal(input?.ask, undefined);
+        assert.deepEqual(input?.capabilities, { elicitation: { form: {} }, sampling: { tools: {} } });
+        assert.equal(input?.revision.version, '2026-07-28');
+        assert.equal(input?.holder, '127.0.0.1');
+        assert.deepEqual(control.client?.capabilities, { elicitation: {}, sampling: { tools: {} } }, 'relayed as declared, sub-settings and all');
     });
 });
 

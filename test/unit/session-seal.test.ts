@@ -13,6 +13,8 @@ import { RequestRegistry } from '../../src/downstream/requests.js';
 import { SessionTable } from '../../src/downstream/sessions.js';
 import { Bus } from '../../src/lib/bus.js';
 import { Sealer } from '../../src/lib/sealed.js';
+import { UpstreamRejectedError } from '../../src/catalog/upstream-port.js';
+import { capabilityBits } from '../../src/protocol/input-requests.js';
 
 const NEW = 'a new secret of 32 characters...';
 const OLD = 'an old secret of 32 characters..';
@@ -147,6 +149,25 @@ describe('SessionTable: sealed sessions', () => {
         assert.equal(sessions.resolve(other.id, 'bob', NOW + 2), other, "another client's session stays");
         const renewed = table(seal).create({ ...FIELDS, createdAt: NOW + 1 });
         assert.ok(typeof sessions.resolve(renewed.id, 'alice', NOW + 2) !== 'string', 'a session opened since is served');
+    });
+
+    test('what its client can be asked travels with the session to another replica, and it is asked nothing else', async () => {
+        const seal = new SessionSeal([NEW], '');
+        const session = table(seal).create({ ...FIELDS, input: capabilityBits({ elicitation: { form: {} }, roots: {} }) });
+        const there = table(seal).resolve(session.id, 'alice', NOW);
+        assert.ok(typeof there !== 'string');
+        assert.deepEqual(there.input, { elicitation: { form: {} }, roots: {} });
+        const input = there.clientInput(() => true);
+        assert.deepEqual([input.capabilities, input.revision.version, input.holder], [there.input, '2025-06-18', '']);
+        assert.equal(there.clientInput(undefined).ask, undefined, 'no stream to ask on: not asked');
+        const refused = await input.ask!({ method: 'sampling/createMessage', params: { messages: [], maxTokens: 1 } }, new AbortController().signal).then(
+            () => assert.fail('asked what it did not declare'),
+            (error: unknown) => error
+        );
+        assert.ok(refused instanceof UpstreamRejectedError);
+        assert.deepEqual([refused.code, refused.message, refused.data], [-32021, 'The upstream asks for sampling, which this client did not declare', { requiredCapabilities: { sampling: {} } }]);
+        assert.equal(there.answered({ jsonrpc: '2.0', id: 'Inst0001.1', result: {} }), false, 'nothing asked, nothing answered');
+        assert.deepEqual(table(seal).create(FIELDS).input, {}, 'none sealed: none');
     });
 
     test('a full table takes no session in: 503, not 404', () => {
