@@ -58,7 +58,7 @@ function standInService(seen: Seen[], ended: (outcome: string) => void): PromptS
         if (input?.ask === undefined) return { messages: [] };
         let answer: InputAnswer;
         try {
-            answer = await input.ask(CONFIRM, control.signal);
+            answer = await input.ask(CONFIRM, control.signal ?? new AbortController().signal);
         } catch (error) {
             ended(`rejected: ${(error as Error).message}`);
             throw error;
