@@ -11,10 +11,11 @@
  * Every request ends once: answered (its result checked with readAnswer, or the client's error, bounded), or not
  * answered within `timeoutMs`, or aborted by the caller (the upstream withdrew its request, or the client's request
  * ended), or with the session. Whenever the gateway stops waiting unanswered, the client is told with
- * `notifications/cancelled` first, so its user is not left with a form nobody reads.
+ * `notifications/cancelled` first, so its user is not left with a form nobody reads: on the request's stream, or
+ * when that is gone on the session's own (the GET stream), if it has one.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { JSONRPCMessage, JSONRPCResponse } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage, JSONRPCNotification, JSONRPCResponse } from '@modelcontextprotocol/client';
 import { UpstreamRejectedError } from '../catalog/upstream-port.js';
 import { cannotCarryError, CODE, readAnswerError } from '../protocol/errors.js';
 import { forRevision, readAnswer, type InputAnswer, type InputMethod, type InputRequest } from '../protocol/input-requests.js';
@@ -71,7 +72,11 @@ export class ClientRequests {
     readonly #asked = new Map<string, Asked>();
     readonly #maxOutstanding: number;
 
-    constructor(private readonly options: ClientRequestsOptions) {
+    constructor(
+        private readonly options: ClientRequestsOptions,
+        /** The session's own stream, for a cancellation whose request's stream is gone. */
+        private readonly standalone: (notification: JSONRPCNotification) => void = () => {}
+    ) {
         this.#maxOutstanding = options.maxOutstanding ?? MAX_OUTSTANDING_ASKS;
     }
 
@@ -109,7 +114,8 @@ export class ClientRequests {
                 },
                 fail: (reason, error) => {
                     end();
-                    send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } });
+                    const cancelled: JSONRPCNotification = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } };
+                    if (!send(cancelled)) this.standalone(cancelled);
                     reject(error);
                 }
             };

@@ -121,7 +121,8 @@ export class Session implements RequestContext {
             const { message, code, data } = missingCapabilityError(need);
             return Promise.reject(new UpstreamRejectedError(message, code, data));
         }
-        return (this.#asks ??= new ClientRequests(this.asking)).ask(request, revision, send, signal);
+        this.#asks ??= new ClientRequests(this.asking, cancelled => this.audience.subscriber?.deliver(cancelled));
+        return this.#asks.ask(request, revision, send, signal);
     }
 
     /** A response from the client: whether it answered a request of the gateway's that is out (client-requests.ts). */

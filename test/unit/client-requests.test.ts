@@ -25,14 +25,18 @@ const URL_REQUEST: InputRequest = { method: 'elicitation/create', params: { mode
 /** A table and a stream that records what it was sent (`open` false: the stream is gone). */
 function client(options: { timeoutMs?: number; maxOutstanding?: number } = {}) {
     const sent: JSONRPCMessage[] = [];
+    const standalone: JSONRPCMessage[] = [];
     const stream = { open: true };
     const send = (message: JSONRPCMessage) => {
         if (stream.open) sent.push(message);
         return stream.open;
     };
-    const requests = new ClientRequests({ mintId: askIds(INSTANCE), timeoutMs: () => options.timeoutMs ?? 60_000, maxOutstanding: options.maxOutstanding });
+    const requests = new ClientRequests(
+        { mintId: askIds(INSTANCE), timeoutMs: () => options.timeoutMs ?? 60_000, maxOutstanding: options.maxOutstanding },
+        notification => standalone.push(notification)
+    );
     const ask = (request: InputRequest = CONFIRM, signal = new AbortController().signal, revision: Revision = R2025_11) => requests.ask(request, revision, send, signal);
-    return { requests, sent, stream, ask };
+    return { requests, sent, standalone, stream, ask };
 }
 
 function response(id: unknown, body: { result: unknown } | { error: unknown }): JSONRPCResponse {
@@ -134,7 +138,7 @@ describe('ClientRequests', () => {
     });
 
     test('what cannot be put is refused at once, nothing sent: a revision that cannot carry it, a stream gone, too many out', async () => {
-        const { requests, sent, stream, ask } = client({ maxOutstanding: 2 });
+        const { requests, sent, standalone, stream, ask } = client({ maxOutstanding: 2 });
         const carry = await rejection(ask(URL_REQUEST, undefined, R2025_06));
         assert.ok(carry instanceof UpstreamRejectedError);
         assert.equal(carry.message, 'The upstream asks for elicitation (url mode), which MCP 2025-06-18 cannot carry');
@@ -144,10 +148,19 @@ describe('ClientRequests', () => {
         stream.open = false;
         requests.cancelAll('session ended');
         for (const asked of kept) assert.equal((await rejection(asked)).message, 'session ended');
+        assert.deepEqual(
+            standalone.map(message => (message as { params: unknown }).params),
+            [
+                { requestId: `${INSTANCE}.1`, reason: 'session ended' },
+                { requestId: `${INSTANCE}.2`, reason: 'session ended' }
+            ],
+            "the request's stream gone, the cancellations go on the session's own"
+        );
         const gone = await rejection(ask());
         assert.equal(gone.message, "The client's stream for this request is closed");
         assert.equal(requests.size, 0);
         assert.equal(sent.length, 2, 'the two kept, nothing after');
+        assert.equal(standalone.length, 2, 'a request that could not be put is not cancelled');
         assert.equal(MAX_OUTSTANDING_ASKS, 64, "the config's cap on maxPerRound");
     });
 
