@@ -113,8 +113,14 @@ async function httpGateway(t: TestContext, onForeignAnswer?: (session: Session, 
     });
     const server = createServer((req: IncomingMessage, res: ServerResponse) => void mcp.post(req, res, { client: ANONYMOUS, quotaKey: '127.0.0.1' }, 'http-1'));
     await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
-    t.after(() => new Promise<void>(resolve => server.close(() => resolve())));
-    t.after(() => server.closeAllConnections());
+    t.after(
+        () =>
+            new Promise<void>(resolve => {
+                server.close(() => resolve());
+                // Streams still open (a get's SSE answer, keep-alive sockets) would hold the close.
+                server.closeAllConnections();
+            })
+    );
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
     /** Resolves once `count` asks have ended (answered or not). */
     const asksEnded = async (count: number) => {
