@@ -12,6 +12,7 @@ import { VisibleSlices } from './catalog/visible-slices.js';
 import { startSharedState, type SharedState } from './cluster/shared-state.js';
 import { FaultCounters } from './diagnostics/faults.js';
 import { describeError, logRedactor, setLogSecrets, type Logger } from './diagnostics/logger.js';
+import { mintInstanceTag } from './downstream/client-requests.js';
 import { ChangeDelivery } from './downstream/delivery.js';
 import { Dispatcher } from './downstream/dispatcher.js';
 import { RequestRegistry } from './downstream/requests.js';
@@ -110,7 +111,9 @@ async function composeParts(live: LiveSettings, options: GatewayOptions): Promis
     // Before anything else that could fail: started, it must be closed (its timers and connections).
     const shared = await startSharedState(config, logger);
     const requests = new RequestRegistry();
-    const sessions = sessionTable(live, delivery, shared, requests);
+    // Names this gateway among replicas in what it asks clients (and what it holds for them).
+    const instance = mintInstanceTag();
+    const sessions = sessionTable(live, { delivery, shared, requests, instance });
     const subscriptions = new Subscriptions(delivery, () => live.config.subscriptions);
     // A list is not worth keeping longer than the gateway can vouch for it.
     const listTtlMs = () => Math.min(live.config.caching.listTtlMs, catalog.freshForMs() ?? Infinity);
@@ -157,24 +160,31 @@ export async function connectUpstreams(config: GatewayConfig, { pool, catalog }:
 
 function upstreamPool(live: LiveSettings, logger: Logger, observer: UpstreamObserver | undefined): UpstreamPool {
     const limits = () => live.config.limits;
-    return new UpstreamPool(upstream =>
-        upstream.transport === 'files'
-            ? new FilesUpstream(upstream, { logger, limits, observer })
-            : new UpstreamConnection(upstream, {
-                  logger,
-                  clientInfo: GATEWAY_INFO,
-                  reconnect: resolveReconnect(live.config.reconnect, upstream),
-                  limits,
-                  observer
-              })
-    );
+    // What an upstream may ask within one prompts/get (maxPerRound, maxTotalMs), read per use: a reload applies it.
+    const inputBounds = () => live.config.inputRequests;
+    return new UpstreamPool(upstream => {
+        if (upstream.transport === 'files') return new FilesUpstream(upstream, { logger, limits, observer });
+        const options = { logger, clientInfo: GATEWAY_INFO, reconnect: resolveReconnect(live.config.reconnect, upstream), limits, observer, inputBounds };
+        return new UpstreamConnection(upstream, options);
+    });
 }
 
-function sessionTable(live: LiveSettings, delivery: ChangeDelivery, shared: SharedState, requests: RequestRegistry): SessionTable {
+/** What the session table is built beside. */
+interface SessionParts {
+    delivery: ChangeDelivery;
+    shared: SharedState;
+    requests: RequestRegistry;
+    /** This gateway's instance tag (mintInstanceTag). */
+    instance: string;
+}
+
+function sessionTable(live: LiveSettings, { delivery, shared, requests, instance }: SessionParts): SessionTable {
     const { config } = live;
     return new SessionTable({
         delivery,
         requests,
+        // The gateway's requests to 2025 clients: ids naming this instance; how long an answer may take, read per request.
+        asking: { instance, timeoutMs: () => live.config.inputRequests.answerTimeoutMs },
         // Read per request, so a reload's policy applies to sessions already open.
         callerFor: (clientId: string): Caller => ({
             scope: clientId,

@@ -20,16 +20,19 @@
  * the gateway stopped waiting for at shutdown gets -32603. Which requests are in
  * flight (and so which ids are taken) is the transports' registry's (requests.ts).
  */
-import { ProtocolError, type InitializeResult, type JSONRPCErrorResponse, type JSONRPCNotification, type JSONRPCRequest, type JSONRPCResponse } from '@modelcontextprotocol/client';
+import { ProtocolError, type InitializeResult, type JSONRPCErrorResponse, type JSONRPCRequest, type JSONRPCResponse } from '@modelcontextprotocol/client';
 import type { Caller, PromptService } from '../catalog/service.js';
-import { isInputRequired, type CallControl } from '../catalog/upstream-port.js';
+import { isInputRequired, type CallControl, type Continuation } from '../catalog/upstream-port.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
-import { NO_RELAYED_CAPABILITIES, relayedClient } from '../protocol/capabilities.js';
+import { NO_RELAYED_CAPABILITIES, relayedClient, relayedSession, type RelayedClient } from '../protocol/capabilities.js';
+import { capabilityBits, inputCapabilities } from '../protocol/input-requests.js';
 import { adaptGetPrompt, adaptProgress, adaptPromptList } from '../protocol/adapt.js';
 import { CODE, errorForClient, REFUSALS, type RpcError } from '../protocol/errors.js';
 import { META } from '../protocol/meta.js';
 import { negotiateHandshake, SUPPORTED_VERSIONS, type Revision } from '../protocol/revisions.js';
 import { GATEWAY_INFO } from '../version.js';
+import type { ClientInput } from './client-input.js';
+import type { SendToClient } from './client-requests.js';
 import { abortedByShutdown, type Ticket } from './requests.js';
 import { completeParams, getParams, initializeParams, listParams, metaOf, type InitializeParams, type Params, type ProgressToken } from './params.js';
 
@@ -47,6 +50,13 @@ export interface RequestContext {
     readonly completions: boolean;
     /** For 2026-07-28 list pages: "public" only when every caller is served the same view. */
     readonly cacheScope: CacheScope;
+    /**
+     * A 2025-era session: its client as the catalog asks it what an upstream asks, on the stream of the request being
+     * served (`send`). Absent for a 2026-07-28 request: its `_meta` says what it can answer, and it answers by retrying.
+     */
+    clientInput?(send: SendToClient | undefined): ClientInput;
+    /** A 2026-07-28 request: what its sealed state is bound to besides its caller (the anonymous client's address over HTTP); '' when absent. */
+    readonly holder?: string | undefined;
 }
 
 /** One request as its transport carries it. */
@@ -57,8 +67,11 @@ export interface Exchange {
      * stops, the answer is dropped), or at shutdown (answered -32603); its service call is waited for through it.
      */
     ticket: Pick<Ticket, 'signal' | 'until'>;
-    /** Sends a notification about this request (progress) where its answer goes; absent where none can go. */
-    notify?: ((notification: JSONRPCNotification) => void) | undefined;
+    /**
+     * Puts a message about this request where its answer goes, before the answer: a progress notification, or the
+     * gateway's own request to a 2025 client (and its cancellation); false once that is gone. Absent where none can go.
+     */
+    send?: SendToClient | undefined;
     /** What its upstream call carries of it: its request id, and the headers passed on. */
     forwarded?: CallControl['forwarded'];
 }
@@ -78,6 +91,8 @@ export interface Initialized {
     params: InitializeParams;
     /** The revision settled on. */
     protocolVersion: string;
+    /** What the client can be asked (elicitation, sampling, roots) in that revision: capabilityBits, for its session. */
+    input: number;
     result: InitializeResult;
 }
 
@@ -91,9 +106,11 @@ export function initialize(request: JSONRPCRequest, completions: boolean): Initi
         const { code, message } = invalidParams(request.method);
         return errorResponse(request, { code, message });
     }
-    const protocolVersion = negotiateHandshake(valid.protocolVersion).version;
+    const revision = negotiateHandshake(valid.protocolVersion);
+    const { version: protocolVersion } = revision;
     const capabilities = { prompts: { listChanged: true }, ...(completions ? { completions: {} } : {}) };
-    return { params: valid, protocolVersion, result: { protocolVersion, capabilities, serverInfo: GATEWAY_INFO } };
+    const input = capabilityBits(inputCapabilities(valid.capabilities, revision));
+    return { params: valid, protocolVersion, input, result: { protocolVersion, capabilities, serverInfo: GATEWAY_INFO } };
 }
 
 function invalidParams(method: string): ProtocolError {
@@ -180,8 +197,10 @@ export class Dispatcher {
             }
             case 'prompts/get': {
                 const valid = getParams(params) ?? throwError(invalidParams(method));
-                const control = this.#control(exchange, params, valid.progressToken);
-                const result = await ticket.until(service.get(valid.name, valid.arguments, context.caller, control, valid.continuation));
+                const input = clientInput(exchange, params);
+                const control = this.#control(exchange, params, valid.progressToken, input);
+                const request = { name: valid.name, args: valid.arguments, caller: context.caller, control, continuation: valid.continuation, input };
+                const result = await ticket.until(getPrompt(service, request));
                 if (!isInputRequired(result)) return adaptGetPrompt(result, context.revision);
                 // Passed on as it came (its state sealed); a handshake-era client has no way to answer it.
                 if (context.revision.inputRequired) return { ...result };
@@ -210,21 +229,20 @@ export class Dispatcher {
     /**
      * Cancellation, and progress when the client asked for it: the upstream gets a token of the gateway's own, and
      * each of its progress notifications reaches the client under the client's token, where the answer goes; and what
-     * the request carries on: its id and headers, and the capabilities its client declared on it (a 2026-07-28 client
-     * answers an upstream's input_required itself; a 2025-era session cannot be asked anything, see
-     * ../protocol/capabilities.ts).
+     * the request carries on: its id and headers, and the capabilities of its client a stateless upstream is told
+     * (../protocol/capabilities.ts).
      */
-    #control({ ticket: { signal }, notify, context, forwarded }: Exchange, params: Params, progressToken: ProgressToken | undefined): CallControl {
-        // Relayed only where the client can answer an upstream's input_required; it declared them in `_meta`.
-        const client = context.revision.inputRequired ? relayedClient((params?._meta as Params)?.[META.clientCapabilities]) : NO_RELAYED_CAPABILITIES;
-        if (progressToken === undefined || notify === undefined) return { signal, forwarded, client };
+    #control(exchange: Exchange, params: Params, progressToken: ProgressToken | undefined, input?: ClientInput): CallControl {
+        const { ticket: { signal }, send, context, forwarded } = exchange;
+        const client = relayedOf(context, params, input);
+        if (progressToken === undefined || send === undefined) return { signal, forwarded, client };
         return {
             signal,
             forwarded,
             client,
             onProgress: progress => {
                 if (signal.aborted) return;
-                notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...adaptProgress(progress, context.revision) } });
+                send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...adaptProgress(progress, context.revision) } });
             }
         };
     }
@@ -239,6 +257,53 @@ export class Dispatcher {
         return { code: CODE.internalError, message: 'Internal error' };
     }
 }
+
+/**
+ * What a stateless upstream is told its client can answer: a 2026-07-28 client what it declared in `_meta` (as it
+ * declared it); a 2025 session what it declared at initialize, when a prompts/get can ask it (it has a stream);
+ * nothing otherwise (its completions, which ask nothing).
+ */
+function relayedOf(context: RequestContext, params: Params, input: ClientInput | undefined): RelayedClient {
+    if (context.revision.inputRequired) return relayedClient(declaredCapabilities(params));
+    return input?.ask === undefined ? NO_RELAYED_CAPABILITIES : relayedSession(capabilityBits(input.capabilities));
+}
+
+/**
+ * How the request's client answers what an upstream asks: a 2025 session on the request's stream; a 2026-07-28 client
+ * by retrying, within what its `_meta` declares. Undefined where neither applies (a context of the handshake era that
+ * is no session).
+ */
+function clientInput({ context, send }: Exchange, params: Params): ClientInput | undefined {
+    if (context.clientInput !== undefined) return context.clientInput(send);
+    if (!context.revision.inputRequired) return undefined;
+    return { capabilities: inputCapabilities(declaredCapabilities(params), context.revision), revision: context.revision, holder: context.holder ?? '' };
+}
+
+/** What a 2026-07-28 request's client declares in `_meta` (unchecked). */
+function declaredCapabilities(params: Params): unknown {
+    return (params?._meta as Params)?.[META.clientCapabilities];
+}
+
+/** The catalog's prompts/get as PLAN-28 section 3 has it: one request, what the client can answer included. */
+interface GetRequest {
+    name: string;
+    /** Checked by the catalog, as today. */
+    args: unknown;
+    caller: Caller;
+    control: CallControl;
+    continuation?: Continuation | undefined;
+    input?: ClientInput | undefined;
+}
+
+/**
+ * The one call into the catalog's get. Issue 28 part C turns PromptService.get into `get(request: GetRequest)`; until
+ * then `input` rides as a sixth argument, which today's get does not read (a stand-in service can: the unit tests').
+ */
+function getPrompt(service: PromptService, { name, args, caller, control, continuation, input }: GetRequest): ReturnType<PromptService['get']> {
+    return (service.get as GetWithInput).call(service, name, args, caller, control, continuation, input);
+}
+
+type GetWithInput = (...parameters: [...Parameters<PromptService['get']>, ClientInput | undefined]) => ReturnType<PromptService['get']>;
 
 /** An empty list of what the gateway does not serve; a cursor cannot be one it gave, so it is invalid. */
 function emptyList(method: string, params: Params): Record<string, unknown> {

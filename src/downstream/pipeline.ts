@@ -67,15 +67,24 @@ export function frame(text: string | undefined, maxDepth: number, revision: stri
 export interface Channel {
     /** The id space its requests are unique in (requests.ts). */
     scope: RequestScope;
-    /** Where a request's progress goes; absent where none can go. */
-    notify?: ((notification: JSONRPCNotification) => void) | undefined;
+    /** Where what concerns a request goes before its answer (progress, the gateway's requests to a 2025 client); absent where nothing can go. */
+    send?: Exchange['send'];
     forwarded?: Exchange['forwarded'];
 }
+
+/** A 2025 session as the pipeline serves it: responses from its client may answer the gateway's requests to it. */
+export interface SessionContext extends RequestContext {
+    /** Whether `response` answered a request of the gateway's that is out (sessions.ts); absent: none ever is. */
+    answered?(response: JSONRPCResponse): boolean;
+}
+
 
 /** Who a 2026-07-28 request is served as: it has no session, so the transport says. */
 export interface StatelessCaller {
     clientId: string;
     cacheScope: CacheScope;
+    /** What a 2026-07-28 client's sealed state is bound to besides its scope: the anonymous client's address over HTTP; '' when absent. */
+    holder?: string | undefined;
 }
 
 /** A message's answer; undefined when none is due (cancelled, or a listen whose stream is its answer). */
@@ -120,7 +129,8 @@ export class InboundPipeline {
             caller: this.options.sessions.callerFor(caller.clientId),
             revision,
             completions: this.options.completions(),
-            cacheScope: caller.cacheScope
+            cacheScope: caller.cacheScope,
+            holder: caller.holder
         };
         if (!('id' in message)) return context;
         if (message.method === 'subscriptions/listen' ? revision.subscriptionsListen : this.options.dispatcher.serves(message.method, context)) return context;
@@ -129,12 +139,12 @@ export class InboundPipeline {
 
     /**
      * A body's messages in a session, taken in order (a `notifications/cancelled` reaches the requests before it, not
-     * those after): requests begin and are answered, notifications are taken, responses ignored (the gateway sends
-     * clients no requests, so nothing awaits one). The answers to write, the refused items' first (JSON-RPC §6: a
-     * batch answers each); undefined when none is due (no request, no refusal). Each request taken is pushed on
-     * `taken`: the transport calls `done` once its answer is written.
+     * those after): requests begin and are answered, notifications are taken, responses answer the gateway's requests
+     * to the client (one that answers none is dropped: late, or not the gateway's). The answers to write, the refused
+     * items' first (JSON-RPC §6: a batch answers each); undefined when none is due (no request, no refusal). Each
+     * request taken is pushed on `taken`: the transport calls `done` once its answer is written.
      */
-    serve(inbound: Inbound, session: RequestContext, channel: Channel, taken: Ticket[], hooks: SessionHooks): Promise<Answer[]> | undefined {
+    serve(inbound: Inbound, session: SessionContext, channel: Channel, taken: Ticket[], hooks: SessionHooks): Promise<Answer[]> | undefined {
         const { messages, refusals } = inbound;
         let answers: Promise<Answer>[] | undefined;
         for (const message of messages) {
@@ -143,6 +153,7 @@ export class InboundPipeline {
                     message.method === 'initialize' ? Promise.resolve(this.#initialize(message, channel, taken, hooks)) : this.answer(message, session, channel, taken)
                 );
             } else if ('method' in message) this.notification(message, channel, hooks);
+            else session.answered?.(message);
         }
         if (answers === undefined && refusals.length === 0) return undefined;
         return collect(answers ?? [], refusals);
@@ -194,7 +205,7 @@ export class InboundPipeline {
         const ticket = this.#begin(request, channel.scope, 'call');
         if (!(ticket instanceof Ticket)) return errorResponse(request, ticket.error);
         taken.push(ticket);
-        return this.options.dispatcher.answer(request, { context, ticket, notify: channel.notify, forwarded: channel.forwarded });
+        return this.options.dispatcher.answer(request, { context, ticket, send: channel.send, forwarded: channel.forwarded });
     }
 
     /**

@@ -4,10 +4,19 @@
  * replica can serve it: the table holds the sessions this process is serving
  * now, opened here or brought in from an id sealed elsewhere, with what lives
  * only here: open responses, the place in change delivery (its requests in
- * flight are the registry's, scoped by the session's id: requests.ts).
+ * flight are the registry's, scoped by the session's id: requests.ts), and the
+ * gateway's own requests to its client (client-requests.ts: what an upstream
+ * asks, within what the client declared at initialize, which the record keeps).
  * No SDK server or transport per session.
  */
+import type { JSONRPCResponse } from '@modelcontextprotocol/client';
 import type { Caller } from '../catalog/service.js';
+import { UpstreamRejectedError } from '../catalog/upstream-port.js';
+import { GatewayConfigSchema } from '../config/schema.js';
+import { missingCapabilityError } from '../protocol/errors.js';
+import { capabilitiesOfBits, missingNeed, type InputAnswer, type InputCapabilities, type InputRequest } from '../protocol/input-requests.js';
+import type { ClientInput } from './client-input.js';
+import { askIds, ClientRequests, mintInstanceTag, type ClientRequestsOptions, type SendToClient } from './client-requests.js';
 import type { Audience, ChangeDelivery } from './delivery.js';
 import type { CacheScope, RequestContext } from './dispatcher.js';
 import type { RequestRegistry } from './requests.js';
@@ -42,16 +51,21 @@ export class Session implements RequestContext {
     openResponses = 0;
     #record: SessionRecord;
     #revision: Revision;
+    #input: InputCapabilities;
+    /** The gateway's requests to the client, from the first one on. */
+    #asks: ClientRequests | undefined;
 
     constructor(
         record: SessionRecord,
         readonly transport: SessionTransport,
         readonly caller: Caller,
         /** Where catalog changes reach this session. */
-        readonly audience: Audience
+        readonly audience: Audience,
+        private readonly asking: ClientRequestsOptions
     ) {
         this.#record = record;
         this.#revision = revisionOrLatest(record.protocolVersion);
+        this.#input = capabilitiesOfBits(record.input ?? 0);
     }
 
     get id(): string {
@@ -71,10 +85,49 @@ export class Session implements RequestContext {
         return this.#revision;
     }
 
+    /** What the client declared at initialize it can be asked (elicitation, sampling, roots), normalised. */
+    get input(): InputCapabilities {
+        return this.#input;
+    }
+
+    /** The gateway's requests out to the client now. */
+    get asksOut(): number {
+        return this.#asks?.size ?? 0;
+    }
+
     /** A new `initialize` on a connection that is its own session (stdio). */
     renegotiate(record: SessionRecord): void {
         this.#record = record;
         this.#revision = revisionOrLatest(record.protocolVersion);
+        this.#input = capabilitiesOfBits(record.input ?? 0);
+    }
+
+    /**
+     * The client as the catalog asks it while serving one of its requests: on that request's stream (`send`; none:
+     * it cannot be asked), within what it declared. The revision is read now: a request is served in the revision
+     * it came in.
+     */
+    clientInput(send: SendToClient | undefined): ClientInput {
+        const revision = this.#revision;
+        const capabilities = this.#input;
+        const ask = send === undefined ? undefined : (request: InputRequest, signal: AbortSignal) => this.#ask(request, revision, send, signal);
+        return { capabilities, revision, ask, holder: '' };
+    }
+
+    /** What the client declared is checked here too: nothing it cannot answer is ever put to it. */
+    #ask(request: InputRequest, revision: Revision, send: SendToClient, signal: AbortSignal): Promise<InputAnswer> {
+        const need = missingNeed(this.#input, request);
+        if (need !== undefined) {
+            const { message, code, data } = missingCapabilityError(need);
+            return Promise.reject(new UpstreamRejectedError(message, code, data));
+        }
+        this.#asks ??= new ClientRequests(this.asking, cancelled => this.audience.subscriber?.deliver(cancelled));
+        return this.#asks.ask(request, revision, send, signal);
+    }
+
+    /** A response from the client: whether it answered a request of the gateway's that is out (client-requests.ts). */
+    answered(response: JSONRPCResponse): boolean {
+        return this.#asks?.take(response) ?? false;
     }
 
     touch(): void {
@@ -86,9 +139,10 @@ export class Session implements RequestContext {
         return this.openResponses === 0 && this.#record.lastSeen < time;
     }
 
-    /** Leaves change delivery. */
+    /** Leaves change delivery; the gateway's requests to the client end (their askers get an error). */
     end(): void {
         this.audience.leave();
+        this.#asks?.cancelAll('The session ended before the client answered');
     }
 }
 
@@ -106,7 +160,20 @@ export interface SessionTableOptions {
     maxLifetimeMs?: number;
     /** Shared with other replicas (cluster.redis); without it, quotas and idleness are this process's own. */
     shared?: SharedSessionState | undefined;
+    /** The gateway's requests to clients (default: a random instance tag, the config's answerTimeoutMs). */
+    asking?: SessionAsking | undefined;
 }
+
+/** What the gateway's requests to its sessions' clients share. */
+export interface SessionAsking {
+    /** This gateway's instance tag (mintInstanceTag): every request id names it, so a replica tells its answers apart. */
+    instance: string;
+    /** inputRequests.answerTimeoutMs, read per request. */
+    timeoutMs: () => number;
+}
+
+/** Without `asking`: the config's default answerTimeoutMs. */
+const DEFAULT_ANSWER_TIMEOUT_MS = GatewayConfigSchema.shape.inputRequests.parse(undefined).answerTimeoutMs;
 
 export type IdleVerdict = 'ended' | 'let-go' | 'keep';
 
@@ -120,7 +187,16 @@ export class SessionTable {
     /** Client id -> when a reload revoked its credentials: its sessions opened before then are over. */
     readonly #revokedAt = new Map<string, number>();
 
-    constructor(private readonly options: SessionTableOptions) {}
+    /** This gateway's instance tag: the first part of every id of its requests to clients. */
+    readonly instance: string;
+    /** One id space for every session's requests to its client (a session's second life here never reuses one). */
+    readonly #asking: ClientRequestsOptions;
+
+    constructor(private readonly options: SessionTableOptions) {
+        const { instance = mintInstanceTag(), timeoutMs = () => DEFAULT_ANSWER_TIMEOUT_MS } = options.asking ?? {};
+        this.instance = instance;
+        this.#asking = { mintId: askIds(instance), timeoutMs };
+    }
 
     get size(): number {
         return this.#sessions.size;
@@ -179,7 +255,7 @@ export class SessionTable {
     }
 
     open(record: SessionRecord, transport: SessionTransport): Session {
-        const session = new Session(record, transport, this.options.callerFor(record.clientId), this.options.delivery.join(record.id, record.clientId));
+        const session = new Session(record, transport, this.options.callerFor(record.clientId), this.options.delivery.join(record.id, record.clientId), this.#asking);
         this.#sessions.set(record.id, session);
         this.#perQuota.set(record.quotaKey, this.countOf(record.quotaKey) + 1);
         return session;

@@ -9,6 +9,11 @@
  * refused; notifications wait until the client has sent
  * `notifications/initialized`.
  *
+ * The gateway's own requests to the client (what an upstream asks on a
+ * prompt's way) go out as lines among the answers, with string ids; a line
+ * that is a response answers one of them, or is dropped (late, or no request
+ * of the gateway's): nothing is written for it.
+ *
  * A request whose `_meta` claims a protocol version is of the stateless
  * revision (2026-07-28) and served on its own, beside the session if there is
  * one; its change notifications come only through `subscriptions/listen`,
@@ -76,7 +81,12 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
     const output = options.output ?? process.stdout;
     // A client gone mid-answer (EPIPE) ends the session through stdin; nothing to do here but not crash.
     output.on('error', (error: unknown) => logger.debug({ err: describeError(error) }, 'stdout write failed'));
-    const channel = new StdioChannel(options, (reply: Reply) => void output.write(`${JSON.stringify(reply)}\n`));
+    // False once stdout is gone: a request to the client then fails at once rather than waiting for an answer.
+    const channel = new StdioChannel(options, (reply: Reply) => {
+        if (output.destroyed || output.writableEnded) return false;
+        output.write(`${JSON.stringify(reply)}\n`);
+        return true;
+    });
 
     const reader = new LineReader({
         maxBytes: options.maxLineBytes,
@@ -131,7 +141,7 @@ class StdioChannel {
 
     constructor(
         private readonly options: StdioEndpointOptions,
-        private readonly write: (reply: Reply) => void
+        private readonly write: (reply: Reply) => boolean
     ) {
         this.#pipeline = new InboundPipeline(options);
         this.#peer = { deliver: write };
@@ -164,7 +174,7 @@ class StdioChannel {
             if (isRequest(messages[0]!)) this.write(refusalAnswer(classified));
             return;
         }
-        const channel: Channel = { scope: SESSION_ID, notify: this.write, forwarded };
+        const channel: Channel = { scope: SESSION_ID, send: this.write, forwarded };
         const taken: Ticket[] = [];
         try {
             const reply = await (classified?.era === 'stateless' ? this.#stateless(classified, channel, taken) : this.#served(inbound, channel, taken));
@@ -196,12 +206,12 @@ class StdioChannel {
         const initialized = initialize(request, this.options.completions());
         if ('error' in initialized) return initialized;
         this.#handshakeDone = true;
-        this.#session.renegotiate(this.#record(initialized.protocolVersion));
+        this.#session.renegotiate(this.#record(initialized.protocolVersion, initialized.input));
         return { jsonrpc: '2.0', id: request.id, result: initialized.result };
     }
 
-    /** The pipe is the session: its record is never sealed, and it ends with the pipe. */
-    #record(protocolVersion: string): SessionRecord {
+    /** The pipe is the session: its record is never sealed, and it ends with the pipe. `input`: what the client can be asked. */
+    #record(protocolVersion: string, input = 0): SessionRecord {
         const now = Date.now();
         const { id } = this.options.client;
         return {
@@ -211,6 +221,7 @@ class StdioChannel {
             quotaKey: id,
             protocolVersion,
             completions: this.options.completions(),
+            input,
             createdAt: now,
             expiresAt: Number.MAX_SAFE_INTEGER,
             lastSeen: now

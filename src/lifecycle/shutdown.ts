@@ -1,5 +1,7 @@
 /**
  * The graceful stop: no new requests, subscriptions answered and closed,
+ * 2025 upstreams' questions held for 2026-07-28 clients given up (nobody can
+ * retry into a gateway that is stopping: their upstream calls are cancelled),
  * requests in flight given up to `shutdownTimeoutMs` to finish and then
  * cancelled with an error answer, the endpoint closed, and then every part
  * that holds timers, connections or children (stdio upstreams get SIGTERM,
@@ -38,8 +40,15 @@ export async function closeParts({ telemetry, admin, delivery, catalog, pool, sh
     await shared.close();
 }
 
+/** Upstream calls held open for a client's retry (issue 28's row D: catalog/interaction.ts HeldInteractions). */
+export interface HeldCalls {
+    /** Each held call's question answered with an error (`reason`) and the call cancelled upstream. */
+    cancelAll(reason: string): void;
+}
+
 export interface ShutdownParts extends ClosableParts {
     endpoint: Endpoint;
+    held?: HeldCalls | undefined;
     subscriptions: Subscriptions;
     requests: RequestRegistry;
     shutdownTimeoutMs: number;
@@ -49,6 +58,8 @@ export interface ShutdownParts extends ClosableParts {
 export async function shutdown(parts: ShutdownParts): Promise<void> {
     const { endpoint, subscriptions, requests, shutdownTimeoutMs, logger } = parts;
     endpoint.drain();
+    // A retry would be refused now: nothing is gained by keeping the upstream waiting.
+    parts.held?.cancelAll('The gateway is shutting down');
     // Answered (the revision's graceful end) and closed: a listen stream is a request that never ends.
     subscriptions.closeAll();
     if (!(await endpoint.settled(shutdownTimeoutMs))) {

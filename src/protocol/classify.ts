@@ -53,7 +53,7 @@ export type Classified = Stateless | Handshake | ClassifyRefusal;
  * retry, never with a request, so no response of theirs answers anything. (A 2025 session's responses answer the
  * gateway's own requests for input.)
  */
-export const UNASKED_RESPONSE = 'Invalid Request: a 2026-07-28 client is asked for input through input_required, never with a request, so it sends no responses';
+const UNASKED_RESPONSE = 'Invalid Request: a 2026-07-28 client is asked for input through input_required, never with a request, so it sends no responses';
 
 /** A version (a header's) that names a revision of the stateless era. */
 export function namesStatelessRevision(version: string | undefined): boolean {

@@ -13,6 +13,8 @@ import { RequestRegistry } from '../../src/downstream/requests.js';
 import { SessionTable } from '../../src/downstream/sessions.js';
 import { Bus } from '../../src/lib/bus.js';
 import { Sealer } from '../../src/lib/sealed.js';
+import { UpstreamRejectedError } from '../../src/catalog/upstream-port.js';
+import { capabilityBits } from '../../src/protocol/input-requests.js';
 
 const NEW = 'a new secret of 32 characters...';
 const OLD = 'an old secret of 32 characters..';
@@ -30,6 +32,28 @@ describe('SessionSeal', () => {
         const cursorKey = new Sealer(NEW, 'mcp-prompt-gateway cursor v2');
         assert.notEqual(cursorKey.keyId, id.split('.')[0], 'under a label of its own: the cursor key is another key');
         assert.equal(new SessionSeal([NEW], '').open(`${id.split('.')[0]}.${cursorKey.seal(Buffer.from('[1]'))}`, NOW), undefined);
+    });
+
+    test("the client's input capabilities are sealed in (FORMAT 2); an id of FORMAT 1, sealed before them, opens as none", () => {
+        const seal = new SessionSeal([NEW], '');
+        const { id, sealed } = seal.seal({ ...FIELDS, input: 37 });
+        assert.equal(sealed.input, 37);
+        assert.equal(seal.open(id, NOW)?.input, 37);
+        assert.equal(seal.open(seal.seal(FIELDS).id, NOW)?.input, 0, 'none given: none declared');
+        const sealer = new Sealer(NEW, 'mcp-prompt-gateway session v1');
+        const sealOf = (fields: unknown[]) => `${sealer.keyId}.${sealer.seal(Buffer.from(JSON.stringify(fields)))}`;
+        const formatOne = sealOf([1, 'nonce', 'alice', 'alice', '2025-06-18', 1, NOW, NOW + 60_000]);
+        assert.deepEqual(seal.open(formatOne, NOW), { ...FIELDS, nonce: 'nonce', input: 0 });
+        for (const bad of [
+            [2, 'nonce', 'alice', 'alice', '2025-06-18', 1, NOW, NOW + 60_000],
+            [1, 'nonce', 'alice', 'alice', '2025-06-18', 1, 5, NOW, NOW + 60_000],
+            [2, 'nonce', 'alice', 'alice', '2025-06-18', 1, -1, NOW, NOW + 60_000],
+            [2, 'nonce', 'alice', 'alice', '2025-06-18', 1, 1.5, NOW, NOW + 60_000],
+            [2, 'nonce', 'alice', 'alice', '2025-06-18', 1, '5', NOW, NOW + 60_000],
+            [3, 'nonce', 'alice', 'alice', '2025-06-18', 1, 5, NOW, NOW + 60_000]
+        ]) {
+            assert.equal(seal.open(sealOf(bad), NOW), undefined, JSON.stringify(bad));
+        }
     });
 
     test('rotation: new ids are sealed with the newest key; ids of an older key of the ring still open', () => {
@@ -125,6 +149,25 @@ describe('SessionTable: sealed sessions', () => {
         assert.equal(sessions.resolve(other.id, 'bob', NOW + 2), other, "another client's session stays");
         const renewed = table(seal).create({ ...FIELDS, createdAt: NOW + 1 });
         assert.ok(typeof sessions.resolve(renewed.id, 'alice', NOW + 2) !== 'string', 'a session opened since is served');
+    });
+
+    test('what its client can be asked travels with the session to another replica, and it is asked nothing else', async () => {
+        const seal = new SessionSeal([NEW], '');
+        const session = table(seal).create({ ...FIELDS, input: capabilityBits({ elicitation: { form: {} }, roots: {} }) });
+        const there = table(seal).resolve(session.id, 'alice', NOW);
+        assert.ok(typeof there !== 'string');
+        assert.deepEqual(there.input, { elicitation: { form: {} }, roots: {} });
+        const input = there.clientInput(() => true);
+        assert.deepEqual([input.capabilities, input.revision.version, input.holder], [there.input, '2025-06-18', '']);
+        assert.equal(there.clientInput(undefined).ask, undefined, 'no stream to ask on: not asked');
+        const refused = await input.ask!({ method: 'sampling/createMessage', params: { messages: [], maxTokens: 1 } }, new AbortController().signal).then(
+            () => assert.fail('asked what it did not declare'),
+            (error: unknown) => error
+        );
+        assert.ok(refused instanceof UpstreamRejectedError);
+        assert.deepEqual([refused.code, refused.message, refused.data], [-32021, 'The upstream asks for sampling, which this client did not declare', { requiredCapabilities: { sampling: {} } }]);
+        assert.equal(there.answered({ jsonrpc: '2.0', id: 'Inst0001.1', result: {} }), false, 'nothing asked, nothing answered');
+        assert.deepEqual(table(seal).create(FIELDS).input, {}, 'none sealed: none');
     });
 
     test('a full table takes no session in: 503, not 404', () => {

@@ -23,15 +23,17 @@
  * never minted nor echoed.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
+import { ANONYMOUS_CLIENT_ID } from '../../config/policy-schema.js';
 import type { Reject } from '../../http-server/rejections.js';
 import { sendEmpty, sendJson } from '../../http-server/respond.js';
 import { isRequest } from '../../protocol/json-rpc.js';
-import { claimsStateless, classify, namesStatelessRevision, UNASKED_RESPONSE, type Stateless } from '../../protocol/classify.js';
+import { claimsStateless, classify, namesStatelessRevision, type Stateless } from '../../protocol/classify.js';
 import type { MirroredHeaders } from '../../protocol/headers.js';
 import type { Logger } from '../../diagnostics/logger.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit } from '../batches.js';
+import { instanceOfAskId } from '../client-requests.js';
 import { ALREADY_INITIALIZED, errorResponse, initialize, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
 import { readMessages, refusalAnswer, type Inbound, type Refusal } from '../inbound.js';
 import { frame, InboundPipeline, isAnswered, isRefusal, LISTENING, type Channel, type PipelineRefusal, type SessionHooks, type StatelessHooks } from '../pipeline.js';
@@ -63,8 +65,19 @@ export interface McpEndpointOptions {
     cacheScope: () => CacheScope;
     /** Each stream cut because its client stopped reading. */
     onStreamClosed?: ((reason: StreamCloseReason) => void) | undefined;
+    /**
+     * A 2025 client's answer to a request another replica sent it (its id names another instance). Absent: refused
+     * (421), saying so; the replica that asked gives up at answerTimeoutMs. Present: taken (202) and handed over.
+     */
+    onForeignAnswer?: ((session: Session, response: JSONRPCResponse) => void) | undefined;
     logger: Logger;
 }
+
+/** A response in a session whose id is none the gateway gives its requests. */
+const UNASKED_IN_SESSION = 'Invalid Request: this response answers no request of the gateway (its requests to a client have ids it made up)';
+/** An answer to another replica's request (see onForeignAnswer). */
+const ANOTHER_REPLICAS_ANSWER =
+    "Misdirected: this answers a request another gateway replica sent, which only it can take; route each session's requests to one replica (session affinity) for prompts that ask the user";
 
 /** A body refused (answered) or whose client went away. */
 const UNREAD = Symbol('unread');
@@ -174,9 +187,10 @@ export class McpEndpoint {
     /** One 2026-07-28 message: checked in the revision's order, then served with a context built from the request alone. */
     async #serveStateless(stateless: Stateless, req: IncomingMessage, res: ServerResponse, admitted: Admitted, requestId: string): Promise<void> {
         const { client } = admitted;
-        const caller = { clientId: client.id, cacheScope: this.options.cacheScope() };
+        // An anonymous client's sealed state is bound to its address too: anonymous callers share one scope.
+        const caller = { clientId: client.id, cacheScope: this.options.cacheScope(), holder: client.id === ANONYMOUS_CLIENT_ID ? admitted.quotaKey : '' };
         const reply = new Reply(res, {}, false, this.#cutWhenStalled('answer', { client: client.id }), true);
-        const channel: StatelessChannel = { scope: res, forwarded: { requestId, headers: paramHeaders(req) }, notify: reply.notify, res, admitted };
+        const channel: StatelessChannel = { scope: res, forwarded: { requestId, headers: paramHeaders(req) }, send: reply.send, res, admitted };
         const taken: Ticket[] = [];
         this.#doneWith(res, taken);
         const served = this.#pipeline.serveStateless(stateless, caller, channel, taken, this.#statelessHooks);
@@ -286,8 +300,8 @@ export class McpEndpoint {
         if ('error' in initialized) return sendJson(res, 200, initialized);
         if (sessions.full) return reject(res, 'too_many_sessions');
         const now = Date.now();
-        const { protocolVersion } = initialized;
-        const session = sessions.create({ clientId: client.id, quotaKey, protocolVersion, completions, createdAt: now, expiresAt: now + this.options.sessionLifetimeMs });
+        const { protocolVersion, input } = initialized;
+        const session = sessions.create({ clientId: client.id, quotaKey, protocolVersion, completions, input, createdAt: now, expiresAt: now + this.options.sessionLifetimeMs });
         // Before the quota is asked (shared: a round trip), so a client gone meanwhile leaves nothing behind.
         res.once('close', () => {
             if (res.writableFinished) return;
@@ -305,18 +319,34 @@ export class McpEndpoint {
     /** A batch's refused items are answered beside the others (JSON-RPC §6), in the same array. */
     async #serve(session: Session, inbound: Inbound, res: ServerResponse, forwarded: Exchange['forwarded']): Promise<void> {
         const [first] = inbound.messages;
-        // A lone response: the gateway sends clients no requests, so it cannot accept one (a 4xx, as the transport
-        // says). Its id is not echoed: it would name one of the gateway's requests, not the client's.
-        if (!inbound.batch && first !== undefined && !('method' in first)) return this.options.reject(res, 'invalid_message', { message: UNASKED_RESPONSE });
+        if (!inbound.batch && first !== undefined && !('method' in first)) return this.#answered(session, first, res);
         if (!inbound.batch && first !== undefined && isRequest(first) && first.method === 'initialize') return this.options.reject(res, 'already_initialized', { id: first.id });
         const headers = { 'mcp-session-id': session.id };
         const reply = new Reply(res, headers, inbound.batch, this.#cutWhenStalled('answer', { session: session.record.nonce }));
-        const channel: Channel = { scope: session.id, forwarded, notify: reply.notify };
+        const channel: Channel = { scope: session.id, forwarded, send: reply.send };
         const taken: Ticket[] = [];
         this.#doneWith(res, taken);
         const answers = this.#pipeline.serve(inbound, session, channel, taken, SESSION_HOOKS);
         if (answers === undefined) return sendEmpty(res, 202, headers);
         reply.finish(await answers);
+    }
+
+    /**
+     * A lone response: the client's answer to one of the gateway's requests (202, also when it comes too late: the
+     * gateway stopped waiting, and told the client so). One to another replica's request is refused saying so, unless
+     * something routes it there (onForeignAnswer); one with an id the gateway never gives is a 4xx, as the transport
+     * says. Its id is not echoed: it would name one of the gateway's requests, not the client's.
+     */
+    #answered(session: Session, response: JSONRPCResponse, res: ServerResponse): void {
+        const headers = { 'mcp-session-id': session.id };
+        if (session.answered(response)) return sendEmpty(res, 202, headers);
+        const instance = instanceOfAskId(response.id);
+        if (instance === undefined) return this.options.reject(res, 'invalid_message', { message: UNASKED_IN_SESSION });
+        if (instance === this.options.sessions.instance) return sendEmpty(res, 202, headers);
+        const { onForeignAnswer } = this.options;
+        if (onForeignAnswer === undefined) return this.options.reject(res, 'invalid_message', { status: 421, message: ANOTHER_REPLICAS_ANSWER });
+        onForeignAnswer(session, response);
+        sendEmpty(res, 202, headers);
     }
 }
 

@@ -1,13 +1,15 @@
 /**
  * The answer to a POST that carried requests. JSON, once every response is
  * known (an array for a batch); SSE only when something must reach the client
- * before that, a progress notification of a request that asked for progress:
- * the stream opens with it, and the responses follow on it. A POST whose
- * requests all end unanswered (cancelled, or their session ended) gets an
- * empty stream, which tells the client no more than that.
+ * before that: a progress notification of a request that asked for progress,
+ * or the gateway's own request to a 2025 client (what an upstream asks on the
+ * prompt's way, which the client answers with a POST of its own). The stream
+ * opens with it, and the responses follow on it. A POST whose requests all end
+ * unanswered (cancelled, or their session ended) gets an empty stream, which
+ * tells the client no more than that.
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { JSONRPCNotification, JSONRPCResponse } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage, JSONRPCResponse } from '@modelcontextprotocol/client';
 import { sendJson } from '../../http-server/respond.js';
 import { CODE } from '../../protocol/errors.js';
 import { SseStream, type SseOptions } from './sse.js';
@@ -25,9 +27,12 @@ export class Reply {
         private readonly stateless = false
     ) {}
 
-    readonly notify = (notification: JSONRPCNotification): void => {
-        if (this.res.destroyed) return;
-        (this.#stream ??= new SseStream(this.res, this.headers, this.sse)).send(notification);
+    /** Puts `message` on the answer's stream (opened by the first), ahead of the responses; false once the answer is gone or written. */
+    readonly send = (message: JSONRPCMessage): boolean => {
+        if (this.res.destroyed || this.res.writableEnded) return false;
+        (this.#stream ??= new SseStream(this.res, this.headers, this.sse)).send(message);
+        // A stream cut for its backlog is gone as well.
+        return !this.res.destroyed;
     };
 
     finish(answers: readonly (JSONRPCResponse | undefined)[]): void {
