@@ -17,8 +17,9 @@ import { PromptService, type Caller } from '../src/catalog/service.js';
 import { VisibleSlices } from '../src/catalog/visible-slices.js';
 import type { RunningGateway } from '../src/gateway.js';
 import { connectHttp, startTestGateway, stdioFixture, waitFor } from './helpers.js';
+import { BOUNDS } from './unit/input-ports.js';
 
-const OPTIONS = { pageSize: 2, maxArguments: 64, maxArgumentBytes: 65536, maxResultBytes: 1 << 20, maxJsonDepth: 64, passUnknownArguments: () => false };
+const OPTIONS = { pageSize: 2, maxArguments: 64, maxArgumentBytes: 65536, maxResultBytes: 1 << 20, maxJsonDepth: 64, passUnknownArguments: () => false, input: BOUNDS };
 
 interface Counted extends Caller {
     calls: () => number;

@@ -18,6 +18,7 @@ import { VisibleSlices } from '../../src/catalog/visible-slices.js';
 import { parseConfig } from '../../src/config/load.js';
 import { compilePolicy } from '../../src/policy/policy.js';
 import { FakeUpstream, silentLogger } from '../../test/unit/fake-upstream.js';
+import { BOUNDS } from '../../test/unit/input-ports.js';
 import { httpUpstream } from '../lib/gateway.js';
 import { percentiles, type Percentiles } from '../lib/stats.js';
 import { benchPrompt, promptName } from '../servers/prompt-names.js';
@@ -47,7 +48,15 @@ export interface NarrowClientsResult {
 
 const PAGE_SIZE = 50;
 const WALKERS = 8;
-const SERVICE_OPTIONS = { pageSize: PAGE_SIZE, maxArguments: 64, maxArgumentBytes: 65_536, maxResultBytes: 4_194_304, maxJsonDepth: 64, passUnknownArguments: () => false };
+const SERVICE_OPTIONS = {
+    pageSize: PAGE_SIZE,
+    maxArguments: 64,
+    maxArgumentBytes: 65_536,
+    maxResultBytes: 4_194_304,
+    maxJsonDepth: 64,
+    passUnknownArguments: () => false,
+    input: BOUNDS
+};
 
 /** Cuts the slice again for every page (each page brings rules of its own): the cost of a page before slices were cached. */
 class CutPerPage extends VisibleSlices {

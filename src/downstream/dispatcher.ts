@@ -31,7 +31,7 @@ import { CODE, errorForClient, REFUSALS, type RpcError } from '../protocol/error
 import { META } from '../protocol/meta.js';
 import { negotiateHandshake, SUPPORTED_VERSIONS, type Revision } from '../protocol/revisions.js';
 import { GATEWAY_INFO } from '../version.js';
-import type { ClientInput } from './client-input.js';
+import type { ClientInput } from '../catalog/interaction.js';
 import type { SendToClient } from './client-requests.js';
 import { abortedByShutdown, type Ticket } from './requests.js';
 import { completeParams, getParams, initializeParams, listParams, metaOf, type InitializeParams, type Params, type ProgressToken } from './params.js';
@@ -200,7 +200,7 @@ export class Dispatcher {
                 const input = clientInput(exchange, params);
                 const control = this.#control(exchange, params, valid.progressToken, input);
                 const request = { name: valid.name, args: valid.arguments, caller: context.caller, control, continuation: valid.continuation, input };
-                const result = await ticket.until(getPrompt(service, request));
+                const result = await ticket.until(service.get(request));
                 if (!isInputRequired(result)) return adaptGetPrompt(result, context.revision);
                 // Passed on as it came (its state sealed); a handshake-era client has no way to answer it.
                 if (context.revision.inputRequired) return { ...result };
@@ -233,7 +233,12 @@ export class Dispatcher {
      * (../protocol/capabilities.ts).
      */
     #control(exchange: Exchange, params: Params, progressToken: ProgressToken | undefined, input?: ClientInput): CallControl {
-        const { ticket: { signal }, send, context, forwarded } = exchange;
+        const {
+            ticket: { signal },
+            send,
+            context,
+            forwarded
+        } = exchange;
         const client = relayedOf(context, params, input);
         if (progressToken === undefined || send === undefined) return { signal, forwarded, client };
         return {
@@ -283,27 +288,6 @@ function clientInput({ context, send }: Exchange, params: Params): ClientInput |
 function declaredCapabilities(params: Params): unknown {
     return (params?._meta as Params)?.[META.clientCapabilities];
 }
-
-/** The catalog's prompts/get as PLAN-28 section 3 has it: one request, what the client can answer included. */
-interface GetRequest {
-    name: string;
-    /** Checked by the catalog, as today. */
-    args: unknown;
-    caller: Caller;
-    control: CallControl;
-    continuation?: Continuation | undefined;
-    input?: ClientInput | undefined;
-}
-
-/**
- * The one call into the catalog's get. Issue 28 part C turns PromptService.get into `get(request: GetRequest)`; until
- * then `input` rides as a sixth argument, which today's get does not read (a stand-in service can: the unit tests').
- */
-function getPrompt(service: PromptService, { name, args, caller, control, continuation, input }: GetRequest): ReturnType<PromptService['get']> {
-    return (service.get as GetWithInput).call(service, name, args, caller, control, continuation, input);
-}
-
-type GetWithInput = (...parameters: [...Parameters<PromptService['get']>, ClientInput | undefined]) => ReturnType<PromptService['get']>;
 
 /** An empty list of what the gateway does not serve; a cursor cannot be one it gave, so it is invalid. */
 function emptyList(method: string, params: Params): Record<string, unknown> {

@@ -15,7 +15,7 @@ import { UpstreamRejectedError } from '../catalog/upstream-port.js';
 import { GatewayConfigSchema } from '../config/schema.js';
 import { missingCapabilityError } from '../protocol/errors.js';
 import { capabilitiesOfBits, missingNeed, type InputAnswer, type InputCapabilities, type InputRequest } from '../protocol/input-requests.js';
-import type { ClientInput } from './client-input.js';
+import type { ClientInput } from '../catalog/interaction.js';
 import { askIds, ClientRequests, mintInstanceTag, type ClientRequestsOptions, type SendToClient } from './client-requests.js';
 import type { Audience, ChangeDelivery } from './delivery.js';
 import type { CacheScope, RequestContext } from './dispatcher.js';

@@ -43,7 +43,9 @@ export function serviceOptions(config: GatewayConfig, policy: GatewayPolicy): Pr
         ...policy.arguments,
         maxResultBytes: policy.maxResultBytes,
         maxJsonDepth: config.limits.maxJsonDepth,
-        passUnknownArguments: upstreamId => policy.access.passesUnknownArguments(upstreamId)
+        passUnknownArguments: upstreamId => policy.access.passesUnknownArguments(upstreamId),
+        // An answer is one client message: the transports already bound it by limits.maxBodyBytes.
+        input: { ...config.inputRequests, maxAnswerBytes: config.limits.maxBodyBytes }
     };
 }
 

@@ -16,7 +16,7 @@ import type { CatalogChange } from '../../src/catalog/catalog.js';
 import type { PromptService } from '../../src/catalog/service.js';
 import type { CallControl } from '../../src/catalog/upstream-port.js';
 import { rejecter } from '../../src/http-server/rejections.js';
-import type { ClientInput } from '../../src/downstream/client-input.js';
+import type { ClientInput } from '../../src/catalog/interaction.js';
 import { ChangeDelivery } from '../../src/downstream/delivery.js';
 import { Dispatcher } from '../../src/downstream/dispatcher.js';
 import { McpEndpoint } from '../../src/downstream/http/mcp.js';
