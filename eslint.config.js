@@ -32,24 +32,39 @@ const nodeGlobals = Object.fromEntries(
     ].map(name => [name, 'readonly'])
 );
 
-// The browser globals of the dashboard's script (src/observability/dashboard/, served as is, no build step).
+// The browser globals of the pages' scripts (the dashboard's and the prompt catalog's, served as they are, no build step).
 const browserGlobals = Object.fromEntries(
     [
         'AbortController',
+        'AbortSignal',
+        'DOMException',
+        'Event',
+        'HTMLElement',
         'Headers',
         'Intl',
+        'ReadableStream',
+        'Response',
+        'TextDecoder',
+        'TextDecoderStream',
+        'TextEncoder',
         'URL',
         'URLSearchParams',
+        'addEventListener',
+        'atob',
+        'btoa',
         'cancelAnimationFrame',
         'clearInterval',
         'clearTimeout',
         'console',
         'document',
         'fetch',
+        'history',
         'localStorage',
         'location',
         'navigator',
         'performance',
+        'queueMicrotask',
+        'removeEventListener',
         'requestAnimationFrame',
         'sessionStorage',
         'setInterval',
@@ -141,9 +156,9 @@ export default defineConfig(
         languageOptions: { ecmaVersion: 'latest', sourceType: 'module', globals: nodeGlobals }
     },
 
-    // The dashboard's browser script.
+    // The pages' browser scripts: the dashboard's and the prompt catalog's.
     {
-        files: ['src/observability/dashboard/*.js'],
+        files: ['src/observability/dashboard/*.js', 'src/downstream/http/catalog-page/*.js'],
         extends: [js.configs.recommended],
         languageOptions: { ecmaVersion: 'latest', sourceType: 'module', globals: browserGlobals }
     },

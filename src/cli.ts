@@ -221,6 +221,7 @@ async function serve(args: CommandLine, config: GatewayConfig, { load, files, lo
     // The gateway's own addresses, from listen settings, never from a secret; scripts read these lines as they are.
     if (gateway.url !== undefined) process.stderr.write(`listening on ${gateway.url}\n`);
     for (const [what, url] of Object.entries(gateway.operatorUrls)) process.stderr.write(`${what} at ${url}\n`);
+    if (gateway.catalogUrl !== undefined) process.stderr.write(`catalog at ${gateway.catalogUrl}\n`);
     for (const notice of gateway.notices) print(`${notice}\n`);
 
     const reloader = new ConfigReloader({ files, load, apply: async next => ({ ...(await gateway.reload(next)) }), current: config, logger });

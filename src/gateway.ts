@@ -46,6 +46,8 @@ export interface RunningGateway {
     url: string | undefined;
     /** Where metrics and the dashboard are served, if they are. */
     operatorUrls: { metrics?: string; dashboard?: string };
+    /** The prompt catalog page's URL (on the MCP listener); undefined in stdio mode or with catalog.enabled false. */
+    catalogUrl: string | undefined;
     /** Lines for the operator at start (the CLI prints them beside "listening on"): what is not served, and why. */
     notices: string[];
     /** undefined when neither metrics nor the dashboard are on. */
@@ -213,6 +215,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
         return {
             url,
             operatorUrls: parts.telemetry.urls(admin?.origin ?? (url === undefined ? undefined : new URL(url).origin)),
+            catalogUrl: url === undefined || !initial.catalog.enabled ? undefined : `${new URL(url).origin}${initial.catalog.path}`,
             notices: startupNotices(serving, url),
             metrics: parts.telemetry.metrics,
             get upstreams() {

@@ -13,6 +13,8 @@ import { checkOverrides, OverridesSchema } from './overrides-schema.js';
 import { checkUpstreamAuth, UpstreamAuthSchema } from './upstream-auth-schema.js';
 import { PROMPT_FORMATS } from './prompt-formats.js';
 import { httpUrl } from './url-schema.js';
+import { routeKey } from '../http-server/routes.js';
+import { pathBase } from '../http-server/static-assets.js';
 
 export const UPSTREAM_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
@@ -236,6 +238,29 @@ const dashboardSchema = z
     .prefault({})
     .describe('A live page of prompt usage and upstream health, served by the gateway itself (no external resources).');
 
+/** The files of the catalog page served below catalog.path besides the page itself (src/downstream/http/catalog-page/). */
+export const CATALOG_PAGE_FILES = ['catalog.js', 'catalog.css', 'mcp-client.js', 'render.js', 'copy-text.js'] as const;
+
+const catalogSchema = z
+    .strictObject({
+        enabled: z
+            .boolean()
+            .default(true)
+            .describe(
+                'Serve the prompt catalog page on the MCP listener: every prompt the visitor may use, searchable, with a form to try it. The page is an MCP client of the endpoint itself, so auth, allow-lists and rate limits apply to it as to any client.'
+            ),
+        path: urlPath('/catalog', 'Path of the catalog page; its files are served below it.'),
+        serverName: z
+            .string()
+            .regex(/^[A-Za-z0-9_-]{1,64}$/, { message: 'must be 1 to 64 letters, digits, "_" or "-" (the name MCP clients give this gateway in their config)' })
+            .default('prompts')
+            .describe(
+                'The name MCP clients give this gateway in their config (the README uses "prompts"): the catalog\'s copy buttons write /mcp__<serverName>__<prompt> for Claude Code and /mcp.<serverName>.<prompt> for VS Code.'
+            )
+    })
+    .prefault({})
+    .describe('A page on the MCP listener to browse, search and try the prompts a client may use (no external resources).');
+
 export const GatewayConfigSchema = z
     .strictObject({
         $schema: z.string().optional().describe('Editor hint: path or URL of this JSON Schema.'),
@@ -385,6 +410,7 @@ export const GatewayConfigSchema = z
         upstreamConnectConcurrency: z.number().int().min(1).max(256).default(8).describe('How many upstreams connect at the same time.'),
         metrics: metricsSchema,
         dashboard: dashboardSchema,
+        catalog: catalogSchema,
         log: z
             .strictObject({
                 level: z.enum(LOG_LEVELS).default('info').describe('Log level; the LOG_LEVEL environment variable overrides it.'),
@@ -401,7 +427,7 @@ export const GatewayConfigSchema = z
         checkUpstreams(config, ctx);
         checkSecrets(config, ctx);
         checkPolicyConfig(config, ctx);
-        checkObservabilityPaths(config, ctx);
+        checkServedPaths(config, ctx);
         checkNotificationTiming(config, ctx);
     });
 
@@ -503,19 +529,36 @@ export function missingCursorSecret(config: Pick<GatewayConfig, 'cursorSecret' |
 
 const HEALTH_PATHS = ['/healthz', '/readyz'];
 
-/** Paths served by one HTTP server must not shadow each other. */
-function checkObservabilityPaths(config: Pick<GatewayConfig, 'listen' | 'metrics' | 'dashboard'>, ctx: z.RefinementCtx): void {
-    const taken = new Map<string, string>(HEALTH_PATHS.map(path => [path, 'the health checks']));
-    if (config.metrics.listen === undefined) taken.set(config.listen.path, 'listen.path');
-    const claim = (path: string, field: string) => {
-        const owner = taken.get(path);
-        if (owner !== undefined) ctx.addIssue({ code: 'custom', path: field.split('.'), message: `"${path}" is already used by ${owner}; pick another path` });
-        else taken.set(path, field);
+/**
+ * Paths served by one HTTP server must not shadow each other. The MCP listener serves listen.path, the health checks
+ * and the catalog, and metrics and the dashboard unless metrics.listen gives them (and health checks) a listener of
+ * their own. Paths are compared as they are routed: in any case, without one trailing slash.
+ */
+function checkServedPaths(config: Pick<GatewayConfig, 'listen' | 'metrics' | 'dashboard' | 'catalog'>, ctx: z.RefinementCtx): void {
+    const listener = () => new Map<string, string>(HEALTH_PATHS.map(path => [path, 'the health checks']));
+    const mcpListener = listener();
+    const operatorListener = config.metrics.listen === undefined ? mcpListener : listener();
+    /** False, with the issue, when another field has the path. */
+    const claim = (taken: Map<string, string>, path: string, field: string): boolean => {
+        const key = routeKey(path);
+        const owner = taken.get(key);
+        if (owner === undefined) {
+            taken.set(key, field);
+            return true;
+        }
+        ctx.addIssue({ code: 'custom', path: field.split('.'), message: `"${path}" is already used by ${owner}; pick another path` });
+        return false;
     };
-    if (config.metrics.enabled) claim(config.metrics.path, 'metrics.path');
+    claim(mcpListener, config.listen.path, 'listen.path');
+    if (config.metrics.enabled) claim(operatorListener, config.metrics.path, 'metrics.path');
     if (config.dashboard.enabled !== false) {
-        claim(config.dashboard.path, 'dashboard.path');
-        claim(`${config.dashboard.path.replace(/\/$/, '')}/data`, 'dashboard.path');
+        claim(operatorListener, config.dashboard.path, 'dashboard.path');
+        claim(operatorListener, `${pathBase(config.dashboard.path)}/data`, 'dashboard.path');
+    }
+    if (config.catalog.enabled) {
+        const base = pathBase(config.catalog.path);
+        // One issue at most: the page and its files move together.
+        [config.catalog.path, ...CATALOG_PAGE_FILES.map(file => `${base}/${file}`)].every(path => claim(mcpListener, path, 'catalog.path'));
     }
 }
 export type ReconnectPolicy = GatewayConfig['reconnect'];

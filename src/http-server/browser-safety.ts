@@ -67,11 +67,28 @@ export function browserGuards({
             }
             res.setHeader('access-control-expose-headers', CORS_EXPOSED_HEADERS);
         }
-        if (hostAllowed !== undefined && !hostAllowed(req.headers.host)) return 'forbidden_host';
-        if (originAllowed !== undefined && !originAllowed(origin)) return 'forbidden_origin';
+        if (hostAllowed === undefined) return originAllowed !== undefined && !originAllowed(origin) ? 'forbidden_origin' : undefined;
+        const host = req.headers.host;
+        if (!hostAllowed(host)) return 'forbidden_host';
+        if (originAllowed !== undefined && !originAllowed(origin) && !sameOrigin(`${host ?? ''}\n${origin ?? ''}`)) return 'forbidden_origin';
         return undefined;
     };
 }
+
+/**
+ * A page served by this listener calling it (the prompt catalog): its Origin names the Host it was loaded from. Taken
+ * only once that Host passed the Host check: a DNS-rebinding page's Host is refused before, so same-origin cannot be
+ * an attacker's, while with Host checks off (nothing to tell the two apart) only the configured origins pass. The
+ * scheme is not compared, as a TLS proxy in front of the gateway changes it.
+ */
+const sameOrigin = remembered(hostAndOrigin => {
+    // Neither header can hold a line break.
+    const [host, origin] = hostAndOrigin!.split('\n');
+    if (host === '' || origin === undefined || !URL.canParse(origin)) return false;
+    const { protocol, host: originHost } = new URL(origin);
+    // Through a URL of the Origin's scheme, so a default port written out in Host ("example.com:443") compares equal.
+    return (protocol === 'http:' || protocol === 'https:') && URL.canParse(`${protocol}//${host}`) && new URL(`${protocol}//${host}`).host === originHost;
+});
 
 /** The fixed list, plus the `Mcp-Param-*` names the preflight asks for (bounded: a preflight is unauthenticated). */
 function allowedHeaders(requested: string | undefined): string {

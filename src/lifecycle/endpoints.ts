@@ -1,15 +1,16 @@
 /**
  * Where the gateway is served: the MCP endpoint on stdin/stdout (one client)
- * or on HTTP, with the health checks and (unless metrics.listen gives them an
- * address of their own) the operator routes beside it; and the operator's own
- * listener when configured.
+ * or on HTTP, with the health checks, the prompt catalog page and (unless
+ * metrics.listen gives them an address of their own) the operator routes beside
+ * it; and the operator's own listener when configured.
  */
 import { ANONYMOUS_CLIENT_ID } from '../config/policy-schema.js';
 import type { SharedState } from '../cluster/shared-state.js';
 import type { Logger } from '../diagnostics/logger.js';
 import type { Dispatcher } from '../downstream/dispatcher.js';
 import type { Endpoint } from '../downstream/endpoint.js';
-import { startHttpEndpoint } from '../downstream/http/endpoint.js';
+import { catalogPageRoutes } from '../downstream/http/catalog-page.js';
+import { startHttpEndpoint, type ListenerRoutes } from '../downstream/http/endpoint.js';
 import type { RequestRegistry } from '../downstream/requests.js';
 import type { SessionTable } from '../downstream/sessions.js';
 import { startStdioEndpoint } from '../downstream/stdio.js';
@@ -72,6 +73,23 @@ function startHttp(parts: EndpointParts) {
     const { live, telemetry, checks } = parts;
     const { config } = live;
     const operatorHere = config.metrics.listen === undefined && telemetry.serving;
+    // Read once: catalog.* is restart-only. The auth mode is read per page load, from the current policy.
+    const catalog = config.catalog.enabled
+        ? catalogPageRoutes({
+              path: config.catalog.path,
+              endpointPath: config.listen.path,
+              authMode: () => live.policy.authenticator.mode,
+              separator: config.namespace.separator,
+              serverName: config.catalog.serverName
+          })
+        : undefined;
+    const listenerRoutes = mcpListenerRoutes({
+        ...checks,
+        operatorRoutes: operatorHere ? telemetry.routes : undefined,
+        operatorToken: config.metrics.bearerToken,
+        // Decided per request, from the current auth mode: a reload that turns auth on closes them at once.
+        authMode: () => live.policy.authenticator.mode
+    });
     return startHttpEndpoint({
         ...config.listen,
         maxBodyBytes: config.limits.maxBodyBytes,
@@ -86,17 +104,23 @@ function startHttp(parts: EndpointParts) {
         subscriptions: parts.subscriptions,
         requests: parts.requests,
         completions: parts.completions,
-        routes: mcpListenerRoutes({
-            ...checks,
-            operatorRoutes: operatorHere ? telemetry.routes : undefined,
-            operatorToken: config.metrics.bearerToken,
-            // Decided per request, from the current auth mode: a reload that turns auth on closes them at once.
-            authMode: () => live.policy.authenticator.mode
-        }),
+        // The catalog is for clients, not operators: served beside the operator routes, never withheld with them.
+        routes: context => firstOf(catalog, listenerRoutes(context)),
         onRejected: telemetry.rejected,
         onStreamClosed: telemetry.streamsClosed,
         logger: parts.logger
     });
+}
+
+/** The first of the route sets that has the path. */
+function firstOf(...sets: (ListenerRoutes | undefined)[]): ListenerRoutes {
+    return (req, path) => {
+        for (const routes of sets) {
+            const handler = routes?.(req, path);
+            if (handler !== undefined) return handler;
+        }
+        return undefined;
+    };
 }
 
 /** metrics.listen: metrics, dashboard and health checks on an address of their own; undefined when not configured. */

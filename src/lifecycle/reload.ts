@@ -57,6 +57,7 @@ const RESTART_ONLY: Record<string, (config: GatewayConfig) => unknown> = {
     listen: config => config.listen,
     metrics: config => config.metrics,
     dashboard: config => config.dashboard,
+    catalog: config => config.catalog,
     'log.format': config => config.log.format,
     sessions: config => config.sessions,
     cluster: config => config.cluster,

@@ -4,11 +4,11 @@
  * their own (`metrics.listen`, see admin-server.ts).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Reject } from '../http-server/rejections.js';
 import { sendJson, sendText } from '../http-server/respond.js';
 import { Routes, type RouteHandler } from '../http-server/routes.js';
+import { assetRoutes, readAsset, readAssets } from '../http-server/static-assets.js';
 import type { DashboardData } from './dashboard-data.js';
 
 export interface Readiness {
@@ -53,10 +53,9 @@ export interface ObservabilityRoutesOptions {
     reject: Reject;
 }
 
-const DASHBOARD_FILES = {
-    'dashboard.js': 'text/javascript; charset=utf-8',
-    'dashboard.css': 'text/css; charset=utf-8'
-} as const;
+/** The page's folder: it ships beside the compiled code (the build copies it). */
+const DASHBOARD_FOLDER = new URL('./dashboard/', import.meta.url);
+const DASHBOARD_FILES = ['dashboard.js', 'dashboard.css'];
 
 /** The page may load its own script, style and data, and nothing else: no inline code, no other origin, no framing. */
 const DASHBOARD_CSP =
@@ -76,7 +75,7 @@ export function observabilityRoutes({ metrics, dashboard, bearerToken, reject }:
     }
     if (dashboard !== undefined) {
         const base = dashboard.path.replace(/\/$/, '');
-        const page = readAsset('index.html').replaceAll('{{base}}', base);
+        const page = readAsset(DASHBOARD_FOLDER, 'index.html').replaceAll('{{base}}', base);
         routes.get([base, `${base}/`], (_req, res) =>
             sendText(res, 200, page, 'text/html; charset=utf-8', {
                 'content-security-policy': DASHBOARD_CSP,
@@ -84,21 +83,13 @@ export function observabilityRoutes({ metrics, dashboard, bearerToken, reject }:
                 'referrer-policy': 'no-referrer'
             })
         );
-        for (const [file, type] of Object.entries(DASHBOARD_FILES)) {
-            const body = readAsset(file);
-            routes.get(`${base}/${file}`, (_req, res) => sendText(res, 200, body, type, { 'x-content-type-options': 'nosniff' }));
-        }
+        assetRoutes(routes, base, readAssets(DASHBOARD_FOLDER, DASHBOARD_FILES));
         routes.get(
             `${base}/data`,
             authorized(async (_req, res) => sendText(res, 200, JSON.stringify(await dashboard.data()), JSON_TYPE, { 'cache-control': 'no-store' }))
         );
     }
     return routes;
-}
-
-/** Read once at start: the files ship beside the compiled code (the build copies them). */
-function readAsset(file: string): string {
-    return readFileSync(new URL(`./dashboard/${file}`, import.meta.url), 'utf8');
 }
 
 export type BearerCheck = (authorization: string | undefined) => 'ok' | 'missing' | 'invalid';

@@ -1,0 +1,866 @@
+// @ts-nocheck -- browser code: the project's typecheck has Node's types only, no DOM lib.
+/**
+ * The prompt catalog page: every prompt the visitor may use, searchable, with a form to try each one, kept current.
+ *
+ * The page holds no data of its own: it is an MCP client of the gateway's endpoint (mcp-client.js), so the gateway
+ * applies auth, allow-lists and rate limits to it as to any client. Served under a strict CSP with Trusted Types (no
+ * inline script or style, no HTML sinks): text from the gateway reaches the page through textContent and attributes
+ * only. The credential, when the gateway wants one, lives in this tab's sessionStorage and goes out only in the
+ * Authorization header of the page's own requests; the selected prompt lives in the URL's fragment, which is never
+ * sent to a server.
+ */
+import { createCatalogClient } from './mcp-client.js';
+import { claudeCodeCommand, countText, describeChanges, diffPrompts, inspectorCommand, matchesSearch, resultText, upstreamOf, vscodeCommand } from './copy-text.js';
+import { renderMessages } from './render.js';
+
+const CREDENTIAL_KEY = 'mcp-prompt-gateway.catalog-credential';
+/** Rows rendered at most: past this a search narrows the list faster than scrolling would. */
+const MAX_ROWS = 500;
+const COMPLETION_DEBOUNCE_MS = 200;
+const MAX_COMPLETIONS = 100;
+const MAX_CHANGES_SHOWN = 20;
+/** Without live updates (refused or unavailable), the list is walked again this often at least. */
+const FALLBACK_REFRESH_MIN_MS = 30_000;
+const NARROW = '(max-width: 719px)';
+const NO_PREFIX_LABEL = '(no prefix)';
+
+const $ = selector => document.querySelector(selector);
+const meta = name => $(`meta[name="${name}"]`)?.content ?? '';
+
+const config = {
+    endpoint: meta('catalog-endpoint') || '/mcp',
+    auth: ['apiKey', 'jwt'].includes(meta('catalog-auth')) ? meta('catalog-auth') : 'none',
+    separator: meta('catalog-separator'),
+    serverName: meta('catalog-server-name') || 'prompts',
+    version: meta('gateway-version')
+};
+// The upstream filter's value for names without a prefix: the separator itself, which no prefix can contain.
+const NO_PREFIX = config.separator || '\u0000';
+
+const ui = {
+    auth: $('[data-view="auth"]'),
+    authMessage: $('[data-field="auth-message"]'),
+    credentialInput: $('#catalog-credential'),
+    credentialLabel: $('[data-field="credential-label"]'),
+    forget: $('[data-action="forget-credential"]'),
+    main: $('[data-view="main"]'),
+    liveLabel: $('[data-field="live-label"]'),
+    pageError: $('[data-field="page-error"]'),
+    pageErrorActions: $('[data-field="page-error-actions"]'),
+    search: $('#catalog-search'),
+    upstream: $('#catalog-upstream'),
+    count: $('[data-field="count"]'),
+    listNotice: $('[data-field="list-notice"]'),
+    list: $('[data-list="prompts"]'),
+    more: $('[data-field="more"]'),
+    empty: $('[data-empty="prompts"]'),
+    noSelection: $('[data-field="no-selection"]'),
+    prompt: $('[data-view="prompt"]'),
+    heading: $('[data-field="prompt-heading"]'),
+    promptName: $('[data-field="prompt-name"]'),
+    promptUpstream: $('[data-field="prompt-upstream"]'),
+    promptDescription: $('[data-field="prompt-description"]'),
+    promptNotice: $('[data-field="prompt-notice"]'),
+    form: $('[data-form="arguments"]'),
+    fields: $('[data-field="fields"]'),
+    noArguments: $('[data-field="no-arguments"]'),
+    completionStatus: $('[data-field="completion-status"]'),
+    renderStatus: $('[data-field="render-status"]'),
+    renderError: $('[data-field="render-error"]'),
+    copyText: $('[data-copy="text"]'),
+    copyStatus: $('[data-field="copy-status"]'),
+    result: $('[data-view="result"]'),
+    resultDescription: $('[data-field="result-description"]'),
+    messages: $('[data-list="messages"]'),
+    announcement: $('[data-field="live-announcement"]'),
+    changes: $('[data-list="changes"]')
+};
+
+const state = {
+    credential: loadCredential(),
+    prompts: [],
+    loaded: false,
+    completions: false,
+    ttlMs: undefined,
+    /** The open prompt's exposed name, and whether the list held it when it was opened or last refreshed. */
+    selected: undefined,
+    selectedListed: false,
+    /** The argument definitions the open form was built from (JSON), so a refresh rebuilds it only when they change. */
+    formKey: undefined,
+    lastResult: undefined,
+    /** The current connection: its controller aborts everything of it (list walks, the listen stream). */
+    session: undefined,
+    renderController: undefined,
+    fallbackTimer: undefined,
+    retryTimer: undefined
+};
+
+const client = createCatalogClient({
+    endpoint: new URL(config.endpoint, location.origin).href,
+    clientVersion: config.version,
+    credential: () => state.credential ?? undefined
+});
+
+// --- small DOM helpers ---
+
+function element(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+}
+
+function fieldElement(tag, field, text, className) {
+    const node = element(tag, className, text);
+    node.dataset.field = field;
+    return node;
+}
+
+function setText(node, text) {
+    if (node.textContent !== text) node.textContent = text;
+}
+
+const isAbort = error => error?.name === 'AbortError';
+const seconds = ms => Math.max(1, Math.ceil(ms / 1000));
+const upstreamKey = name => upstreamOf(name, config.separator) ?? NO_PREFIX;
+const upstreamLabel = name => upstreamOf(name, config.separator) ?? NO_PREFIX_LABEL;
+
+// --- the credential ---
+
+// sessionStorage can throw (storage disabled, sandboxed frame): the credential then lives in memory only.
+function loadCredential() {
+    try {
+        return sessionStorage.getItem(CREDENTIAL_KEY) || undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+function storeCredential(value) {
+    try {
+        if (value === undefined) sessionStorage.removeItem(CREDENTIAL_KEY);
+        else sessionStorage.setItem(CREDENTIAL_KEY, value);
+    } catch {
+        // memory only
+    }
+}
+
+const credentialName = () => (config.auth === 'jwt' ? 'Bearer token' : 'API key');
+
+function showAuth(message, isError) {
+    stopSession();
+    clearData();
+    document.body.dataset.state = 'auth';
+    setLive('off');
+    hidePageError();
+    setText(ui.credentialLabel, credentialName());
+    setText(ui.authMessage, message);
+    ui.authMessage.classList.toggle('is-bad', isError);
+    ui.auth.hidden = false;
+    ui.main.hidden = true;
+    ui.forget.hidden = true;
+    ui.credentialInput.value = '';
+    ui.credentialInput.focus();
+}
+
+/** A 401: a held credential was refused (or rotated) and is forgotten; without one, the gateway asks for one. */
+function onUnauthorized() {
+    const rejected = state.credential !== undefined;
+    state.credential = undefined;
+    storeCredential(undefined);
+    const noun = config.auth === 'jwt' ? 'token' : 'key';
+    showAuth(rejected ? `That ${noun} was not accepted. Check it and try again.` : `This gateway asks for an ${credentialName()}.`, rejected);
+}
+
+ui.auth.addEventListener('submit', event => {
+    event.preventDefault();
+    const value = ui.credentialInput.value.trim();
+    if (value === '') {
+        setText(ui.authMessage, `Enter your ${credentialName()}.`);
+        return ui.credentialInput.focus();
+    }
+    try {
+        new Headers({ Authorization: `Bearer ${value}` });
+    } catch {
+        // Otherwise every request would throw, looking like a network error.
+        setText(ui.authMessage, `That ${credentialName()} holds characters an HTTP header cannot carry.`);
+        return ui.credentialInput.focus();
+    }
+    state.credential = value;
+    storeCredential(value);
+    ui.credentialInput.value = '';
+    void connect({ focusSearch: true });
+});
+
+ui.forget.addEventListener('click', () => {
+    state.credential = undefined;
+    storeCredential(undefined);
+    showAuth(`${credentialName()} forgotten.`, false);
+});
+
+// --- page state ---
+
+const LIVE_LABELS = { connecting: 'connecting', listening: 'live', reconnecting: 'reconnecting', off: 'live updates off' };
+
+function setLive(live, reason) {
+    document.body.dataset.live = live;
+    setText(ui.liveLabel, LIVE_LABELS[live] ?? live);
+    ui.liveLabel.parentElement.title = reason ?? '';
+}
+
+function showPageError(message, retry) {
+    setText(ui.pageError, message);
+    ui.pageError.hidden = false;
+    ui.pageErrorActions.hidden = !retry;
+}
+
+function hidePageError() {
+    ui.pageError.hidden = true;
+    ui.pageErrorActions.hidden = true;
+    setText(ui.pageError, '');
+}
+
+function stopSession() {
+    state.session?.controller.abort();
+    state.session = undefined;
+    clearTimeout(state.retryTimer);
+    clearInterval(state.fallbackTimer);
+    state.fallbackTimer = undefined;
+}
+
+/** Nothing of one credential's view stays on screen after it is forgotten or refused. */
+function clearData() {
+    state.prompts = [];
+    state.loaded = false;
+    rowCache.clear();
+    renderUpstreamOptions();
+    renderList();
+    closePrompt();
+    ui.changes.replaceChildren();
+    setText(ui.announcement, '');
+}
+
+/** Sentence for an error of a list walk or the connection. */
+function pageErrorMessage(error) {
+    if (error?.kind === 'rate-limited' && error.retryAfterMs !== undefined) return `Too many requests; retrying in ${seconds(error.retryAfterMs)} s`;
+    if (error?.kind === 'network' || error?.kind === 'unavailable') return `The gateway did not answer: ${error.message}`;
+    if (error?.kind === 'rpc' && error.code === -32601) return 'This gateway does not serve MCP 2026-07-28, which this page speaks.';
+    return error?.message || 'Something went wrong loading the prompts.';
+}
+
+/**
+ * A failed walk or connection: 401 asks for a credential; 429 retries after Retry-After; anything else is shown with
+ * a retry button.
+ */
+function onPageError(error, retry) {
+    if (error?.kind === 'unauthorized') return onUnauthorized();
+    if (!(error?.kind)) console.warn('catalog:', error);
+    if (!state.loaded) document.body.dataset.state = 'error';
+    const automatic = error?.kind === 'rate-limited' && error.retryAfterMs !== undefined;
+    showPageError(pageErrorMessage(error), !automatic);
+    if (automatic) {
+        clearTimeout(state.retryTimer);
+        state.retryTimer = setTimeout(retry, error.retryAfterMs);
+    }
+}
+
+// --- connecting and walking the list ---
+
+/** Discovery, the list, then the live stream; everything of an older connection is dropped first. */
+async function connect({ focusSearch = false } = {}) {
+    stopSession();
+    const controller = new AbortController();
+    const session = { controller, signal: controller.signal, walking: undefined, walkAgain: false };
+    state.session = session;
+    document.body.dataset.state = 'loading';
+    ui.auth.hidden = true;
+    ui.main.hidden = false;
+    ui.forget.hidden = state.credential === undefined;
+    setLive('connecting');
+    try {
+        const discovered = await client.discover({ signal: session.signal });
+        state.completions = discovered?.capabilities?.completions !== undefined;
+        await refresh(session);
+        if (session.signal.aborted) return;
+        hidePageError();
+        document.body.dataset.state = 'ready';
+        openFromHash({ focus: false });
+        if (focusSearch) ui.search.focus();
+        listen(session);
+    } catch (error) {
+        if (session.signal.aborted || isAbort(error)) return;
+        setLive('off');
+        onPageError(error, () => void connect());
+    }
+}
+
+/**
+ * Walks the list and shows it. One walk at a time per connection: a change announced during a walk queues exactly one
+ * more, which starts from the first page (the older walk's cursors may be refused once the list changed).
+ */
+function refresh(session) {
+    if (session.walking) {
+        session.walkAgain = true;
+        return session.walking;
+    }
+    session.walking = (async () => {
+        try {
+            do {
+                session.walkAgain = false;
+                const list = await client.listPrompts({ signal: session.signal });
+                if (session.signal.aborted) return;
+                applyList(list);
+            } while (session.walkAgain && !session.signal.aborted);
+        } finally {
+            session.walking = undefined;
+        }
+    })();
+    return session.walking;
+}
+
+/** A refresh the live stream or the fallback timer asked for: its failure is shown, the page stays usable. */
+function refreshInBackground(session) {
+    refresh(session).then(
+        () => hidePageError(),
+        error => {
+            if (!session.signal.aborted && !isAbort(error)) onPageError(error, () => refreshInBackground(session));
+        }
+    );
+}
+
+function applyList({ prompts, truncated, ttlMs }) {
+    const changes = state.loaded ? diffPrompts(state.prompts, prompts) : undefined;
+    state.prompts = prompts;
+    state.loaded = true;
+    state.ttlMs = ttlMs;
+    ui.listNotice.hidden = !truncated;
+    setText(ui.listNotice, truncated ? 'The list is longer than this page reads: only its start is shown.' : '');
+    renderUpstreamOptions();
+    renderList();
+    refreshOpenPrompt();
+    const sentence = changes && describeChanges(changes);
+    if (sentence) announce(sentence);
+}
+
+function listen(session) {
+    const listening = client.listen({
+        signal: session.signal,
+        onAcknowledged: () => refreshInBackground(session),
+        onListChanged: () => refreshInBackground(session),
+        onState: (live, error) => onLiveState(session, live, error)
+    });
+    listening.catch(error => {
+        if (!session.signal.aborted) console.warn('catalog: live updates stopped', error);
+    });
+}
+
+/** Live updates off (refused, or not offered): the list is walked on a timer until they come back. */
+function onLiveState(session, live, error) {
+    if (session.signal.aborted) return;
+    if (error?.kind === 'unauthorized') return onUnauthorized();
+    const reason = error === undefined ? undefined : error.kind === 'rate-limited' ? pageErrorMessage(error) : error.message;
+    setLive(live, reason);
+    clearInterval(state.fallbackTimer);
+    state.fallbackTimer = undefined;
+    if (live === 'off') {
+        const every = Math.max(state.ttlMs ?? 0, FALLBACK_REFRESH_MIN_MS);
+        state.fallbackTimer = setInterval(() => refreshInBackground(session), every);
+    }
+}
+
+// A closed tab frees its listen slot at once (the gateway counts them per client); a page restored from the
+// back-forward cache connects again.
+window.addEventListener('pagehide', () => stopSession());
+window.addEventListener('pageshow', event => {
+    if (event.persisted && document.body.dataset.state !== 'auth') void connect();
+});
+
+$('[data-action="retry"]').addEventListener('click', () => void connect());
+
+// --- announcements ---
+
+const pad = value => String(value).padStart(2, '0');
+
+function announce(sentence) {
+    setText(ui.announcement, sentence);
+    const now = new Date();
+    const time = element('time', 'change-time', `${pad(now.getHours())}:${pad(now.getMinutes())}:${pad(now.getSeconds())}`);
+    time.dateTime = now.toISOString();
+    const item = element('li');
+    item.append(time, ' ', element('span', 'change-text', sentence));
+    ui.changes.prepend(item);
+    while (ui.changes.children.length > MAX_CHANGES_SHOWN) ui.changes.lastElementChild.remove();
+}
+
+// --- the list ---
+
+function renderUpstreamOptions() {
+    const counts = new Map();
+    for (const prompt of state.prompts) {
+        const key = upstreamKey(prompt.name);
+        const entry = counts.get(key) ?? { label: upstreamLabel(prompt.name), count: 0 };
+        entry.count++;
+        counts.set(key, entry);
+    }
+    const chosen = ui.upstream.value;
+    const options = [new Option('All upstreams', '')];
+    for (const [key, { label, count }] of counts) options.push(new Option(`${label} (${count})`, key));
+    ui.upstream.replaceChildren(...options);
+    ui.upstream.value = counts.has(chosen) ? chosen : '';
+}
+
+/** Rows by exposed name, reused while the prompt's definition is the same (a refresh keeps focus and selection). */
+const rowCache = new Map();
+
+function rowFor(prompt) {
+    const key = JSON.stringify(prompt);
+    const cached = rowCache.get(prompt.name);
+    if (cached?.key === key) return cached.row;
+    const row = buildRow(prompt);
+    rowCache.set(prompt.name, { key, row });
+    return row;
+}
+
+function buildRow(prompt) {
+    const row = element('li', 'prompt-row');
+    row.dataset.prompt = prompt.name;
+    const title = typeof prompt.title === 'string' ? prompt.title : '';
+    const open = element('button', 'open');
+    open.type = 'button';
+    open.dataset.action = 'open';
+    open.setAttribute('aria-label', title || prompt.name);
+    const titleNode = fieldElement('span', 'title', title, 'row-title');
+    titleNode.hidden = title === '';
+    open.append(titleNode, fieldElement('code', 'name', prompt.name, 'row-name'));
+    const description = typeof prompt.description === 'string' ? prompt.description : '';
+    const descriptionNode = fieldElement('p', 'description', description, 'row-description');
+    descriptionNode.hidden = description === '';
+    row.append(open, fieldElement('span', 'upstream', upstreamLabel(prompt.name), 'upstream-tag'), descriptionNode, argumentList(prompt));
+    return row;
+}
+
+function argumentList(prompt) {
+    const list = element('ul', 'row-arguments');
+    list.dataset.field = 'arguments';
+    for (const argument of argumentsOf(prompt)) {
+        const item = element('li');
+        item.dataset.argument = argument.name;
+        item.append(fieldElement('code', 'argument-name', argument.name));
+        if (argument.required === true) item.append(' ', fieldElement('span', 'required', 'required', 'required-tag'));
+        if (typeof argument.description === 'string' && argument.description !== '') {
+            item.append(' ', fieldElement('span', 'argument-description', argument.description, 'argument-description'));
+        }
+        list.append(item);
+    }
+    list.hidden = list.children.length === 0;
+    return list;
+}
+
+function argumentsOf(prompt) {
+    return Array.isArray(prompt?.arguments) ? prompt.arguments.filter(argument => typeof argument?.name === 'string') : [];
+}
+
+function renderList() {
+    const query = ui.search.value;
+    const upstream = ui.upstream.value;
+    const matching = state.prompts.filter(prompt => (upstream === '' || upstreamKey(prompt.name) === upstream) && matchesSearch(prompt, query));
+    const filtered = query.trim() !== '' || upstream !== '';
+    setText(ui.count, state.loaded ? countText(matching.length, state.prompts.length, filtered) : '');
+
+    const known = new Set(state.prompts.map(prompt => prompt.name));
+    for (const name of rowCache.keys()) if (!known.has(name)) rowCache.delete(name);
+    const rows = matching.slice(0, MAX_ROWS).map(rowFor);
+    // In place: rows that stay are not moved, so a focused button keeps its focus.
+    rows.forEach((row, index) => {
+        if (ui.list.children[index] !== row) ui.list.insertBefore(row, ui.list.children[index] ?? null);
+        markSelected(row);
+    });
+    while (ui.list.children.length > rows.length) ui.list.lastElementChild.remove();
+
+    const hiddenRows = matching.length - rows.length;
+    ui.more.hidden = hiddenRows <= 0;
+    setText(ui.more, hiddenRows > 0 ? `${hiddenRows} more: refine the search` : '');
+    ui.empty.hidden = !state.loaded || matching.length > 0;
+}
+
+function markSelected(row) {
+    const selected = row.dataset.prompt === state.selected;
+    row.classList.toggle('is-selected', selected);
+    const open = row.querySelector('[data-action="open"]');
+    if (selected) open.setAttribute('aria-current', 'true');
+    else open.removeAttribute('aria-current');
+}
+
+ui.search.addEventListener('input', () => renderList());
+ui.upstream.addEventListener('change', () => renderList());
+
+ui.list.addEventListener('click', event => {
+    const open = event.target.closest('[data-action="open"]');
+    const row = open?.closest('[data-prompt]');
+    if (row) openPrompt(row.dataset.prompt, { focus: true, remember: true });
+});
+
+// --- the open prompt ---
+
+function hashPrompt() {
+    const match = /^#prompt=(.*)$/s.exec(location.hash);
+    if (!match) return undefined;
+    try {
+        return decodeURIComponent(match[1]);
+    } catch {
+        return undefined;
+    }
+}
+
+function openFromHash({ focus }) {
+    const name = hashPrompt();
+    if (name === undefined) return closePrompt();
+    if (name !== state.selected) openPrompt(name, { focus, remember: false });
+}
+
+window.addEventListener('hashchange', () => {
+    if (state.loaded) openFromHash({ focus: true });
+});
+
+/**
+ * Shows a prompt's details and form. A name the list does not hold still gets a form (no arguments): Render then asks
+ * the gateway, which answers as it answers any client, so a hidden prompt looks exactly like a missing one.
+ */
+function openPrompt(name, { focus, remember }) {
+    if (remember) {
+        const hash = `#prompt=${encodeURIComponent(name)}`;
+        if (location.hash !== hash) history.pushState(null, '', hash);
+    }
+    if (name !== state.selected) {
+        state.selected = name;
+        state.formKey = undefined;
+        clearResult();
+    }
+    refreshOpenPrompt();
+    for (const row of ui.list.children) markSelected(row);
+    if (focus) {
+        ui.heading.focus();
+        // One column: the prompt sits below the list.
+        if (window.matchMedia(NARROW).matches) ui.heading.scrollIntoView({ block: 'start' });
+    }
+}
+
+function closePrompt() {
+    state.selected = undefined;
+    state.formKey = undefined;
+    ui.prompt.hidden = true;
+    ui.noSelection.hidden = false;
+    clearResult();
+    for (const row of ui.list.children) markSelected(row);
+}
+
+/** The open prompt's view, from the current list: updated in place when it changed, a notice when it is gone. */
+function refreshOpenPrompt() {
+    const name = state.selected;
+    if (name === undefined) return;
+    const listed = state.prompts.find(prompt => prompt.name === name);
+    const wasListed = state.selectedListed;
+    state.selectedListed = listed !== undefined;
+    const prompt = listed ?? { name, arguments: [] };
+    ui.prompt.hidden = false;
+    ui.noSelection.hidden = true;
+    ui.prompt.dataset.prompt = name;
+    const title = typeof prompt.title === 'string' && prompt.title !== '' ? prompt.title : name;
+    setText(ui.heading, title);
+    setText(ui.promptName, name);
+    setText(ui.promptUpstream, upstreamLabel(name));
+    setText(ui.promptDescription, typeof prompt.description === 'string' ? prompt.description : '');
+    ui.promptDescription.hidden = !prompt.description;
+    let notice = '';
+    if (!listed) notice = wasListed && state.formKey !== undefined ? 'This prompt is no longer available to you' : 'This prompt is not in your list; Render asks the gateway for it.';
+    setText(ui.promptNotice, notice);
+    ui.promptNotice.hidden = notice === '';
+    // A prompt that went away keeps its form: what was typed stays, and Render shows the gateway's answer.
+    if (listed || state.formKey === undefined) buildForm(prompt);
+}
+
+function buildForm(prompt) {
+    const declared = argumentsOf(prompt);
+    const key = JSON.stringify([declared, state.completions]);
+    if (key === state.formKey) return;
+    state.formKey = key;
+    const previous = formValues();
+    const fields = declared.map((argument, index) => buildField(argument, index, previous[argument.name] ?? ''));
+    ui.fields.replaceChildren(...fields);
+    ui.noArguments.hidden = declared.length > 0 || !state.selectedListed;
+    setText(ui.completionStatus, '');
+}
+
+function buildField(argument, index, value) {
+    const id = `arg-${index}`;
+    const wrapper = element('div', 'field');
+    const label = element('label');
+    label.htmlFor = id;
+    label.id = `${id}-label`;
+    label.append(argument.name);
+    const input = element('input');
+    input.id = id;
+    input.name = argument.name;
+    input.type = 'text';
+    input.autocomplete = 'off';
+    input.spellcheck = false;
+    input.value = value;
+    if (argument.required === true) {
+        label.append(' ', element('span', 'required-mark', '(required)'));
+        input.setAttribute('aria-required', 'true');
+    }
+    wrapper.append(label);
+    if (typeof argument.description === 'string' && argument.description !== '') {
+        const hint = element('p', 'hint', argument.description);
+        hint.id = `${id}-hint`;
+        input.setAttribute('aria-describedby', hint.id);
+        wrapper.append(hint);
+    }
+    const box = element('div', 'combo');
+    box.append(input);
+    if (state.completions) box.append(completionListbox(input, id, argument.name));
+    wrapper.append(box);
+    return wrapper;
+}
+
+/** The form's values by argument name (what is typed, empty included). */
+function formValues() {
+    const values = {};
+    for (const input of ui.fields.querySelectorAll('input[name]')) values[input.name] = input.value;
+    return values;
+}
+
+// --- completions (the combobox pattern of WAI-ARIA: the input keeps focus, the listbox follows) ---
+
+function completionListbox(input, id, argumentName) {
+    const listbox = element('ul', 'completions');
+    listbox.id = `${id}-options`;
+    listbox.setAttribute('role', 'listbox');
+    listbox.setAttribute('aria-labelledby', `${id}-label`);
+    listbox.dataset.completionsFor = argumentName;
+    listbox.hidden = true;
+    input.setAttribute('role', 'combobox');
+    input.setAttribute('aria-autocomplete', 'list');
+    input.setAttribute('aria-expanded', 'false');
+    input.setAttribute('aria-controls', listbox.id);
+
+    let timer;
+    let controller;
+    let active = -1;
+
+    const options = () => Array.from(listbox.children);
+    function close() {
+        controller?.abort();
+        clearTimeout(timer);
+        listbox.hidden = true;
+        listbox.replaceChildren();
+        active = -1;
+        input.setAttribute('aria-expanded', 'false');
+        input.removeAttribute('aria-activedescendant');
+    }
+    function activate(index) {
+        const all = options();
+        if (all.length === 0) return;
+        active = (index + all.length) % all.length;
+        all.forEach((option, i) => option.setAttribute('aria-selected', String(i === active)));
+        input.setAttribute('aria-activedescendant', all[active].id);
+        all[active].scrollIntoView({ block: 'nearest' });
+    }
+    function pick(index) {
+        const option = options()[index];
+        if (option) input.value = option.dataset.value;
+        close();
+    }
+    function show(values) {
+        const items = values.slice(0, MAX_COMPLETIONS).map((value, i) => {
+            const option = element('li', 'option', value);
+            option.id = `${id}-option-${i}`;
+            option.setAttribute('role', 'option');
+            option.setAttribute('aria-selected', 'false');
+            option.dataset.value = value;
+            option.dataset.index = String(i);
+            return option;
+        });
+        listbox.replaceChildren(...items);
+        active = -1;
+        input.removeAttribute('aria-activedescendant');
+        listbox.hidden = items.length === 0;
+        input.setAttribute('aria-expanded', String(items.length > 0));
+    }
+    async function request() {
+        controller?.abort();
+        controller = new AbortController();
+        const { signal } = controller;
+        const others = Object.fromEntries(Object.entries(formValues()).filter(([name, value]) => name !== argumentName && value !== ''));
+        try {
+            const completion = await client.complete({ prompt: state.selected, argument: argumentName, value: input.value, context: others, signal });
+            if (signal.aborted || document.activeElement !== input) return;
+            show(completion.values);
+            const count = Math.min(completion.values.length, MAX_COMPLETIONS);
+            setText(ui.completionStatus, count === 0 ? '' : `${count} ${count === 1 ? 'suggestion' : 'suggestions'} for ${argumentName}`);
+        } catch (error) {
+            if (signal.aborted || isAbort(error)) return;
+            // Silent in the form (typing goes on), said to screen readers and kept for whoever looks.
+            setText(ui.completionStatus, `No suggestions for ${argumentName}: ${error?.message ?? 'the request failed'}`);
+            listbox.hidden = true;
+            input.setAttribute('aria-expanded', 'false');
+        }
+    }
+
+    input.addEventListener('input', () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => void request(), COMPLETION_DEBOUNCE_MS);
+    });
+    input.addEventListener('keydown', event => {
+        const open = !listbox.hidden;
+        if (event.key === 'ArrowDown') {
+            event.preventDefault();
+            if (open) activate(active + 1);
+            else void request();
+        } else if (event.key === 'ArrowUp' && open) {
+            event.preventDefault();
+            activate(active < 0 ? -1 : active - 1);
+        } else if (event.key === 'Enter' && open && active >= 0) {
+            event.preventDefault();
+            pick(active);
+        } else if (event.key === 'Tab' && open && active >= 0) {
+            pick(active);
+        } else if (event.key === 'Escape' && open) {
+            event.preventDefault();
+            close();
+        }
+    });
+    input.addEventListener('blur', () => close());
+    // The input keeps focus while an option is clicked.
+    listbox.addEventListener('mousedown', event => event.preventDefault());
+    listbox.addEventListener('click', event => {
+        const option = event.target.closest('[role="option"]');
+        if (option) pick(Number(option.dataset.index));
+    });
+    return listbox;
+}
+
+// --- render ---
+
+function clearResult() {
+    state.renderController?.abort();
+    state.lastResult = undefined;
+    ui.result.hidden = true;
+    ui.messages.replaceChildren();
+    setText(ui.resultDescription, '');
+    setText(ui.renderError, '');
+    setText(ui.renderStatus, '');
+    ui.copyStatus.replaceChildren();
+    ui.copyText.disabled = true;
+}
+
+/** The sentence shown for a failed render: the gateway's own message where it has one. */
+function renderErrorMessage(error) {
+    if (error?.kind === 'rate-limited') {
+        return error.retryAfterMs === undefined ? 'Too many requests; try again later' : `Too many requests; try again in ${seconds(error.retryAfterMs)} s`;
+    }
+    if (error?.kind === 'rpc' && error.code === -32021) {
+        const needs = Array.isArray(error.data?.requiredCapabilities) ? error.data.requiredCapabilities.filter(name => typeof name === 'string') : [];
+        const what = needs.length > 0 ? needs.join(', ') : 'a capability';
+        return `This prompt needs a client that supports ${what}, which the catalog cannot offer; use it from an MCP client. (${error.message})`;
+    }
+    return error?.message || 'The prompt could not be rendered.';
+}
+
+async function render() {
+    const name = state.selected;
+    if (name === undefined) return;
+    state.renderController?.abort();
+    const controller = new AbortController();
+    state.renderController = controller;
+    // Empty fields are left out, so a missing required argument is named by the gateway's own message.
+    const args = Object.fromEntries(Object.entries(formValues()).filter(([, value]) => value !== ''));
+    setText(ui.renderError, '');
+    setText(ui.renderStatus, 'Rendering…');
+    try {
+        const result = await client.getPrompt({ name, arguments: args, signal: controller.signal });
+        if (controller.signal.aborted) return;
+        showResult(result);
+    } catch (error) {
+        if (controller.signal.aborted || isAbort(error)) return;
+        if (error?.kind === 'unauthorized') return onUnauthorized();
+        if (!(error?.kind)) console.warn('catalog: render failed', error);
+        state.lastResult = undefined;
+        ui.result.hidden = true;
+        ui.copyText.disabled = true;
+        setText(ui.renderStatus, '');
+        setText(ui.renderError, renderErrorMessage(error));
+    }
+}
+
+function showResult(result) {
+    state.lastResult = result;
+    const description = typeof result.description === 'string' ? result.description : '';
+    setText(ui.resultDescription, description);
+    ui.resultDescription.hidden = description === '';
+    const items = renderMessages(result);
+    ui.messages.replaceChildren(...items);
+    ui.result.hidden = false;
+    ui.copyText.disabled = false;
+    setText(ui.renderStatus, `Rendered: ${items.length} ${items.length === 1 ? 'message' : 'messages'}`);
+}
+
+ui.form.addEventListener('submit', event => {
+    event.preventDefault();
+    void render();
+});
+
+// --- copy ---
+
+function copyText(kind) {
+    const name = state.selected;
+    const declared = argumentsOf(state.prompts.find(prompt => prompt.name === name));
+    const values = formValues();
+    const common = { serverName: config.serverName, name, declared, values };
+    switch (kind) {
+        case 'text':
+            return state.lastResult === undefined ? '' : resultText(state.lastResult);
+        case 'claude-code':
+            return claudeCodeCommand(common);
+        case 'vscode':
+            return vscodeCommand(common);
+        case 'inspector':
+            return inspectorCommand({ url: `${location.origin}${config.endpoint}`, name, declared, values, authenticated: config.auth !== 'none' });
+        default:
+            return '';
+    }
+}
+
+/** The clipboard where the browser offers it (a secure context); else the text, selected, to copy by hand. */
+async function copy(text) {
+    if (navigator.clipboard?.writeText) {
+        try {
+            await navigator.clipboard.writeText(text);
+            ui.copyStatus.replaceChildren('Copied');
+            return;
+        } catch {
+            // Refused (permissions): the manual way below.
+        }
+    }
+    const area = element('textarea', 'copy-fallback');
+    area.readOnly = true;
+    area.value = text;
+    area.rows = Math.min(6, text.split('\n').length);
+    area.setAttribute('aria-label', 'Text to copy');
+    ui.copyStatus.replaceChildren('Select and copy: ', area);
+    area.focus();
+    area.select();
+}
+
+for (const button of document.querySelectorAll('[data-copy]')) {
+    button.addEventListener('click', () => void copy(copyText(button.dataset.copy)));
+}
+
+// --- start ---
+
+setText($('[data-field="version"]'), config.version ? `v${config.version}` : '');
+setText(ui.credentialLabel, credentialName());
+
+// With auth on and no credential, nothing is sent: the form is the only thing a request could lead to.
+if (config.auth !== 'none' && state.credential === undefined) showAuth('', false);
+else void connect();

@@ -1,0 +1,2 @@
+// PLACEHOLDER (branch cat-a): the real module comes from the page's own branch.
+export {};
