@@ -73,7 +73,7 @@ function withHost(url: string, host: string, headers: Record<string, string> = {
         const socket = connect(Number(port), '127.0.0.1', () => socket.write(`${lines.join('\r\n')}\r\n\r\n`));
         let text = '';
         socket.setEncoding('utf8');
-        socket.on('data', chunk => (text += chunk));
+        socket.on('data', (chunk: string) => (text += chunk));
         socket.on('end', () => resolve({ status: Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1]), body: text.slice(text.indexOf('\r\n\r\n') + 4) }));
         socket.on('error', reject);
     });
@@ -227,7 +227,7 @@ describe('the catalog page, configured', () => {
         const gateway = await startGateway(t, { listen: { port: 0, path: '/gateway/mcp' }, catalog: { path: '/prompts-ui/', serverName: 'team-prompts' } });
         const origin = new URL(gateway.url!).origin;
         assert.equal(gateway.catalogUrl, `${origin}/prompts-ui/`);
-        const page = await answer(gateway.catalogUrl!);
+        const page = await answer(gateway.catalogUrl);
         assert.equal(page.status, 200);
         assert.equal(meta(page.body, 'catalog-endpoint'), '/gateway/mcp');
         assert.equal(meta(page.body, 'catalog-server-name'), 'team-prompts');

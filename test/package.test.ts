@@ -97,7 +97,14 @@ test('the npm package installs into an empty prefix and runs with its production
         const [report] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
         tarball = path.join(work, report!.filename);
         const files = new Set(report!.files.map(file => file.path));
-        for (const needed of ['dist/cli.js', 'dist/observability/dashboard/index.html', 'config/gateway.schema.json', 'examples/gateway.json', 'examples/prompt-server.mjs']) {
+        for (const needed of [
+            'dist/cli.js',
+            'dist/observability/dashboard/index.html',
+            'dist/downstream/http/catalog-page/index.html',
+            'config/gateway.schema.json',
+            'examples/gateway.json',
+            'examples/prompt-server.mjs'
+        ]) {
             assert.ok(files.has(needed), `${needed} is in the tarball`);
         }
         assert.deepEqual(
@@ -136,8 +143,10 @@ test('the npm package installs into an empty prefix and runs with its production
     await t.test('the installed gateway serves the shipped example config: its prompts through the SDK client over HTTP', STEP, async t => {
         const gateway = spawn(bin, ['--config', example, '--port', '0'], { cwd: work, stdio: ['ignore', 'ignore', 'pipe'] });
         closeAfter(t, () => stopChild(gateway));
-        const url = await announced(gateway, 'listening on');
+        // Both listened for before either comes: the catalog's line follows "listening on".
+        const [url, catalogUrl] = await Promise.all([announced(gateway, 'listening on'), announced(gateway, 'catalog at')]);
         const origin = new URL(url).origin;
+        assert.equal(catalogUrl, `${origin}/catalog`);
         await waitFor(async () => (await getJson(`${origin}/readyz`)).status === 200, 30_000, 'the example upstream to connect');
 
         const client = await connectHttp(url);
@@ -150,6 +159,14 @@ test('the npm package installs into an empty prefix and runs with its production
         const dashboard = await fetch(`${origin}/dashboard`);
         assert.equal(dashboard.status, 200, "the dashboard's page files are in dist/");
         assert.match(await dashboard.text(), /<html/i);
+        const catalog = await fetch(catalogUrl);
+        assert.equal(catalog.status, 200, "the catalog's page files are in dist/");
+        assert.match(await catalog.text(), /<meta name="catalog-endpoint" content="\/mcp">/);
+        for (const file of ['catalog.js', 'catalog.css', 'mcp-client.js', 'render.js']) {
+            const asset = await fetch(`${catalogUrl}/${file}`);
+            assert.equal(asset.status, 200, file);
+            await asset.body?.cancel();
+        }
 
         await client.close();
         const exited = once(gateway, 'exit');

@@ -34,7 +34,14 @@ describe('browserGuards: same-origin requests', () => {
     });
 
     test('another port, another host or a non-web Origin of the same host is still refused', () => {
-        for (const origin of ['https://gateway.internal:9000', 'https://gateway.internal', 'https://gateway.internal.evil.example:8443', 'null', 'file://gateway.internal:8443', 'not a url']) {
+        for (const origin of [
+            'https://gateway.internal:9000',
+            'https://gateway.internal',
+            'https://gateway.internal.evil.example:8443',
+            'null',
+            'file://gateway.internal:8443',
+            'not a url'
+        ]) {
             assert.equal(decide(LISTED, { host: 'gateway.internal:8443', origin }), 'forbidden_origin', origin);
         }
         assert.equal(decide(LISTED, { host: 'gateway.internal:8443', origin: 'http://tool.internal' }), undefined, 'the listed origins still pass');

@@ -36,7 +36,7 @@ const CATALOG_FOLDER = new URL('./catalog-page/', import.meta.url);
  * no inline code, no other origin, no framing, no form submission (a credential never lands in a URL), and Trusted
  * Types with no policy, so no string ever becomes markup or code.
  */
-export const CATALOG_CSP =
+const CATALOG_CSP =
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; media-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; require-trusted-types-for 'script'; trusted-types 'none'";
 
 const PAGE_HEADERS = {
@@ -57,9 +57,7 @@ export function catalogPageRoutes(options: CatalogPageOptions): ListenerRoutes {
         serverName: options.serverName,
         version: VERSION
     });
-    const routes = new Routes().get([base, `${base}/`], (_req, res) =>
-        sendText(res, 200, page(options.authMode()), 'text/html; charset=utf-8', PAGE_HEADERS)
-    );
+    const routes = new Routes().get([base, `${base}/`], (_req, res) => sendText(res, 200, page(options.authMode()), 'text/html; charset=utf-8', PAGE_HEADERS));
     assetRoutes(routes, base, readAssets(CATALOG_FOLDER, CATALOG_PAGE_FILES), { 'cache-control': 'no-cache' });
     return (req, path) => routes.match(req.method, path);
 }
