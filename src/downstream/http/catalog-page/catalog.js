@@ -73,6 +73,7 @@ const ui = {
     resultDescription: $('[data-field="result-description"]'),
     messages: $('[data-list="messages"]'),
     announcement: $('[data-field="live-announcement"]'),
+    noChanges: $('[data-field="no-changes"]'),
     changes: $('[data-list="changes"]')
 };
 
@@ -238,6 +239,7 @@ function clearData() {
     closePrompt();
     ui.changes.replaceChildren();
     setText(ui.announcement, '');
+    ui.noChanges.hidden = false;
 }
 
 /** Sentence for an error of a list walk or the connection. */
@@ -254,7 +256,7 @@ function pageErrorMessage(error) {
  */
 function onPageError(error, retry) {
     if (error?.kind === 'unauthorized') return onUnauthorized();
-    if (!(error?.kind)) console.warn('catalog:', error);
+    if (!error?.kind) console.warn('catalog:', error);
     if (!state.loaded) document.body.dataset.state = 'error';
     const automatic = error?.kind === 'rate-limited' && error.retryAfterMs !== undefined;
     showPageError(pageErrorMessage(error), !automatic);
@@ -383,6 +385,7 @@ const pad = value => String(value).padStart(2, '0');
 
 function announce(sentence) {
     setText(ui.announcement, sentence);
+    ui.noChanges.hidden = true;
     const now = new Date();
     const time = element('time', 'change-time', `${pad(now.getHours())}:${pad(now.getMinutes())}:${pad(now.getSeconds())}`);
     time.dateTime = now.toISOString();
@@ -403,10 +406,16 @@ function renderUpstreamOptions() {
         counts.set(key, entry);
     }
     const chosen = ui.upstream.value;
-    const options = [new Option('All upstreams', '')];
-    for (const [key, { label, count }] of counts) options.push(new Option(`${label} (${count})`, key));
+    const options = [option('All upstreams', '')];
+    for (const [key, { label, count }] of counts) options.push(option(`${label} (${count})`, key));
     ui.upstream.replaceChildren(...options);
     ui.upstream.value = counts.has(chosen) ? chosen : '';
+}
+
+function option(text, value) {
+    const node = element('option', '', text);
+    node.value = value;
+    return node;
 }
 
 /** Rows by exposed name, reused while the prompt's definition is the same (a refresh keeps focus and selection). */
@@ -572,7 +581,8 @@ function refreshOpenPrompt() {
     setText(ui.promptDescription, typeof prompt.description === 'string' ? prompt.description : '');
     ui.promptDescription.hidden = !prompt.description;
     let notice = '';
-    if (!listed) notice = wasListed && state.formKey !== undefined ? 'This prompt is no longer available to you' : 'This prompt is not in your list; Render asks the gateway for it.';
+    if (!listed)
+        notice = wasListed && state.formKey !== undefined ? 'This prompt is no longer available to you' : 'This prompt is not in your list; Render asks the gateway for it.';
     setText(ui.promptNotice, notice);
     ui.promptNotice.hidden = notice === '';
     // A prompt that went away keeps its form: what was typed stays, and Render shows the gateway's answer.
@@ -596,7 +606,6 @@ function buildField(argument, index, value) {
     const wrapper = element('div', 'field');
     const label = element('label');
     label.htmlFor = id;
-    label.id = `${id}-label`;
     label.append(argument.name);
     const input = element('input');
     input.id = id;
@@ -636,7 +645,8 @@ function completionListbox(input, id, argumentName) {
     const listbox = element('ul', 'completions');
     listbox.id = `${id}-options`;
     listbox.setAttribute('role', 'listbox');
-    listbox.setAttribute('aria-labelledby', `${id}-label`);
+    // Not labelled by the field's label: that name belongs to the input alone (getByLabel, screen readers' field lists).
+    listbox.setAttribute('aria-label', 'Suggestions');
     listbox.dataset.completionsFor = argumentName;
     listbox.hidden = true;
     input.setAttribute('role', 'combobox');
@@ -784,7 +794,7 @@ async function render() {
     } catch (error) {
         if (controller.signal.aborted || isAbort(error)) return;
         if (error?.kind === 'unauthorized') return onUnauthorized();
-        if (!(error?.kind)) console.warn('catalog: render failed', error);
+        if (!error?.kind) console.warn('catalog: render failed', error);
         state.lastResult = undefined;
         ui.result.hidden = true;
         ui.copyText.disabled = true;

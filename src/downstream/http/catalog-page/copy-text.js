@@ -35,7 +35,10 @@ export function upstreamOf(name, separator) {
  * @param {string} query
  */
 export function matchesSearch(prompt, query) {
-    const terms = query.toLowerCase().split(/\s+/).filter(term => term !== '');
+    const terms = query
+        .toLowerCase()
+        .split(/\s+/)
+        .filter(term => term !== '');
     if (terms.length === 0) return true;
     const haystack = [prompt.name, prompt.title, prompt.description, ...(prompt.arguments ?? []).map(argument => argument.name)]
         .filter(part => typeof part === 'string')
