@@ -230,12 +230,6 @@ async function openPrompt(page: Page, name: string): Promise<void> {
     await page.locator(`section[data-view="prompt"][data-prompt="${name}"]`).waitFor({ state: 'visible', timeout: PAGE_WAIT_MS });
 }
 
-/**
- * An argument's field, found by its label. Only the input: the page labels its completions listbox with the same
- * label (aria-labelledby), which is right, so a bare getByLabel finds both.
- */
-const argumentInput = (page: Page, label: string) => page.getByLabel(label, { exact: true }).and(page.locator('input, textarea'));
-
 const renderButton = (page: Page) => page.getByRole('button', { name: 'Render', exact: true });
 
 /** Clicks Render and waits for messages or an error, whichever the page shows. */
@@ -441,7 +435,7 @@ describe('catalog in a browser: auth off', { timeout: 180_000 }, () => {
         await openPrompt(page, 'team__code-review');
         const form = page.locator('form[data-form="arguments"]');
         assert.equal(await form.getAttribute('novalidate'), '', 'the form does not block a missing field: the gateway names it');
-        const diff = argumentInput(page, 'diff (required)');
+        const diff = page.getByLabel('diff (required)', { exact: true });
         assert.equal(await diff.getAttribute('name'), 'diff');
         assert.equal(await diff.getAttribute('aria-required'), 'true');
         const language = page.getByRole('combobox', { name: 'language', exact: true });
@@ -489,8 +483,8 @@ describe('catalog in a browser: auth off', { timeout: 180_000 }, () => {
     test('Render: the messages equal what an SDK client gets for the same arguments', async t => {
         const { page, log } = await openCatalog(t, url);
         await openPrompt(page, 'team__code-review');
-        await argumentInput(page, 'diff (required)').fill('- a + b');
-        await argumentInput(page, 'language').fill('go');
+        await page.getByLabel('diff (required)', { exact: true }).fill('- a + b');
+        await page.getByLabel('language', { exact: true }).fill('go');
         await render(page);
         const want = await sdk.getPrompt({ name: 'team__code-review', arguments: { diff: '- a + b', language: 'go' } });
         assert.equal(want.messages.length, 1);
@@ -560,7 +554,7 @@ describe('catalog in a browser: auth off', { timeout: 180_000 }, () => {
     test('a name that is not plain ASCII renders (Mcp-Name in its base64 form)', async t => {
         const { page, log } = await openCatalog(t, url);
         await openPrompt(page, 'lab__café');
-        await argumentInput(page, 'x').fill('crème brûlée');
+        await page.getByLabel('x', { exact: true }).fill('crème brûlée');
         await render(page);
         const want = await sdk.getPrompt({ name: 'lab__café', arguments: { x: 'crème brûlée' } });
         assert.equal(await renderError(page), '');
@@ -577,8 +571,8 @@ describe('catalog in a browser: auth off', { timeout: 180_000 }, () => {
         await openPrompt(page, 'team__code-review');
         // No space in the diff: Claude Code splits arguments on spaces. A quote: the Inspector command must quote it.
         const diff = "+return'42';";
-        await argumentInput(page, 'diff (required)').fill(diff);
-        await argumentInput(page, 'language').fill('python');
+        await page.getByLabel('diff (required)', { exact: true }).fill(diff);
+        await page.getByLabel('language', { exact: true }).fill('python');
         await render(page);
         const want = await sdk.getPrompt({ name: 'team__code-review', arguments: { diff, language: 'python' } });
 
@@ -680,7 +674,7 @@ describe('catalog in a browser: auth off', { timeout: 180_000 }, () => {
         await page.getByRole('option', { name: 'typescript', exact: true }).waitFor({ state: 'visible', timeout: PAGE_WAIT_MS });
         await page.keyboard.press('ArrowDown');
         await page.keyboard.press('Enter');
-        assert.equal(await argumentInput(page, 'language').inputValue(), 'typescript');
+        assert.equal(await page.getByLabel('language', { exact: true }).inputValue(), 'typescript');
         await tabTo(([tag, , , , , text]) => tag === 'BUTTON' && text === 'Render', 'the Render button');
         await page.keyboard.press('Enter');
         await until<Message[]>(page, READ_MESSAGES, shown => shown.length > 0, 'the result');
@@ -837,7 +831,7 @@ describe('catalog in a browser: API keys', { timeout: 180_000 }, () => {
 
         // A render and the Inspector command: a placeholder for the key, never the key.
         await openPrompt(page, 'team__code-review');
-        await argumentInput(page, 'diff (required)').fill('+x');
+        await page.getByLabel('diff (required)', { exact: true }).fill('+x');
         await render(page);
         const inspector = await copied(page, 'inspector');
         assert.ok(!inspector.includes(key), 'the Inspector command holds no key');
