@@ -23,6 +23,7 @@ const ASSETS: [string, string][] = [
     ['catalog.js', 'text/javascript; charset=utf-8'],
     ['mcp-client.js', 'text/javascript; charset=utf-8'],
     ['render.js', 'text/javascript; charset=utf-8'],
+    ['copy-text.js', 'text/javascript; charset=utf-8'],
     ['catalog.css', 'text/css; charset=utf-8']
 ];
 const PAGE_HEADERS = {
@@ -163,7 +164,7 @@ describe('the catalog page, served with defaults (auth off, loopback)', () => {
     test('an unknown file below the page, and a POST to the page, are answered as for any other path', async () => {
         const unknownRoute = await answer(new URL('/no-such-route', origin));
         assert.equal(unknownRoute.status, 404);
-        for (const pathname of ['/catalog/x.js', '/catalog/index.html', '/catalog/copy-text.js', '/catalog/../package.json']) {
+        for (const pathname of ['/catalog/x.js', '/catalog/index.html', '/catalog/dashboard.js', '/catalog/../package.json']) {
             const unknown = await answer(new URL(pathname, origin));
             assert.deepEqual([unknown.status, unknown.body], [unknownRoute.status, unknownRoute.body], pathname);
         }

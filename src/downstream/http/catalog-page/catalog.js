@@ -83,9 +83,13 @@ const state = {
     loaded: false,
     completions: false,
     ttlMs: undefined,
-    /** The open prompt's exposed name, and whether the list held it when it was opened or last refreshed. */
+    /**
+     * The open prompt: its exposed name, its definition as last listed (none if never), and whether the list holds it
+     * ('listed'), never did ('unlisted': opened by its name) or did when it was opened ('gone').
+     */
     selected: undefined,
-    selectedListed: false,
+    selectedPrompt: undefined,
+    selectedStatus: undefined,
     /** The argument definitions the open form was built from (JSON), so a refresh rebuilds it only when they change. */
     formKey: undefined,
     lastResult: undefined,
@@ -211,12 +215,12 @@ function setLive(live, reason) {
 
 function showPageError(message, retry) {
     setText(ui.pageError, message);
-    ui.pageError.hidden = false;
     ui.pageErrorActions.hidden = !retry;
 }
 
+// The alert and status regions stay in the page, empty when there is nothing to say: screen readers announce a
+// change of text in a region they already know, not reliably one that appears.
 function hidePageError() {
-    ui.pageError.hidden = true;
     ui.pageErrorActions.hidden = true;
     setText(ui.pageError, '');
 }
@@ -542,6 +546,8 @@ function openPrompt(name, { focus, remember }) {
     }
     if (name !== state.selected) {
         state.selected = name;
+        state.selectedPrompt = undefined;
+        state.selectedStatus = undefined;
         state.formKey = undefined;
         clearResult();
     }
@@ -556,6 +562,8 @@ function openPrompt(name, { focus, remember }) {
 
 function closePrompt() {
     state.selected = undefined;
+    state.selectedPrompt = undefined;
+    state.selectedStatus = undefined;
     state.formKey = undefined;
     ui.prompt.hidden = true;
     ui.noSelection.hidden = false;
@@ -563,14 +571,23 @@ function closePrompt() {
     for (const row of ui.list.children) markSelected(row);
 }
 
-/** The open prompt's view, from the current list: updated in place when it changed, a notice when it is gone. */
+const PROMPT_NOTICES = {
+    listed: '',
+    unlisted: 'This prompt is not in your list; Render asks the gateway for it.',
+    gone: 'This prompt is no longer available to you'
+};
+
+/**
+ * The open prompt's view, from the current list: updated in place when it changed. One that went away keeps its last
+ * definition and its form (what was typed stays; Render shows the gateway's answer), under a notice.
+ */
 function refreshOpenPrompt() {
     const name = state.selected;
     if (name === undefined) return;
     const listed = state.prompts.find(prompt => prompt.name === name);
-    const wasListed = state.selectedListed;
-    state.selectedListed = listed !== undefined;
-    const prompt = listed ?? { name, arguments: [] };
+    if (listed) state.selectedPrompt = listed;
+    state.selectedStatus = listed ? 'listed' : state.selectedStatus === undefined ? 'unlisted' : state.selectedStatus === 'listed' ? 'gone' : state.selectedStatus;
+    const prompt = state.selectedPrompt ?? { name, arguments: [] };
     ui.prompt.hidden = false;
     ui.noSelection.hidden = true;
     ui.prompt.dataset.prompt = name;
@@ -578,15 +595,11 @@ function refreshOpenPrompt() {
     setText(ui.heading, title);
     setText(ui.promptName, name);
     setText(ui.promptUpstream, upstreamLabel(name));
-    setText(ui.promptDescription, typeof prompt.description === 'string' ? prompt.description : '');
-    ui.promptDescription.hidden = !prompt.description;
-    let notice = '';
-    if (!listed)
-        notice = wasListed && state.formKey !== undefined ? 'This prompt is no longer available to you' : 'This prompt is not in your list; Render asks the gateway for it.';
-    setText(ui.promptNotice, notice);
-    ui.promptNotice.hidden = notice === '';
-    // A prompt that went away keeps its form: what was typed stays, and Render shows the gateway's answer.
-    if (listed || state.formKey === undefined) buildForm(prompt);
+    const description = typeof prompt.description === 'string' ? prompt.description : '';
+    setText(ui.promptDescription, description);
+    ui.promptDescription.hidden = description === '';
+    setText(ui.promptNotice, PROMPT_NOTICES[state.selectedStatus]);
+    buildForm(prompt);
 }
 
 function buildForm(prompt) {
@@ -597,7 +610,7 @@ function buildForm(prompt) {
     const previous = formValues();
     const fields = declared.map((argument, index) => buildField(argument, index, previous[argument.name] ?? ''));
     ui.fields.replaceChildren(...fields);
-    ui.noArguments.hidden = declared.length > 0 || !state.selectedListed;
+    ui.noArguments.hidden = declared.length > 0 || state.selectedStatus === 'unlisted';
     setText(ui.completionStatus, '');
 }
 
@@ -824,7 +837,7 @@ ui.form.addEventListener('submit', event => {
 
 function copyText(kind) {
     const name = state.selected;
-    const declared = argumentsOf(state.prompts.find(prompt => prompt.name === name));
+    const declared = argumentsOf(state.selectedPrompt);
     const values = formValues();
     const common = { serverName: config.serverName, name, declared, values };
     switch (kind) {
