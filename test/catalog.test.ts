@@ -624,10 +624,18 @@ describe('catalog in a browser: auth off', { timeout: 180_000 }, () => {
         await untilText(page, 'live-announcement', /1 added \(team__new-one\)/);
         await untilEqual(page, field('count'), countText(total + 1, total + 1), 'the count with the new prompt');
         assert.ok((await page.evaluate<string[]>(READ_NAMES)).includes('team__new-one'));
+        await openPrompt(page, 'team__new-one');
 
         unlinkSync(path.join(team, 'new-one.md'));
         await untilText(page, 'live-announcement', /1 removed \(team__new-one\)/);
         await untilEqual(page, field('count'), countText(total, total), 'the count without it');
+        // The open prompt stays open, saying it is gone.
+        await until<string>(
+            page,
+            `(document.querySelector('section[data-view="prompt"][data-prompt="team__new-one"]') || { innerText: '' }).innerText`,
+            text => text.includes('This prompt is no longer available to you'),
+            'the removed prompt still open, saying it is gone'
+        );
 
         writeFileSync(path.join(team, 'summarize.md'), summarize('Now in five bullet points.'));
         await untilText(page, 'live-announcement', /1 changed \(team__summarize\)/);
