@@ -11,7 +11,7 @@
  */
 import { createCatalogClient } from './mcp-client.js';
 import { claudeCodeCommand, countText, describeChanges, diffPrompts, inspectorCommand, matchesSearch, resultText, upstreamOf, vscodeCommand } from './copy-text.js';
-import { renderMessages } from './render.js';
+import { element, fieldElement, renderMessages } from './render.js';
 
 const CREDENTIAL_KEY = 'mcp-prompt-gateway.catalog-credential';
 /** Rows rendered at most: past this a search narrows the list faster than scrolling would. */
@@ -107,19 +107,6 @@ const client = createCatalogClient({
 });
 
 // --- small DOM helpers ---
-
-function element(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
-}
-
-function fieldElement(tag, field, text, className) {
-    const node = element(tag, className, text);
-    node.dataset.field = field;
-    return node;
-}
 
 function setText(node, text) {
     if (node.textContent !== text) node.textContent = text;
@@ -655,112 +642,130 @@ function formValues() {
 // --- completions (the combobox pattern of WAI-ARIA: the input keeps focus, the listbox follows) ---
 
 function completionListbox(input, id, argumentName) {
-    const listbox = element('ul', 'completions');
-    listbox.id = `${id}-options`;
-    listbox.setAttribute('role', 'listbox');
-    // Not labelled by the field's label: that name belongs to the input alone (getByLabel, screen readers' field lists).
-    listbox.setAttribute('aria-label', 'Suggestions');
-    listbox.dataset.completionsFor = argumentName;
-    listbox.hidden = true;
-    input.setAttribute('role', 'combobox');
-    input.setAttribute('aria-autocomplete', 'list');
-    input.setAttribute('aria-expanded', 'false');
-    input.setAttribute('aria-controls', listbox.id);
+    return new Completions(input, id, argumentName).listbox;
+}
 
-    let timer;
-    let controller;
-    let active = -1;
+/** One field's completions: asked for as the user types (debounced, the previous request aborted), picked by key or click. */
+class Completions {
+    #timer;
+    #controller;
+    #active = -1;
 
-    const options = () => Array.from(listbox.children);
-    function close() {
-        controller?.abort();
-        clearTimeout(timer);
-        listbox.hidden = true;
-        listbox.replaceChildren();
-        active = -1;
+    constructor(input, id, argumentName) {
+        this.input = input;
+        this.id = id;
+        this.argumentName = argumentName;
+        this.listbox = element('ul', 'completions');
+        this.listbox.id = `${id}-options`;
+        this.listbox.setAttribute('role', 'listbox');
+        // Not labelled by the field's label: that name belongs to the input alone (getByLabel, screen readers' field lists).
+        this.listbox.setAttribute('aria-label', 'Suggestions');
+        this.listbox.dataset.completionsFor = argumentName;
+        this.listbox.hidden = true;
+        input.setAttribute('role', 'combobox');
+        input.setAttribute('aria-autocomplete', 'list');
         input.setAttribute('aria-expanded', 'false');
-        input.removeAttribute('aria-activedescendant');
+        input.setAttribute('aria-controls', this.listbox.id);
+        input.addEventListener('input', () => {
+            clearTimeout(this.#timer);
+            this.#timer = setTimeout(() => void this.#request(), COMPLETION_DEBOUNCE_MS);
+        });
+        input.addEventListener('keydown', event => this.#onKey(event));
+        input.addEventListener('blur', () => this.#close());
+        // The input keeps focus while an option is clicked.
+        this.listbox.addEventListener('mousedown', event => event.preventDefault());
+        this.listbox.addEventListener('click', event => {
+            const option = event.target.closest('[role="option"]');
+            if (option) this.#pick(Number(option.dataset.index));
+        });
     }
-    function activate(index) {
-        const all = options();
-        if (all.length === 0) return;
-        active = (index + all.length) % all.length;
-        all.forEach((option, i) => option.setAttribute('aria-selected', String(i === active)));
-        input.setAttribute('aria-activedescendant', all[active].id);
-        all[active].scrollIntoView({ block: 'nearest' });
+
+    get #open() {
+        return !this.listbox.hidden;
     }
-    function pick(index) {
-        const option = options()[index];
-        if (option) input.value = option.dataset.value;
-        close();
+
+    #onKey(event) {
+        const open = this.#open;
+        if (event.key === 'ArrowDown') {
+            event.preventDefault();
+            if (open) this.#activate(this.#active + 1);
+            else void this.#request();
+        } else if (event.key === 'ArrowUp' && open) {
+            event.preventDefault();
+            this.#activate(this.#active < 0 ? -1 : this.#active - 1);
+        } else if (event.key === 'Enter' && open && this.#active >= 0) {
+            // Picks the value instead of submitting the form.
+            event.preventDefault();
+            this.#pick(this.#active);
+        } else if (event.key === 'Tab' && open && this.#active >= 0) {
+            this.#pick(this.#active);
+        } else if (event.key === 'Escape' && open) {
+            event.preventDefault();
+            this.#close();
+        }
     }
-    function show(values) {
-        const items = values.slice(0, MAX_COMPLETIONS).map((value, i) => {
+
+    async #request() {
+        this.#controller?.abort();
+        const controller = new AbortController();
+        this.#controller = controller;
+        const others = Object.fromEntries(Object.entries(formValues()).filter(([name, value]) => name !== this.argumentName && value !== ''));
+        try {
+            const completion = await client.complete({
+                prompt: state.selected,
+                argument: this.argumentName,
+                value: this.input.value,
+                context: others,
+                signal: controller.signal
+            });
+            if (controller.signal.aborted || document.activeElement !== this.input) return;
+            this.#show(completion.values.slice(0, MAX_COMPLETIONS));
+        } catch (error) {
+            if (controller.signal.aborted || isAbort(error)) return;
+            // Silent in the form (typing goes on), said to screen readers and kept for whoever looks.
+            setText(ui.completionStatus, `No suggestions for ${this.argumentName}: ${error?.message ?? 'the request failed'}`);
+            this.#show([]);
+        }
+    }
+
+    #show(values) {
+        const options = values.map((value, index) => {
             const option = element('li', 'option', value);
-            option.id = `${id}-option-${i}`;
+            option.id = `${this.id}-option-${index}`;
             option.setAttribute('role', 'option');
             option.setAttribute('aria-selected', 'false');
             option.dataset.value = value;
-            option.dataset.index = String(i);
+            option.dataset.index = String(index);
             return option;
         });
-        listbox.replaceChildren(...items);
-        active = -1;
-        input.removeAttribute('aria-activedescendant');
-        listbox.hidden = items.length === 0;
-        input.setAttribute('aria-expanded', String(items.length > 0));
-    }
-    async function request() {
-        controller?.abort();
-        controller = new AbortController();
-        const { signal } = controller;
-        const others = Object.fromEntries(Object.entries(formValues()).filter(([name, value]) => name !== argumentName && value !== ''));
-        try {
-            const completion = await client.complete({ prompt: state.selected, argument: argumentName, value: input.value, context: others, signal });
-            if (signal.aborted || document.activeElement !== input) return;
-            show(completion.values);
-            const count = Math.min(completion.values.length, MAX_COMPLETIONS);
-            setText(ui.completionStatus, count === 0 ? '' : `${count} ${count === 1 ? 'suggestion' : 'suggestions'} for ${argumentName}`);
-        } catch (error) {
-            if (signal.aborted || isAbort(error)) return;
-            // Silent in the form (typing goes on), said to screen readers and kept for whoever looks.
-            setText(ui.completionStatus, `No suggestions for ${argumentName}: ${error?.message ?? 'the request failed'}`);
-            listbox.hidden = true;
-            input.setAttribute('aria-expanded', 'false');
-        }
+        this.listbox.replaceChildren(...options);
+        this.#active = -1;
+        this.input.removeAttribute('aria-activedescendant');
+        this.listbox.hidden = options.length === 0;
+        this.input.setAttribute('aria-expanded', String(options.length > 0));
+        if (options.length > 0) setText(ui.completionStatus, `${options.length} ${options.length === 1 ? 'suggestion' : 'suggestions'} for ${this.argumentName}`);
     }
 
-    input.addEventListener('input', () => {
-        clearTimeout(timer);
-        timer = setTimeout(() => void request(), COMPLETION_DEBOUNCE_MS);
-    });
-    input.addEventListener('keydown', event => {
-        const open = !listbox.hidden;
-        if (event.key === 'ArrowDown') {
-            event.preventDefault();
-            if (open) activate(active + 1);
-            else void request();
-        } else if (event.key === 'ArrowUp' && open) {
-            event.preventDefault();
-            activate(active < 0 ? -1 : active - 1);
-        } else if (event.key === 'Enter' && open && active >= 0) {
-            event.preventDefault();
-            pick(active);
-        } else if (event.key === 'Tab' && open && active >= 0) {
-            pick(active);
-        } else if (event.key === 'Escape' && open) {
-            event.preventDefault();
-            close();
-        }
-    });
-    input.addEventListener('blur', () => close());
-    // The input keeps focus while an option is clicked.
-    listbox.addEventListener('mousedown', event => event.preventDefault());
-    listbox.addEventListener('click', event => {
-        const option = event.target.closest('[role="option"]');
-        if (option) pick(Number(option.dataset.index));
-    });
-    return listbox;
+    #activate(index) {
+        const options = Array.from(this.listbox.children);
+        if (options.length === 0) return;
+        this.#active = (index + options.length) % options.length;
+        options.forEach((option, i) => option.setAttribute('aria-selected', String(i === this.#active)));
+        this.input.setAttribute('aria-activedescendant', options[this.#active].id);
+        options[this.#active].scrollIntoView({ block: 'nearest' });
+    }
+
+    #pick(index) {
+        const option = this.listbox.children[index];
+        if (option) this.input.value = option.dataset.value;
+        this.#close();
+    }
+
+    #close() {
+        this.#controller?.abort();
+        clearTimeout(this.#timer);
+        this.#show([]);
+    }
 }
 
 // --- render ---

@@ -50,15 +50,17 @@ function typeAndSize(mimeType, data) {
     return typeof data === 'string' ? `${type}, ${base64Bytes(data)} bytes` : type;
 }
 
-function element(tag, className, text) {
+/** A new element with a class and text (as text, never markup); the page's one way to make nodes. */
+export function element(tag, className, text) {
     const node = document.createElement(tag);
     if (className) node.className = className;
     if (text !== undefined) node.textContent = text;
     return node;
 }
 
-function fieldElement(tag, field, text) {
-    const node = element(tag, '', text);
+/** An element named by `data-field`, as the page's tests and styles find it. */
+export function fieldElement(tag, field, text, className) {
+    const node = element(tag, className, text);
     node.dataset.field = field;
     return node;
 }
