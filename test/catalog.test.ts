@@ -981,7 +981,8 @@ describe('catalog in a browser: bearer tokens (jwt)', { timeout: 120_000 }, () =
         await page.goto(url);
         await untilState(page, 'auth');
         const input = page.getByLabel('Bearer token', { exact: true });
-        await input.fill(await token(now() - 60));
+        // Expired five minutes ago: well past auth.clockToleranceSec (30 s).
+        await input.fill(await token(now() - 300));
         await page.getByRole('button', { name: 'Connect', exact: true }).click();
         await untilText(page, 'auth-message', /not accepted/);
         assert.equal(await input.inputValue(), '');
