@@ -4,6 +4,7 @@
  * rule that lets it call /mcp where listen.allowedOrigins does not list the gateway, and where it is (not) served.
  */
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -19,13 +20,10 @@ const API_KEY = 'catalog-api-key-5d1e8b4a90c7f';
 const METRICS_TOKEN = 'catalog-metrics-token-71c0a9e4';
 /** Every character an HTML attribute needs escaped: the only config value given to the page that may hold them. */
 const SEPARATOR = `"<&>'`;
-const ASSETS: [string, string][] = [
-    ['catalog.js', 'text/javascript; charset=utf-8'],
-    ['mcp-client.js', 'text/javascript; charset=utf-8'],
-    ['render.js', 'text/javascript; charset=utf-8'],
-    ['copy-text.js', 'text/javascript; charset=utf-8'],
-    ['catalog.css', 'text/css; charset=utf-8']
-];
+/** Every script and style sheet of the page's folder, which the gateway serves without a list of them. */
+const ASSETS: [string, string][] = readdirSync(new URL('../src/downstream/http/catalog-page/', import.meta.url))
+    .filter(file => /\.(?:js|css)$/.test(file))
+    .map(file => [file, file.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8']);
 const PAGE_HEADERS = {
     'content-type': 'text/html; charset=utf-8',
     'content-security-policy':
@@ -104,6 +102,24 @@ describe('the catalog page, served with defaults (auth off, loopback)', () => {
         await gateway?.close();
     });
 
+    test('the page is told the most the gateway may send in one answer: a list page or a result, whichever is larger', async t => {
+        const large = await startGateway(t, { limits: { maxResultBytes: 1_073_741_824 } });
+        assert.equal(meta((await answer(large.catalogUrl!)).body, 'catalog-max-response-bytes'), String(1_073_741_824 + 1_048_576));
+        const pages = await startGateway(t, { pagination: { pageSize: 1000 }, limits: { maxPromptBytes: 1_048_576 } });
+        assert.equal(meta((await answer(pages.catalogUrl!)).body, 'catalog-max-response-bytes'), String(1000 * 1_048_576 + 1_048_576));
+    });
+
+    test('no password field for a password manager to offer to save: the credential is a text field masked by the style sheet', async () => {
+        const { body } = await answer(gateway.catalogUrl!);
+        assert.doesNotMatch(body, /type="password"/i);
+        const field = /<input id="catalog-credential"[^>]*>/.exec(body)?.[0] ?? '';
+        assert.match(field, /type="text"/);
+        assert.match(field, /class="masked"/);
+        assert.match(field, /autocomplete="off"/);
+        const css = (await answer(`${gateway.catalogUrl}/catalog.css`)).body;
+        assert.match(css, /\.masked \{ -webkit-text-security: disc; \}/);
+    });
+
     test('RunningGateway.catalogUrl is the page on the MCP listener', () => {
         assert.equal(gateway.catalogUrl, `${origin}/catalog`);
     });
@@ -122,6 +138,8 @@ describe('the catalog page, served with defaults (auth off, loopback)', () => {
         assert.equal(meta(body, 'catalog-separator'), '&quot;&lt;&amp;&gt;&#39;');
         assert.equal(meta(body, 'catalog-server-name'), 'prompts');
         assert.match(meta(body, 'gateway-version') ?? '', /^\d+\.\d+\.\d+/);
+        // The defaults: a result of up to 4 MiB (limits.maxResultBytes) beats a page of 50 prompts of up to 64 KiB; + 1 MiB.
+        assert.equal(meta(body, 'catalog-max-response-bytes'), String(5 * 1_048_576));
         assert.ok(body.includes('src="/catalog/catalog.js"'), 'the script is loaded from below the page');
         assert.ok(body.includes('href="/catalog/catalog.css"'), 'the style sheet is loaded from below the page');
         assert.doesNotMatch(body, /\{\{\w+\}\}/, 'no placeholder left');

@@ -162,7 +162,7 @@ test('the npm package installs into an empty prefix and runs with its production
         const catalog = await fetch(catalogUrl);
         assert.equal(catalog.status, 200, "the catalog's page files are in dist/");
         assert.match(await catalog.text(), /<meta name="catalog-endpoint" content="\/mcp">/);
-        for (const file of ['catalog.js', 'catalog.css', 'mcp-client.js', 'render.js', 'copy-text.js']) {
+        for (const file of readdirSync(path.join(ROOT, 'src/downstream/http/catalog-page')).filter(name => /\.(?:js|css)$/.test(name))) {
             const asset = await fetch(`${catalogUrl}/${file}`);
             assert.equal(asset.status, 200, file);
             await asset.body?.cancel();

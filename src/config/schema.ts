@@ -160,15 +160,17 @@ export const UpstreamSchema = z.discriminatedUnion('transport', [
     httpUpstream('http', 'An MCP server over HTTP: Streamable HTTP first, legacy HTTP+SSE if that answers 4xx.')
 ]);
 
+/**
+ * A path served on a listener: one leading "/", never two (a page that joins `//host/x` to its origin as a URL would
+ * name another host).
+ */
+const URL_PATH = z.string().regex(/^\/(?!\/)[A-Za-z0-9._~/-]*$/, { message: 'must be a URL path starting with one "/" (not "//")' });
+
 const listenSchema = z
     .strictObject({
         host: z.string().min(1).default('127.0.0.1').describe('Address to bind. Keep 127.0.0.1 unless a proxy in front checks access.'),
         port: z.number().int().min(0).max(65_535).default(8080).describe('TCP port; 0 picks a free one.'),
-        path: z
-            .string()
-            .regex(/^\/[A-Za-z0-9._~/-]*$/, { message: 'must be a URL path starting with "/"' })
-            .default('/mcp')
-            .describe('Path of the MCP endpoint.'),
+        path: URL_PATH.default('/mcp').describe('Path of the MCP endpoint.'),
         allowedHosts: z
             .array(z.string().min(1))
             .optional()
@@ -196,12 +198,7 @@ const listenSchema = z
     })
     .prefault({});
 
-const urlPath = (fallback: string, what: string) =>
-    z
-        .string()
-        .regex(/^\/[A-Za-z0-9._~/-]*$/, { message: 'must be a URL path starting with "/"' })
-        .default(fallback)
-        .describe(what);
+const urlPath = (fallback: string, what: string) => URL_PATH.default(fallback).describe(what);
 
 /** A secret keys are derived from: long enough to be one, and from the environment rather than the file. */
 const secretString = (variable: string) => z.string().min(16, { message: `must be at least 16 characters (use "\${${variable}}" and a long random value)` });
@@ -237,9 +234,6 @@ const dashboardSchema = z
     })
     .prefault({})
     .describe('A live page of prompt usage and upstream health, served by the gateway itself (no external resources).');
-
-/** The files of the catalog page served below catalog.path besides the page itself (src/downstream/http/catalog-page/). */
-export const CATALOG_PAGE_FILES = ['catalog.js', 'catalog.css', 'mcp-client.js', 'render.js', 'copy-text.js'] as const;
 
 const catalogSchema = z
     .strictObject({
@@ -555,10 +549,17 @@ function checkServedPaths(config: Pick<GatewayConfig, 'listen' | 'metrics' | 'da
         claim(operatorListener, config.dashboard.path, 'dashboard.path');
         claim(operatorListener, `${pathBase(config.dashboard.path)}/data`, 'dashboard.path');
     }
-    if (config.catalog.enabled) {
-        const base = pathBase(config.catalog.path);
-        // One issue at most: the page and its files move together.
-        [config.catalog.path, ...CATALOG_PAGE_FILES.map(file => `${base}/${file}`)].every(path => claim(mcpListener, path, 'catalog.path'));
+    // The catalog's page and every path below it (its files, whatever they are): one issue at most.
+    if (config.catalog.enabled && claim(mcpListener, config.catalog.path, 'catalog.path')) {
+        const below = `${routeKey(pathBase(config.catalog.path))}/`;
+        const taken = [...mcpListener].find(([key]) => key.startsWith(below));
+        if (taken !== undefined) {
+            ctx.addIssue({
+                code: 'custom',
+                path: ['catalog', 'path'],
+                message: `the catalog serves its files below "${config.catalog.path}", where ${taken[1]} is; pick another path`
+            });
+        }
     }
 }
 export type ReconnectPolicy = GatewayConfig['reconnect'];

@@ -9,7 +9,7 @@ import type { SharedState } from '../cluster/shared-state.js';
 import type { Logger } from '../diagnostics/logger.js';
 import type { Dispatcher } from '../downstream/dispatcher.js';
 import type { Endpoint } from '../downstream/endpoint.js';
-import { catalogPageRoutes } from '../downstream/http/catalog-page.js';
+import { catalogPageRoutes, catalogResponseBytes } from '../downstream/http/catalog-page.js';
 import { startHttpEndpoint, type ListenerRoutes } from '../downstream/http/endpoint.js';
 import type { RequestRegistry } from '../downstream/requests.js';
 import type { SessionTable } from '../downstream/sessions.js';
@@ -80,7 +80,8 @@ function startHttp(parts: EndpointParts) {
               endpointPath: config.listen.path,
               authMode: () => live.policy.authenticator.mode,
               separator: config.namespace.separator,
-              serverName: config.catalog.serverName
+              serverName: config.catalog.serverName,
+              maxResponseBytes: () => catalogResponseBytes(live.config.limits, live.config.pagination.pageSize)
           })
         : undefined;
     const listenerRoutes = mcpListenerRoutes({

@@ -35,14 +35,22 @@ describe('catalog config', () => {
             [{ catalog: { path: '/readyz/' } }, /already used by the health checks/],
             [{ catalog: { path: '/dashboard' } }, /"\/dashboard" is already used by dashboard\.path/],
             [{ catalog: { path: '/metrics' } }, /"\/metrics" is already used by metrics\.path/],
-            // Its files count too: the dashboard at one of them.
-            [{ dashboard: { path: '/catalog/render.js' } }, /"\/catalog\/render\.js" is already used by dashboard\.path/]
+            // Everything below it is its own (its files, whatever the folder holds): the dashboard or the endpoint there too.
+            [{ dashboard: { path: '/catalog/render.js' } }, /the catalog serves its files below "\/catalog", where dashboard\.path is; pick another path/],
+            [{ dashboard: { path: '/catalog/any-new-file.js' } }, /below "\/catalog", where dashboard\.path is/],
+            [{ listen: { path: '/Catalog/mcp' }, catalog: { path: '/catalog/' } }, /below "\/catalog\/", where listen\.path is/]
         ];
         for (const [config, message] of cases) {
             const error = rejects(config);
             assert.match(lineFor(error, 'catalog.path'), message, JSON.stringify(config));
             assert.equal(catalogLines(error).length, 1, error.message);
         }
+    });
+
+    test('a path starting with "//" is refused for the endpoint and the catalog: a page joining it to its origin would name another host', () => {
+        assert.match(lineFor(rejects({ listen: { path: '//evil.example/mcp' } }), 'listen.path'), /must be a URL path starting with one "\/" \(not "\/\/"\)/);
+        assert.match(lineFor(rejects({ catalog: { path: '//evil.example/catalog' } }), 'catalog.path'), /starting with one "\/"/);
+        assert.equal(parse({ listen: { path: '/a//b' } }).listen.path, '/a//b', 'two slashes inside stay a path');
     });
 
     test('the MCP path and the health checks in another case or with a trailing slash are taken too', () => {

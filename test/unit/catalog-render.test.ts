@@ -9,19 +9,24 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import {
     base64Bytes,
+    CLAUDE_CODE_CAVEAT,
     claudeCodeCommand,
     countText,
     describeChanges,
     diffPrompts,
     filledArguments,
     inspectorCommand,
-    matchesSearch,
+    matchesTerms,
     resultText,
+    searchTerms,
+    searchText,
     shellQuote,
     upstreamOf,
+    valueOf,
     vscodeCommand
 } from '../../src/downstream/http/catalog-page/copy-text.js';
-import { audioSource, imageSource, linkHref } from '../../src/downstream/http/catalog-page/render.js';
+import { coalesced } from '../../src/downstream/http/catalog-page/coalesce.js';
+import { audioSource, imageSource, linkHref, rendererFor } from '../../src/downstream/http/catalog-page/render.js';
 import { allContentResult } from '../fixtures/fixture-prompts.js';
 
 /** The words a POSIX shell makes of `command` (variables from `env`), as its own argv. */
@@ -42,16 +47,21 @@ test('upstreamOf: the text before the first separator; none without one or with 
     assert.equal(upstreamOf('team__x', ''), undefined);
 });
 
-test('matchesSearch: every term, case-insensitively, in the name, title, description or an argument name', () => {
+test('search: every term, case-insensitively, in the name, title, description or an argument name', () => {
     const prompt = { name: 'team__code-review', title: 'Code review', description: 'Correctness first', arguments: REVIEW };
-    assert.ok(matchesSearch(prompt, ''));
-    assert.ok(matchesSearch(prompt, '   '));
-    assert.ok(matchesSearch(prompt, 'REVIEW'));
-    assert.ok(matchesSearch(prompt, 'correctness'), 'a term of the description only');
-    assert.ok(matchesSearch(prompt, 'language'), 'an argument name');
-    assert.ok(matchesSearch(prompt, 'team first'), 'two terms in different fields');
-    assert.ok(!matchesSearch(prompt, 'team missing'), 'every term must match');
-    assert.ok(!matchesSearch({ name: 'ops__handover' }, 'review'));
+    const matches = (p: typeof prompt | { name: string }, query: string) => matchesTerms(searchText(p), searchTerms(query));
+    assert.ok(matches(prompt, ''));
+    assert.ok(matches(prompt, '   '));
+    assert.ok(matches(prompt, 'REVIEW'));
+    assert.ok(matches(prompt, 'correctness'), 'a term of the description only');
+    assert.ok(matches(prompt, 'language'), 'an argument name');
+    assert.ok(matches(prompt, 'team first'), 'two terms in different fields');
+    assert.ok(!matches(prompt, 'team missing'), 'every term must match');
+    assert.ok(!matches({ name: 'ops__handover' }, 'review'));
+    // Made once per list: the text is lower-cased already, the terms once per query.
+    assert.equal(searchText(prompt), 'team__code-review\ncode review\ncorrectness first\ndiff\nlanguage\nfocus');
+    assert.deepEqual(searchTerms(' Team  FIRST '), ['team', 'first']);
+    assert.equal(searchText({ name: 'x', arguments: 'not a list' } as never), 'x');
 });
 
 test('diffPrompts and describeChanges: added, removed and changed by name, key order ignored', () => {
@@ -83,18 +93,51 @@ test('resultText: each message text, stand-ins for what is not text, messages on
     assert.equal(resultText({}), '');
 });
 
-test('filledArguments and the Claude Code command: non-empty values in the prompt argument order, undeclared last', () => {
+test('filledArguments: non-empty values in the prompt argument order, undeclared last', () => {
     const values = { focus: 'tests', extra: 'e', diff: 'x.ts', language: '' };
     assert.deepEqual(filledArguments(REVIEW, values), [
         ['diff', 'x.ts'],
         ['focus', 'tests'],
         ['extra', 'e']
     ]);
-    assert.equal(
-        claudeCodeCommand({ serverName: 'prompts', name: 'team__code-review', declared: REVIEW, values: { language: 'python', diff: 'd' } }),
-        '/mcp__prompts__team__code-review d python'
+});
+
+test('the Claude Code command: values by position up to the last filled one, and whether Claude Code can pass them', () => {
+    const command = (values: Record<string, string>) => claudeCodeCommand({ serverName: 'prompts', name: 'team__code-review', declared: REVIEW, values });
+    assert.deepEqual(command({ diff: 'd', language: 'python' }), { command: '/mcp__prompts__team__code-review d python', passable: true });
+    assert.deepEqual(command({ diff: 'd' }), { command: '/mcp__prompts__team__code-review d', passable: true }, 'empty trailing positions are left out');
+    // An empty position before a filled one: the later value would land in the empty one's place.
+    assert.equal(command({ language: 'python' }).passable, false);
+    assert.equal(command({ diff: 'd', focus: 'tests' }).passable, false);
+    // Whitespace splits a value into several arguments.
+    assert.deepEqual(command({ diff: 'a b' }), { command: '/mcp__prompts__team__code-review a b', passable: false });
+    assert.equal(command({ diff: 'a\tb' }).passable, false);
+    assert.deepEqual(claudeCodeCommand({ serverName: 'gw', name: 'ops__handover', declared: [], values: {} }), { command: '/mcp__gw__ops__handover', passable: true });
+    assert.match(CLAUDE_CODE_CAVEAT, /^Claude Code cannot pass these values as they are.*Inspector.*VS Code/);
+});
+
+test('argument names like constructor, toString and __proto__ are names like any other', () => {
+    const declared = ['constructor', 'toString', '__proto__', 'hasOwnProperty'].map(name => ({ name }));
+    // A form's values as the page collects them: an object without a prototype.
+    const empty = Object.create(null) as Record<string, string>;
+    for (const { name } of declared) assert.equal(valueOf({}, name), '', `nothing inherited for ${name}`);
+    assert.deepEqual(filledArguments(declared, empty), []);
+    assert.deepEqual(claudeCodeCommand({ serverName: 'gw', name: 'p', declared, values: {} }), { command: '/mcp__gw__p', passable: true });
+    const values = Object.create(null) as Record<string, string>;
+    values['__proto__'] = 'proto value';
+    values['constructor'] = 'c';
+    assert.equal(valueOf(values, '__proto__'), 'proto value');
+    assert.deepEqual(filledArguments(declared, values), [
+        ['constructor', 'c'],
+        ['__proto__', 'proto value']
+    ]);
+    assert.match(
+        inspectorCommand({ url: 'http://127.0.0.1:8080/mcp', name: 'p', declared, values, authenticated: false }),
+        / --prompt-args 'constructor=c' '__proto__=proto value'$/
     );
-    assert.equal(claudeCodeCommand({ serverName: 'gw', name: 'ops__handover', declared: [], values: {} }), '/mcp__gw__ops__handover');
+    // A content type from upstream never picks a property of an object.
+    for (const type of ['constructor', 'toString', '__proto__']) assert.equal(rendererFor(type), undefined, type);
+    assert.equal(typeof rendererFor('text'), 'function');
 });
 
 test('the VS Code command is /mcp.<server>.<prompt>: VS Code asks for the arguments itself', () => {
@@ -179,4 +222,73 @@ test('linkHref: absolute http: and https: URLs only; every other scheme stays te
         assert.equal(linkHref(uri), undefined, uri);
     }
     assert.equal(linkHref(undefined), undefined);
+});
+
+test('linkHref: a URL with a user name or password stays text; a link is shown by its parsed href', () => {
+    for (const uri of ['https://trusted.example@evil.example/', 'https://user:pass@example.com/', 'http://:pw@example.com/']) {
+        assert.equal(linkHref(uri), undefined, uri);
+    }
+    // What the link shows is where it goes: the parsed form, not the upstream's spelling.
+    assert.equal(linkHref('HTTPS://EXAMPLE.com/a b'), 'https://example.com/a%20b');
+});
+
+test('coalesced: a storm of asks is one run at a time, one more queued, each a second after the one before', async t => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 100_000 });
+    const started: number[] = [];
+    const finishers: (() => void)[] = [];
+    const walk = coalesced(
+        () => {
+            started.push(Date.now());
+            return new Promise<void>(resolve => finishers.push(resolve));
+        },
+        { minGapMs: 1000 }
+    );
+    const settle = () => new Promise(resolve => setImmediate(resolve));
+    const first = walk();
+    assert.deepEqual(started, [100_000], 'the first ask runs at once');
+    // A storm while it runs: all of it is one queued run, the promise every ask gets.
+    const storm = Array.from({ length: 1000 }, () => walk());
+    assert.ok(storm.every(promise => promise === storm[0]));
+    assert.notEqual(storm[0], first, 'an ask during a run waits for a run that starts after it');
+    t.mock.timers.tick(200);
+    finishers[0]!();
+    await first;
+    await settle();
+    assert.equal(started.length, 1, 'not before a second has passed since the last start');
+    t.mock.timers.tick(799);
+    await settle();
+    assert.equal(started.length, 1);
+    t.mock.timers.tick(1);
+    await settle();
+    assert.deepEqual(started, [100_000, 101_000]);
+    finishers[1]!();
+    await storm[0];
+    // Quiet for a second: the next ask runs at once again.
+    t.mock.timers.tick(1000);
+    void walk();
+    assert.deepEqual(started, [100_000, 101_000, 102_000]);
+    finishers[2]!();
+});
+
+test('coalesced: a queued run is dropped once its signal aborts; a failed run does not stop the next', async t => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 });
+    const controller = new AbortController();
+    let runs = 0;
+    const walk = coalesced(
+        () => {
+            runs++;
+            return runs === 1 ? Promise.reject(new Error('first fails')) : Promise.resolve();
+        },
+        { minGapMs: 1000, signal: controller.signal }
+    );
+    await assert.rejects(walk(), /first fails/);
+    const queued = walk();
+    t.mock.timers.tick(1000);
+    await queued;
+    assert.equal(runs, 2, 'the failure of the first run does not stop the queued one');
+    const dropped = walk();
+    controller.abort();
+    t.mock.timers.tick(1000);
+    await assert.rejects(dropped, { name: 'AbortError' });
+    assert.equal(runs, 2);
 });

@@ -7,8 +7,8 @@
  * clients. It lives in downstream, beside the endpoint it is a client of: one
  * route module and a folder of files, not a layer of its own.
  */
+import { readdirSync } from 'node:fs';
 import type { AuthConfig } from '../../config/policy-schema.js';
-import { CATALOG_PAGE_FILES } from '../../config/schema.js';
 import { sendText } from '../../http-server/respond.js';
 import { Routes } from '../../http-server/routes.js';
 import { assetRoutes, pathBase, readAsset, readAssets } from '../../http-server/static-assets.js';
@@ -26,10 +26,34 @@ export interface CatalogPageOptions {
     separator: string;
     /** catalog.serverName */
     serverName: string;
+    /** Read per page load (limits and pageSize can be reloaded): the most the page reads of one answer. */
+    maxResponseBytes: () => number;
+}
+
+/** What one answer of the endpoint may hold besides its prompts or its result (the JSON-RPC envelope, _meta, a cursor). */
+const ENVELOPE_BYTES = 1 << 20;
+/** The largest limits.maxResultBytes: past it a browser tab would not hold the text anyway. */
+const MOST_RESPONSE_BYTES = 1 << 30;
+
+/**
+ * The most the page may need to read of one answer the gateway sends it: a prompts/get result passed back whole
+ * (limits.maxResultBytes) or a list page of pageSize prompts each up to limits.maxPromptBytes, plus the envelope;
+ * at most 1 GiB of content.
+ */
+export function catalogResponseBytes(limits: { maxResultBytes: number; maxPromptBytes: number }, pageSize: number): number {
+    return Math.min(Math.max(limits.maxResultBytes, pageSize * limits.maxPromptBytes), MOST_RESPONSE_BYTES) + ENVELOPE_BYTES;
 }
 
 /** The page's folder: it ships beside the compiled code (the build copies it). */
 const CATALOG_FOLDER = new URL('./catalog-page/', import.meta.url);
+
+/** Every script and stylesheet of the page's folder, served below the page: a new file needs no list to be added to. */
+function catalogFiles(): string[] {
+    return readdirSync(CATALOG_FOLDER, { withFileTypes: true })
+        .filter(entry => entry.isFile() && /\.(?:js|css)$/.test(entry.name))
+        .map(entry => entry.name)
+        .sort();
+}
 
 /**
  * Its own script, style and same-origin requests, images and audio of rendered prompts as data: URLs, nothing else:
@@ -57,23 +81,27 @@ export function catalogPageRoutes(options: CatalogPageOptions): ListenerRoutes {
         serverName: options.serverName,
         version: VERSION
     });
-    const routes = new Routes().get([base, `${base}/`], (_req, res) => sendText(res, 200, page(options.authMode()), 'text/html; charset=utf-8', PAGE_HEADERS));
-    assetRoutes(routes, base, readAssets(CATALOG_FOLDER, CATALOG_PAGE_FILES), { 'cache-control': 'no-cache' });
+    const routes = new Routes().get([base, `${base}/`], (_req, res) =>
+        sendText(res, 200, page({ auth: options.authMode(), maxResponseBytes: String(options.maxResponseBytes()) }), 'text/html; charset=utf-8', PAGE_HEADERS)
+    );
+    assetRoutes(routes, base, readAssets(CATALOG_FOLDER, catalogFiles()), { 'cache-control': 'no-cache' });
     return (req, path) => routes.match(req.method, path);
 }
 
 /**
- * The page for an auth mode: `{{name}}` placeholders filled in one pass (a value is never scanned for placeholders),
- * each value escaped for an HTML attribute. Three modes, so each page is made once.
+ * The page for the values read per load: `{{name}}` placeholders filled in one pass (a value is never scanned for
+ * placeholders), each value escaped for an HTML attribute. Few combinations (three auth modes, a bound changed only
+ * by a reload), so each page is made once.
  */
-function pageRenderer(template: string, values: Record<string, string>): (auth: string) => string {
+function pageRenderer(template: string, values: Record<string, string>): (perLoad: Record<string, string>) => string {
     const pages = new Map<string, string>();
-    return auth => {
-        let page = pages.get(auth);
+    return perLoad => {
+        const key = JSON.stringify(perLoad);
+        let page = pages.get(key);
         if (page === undefined) {
-            const all: Record<string, string> = { ...values, auth };
+            const all: Record<string, string> = { ...values, ...perLoad };
             page = template.replace(/\{\{(\w+)\}\}/g, (placeholder, name: string) => (Object.hasOwn(all, name) ? escapeAttribute(all[name]!) : placeholder));
-            pages.set(auth, page);
+            pages.set(key, page);
         }
         return page;
     };

@@ -9,8 +9,23 @@
  * Authorization header of the page's own requests; the selected prompt lives in the URL's fragment, which is never
  * sent to a server.
  */
-import { createCatalogClient } from './mcp-client.js';
-import { claudeCodeCommand, countText, describeChanges, diffPrompts, inspectorCommand, matchesSearch, resultText, upstreamOf, vscodeCommand } from './copy-text.js';
+import { coalesced } from './coalesce.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, createCatalogClient } from './mcp-client.js';
+import {
+    CLAUDE_CODE_CAVEAT,
+    claudeCodeCommand,
+    countText,
+    describeChanges,
+    diffPrompts,
+    inspectorCommand,
+    matchesTerms,
+    resultText,
+    searchTerms,
+    searchText,
+    upstreamOf,
+    valueOf,
+    vscodeCommand
+} from './copy-text.js';
 import { element, fieldElement, renderMessages } from './render.js';
 
 const CREDENTIAL_KEY = 'mcp-prompt-gateway.catalog-credential';
@@ -19,6 +34,8 @@ const MAX_ROWS = 500;
 const COMPLETION_DEBOUNCE_MS = 200;
 const MAX_COMPLETIONS = 100;
 const MAX_CHANGES_SHOWN = 20;
+/** The least time between two walks of the list (each is a request per page, counted by the rate limit). */
+const MIN_WALK_GAP_MS = 1000;
 /** Without live updates (refused or unavailable), the list is walked again this often at least. */
 const FALLBACK_REFRESH_MIN_MS = 30_000;
 const NARROW = '(max-width: 719px)';
@@ -32,7 +49,8 @@ const config = {
     auth: ['apiKey', 'jwt'].includes(meta('catalog-auth')) ? meta('catalog-auth') : 'none',
     separator: meta('catalog-separator'),
     serverName: meta('catalog-server-name') || 'prompts',
-    version: meta('gateway-version')
+    version: meta('gateway-version'),
+    maxResponseBytes: Number.parseInt(meta('catalog-max-response-bytes'), 10)
 };
 // The upstream filter's value for names without a prefix: the separator itself, which no prefix can contain.
 const NO_PREFIX = config.separator || '\u0000';
@@ -80,6 +98,8 @@ const ui = {
 const state = {
     credential: loadCredential(),
     prompts: [],
+    /** Each listed prompt's searchText, by index: made once per list. */
+    searchTexts: [],
     loaded: false,
     completions: false,
     ttlMs: undefined,
@@ -100,9 +120,17 @@ const state = {
     retryTimer: undefined
 };
 
+/**
+ * The endpoint on this page's origin, whatever its path holds: a path is appended, never resolved (resolving
+ * `//host/mcp` would name another host).
+ */
+const endpointUrl = `${location.origin}${config.endpoint.startsWith('/') ? '' : '/'}${config.endpoint}`;
+
 const client = createCatalogClient({
-    endpoint: new URL(config.endpoint, location.origin).href,
+    endpoint: endpointUrl,
     clientVersion: config.version,
+    // The gateway's own bound on what it sends (a list page, a result), never below the client's default.
+    maxResponseBytes: Math.max(DEFAULT_MAX_RESPONSE_BYTES, Number.isSafeInteger(config.maxResponseBytes) ? config.maxResponseBytes : 0),
     credential: () => state.credential ?? undefined
 });
 
@@ -223,6 +251,7 @@ function stopSession() {
 /** Nothing of one credential's view stays on screen after it is forgotten or refused. */
 function clearData() {
     state.prompts = [];
+    state.searchTexts = [];
     state.loaded = false;
     rowCache.clear();
     renderUpstreamOptions();
@@ -248,7 +277,8 @@ function pageErrorMessage(error) {
 function onPageError(error, retry) {
     if (error?.kind === 'unauthorized') return onUnauthorized();
     if (!error?.kind) console.warn('catalog:', error);
-    if (!state.loaded) document.body.dataset.state = 'error';
+    // Whatever failed before the page was ready (a walk, or showing what it read), it is not loading any more.
+    if (document.body.dataset.state !== 'ready') document.body.dataset.state = 'error';
     const automatic = error?.kind === 'rate-limited' && error.retryAfterMs !== undefined;
     showPageError(pageErrorMessage(error), !automatic);
     if (automatic) {
@@ -263,7 +293,7 @@ function onPageError(error, retry) {
 async function connect({ focusSearch = false } = {}) {
     stopSession();
     const controller = new AbortController();
-    const session = { controller, signal: controller.signal, walking: undefined, walkAgain: false };
+    const session = { controller, signal: controller.signal, walk: undefined };
     state.session = session;
     document.body.dataset.state = 'loading';
     ui.auth.hidden = true;
@@ -288,27 +318,19 @@ async function connect({ focusSearch = false } = {}) {
 }
 
 /**
- * Walks the list and shows it. One walk at a time per connection: a change announced during a walk queues exactly one
- * more, which starts from the first page (the older walk's cursors may be refused once the list changed).
+ * Walks the list and shows it. One walk at a time per connection, a second apart at least: changes announced during a
+ * walk or the second after it queue exactly one more, which starts from the first page (the older walk's cursors may
+ * be refused once the list changed). A storm of announcements so costs a walk a second, not the rate limit.
  */
 function refresh(session) {
-    if (session.walking) {
-        session.walkAgain = true;
-        return session.walking;
-    }
-    session.walking = (async () => {
-        try {
-            do {
-                session.walkAgain = false;
-                const list = await client.listPrompts({ signal: session.signal });
-                if (session.signal.aborted) return;
-                applyList(list);
-            } while (session.walkAgain && !session.signal.aborted);
-        } finally {
-            session.walking = undefined;
-        }
-    })();
-    return session.walking;
+    session.walk ??= coalesced(
+        async () => {
+            const list = await client.listPrompts({ signal: session.signal });
+            if (!session.signal.aborted) applyList(list);
+        },
+        { minGapMs: MIN_WALK_GAP_MS, signal: session.signal }
+    );
+    return session.walk();
 }
 
 /** A refresh the live stream or the fallback timer asked for: its failure is shown, the page stays usable. */
@@ -324,6 +346,7 @@ function refreshInBackground(session) {
 function applyList({ prompts, truncated, ttlMs }) {
     const changes = state.loaded ? diffPrompts(state.prompts, prompts) : undefined;
     state.prompts = prompts;
+    state.searchTexts = prompts.map(searchText);
     state.loaded = true;
     state.ttlMs = ttlMs;
     ui.listNotice.hidden = !truncated;
@@ -462,8 +485,9 @@ function argumentsOf(prompt) {
 
 function renderList() {
     const query = ui.search.value;
+    const terms = searchTerms(query);
     const upstream = ui.upstream.value;
-    const matching = state.prompts.filter(prompt => (upstream === '' || upstreamKey(prompt.name) === upstream) && matchesSearch(prompt, query));
+    const matching = state.prompts.filter((prompt, index) => (upstream === '' || upstreamKey(prompt.name) === upstream) && matchesTerms(state.searchTexts[index], terms));
     const filtered = query.trim() !== '' || upstream !== '';
     setText(ui.count, state.loaded ? countText(matching.length, state.prompts.length, filtered) : '');
 
@@ -595,7 +619,7 @@ function buildForm(prompt) {
     if (key === state.formKey) return;
     state.formKey = key;
     const previous = formValues();
-    const fields = declared.map((argument, index) => buildField(argument, index, previous[argument.name] ?? ''));
+    const fields = declared.map((argument, index) => buildField(argument, index, valueOf(previous, argument.name)));
     ui.fields.replaceChildren(...fields);
     ui.noArguments.hidden = declared.length > 0 || state.selectedStatus === 'unlisted';
     setText(ui.completionStatus, '');
@@ -627,23 +651,22 @@ function buildField(argument, index, value) {
     }
     const box = element('div', 'combo');
     box.append(input);
-    if (state.completions) box.append(completionListbox(input, id, argument.name));
+    if (state.completions) box.append(new Completions(input, id, argument.name).listbox);
     wrapper.append(box);
     return wrapper;
 }
 
-/** The form's values by argument name (what is typed, empty included). */
+/**
+ * The form's values by argument name (what is typed, empty included). No prototype: the names come from upstreams, and
+ * one named `__proto__` or `constructor` is a key like any other.
+ */
 function formValues() {
-    const values = {};
+    const values = Object.create(null);
     for (const input of ui.fields.querySelectorAll('input[name]')) values[input.name] = input.value;
     return values;
 }
 
 // --- completions (the combobox pattern of WAI-ARIA: the input keeps focus, the listbox follows) ---
-
-function completionListbox(input, id, argumentName) {
-    return new Completions(input, id, argumentName).listbox;
-}
 
 /** One field's completions: asked for as the user types (debounced, the previous request aborted), picked by key or click. */
 class Completions {
@@ -840,6 +863,7 @@ ui.form.addEventListener('submit', event => {
 
 // --- copy ---
 
+/** The text a copy button copies, and what the copy status adds about it (nothing, or why it may not work as is). */
 function copyText(kind) {
     const name = state.selected;
     const declared = argumentsOf(state.selectedPrompt);
@@ -847,24 +871,27 @@ function copyText(kind) {
     const common = { serverName: config.serverName, name, declared, values };
     switch (kind) {
         case 'text':
-            return state.lastResult === undefined ? '' : resultText(state.lastResult);
-        case 'claude-code':
-            return claudeCodeCommand(common);
+            return { text: state.lastResult === undefined ? '' : resultText(state.lastResult) };
+        case 'claude-code': {
+            const { command, passable } = claudeCodeCommand(common);
+            return { text: command, caveat: passable ? undefined : CLAUDE_CODE_CAVEAT };
+        }
         case 'vscode':
-            return vscodeCommand(common);
+            return { text: vscodeCommand(common) };
         case 'inspector':
-            return inspectorCommand({ url: `${location.origin}${config.endpoint}`, name, declared, values, authenticated: config.auth !== 'none' });
+            return { text: inspectorCommand({ url: endpointUrl, name, declared, values, authenticated: config.auth !== 'none' }) };
         default:
-            return '';
+            return { text: '' };
     }
 }
 
 /** The clipboard where the browser offers it (a secure context); else the text, selected, to copy by hand. */
-async function copy(text) {
+async function copy({ text, caveat }) {
+    const note = caveat === undefined ? [] : [' ', element('span', 'copy-caveat', caveat)];
     if (navigator.clipboard?.writeText) {
         try {
             await navigator.clipboard.writeText(text);
-            ui.copyStatus.replaceChildren('Copied');
+            ui.copyStatus.replaceChildren('Copied.', ...note);
             return;
         } catch {
             // Refused (permissions): the manual way below.
@@ -875,7 +902,7 @@ async function copy(text) {
     area.value = text;
     area.rows = Math.min(6, text.split('\n').length);
     area.setAttribute('aria-label', 'Text to copy');
-    ui.copyStatus.replaceChildren('Select and copy: ', area);
+    ui.copyStatus.replaceChildren('Select and copy: ', area, ...note);
     area.focus();
     area.select();
 }

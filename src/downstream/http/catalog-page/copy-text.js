@@ -29,22 +29,38 @@ export function upstreamOf(name, separator) {
 }
 
 /**
- * Whether a prompt matches a search: every whitespace-separated term, case-insensitively, somewhere in its exposed
- * name, title, description or argument names. An empty query matches everything.
+ * What a search looks in for a prompt: its exposed name, title, description and argument names, lower-cased. Made once
+ * per list, not per keystroke (a list holds up to 100 000 prompts).
  * @param {Prompt} prompt
- * @param {string} query
+ * @returns {string}
  */
-export function matchesSearch(prompt, query) {
-    const terms = query
-        .toLowerCase()
-        .split(/\s+/)
-        .filter(term => term !== '');
-    if (terms.length === 0) return true;
-    const haystack = [prompt.name, prompt.title, prompt.description, ...(prompt.arguments ?? []).map(argument => argument.name)]
+export function searchText(prompt) {
+    const argumentNames = Array.isArray(prompt.arguments) ? prompt.arguments.map(argument => argument?.name) : [];
+    return [prompt.name, prompt.title, prompt.description, ...argumentNames]
         .filter(part => typeof part === 'string')
         .join('\n')
         .toLowerCase();
-    return terms.every(term => haystack.includes(term));
+}
+
+/**
+ * The terms of a search query: its whitespace-separated words, lower-cased; none for an empty query.
+ * @param {string} query
+ * @returns {string[]}
+ */
+export function searchTerms(query) {
+    return query
+        .toLowerCase()
+        .split(/\s+/)
+        .filter(term => term !== '');
+}
+
+/**
+ * Whether a prompt's searchText holds every term (no terms: every prompt matches).
+ * @param {string} text
+ * @param {string[]} terms
+ */
+export function matchesTerms(text, terms) {
+    return terms.every(term => text.includes(term));
 }
 
 /**
@@ -170,6 +186,18 @@ export function resultText(result) {
 }
 
 /**
+ * A form's value for an argument name, or '' when it has none: own properties only, as names come from upstreams
+ * (`constructor`, `toString` and `__proto__` are argument names like any other).
+ * @param {Record<string, string>} values
+ * @param {string} name
+ * @returns {string}
+ */
+export function valueOf(values, name) {
+    const value = Object.hasOwn(values, name) ? values[name] : undefined;
+    return typeof value === 'string' ? value : '';
+}
+
+/**
  * The non-empty values of a form, in the prompt's argument order (names the prompt does not declare last, in the
  * order given).
  * @param {PromptArgument[]} declared
@@ -178,18 +206,31 @@ export function resultText(result) {
  */
 export function filledArguments(declared, values) {
     const order = declared.map(argument => argument.name);
-    const names = [...order, ...Object.keys(values).filter(name => !order.includes(name))];
-    return names.filter(name => typeof values[name] === 'string' && values[name] !== '').map(name => [name, /** @type {string} */ (values[name])]);
+    const declaredNames = new Set(order);
+    const names = [...order, ...Object.keys(values).filter(name => !declaredNames.has(name))];
+    return names.filter(name => valueOf(values, name) !== '').map(name => [name, valueOf(values, name)]);
 }
 
 /**
- * Claude Code's slash command: `/mcp__<server>__<prompt>` and the values in argument order. Claude Code splits what
- * follows the command on spaces, without quoting, so the values go as they are.
+ * Claude Code's slash command, `/mcp__<server>__<prompt>` and the values by position in argument order, up to the
+ * last filled one, and whether Claude Code can pass them as they are. It splits what follows the command on spaces,
+ * without quoting, and fills the arguments in order: a value with whitespace becomes several, and an empty value
+ * before a filled one cannot be written at all (the next value would take its place).
  * @param {{ serverName: string, name: string, declared: PromptArgument[], values: Record<string, string> }} options
+ * @returns {{ command: string, passable: boolean }}
  */
 export function claudeCodeCommand({ serverName, name, declared, values }) {
-    return [`/mcp__${serverName}__${name}`, ...filledArguments(declared, values).map(([, value]) => value)].join(' ');
+    const positional = declared.map(argument => valueOf(values, argument.name));
+    let last = positional.length - 1;
+    while (last >= 0 && positional[last] === '') last--;
+    const words = positional.slice(0, last + 1);
+    const passable = words.every(word => word !== '' && !/\s/.test(word));
+    return { command: [`/mcp__${serverName}__${name}`, ...words.filter(word => word !== '')].join(' '), passable };
 }
+
+/** What the copy status says when claudeCodeCommand's values cannot be passed as they are. */
+export const CLAUDE_CODE_CAVEAT =
+    'Claude Code cannot pass these values as they are: it splits arguments on spaces and fills them in order, so a value with spaces or an empty argument before a filled one shifts the rest. Use the Inspector command or the VS Code form instead.';
 
 /**
  * VS Code's slash command, `/mcp.<server>.<prompt>` (VS Code 1.101 release notes, "MCP support for prompts"): VS Code

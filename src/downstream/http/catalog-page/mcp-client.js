@@ -30,8 +30,18 @@ const MAX_ERROR_BODY_BYTES = 64 * 1024;
 const MAX_SERVER_MESSAGE_CHARS = 512;
 const LISTEN_BACKOFF_START_MS = 1000;
 const LISTEN_BACKOFF_MAX_MS = 30_000;
+/**
+ * A listen stream silent this long is taken as cut and opened again: the gateway sends a keepalive every 15 s, so three
+ * missed ones (a proxy or a network that dropped the connection without closing it).
+ */
+export const LISTEN_IDLE_MS = 45_000;
 /** How long a refused listen (429/503) waits when the answer names no Retry-After. */
 const LISTEN_REFUSED_WAIT_MS = 30_000;
+/**
+ * The most read of one answer unless the page is told more: the gateway's own bound (its list pages and results) is
+ * given to the page, which takes the larger.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 8 << 20;
 const INPUT_REQUIRED_MESSAGE = 'This prompt asks the client for more input (input_required), which the catalog cannot give; use it from an MCP client';
 
 /**
@@ -210,18 +220,19 @@ function sizeText(bytes) {
 /**
  * The JSON messages of an SSE byte stream, as they complete. The stream is cancelled when the caller stops early or an
  * error is thrown: 'too-large' (one event over `maxEventBytes`), 'protocol' (an event that is not a JSON object),
- * 'network' (the stream was cut). An incomplete last event is dropped, as the SSE standard says.
+ * 'network' (the stream was cut, or sent no byte for `idleMs` when given). An incomplete last event is dropped, as the
+ * SSE standard says.
  * @param {ReadableStream<Uint8Array>} byteStream
- * @param {{ maxEventBytes?: number }} [options]
+ * @param {{ maxEventBytes?: number, idleMs?: number }} [options]
  * @returns {AsyncGenerator<JsonObject, void, undefined>}
  */
-export async function* sseMessages(byteStream, { maxEventBytes = 1 << 20 } = {}) {
+export async function* sseMessages(byteStream, { maxEventBytes = 1 << 20, idleMs } = {}) {
     const reader = byteStream.getReader();
     const parser = new SseParser(maxEventBytes);
     let done = false;
     try {
         while (!done) {
-            const chunk = await readChunk(reader);
+            const chunk = await readChunk(reader, idleMs);
             done = chunk === undefined;
             if (chunk !== undefined) yield* parser.push(chunk);
         }
@@ -231,17 +242,26 @@ export async function* sseMessages(byteStream, { maxEventBytes = 1 << 20 } = {})
 }
 
 /**
- * The next chunk, undefined at the end; a stream cut is 'network', an abort its own error.
+ * The next chunk, undefined at the end; a stream cut, or silent for `idleMs`, is 'network', an abort its own error.
  * @param {ReadableStreamDefaultReader<Uint8Array>} reader
+ * @param {number} [idleMs]
  * @returns {Promise<Uint8Array | undefined>}
  */
-async function readChunk(reader) {
+async function readChunk(reader, idleMs) {
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let timer;
     try {
-        const { done, value } = await reader.read();
+        /** @type {Promise<never>} */
+        const silent = new Promise((_resolve, reject) => {
+            if (idleMs !== undefined) timer = setTimeout(() => reject(new CatalogRequestError('network', `The gateway sent nothing for ${idleMs / 1000} s`)), idleMs);
+        });
+        const { done, value } = await Promise.race([reader.read(), silent]);
         return done ? undefined : value;
     } catch (error) {
-        if (isAbort(error)) throw error;
+        if (error instanceof CatalogRequestError || isAbort(error)) throw error;
         throw new CatalogRequestError('network', 'The connection to the gateway was cut');
+    } finally {
+        clearTimeout(timer);
     }
 }
 
@@ -449,7 +469,14 @@ export function listenBackoffMs(attempt, random = Math.random) {
  * The catalog's client of one MCP endpoint.
  * @param {CatalogClientOptions} options
  */
-export function createCatalogClient({ endpoint, clientVersion, credential = () => undefined, fetch = globalThis.fetch, maxResponseBytes = 8 << 20, random = Math.random }) {
+export function createCatalogClient({
+    endpoint,
+    clientVersion,
+    credential = () => undefined,
+    fetch = globalThis.fetch,
+    maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES,
+    random = Math.random
+}) {
     let nextId = 1;
     let nextListen = 1;
     const meta = {
@@ -535,32 +562,66 @@ function requestHeaders(method, params, credential) {
 }
 
 /**
- * prompts/list page after page until no `nextCursor` (an empty string is a cursor), within the bounds.
+ * prompts/list page after page until no `nextCursor` (an empty string is a cursor), within the bounds. What the page
+ * shows is checked here, once: entries without a usable name are dropped, a name seen before is not shown twice, and
+ * a cursor seen before ends the walk (a server repeating a page would otherwise fill the bounds with one prompt).
  * @param {(method: string, params: JsonObject, signal: AbortSignal | undefined) => Promise<JsonObject>} request
  * @param {Signalled & { maxPages?: number, maxPrompts?: number }} options
  * @returns {Promise<PromptList>}
  */
 async function walkPrompts(request, { signal, maxPages = 1000, maxPrompts = 100_000 }) {
-    /** @type {JsonObject[]} */
-    const prompts = [];
+    /** @type {Map<string, JsonObject>} */
+    const prompts = new Map();
     /** @type {number | undefined} */
     let ttlMs;
     /** @type {string | undefined} */
     let cursor;
+    const cursors = new Set();
     for (let page = 0; page < maxPages; page++) {
         const result = await request('prompts/list', cursor === undefined ? {} : { cursor }, signal);
-        if (!Array.isArray(result.prompts) || !result.prompts.every(isObject))
-            throw new CatalogRequestError('protocol', 'The gateway sent a prompt list without prompts', { status: 200 });
+        if (!Array.isArray(result.prompts)) throw new CatalogRequestError('protocol', 'The gateway sent a prompt list without prompts', { status: 200 });
         // A cached list is as fresh as its least fresh page.
         if (typeof result.ttlMs === 'number' && result.ttlMs >= 0) ttlMs = Math.min(ttlMs ?? Infinity, result.ttlMs);
-        const room = maxPrompts - prompts.length;
-        prompts.push(...result.prompts.slice(0, room));
-        const more = typeof result.nextCursor === 'string';
-        if (result.prompts.length > room || (more && prompts.length === maxPrompts)) return listed(prompts, true, ttlMs);
-        if (!more) return listed(prompts, false, ttlMs);
-        cursor = /** @type {string} */ (result.nextCursor);
+        for (const entry of result.prompts) {
+            const prompt = listedPrompt(entry);
+            if (prompt === undefined || prompts.has(prompt.name)) continue;
+            if (prompts.size === maxPrompts) return listed([...prompts.values()], true, ttlMs);
+            prompts.set(prompt.name, prompt);
+        }
+        if (typeof result.nextCursor !== 'string' || cursors.has(result.nextCursor)) return listed([...prompts.values()], false, ttlMs);
+        if (prompts.size === maxPrompts) return listed([...prompts.values()], true, ttlMs);
+        cursor = result.nextCursor;
+        cursors.add(cursor);
     }
-    return listed(prompts, true, ttlMs);
+    return listed([...prompts.values()], true, ttlMs);
+}
+
+/** Longest name (of a prompt or an argument) the page shows; longer ones are not names a client could use. */
+const MAX_NAME_CHARS = 1024;
+
+/**
+ * @param {unknown} name
+ * @returns {name is string}
+ */
+const isName = name => typeof name === 'string' && name !== '' && name.length <= MAX_NAME_CHARS;
+
+/**
+ * A list entry as the page uses it: an object with a name, and `arguments` a list of objects with distinct names
+ * (entries of other shapes dropped); undefined for an entry without a usable name.
+ * @param {unknown} entry
+ * @returns {(JsonObject & { name: string }) | undefined}
+ */
+function listedPrompt(entry) {
+    if (!isObject(entry)) return undefined;
+    const { name } = entry;
+    if (!isName(name)) return undefined;
+    const names = new Set();
+    const args = (Array.isArray(entry.arguments) ? entry.arguments : []).filter(argument => {
+        if (!isObject(argument) || !isName(argument.name) || names.has(argument.name)) return false;
+        names.add(argument.name);
+        return true;
+    });
+    return { ...entry, name, arguments: args };
 }
 
 /**
@@ -617,7 +678,7 @@ async function listenOnce(post, id, options, maxBytes) {
         resultOf(await answerOf(response, id, maxBytes), response.status);
         return;
     }
-    for await (const message of sseMessages(response.body)) {
+    for await (const message of sseMessages(response.body, { idleMs: LISTEN_IDLE_MS })) {
         const tag = isObject(message.params) && isObject(message.params._meta) ? message.params._meta[META_SUBSCRIPTION] : undefined;
         if (tag !== undefined && tag !== id) continue;
         if (message.method === 'notifications/subscriptions/acknowledged') {

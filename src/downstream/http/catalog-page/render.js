@@ -33,11 +33,16 @@ export function audioSource(block) {
     return dataUrl(AUDIO_TYPES, block?.mimeType, block?.data);
 }
 
-/** The href for a resource link's URI: an absolute http: or https: URL, else undefined (shown as text). */
+/**
+ * The href for a resource link's URI: an absolute http: or https: URL without a user name or password, else undefined
+ * (shown as text). The link shows this href, so what is read is where it goes (`https://trusted.example@evil.example/`
+ * is text: the part before "@" is a user name, not the host).
+ */
 export function linkHref(uri) {
     if (typeof uri !== 'string') return undefined;
     try {
         const url = new URL(uri);
+        if (url.username !== '' || url.password !== '') return undefined;
         return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : undefined;
     } catch {
         return undefined;
@@ -102,7 +107,7 @@ function renderResourceLink(block) {
     const label = [block.title, block.name].find(value => typeof value === 'string' && value !== '') ?? '';
     const uri = typeof block.uri === 'string' ? block.uri : '';
     const href = linkHref(uri);
-    const target = href === undefined ? element('span', 'resource-uri', uri) : element('a', 'resource-uri', uri);
+    const target = href === undefined ? element('span', 'resource-uri', uri) : element('a', 'resource-uri', href);
     if (href !== undefined) {
         target.href = href;
         target.rel = 'noopener noreferrer';
@@ -114,20 +119,25 @@ function renderResourceLink(block) {
     return nodes;
 }
 
-const RENDERERS = {
-    text: renderText,
-    image: renderImage,
-    audio: renderAudio,
-    resource: renderResource,
-    resource_link: renderResourceLink
-};
+const RENDERERS = new Map([
+    ['text', renderText],
+    ['image', renderImage],
+    ['audio', renderAudio],
+    ['resource', renderResource],
+    ['resource_link', renderResourceLink]
+]);
+
+/** The renderer of a content type, undefined for any other (a type like `constructor` included: it comes from upstream). */
+export function rendererFor(type) {
+    return RENDERERS.get(type);
+}
 
 /** One list item per content block: `li[data-role][data-content]` with the role's label, then the content. */
 function renderBlock(role, block) {
     const item = element('li', 'message');
     item.dataset.role = role;
     item.dataset.content = typeof block.type === 'string' ? block.type : 'unknown';
-    const renderer = RENDERERS[block.type];
+    const renderer = rendererFor(block.type);
     const body = renderer ? renderer(block) : [element('p', 'placeholder', `[${block.type ?? 'content'}: not shown]`)];
     item.append(fieldElement('span', 'role', role), ...body);
     return item;
