@@ -776,7 +776,14 @@ describe('catalog in a browser: API keys', { timeout: 180_000 }, () => {
         await untilState(page, 'auth');
         const input = page.getByLabel('API key', { exact: true });
         assert.ok(await input.isVisible());
-        assert.equal(await input.getAttribute('type'), 'password');
+        // Masked on screen: type=password, or a text field masked by the style sheet (so that no password manager
+        // offers to save an API key).
+        assert.ok(
+            await page.evaluate<boolean>(
+                `(() => { const input = document.getElementById('catalog-credential'); return input.type === 'password' || getComputedStyle(input).webkitTextSecurity === 'disc'; })()`
+            ),
+            'the credential field is masked'
+        );
         assert.equal(await input.getAttribute('autocomplete'), 'off');
         assert.ok(await page.locator('form[data-view="auth"]').isVisible());
         assert.match(await page.locator('form[data-view="auth"]').innerText(), /session storage only/);
