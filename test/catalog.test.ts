@@ -564,6 +564,32 @@ describe('catalog in a browser: auth off', { timeout: 180_000 }, () => {
         await assertCleanPage(page, log, new URL(url).origin);
     });
 
+    test('without field-sizing (Firefox, older Safari), the field still grows with its lines up to twelve', async t => {
+        // The page's CSP allows no injected style: bypassed here only, to turn field-sizing off as such a browser has it.
+        const { context, page } = await newTab(t, { bypassCSP: true });
+        await context.addInitScript({
+            content: `const supports = CSS.supports.bind(CSS); CSS.supports = (...args) => !args.join(' ').includes('field-sizing') && supports(...args);`
+        });
+        await page.goto(url);
+        await untilState(page, 'ready');
+        await page.addStyleTag({ content: 'textarea.argument { field-sizing: fixed !important; }' });
+        await openPrompt(page, 'team__code-review');
+        const diff = page.getByLabel('diff (required)', { exact: true });
+        const oneLine = await page.evaluate<number>(onField('diff', 'node.offsetHeight'));
+        await diff.fill(Array.from({ length: 5 }, (_, index) => `line ${index}`).join('\n'));
+        const five = await page.evaluate<{ height: number; scrollHeight: number; clientHeight: number }>(
+            onField('diff', '({ height: node.offsetHeight, scrollHeight: node.scrollHeight, clientHeight: node.clientHeight })')
+        );
+        assert.ok(five.height > oneLine * 3, `grew with five lines: ${oneLine} px, then ${five.height} px`);
+        assert.ok(five.scrollHeight <= five.clientHeight, 'five lines need no scroll');
+        await diff.fill(Array.from({ length: 40 }, (_, index) => `line ${index}`).join('\n'));
+        const tall = await page.evaluate<{ height: number; scrollHeight: number; clientHeight: number }>(
+            onField('diff', '({ height: node.offsetHeight, scrollHeight: node.scrollHeight, clientHeight: node.clientHeight })')
+        );
+        assert.ok(tall.height < oneLine * 14, `capped near twelve lines: ${tall.height} px`);
+        assert.ok(tall.scrollHeight > tall.clientHeight, 'the rest scrolls');
+    });
+
     test('Render shows every content type; a non-web resource link is text, not a link', async t => {
         const { page, log } = await openCatalog(t, url);
         await openPrompt(page, 'lab__all-content');
