@@ -62,7 +62,7 @@ async function render(page: Page): Promise<void> {
 
 test('arguments named constructor, toString and __proto__ start empty and are sent as typed', async t => {
     const page = await openCatalog(t, `#prompt=${encodeURIComponent('evil__protos')}`);
-    const inputs = page.locator('[data-form="arguments"] input');
+    const inputs = page.locator('[data-form="arguments"] textarea');
     assert.equal(await inputs.count(), 4);
     for (const input of await inputs.all()) assert.equal(await input.inputValue(), '', `${await input.getAttribute('name')} starts empty`);
     for (const input of await inputs.all()) await input.fill(`v-${await input.getAttribute('name')}`);
@@ -110,11 +110,11 @@ test('a long description is three lines in the list and whole in the prompt view
 test('Copy for Claude Code says when Claude Code cannot pass the values as they are', async t => {
     const page = await openCatalog(t, `#prompt=${encodeURIComponent('evil__order')}`);
     // The optional first argument left empty: the filled second would take its place.
-    await page.locator('input[name="diff"]').fill('fix');
+    await page.locator('textarea[name="diff"]').fill('fix');
     await page.getByRole('button', { name: 'Copy for Claude Code', exact: true }).click();
     await waitForPage(page, `document.querySelector('[data-field="copy-status"]').textContent !== ''`, 'a copy status', PAGE_WAIT_MS);
     assert.match(await text(page, 'copy-status'), /Claude Code cannot pass these values as they are.*Inspector.*VS Code/s);
-    await page.locator('input[name="language"]').fill('python');
+    await page.locator('textarea[name="language"]').fill('python');
     await page.getByRole('button', { name: 'Copy for Claude Code', exact: true }).click();
     await waitForPage(page, `!/cannot pass/.test(document.querySelector('[data-field="copy-status"]').textContent)`, 'the caveat gone', PAGE_WAIT_MS);
     const copied = await page.evaluate<string>(`document.querySelector('.copy-fallback')?.value ?? navigator.clipboard.readText()`);

@@ -249,6 +249,9 @@ async function render(page: Page): Promise<void> {
     );
 }
 
+/** An expression of `node`, the argument field named `name`. */
+const onField = (name: string, expression: string) => `(node => ${expression})(document.querySelector('[data-form="arguments"] [name="${name}"]'))`;
+
 const messages = (page: Page) => page.evaluate<Message[]>(READ_MESSAGES);
 const renderError = (page: Page) => page.evaluate<string>(field('render-error'));
 const rows = (page: Page) => page.evaluate<Row[]>(READ_ROWS);
@@ -438,33 +441,52 @@ describe('catalog in a browser: auth off', { timeout: 180_000 }, () => {
         const diff = page.getByLabel('diff (required)', { exact: true });
         assert.equal(await diff.getAttribute('name'), 'diff');
         assert.equal(await diff.getAttribute('aria-required'), 'true');
-        const language = page.getByRole('combobox', { name: 'language', exact: true });
+        // A textarea (the implicit textbox role: a pasted value keeps its lines), never role=combobox (ARIA in HTML
+        // forbids it on a textarea); the autocomplete attributes make it the listbox's owner.
+        assert.equal(await page.evaluate<string>(onField('diff', 'node.tagName')), 'TEXTAREA');
+        assert.equal(await diff.getAttribute('rows'), '1');
+        const language = page.getByRole('textbox', { name: 'language', exact: true });
         assert.equal(await language.getAttribute('name'), 'language');
         assert.notEqual(await language.getAttribute('aria-required'), 'true');
+        assert.equal(await page.locator('[data-form="arguments"] [role="combobox"]').count(), 0, 'no combobox role on a field');
+        assert.equal(await language.getAttribute('aria-autocomplete'), 'list');
+        const listboxOf = (name: string) => `document.querySelector('[data-completions-for="${name}"]')`;
+        const isOpen = (name: string) => `!${listboxOf(name)}.hidden`;
+
+        // Closed: ArrowDown on the last line asks for suggestions.
+        await language.press('ArrowDown');
+        await until<boolean>(page, isOpen('language'), open => open, 'ArrowDown opened the suggestions');
+        assert.ok((await page.locator('[data-completions-for="language"] [role="option"]').allTextContents()).includes('python'));
+        await language.press('Escape');
+        await until<boolean>(page, isOpen('language'), open => !open, 'Escape closed them');
 
         await language.pressSequentially('py');
         const listbox = page.getByRole('listbox');
         await listbox.getByRole('option', { name: 'python', exact: true }).waitFor({ state: 'visible', timeout: PAGE_WAIT_MS });
         assert.equal(await listbox.getAttribute('data-completions-for'), 'language');
         assert.equal(await language.getAttribute('aria-controls'), await listbox.getAttribute('id'));
-        assert.equal(await language.getAttribute('aria-expanded'), 'true');
         assert.deepEqual(await listbox.getByRole('option').allTextContents(), ['python']);
         await language.press('ArrowDown');
         const active = await language.getAttribute('aria-activedescendant');
         assert.ok(active !== null && active !== '', 'ArrowDown makes an option active');
         assert.equal(await page.locator(`[id="${active}"]`).textContent(), 'python');
+        assert.equal(await page.locator(`[id="${active}"]`).getAttribute('aria-selected'), 'true');
         await language.press('Enter');
-        assert.equal(await language.inputValue(), 'python');
-        await until<string | null>(
-            page,
-            `document.querySelector('[role="combobox"][name="language"]').getAttribute('aria-expanded')`,
-            value => value !== 'true',
-            'the listbox closed'
-        );
+        assert.equal(await language.inputValue(), 'python', 'Enter picked the option, no new line');
+        await until<boolean>(page, isOpen('language'), open => !open, 'the listbox closed');
+        assert.equal(await language.getAttribute('aria-activedescendant'), null);
+
+        // Closed: Enter is a new line, and ArrowDown off the last line moves the caret (the browser's own move).
+        await language.press('Enter');
+        assert.equal(await language.inputValue(), 'python\n');
+        await page.evaluate(onField('language', 'node.setSelectionRange(0, 0)'));
+        await language.press('ArrowDown');
+        assert.equal(await page.evaluate<number>(onField('language', 'node.selectionStart')), 'python\n'.length, 'the caret moved down a line');
+        await language.fill('python');
 
         // The stdio fixture's completions, through the gateway.
         await openPrompt(page, 'lab__with-required');
-        const topic = page.getByRole('combobox', { name: 'topic (required)', exact: true });
+        const topic = page.getByRole('textbox', { name: 'topic (required)', exact: true });
         await topic.pressSequentially('m');
         const offered = page.locator('[data-completions-for="topic"] [role="option"]');
         await until<string[]>(
@@ -475,7 +497,7 @@ describe('catalog in a browser: auth off', { timeout: 180_000 }, () => {
         );
         assert.deepEqual(await offered.allTextContents(), ['mcp', 'music', 'math']);
         await topic.press('Escape');
-        await until<string | null>(page, `document.querySelector('[role="combobox"][name="topic"]').getAttribute('aria-expanded')`, value => value !== 'true', 'Escape closed it');
+        await until<boolean>(page, isOpen('topic'), open => !open, 'Escape closed it');
         assert.equal(await topic.inputValue(), 'm', 'Escape picks nothing');
         await assertCleanPage(page, log, new URL(url).origin);
     });
@@ -495,6 +517,77 @@ describe('catalog in a browser: auth off', { timeout: 180_000 }, () => {
         );
         assert.equal(await renderError(page), '');
         await assertCleanPage(page, log, new URL(url).origin);
+    });
+
+    test('a multi-line value keeps every line: typed and pasted into diff, rendered with Ctrl+Enter as an SDK client gets it; on a phone', async t => {
+        const { page, log } = await openCatalog(t, url, { viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true });
+        await openPrompt(page, 'team__code-review');
+        const diff = page.getByLabel('diff (required)', { exact: true });
+        const oneLine = await page.evaluate<number>(onField('diff', 'node.offsetHeight'));
+        // Typed: two lines, Enter between them. Pasted: the rest, with a blank line, trailing spaces, a tab and a
+        // line longer than the phone is wide.
+        const typed = '--- a/src/app.ts\n+++ b/src/app.ts\n';
+        const pasted = `@@ -1,3 +1,5 @@\n const a = 1;   \n-const b = 2;\n+const b = 3;\t\n\n+// ${'x'.repeat(120)}\n+done  `;
+        const value = typed + pasted;
+        await diff.pressSequentially(typed);
+        await diff.focus();
+        await page.keyboard.insertText(pasted);
+        assert.equal(await diff.inputValue(), value, 'the field holds every line as typed and pasted');
+
+        const box = await page.evaluate<{ height: number; scrollWidth: number; clientWidth: number }>(
+            onField('diff', '({ height: node.offsetHeight, scrollWidth: node.scrollWidth, clientWidth: node.clientWidth })')
+        );
+        assert.ok(box.height > oneLine * 3, `the field grew with its lines: ${oneLine} px, then ${box.height} px`);
+        assert.ok(box.scrollWidth <= box.clientWidth, 'long lines wrap inside the field');
+        assert.ok(await page.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth'), 'no horizontal scroll at 360 px');
+        assert.match(await page.locator('[data-field="render-hint"]').innerText(), /Ctrl\+Enter/, 'the shortcut is said near Render');
+
+        await page.keyboard.press('Control+Enter');
+        await until<Message[]>(page, READ_MESSAGES, shown => shown.length > 0, 'the result of Ctrl+Enter');
+        assert.equal(await diff.inputValue(), value, 'Ctrl+Enter added no new line');
+        assert.equal(await renderError(page), '');
+        const want = await sdk.getPrompt({ name: 'team__code-review', arguments: { diff: value } });
+        const wantText = (want.messages[0]!.content as { text: string }).text;
+        assert.ok(wantText.includes(value), 'the SDK client gets the diff back whole');
+        assert.deepEqual(
+            (await messages(page)).map(message => message.pre),
+            [[wantText]]
+        );
+
+        // Forty lines: twelve shown, the rest a scroll away.
+        await diff.fill(Array.from({ length: 40 }, (_, index) => `line ${index}`).join('\n'));
+        const tall = await page.evaluate<{ height: number; scrollHeight: number; clientHeight: number }>(
+            onField('diff', '({ height: node.offsetHeight, scrollHeight: node.scrollHeight, clientHeight: node.clientHeight })')
+        );
+        assert.ok(tall.height < oneLine * 14, `capped near twelve lines: ${tall.height} px (one line ${oneLine} px)`);
+        assert.ok(tall.scrollHeight > tall.clientHeight, 'the rest scrolls');
+        await assertCleanPage(page, log, new URL(url).origin);
+    });
+
+    test('without field-sizing (Firefox, older Safari), the field still grows with its lines up to twelve', async t => {
+        // The page's CSP allows no injected style: bypassed here only, to turn field-sizing off as such a browser has it.
+        const { context, page } = await newTab(t, { bypassCSP: true });
+        await context.addInitScript({
+            content: `const supports = CSS.supports.bind(CSS); CSS.supports = (...args) => !args.join(' ').includes('field-sizing') && supports(...args);`
+        });
+        await page.goto(url);
+        await untilState(page, 'ready');
+        await page.addStyleTag({ content: 'textarea.argument { field-sizing: fixed !important; }' });
+        await openPrompt(page, 'team__code-review');
+        const diff = page.getByLabel('diff (required)', { exact: true });
+        const oneLine = await page.evaluate<number>(onField('diff', 'node.offsetHeight'));
+        await diff.fill(Array.from({ length: 5 }, (_, index) => `line ${index}`).join('\n'));
+        const five = await page.evaluate<{ height: number; scrollHeight: number; clientHeight: number }>(
+            onField('diff', '({ height: node.offsetHeight, scrollHeight: node.scrollHeight, clientHeight: node.clientHeight })')
+        );
+        assert.ok(five.height > oneLine * 3, `grew with five lines: ${oneLine} px, then ${five.height} px`);
+        assert.ok(five.scrollHeight <= five.clientHeight, 'five lines need no scroll');
+        await diff.fill(Array.from({ length: 40 }, (_, index) => `line ${index}`).join('\n'));
+        const tall = await page.evaluate<{ height: number; scrollHeight: number; clientHeight: number }>(
+            onField('diff', '({ height: node.offsetHeight, scrollHeight: node.scrollHeight, clientHeight: node.clientHeight })')
+        );
+        assert.ok(tall.height < oneLine * 14, `capped near twelve lines: ${tall.height} px`);
+        assert.ok(tall.scrollHeight > tall.clientHeight, 'the rest scrolls');
     });
 
     test('Render shows every content type; a non-web resource link is text, not a link', async t => {
