@@ -39,8 +39,8 @@ async function main(out: string): Promise<void> {
         await page.waitForSelector('body[data-live="listening"]', { timeout: 10_000 });
         await page.locator(`section[data-view="prompt"][data-prompt="${PROMPT}"]`).waitFor({ timeout: 10_000 });
 
-        const input = (name: string) => page.locator(`form[data-form="arguments"] input[name="${name}"]`);
-        await input('diff').fill('- return cache.get(id);  + return cache.get(id) ?? load(id);');
+        const input = (name: string) => page.locator(`form[data-form="arguments"] [name="${name}"]`);
+        await input('diff').fill('-    return cache.get(id);\n+    return cache.get(id) ?? load(id);');
         // The language through its completions, as a user picks it.
         await input('language').pressSequentially('ty');
         await page.getByRole('option', { name: 'typescript', exact: true }).waitFor({ timeout: 10_000 });
