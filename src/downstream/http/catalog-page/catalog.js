@@ -9,7 +9,7 @@
  * Authorization header of the page's own requests; the selected prompt lives in the URL's fragment, which is never
  * sent to a server.
  */
-import { coalesced } from './coalesce.js';
+import { coalesced, whileLiveOff } from './coalesce.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, createCatalogClient } from './mcp-client.js';
 import {
     CLAUDE_CODE_CAVEAT,
@@ -117,7 +117,6 @@ const state = {
     /** The current connection: its controller aborts everything of it (list walks, the listen stream). */
     session: undefined,
     renderController: undefined,
-    fallbackTimer: undefined,
     retryTimer: undefined
 };
 
@@ -243,10 +242,9 @@ function hidePageError() {
 
 function stopSession() {
     state.session?.controller.abort();
+    state.session?.liveFallback('stopped');
     state.session = undefined;
     clearTimeout(state.retryTimer);
-    clearInterval(state.fallbackTimer);
-    state.fallbackTimer = undefined;
 }
 
 /** Nothing of one credential's view stays on screen after it is forgotten or refused. */
@@ -295,6 +293,10 @@ async function connect({ focusSearch = false } = {}) {
     stopSession();
     const controller = new AbortController();
     const session = { controller, signal: controller.signal, walk: undefined };
+    session.liveFallback = whileLiveOff(
+        () => refreshInBackground(session),
+        () => Math.max(state.ttlMs ?? 0, FALLBACK_REFRESH_MIN_MS)
+    );
     state.session = session;
     document.body.dataset.state = 'loading';
     ui.auth.hidden = true;
@@ -377,12 +379,7 @@ function onLiveState(session, live, error) {
     if (error?.kind === 'unauthorized') return onUnauthorized();
     const reason = error === undefined ? undefined : error.kind === 'rate-limited' ? pageErrorMessage(error) : error.message;
     setLive(live, reason);
-    clearInterval(state.fallbackTimer);
-    state.fallbackTimer = undefined;
-    if (live === 'off') {
-        const every = Math.max(state.ttlMs ?? 0, FALLBACK_REFRESH_MIN_MS);
-        state.fallbackTimer = setInterval(() => refreshInBackground(session), every);
-    }
+    session.liveFallback(live);
 }
 
 // A closed tab frees its listen slot at once (the gateway counts them per client); a page restored from the
