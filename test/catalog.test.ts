@@ -714,6 +714,8 @@ describe('catalog in a browser: auth off', { timeout: 180_000 }, () => {
         t.after(() => writeFileSync(path.join(team, 'summarize.md'), summarize(SUMMARIZE_DESCRIPTION)));
 
         writeFileSync(path.join(team, 'new-one.md'), plain('New one', 'Just added.'));
+        // Gone again whatever happens below: the later tests count the list.
+        t.after(() => rmSync(path.join(team, 'new-one.md'), { force: true }));
         await untilText(page, 'live-announcement', /1 added \(team__new-one\)/);
         await untilEqual(page, field('count'), countText(total + 1, total + 1), 'the count with the new prompt');
         assert.ok((await page.evaluate<string[]>(READ_NAMES)).includes('team__new-one'));

@@ -10,7 +10,7 @@
  * sent to a server.
  */
 import { coalesced, whileLiveOff } from './coalesce.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, createCatalogClient } from './mcp-client.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, createCatalogClient, isAbort } from './mcp-client.js';
 import {
     CLAUDE_CODE_CAVEAT,
     claudeCodeCommand,
@@ -140,7 +140,6 @@ function setText(node, text) {
     if (node.textContent !== text) node.textContent = text;
 }
 
-const isAbort = error => error?.name === 'AbortError';
 const seconds = ms => Math.max(1, Math.ceil(ms / 1000));
 const upstreamKey = name => upstreamOf(name, config.separator) ?? NO_PREFIX;
 const upstreamLabel = name => upstreamOf(name, config.separator) ?? NO_PREFIX_LABEL;
@@ -166,6 +165,7 @@ function storeCredential(value) {
 }
 
 const credentialName = () => (config.auth === 'jwt' ? 'Bearer token' : 'API key');
+const credentialNoun = () => (config.auth === 'jwt' ? 'token' : 'key');
 
 function showAuth(message, isError) {
     stopSession();
@@ -188,8 +188,7 @@ function onUnauthorized() {
     const rejected = state.credential !== undefined;
     state.credential = undefined;
     storeCredential(undefined);
-    const noun = config.auth === 'jwt' ? 'token' : 'key';
-    showAuth(rejected ? `That ${noun} was not accepted. Check it and try again.` : `This gateway asks for an ${credentialName()}.`, rejected);
+    showAuth(rejected ? `That ${credentialNoun()} was not accepted. Check it and try again.` : `This gateway asks for a credential: your ${credentialName()}.`, rejected);
 }
 
 ui.auth.addEventListener('submit', event => {
@@ -266,7 +265,8 @@ function pageErrorMessage(error) {
     if (error?.kind === 'rate-limited' && error.retryAfterMs !== undefined) return `Too many requests; retrying in ${seconds(error.retryAfterMs)} s`;
     if (error?.kind === 'network' || error?.kind === 'unavailable') return `The gateway did not answer: ${error.message}`;
     if (error?.kind === 'rpc' && error.code === -32601) return 'This gateway does not serve MCP 2026-07-28, which this page speaks.';
-    return error?.message || 'Something went wrong loading the prompts.';
+    // Only the gateway's and the client's own sentences are shown: a fault of the page itself goes to the console.
+    return (error?.kind && error.message) || 'Something went wrong loading the prompts.';
 }
 
 /**
@@ -776,7 +776,9 @@ class Completions {
                 signal: controller.signal
             });
             if (controller.signal.aborted || document.activeElement !== this.field) return;
-            this.#show(completion.values.slice(0, MAX_COMPLETIONS));
+            const values = completion.values.slice(0, MAX_COMPLETIONS);
+            // A value typed whole has nothing left to complete: no list opens over the form (or its Render button).
+            this.#show(values.length === 1 && values[0] === this.field.value ? [] : values);
         } catch (error) {
             if (controller.signal.aborted || isAbort(error)) return;
             // Silent in the form (typing goes on), said to screen readers and kept for whoever looks.
@@ -851,7 +853,7 @@ function renderErrorMessage(error) {
         const what = needs.length > 0 ? needs.join(', ') : 'a capability';
         return `This prompt needs a client that supports ${what}, which the catalog cannot offer; use it from an MCP client. (${error.message})`;
     }
-    return error?.message || 'The prompt could not be rendered.';
+    return (error?.kind && error.message) || 'The prompt could not be rendered.';
 }
 
 async function render() {
@@ -951,6 +953,7 @@ for (const button of document.querySelectorAll('[data-copy]')) {
 
 setText($('[data-field="version"]'), config.version ? `v${config.version}` : '');
 setText(ui.credentialLabel, credentialName());
+setText(ui.forget, `Forget ${credentialNoun()}`);
 
 // With auth on and no credential, nothing is sent: the form is the only thing a request could lead to.
 if (config.auth !== 'none' && state.credential === undefined) showAuth('', false);
