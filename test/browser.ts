@@ -1,14 +1,17 @@
 /**
  * The one way the tests and scripts get a browser: CHROMIUM_PATH when set (any Chromium or Chrome), else the
  * Chromium that the npm package @sparticuz/chromium ships inside itself, so `npm ci` alone brings one (no system
- * package, no browser download). playwright-core drives either.
+ * package, no browser download). playwright-core drives either. Below that, the helpers every browser test uses to open
+ * a page that records what it logged and asked for, to wait on its state, and to check it stayed clean.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type LaunchOptions } from 'playwright-core';
+import assert from 'node:assert/strict';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type LaunchOptions, type Page } from 'playwright-core';
+import { waitFor } from './helpers.js';
 
 const PACKAGE = '@sparticuz/chromium';
 
@@ -82,4 +85,73 @@ function launchOptions(): LaunchOptions {
 /** A headless Chromium; close it when done. */
 export async function launchBrowser(): Promise<Browser> {
     return chromium.launch({ ...launchOptions(), headless: true });
+}
+
+/** What a page logged and asked for, to check it used the gateway's origin only and broke no rule. */
+export interface PageLog {
+    consoleErrors: string[];
+    pageErrors: string[];
+    requests: string[];
+}
+
+/** Records `securitypolicyviolation` events from the first script on, in case one is not logged to the console. */
+const RECORD_CSP_VIOLATIONS = `
+    window.__cspViolations = [];
+    document.addEventListener('securitypolicyviolation', event => {
+        window.__cspViolations.push(event.violatedDirective + ' ' + event.blockedURI);
+    });
+`;
+
+const DEFAULT_VIEWPORT = { width: 1440, height: 900 };
+
+/**
+ * A new page that records its console errors, page errors, requests and CSP violations. On a Browser it is a page
+ * of its own new context (closed with the page); on a BrowserContext it is one more page of that context.
+ */
+export async function openPage(owner: Browser | BrowserContext, options: BrowserContextOptions = {}): Promise<{ page: Page; log: PageLog }> {
+    const page = 'newContext' in owner ? await owner.newPage({ viewport: DEFAULT_VIEWPORT, ...options }) : await owner.newPage();
+    const log: PageLog = { consoleErrors: [], pageErrors: [], requests: [] };
+    page.on('console', message => {
+        if (message.type() === 'error') log.consoleErrors.push(message.text());
+    });
+    page.on('pageerror', error => log.pageErrors.push(String(error)));
+    page.on('request', request => log.requests.push(request.url()));
+    await page.addInitScript({ content: RECORD_CSP_VIOLATIONS });
+    return { page, log };
+}
+
+export async function cspViolations(page: Page): Promise<string[]> {
+    return page.evaluate<string[]>('window.__cspViolations');
+}
+
+export function assertOwnOrigin(log: PageLog, origin: string): void {
+    assert.ok(log.requests.length > 0, 'the page made no request at all');
+    const foreign = log.requests.filter(url => new URL(url).origin !== origin);
+    assert.deepEqual(foreign, [], `requests to anything but the gateway (${origin})`);
+}
+
+/**
+ * The page stayed clean: only requests to `origin`, no page error, no CSP violation, and no console error but
+ * `expected` (Chromium logs a refused fetch, e.g. a 401 or 429, as a failed resource load): each pattern is matched
+ * by exactly one console error, in any order.
+ */
+export async function assertCleanPage(page: Page, log: PageLog, origin: string, expected: readonly RegExp[] = []): Promise<void> {
+    assertOwnOrigin(log, origin);
+    const unmatched = [...log.consoleErrors];
+    for (const pattern of expected) {
+        const index = unmatched.findIndex(text => pattern.test(text));
+        assert.ok(index >= 0, `a console error matching ${pattern} in ${JSON.stringify(log.consoleErrors)}`);
+        unmatched.splice(index, 1);
+    }
+    assert.deepEqual(unmatched, [], 'console errors');
+    assert.deepEqual(log.pageErrors, [], 'page errors');
+    assert.deepEqual(await cspViolations(page), [], 'CSP violations');
+}
+
+/**
+ * Polled from here: page.waitForFunction with a string predicate evals in the page, which a CSP without
+ * 'unsafe-eval' rightly refuses; page.evaluate goes through the DevTools protocol instead.
+ */
+export async function waitForPage(page: Page, expression: string, what: string, ms = 10_000): Promise<void> {
+    await waitFor(async () => (await page.evaluate<unknown>(expression)) === true, ms, what);
 }

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { after, before, test, type TestContext } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { RunningGateway } from '../src/gateway.js';
-import { launchBrowser } from './browser.js';
+import { assertCleanPage, launchBrowser, openPage, waitForPage } from './browser.js';
 import { ROOT, startTestGateway, upstreamsReady } from './helpers.js';
 
 /** A bound for a loaded machine: a wait ends on the page's state, this only turns a hang into a failure. */
@@ -34,19 +34,22 @@ after(async () => {
     await gateway?.close();
 });
 
-/** A fresh context with the page open at `hash` and ready; a script error anywhere fails the test at its end. */
+/** A fresh context with the page open at `hash` and ready; at the test's end the page must be clean (no script error, CSP violation or foreign request). */
 async function openCatalog(t: TestContext, hash = ''): Promise<Page> {
     const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-    t.after(() => context.close());
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', error => errors.push(String(error)));
-    page.on('console', message => {
-        if (message.type() === 'error') errors.push(message.text());
+    let checked: () => Promise<void> = async () => {};
+    // One hook, as t.after runs hooks in the order they were added: the page is checked before its context closes.
+    t.after(async () => {
+        try {
+            await checked();
+        } finally {
+            await context.close();
+        }
     });
-    t.after(() => assert.deepEqual(errors, [], 'no script error'));
+    const { page, log } = await openPage(context);
+    checked = () => assertCleanPage(page, log, new URL(gateway.catalogUrl!).origin);
     await page.goto(`${gateway.catalogUrl!}${hash}`);
-    await page.waitForFunction("document.body.dataset.state === 'ready'", undefined, { timeout: PAGE_WAIT_MS });
+    await waitForPage(page, "document.body.dataset.state === 'ready'", 'the catalog ready', PAGE_WAIT_MS);
     return page;
 }
 
@@ -54,12 +57,12 @@ const text = (page: Page, field: string) => page.locator(`[data-field="${field}"
 
 async function render(page: Page): Promise<void> {
     await page.getByRole('button', { name: 'Render', exact: true }).click();
-    await page.waitForFunction(`!/Rendering/.test(document.querySelector('[data-field="render-status"]').textContent)`, undefined, { timeout: PAGE_WAIT_MS });
+    await waitForPage(page, `!/Rendering/.test(document.querySelector('[data-field="render-status"]').textContent)`, 'the render done', PAGE_WAIT_MS);
 }
 
 test('arguments named constructor, toString and __proto__ start empty and are sent as typed', async t => {
     const page = await openCatalog(t, `#prompt=${encodeURIComponent('evil__protos')}`);
-    const inputs = page.locator('[data-form="arguments"] input');
+    const inputs = page.locator('[data-form="arguments"] textarea');
     assert.equal(await inputs.count(), 4);
     for (const input of await inputs.all()) assert.equal(await input.inputValue(), '', `${await input.getAttribute('name')} starts empty`);
     for (const input of await inputs.all()) await input.fill(`v-${await input.getAttribute('name')}`);
@@ -107,13 +110,13 @@ test('a long description is three lines in the list and whole in the prompt view
 test('Copy for Claude Code says when Claude Code cannot pass the values as they are', async t => {
     const page = await openCatalog(t, `#prompt=${encodeURIComponent('evil__order')}`);
     // The optional first argument left empty: the filled second would take its place.
-    await page.locator('input[name="diff"]').fill('fix');
+    await page.locator('textarea[name="diff"]').fill('fix');
     await page.getByRole('button', { name: 'Copy for Claude Code', exact: true }).click();
-    await page.waitForFunction(`document.querySelector('[data-field="copy-status"]').textContent !== ''`, undefined, { timeout: PAGE_WAIT_MS });
+    await waitForPage(page, `document.querySelector('[data-field="copy-status"]').textContent !== ''`, 'a copy status', PAGE_WAIT_MS);
     assert.match(await text(page, 'copy-status'), /Claude Code cannot pass these values as they are.*Inspector.*VS Code/s);
-    await page.locator('input[name="language"]').fill('python');
+    await page.locator('textarea[name="language"]').fill('python');
     await page.getByRole('button', { name: 'Copy for Claude Code', exact: true }).click();
-    await page.waitForFunction(`!/cannot pass/.test(document.querySelector('[data-field="copy-status"]').textContent)`, undefined, { timeout: PAGE_WAIT_MS });
+    await waitForPage(page, `!/cannot pass/.test(document.querySelector('[data-field="copy-status"]').textContent)`, 'the caveat gone', PAGE_WAIT_MS);
     const copied = await page.evaluate<string>(`document.querySelector('.copy-fallback')?.value ?? navigator.clipboard.readText()`);
     assert.equal(copied, '/mcp__prompts__evil__order python fix');
 });

@@ -70,6 +70,8 @@ function withHost(url: string, host: string, headers: Record<string, string> = {
     const lines = [`${method} ${pathname} HTTP/1.1`, `Host: ${host}`, 'Connection: close', ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
     return new Promise((resolve, reject) => {
         const socket = connect(Number(port), '127.0.0.1', () => socket.write(`${lines.join('\r\n')}\r\n\r\n`));
+        // A gateway that never closes the connection fails the test instead of hanging it.
+        socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer to ${method} ${pathname} in 10 s`)));
         let text = '';
         socket.setEncoding('utf8');
         socket.on('data', (chunk: string) => (text += chunk));

@@ -17,7 +17,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Browser, Page } from 'playwright-core';
 import type { RunningGateway } from '../src/gateway.js';
-import { launchBrowser } from './browser.js';
+import { assertOwnOrigin, cspViolations, launchBrowser, openPage, waitForPage, type PageLog } from './browser.js';
 import { connectHttp, ROOT, rpcError, startTestGateway, stdioFixture, waitFor } from './helpers.js';
 import { count as observations, labelValues, sampleList, scrape, value, type Families } from './prometheus.js';
 
@@ -26,43 +26,6 @@ const keyOf = (clientId: string) => `dash-key-of-${clientId}-0123456789abcdef`;
 const CLIENTS = ['alice', 'bob', 'carol'] as const;
 type ClientId = (typeof CLIENTS)[number];
 const DENIED = 'code__prompt-001';
-
-/** What a page logged and asked for, to check it used the gateway's origin only and broke no rule. */
-interface PageLog {
-    consoleErrors: string[];
-    pageErrors: string[];
-    requests: string[];
-}
-
-/** Records `securitypolicyviolation` events from the first script on, in case one is not logged to the console. */
-const RECORD_CSP_VIOLATIONS = `
-    window.__cspViolations = [];
-    document.addEventListener('securitypolicyviolation', event => {
-        window.__cspViolations.push(event.violatedDirective + ' ' + event.blockedURI);
-    });
-`;
-
-async function openPage(browser: Browser, viewport = { width: 1440, height: 900 }): Promise<{ page: Page; log: PageLog }> {
-    const page = await browser.newPage({ viewport });
-    const log: PageLog = { consoleErrors: [], pageErrors: [], requests: [] };
-    page.on('console', message => {
-        if (message.type() === 'error') log.consoleErrors.push(message.text());
-    });
-    page.on('pageerror', error => log.pageErrors.push(String(error)));
-    page.on('request', request => log.requests.push(request.url()));
-    await page.addInitScript({ content: RECORD_CSP_VIOLATIONS });
-    return { page, log };
-}
-
-async function cspViolations(page: Page): Promise<string[]> {
-    return page.evaluate<string[]>('window.__cspViolations');
-}
-
-function assertOwnOrigin(log: PageLog, origin: string): void {
-    assert.ok(log.requests.length > 0, 'the page made no request at all');
-    const foreign = log.requests.filter(url => new URL(url).origin !== origin);
-    assert.deepEqual(foreign, [], `requests to anything but the gateway (${origin})`);
-}
 
 interface Row {
     key: string;
@@ -119,14 +82,6 @@ const READ_DASHBOARD = `(() => {
 
 async function readDashboard(page: Page): Promise<PageSnapshot> {
     return page.evaluate<PageSnapshot>(READ_DASHBOARD);
-}
-
-/**
- * Polled from here: page.waitForFunction with a string predicate evals in the page, which the dashboard's CSP
- * (no 'unsafe-eval') rightly refuses; page.evaluate goes through the DevTools protocol instead.
- */
-async function waitForPage(page: Page, expression: string, what: string): Promise<void> {
-    await waitFor(async () => (await page.evaluate<unknown>(expression)) === true, 10_000, what);
 }
 
 /** Waits for the page to render data the gateway generated after `since` (epoch ms). */

@@ -357,7 +357,9 @@ describe('catalog client: requests', { timeout: 60_000 }, () => {
         ];
         const { url, requests } = await scriptedServer(t, ({ body }, res, index) => answer(res, body.id, { ...pages[index], resultType: 'complete' }));
         const client = createCatalogClient({ endpoint: url, clientVersion: '1' });
-        assert.deepEqual(await client.listPrompts(), { prompts: [{ name: 'a' }, { name: 'b' }, { name: 'c' }, { name: 'd' }], truncated: false, ttlMs: 2000 });
+        // Every entry comes back with an arguments array (the walk normalises them).
+        const expected = ['a', 'b', 'c', 'd'].map(name => ({ name, arguments: [] }));
+        assert.deepEqual(await client.listPrompts(), { prompts: expected, truncated: false, ttlMs: 2000 });
         assert.deepEqual(
             requests.map(({ body }) => (body.params as Record<string, unknown>).cursor),
             [undefined, '', 'next']

@@ -25,7 +25,7 @@ import {
     valueOf,
     vscodeCommand
 } from '../../src/downstream/http/catalog-page/copy-text.js';
-import { coalesced } from '../../src/downstream/http/catalog-page/coalesce.js';
+import { coalesced, whileLiveOff } from '../../src/downstream/http/catalog-page/coalesce.js';
 import { audioSource, imageSource, linkHref, rendererFor } from '../../src/downstream/http/catalog-page/render.js';
 import { allContentResult } from '../fixtures/fixture-prompts.js';
 
@@ -291,4 +291,33 @@ test('coalesced: a queued run is dropped once its signal aborts; a failed run do
     t.mock.timers.tick(1000);
     await assert.rejects(dropped, { name: 'AbortError' });
     assert.equal(runs, 2);
+});
+
+test('whileLiveOff: a tab refused its listen slot (off, reconnecting, off ... every 30 s) still walks the list every ttlMs', t => {
+    t.mock.timers.enable({ apis: ['setInterval'] });
+    let walks = 0;
+    const told = whileLiveOff(
+        () => walks++,
+        () => 60_000
+    );
+    told('connecting');
+    t.mock.timers.tick(120_000);
+    assert.equal(walks, 0, 'no walk while connecting');
+    // The gateway's 429 for a client's 17th stream: the listen loop goes off, waits 30 s, tries again, is refused again.
+    for (let cycle = 0; cycle < 20; cycle++) {
+        told('off');
+        t.mock.timers.tick(15_000);
+        told('reconnecting');
+        t.mock.timers.tick(15_000);
+    }
+    assert.equal(walks, 10, 'one walk a minute over the ten minutes, though the state changed forty times');
+    told('listening');
+    t.mock.timers.tick(600_000);
+    assert.equal(walks, 10, 'the live stream back: no more timed walks');
+    told('off');
+    t.mock.timers.tick(60_000);
+    assert.equal(walks, 11);
+    told('stopped');
+    t.mock.timers.tick(600_000);
+    assert.equal(walks, 11, 'stopped for good');
 });

@@ -9,8 +9,8 @@
  * Authorization header of the page's own requests; the selected prompt lives in the URL's fragment, which is never
  * sent to a server.
  */
-import { coalesced } from './coalesce.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, createCatalogClient } from './mcp-client.js';
+import { coalesced, whileLiveOff } from './coalesce.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, createCatalogClient, isAbort } from './mcp-client.js';
 import {
     CLAUDE_CODE_CAVEAT,
     claudeCodeCommand,
@@ -83,6 +83,7 @@ const ui = {
     fields: $('[data-field="fields"]'),
     noArguments: $('[data-field="no-arguments"]'),
     completionStatus: $('[data-field="completion-status"]'),
+    renderHint: $('[data-field="render-hint"]'),
     renderStatus: $('[data-field="render-status"]'),
     renderError: $('[data-field="render-error"]'),
     copyText: $('[data-copy="text"]'),
@@ -116,7 +117,6 @@ const state = {
     /** The current connection: its controller aborts everything of it (list walks, the listen stream). */
     session: undefined,
     renderController: undefined,
-    fallbackTimer: undefined,
     retryTimer: undefined
 };
 
@@ -140,7 +140,6 @@ function setText(node, text) {
     if (node.textContent !== text) node.textContent = text;
 }
 
-const isAbort = error => error?.name === 'AbortError';
 const seconds = ms => Math.max(1, Math.ceil(ms / 1000));
 const upstreamKey = name => upstreamOf(name, config.separator) ?? NO_PREFIX;
 const upstreamLabel = name => upstreamOf(name, config.separator) ?? NO_PREFIX_LABEL;
@@ -166,6 +165,7 @@ function storeCredential(value) {
 }
 
 const credentialName = () => (config.auth === 'jwt' ? 'Bearer token' : 'API key');
+const credentialNoun = () => (config.auth === 'jwt' ? 'token' : 'key');
 
 function showAuth(message, isError) {
     stopSession();
@@ -188,8 +188,7 @@ function onUnauthorized() {
     const rejected = state.credential !== undefined;
     state.credential = undefined;
     storeCredential(undefined);
-    const noun = config.auth === 'jwt' ? 'token' : 'key';
-    showAuth(rejected ? `That ${noun} was not accepted. Check it and try again.` : `This gateway asks for an ${credentialName()}.`, rejected);
+    showAuth(rejected ? `That ${credentialNoun()} was not accepted. Check it and try again.` : `This gateway asks for a credential: your ${credentialName()}.`, rejected);
 }
 
 ui.auth.addEventListener('submit', event => {
@@ -242,10 +241,9 @@ function hidePageError() {
 
 function stopSession() {
     state.session?.controller.abort();
+    state.session?.liveFallback('stopped');
     state.session = undefined;
     clearTimeout(state.retryTimer);
-    clearInterval(state.fallbackTimer);
-    state.fallbackTimer = undefined;
 }
 
 /** Nothing of one credential's view stays on screen after it is forgotten or refused. */
@@ -267,7 +265,8 @@ function pageErrorMessage(error) {
     if (error?.kind === 'rate-limited' && error.retryAfterMs !== undefined) return `Too many requests; retrying in ${seconds(error.retryAfterMs)} s`;
     if (error?.kind === 'network' || error?.kind === 'unavailable') return `The gateway did not answer: ${error.message}`;
     if (error?.kind === 'rpc' && error.code === -32601) return 'This gateway does not serve MCP 2026-07-28, which this page speaks.';
-    return error?.message || 'Something went wrong loading the prompts.';
+    // Only the gateway's and the client's own sentences are shown: a fault of the page itself goes to the console.
+    return (error?.kind && error.message) || 'Something went wrong loading the prompts.';
 }
 
 /**
@@ -294,6 +293,10 @@ async function connect({ focusSearch = false } = {}) {
     stopSession();
     const controller = new AbortController();
     const session = { controller, signal: controller.signal, walk: undefined };
+    session.liveFallback = whileLiveOff(
+        () => refreshInBackground(session),
+        () => Math.max(state.ttlMs ?? 0, FALLBACK_REFRESH_MIN_MS)
+    );
     state.session = session;
     document.body.dataset.state = 'loading';
     ui.auth.hidden = true;
@@ -376,12 +379,7 @@ function onLiveState(session, live, error) {
     if (error?.kind === 'unauthorized') return onUnauthorized();
     const reason = error === undefined ? undefined : error.kind === 'rate-limited' ? pageErrorMessage(error) : error.message;
     setLive(live, reason);
-    clearInterval(state.fallbackTimer);
-    state.fallbackTimer = undefined;
-    if (live === 'off') {
-        const every = Math.max(state.ttlMs ?? 0, FALLBACK_REFRESH_MIN_MS);
-        state.fallbackTimer = setInterval(() => refreshInBackground(session), every);
-    }
+    session.liveFallback(live);
 }
 
 // A closed tab frees its listen slot at once (the gateway counts them per client); a page restored from the
@@ -621,7 +619,9 @@ function buildForm(prompt) {
     const previous = formValues();
     const fields = declared.map((argument, index) => buildField(argument, index, valueOf(previous, argument.name)));
     ui.fields.replaceChildren(...fields);
+    for (const field of ui.fields.querySelectorAll('textarea[name]')) fitHeight(field);
     ui.noArguments.hidden = declared.length > 0 || state.selectedStatus === 'unlisted';
+    ui.renderHint.hidden = declared.length === 0;
     setText(ui.completionStatus, '');
 }
 
@@ -631,30 +631,53 @@ function buildField(argument, index, value) {
     const label = element('label');
     label.htmlFor = id;
     label.append(argument.name);
-    const input = element('input');
-    input.id = id;
-    input.name = argument.name;
-    input.type = 'text';
-    input.autocomplete = 'off';
-    input.spellcheck = false;
-    input.value = value;
+    // A textarea, not an input: the values people paste (a diff, notes, a changelog) are lines, which an input drops.
+    const field = element('textarea', 'argument');
+    field.id = id;
+    field.name = argument.name;
+    field.rows = 1;
+    field.autocomplete = 'off';
+    field.spellcheck = false;
+    field.value = value;
+    field.addEventListener('input', () => fitHeight(field));
     if (argument.required === true) {
         label.append(' ', element('span', 'required-mark', '(required)'));
-        input.setAttribute('aria-required', 'true');
+        field.setAttribute('aria-required', 'true');
     }
     wrapper.append(label);
     if (typeof argument.description === 'string' && argument.description !== '') {
         const hint = element('p', 'hint', argument.description);
         hint.id = `${id}-hint`;
-        input.setAttribute('aria-describedby', hint.id);
+        field.setAttribute('aria-describedby', hint.id);
         wrapper.append(hint);
     }
     const box = element('div', 'combo');
-    box.append(input);
-    if (state.completions) box.append(new Completions(input, id, argument.name).listbox);
+    box.append(field);
+    if (state.completions) box.append(new Completions(field, id, argument.name).listbox);
     wrapper.append(box);
     return wrapper;
 }
+
+const SIZES_TO_CONTENT = globalThis.CSS?.supports?.('field-sizing', 'content') === true;
+
+/**
+ * Where the browser cannot size a field to its content (field-sizing), its height follows its lines here; the style
+ * sheet's max-height caps it, past which it scrolls.
+ */
+function fitHeight(field) {
+    if (SIZES_TO_CONTENT || !field.isConnected) return;
+    field.style.height = 'auto';
+    field.style.height = `${field.scrollHeight + field.offsetHeight - field.clientHeight}px`;
+}
+
+/** Ctrl+Enter (Cmd+Enter on a Mac) in a field renders; Enter alone is a new line. */
+function onFieldKey(event) {
+    if (event.key !== 'Enter' || event.isComposing || !(event.ctrlKey || event.metaKey) || !event.target.matches?.('textarea[name]')) return;
+    event.preventDefault();
+    ui.form.requestSubmit();
+}
+
+ui.form.addEventListener('keydown', onFieldKey);
 
 /**
  * The form's values by argument name (what is typed, empty included). No prototype: the names come from upstreams, and
@@ -662,40 +685,43 @@ function buildField(argument, index, value) {
  */
 function formValues() {
     const values = Object.create(null);
-    for (const input of ui.fields.querySelectorAll('input[name]')) values[input.name] = input.value;
+    for (const field of ui.fields.querySelectorAll('textarea[name]')) values[field.name] = field.value;
     return values;
 }
 
-// --- completions (the combobox pattern of WAI-ARIA: the input keeps focus, the listbox follows) ---
+// --- completions ---
 
-/** One field's completions: asked for as the user types (debounced, the previous request aborted), picked by key or click. */
+/**
+ * One field's completions: asked for as the user types (debounced, the previous request aborted), picked by key or
+ * click. The field is a textarea, whose role (textbox) takes aria-autocomplete, aria-controls and
+ * aria-activedescendant but not the combobox role: it keeps focus, the listbox follows, and whether the listbox is
+ * open is its hidden attribute (and a sentence in the completion status).
+ */
 class Completions {
     #timer;
     #controller;
     #active = -1;
 
-    constructor(input, id, argumentName) {
-        this.input = input;
+    constructor(field, id, argumentName) {
+        this.field = field;
         this.id = id;
         this.argumentName = argumentName;
         this.listbox = element('ul', 'completions');
         this.listbox.id = `${id}-options`;
         this.listbox.setAttribute('role', 'listbox');
-        // Not labelled by the field's label: that name belongs to the input alone (getByLabel, screen readers' field lists).
+        // Not labelled by the field's label: that name belongs to the field alone (getByLabel, screen readers' field lists).
         this.listbox.setAttribute('aria-label', 'Suggestions');
         this.listbox.dataset.completionsFor = argumentName;
         this.listbox.hidden = true;
-        input.setAttribute('role', 'combobox');
-        input.setAttribute('aria-autocomplete', 'list');
-        input.setAttribute('aria-expanded', 'false');
-        input.setAttribute('aria-controls', this.listbox.id);
-        input.addEventListener('input', () => {
+        field.setAttribute('aria-autocomplete', 'list');
+        field.setAttribute('aria-controls', this.listbox.id);
+        field.addEventListener('input', () => {
             clearTimeout(this.#timer);
             this.#timer = setTimeout(() => void this.#request(), COMPLETION_DEBOUNCE_MS);
         });
-        input.addEventListener('keydown', event => this.#onKey(event));
-        input.addEventListener('blur', () => this.#close());
-        // The input keeps focus while an option is clicked.
+        field.addEventListener('keydown', event => (this.#open ? this.#onOpenKey(event) : this.#onClosedKey(event)));
+        field.addEventListener('blur', () => this.#close());
+        // The field keeps focus while an option is clicked.
         this.listbox.addEventListener('mousedown', event => event.preventDefault());
         this.listbox.addEventListener('click', event => {
             const option = event.target.closest('[role="option"]');
@@ -707,25 +733,33 @@ class Completions {
         return !this.listbox.hidden;
     }
 
-    #onKey(event) {
-        const open = this.#open;
-        if (event.key === 'ArrowDown') {
+    /** The listbox open: arrows move through it, Enter and Tab pick, Escape closes; Ctrl+Enter still renders. */
+    #onOpenKey(event) {
+        if (event.isComposing) return;
+        if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) return this.#close();
+        if (event.altKey || event.ctrlKey || event.metaKey) return;
+        if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
             event.preventDefault();
-            if (open) this.#activate(this.#active + 1);
-            else void this.#request();
-        } else if (event.key === 'ArrowUp' && open) {
+            this.#activate(event.key === 'ArrowDown' ? this.#active + 1 : this.#active < 0 ? -1 : this.#active - 1);
+        } else if (event.key === 'Enter') {
+            // Picks the active option, else only closes the list: a new line is the next Enter's.
             event.preventDefault();
-            this.#activate(this.#active < 0 ? -1 : this.#active - 1);
-        } else if (event.key === 'Enter' && open && this.#active >= 0) {
-            // Picks the value instead of submitting the form.
-            event.preventDefault();
+            if (this.#active >= 0) this.#pick(this.#active);
+            else this.#close();
+        } else if (event.key === 'Tab' && this.#active >= 0) {
             this.#pick(this.#active);
-        } else if (event.key === 'Tab' && open && this.#active >= 0) {
-            this.#pick(this.#active);
-        } else if (event.key === 'Escape' && open) {
+        } else if (event.key === 'Escape') {
             event.preventDefault();
             this.#close();
         }
+    }
+
+    /** The listbox closed: ArrowDown on the field's last line asks for suggestions; elsewhere it moves the caret. */
+    #onClosedKey(event) {
+        if (event.key !== 'ArrowDown' || event.isComposing || event.ctrlKey || event.metaKey || event.shiftKey) return;
+        if (this.field.value.includes('\n', this.field.selectionEnd)) return;
+        event.preventDefault();
+        void this.#request();
     }
 
     async #request() {
@@ -737,12 +771,14 @@ class Completions {
             const completion = await client.complete({
                 prompt: state.selected,
                 argument: this.argumentName,
-                value: this.input.value,
+                value: this.field.value,
                 context: others,
                 signal: controller.signal
             });
-            if (controller.signal.aborted || document.activeElement !== this.input) return;
-            this.#show(completion.values.slice(0, MAX_COMPLETIONS));
+            if (controller.signal.aborted || document.activeElement !== this.field) return;
+            const values = completion.values.slice(0, MAX_COMPLETIONS);
+            // A value typed whole has nothing left to complete: no list opens over the form (or its Render button).
+            this.#show(values.length === 1 && values[0] === this.field.value ? [] : values);
         } catch (error) {
             if (controller.signal.aborted || isAbort(error)) return;
             // Silent in the form (typing goes on), said to screen readers and kept for whoever looks.
@@ -763,9 +799,8 @@ class Completions {
         });
         this.listbox.replaceChildren(...options);
         this.#active = -1;
-        this.input.removeAttribute('aria-activedescendant');
+        this.field.removeAttribute('aria-activedescendant');
         this.listbox.hidden = options.length === 0;
-        this.input.setAttribute('aria-expanded', String(options.length > 0));
         if (options.length > 0) setText(ui.completionStatus, `${options.length} ${options.length === 1 ? 'suggestion' : 'suggestions'} for ${this.argumentName}`);
     }
 
@@ -774,13 +809,16 @@ class Completions {
         if (options.length === 0) return;
         this.#active = (index + options.length) % options.length;
         options.forEach((option, i) => option.setAttribute('aria-selected', String(i === this.#active)));
-        this.input.setAttribute('aria-activedescendant', options[this.#active].id);
+        this.field.setAttribute('aria-activedescendant', options[this.#active].id);
         options[this.#active].scrollIntoView({ block: 'nearest' });
     }
 
     #pick(index) {
         const option = this.listbox.children[index];
-        if (option) this.input.value = option.dataset.value;
+        if (option) {
+            this.field.value = option.dataset.value;
+            fitHeight(this.field);
+        }
         this.#close();
     }
 
@@ -815,7 +853,7 @@ function renderErrorMessage(error) {
         const what = needs.length > 0 ? needs.join(', ') : 'a capability';
         return `This prompt needs a client that supports ${what}, which the catalog cannot offer; use it from an MCP client. (${error.message})`;
     }
-    return error?.message || 'The prompt could not be rendered.';
+    return (error?.kind && error.message) || 'The prompt could not be rendered.';
 }
 
 async function render() {
@@ -915,6 +953,7 @@ for (const button of document.querySelectorAll('[data-copy]')) {
 
 setText($('[data-field="version"]'), config.version ? `v${config.version}` : '');
 setText(ui.credentialLabel, credentialName());
+setText(ui.forget, `Forget ${credentialNoun()}`);
 
 // With auth on and no credential, nothing is sent: the form is the only thing a request could lead to.
 if (config.auth !== 'none' && state.credential === undefined) showAuth('', false);

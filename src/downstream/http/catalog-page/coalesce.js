@@ -45,3 +45,25 @@ export function coalesced(run, { minGapMs, signal }) {
         return queued;
     };
 }
+
+/**
+ * The list walked on a timer while live updates are off, until they are back. Only 'listening' stops the timer: a
+ * refused stream (one tab too many for the client's subscription slots) goes off, reconnecting, off... every 30 s,
+ * and a timer restarted at each of those would never fire.
+ *
+ * @param {() => void} refresh
+ * @param {() => number} everyMs read when the timer starts
+ * @returns {(live: string) => void} to be told each live state; 'stopped' clears the timer for good
+ */
+export function whileLiveOff(refresh, everyMs) {
+    /** @type {ReturnType<typeof setInterval> | undefined} */
+    let timer;
+    return live => {
+        if (live === 'listening' || live === 'stopped') {
+            clearInterval(timer);
+            timer = undefined;
+        } else if (live === 'off' && timer === undefined) {
+            timer = setInterval(refresh, everyMs());
+        }
+    };
+}

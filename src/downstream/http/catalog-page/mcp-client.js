@@ -265,8 +265,11 @@ async function readChunk(reader, idleMs) {
     }
 }
 
-/** @param {unknown} error */
-function isAbort(error) {
+/**
+ * An abort or a timeout of a request's signal: not a failure to show.
+ * @param {unknown} error
+ */
+export function isAbort(error) {
     return error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError');
 }
 
