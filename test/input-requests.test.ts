@@ -284,7 +284,7 @@ describe('through the gateway: revisions and refusals', () => {
 
     test(
         "a client that cannot answer gets -32021 naming the capability, from every upstream, and the 2025 upstream's question is cancelled",
-        { timeout: 60_000, todo: "issue 28: -32021 in the gateway's words for every era (decision Q4); today up26 answers with its SDK's words and 2025 upstreams fail -32603" },
+        { timeout: 60_000 },
         async t => {
             const fx = await statsOf(t, fx25, '2025');
             const cancelled = (await fx()).prompts['confirm']?.cancelled ?? 0;
@@ -644,7 +644,7 @@ describe('through the gateway: the options of issue 28', () => {
         }
     });
 
-    test('answerTimeoutMs: a 2025 client that never answers gets -32603 "no answer within 2 s"; the upstream\'s get is cancelled', { timeout: 60_000, todo: TODO }, async t => {
+    test('answerTimeoutMs: a 2025 client that never answers gets -32603 "no answer within 2 s"; the upstream\'s get is cancelled', { timeout: 60_000 }, async t => {
         const fx = await statsOf(t, fx25, '2025');
         const cancelled = (await fx()).prompts['confirm']?.cancelled ?? 0;
         const bob = await connectInputClient(t, { url: url() }, { ...BOB, hold: true });
@@ -655,7 +655,7 @@ describe('through the gateway: the options of issue 28', () => {
         await bob.whenAborted(1);
     });
 
-    test('answerTimeoutMs: a 2026-07-28 client that never retries lets its held question expire; a late retry is told so', { timeout: 60_000, todo: TODO }, async t => {
+    test('answerTimeoutMs: a 2026-07-28 client that never retries lets its held question expire; a late retry is told so', { timeout: 60_000 }, async t => {
         const fx = await statsOf(t, fx25, '2025');
         const cancelled = (await fx()).prompts['twice']?.cancelled ?? 0;
         const { state, keys } = await firstRound(url(), 'up25h__twice', 'carol');
@@ -705,7 +705,7 @@ describe('through the gateway: the options of issue 28', () => {
 
     test(
         "a client going away cancels the upstream's request (row C); a client cancelling its get cancels the gateway's question to it",
-        { timeout: 60_000, todo: TODO },
+        { timeout: 60_000 },
         async t => {
             const fx = await statsOf(t, fx25, '2025');
             const cancelled = (await fx()).prompts['confirm']?.cancelled ?? 0;

@@ -20,9 +20,10 @@
  * it (`InputRelay`): one on the answer stream of a `prompts/get` is that get's;
  * one on no stream of a request is the get's in flight when it is the only one
  * (`sole`, `exclusive`). The get's `onInputRequest` answers it, while the get's
- * timeout is paused; a handler that rejects ends the get (its request is
- * answered with an error first, then the get cancelled), and the get's end
- * answers and aborts every request of the upstream still out for it. What
+ * timeout is paused; a handler that rejects ends the get (cancelled, then its
+ * request answered with an error), and the get's end aborts every request of
+ * the upstream still out for it and answers each: at once when the get was
+ * answered, after the cancellation when it was cancelled (see `#cancel`). What
  * cannot be tied is answered by the gateway (no roots, or an error naming the
  * fix), never put to a client who may not be the one it was meant for.
  *
@@ -396,13 +397,13 @@ export class RpcClient {
         this.#resume(owner);
     }
 
-    /** The handler could not answer: the upstream is told, then the call is cancelled and fails with the handler's error. */
+    /** The handler could not answer: the call is cancelled and fails with the handler's error, then the upstream's request is answered. */
     #refused(owner: Pending, id: RequestId, controller: AbortController, method: InputMethod, error: unknown): void {
         if (!this.#release(owner, id, controller)) return;
         const refused = error instanceof UpstreamRejectedError;
-        this.#reply(id, { error: { code: CODE.internalError, message: refused ? `The client cannot answer ${method}` : 'No answer from the client' } });
+        const answer = { code: CODE.internalError, message: refused ? `The client cannot answer ${method}` : 'No answer from the client' };
         const reason = refused ? error.message : error instanceof UpstreamFailedError ? error.reason : 'no answer from the client';
-        this.#cancel(owner.id, error instanceof Error ? error : new Error(String(error)), reason);
+        this.#cancel(owner.id, error instanceof Error ? error : new Error(String(error)), reason, [[id, answer]]);
     }
 
     /** The upstream withdrew a request of its own (notifications/cancelled): its handler is aborted, never answered. */
@@ -447,20 +448,32 @@ export class RpcClient {
     /**
      * Fails a request still in flight and tells the upstream to stop working on it, except `initialize`, which a
      * client MUST NOT cancel (MCP 2024-11-05 and later): it is only abandoned, and the caller closes the connection.
+     * The upstream's requests still out for it (and `answers`, already released) are answered once the cancellation
+     * is sent: an upstream that saw its request fail first would end the call by itself, never seeing it cancelled
+     * (over HTTP the two travel on separate POSTs, and a send resolves once the upstream took the message).
      */
-    #cancel(id: RequestId, error: Error, reason: string): void {
-        const pending = this.#settle(id);
-        if (pending === undefined) return;
+    #cancel(id: RequestId, error: Error, reason: string, answers: [RequestId, RpcError][] = []): void {
+        const pending = this.#settle(id, answers);
+        const answerAll = () => {
+            if (this.#closed) return;
+            for (const [asked, answer] of answers) this.#reply(asked, { error: answer });
+        };
+        if (pending === undefined) return answerAll();
         pending.reject(error);
         this.#abandoned.add(id);
         if (this.#abandoned.size > ABANDONED_REMEMBERED) this.#abandoned.delete(this.#abandoned.values().next().value!);
-        if (pending.method === 'initialize') return;
+        if (pending.method === 'initialize') return answerAll();
         const requestId = pending.forwarded?.requestId;
-        this.notify('notifications/cancelled', { requestId: id, reason }, requestId === undefined ? undefined : { requestId }).catch(() => {});
+        this.notify('notifications/cancelled', { requestId: id, reason }, requestId === undefined ? undefined : { requestId })
+            .catch(() => {})
+            .then(answerAll);
     }
 
-    /** Takes a request out of flight, with its timers and listener; undefined if it was not in flight. */
-    #settle(id: RequestId | undefined): Pending | undefined {
+    /**
+     * Takes a request out of flight, with its timers and listener; undefined if it was not in flight. The upstream's
+     * requests still out for it are aborted and answered at once, or added to `later` for the caller to answer.
+     */
+    #settle(id: RequestId | undefined, later?: [RequestId, RpcError][]): Pending | undefined {
         if (id === undefined) return undefined;
         const pending = this.#pending.get(id);
         if (pending === undefined) return undefined;
@@ -468,15 +481,16 @@ export class RpcClient {
         clearTimeout(pending.timer);
         clearTimeout(pending.totalTimer);
         if (pending.onAbort !== undefined) pending.signal?.removeEventListener('abort', pending.onAbort);
-        if (pending.asking !== undefined) this.#endAsking(pending.asking);
+        if (pending.asking !== undefined) this.#endAsking(pending.asking, later);
         return pending;
     }
 
-    /** A call ended with requests of the upstream's still out for it: each is answered (before any cancellation of the call) and its handler aborted. */
-    #endAsking(asking: Map<RequestId, AbortController>): void {
+    /** A call ended with requests of the upstream's still out for it: each handler is aborted, each request answered (now, or by whoever holds `later`). */
+    #endAsking(asking: Map<RequestId, AbortController>, later: [RequestId, RpcError][] | undefined): void {
         for (const [id, controller] of asking) {
             this.#asked.delete(id);
-            if (!this.#closed) this.#reply(id, { error: CALL_ENDED });
+            if (later !== undefined) later.push([id, CALL_ENDED]);
+            else if (!this.#closed) this.#reply(id, { error: CALL_ENDED });
             controller.abort(new DOMException('The request the question belongs to ended', 'AbortError'));
         }
         asking.clear();

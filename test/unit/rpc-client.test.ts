@@ -513,10 +513,10 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         assert.deepEqual(
             transport.sent.slice(-2),
             [
-                { jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'The client request was cancelled' } },
-                { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timed out in all' } }
+                { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timed out in all' } },
+                { jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'The client request was cancelled' } }
             ],
-            'its request answered before the get is cancelled'
+            'the get cancelled before its request is answered'
         );
     });
 
@@ -537,7 +537,7 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         assert.equal(transport.sent.length, count, 'nothing sent for a withdrawn request');
     });
 
-    test("cancelling the get answers the upstream's requests out for it, then cancels the get; their handlers are aborted", async t => {
+    test("cancelling the get cancels it, then answers the upstream's requests out for it; their handlers are aborted", async t => {
         const { transport, client } = setUp(RELATED);
         t.after(() => client.close());
         const { asked, input } = asker();
@@ -549,11 +549,12 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         const count = transport.sent.length;
         controller.abort();
         await rejection(result);
+        await settled();
         const ended = { code: -32603, message: 'The client request was cancelled' };
         assert.deepEqual(transport.sent.slice(count), [
+            { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'cancelled' } },
             { jsonrpc: '2.0', id: 'a', error: ended },
-            { jsonrpc: '2.0', id: 'b', error: ended },
-            { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'cancelled' } }
+            { jsonrpc: '2.0', id: 'b', error: ended }
         ]);
         assert.ok(asked.every(ask => ask.signal.aborted));
         asked[0]!.answer(ACCEPTED);
@@ -561,7 +562,7 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         assert.equal(transport.sent.length, count + 3, 'a late answer is not sent');
     });
 
-    test('a handler that refuses ends the get: its request is answered with an error, the get cancelled, and the get fails with that very error', async t => {
+    test('a handler that refuses ends the get: the get cancelled, its request answered with an error, and the get fails with that very error', async t => {
         const { transport, client } = setUp(RELATED);
         t.after(() => client.close());
         const { asked, input } = asker();
@@ -574,10 +575,11 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         asked[1]!.fail(refusal);
         assert.equal(await rejection(result), refusal);
         assert.equal(refusal.code, -32021);
+        await settled();
         assert.deepEqual(transport.sent.slice(count), [
+            { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: refusal.message } },
             { jsonrpc: '2.0', id: 'b', error: { code: -32603, message: 'The client cannot answer elicitation/create' } },
-            { jsonrpc: '2.0', id: 'a', error: { code: -32603, message: 'The client request was cancelled' } },
-            { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: refusal.message } }
+            { jsonrpc: '2.0', id: 'a', error: { code: -32603, message: 'The client request was cancelled' } }
         ]);
         assert.equal(asked[0]!.signal.aborted, true);
     });
@@ -592,9 +594,10 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         const failure = new UpstreamFailedError('up', 'more than inputRequests.maxRounds rounds of input', 'input_rounds');
         asked[0]!.fail(failure);
         assert.equal(await rejection(result), failure);
+        await settled();
         assert.deepEqual(transport.sent.slice(-2), [
-            { jsonrpc: '2.0', id: 'a', error: { code: -32603, message: 'No answer from the client' } },
-            { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: failure.reason } }
+            { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: failure.reason } },
+            { jsonrpc: '2.0', id: 'a', error: { code: -32603, message: 'No answer from the client' } }
         ]);
     });
 
