@@ -74,12 +74,20 @@ const fileTeardown: (() => unknown)[] = [];
 const fileScope: TeardownScope = { after: fn => void fileTeardown.push(fn) };
 let fx25: InteractiveFixture;
 let fx26: InteractiveFixture;
-/** The gateway most rows go through: up26 (2026-07-28), up25h (2025 Streamable HTTP), up25s (2025 stdio, its child). */
+/**
+ * The gateway most rows go through: up26 (2026-07-28), up25h (2025 Streamable HTTP), up25s (2025 stdio, its child);
+ * up25hr, the same 2025 server with relayInputRequests: related (only its answer streams' questions are relayed).
+ */
 let rows: RunningGateway;
 before(async () => {
     [fx25, fx26] = await Promise.all([startInteractiveHttp(fileScope, '2025'), startInteractiveHttp(fileScope, '2026-07-28')]);
     rows = await startTestGateway({
-        upstreams: [{ id: 'up26', transport: 'http', url: fx26.url }, { id: 'up25h', transport: 'http', url: fx25.url }, interactiveStdio('up25s')]
+        upstreams: [
+            { id: 'up26', transport: 'http', url: fx26.url },
+            { id: 'up25h', transport: 'http', url: fx25.url },
+            { id: 'up25hr', transport: 'http', url: fx25.url, relayInputRequests: 'related' },
+            interactiveStdio('up25s')
+        ]
     });
     closeAfter(fileScope, () => rows.close());
     await upstreamsReady(rows);
@@ -348,10 +356,11 @@ describe('through the gateway: revisions and refusals', () => {
 
     test(
         'an unrelated question from a 2025 upstream (its GET stream) is refused to the upstream with the fix; the client gets -32603',
-        { timeout: 60_000, todo: 'issue 28: unrelated requests answered -32603 naming relayInputRequests (today -32601, and nothing is declared, so the SDK refuses first)' },
+        { timeout: 60_000 },
         async t => {
+            // relayInputRequests: related: under auto, the question on the GET stream would be the one get's in flight.
             const alice = await connectInputClient(t, { url: url() }, ALICE);
-            const refused = await failure(alice.get('up25h__unrelated', { who: 'alice' }));
+            const refused = await failure(alice.get('up25hr__unrelated', { who: 'alice' }));
             assert.equal(refused.code, -32603);
             assert.deepEqual(alice.asked, []);
             const reader = await connectHttp(url());
