@@ -13,9 +13,8 @@
  * carry their own names, so each result shows whose answer reached it. Rows run two clients at once on the fixture's
  * `together` prompt, whose gets wait for each other upstream: the two questions are really out at the same time.
  *
- * The first describe checks the fixture alone (no gateway). The gateway's tests marked `todo` need the rest of issue 28
- * (PLAN-28 parts A-D); each names what is missing. Clients: alice (SDK v1, 2025-11-25), bob (SDK v2, 2025-11-25),
- * carol and dave (SDK v2, 2026-07-28).
+ * The first describe checks the fixture alone (no gateway); the others go through the gateway. Clients: alice (SDK v1,
+ * 2025-11-25), bob (SDK v2, 2025-11-25), carol and dave (SDK v2, 2026-07-28).
  */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -181,8 +180,7 @@ describe('through the gateway: every row of the table', () => {
     test(
         'row B (2026-07-28 upstream, 2025 clients): alice (v1) and bob (v2) are asked on their own request streams, at once, every prompt',
         {
-            timeout: 120_000,
-            todo: 'issue 28: row B (mrtr_to_request); today a 2025 session is relayed no capability (the upstream answers -32021) and input_required is -32603 "cannot carry"'
+            timeout: 120_000
         },
         async t => {
             const alice = await connectInputClient(t, { url: url() }, ALICE);
@@ -196,8 +194,7 @@ describe('through the gateway: every row of the table', () => {
     test(
         "row C (2025 Streamable HTTP upstream, 2025 clients): the question on the upstream's answer stream reaches the client whose request caused it",
         {
-            timeout: 120_000,
-            todo: 'issue 28: row C (request); today the gateway declares no capability to a 2025 upstream, whose SDK refuses: "Client does not support form elicitation"'
+            timeout: 120_000
         },
         async t => {
             const alice = await connectInputClient(t, { url: url() }, ALICE);
@@ -207,22 +204,18 @@ describe('through the gateway: every row of the table', () => {
         }
     );
 
-    test(
-        'row C on a 2025 stdio upstream (relayInputRequests auto): one get in flight, its questions are its own',
-        { timeout: 120_000, todo: 'issue 28: row C over stdio (auto ties a question to the one get in flight); today the gateway declares no capability' },
-        async t => {
-            const alice = await connectInputClient(t, { url: url() }, ALICE);
-            const bob = await connectInputClient(t, { url: url() }, BOB);
-            for (const prompt of ['confirm', 'twice', 'sample']) {
-                assertOwn(await alice.get(`up25s__${prompt}`, { who: 'alice' }), alice, prompt);
-                assertOwn(await bob.get(`up25s__${prompt}`, { who: 'bob' }), bob, prompt);
-            }
+    test('row C on a 2025 stdio upstream (relayInputRequests auto): one get in flight, its questions are its own', { timeout: 120_000 }, async t => {
+        const alice = await connectInputClient(t, { url: url() }, ALICE);
+        const bob = await connectInputClient(t, { url: url() }, BOB);
+        for (const prompt of ['confirm', 'twice', 'sample']) {
+            assertOwn(await alice.get(`up25s__${prompt}`, { who: 'alice' }), alice, prompt);
+            assertOwn(await bob.get(`up25s__${prompt}`, { who: 'bob' }), bob, prompt);
         }
-    );
+    });
 
     test(
         'row C on a 2025 stdio upstream (auto) with two gets in flight: the question is refused to the upstream, naming exclusive; nobody is asked',
-        { timeout: 120_000, todo: 'issue 28: relayInputRequests auto (decision Q1); today the gateway declares no capability, so nothing is asked and no refusal names exclusive' },
+        { timeout: 120_000 },
         async t => {
             const alice = await connectInputClient(t, { url: url() }, ALICE);
             const bob = await connectInputClient(t, { url: url() }, BOB);
@@ -242,136 +235,108 @@ describe('through the gateway: every row of the table', () => {
         }
     );
 
-    test(
-        "row D (2025 upstreams, 2026-07-28 clients): the upstream's question comes back as input_required; the retry answers it",
-        { timeout: 120_000, todo: 'issue 28: row D (request_to_mrtr, held interactions); today the gateway declares no capability to a 2025 upstream' },
-        async t => {
-            const carol = await connectInputClient(t, { url: url() }, CAROL);
-            const dave = await connectInputClient(t, { url: url() }, DAVE);
-            await everyPrompt(carol, dave, 'up25h__', ['confirm', 'twice', 'sample', 'tools', 'url']);
-            const urlQuestion = carol.asked.find(asked => asked.params['mode'] === 'url');
-            assert.ok(urlQuestion !== undefined && !('elicitationId' in urlQuestion.params), "a 2026-07-28 input request has no elicitationId (the 2025 upstream's is left out)");
-            for (const prompt of ['confirm', 'twice']) {
-                assertOwn(await carol.get(`up25s__${prompt}`, { who: 'carol' }), carol, prompt);
-                assertOwn(await dave.get(`up25s__${prompt}`, { who: 'dave' }), dave, prompt);
-            }
+    test("row D (2025 upstreams, 2026-07-28 clients): the upstream's question comes back as input_required; the retry answers it", { timeout: 120_000 }, async t => {
+        const carol = await connectInputClient(t, { url: url() }, CAROL);
+        const dave = await connectInputClient(t, { url: url() }, DAVE);
+        await everyPrompt(carol, dave, 'up25h__', ['confirm', 'twice', 'sample', 'tools', 'url']);
+        const urlQuestion = carol.asked.find(asked => asked.params['mode'] === 'url');
+        assert.ok(urlQuestion !== undefined && !('elicitationId' in urlQuestion.params), "a 2026-07-28 input request has no elicitationId (the 2025 upstream's is left out)");
+        for (const prompt of ['confirm', 'twice']) {
+            assertOwn(await carol.get(`up25s__${prompt}`, { who: 'carol' }), carol, prompt);
+            assertOwn(await dave.get(`up25s__${prompt}`, { who: 'dave' }), dave, prompt);
         }
-    );
+    });
 
-    test(
-        'rows C and D on one shared upstream session at once: alice (2025) and carol (2026-07-28) each get their own answer',
-        { timeout: 60_000, todo: 'issue 28: rows C and D' },
-        async t => {
-            const alice = await connectInputClient(t, { url: url() }, ALICE);
-            const carol = await connectInputClient(t, { url: url() }, CAROL);
-            await bothAtOnce(alice, carol, 'up25h__together', { n: '2' });
-        }
-    );
+    test('rows C and D on one shared upstream session at once: alice (2025) and carol (2026-07-28) each get their own answer', { timeout: 60_000 }, async t => {
+        const alice = await connectInputClient(t, { url: url() }, ALICE);
+        const carol = await connectInputClient(t, { url: url() }, CAROL);
+        await bothAtOnce(alice, carol, 'up25h__together', { n: '2' });
+    });
 
-    test(
-        'a 2025 Streamable HTTP upstream is told what the gateway can relay (no roots without relayRoots)',
-        { timeout: 60_000, todo: 'issue 28: handshake declares relayCapabilities; today it declares {}' },
-        async t => {
-            const reader = await connectHttp(url());
-            closeAfter(t, () => reader.close());
-            const told = (await interactiveStats(reader, 'up25h__stats')).told.filter(entry => entry.client === GATEWAY_INFO.name);
-            assert.ok(told.length > 0);
-            for (const entry of told) assert.deepEqual(entry.capabilities, { elicitation: { form: {}, url: {} }, sampling: { context: {}, tools: {} } });
-        }
-    );
+    test('a 2025 Streamable HTTP upstream is told what the gateway can relay (no roots without relayRoots)', { timeout: 60_000 }, async t => {
+        const reader = await connectHttp(url());
+        closeAfter(t, () => reader.close());
+        const told = (await interactiveStats(reader, 'up25h__stats')).told.filter(entry => entry.client === GATEWAY_INFO.name);
+        assert.ok(told.length > 0);
+        for (const entry of told) assert.deepEqual(entry.capabilities, { elicitation: { form: {}, url: {} }, sampling: { context: {}, tools: {} } });
+    });
 });
 
 describe('through the gateway: revisions and refusals', () => {
     const url = () => rows.url!;
 
-    test('a 2025-06-18 client is asked elicitation/create without mode (its revision has none)', { timeout: 60_000, todo: 'issue 28: rows B and C, forRevision' }, async t => {
+    test('a 2025-06-18 client is asked elicitation/create without mode (its revision has none)', { timeout: 60_000 }, async t => {
         const bob = await connectInputClient(t, { url: url() }, { ...BOB, revision: '2025-06-18', capabilities: { elicitation: {} } });
         for (const upstream of ['up26', 'up25h']) assertOwn(await bob.get(`${upstream}__confirm`, { who: 'bob' }), bob, 'confirm');
         assert.ok(bob.asked.length >= 2 && bob.asked.every(ask => !('mode' in ask.params)), JSON.stringify(bob.asked));
     });
 
-    test(
-        "a client that cannot answer gets -32021 naming the capability, from every upstream, and the 2025 upstream's question is cancelled",
-        { timeout: 60_000 },
-        async t => {
-            const fx = await statsOf(t, fx25, '2025');
-            const cancelled = (await fx()).prompts['confirm']?.cancelled ?? 0;
-            // 2025-03-26 has no elicitation at all: this client can be asked for sampling only.
-            const erin = await connectInputClient(t, { url: url() }, { name: 'erin', sdk: 'v2', revision: '2025-03-26', capabilities: { sampling: {} } });
-            for (const upstream of ['up26', 'up25h', 'up25s']) {
-                assert.deepEqual(
-                    await failure(erin.get(`${upstream}__confirm`, { who: 'erin' })),
-                    {
-                        code: -32021,
-                        message: 'The upstream asks for elicitation, which this client did not declare',
-                        data: { requiredCapabilities: { elicitation: { form: {} } } }
-                    },
-                    upstream
-                );
-            }
-            assert.deepEqual(erin.asked, []);
-            await waitFor(async () => ((await fx()).prompts['confirm']?.cancelled ?? 0) > cancelled, 20_000, "up25h's get cancelled");
-        }
-    );
-
-    test(
-        'refusals name the feature: "elicitation (url mode)" to a form-only client, "sampling with tools" to one without tools',
-        { timeout: 60_000, todo: 'issue 28: missingNeed/describeNeed in the gateway' },
-        async t => {
-            const erin = await connectInputClient(t, { url: url() }, { name: 'erin', sdk: 'v2', capabilities: { elicitation: { form: {} }, sampling: {} } });
-            for (const upstream of ['up26', 'up25h']) {
-                assert.deepEqual(
-                    await failure(erin.get(`${upstream}__url`, { who: 'erin' })),
-                    {
-                        code: -32021,
-                        message: 'The upstream asks for elicitation (url mode), which this client did not declare',
-                        data: { requiredCapabilities: { elicitation: { url: {} } } }
-                    },
-                    upstream
-                );
-                assert.deepEqual(
-                    await failure(erin.get(`${upstream}__tools`, { who: 'erin' })),
-                    {
-                        code: -32021,
-                        message: 'The upstream asks for sampling with tools, which this client did not declare',
-                        data: { requiredCapabilities: { sampling: { tools: {} } } }
-                    },
-                    upstream
-                );
-            }
-            assert.deepEqual(erin.asked, []);
-        }
-    );
-
-    test(
-        "a 2026-07-28 client without elicitation asking a 2025 upstream's prompt gets -32021 (400) and nothing is held",
-        { timeout: 60_000, todo: 'issue 28: row D refusal; today the 2025 upstream fails -32603 with its own error' },
-        async () => {
-            const refused = await modernGet(url(), { name: 'up25h__confirm', arguments: { who: 'erin' } }, { sampling: {} });
-            assert.equal(refused.status, 400);
-            assert.equal(refused.message.error?.code, -32021);
-            assert.deepEqual(refused.message.error?.data, { requiredCapabilities: { elicitation: { form: {} } } });
-        }
-    );
-
-    test(
-        'an unrelated question from a 2025 upstream (its GET stream) is refused to the upstream with the fix; the client gets -32603',
-        { timeout: 60_000 },
-        async t => {
-            // relayInputRequests: related: under auto, the question on the GET stream would be the one get's in flight.
-            const alice = await connectInputClient(t, { url: url() }, ALICE);
-            const refused = await failure(alice.get('up25hr__unrelated', { who: 'alice' }));
-            assert.equal(refused.code, -32603);
-            assert.deepEqual(alice.asked, []);
-            const reader = await connectHttp(url());
-            closeAfter(t, () => reader.close());
-            const stats = await interactiveStats(reader, 'up25h__stats');
-            assert.ok(
-                stats.errors.some(error => /unrelated alice: .*relayInputRequests/.test(error)),
-                JSON.stringify(stats.errors)
+    test("a client that cannot answer gets -32021 naming the capability, from every upstream, and the 2025 upstream's question is cancelled", { timeout: 60_000 }, async t => {
+        const fx = await statsOf(t, fx25, '2025');
+        const cancelled = (await fx()).prompts['confirm']?.cancelled ?? 0;
+        // 2025-03-26 has no elicitation at all: this client can be asked for sampling only.
+        const erin = await connectInputClient(t, { url: url() }, { name: 'erin', sdk: 'v2', revision: '2025-03-26', capabilities: { sampling: {} } });
+        for (const upstream of ['up26', 'up25h', 'up25s']) {
+            assert.deepEqual(
+                await failure(erin.get(`${upstream}__confirm`, { who: 'erin' })),
+                {
+                    code: -32021,
+                    message: 'The upstream asks for elicitation, which this client did not declare',
+                    data: { requiredCapabilities: { elicitation: { form: {} } } }
+                },
+                upstream
             );
         }
-    );
+        assert.deepEqual(erin.asked, []);
+        await waitFor(async () => ((await fx()).prompts['confirm']?.cancelled ?? 0) > cancelled, 20_000, "up25h's get cancelled");
+    });
+
+    test('refusals name the feature: "elicitation (url mode)" to a form-only client, "sampling with tools" to one without tools', { timeout: 60_000 }, async t => {
+        const erin = await connectInputClient(t, { url: url() }, { name: 'erin', sdk: 'v2', capabilities: { elicitation: { form: {} }, sampling: {} } });
+        for (const upstream of ['up26', 'up25h']) {
+            assert.deepEqual(
+                await failure(erin.get(`${upstream}__url`, { who: 'erin' })),
+                {
+                    code: -32021,
+                    message: 'The upstream asks for elicitation (url mode), which this client did not declare',
+                    data: { requiredCapabilities: { elicitation: { url: {} } } }
+                },
+                upstream
+            );
+            assert.deepEqual(
+                await failure(erin.get(`${upstream}__tools`, { who: 'erin' })),
+                {
+                    code: -32021,
+                    message: 'The upstream asks for sampling with tools, which this client did not declare',
+                    data: { requiredCapabilities: { sampling: { tools: {} } } }
+                },
+                upstream
+            );
+        }
+        assert.deepEqual(erin.asked, []);
+    });
+
+    test("a 2026-07-28 client without elicitation asking a 2025 upstream's prompt gets -32021 (400) and nothing is held", { timeout: 60_000 }, async () => {
+        const refused = await modernGet(url(), { name: 'up25h__confirm', arguments: { who: 'erin' } }, { sampling: {} });
+        assert.equal(refused.status, 400);
+        assert.equal(refused.message.error?.code, -32021);
+        assert.deepEqual(refused.message.error?.data, { requiredCapabilities: { elicitation: { form: {} } } });
+    });
+
+    test('an unrelated question from a 2025 upstream (its GET stream) is refused to the upstream with the fix; the client gets -32603', { timeout: 60_000 }, async t => {
+        // relayInputRequests: related: under auto, the question on the GET stream would be the one get's in flight.
+        const alice = await connectInputClient(t, { url: url() }, ALICE);
+        const refused = await failure(alice.get('up25hr__unrelated', { who: 'alice' }));
+        assert.equal(refused.code, -32603);
+        assert.deepEqual(alice.asked, []);
+        const reader = await connectHttp(url());
+        closeAfter(t, () => reader.close());
+        const stats = await interactiveStats(reader, 'up25h__stats');
+        assert.ok(
+            stats.errors.some(error => /unrelated alice: .*relayInputRequests/.test(error)),
+            JSON.stringify(stats.errors)
+        );
+    });
 });
 
 /** An unanswered 2026-07-28 first get: its input_required result (requestState and the questions). */
@@ -421,23 +386,19 @@ describe('through the gateway: whose requestState it is', () => {
         assert.equal((await retry('carol')).message.result?.['resultType'], 'input_required', 'the second round, for carol');
     });
 
-    test(
-        'row A: a retry with other arguments is refused -32602 by the gateway (the state is bound to them)',
-        { timeout: 60_000, todo: 'issue 28: requestState FORMAT 2 binds an arguments digest; today the upstream refuses it itself' },
-        async t => {
-            const fx = await statsOf(t, fx26, '2026-07-28');
-            const { state, keys } = await firstRound(url(), 'up26__confirm', 'carol', bearer('carol'));
-            const rejected = (await fx()).stateRejected;
-            const other = await modernGet(
-                url(),
-                { name: 'up26__confirm', arguments: { who: 'mallory' }, inputResponses: Object.fromEntries(keys.map(key => [key, ACCEPTED])), requestState: state },
-                EVERYTHING,
-                bearer('carol')
-            );
-            assert.deepEqual(other.message.error, { code: -32602, message: 'Invalid requestState' });
-            assert.equal((await fx()).stateRejected, rejected, 'it never reached the upstream');
-        }
-    );
+    test('row A: a retry with other arguments is refused -32602 by the gateway (the state is bound to them)', { timeout: 60_000 }, async t => {
+        const fx = await statsOf(t, fx26, '2026-07-28');
+        const { state, keys } = await firstRound(url(), 'up26__confirm', 'carol', bearer('carol'));
+        const rejected = (await fx()).stateRejected;
+        const other = await modernGet(
+            url(),
+            { name: 'up26__confirm', arguments: { who: 'mallory' }, inputResponses: Object.fromEntries(keys.map(key => [key, ACCEPTED])), requestState: state },
+            EVERYTHING,
+            bearer('carol')
+        );
+        assert.deepEqual(other.message.error, { code: -32602, message: 'Invalid requestState' });
+        assert.equal((await fx()).stateRejected, rejected, 'it never reached the upstream');
+    });
 
     test('row A: an altered requestState is refused -32602', { timeout: 60_000 }, async () => {
         const { state } = await firstRound(url(), 'up26__confirm', 'carol', bearer('carol'));
@@ -464,40 +425,27 @@ describe('through the gateway: whose requestState it is', () => {
         assert.equal(first.message.error?.code, -32602);
     });
 
-    test(
-        "row D: another client's held question is refused -32602; its owner can still answer it",
-        { timeout: 60_000, todo: 'issue 28: row D (held interactions bound to their client)' },
-        async () => {
-            const { state, keys } = await firstRound(url(), 'up25h__confirm', 'carol', bearer('carol'));
-            const answers = Object.fromEntries(keys.map(key => [key, ACCEPTED]));
-            const stolen = await modernGet(
-                url(),
-                { name: 'up25h__confirm', arguments: { who: 'carol' }, inputResponses: answers, requestState: state },
-                EVERYTHING,
-                bearer('erin')
-            );
-            assert.equal(stolen.message.error?.code, -32602);
-            const own = await modernGet(url(), { name: 'up25h__confirm', arguments: { who: 'carol' }, inputResponses: answers, requestState: state }, EVERYTHING, bearer('carol'));
-            assert.equal(own.message.result?.['resultType'], 'complete', JSON.stringify(own.message));
-        }
-    );
+    test("row D: another client's held question is refused -32602; its owner can still answer it", { timeout: 60_000 }, async () => {
+        const { state, keys } = await firstRound(url(), 'up25h__confirm', 'carol', bearer('carol'));
+        const answers = Object.fromEntries(keys.map(key => [key, ACCEPTED]));
+        const stolen = await modernGet(url(), { name: 'up25h__confirm', arguments: { who: 'carol' }, inputResponses: answers, requestState: state }, EVERYTHING, bearer('erin'));
+        assert.equal(stolen.message.error?.code, -32602);
+        const own = await modernGet(url(), { name: 'up25h__confirm', arguments: { who: 'carol' }, inputResponses: answers, requestState: state }, EVERYTHING, bearer('carol'));
+        assert.equal(own.message.result?.['resultType'], 'complete', JSON.stringify(own.message));
+    });
 });
 
 describe('through the gateway: anonymous clients are told apart by address (decision Q5)', () => {
-    test(
-        "an anonymous client's requestState does not work from another address",
-        { timeout: 60_000, todo: 'issue 28: anonymous requestState bound to the address (Q5); today every anonymous caller shares one scope' },
-        async t => {
-            const here = clientAt('127.0.0.2');
-            const there = clientAt('127.0.0.3');
-            closeAfter(t, () => Promise.all([here.close(), there.close()]));
-            const { state, keys } = await firstRound(rows.url!, 'up26__confirm', 'carol', {}, here);
-            const answers = Object.fromEntries(keys.map(key => [key, ACCEPTED]));
-            const params = { name: 'up26__confirm', arguments: { who: 'carol' }, inputResponses: answers, requestState: state };
-            assert.equal((await modernGet(rows.url!, params, EVERYTHING, {}, there)).message.error?.code, -32602);
-            assert.equal((await modernGet(rows.url!, params, EVERYTHING, {}, here)).message.result?.['resultType'], 'complete');
-        }
-    );
+    test("an anonymous client's requestState does not work from another address", { timeout: 60_000 }, async t => {
+        const here = clientAt('127.0.0.2');
+        const there = clientAt('127.0.0.3');
+        closeAfter(t, () => Promise.all([here.close(), there.close()]));
+        const { state, keys } = await firstRound(rows.url!, 'up26__confirm', 'carol', {}, here);
+        const answers = Object.fromEntries(keys.map(key => [key, ACCEPTED]));
+        const params = { name: 'up26__confirm', arguments: { who: 'carol' }, inputResponses: answers, requestState: state };
+        assert.equal((await modernGet(rows.url!, params, EVERYTHING, {}, there)).message.error?.code, -32602);
+        assert.equal((await modernGet(rows.url!, params, EVERYTHING, {}, here)).message.result?.['resultType'], 'complete');
+    });
 });
 
 /** A 2026-07-28 upstream by hand whose `greedy` prompt asks `count` questions in one round; counts its gets. */
@@ -539,21 +487,17 @@ async function startGreedyUpstream(t: TeardownScope, count: number): Promise<{ u
 }
 
 describe('through the gateway: an upstream that asks too much at once', () => {
-    test(
-        "nine questions in one round (inputRequests.maxPerRound 8) are the upstream's fault: -32603 for every client, nobody is asked, no retry",
-        { timeout: 60_000, todo: 'issue 28: readInputRequests(value, maxPerRound) in the upstream layer; today a 2026-07-28 client gets all nine passed on' },
-        async t => {
-            const upstream = await startGreedyUpstream(t, 9);
-            const gateway = await startTestGateway({ upstreams: [{ id: 'greedy', transport: 'http', url: upstream.url }] });
-            closeAfter(t, () => gateway.close());
-            await upstreamsReady(gateway);
-            const carol = await connectInputClient(t, { url: gateway.url! }, CAROL);
-            const alice = await connectInputClient(t, { url: gateway.url! }, ALICE);
-            for (const client of [carol, alice]) assert.equal((await failure(client.get('greedy__greedy', { who: client.name }))).code, -32603, client.name);
-            assert.deepEqual([...carol.asked, ...alice.asked], []);
-            assert.equal(upstream.gets(), 2, 'no retry reached the upstream');
-        }
-    );
+    test("nine questions in one round (inputRequests.maxPerRound 8) are the upstream's fault: -32603 for every client, nobody is asked, no retry", { timeout: 60_000 }, async t => {
+        const upstream = await startGreedyUpstream(t, 9);
+        const gateway = await startTestGateway({ upstreams: [{ id: 'greedy', transport: 'http', url: upstream.url }] });
+        closeAfter(t, () => gateway.close());
+        await upstreamsReady(gateway);
+        const carol = await connectInputClient(t, { url: gateway.url! }, CAROL);
+        const alice = await connectInputClient(t, { url: gateway.url! }, ALICE);
+        for (const client of [carol, alice]) assert.equal((await failure(client.get('greedy__greedy', { who: client.name }))).code, -32603, client.name);
+        assert.deepEqual([...carol.asked, ...alice.asked], []);
+        assert.equal(upstream.gets(), 2, 'no retry reached the upstream');
+    });
 });
 
 describe('through the gateway: the options of issue 28', () => {
@@ -578,10 +522,9 @@ describe('through the gateway: the options of issue 28', () => {
     /** Another replica: the same secret, the one upstream its test needs. */
     const twinConfig = () => ({ cursorSecret: SECRET, cluster: {}, inputRequests: bounds, upstreams: [{ id: 'up25h', transport: 'http', url: fx25.url }] });
     const logs = capturingLogger();
-    /** Why the gateways did not start: each test fails on it (a failing hook would fail the file, todo or not). */
+    /** Why the gateways did not start: each test fails on it, and the one that did start is still closed. */
     let refused: Error | undefined;
     before(async () => {
-        // Before issue 28 these fields are unknown: the config is refused.
         const started = await Promise.allSettled([startTestGateway(config(), logs.logger), startTestGateway(twinConfig())]);
         [gateway, twin] = started.map(outcome => (outcome.status === 'fulfilled' ? outcome.value : undefined));
         const reason: unknown = started.find(outcome => outcome.status === 'rejected')?.reason;
@@ -598,15 +541,14 @@ describe('through the gateway: the options of issue 28', () => {
         closeAfter(t, () => reader.close());
         return () => interactiveStats(reader, prompt);
     };
-    const TODO = 'issue 28: config inputRequests, relayInputRequests, relayRoots (part A) and the paths they drive; today the config is refused';
 
-    test('relayRoots: roots/list of a 2025 upstream reaches the client (rows C and D)', { timeout: 60_000, todo: TODO }, async t => {
+    test('relayRoots: roots/list of a 2025 upstream reaches the client (rows C and D)', { timeout: 60_000 }, async t => {
         const alice = await connectInputClient(t, { url: url() }, ALICE);
         const carol = await connectInputClient(t, { url: url() }, CAROL);
         for (const prompt of ['roots', 'all']) await bothAtOnce(alice, carol, `up25hr__${prompt}`);
     });
 
-    test('exclusive: two clients at once on a 2025 stdio upstream get one after the other, each its own answers', { timeout: 60_000, todo: TODO }, async t => {
+    test('exclusive: two clients at once on a 2025 stdio upstream get one after the other, each its own answers', { timeout: 60_000 }, async t => {
         const alice = await connectInputClient(t, { url: url() }, ALICE);
         const bob = await connectInputClient(t, { url: url() }, BOB);
         for (const prompt of ['confirm', 'twice']) await bothAtOnce(alice, bob, `up25x__${prompt}`);
@@ -617,7 +559,7 @@ describe('through the gateway: the options of issue 28', () => {
         }
     });
 
-    test('off: the upstream is told nothing and refuses in its own words (the client gets -32603)', { timeout: 60_000, todo: TODO }, async t => {
+    test('off: the upstream is told nothing and refuses in its own words (the client gets -32603)', { timeout: 60_000 }, async t => {
         const alice = await connectInputClient(t, { url: url() }, ALICE);
         assert.equal((await failure(alice.get('up25off__confirm', { who: 'alice' }))).code, -32603);
         const stats = await (await upstreamStats(t, 'up25off__stats'))();
@@ -628,7 +570,7 @@ describe('through the gateway: the options of issue 28', () => {
         );
     });
 
-    test('related over stdio: the upstream is told nothing and asks nothing; its connect log line says how to relay it', { timeout: 60_000, todo: TODO }, async t => {
+    test('related over stdio: the upstream is told nothing and asks nothing; its connect log line says how to relay it', { timeout: 60_000 }, async t => {
         const alice = await connectInputClient(t, { url: url() }, ALICE);
         assert.equal((await failure(alice.get('up25r__confirm', { who: 'alice' }))).code, -32603);
         assert.deepEqual(alice.asked, []);
@@ -638,7 +580,7 @@ describe('through the gateway: the options of issue 28', () => {
         assert.ok(hint !== undefined, 'one line at connect names the setting');
     });
 
-    test('maxRounds: loop ends with -32603 after 3 rounds in rows A, B, C and D', { timeout: 60_000, todo: TODO }, async t => {
+    test('maxRounds: loop ends with -32603 after 3 rounds in rows A, B, C and D', { timeout: 60_000 }, async t => {
         const alice = await connectInputClient(t, { url: url() }, ALICE);
         const carol = await connectInputClient(t, { url: url() }, CAROL);
         for (const [client, upstream] of [
@@ -679,22 +621,18 @@ describe('through the gateway: the options of issue 28', () => {
         assert.match(late.message.error?.message ?? '', /expired/);
     });
 
-    test(
-        "another replica: a held question's retry on the twin is refused -32602 naming the replica; on its own gateway it completes",
-        { timeout: 60_000, todo: TODO },
-        async () => {
-            const { state, keys } = await firstRound(url(), 'up25h__confirm', 'carol');
-            const params = { name: 'up25h__confirm', arguments: { who: 'carol' }, inputResponses: Object.fromEntries(keys.map(key => [key, ACCEPTED])), requestState: state };
-            const elsewhere = await modernGet(url() && twin!.url!, params);
-            assert.equal(elsewhere.message.error?.code, -32602);
-            assert.match(elsewhere.message.error?.message ?? '', /another gateway replica/);
-            assert.equal((await modernGet(url(), params)).message.result?.['resultType'], 'complete');
-        }
-    );
+    test("another replica: a held question's retry on the twin is refused -32602 naming the replica; on its own gateway it completes", { timeout: 60_000 }, async () => {
+        const { state, keys } = await firstRound(url(), 'up25h__confirm', 'carol');
+        const params = { name: 'up25h__confirm', arguments: { who: 'carol' }, inputResponses: Object.fromEntries(keys.map(key => [key, ACCEPTED])), requestState: state };
+        const elsewhere = await modernGet(url() && twin!.url!, params);
+        assert.equal(elsewhere.message.error?.code, -32602);
+        assert.match(elsewhere.message.error?.message ?? '', /another gateway replica/);
+        assert.equal((await modernGet(url(), params)).message.result?.['resultType'], 'complete');
+    });
 
     test(
         'another replica (a 2025 HTTP client): an answer that reaches a replica that did not ask is refused saying so; the asker gives up at answerTimeoutMs',
-        { timeout: 60_000, todo: TODO },
+        { timeout: 60_000 },
         async t => {
             const initialize = initializeBody('2025-06-18');
             const session = await openRawSession(url(), '2025-06-18', {}, { initialize: { ...initialize, params: { ...initialize.params, capabilities: { elicitation: {} } } } });
@@ -712,30 +650,26 @@ describe('through the gateway: the options of issue 28', () => {
         }
     );
 
-    test(
-        "a client going away cancels the upstream's request (row C); a client cancelling its get cancels the gateway's question to it",
-        { timeout: 60_000 },
-        async t => {
-            const fx = await statsOf(t, fx25, '2025');
-            const cancelled = (await fx()).prompts['confirm']?.cancelled ?? 0;
-            const alice = await connectInputClient(t, { url: url() }, { ...ALICE, hold: true });
-            const gone = alice.get('up25h__confirm', { who: 'alice' });
-            await alice.whenAsked(1);
-            await alice.close();
-            await assert.rejects(gone);
-            await waitFor(async () => ((await fx()).prompts['confirm']?.cancelled ?? 0) === cancelled + 1, 20_000, "the upstream's get cancelled");
-            const bob = await connectInputClient(t, { url: url() }, { ...BOB, hold: true });
-            const stop = new AbortController();
-            const pending = bob.get('up25h__confirm', { who: 'bob' }, stop.signal);
-            await bob.whenAsked(1);
-            stop.abort('bob gave up');
-            await assert.rejects(pending);
-            await bob.whenAborted(1);
-            await waitFor(async () => ((await fx()).prompts['confirm']?.cancelled ?? 0) === cancelled + 2, 20_000, "bob's upstream get cancelled");
-        }
-    );
+    test("a client going away cancels the upstream's request (row C); a client cancelling its get cancels the gateway's question to it", { timeout: 60_000 }, async t => {
+        const fx = await statsOf(t, fx25, '2025');
+        const cancelled = (await fx()).prompts['confirm']?.cancelled ?? 0;
+        const alice = await connectInputClient(t, { url: url() }, { ...ALICE, hold: true });
+        const gone = alice.get('up25h__confirm', { who: 'alice' });
+        await alice.whenAsked(1);
+        await alice.close();
+        await assert.rejects(gone);
+        await waitFor(async () => ((await fx()).prompts['confirm']?.cancelled ?? 0) === cancelled + 1, 20_000, "the upstream's get cancelled");
+        const bob = await connectInputClient(t, { url: url() }, { ...BOB, hold: true });
+        const stop = new AbortController();
+        const pending = bob.get('up25h__confirm', { who: 'bob' }, stop.signal);
+        await bob.whenAsked(1);
+        stop.abort('bob gave up');
+        await assert.rejects(pending);
+        await bob.whenAborted(1);
+        await waitFor(async () => ((await fx()).prompts['confirm']?.cancelled ?? 0) === cancelled + 2, 20_000, "bob's upstream get cancelled");
+    });
 
-    test('questions and answers are never logged, at any level', { timeout: 60_000, todo: TODO }, async t => {
+    test('questions and answers are never logged, at any level', { timeout: 60_000 }, async t => {
         const alice = await connectInputClient(t, { url: url() }, ALICE);
         const carol = await connectInputClient(t, { url: url() }, CAROL);
         await bothAtOnce(alice, carol, 'up25hr__all');

@@ -464,9 +464,7 @@ export class RpcClient {
         if (this.#abandoned.size > ABANDONED_REMEMBERED) this.#abandoned.delete(this.#abandoned.values().next().value!);
         if (pending.method === 'initialize') return answerAll();
         const requestId = pending.forwarded?.requestId;
-        this.notify('notifications/cancelled', { requestId: id, reason }, requestId === undefined ? undefined : { requestId })
-            .catch(() => {})
-            .then(answerAll);
+        this.notify('notifications/cancelled', { requestId: id, reason }, requestId === undefined ? undefined : { requestId }).then(answerAll, answerAll);
     }
 
     /**
