@@ -94,6 +94,7 @@ async function composeParts(live: LiveSettings, options: GatewayOptions): Promis
         publishedView: () => catalog.publishedView,
         sessions: () => sessions.counts(),
         requestsInFlight: () => ({ call: requests.countOf('call'), listen: requests.countOf('listen') }),
+        inputWaiting: () => ({ asked: sessions.asksOut(), held: service.held.size }),
         sharedState: () => shared.status(),
         sharedWritesPending: () => shared.pendingWrites(),
         faults,

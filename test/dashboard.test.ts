@@ -125,7 +125,7 @@ type TotalKey = (typeof TOTALS)[number];
 
 interface Expected {
     totals: Record<TotalKey, number>;
-    upstreams: Map<string, { state: string; prompts: number; gets: number; errors: number; reconnects: number; listChanged: number }>;
+    upstreams: Map<string, { state: string; prompts: number; gets: number; errors: number; reconnects: number; listChanged: number; inputRounds: number }>;
     /** The top ten by gets (ties by name), as the page orders them. */
     prompts: { name: string; upstream: string; gets: number; errors: number; p50Ms: number | null; p95Ms: number | null }[];
     clients: Map<string, { gets: number; lists: number; errors: number }>;
@@ -162,7 +162,8 @@ function expectedFrom(families: Families): Expected {
             gets: getsByUpstream.get(id) ?? 0,
             errors: failuresByUpstream.get(id) ?? 0,
             reconnects: value(families, 'mcp_gateway_upstream_reconnects_total', { upstream: id }),
-            listChanged: value(families, 'mcp_gateway_list_changed_received_total', { upstream: id })
+            listChanged: value(families, 'mcp_gateway_list_changed_received_total', { upstream: id }),
+            inputRounds: sum(sampleList(families, 'mcp_gateway_input_rounds_total').filter(sample => sample.labels.upstream === id))
         });
     }
 
@@ -423,6 +424,7 @@ describe('dashboard in a browser: the numbers of /metrics, from the gateway alon
             assert.equal(shownCount(row.cells.gets, what('gets')), want.gets, what('gets'));
             assert.equal(shownCount(row.cells.errors, what('errors')), want.errors, what('errors'));
             assert.equal(shownCount(row.cells['list-changed'], what('list-changed')), want.listChanged, what('list-changed'));
+            assert.equal(shownCount(row.cells['input-rounds'], what('input-rounds')), want.inputRounds, what('input-rounds'));
             const reconnects = shownCount(row.cells.reconnects, what('reconnects'));
             const most = later.upstreams.get(row.key)!.reconnects;
             assert.ok(reconnects >= want.reconnects && reconnects <= most, `${what('reconnects')}: ${reconnects}, /metrics ${want.reconnects}..${most}`);

@@ -11,7 +11,8 @@ import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { parseConfig } from '../src/config/load.js';
 import type { RunningGateway } from '../src/gateway.js';
-import { connectHttp, ROOT, rpcError, startTestGateway, stdioFixture, waitFor } from './helpers.js';
+import { connectHttp, ROOT, rpcError, startTestGateway, stdioFixture, upstreamsReady, waitFor, type TeardownScope } from './helpers.js';
+import { ALICE, connectInputClient, interactiveStdio } from './input-clients.js';
 import { familiesOf, parseExposition, type FamilySummary } from './prometheus.js';
 import { initializeBody, post } from './raw-http.js';
 
@@ -327,14 +328,19 @@ describe("the dashboard against a live gateway's /metrics", () => {
     let gateway: RunningGateway;
     let client: Client;
     let metrics: { status: number; contentType: string | null; text: string };
+    const teardown: (() => unknown)[] = [];
+    const scope: TeardownScope = { after: close => void teardown.push(close) };
 
     before(async () => {
         gateway = await startTestGateway({
             reconnect: { initialMs: 50, maxMs: 200 },
             notifications: { debounceMs: 20, maxDelayMs: 100 },
-            upstreams: [stdioFixture('up', { prompts: 2 })]
+            upstreams: [stdioFixture('up', { prompts: 2 }), interactiveStdio('ask')]
         });
         client = await connectHttp(gateway.url!);
+        // A prompt that asks its client: the input metrics get samples.
+        await upstreamsReady(gateway, ['ask']);
+        await (await connectInputClient(scope, { url: gateway.url! }, ALICE)).get('ask__confirm', { who: 'alice' });
         // Make the gateway record every family the dashboard filters or groups by a label, so those labels can be seen.
         await client.listPrompts();
         await client.listPrompts();
@@ -354,6 +360,7 @@ describe("the dashboard against a live gateway's /metrics", () => {
     });
 
     after(async () => {
+        for (const close of teardown.reverse()) await close();
         await client?.close();
         await gateway?.close();
     });

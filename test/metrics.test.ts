@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../src/gateway.js';
-import { connectHttp, rpcError, startHttpFixture, startTestGateway, stdioFixture, upstreamsReady, waitFor, type HttpFixture } from './helpers.js';
+import type { DashboardData } from '../src/observability/dashboard-data.js';
+import { closeAfter, connectHttp, rpcError, startHttpFixture, startTestGateway, stdioFixture, upstreamsReady, waitFor, type HttpFixture } from './helpers.js';
+import { ALICE, assertOwn, BOB, CAROL, connectInputClient, interactiveStdio, startInteractiveHttp } from './input-clients.js';
 import { bucket, count, labelValues, samples, scrape, value, type Families } from './prometheus.js';
 import { modernHeaders, modernRequest, post } from './raw-http.js';
 
@@ -239,6 +241,72 @@ describe('metrics: requests in flight', () => {
         assert.deepEqual([await inFlight('call'), await inFlight('listen')], [0, 1]);
         closeStream.abort();
         await waitFor(async () => (await inFlight('listen')) === 0, 20_000, 'the closed listen no longer in flight');
+    });
+});
+
+describe('metrics: input requests across eras', () => {
+    test('input rounds by upstream and path, input requests by outcome, questions waiting while they wait; the dashboard rows agree', { timeout: 120_000 }, async t => {
+        const up26 = await startInteractiveHttp(t, '2026-07-28');
+        const gateway = await startTestGateway({ upstreams: [{ id: 'up26', transport: 'http', url: up26.url }, interactiveStdio('up25')] });
+        closeAfter(t, () => gateway.close());
+        await upstreamsReady(gateway);
+        const metricsUrl = gateway.operatorUrls.metrics!;
+        const waiting = async () => {
+            const families = await scrape(metricsUrl);
+            return { asked: value(families, 'mcp_gateway_input_waiting', { kind: 'asked' }), held: value(families, 'mcp_gateway_input_waiting', { kind: 'held' }) };
+        };
+        assert.deepEqual(await waiting(), { asked: 0, held: 0 });
+        // alice (2025) and carol (2026-07-28) hold their answers: while they do, the question is out (asked), or the
+        // 2025 upstream's call is held for carol's retry (held).
+        const alice = await connectInputClient(t, { url: gateway.url! }, { ...ALICE, hold: true });
+        const carol = await connectInputClient(t, { url: gateway.url! }, { ...CAROL, hold: true });
+        const bob = await connectInputClient(t, { url: gateway.url! }, BOB);
+        const asking = alice.get('up25__confirm', { who: 'alice' });
+        await alice.whenAsked(1);
+        assert.deepEqual(await waiting(), { asked: 1, held: 0 });
+        alice.release();
+        assertOwn(await asking, alice, 'up25__confirm');
+        const holding = carol.get('up25__confirm', { who: 'carol' });
+        await carol.whenAsked(1);
+        assert.deepEqual(await waiting(), { asked: 0, held: 1 });
+        carol.release();
+        assertOwn(await holding, carol, 'up25__confirm');
+        // One get per path more: row A (up26 to carol), row B (up26 to bob, two rounds), row C (up25 to alice, two rounds).
+        assertOwn(await carol.get('up26__confirm', { who: 'carol' }), carol, 'up26__confirm');
+        assertOwn(await bob.get('up26__twice', { who: 'bob' }), bob, 'up26__twice');
+        assertOwn(await alice.get('up25__twice', { who: 'alice' }), alice, 'up25__twice');
+
+        const families = await scrape(metricsUrl);
+        assert.deepEqual(
+            samples(families, 'mcp_gateway_input_rounds_total', ['upstream', 'path']),
+            new Map([
+                ['upstream=up25,path=request', 3],
+                ['upstream=up25,path=request_to_mrtr', 1],
+                ['upstream=up26,path=mrtr', 1],
+                ['upstream=up26,path=mrtr_to_request', 2]
+            ])
+        );
+        // A question handed to a 2026-07-28 client is `passed`; held for it (request_to_mrtr), its answer counts again.
+        assert.deepEqual(
+            samples(families, 'mcp_gateway_input_requests_total', ['upstream', 'path', 'method', 'outcome']),
+            new Map([
+                ['upstream=up25,path=request,method=elicitation/create,outcome=answered', 3],
+                ['upstream=up25,path=request_to_mrtr,method=elicitation/create,outcome=passed', 1],
+                ['upstream=up25,path=request_to_mrtr,method=elicitation/create,outcome=answered', 1],
+                ['upstream=up26,path=mrtr,method=elicitation/create,outcome=passed', 1],
+                ['upstream=up26,path=mrtr_to_request,method=elicitation/create,outcome=answered', 2]
+            ])
+        );
+        assert.deepEqual(await waiting(), { asked: 0, held: 0 });
+
+        const data = (await (await fetch(`${gateway.operatorUrls.dashboard!}/data`)).json()) as DashboardData;
+        assert.deepEqual(
+            data.upstreams.map(({ id, inputRounds, inputRoundsByPath }) => ({ id, inputRounds, inputRoundsByPath })),
+            [
+                { id: 'up26', inputRounds: 3, inputRoundsByPath: { mrtr: 1, mrtr_to_request: 2 } },
+                { id: 'up25', inputRounds: 4, inputRoundsByPath: { request: 3, request_to_mrtr: 1 } }
+            ]
+        );
     });
 });
 

@@ -214,6 +214,13 @@ export class SessionTable {
         return counts;
     }
 
+    /** The gateway's requests out to every session's client now. */
+    asksOut(): number {
+        let out = 0;
+        for (const session of this.#sessions.values()) out += session.asksOut;
+        return out;
+    }
+
     get(id: string): Session | undefined {
         return this.#sessions.get(id);
     }

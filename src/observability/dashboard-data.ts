@@ -72,6 +72,9 @@ export interface DashboardData {
         errorRate: number | null;
         reconnects: number;
         listChangedReceived: number;
+        /** Rounds of input its prompts put to clients (elicitation, sampling, roots), in all and by path (those with any). */
+        inputRounds: number;
+        inputRoundsByPath: Record<string, number>;
         lastError?: string;
         overrides?: OverridesNotApplied;
     }[];
@@ -95,6 +98,7 @@ export function buildDashboardData(input: DashboardInput): DashboardData {
     const prompts = byUpstream('mcp_gateway_upstream_prompts');
     const reconnects = byUpstream('mcp_gateway_upstream_reconnects_total');
     const received = byUpstream('mcp_gateway_list_changed_received_total');
+    const inputRounds = family('mcp_gateway_input_rounds_total');
     const getsByUpstream = sumBy(gets, 'upstream');
     const failuresByUpstream = sumBy(
         gets.filter(value => UPSTREAM_FAILURES.has(String(value.labels.outcome))),
@@ -129,6 +133,7 @@ export function buildDashboardData(input: DashboardInput): DashboardData {
                 errorRate: upstreamGets === 0 ? null : errors / upstreamGets,
                 reconnects: reconnects.get(upstream.id) ?? 0,
                 listChangedReceived: received.get(upstream.id) ?? 0,
+                ...roundsOf(inputRounds, upstream.id),
                 ...(upstream.lastError === undefined ? {} : { lastError: upstream.lastError }),
                 ...(upstream.overrides === undefined ? {} : { overrides: upstream.overrides })
             };
@@ -141,6 +146,12 @@ export function buildDashboardData(input: DashboardInput): DashboardData {
 }
 
 type Values = MetricFamily['values'];
+
+/** An upstream's input rounds, in all and by path. */
+function roundsOf(rounds: Values, upstream: string): { inputRounds: number; inputRoundsByPath: Record<string, number> } {
+    const own = rounds.filter(value => value.labels.upstream === upstream && value.value > 0);
+    return { inputRounds: total(own), inputRoundsByPath: Object.fromEntries(sumBy(own, 'path')) };
+}
 
 function total(values: Values): number {
     let sum = 0;

@@ -31,6 +31,8 @@ export interface MetricSources {
     /** With cluster.redis only: whether that Redis does the shared state's work, and how many writes wait for it. */
     sharedState?: { up(): boolean; pendingWrites(): number } | undefined;
     faults(): Iterable<{ upstream: string; kind: string; count: number }>;
+    /** Input requests waiting for a client's answer: `asked` out to 2025 clients, `held` 2025 upstreams' calls kept for 2026-07-28 clients. */
+    inputWaiting?: (() => Record<'asked' | 'held', number>) | undefined;
 }
 
 export interface PromptRequest {
@@ -41,6 +43,17 @@ export interface PromptRequest {
     prompt: string | undefined;
     outcome: string;
     seconds: number;
+    /** A get whose upstream asked its client for input: the rounds it put to the client, and the path they took. */
+    rounds?: number | undefined;
+    path?: string | undefined;
+}
+
+/** One input request's end: names only, never what was asked or answered. */
+export interface InputRequestEnd {
+    upstream: string;
+    path: string;
+    method: string;
+    outcome: string;
 }
 
 export interface MetricsOptions {
@@ -85,6 +98,16 @@ const RECORDED = {
         help: 'Client streams (GET, subscriptions/listen, streamed answers) the gateway ended: slow_consumer (the client stopped reading), client_revoked (a reload removed its client or changed its credentials).',
         labels: ['reason']
     },
+    inputRounds: {
+        name: 'mcp_gateway_input_rounds_total',
+        help: 'Rounds of input (elicitation, sampling, roots) prompt gets put to their clients, by owning upstream and path: mrtr (2026-07-28 upstream and client), mrtr_to_request (2026-07-28 upstream, 2025 client), request (2025 upstream and client), request_to_mrtr (2025 upstream, 2026-07-28 client).',
+        labels: ['upstream', 'path']
+    },
+    inputRequests: {
+        name: 'mcp_gateway_input_requests_total',
+        help: 'Input requests upstreams put to clients through the gateway, by owning upstream, path, method and how each ended: answered, passed (handed to a 2026-07-28 client in input_required), refused (the client did not declare it), timeout, cancelled, failed.',
+        labels: ['upstream', 'path', 'method', 'outcome']
+    },
     cacheHits: { name: 'mcp_gateway_catalog_cache_hits_total', help: "Reads of an upstream's prompt list served from the catalog cache.", labels: ['upstream'] },
     cacheMisses: {
         name: 'mcp_gateway_catalog_cache_misses_total',
@@ -102,7 +125,7 @@ interface ScrapedSpec extends MetricSpec {
 function scraped(sources: MetricSources, listChangedReceived: ReadonlyMap<string, number>): ScrapedSpec[] {
     const perUpstream = (value: (upstream: ReturnType<MetricSources['upstreams']>[number]) => number) => () =>
         sources.upstreams().map((upstream): [Record<string, string>, number] => [{ upstream: upstream.id }, value(upstream)]);
-    const { sharedState } = sources;
+    const { sharedState, inputWaiting } = sources;
     return [
         {
             type: 'gauge',
@@ -146,6 +169,17 @@ function scraped(sources: MetricSources, listChangedReceived: ReadonlyMap<string
             labels: ['kind'],
             read: () => Object.entries(sources.requestsInFlight()).map(([kind, count]): [Record<string, string>, number] => [{ kind }, count])
         },
+        ...(inputWaiting === undefined
+            ? []
+            : [
+                  {
+                      type: 'gauge' as const,
+                      name: 'mcp_gateway_input_waiting',
+                      help: "Input requests waiting for a client's answer now: asked (the gateway's requests out to 2025 clients), held (2025 upstreams' prompt calls kept open while their 2026-07-28 clients answer in input_required rounds; at most inputRequests.maxHeld).",
+                      labels: ['kind'],
+                      read: () => Object.entries(inputWaiting()).map(([kind, count]): [Record<string, string>, number] => [{ kind }, count])
+                  }
+              ]),
         ...(sharedState === undefined
             ? []
             : [
@@ -210,6 +244,8 @@ export class GatewayMetrics {
     readonly #streamsClosed: Counter;
     readonly #cacheHits: Counter;
     readonly #cacheMisses: Counter;
+    readonly #inputRounds: Counter;
+    readonly #inputRequests: Counter;
 
     constructor(sources: MetricSources, options: MetricsOptions) {
         const registers = [this.registry];
@@ -231,16 +267,19 @@ export class GatewayMetrics {
         this.#streamsClosed = counter(RECORDED.streamsClosed);
         this.#cacheHits = counter(RECORDED.cacheHits);
         this.#cacheMisses = counter(RECORDED.cacheMisses);
+        this.#inputRounds = counter(RECORDED.inputRounds);
+        this.#inputRequests = counter(RECORDED.inputRequests);
         for (const spec of scraped(sources, this.#listChangedReceived)) register(spec, registers);
         if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
     }
 
-    promptRequest({ operation, client, upstream = UNKNOWN_LABEL, prompt = UNKNOWN_LABEL, outcome, seconds }: PromptRequest): void {
+    promptRequest({ operation, client, upstream = UNKNOWN_LABEL, prompt = UNKNOWN_LABEL, outcome, seconds, rounds, path }: PromptRequest): void {
         switch (operation) {
             case 'get':
                 this.#promptGets.inc({ upstream, prompt, client, outcome });
                 this.#promptGetDuration.observe({ upstream, outcome }, seconds);
                 if (outcome === 'ok') this.#promptLatency.observe({ upstream, prompt }, seconds);
+                if (rounds !== undefined && path !== undefined) this.#inputRounds.inc({ upstream, path }, rounds);
                 return;
             case 'list':
                 this.#promptLists.inc({ client });
@@ -274,6 +313,10 @@ export class GatewayMetrics {
 
     streamsClosed(reason: string, count = 1): void {
         this.#streamsClosed.inc({ reason }, count);
+    }
+
+    inputRequestEnded({ upstream, path, method, outcome }: InputRequestEnd): void {
+        this.#inputRequests.inc({ upstream, path, method, outcome });
     }
 
     cacheRead(upstream: string, hit: boolean): void {

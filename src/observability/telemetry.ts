@@ -30,6 +30,8 @@ export interface TelemetrySources {
     sessions: () => Record<string, number>;
     /** Client requests in flight by kind (the registry of requests in flight). */
     requestsInFlight: () => Record<'call' | 'listen', number>;
+    /** Input requests waiting for a client: out to 2025 clients (the sessions' asks), held for 2026-07-28 clients (the service's). */
+    inputWaiting: () => Record<'asked' | 'held', number>;
     /** Whether the Redis the replicas share is there ('local': none configured). */
     sharedState: () => 'local' | 'up' | 'down';
     /** Writes waiting for that Redis to take them. */
@@ -75,6 +77,7 @@ export class Telemetry {
                 },
                 sessions: sources.sessions,
                 requestsInFlight: sources.requestsInFlight,
+                inputWaiting: sources.inputWaiting,
                 ...(config.cluster?.redis === undefined ? {} : { sharedState: { up: () => sources.sharedState() === 'up', pendingWrites: sources.sharedWritesPending } }),
                 faults: () =>
                     sources.upstreams().flatMap(upstream => Object.entries(sources.faults.of(upstream.id)).map(([kind, count]) => ({ upstream: upstream.id, kind, count })))
@@ -120,9 +123,10 @@ export class Telemetry {
         service.usage.subscribe(event => logUsage(this.logger, event));
         const metrics = this.metrics;
         if (metrics === undefined) return;
-        service.usage.subscribe(({ operation, client, entry, outcome, seconds }) =>
-            metrics.promptRequest({ operation, client, upstream: entry?.upstream.id, prompt: entry?.exposedName, outcome, seconds })
+        service.usage.subscribe(({ operation, client, entry, outcome, seconds, rounds, path }) =>
+            metrics.promptRequest({ operation, client, upstream: entry?.upstream.id, prompt: entry?.exposedName, outcome, seconds, rounds, path })
         );
+        service.inputs.subscribe(({ upstream, path, method, outcome }) => metrics.inputRequestEnded({ upstream, path, method, outcome }));
     }
 
     readonly routes = (reject: Reject): Routes => {

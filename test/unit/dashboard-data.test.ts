@@ -85,7 +85,19 @@ test('totals, upstream rows and error rates count what was recorded', async () =
     });
     const [docs, code] = data.upstreams;
     // Only upstream_error and timeout count against the upstream: invalid and denied requests are the caller's.
-    assert.deepEqual(docs, { id: 'docs', state: 'ready', up: true, prompts: 14, gets: 10, errors: 2, errorRate: 0.2, reconnects: 0, listChangedReceived: 1 });
+    assert.deepEqual(docs, {
+        id: 'docs',
+        state: 'ready',
+        up: true,
+        prompts: 14,
+        gets: 10,
+        errors: 2,
+        errorRate: 0.2,
+        reconnects: 0,
+        listChangedReceived: 1,
+        inputRounds: 0,
+        inputRoundsByPath: {}
+    });
     assert.equal(code?.errorRate, null, 'no gets, no rate');
     assert.equal(code?.up, false);
     assert.equal(code?.reconnects, 1);
@@ -93,6 +105,40 @@ test('totals, upstream rows and error rates count what was recorded', async () =
     assert.deepEqual(code?.overrides, { unmatched: ['retired'], unknownArguments: [], clashes: [] }, 'overrides that did not apply are shown');
     assert.equal(data.uptimeSeconds, 12);
     assert.equal(data.generatedAt, '2026-11-21T10:00:00.000Z');
+});
+
+test('input rounds per upstream, in all and by path, from the gets that asked; input requests by path, method and outcome; what waits', async () => {
+    const metrics = new GatewayMetrics(
+        {
+            upstreams: () => UPSTREAMS,
+            sessions: () => ({}),
+            requestsInFlight: () => ({ call: 0, listen: 0 }),
+            faults: () => [],
+            inputWaiting: () => ({ asked: 2, held: 1 })
+        },
+        { version: '9.9.9', processMetrics: false }
+    );
+    const asked = (path: string, rounds: number, outcome = 'ok'): PromptRequest => ({ ...get('docs__a', 'alice', outcome), rounds, path });
+    for (const request of [asked('mrtr', 1), asked('mrtr', 1), asked('request', 2), asked('request_to_mrtr', 1, 'timeout'), get('docs__a', 'bob', 'ok')]) {
+        metrics.promptRequest(request);
+    }
+    metrics.inputRequestEnded({ upstream: 'docs', path: 'request', method: 'elicitation/create', outcome: 'answered' });
+    metrics.inputRequestEnded({ upstream: 'docs', path: 'mrtr', method: 'sampling/createMessage', outcome: 'refused' });
+    const data = await dataOf(metrics);
+    const [docs, code] = data.upstreams;
+    assert.equal(docs?.inputRounds, 5);
+    assert.deepEqual(docs?.inputRoundsByPath, { mrtr: 2, request: 2, request_to_mrtr: 1 });
+    assert.deepEqual([code?.inputRounds, code?.inputRoundsByPath], [0, {}]);
+    const families = await metrics.registry.getMetricsAsJSON();
+    const family = (name: string) => families.find(candidate => candidate.name === name)?.values.map(({ labels, value }) => ({ ...labels, value }));
+    assert.deepEqual(family('mcp_gateway_input_requests_total'), [
+        { upstream: 'docs', path: 'request', method: 'elicitation/create', outcome: 'answered', value: 1 },
+        { upstream: 'docs', path: 'mrtr', method: 'sampling/createMessage', outcome: 'refused', value: 1 }
+    ]);
+    assert.deepEqual(family('mcp_gateway_input_waiting'), [
+        { kind: 'asked', value: 2 },
+        { kind: 'held', value: 1 }
+    ]);
 });
 
 test('top prompts: by gets, ties by name, at most ten, never the unknown bucket; latency only from successful gets', async () => {

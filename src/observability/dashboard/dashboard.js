@@ -219,7 +219,7 @@ function renderHistory(history) {
     svg.setAttribute('aria-label', `${caption}; max ${formatCount(max)}, latest ${formatCount(values[values.length - 1] ?? 0)}`);
 }
 
-const UPSTREAM_FIELDS = ['id', 'state', 'prompts', 'gets', 'errors', 'error-rate', 'reconnects', 'list-changed'];
+const UPSTREAM_FIELDS = ['id', 'state', 'prompts', 'gets', 'errors', 'error-rate', 'input-rounds', 'reconnects', 'list-changed'];
 
 /** The overrides that did not apply (docs/overrides.md), in one line; '' when all did. */
 function describeOverrides(report) {
@@ -266,6 +266,11 @@ function updateUpstreamRow(row, upstream) {
     setText(rate, formatRate(upstream.errorRate));
     rate.classList.toggle('is-bad', upstream.errorRate >= 0.05);
     rate.classList.toggle('is-warn', upstream.errorRate > 0 && upstream.errorRate < 0.05);
+    const rounds = field(row, 'input-rounds');
+    setText(rounds, formatCount(upstream.inputRounds));
+    rounds.title = Object.entries(upstream.inputRoundsByPath || {})
+        .map(([path, n]) => `${path} ${formatCount(n)}`)
+        .join(' · ');
     setText(field(row, 'reconnects'), formatCount(upstream.reconnects));
     setText(field(row, 'list-changed'), formatCount(upstream.listChangedReceived));
 }
