@@ -5,7 +5,6 @@
  *
  * Upstreams of every gateway child: up26 and up25h (the interactive fixture over Streamable HTTP, one process per era
  * for the whole file, so two gateways' clients meet on them) and up25s (the fixture as each gateway's stdio child).
- * The gateway's tests marked `todo` need the rest of issue 28 (PLAN-28 parts A-D); each names what is missing.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -103,30 +102,19 @@ describe('through the gateway over stdio: every row', () => {
         for (const prompt of ['confirm', 'twice', 'all']) await bothAtOnce(...modern, `up26__${prompt}`);
     });
 
-    test(
-        'rows B and C: alice (v1) and bob (v2), 2025 clients on stdio, asked on their own stdout, at once',
-        {
-            timeout: 120_000,
-            todo: 'issue 28: rows B and C over stdio (the gateway asks a 2025 client and takes its answer from stdin); today -32021 from up26, -32603 from the 2025 upstreams'
-        },
-        async () => {
-            for (const upstream of ['up26', 'up25h']) {
-                await bothAtOnce(...legacy, `${upstream}__together`, { n: '2' });
-                for (const prompt of ['confirm', 'twice']) await bothAtOnce(...legacy, `${upstream}__${prompt}`);
-            }
-            await bothAtOnce(...legacy, 'up26__all');
-            for (const prompt of ['confirm', 'twice']) await bothAtOnce(...legacy, `up25s__${prompt}`);
+    test('rows B and C: alice (v1) and bob (v2), 2025 clients on stdio, asked on their own stdout, at once', { timeout: 120_000 }, async () => {
+        for (const upstream of ['up26', 'up25h']) {
+            await bothAtOnce(...legacy, `${upstream}__together`, { n: '2' });
+            for (const prompt of ['confirm', 'twice']) await bothAtOnce(...legacy, `${upstream}__${prompt}`);
         }
-    );
+        await bothAtOnce(...legacy, 'up26__all');
+        for (const prompt of ['confirm', 'twice']) await bothAtOnce(...legacy, `up25s__${prompt}`);
+    });
 
-    test(
-        "row D: carol and dave (2026-07-28) get a 2025 upstream's question as input_required and answer it on the retry",
-        { timeout: 120_000, todo: 'issue 28: row D over stdio (held interactions); today the 2025 upstreams fail -32603' },
-        async () => {
-            await bothAtOnce(...modern, 'up25h__together', { n: '2' });
-            for (const upstream of ['up25h', 'up25s']) for (const prompt of ['confirm', 'twice']) await bothAtOnce(...modern, `${upstream}__${prompt}`);
-        }
-    );
+    test("row D: carol and dave (2026-07-28) get a 2025 upstream's question as input_required and answer it on the retry", { timeout: 120_000 }, async () => {
+        await bothAtOnce(...modern, 'up25h__together', { n: '2' });
+        for (const upstream of ['up25h', 'up25s']) for (const prompt of ['confirm', 'twice']) await bothAtOnce(...modern, `${upstream}__${prompt}`);
+    });
 });
 
 interface Line {
@@ -160,35 +148,31 @@ function rawGateway(t: TeardownScope) {
 }
 
 describe('through the gateway over stdio: the lines a 2025 client sees', () => {
-    test(
-        'the question is one line with a string id; the answer is taken from stdin; a response to an unknown id writes nothing',
-        { timeout: 60_000, todo: 'issue 28: row C over stdio (client-requests.ts, stdio routing of responses); today the get fails -32603 and no question is written' },
-        async t => {
-            const gateway = rawGateway(t);
-            gateway.send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 'raw', version: '1' } } });
-            assert.equal((await gateway.next()).id, 1);
-            gateway.send({ method: 'notifications/initialized' });
-            // Wait until the upstream is there (its prompt listed), each list read from the line it answers.
-            for (let id = 100; ; id++) {
-                gateway.send({ id, method: 'prompts/list' });
-                const listed = await gateway.next();
-                if ((listed.result?.['prompts'] as { name: string }[] | undefined)?.some(prompt => prompt.name === 'up25h__confirm')) break;
-            }
-            gateway.send({ id: 2, method: 'prompts/get', params: { name: 'up25h__confirm', arguments: { who: 'raw' } } });
-            const question = await gateway.next();
-            assert.equal(question.method, 'elicitation/create', JSON.stringify(question));
-            assert.equal(typeof question.id, 'string');
-            assert.deepEqual(Object.keys(question).sort(), ['id', 'jsonrpc', 'method', 'params']);
-            assert.equal(question.params?.['message'], 'Confirm for raw?');
-            assert.equal(question.params?.['mode'], undefined, '2025-06-18 has no mode');
-            gateway.send({ id: 'not-a-question-of-the-gateway', result: { action: 'accept', content: { ok: true, by: 'nobody' } } });
-            gateway.send({ id: question.id, result: { action: 'accept', content: { ok: true, by: 'raw' } } });
-            const answer = await gateway.next();
-            assert.equal(answer.id, 2, `the next line answers the get (nothing for the unknown id): ${JSON.stringify(answer)}`);
-            const text = (answer.result?.['messages'] as { content: { text: string } }[] | undefined)?.[0]?.content.text ?? '';
-            assert.deepEqual((JSON.parse(text) as FixtureAnswer).answers, { ok: { action: 'accept', content: { ok: true, by: 'raw' } } });
-            gateway.send({ id: 3, method: 'ping' });
-            assert.equal((await gateway.next()).id, 3, 'nothing was written for the unknown id');
+    test('the question is one line with a string id; the answer is taken from stdin; a response to an unknown id writes nothing', { timeout: 60_000 }, async t => {
+        const gateway = rawGateway(t);
+        gateway.send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 'raw', version: '1' } } });
+        assert.equal((await gateway.next()).id, 1);
+        gateway.send({ method: 'notifications/initialized' });
+        // Wait until the upstream is there (its prompt listed), each list read from the line it answers.
+        for (let id = 100; ; id++) {
+            gateway.send({ id, method: 'prompts/list' });
+            const listed = await gateway.next();
+            if ((listed.result?.['prompts'] as { name: string }[] | undefined)?.some(prompt => prompt.name === 'up25h__confirm')) break;
         }
-    );
+        gateway.send({ id: 2, method: 'prompts/get', params: { name: 'up25h__confirm', arguments: { who: 'raw' } } });
+        const question = await gateway.next();
+        assert.equal(question.method, 'elicitation/create', JSON.stringify(question));
+        assert.equal(typeof question.id, 'string');
+        assert.deepEqual(Object.keys(question).sort(), ['id', 'jsonrpc', 'method', 'params']);
+        assert.equal(question.params?.['message'], 'Confirm for raw?');
+        assert.equal(question.params?.['mode'], undefined, '2025-06-18 has no mode');
+        gateway.send({ id: 'not-a-question-of-the-gateway', result: { action: 'accept', content: { ok: true, by: 'nobody' } } });
+        gateway.send({ id: question.id, result: { action: 'accept', content: { ok: true, by: 'raw' } } });
+        const answer = await gateway.next();
+        assert.equal(answer.id, 2, `the next line answers the get (nothing for the unknown id): ${JSON.stringify(answer)}`);
+        const text = (answer.result?.['messages'] as { content: { text: string } }[] | undefined)?.[0]?.content.text ?? '';
+        assert.deepEqual((JSON.parse(text) as FixtureAnswer).answers, { ok: { action: 'accept', content: { ok: true, by: 'raw' } } });
+        gateway.send({ id: 3, method: 'ping' });
+        assert.equal((await gateway.next()).id, 3, 'nothing was written for the unknown id');
+    });
 });
