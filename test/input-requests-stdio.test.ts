@@ -8,12 +8,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
-import { closeAfter, ROOT, stopChild, waitFor, type TeardownScope } from './helpers.js';
+import { closeAfter, connectHttp, ROOT, stopChild, waitFor, type TeardownScope } from './helpers.js';
+import { modernMeta } from './raw-http.js';
 import {
     ALICE,
     assertOwn,
@@ -23,6 +25,7 @@ import {
     connectInputClient,
     DAVE,
     INTERACTIVE_SERVER,
+    interactiveStats,
     interactiveStdio,
     startInteractiveHttp,
     type FixtureAnswer,
@@ -130,6 +133,7 @@ interface Line {
 function rawGateway(t: TeardownScope) {
     const child = spawn(process.execPath, [path.join(ROOT, 'dist/cli.js'), '--stdio', '--config', httpOnlyConfig], { cwd: ROOT, stdio: ['pipe', 'pipe', 'ignore'] });
     closeAfter(t, () => stopChild(child));
+    const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
     const lines: Line[] = [];
     const waiters: (() => void)[] = [];
     createInterface({ input: child.stdout }).on('line', line => {
@@ -143,8 +147,22 @@ function rawGateway(t: TeardownScope) {
         next: async (): Promise<Line> => {
             while (lines.length <= read) await new Promise<void>(resolve => waiters.push(resolve));
             return lines[read++]!;
+        },
+        /** Closes its stdin, as a host does when it is done; resolves with the exit code. */
+        end: async (): Promise<number | null> => {
+            child.stdin.end();
+            return (await exited)[0];
         }
     };
+}
+
+/** Sends prompts/list until `name` is listed (the upstreams connect in the background), each list read from its own line. */
+async function untilListed(gateway: ReturnType<typeof rawGateway>, name: string, meta?: Record<string, unknown>): Promise<void> {
+    for (let id = 100; ; id++) {
+        gateway.send({ id, method: 'prompts/list', params: meta === undefined ? {} : { _meta: meta } });
+        const listed = await gateway.next();
+        if ((listed.result?.['prompts'] as { name: string }[] | undefined)?.some(prompt => prompt.name === name)) return;
+    }
 }
 
 describe('through the gateway over stdio: the lines a 2025 client sees', () => {
@@ -174,5 +192,24 @@ describe('through the gateway over stdio: the lines a 2025 client sees', () => {
         assert.deepEqual((JSON.parse(text) as FixtureAnswer).answers, { ok: { action: 'accept', content: { ok: true, by: 'raw' } } });
         gateway.send({ id: 3, method: 'ping' });
         assert.equal((await gateway.next()).id, 3, 'nothing was written for the unknown id');
+    });
+
+    test("stopped while it holds a 2025 upstream's question for a 2026-07-28 client: the upstream's request is refused and cancelled", { timeout: 60_000 }, async t => {
+        const gateway = rawGateway(t);
+        const meta = modernMeta('2026-07-28', { elicitation: { form: {} } });
+        await untilListed(gateway, 'up25h__confirm', meta);
+        gateway.send({ id: 2, method: 'prompts/get', params: { name: 'up25h__confirm', arguments: { who: 'held-at-shutdown' }, _meta: meta } });
+        const held = await gateway.next();
+        assert.equal(held.result?.['resultType'], 'input_required', JSON.stringify(held));
+        assert.equal(await gateway.end(), 0);
+        // Nobody can retry into a stopped gateway: the upstream hears so at once rather than waiting out its own timeout.
+        const fixture = await connectHttp(fx25.url);
+        closeAfter(t, () => fixture.close());
+        const { errors } = await interactiveStats(fixture);
+        assert.deepEqual(
+            errors.filter(error => error.startsWith('confirm held-at-shutdown: ')),
+            ['confirm held-at-shutdown: The client cannot answer elicitation/create'],
+            JSON.stringify(errors)
+        );
     });
 });

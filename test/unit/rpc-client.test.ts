@@ -23,6 +23,9 @@ class ScriptedTransport implements UpstreamTransport {
     /** What each message sent carried of its client request, by position in `sent`. */
     readonly forwarded: (Forwarded | undefined)[] = [];
     failSends = false;
+    /** While set, every send waits for `release()` (a slow upstream, a POST in flight). */
+    holdSends = false;
+    readonly #held: (() => void)[] = [];
     closed = false;
 
     start(): Promise<void> {
@@ -33,7 +36,12 @@ class ScriptedTransport implements UpstreamTransport {
         if (this.failSends) return Promise.reject(new Error('EPIPE'));
         this.sent.push(message);
         this.forwarded.push(forwarded);
-        return Promise.resolve();
+        return this.holdSends ? new Promise(resolve => this.#held.push(resolve)) : Promise.resolve();
+    }
+
+    /** The held sends are done. */
+    release(): void {
+        for (const done of this.#held.splice(0)) done();
     }
 
     close(): Promise<void> {
@@ -260,6 +268,39 @@ describe('RpcClient: timeouts, cancellation, the end', () => {
         assert.ok((await rejection(pending)) instanceof SdkError);
         assert.equal(other.transport.closed, true);
         assert.equal(other.seen.closed, 0);
+    });
+    test('close lets the replies and cancellations still being sent go out first, for a second at most (the upstream hears them before the end)', async t => {
+        const { transport, client } = setUp();
+        const controller = new AbortController();
+        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, signal: controller.signal }));
+        transport.holdSends = true;
+        controller.abort();
+        transport.deliver({ jsonrpc: '2.0', id: 'p', method: 'ping' });
+        const closing = client.close();
+        await settled();
+        assert.equal(transport.closed, false, 'the cancellation and the reply are still being sent');
+        transport.release();
+        await closing;
+        assert.equal(transport.closed, true);
+        assert.deepEqual(
+            transport.sent.slice(-2).map(message => message.method ?? message.id),
+            ['notifications/cancelled', 'p']
+        );
+
+        t.mock.timers.enable({ apis: ['setTimeout'] });
+        const stuck = setUp();
+        const aborted = new AbortController();
+        settledLater(stuck.client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, signal: aborted.signal }));
+        stuck.transport.holdSends = true;
+        aborted.abort();
+        const bounded = stuck.client.close();
+        await settled();
+        t.mock.timers.tick(999);
+        await settled();
+        assert.equal(stuck.transport.closed, false);
+        t.mock.timers.tick(1);
+        await bounded;
+        assert.equal(stuck.transport.closed, true, 'a send that never ends holds close for a second only');
     });
 });
 
