@@ -146,7 +146,7 @@ const AMBIGUOUS = Symbol('ambiguous');
 /** How many given-up requests are remembered for their late answers: the oldest are forgotten first. */
 const ABANDONED_REMEMBERED = 1024;
 /** How long close() waits for replies and cancellations still being sent before the transport is closed under them. */
-const LAST_WORDS_MS = 1000;
+const LAST_WORDS_MS = 2000;
 
 export class RpcClient {
     readonly #transport: UpstreamTransport;

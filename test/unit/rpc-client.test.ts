@@ -269,7 +269,7 @@ describe('RpcClient: timeouts, cancellation, the end', () => {
         assert.equal(other.transport.closed, true);
         assert.equal(other.seen.closed, 0);
     });
-    test('close lets the replies and cancellations still being sent go out first, for a second at most (the upstream hears them before the end)', async t => {
+    test('close lets the replies and cancellations still being sent go out first, for two seconds at most (the upstream hears them before the end)', async t => {
         const { transport, client } = setUp();
         const controller = new AbortController();
         settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, signal: controller.signal }));
@@ -295,12 +295,12 @@ describe('RpcClient: timeouts, cancellation, the end', () => {
         aborted.abort();
         const bounded = stuck.client.close();
         await settled();
-        t.mock.timers.tick(999);
+        t.mock.timers.tick(1999);
         await settled();
         assert.equal(stuck.transport.closed, false);
         t.mock.timers.tick(1);
         await bounded;
-        assert.equal(stuck.transport.closed, true, 'a send that never ends holds close for a second only');
+        assert.equal(stuck.transport.closed, true, 'a send that never ends holds close for two seconds only');
     });
 });
 
@@ -522,7 +522,7 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         assert.equal(outcome.failed, undefined, 'one is still out');
         asked[1]!.answer(ACCEPTED);
         await settled();
-        t.mock.timers.tick(999);
+        t.mock.timers.tick(1999);
         await settled();
         assert.equal(outcome.failed, undefined);
         t.mock.timers.tick(1);
