@@ -12,7 +12,6 @@ import { VisibleSlices } from './catalog/visible-slices.js';
 import { startSharedState, type SharedState } from './cluster/shared-state.js';
 import { FaultCounters } from './diagnostics/faults.js';
 import { describeError, logRedactor, setLogSecrets, type Logger } from './diagnostics/logger.js';
-import { mintInstanceTag } from './downstream/client-requests.js';
 import { ChangeDelivery } from './downstream/delivery.js';
 import { Dispatcher } from './downstream/dispatcher.js';
 import { RequestRegistry } from './downstream/requests.js';
@@ -112,8 +111,8 @@ async function composeParts(live: LiveSettings, options: GatewayOptions): Promis
     // Before anything else that could fail: started, it must be closed (its timers and connections).
     const shared = await startSharedState(config, logger);
     const requests = new RequestRegistry();
-    // Names this gateway among replicas in what it asks clients (and what it holds for them).
-    const instance = mintInstanceTag();
+    // Names this gateway among replicas in what it asks clients, as in the states of what it holds for them.
+    const { instance } = service.held;
     const sessions = sessionTable(live, { delivery, shared, requests, instance });
     const subscriptions = new Subscriptions(delivery, () => live.config.subscriptions);
     // A list is not worth keeping longer than the gateway can vouch for it.
@@ -175,7 +174,7 @@ interface SessionParts {
     delivery: ChangeDelivery;
     shared: SharedState;
     requests: RequestRegistry;
-    /** This gateway's instance tag (mintInstanceTag). */
+    /** This gateway's instance tag (the prompt service's: its held interactions name it too). */
     instance: string;
 }
 
@@ -240,7 +239,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
                 return reload(next);
             },
             close() {
-                closing ??= shutdown({ ...parts, admin, endpoint, shutdownTimeoutMs: live.config.shutdownTimeoutMs, logger });
+                closing ??= shutdown({ ...parts, admin, endpoint, held: parts.service.held, shutdownTimeoutMs: live.config.shutdownTimeoutMs, logger });
                 return closing;
             }
         };

@@ -5,16 +5,17 @@
  *
  * Upstreams of every gateway child: up26 and up25h (the interactive fixture over Streamable HTTP, one process per era
  * for the whole file, so two gateways' clients meet on them) and up25s (the fixture as each gateway's stdio child).
- * The gateway's tests marked `todo` need the rest of issue 28 (PLAN-28 parts A-D); each names what is missing.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
-import { closeAfter, ROOT, stopChild, waitFor, type TeardownScope } from './helpers.js';
+import { closeAfter, connectHttp, ROOT, stopChild, waitFor, type TeardownScope } from './helpers.js';
+import { modernMeta } from './raw-http.js';
 import {
     ALICE,
     assertOwn,
@@ -24,6 +25,7 @@ import {
     connectInputClient,
     DAVE,
     INTERACTIVE_SERVER,
+    interactiveStats,
     interactiveStdio,
     startInteractiveHttp,
     type FixtureAnswer,
@@ -103,30 +105,19 @@ describe('through the gateway over stdio: every row', () => {
         for (const prompt of ['confirm', 'twice', 'all']) await bothAtOnce(...modern, `up26__${prompt}`);
     });
 
-    test(
-        'rows B and C: alice (v1) and bob (v2), 2025 clients on stdio, asked on their own stdout, at once',
-        {
-            timeout: 120_000,
-            todo: 'issue 28: rows B and C over stdio (the gateway asks a 2025 client and takes its answer from stdin); today -32021 from up26, -32603 from the 2025 upstreams'
-        },
-        async () => {
-            for (const upstream of ['up26', 'up25h']) {
-                await bothAtOnce(...legacy, `${upstream}__together`, { n: '2' });
-                for (const prompt of ['confirm', 'twice']) await bothAtOnce(...legacy, `${upstream}__${prompt}`);
-            }
-            await bothAtOnce(...legacy, 'up26__all');
-            for (const prompt of ['confirm', 'twice']) await bothAtOnce(...legacy, `up25s__${prompt}`);
+    test('rows B and C: alice (v1) and bob (v2), 2025 clients on stdio, asked on their own stdout, at once', { timeout: 120_000 }, async () => {
+        for (const upstream of ['up26', 'up25h']) {
+            await bothAtOnce(...legacy, `${upstream}__together`, { n: '2' });
+            for (const prompt of ['confirm', 'twice']) await bothAtOnce(...legacy, `${upstream}__${prompt}`);
         }
-    );
+        await bothAtOnce(...legacy, 'up26__all');
+        for (const prompt of ['confirm', 'twice']) await bothAtOnce(...legacy, `up25s__${prompt}`);
+    });
 
-    test(
-        "row D: carol and dave (2026-07-28) get a 2025 upstream's question as input_required and answer it on the retry",
-        { timeout: 120_000, todo: 'issue 28: row D over stdio (held interactions); today the 2025 upstreams fail -32603' },
-        async () => {
-            await bothAtOnce(...modern, 'up25h__together', { n: '2' });
-            for (const upstream of ['up25h', 'up25s']) for (const prompt of ['confirm', 'twice']) await bothAtOnce(...modern, `${upstream}__${prompt}`);
-        }
-    );
+    test("row D: carol and dave (2026-07-28) get a 2025 upstream's question as input_required and answer it on the retry", { timeout: 120_000 }, async () => {
+        await bothAtOnce(...modern, 'up25h__together', { n: '2' });
+        for (const upstream of ['up25h', 'up25s']) for (const prompt of ['confirm', 'twice']) await bothAtOnce(...modern, `${upstream}__${prompt}`);
+    });
 });
 
 interface Line {
@@ -142,6 +133,7 @@ interface Line {
 function rawGateway(t: TeardownScope) {
     const child = spawn(process.execPath, [path.join(ROOT, 'dist/cli.js'), '--stdio', '--config', httpOnlyConfig], { cwd: ROOT, stdio: ['pipe', 'pipe', 'ignore'] });
     closeAfter(t, () => stopChild(child));
+    const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
     const lines: Line[] = [];
     const waiters: (() => void)[] = [];
     createInterface({ input: child.stdout }).on('line', line => {
@@ -155,40 +147,69 @@ function rawGateway(t: TeardownScope) {
         next: async (): Promise<Line> => {
             while (lines.length <= read) await new Promise<void>(resolve => waiters.push(resolve));
             return lines[read++]!;
+        },
+        /** Closes its stdin, as a host does when it is done; resolves with the exit code. */
+        end: async (): Promise<number | null> => {
+            child.stdin.end();
+            return (await exited)[0];
         }
     };
 }
 
+/** Sends prompts/list until `name` is listed (the upstreams connect in the background), each list read from its own line. */
+async function untilListed(gateway: ReturnType<typeof rawGateway>, name: string, meta?: Record<string, unknown>): Promise<void> {
+    for (let id = 100; ; id++) {
+        gateway.send({ id, method: 'prompts/list', params: meta === undefined ? {} : { _meta: meta } });
+        const listed = await gateway.next();
+        if ((listed.result?.['prompts'] as { name: string }[] | undefined)?.some(prompt => prompt.name === name)) return;
+    }
+}
+
 describe('through the gateway over stdio: the lines a 2025 client sees', () => {
-    test(
-        'the question is one line with a string id; the answer is taken from stdin; a response to an unknown id writes nothing',
-        { timeout: 60_000, todo: 'issue 28: row C over stdio (client-requests.ts, stdio routing of responses); today the get fails -32603 and no question is written' },
-        async t => {
-            const gateway = rawGateway(t);
-            gateway.send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 'raw', version: '1' } } });
-            assert.equal((await gateway.next()).id, 1);
-            gateway.send({ method: 'notifications/initialized' });
-            // Wait until the upstream is there (its prompt listed), each list read from the line it answers.
-            for (let id = 100; ; id++) {
-                gateway.send({ id, method: 'prompts/list' });
-                const listed = await gateway.next();
-                if ((listed.result?.['prompts'] as { name: string }[] | undefined)?.some(prompt => prompt.name === 'up25h__confirm')) break;
-            }
-            gateway.send({ id: 2, method: 'prompts/get', params: { name: 'up25h__confirm', arguments: { who: 'raw' } } });
-            const question = await gateway.next();
-            assert.equal(question.method, 'elicitation/create', JSON.stringify(question));
-            assert.equal(typeof question.id, 'string');
-            assert.deepEqual(Object.keys(question).sort(), ['id', 'jsonrpc', 'method', 'params']);
-            assert.equal(question.params?.['message'], 'Confirm for raw?');
-            assert.equal(question.params?.['mode'], undefined, '2025-06-18 has no mode');
-            gateway.send({ id: 'not-a-question-of-the-gateway', result: { action: 'accept', content: { ok: true, by: 'nobody' } } });
-            gateway.send({ id: question.id, result: { action: 'accept', content: { ok: true, by: 'raw' } } });
-            const answer = await gateway.next();
-            assert.equal(answer.id, 2, `the next line answers the get (nothing for the unknown id): ${JSON.stringify(answer)}`);
-            const text = (answer.result?.['messages'] as { content: { text: string } }[] | undefined)?.[0]?.content.text ?? '';
-            assert.deepEqual((JSON.parse(text) as FixtureAnswer).answers, { ok: { action: 'accept', content: { ok: true, by: 'raw' } } });
-            gateway.send({ id: 3, method: 'ping' });
-            assert.equal((await gateway.next()).id, 3, 'nothing was written for the unknown id');
+    test('the question is one line with a string id; the answer is taken from stdin; a response to an unknown id writes nothing', { timeout: 60_000 }, async t => {
+        const gateway = rawGateway(t);
+        gateway.send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 'raw', version: '1' } } });
+        assert.equal((await gateway.next()).id, 1);
+        gateway.send({ method: 'notifications/initialized' });
+        // Wait until the upstream is there (its prompt listed), each list read from the line it answers.
+        for (let id = 100; ; id++) {
+            gateway.send({ id, method: 'prompts/list' });
+            const listed = await gateway.next();
+            if ((listed.result?.['prompts'] as { name: string }[] | undefined)?.some(prompt => prompt.name === 'up25h__confirm')) break;
         }
-    );
+        gateway.send({ id: 2, method: 'prompts/get', params: { name: 'up25h__confirm', arguments: { who: 'raw' } } });
+        const question = await gateway.next();
+        assert.equal(question.method, 'elicitation/create', JSON.stringify(question));
+        assert.equal(typeof question.id, 'string');
+        assert.deepEqual(Object.keys(question).sort(), ['id', 'jsonrpc', 'method', 'params']);
+        assert.equal(question.params?.['message'], 'Confirm for raw?');
+        assert.equal(question.params?.['mode'], undefined, '2025-06-18 has no mode');
+        gateway.send({ id: 'not-a-question-of-the-gateway', result: { action: 'accept', content: { ok: true, by: 'nobody' } } });
+        gateway.send({ id: question.id, result: { action: 'accept', content: { ok: true, by: 'raw' } } });
+        const answer = await gateway.next();
+        assert.equal(answer.id, 2, `the next line answers the get (nothing for the unknown id): ${JSON.stringify(answer)}`);
+        const text = (answer.result?.['messages'] as { content: { text: string } }[] | undefined)?.[0]?.content.text ?? '';
+        assert.deepEqual((JSON.parse(text) as FixtureAnswer).answers, { ok: { action: 'accept', content: { ok: true, by: 'raw' } } });
+        gateway.send({ id: 3, method: 'ping' });
+        assert.equal((await gateway.next()).id, 3, 'nothing was written for the unknown id');
+    });
+
+    test("stopped while it holds a 2025 upstream's question for a 2026-07-28 client: the upstream's request is refused and cancelled", { timeout: 60_000 }, async t => {
+        const gateway = rawGateway(t);
+        const meta = modernMeta('2026-07-28', { elicitation: { form: {} } });
+        await untilListed(gateway, 'up25h__confirm', meta);
+        gateway.send({ id: 2, method: 'prompts/get', params: { name: 'up25h__confirm', arguments: { who: 'held-at-shutdown' }, _meta: meta } });
+        const held = await gateway.next();
+        assert.equal(held.result?.['resultType'], 'input_required', JSON.stringify(held));
+        assert.equal(await gateway.end(), 0);
+        // Nobody can retry into a stopped gateway: the upstream hears so at once rather than waiting out its own timeout.
+        const fixture = await connectHttp(fx25.url);
+        closeAfter(t, () => fixture.close());
+        const { errors } = await interactiveStats(fixture);
+        assert.deepEqual(
+            errors.filter(error => error.startsWith('confirm held-at-shutdown: ')),
+            ['confirm held-at-shutdown: The client cannot answer elicitation/create'],
+            JSON.stringify(errors)
+        );
+    });
 });

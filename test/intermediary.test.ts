@@ -98,16 +98,14 @@ describe('what a stateless upstream is told about the client', () => {
         assert.deepEqual(body.error?.data, { requiredCapabilities: { elicitation: { form: {} } } });
     });
 
-    test('a 2025 session is relayed no capability, whatever its initialize declared (the gateway cannot carry a request back): -32021', { timeout: 60_000 }, async t => {
+    test('a 2025 session declaring elicitation is asked on its own request and completes the prompt through the gateway (row B)', { timeout: 60_000 }, async t => {
         const gateway = await gatewayInFront(t, await startModernConformanceFixture(t));
         const legacy = new Client({ name: 'intermediary-test-2025', version: '1.0.0' }, { capabilities: { elicitation: {} } });
-        legacy.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { context: 'never asked' } }));
+        legacy.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { context: 'asked over 2025' } }));
         await legacy.connect(new StreamableHTTPClientTransport(new URL(gateway.url!)));
         t.after(() => legacy.close());
-        const error = await rpcError(legacy.getPrompt({ name: 'up__test_input_required_result_prompt' }));
-        assert.equal(error.code, -32021);
-        // Issue 28 part D turns this row into a relayed elicitation; until then the gateway's own words.
-        assert.match(error.message, /The upstream asks for elicitation, which this client did not declare/);
+        const result = await legacy.getPrompt({ name: 'up__test_input_required_result_prompt' });
+        assert.deepEqual(result.messages, [{ role: 'user', content: { type: 'text', text: 'Prompt with context: asked over 2025' } }]);
     });
 
     test('each request carries its own client capabilities, limited to elicitation, sampling and roots; list reads carry none', { timeout: 60_000 }, async t => {

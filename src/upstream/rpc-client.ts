@@ -32,6 +32,7 @@
  */
 import { ProtocolError, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/client';
 import type { FaultKind } from '../diagnostics/faults.js';
+import { withDeadline } from '../lib/deadline.js';
 import { CODE, type RpcError } from '../protocol/errors.js';
 import {
     AMBIGUOUS_INPUT_REQUEST,
@@ -145,6 +146,8 @@ const AMBIGUOUS = Symbol('ambiguous');
 
 /** How many given-up requests are remembered for their late answers: the oldest are forgotten first. */
 const ABANDONED_REMEMBERED = 1024;
+/** How long close() waits for replies and cancellations still being sent before the transport is closed under them. */
+const LAST_WORDS_MS = 2000;
 
 export class RpcClient {
     readonly #transport: UpstreamTransport;
@@ -155,6 +158,8 @@ export class RpcClient {
     /** The upstream's requests out, by its id, with the call each is tied to. */
     readonly #asked = new Map<RequestId, Pending>();
     readonly #relay: InputRelay;
+    /** Replies and cancellations being sent, which nobody awaits but close(). */
+    readonly #sending = new Set<Promise<void>>();
     #nextId = 0;
     #closed = false;
 
@@ -243,6 +248,8 @@ export class RpcClient {
     /** Fails every request in flight at once, then closes the transport; the owner is not told (it asked). */
     async close(): Promise<void> {
         this.#end();
+        // Closing aborts what is in flight: a held question refused or a call cancelled at shutdown would go unheard.
+        if (this.#sending.size > 0) await withDeadline(Promise.all(this.#sending), LAST_WORDS_MS, () => undefined);
         await this.#transport.close();
     }
 
@@ -431,8 +438,14 @@ export class RpcClient {
     }
 
     #reply(id: RequestId, body: { result: Params } | { error: RpcError }): void {
-        // A failed send is the transport's to report; the upstream will time its request out.
-        this.#transport.send({ jsonrpc: '2.0', id, ...body }).catch(() => {});
+        this.#aside(this.#transport.send({ jsonrpc: '2.0', id, ...body }));
+    }
+
+    /** A message nobody awaits, kept until sent for close(); a failed send is the transport's to report (the upstream times out). */
+    #aside(sending: Promise<void>): void {
+        const sent = sending.catch(() => {});
+        this.#sending.add(sent);
+        void sent.then(() => this.#sending.delete(sent));
     }
 
     readonly #timedOut = (id: RequestId): void => {
@@ -464,7 +477,10 @@ export class RpcClient {
         if (this.#abandoned.size > ABANDONED_REMEMBERED) this.#abandoned.delete(this.#abandoned.values().next().value!);
         if (pending.method === 'initialize') return answerAll();
         const requestId = pending.forwarded?.requestId;
-        this.notify('notifications/cancelled', { requestId: id, reason }, requestId === undefined ? undefined : { requestId }).then(answerAll, answerAll);
+        // The cancellation first, the open questions' answers once it went out; both kept for close() to wait on.
+        const cancelled = this.notify('notifications/cancelled', { requestId: id, reason }, requestId === undefined ? undefined : { requestId });
+        this.#aside(cancelled);
+        cancelled.then(answerAll, answerAll);
     }
 
     /**

@@ -23,6 +23,9 @@ class ScriptedTransport implements UpstreamTransport {
     /** What each message sent carried of its client request, by position in `sent`. */
     readonly forwarded: (Forwarded | undefined)[] = [];
     failSends = false;
+    /** While set, every send waits for `release()` (a slow upstream, a POST in flight). */
+    holdSends = false;
+    readonly #held: (() => void)[] = [];
     closed = false;
 
     start(): Promise<void> {
@@ -33,7 +36,12 @@ class ScriptedTransport implements UpstreamTransport {
         if (this.failSends) return Promise.reject(new Error('EPIPE'));
         this.sent.push(message);
         this.forwarded.push(forwarded);
-        return Promise.resolve();
+        return this.holdSends ? new Promise(resolve => this.#held.push(resolve)) : Promise.resolve();
+    }
+
+    /** The held sends are done. */
+    release(): void {
+        for (const done of this.#held.splice(0)) done();
     }
 
     close(): Promise<void> {
@@ -261,6 +269,39 @@ describe('RpcClient: timeouts, cancellation, the end', () => {
         assert.equal(other.transport.closed, true);
         assert.equal(other.seen.closed, 0);
     });
+    test('close lets the replies and cancellations still being sent go out first, for two seconds at most (the upstream hears them before the end)', async t => {
+        const { transport, client } = setUp();
+        const controller = new AbortController();
+        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, signal: controller.signal }));
+        transport.holdSends = true;
+        controller.abort();
+        transport.deliver({ jsonrpc: '2.0', id: 'p', method: 'ping' });
+        const closing = client.close();
+        await settled();
+        assert.equal(transport.closed, false, 'the cancellation and the reply are still being sent');
+        transport.release();
+        await closing;
+        assert.equal(transport.closed, true);
+        assert.deepEqual(
+            transport.sent.slice(-2).map(message => message.method ?? message.id),
+            ['notifications/cancelled', 'p']
+        );
+
+        t.mock.timers.enable({ apis: ['setTimeout'] });
+        const stuck = setUp();
+        const aborted = new AbortController();
+        settledLater(stuck.client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, signal: aborted.signal }));
+        stuck.transport.holdSends = true;
+        aborted.abort();
+        const bounded = stuck.client.close();
+        await settled();
+        t.mock.timers.tick(1999);
+        await settled();
+        assert.equal(stuck.transport.closed, false);
+        t.mock.timers.tick(1);
+        await bounded;
+        assert.equal(stuck.transport.closed, true, 'a send that never ends holds close for two seconds only');
+    });
 });
 
 describe("RpcClient: the upstream's own messages", () => {
@@ -481,7 +522,7 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         assert.equal(outcome.failed, undefined, 'one is still out');
         asked[1]!.answer(ACCEPTED);
         await settled();
-        t.mock.timers.tick(999);
+        t.mock.timers.tick(1999);
         await settled();
         assert.equal(outcome.failed, undefined);
         t.mock.timers.tick(1);
