@@ -23,5 +23,20 @@ function unitTestFiles(): string[] {
         .map(name => path.join(UNIT, name));
 }
 
+/**
+ * Every module of src/ but the CLI (which runs on import), evaluated before the first test is registered. A test may
+ * start while later files still load, and a module that captures a global when it is evaluated (smol-toml's TomlDate
+ * extends Date) would capture a test's mocked Date or timers for good: that failed "date.isValid is not a function"
+ * in one full run of three.
+ */
+function sourceModules(folder: string): string[] {
+    return readdirSync(folder, { withFileTypes: true }).flatMap(entry => {
+        const full = path.join(folder, entry.name);
+        if (entry.isDirectory()) return sourceModules(full);
+        return entry.name.endsWith('.ts') && full !== path.join(ROOT, 'src/cli.ts') ? [full] : [];
+    });
+}
+await Promise.all(sourceModules(path.join(ROOT, 'src')).map(file => import(pathToFileURL(file).href)));
+
 // In order, each file's tests registered before the next file loads (the reporter names each test's file).
 for (const file of unitTestFiles()) await import(pathToFileURL(file).href);
