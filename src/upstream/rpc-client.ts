@@ -249,8 +249,13 @@ export class RpcClient {
     async close(): Promise<void> {
         this.#end();
         // Closing aborts what is in flight: a held question refused or a call cancelled at shutdown would go unheard.
-        if (this.#sending.size > 0) await withDeadline(Promise.all(this.#sending), LAST_WORDS_MS, () => undefined);
+        if (this.#sending.size > 0) await withDeadline(this.#sent(), LAST_WORDS_MS, () => undefined);
         await this.#transport.close();
+    }
+
+    /** Resolves once nothing is being sent, including what a send in flight leads to (a cancellation's answers). */
+    async #sent(): Promise<void> {
+        while (this.#sending.size > 0) await Promise.all(this.#sending);
     }
 
     /** Whether this call ended the client. */
@@ -467,8 +472,8 @@ export class RpcClient {
      */
     #cancel(id: RequestId, error: Error, reason: string, answers: [RequestId, RpcError][] = []): void {
         const pending = this.#settle(id, answers);
+        // Sent even once close() began: it waits for them, and a question the gateway gave up on must hear so.
         const answerAll = () => {
-            if (this.#closed) return;
             for (const [asked, answer] of answers) this.#reply(asked, { error: answer });
         };
         if (pending === undefined) return answerAll();
@@ -479,8 +484,7 @@ export class RpcClient {
         const requestId = pending.forwarded?.requestId;
         // The cancellation first, the open questions' answers once it went out; both kept for close() to wait on.
         const cancelled = this.notify('notifications/cancelled', { requestId: id, reason }, requestId === undefined ? undefined : { requestId });
-        this.#aside(cancelled);
-        cancelled.then(answerAll, answerAll);
+        this.#aside(cancelled.then(answerAll, answerAll));
     }
 
     /**

@@ -522,7 +522,7 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         assert.equal(outcome.failed, undefined, 'one is still out');
         asked[1]!.answer(ACCEPTED);
         await settled();
-        t.mock.timers.tick(1999);
+        t.mock.timers.tick(999);
         await settled();
         assert.equal(outcome.failed, undefined);
         t.mock.timers.tick(1);
