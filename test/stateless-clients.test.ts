@@ -385,14 +385,16 @@ describe('input_required (multi round-trip requests)', () => {
             });
             t.after(() => gateway.close());
             await upstreamsReady(gateway);
-            const first = await json(await postModern(gateway.url!, 'prompts/get', { name: 'rec__ask' }, bearer('alice')));
+            // Declared, as a client that can answer an elicitation must (one that cannot is refused: test/input-requests.test.ts).
+            const _meta = modernMeta('2026-07-28', { elicitation: { form: {} } });
+            const first = await json(await postModern(gateway.url!, 'prompts/get', { name: 'rec__ask', _meta }, bearer('alice')));
             assert.deepEqual(SCHEMA.problems(first, 'prompts/get'), []);
             const result = first.result as { resultType: string; inputRequests: unknown; requestState: string };
             assert.equal(result.resultType, 'input_required');
             assert.deepEqual(Object.keys(result.inputRequests as object), ['who']);
             assert.notEqual(result.requestState, 'upstream-state-1', "the upstream's state is sealed, not shown");
             const inputResponses = { who: { action: 'accept', content: { name: 'Ada' } } };
-            const retry = await json(await postModern(gateway.url!, 'prompts/get', { name: 'rec__ask', inputResponses, requestState: result.requestState }, bearer('alice')));
+            const retry = await json(await postModern(gateway.url!, 'prompts/get', { name: 'rec__ask', inputResponses, requestState: result.requestState, _meta }, bearer('alice')));
             assert.deepEqual(SCHEMA.problems(retry, 'prompts/get'), []);
             assert.deepEqual((retry.result as { messages: unknown }).messages, [{ role: 'user', content: { type: 'text', text: 'Hello, Ada' } }]);
             assert.deepEqual(upstream.states, [undefined, 'upstream-state-1'], 'the upstream got its own state back');
@@ -403,14 +405,14 @@ describe('input_required (multi round-trip requests)', () => {
                 ['for another prompt', result.requestState, 'alice', 'rec__p'],
                 ["the upstream's own", 'upstream-state-1', 'alice', 'rec__ask']
             ] as const) {
-                const refused = await json(await postModern(gateway.url!, 'prompts/get', { name, inputResponses, requestState: state }, bearer(who)));
+                const refused = await json(await postModern(gateway.url!, 'prompts/get', { name, inputResponses, requestState: state, _meta }, bearer(who)));
                 assert.equal(refused.error?.code, -32602, what);
             }
             assert.equal(upstream.states.length, 2, 'no refused state reached the upstream');
         }
     );
 
-    test('a handshake-era client gets a clear -32603: it has no way to answer', { timeout: 60_000 }, async t => {
+    test('a handshake-era client that did not declare elicitation gets -32021 naming it (one that did is asked: test/input-requests.test.ts)', { timeout: 60_000 }, async t => {
         const upstream = await startHeaderRecordingUpstream(t);
         const gateway = await startTestGateway({ upstreams: [{ id: 'rec', transport: 'http', url: upstream.url }] });
         t.after(() => gateway.close());
@@ -421,7 +423,7 @@ describe('input_required (multi round-trip requests)', () => {
             () => assert.fail('must fail'),
             (failure: unknown) => failure as { code?: number; message?: string }
         );
-        assert.equal(error.code, -32603);
-        assert.match(error.message ?? '', /input_required/);
+        assert.equal(error.code, -32021);
+        assert.match(error.message ?? '', /elicitation/);
     });
 });
