@@ -302,7 +302,8 @@ describe('replicas sharing state in Redis', { skip: redisAvailable() ? false : C
         const redis = await startRedis(t);
         const admin = await adminOf(t, redis);
         const log = capturingLogger();
-        const [a] = await replicas(t, redis, {}, [log.logger]);
+        // Its subject is a refusal, not slowness: a loaded machine must not make Redis look down (250 ms by default).
+        const [a] = await replicas(t, redis, { cluster: { redis: { url: redis.url, commandTimeoutMs: 10_000 } } }, [log.logger]);
         const session = await openRawSession(a.url!);
         // Not a sorted set: ZADD answers WRONGTYPE, which says nothing of Redis's health.
         await admin.set('mcp-prompt-gateway:revoked', 'not a sorted set');

@@ -91,7 +91,7 @@ export function catalogPageRoutes(options: CatalogPageOptions): ListenerRoutes {
 /**
  * The page for the values read per load: `{{name}}` placeholders filled in one pass (a value is never scanned for
  * placeholders), each value escaped for an HTML attribute. Few combinations (three auth modes, a bound changed only
- * by a reload), so each page is made once.
+ * by a reload), so each page is made once, and at most eight are kept.
  */
 function pageRenderer(template: string, values: Record<string, string>): (perLoad: Record<string, string>) => string {
     const pages = new Map<string, string>();
@@ -101,6 +101,8 @@ function pageRenderer(template: string, values: Record<string, string>): (perLoa
         if (page === undefined) {
             const all: Record<string, string> = { ...values, ...perLoad };
             page = template.replace(/\{\{(\w+)\}\}/g, (placeholder, name: string) => (Object.hasOwn(all, name) ? escapeAttribute(all[name]!) : placeholder));
+            // Reloads that change the bound each add one: kept few, made again when asked for.
+            if (pages.size >= 8) pages.clear();
             pages.set(key, page);
         }
         return page;
