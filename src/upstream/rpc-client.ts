@@ -141,7 +141,13 @@ const METHOD_NOT_FOUND = { code: CODE.methodNotFound, message: 'Method not found
 const CALL_ENDED = { code: CODE.internalError, message: 'The client request was cancelled' };
 const NO_ROOTS = Object.freeze({ roots: Object.freeze([]) });
 const INPUT_METHOD_SET: ReadonlySet<string> = new Set(INPUT_METHODS);
-/** Two or more `prompts/get` in flight: an unrelated request could be any one's. */
+/**
+ * What the gateway sends an upstream for one client's request: an unrelated request of the upstream's could be any
+ * one's in flight, a completion's too (its argument values are that client's), so a get is its sole cause only when
+ * no other is in flight. (List reads are the gateway's own, for every client: they never ask.)
+ */
+const CLIENT_METHODS: ReadonlySet<string> = new Set(['prompts/get', 'completion/complete']);
+/** Two or more client requests in flight (CLIENT_METHODS): an unrelated request could be any one's. */
 const AMBIGUOUS = Symbol('ambiguous');
 
 /** How many given-up requests are remembered for their late answers: the oldest are forgotten first. */
@@ -352,7 +358,7 @@ export class RpcClient {
 
     /**
      * The call a request of the upstream's is tied to: the one on whose answer stream it came, or (`sole`, `exclusive`)
-     * the one prompts/get in flight; AMBIGUOUS when several are; undefined when none, or the call takes no input.
+     * the one prompts/get in flight; AMBIGUOUS when other client requests are too (CLIENT_METHODS); undefined when none, or the call takes no input.
      */
     #ownerOf(relatedTo: RequestId | undefined): (Pending & { input: InputOptions }) | typeof AMBIGUOUS | undefined {
         let owner: Pending | undefined;
@@ -360,7 +366,7 @@ export class RpcClient {
             if (this.#relay.answerStreams) owner = this.#pending.get(relatedTo);
         } else if (this.#relay.unrelated !== 'none') {
             for (const pending of this.#pending.values()) {
-                if (pending.method !== 'prompts/get') continue;
+                if (!CLIENT_METHODS.has(pending.method)) continue;
                 if (owner !== undefined) return AMBIGUOUS;
                 owner = pending;
             }

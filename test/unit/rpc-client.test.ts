@@ -465,6 +465,29 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         await internal;
     });
 
+    for (const unrelated of ['sole', 'exclusive'] as const) {
+        test(`${unrelated}: with another client's completion in flight beside the one get, an unrelated request is refused, never put to the get's client`, async t => {
+            const { transport, seen, client } = setUp({ answerStreams: false, unrelated, roots: false });
+            t.after(() => client.close());
+            const { asked, input } = asker();
+            const get = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() });
+            const complete = client.request('completion/complete', { ref: { type: 'ref/prompt', name: 'y' }, argument: { name: 'a', value: 'secret' } }, isAnyResult, LONG);
+            // Over stdio it could be the completion's as well as the get's: its words must not reach the get's client.
+            transport.deliver(elicit(1));
+            assert.equal(asked.length, 0);
+            assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', id: 1, error: { code: -32603, message: AMBIGUOUS_INPUT_REQUEST } });
+            assert.deepEqual(seen.faults, ['unrelated_request']);
+            transport.deliver({ jsonrpc: '2.0', id: transport.request('completion/complete').id, result: { completion: { values: [] } } });
+            await complete;
+            transport.deliver(elicit(2));
+            assert.equal(asked.length, 1, 'the get alone in flight again: it is the one asked');
+            asked[0]!.answer(ACCEPTED);
+            await settled();
+            transport.deliver({ jsonrpc: '2.0', id: transport.request('prompts/get').id, result: GET });
+            assert.deepEqual(await get, GET);
+        });
+    }
+
     test('roots/list is relayed only with relayRoots', t => {
         const { transport, client } = setUp({ ...RELATED, roots: true });
         t.after(() => client.close());
