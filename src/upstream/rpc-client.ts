@@ -152,6 +152,12 @@ const AMBIGUOUS = Symbol('ambiguous');
 
 /** How many given-up requests are remembered for their late answers: the oldest are forgotten first. */
 const ABANDONED_REMEMBERED = 1024;
+/**
+ * How long a client request given up on (CLIENT_METHODS) may still be the cause of an unrelated request of the
+ * upstream's: one sent before the upstream read the cancellation crosses it on the wire, and is that client's, not
+ * the next get's. Unless the upstream answered it meanwhile (then it is done with it).
+ */
+export const LATE_QUESTION_MS = 5000;
 /** How long close() waits for replies and cancellations still being sent before the transport is closed under them. */
 const LAST_WORDS_MS = 2000;
 
@@ -159,8 +165,11 @@ export class RpcClient {
     readonly #transport: UpstreamTransport;
     readonly #events: RpcClientEvents;
     readonly #pending = new Map<RequestId, Pending>();
-    /** Requests given up on whose answer has not come (yet), in the order they were given up. */
-    readonly #abandoned = new Set<RequestId>();
+    /**
+     * Requests given up on whose answer has not come (yet), in the order they were given up: when, for a client
+     * request (LATE_QUESTION_MS), else -Infinity.
+     */
+    readonly #abandoned = new Map<RequestId, number>();
     /** The upstream's requests out, by its id, with the call each is tied to. */
     readonly #asked = new Map<RequestId, Pending>();
     readonly #relay: InputRelay;
@@ -365,6 +374,7 @@ export class RpcClient {
         if (relatedTo !== undefined) {
             if (this.#relay.answerStreams) owner = this.#pending.get(relatedTo);
         } else if (this.#relay.unrelated !== 'none') {
+            if (this.#givenUpLately()) return AMBIGUOUS;
             for (const pending of this.#pending.values()) {
                 if (!CLIENT_METHODS.has(pending.method)) continue;
                 if (owner !== undefined) return AMBIGUOUS;
@@ -372,6 +382,13 @@ export class RpcClient {
             }
         }
         return owner?.input === undefined ? undefined : (owner as Pending & { input: InputOptions });
+    }
+
+    /** Whether a client request given up on less than LATE_QUESTION_MS ago is unanswered: a question now may be its. */
+    #givenUpLately(): boolean {
+        const since = Date.now() - LATE_QUESTION_MS;
+        for (const givenUpAt of this.#abandoned.values()) if (givenUpAt > since) return true;
+        return false;
     }
 
     #unrelated(id: RequestId, method: InputMethod, ambiguous: boolean): void {
@@ -484,8 +501,8 @@ export class RpcClient {
         };
         if (pending === undefined) return answerAll();
         pending.reject(error);
-        this.#abandoned.add(id);
-        if (this.#abandoned.size > ABANDONED_REMEMBERED) this.#abandoned.delete(this.#abandoned.values().next().value!);
+        this.#abandoned.set(id, CLIENT_METHODS.has(pending.method) ? Date.now() : -Infinity);
+        if (this.#abandoned.size > ABANDONED_REMEMBERED) this.#abandoned.delete(this.#abandoned.keys().next().value!);
         if (pending.method === 'initialize') return answerAll();
         const requestId = pending.forwarded?.requestId;
         // The cancellation first, the open questions' answers once it went out; both kept for close() to wait on.
