@@ -141,11 +141,23 @@ const METHOD_NOT_FOUND = { code: CODE.methodNotFound, message: 'Method not found
 const CALL_ENDED = { code: CODE.internalError, message: 'The client request was cancelled' };
 const NO_ROOTS = Object.freeze({ roots: Object.freeze([]) });
 const INPUT_METHOD_SET: ReadonlySet<string> = new Set(INPUT_METHODS);
-/** Two or more `prompts/get` in flight: an unrelated request could be any one's. */
+/**
+ * What the gateway sends an upstream for one client's request: an unrelated request of the upstream's could be any
+ * one's in flight, a completion's too (its argument values are that client's), so a get is its sole cause only when
+ * no other is in flight. (List reads are the gateway's own, for every client: they never ask.)
+ */
+const CLIENT_METHODS: ReadonlySet<string> = new Set(['prompts/get', 'completion/complete']);
+/** Two or more client requests in flight (CLIENT_METHODS): an unrelated request could be any one's. */
 const AMBIGUOUS = Symbol('ambiguous');
 
 /** How many given-up requests are remembered for their late answers: the oldest are forgotten first. */
 const ABANDONED_REMEMBERED = 1024;
+/**
+ * How long a client request given up on (CLIENT_METHODS) may still be the cause of an unrelated request of the
+ * upstream's: one sent before the upstream read the cancellation crosses it on the wire, and is that client's, not
+ * the next get's. Unless the upstream answered it meanwhile (then it is done with it).
+ */
+export const LATE_QUESTION_MS = 5000;
 /** How long close() waits for replies and cancellations still being sent before the transport is closed under them. */
 const LAST_WORDS_MS = 2000;
 
@@ -153,8 +165,11 @@ export class RpcClient {
     readonly #transport: UpstreamTransport;
     readonly #events: RpcClientEvents;
     readonly #pending = new Map<RequestId, Pending>();
-    /** Requests given up on whose answer has not come (yet), in the order they were given up. */
-    readonly #abandoned = new Set<RequestId>();
+    /**
+     * Requests given up on whose answer has not come (yet), in the order they were given up: when, for a client
+     * request (LATE_QUESTION_MS), else -Infinity.
+     */
+    readonly #abandoned = new Map<RequestId, number>();
     /** The upstream's requests out, by its id, with the call each is tied to. */
     readonly #asked = new Map<RequestId, Pending>();
     readonly #relay: InputRelay;
@@ -352,20 +367,28 @@ export class RpcClient {
 
     /**
      * The call a request of the upstream's is tied to: the one on whose answer stream it came, or (`sole`, `exclusive`)
-     * the one prompts/get in flight; AMBIGUOUS when several are; undefined when none, or the call takes no input.
+     * the one prompts/get in flight; AMBIGUOUS when other client requests are too (CLIENT_METHODS); undefined when none, or the call takes no input.
      */
     #ownerOf(relatedTo: RequestId | undefined): (Pending & { input: InputOptions }) | typeof AMBIGUOUS | undefined {
         let owner: Pending | undefined;
         if (relatedTo !== undefined) {
             if (this.#relay.answerStreams) owner = this.#pending.get(relatedTo);
         } else if (this.#relay.unrelated !== 'none') {
+            if (this.#givenUpLately()) return AMBIGUOUS;
             for (const pending of this.#pending.values()) {
-                if (pending.method !== 'prompts/get') continue;
+                if (!CLIENT_METHODS.has(pending.method)) continue;
                 if (owner !== undefined) return AMBIGUOUS;
                 owner = pending;
             }
         }
         return owner?.input === undefined ? undefined : (owner as Pending & { input: InputOptions });
+    }
+
+    /** Whether a client request given up on less than LATE_QUESTION_MS ago is unanswered: a question now may be its. */
+    #givenUpLately(): boolean {
+        const since = Date.now() - LATE_QUESTION_MS;
+        for (const givenUpAt of this.#abandoned.values()) if (givenUpAt > since) return true;
+        return false;
     }
 
     #unrelated(id: RequestId, method: InputMethod, ambiguous: boolean): void {
@@ -478,8 +501,8 @@ export class RpcClient {
         };
         if (pending === undefined) return answerAll();
         pending.reject(error);
-        this.#abandoned.add(id);
-        if (this.#abandoned.size > ABANDONED_REMEMBERED) this.#abandoned.delete(this.#abandoned.values().next().value!);
+        this.#abandoned.set(id, CLIENT_METHODS.has(pending.method) ? Date.now() : -Infinity);
+        if (this.#abandoned.size > ABANDONED_REMEMBERED) this.#abandoned.delete(this.#abandoned.keys().next().value!);
         if (pending.method === 'initialize') return answerAll();
         const requestId = pending.forwarded?.requestId;
         // The cancellation first, the open questions' answers once it went out; both kept for close() to wait on.

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ProtocolError, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/client';
 import { isAnyResult, isGetPromptResult } from '../../src/upstream/result-schemas.js';
-import { isTotalTimeout, RpcClient, type InputOptions, type InputRelay, type RpcClientEvents } from '../../src/upstream/rpc-client.js';
+import { isTotalTimeout, LATE_QUESTION_MS, RpcClient, type InputOptions, type InputRelay, type RpcClientEvents } from '../../src/upstream/rpc-client.js';
 import { InputRefusedError, UpstreamFailedError, type Forwarded } from '../../src/catalog/upstream-port.js';
 import { AMBIGUOUS_INPUT_REQUEST, UNRELATED_INPUT_REQUEST, type InputAnswer, type InputRequest } from '../../src/protocol/input-requests.js';
 import { missingCapabilityError } from '../../src/protocol/errors.js';
@@ -463,6 +463,67 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', id: 3, error: { code: -32603, message: UNRELATED_INPUT_REQUEST } });
         transport.deliver({ jsonrpc: '2.0', id: transport.request('prompts/get').id, result: GET });
         await internal;
+    });
+
+    for (const unrelated of ['sole', 'exclusive'] as const) {
+        test(`${unrelated}: with another client's completion in flight beside the one get, an unrelated request is refused, never put to the get's client`, async t => {
+            const { transport, seen, client } = setUp({ answerStreams: false, unrelated, roots: false });
+            t.after(() => client.close());
+            const { asked, input } = asker();
+            const get = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() });
+            const complete = client.request('completion/complete', { ref: { type: 'ref/prompt', name: 'y' }, argument: { name: 'a', value: 'secret' } }, isAnyResult, LONG);
+            // Over stdio it could be the completion's as well as the get's: its words must not reach the get's client.
+            transport.deliver(elicit(1));
+            assert.equal(asked.length, 0);
+            assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', id: 1, error: { code: -32603, message: AMBIGUOUS_INPUT_REQUEST } });
+            assert.deepEqual(seen.faults, ['unrelated_request']);
+            transport.deliver({ jsonrpc: '2.0', id: transport.request('completion/complete').id, result: { completion: { values: [] } } });
+            await complete;
+            transport.deliver(elicit(2));
+            assert.equal(asked.length, 1, 'the get alone in flight again: it is the one asked');
+            asked[0]!.answer(ACCEPTED);
+            await settled();
+            transport.deliver({ jsonrpc: '2.0', id: transport.request('prompts/get').id, result: GET });
+            assert.deepEqual(await get, GET);
+        });
+    }
+
+    test("sole: a question that crossed a cancelled get's cancellation on the wire never reaches the next get's client", async t => {
+        t.mock.timers.enable({ apis: ['Date'] });
+        const { transport, client } = setUp(SOLE);
+        t.after(() => client.close());
+        const { asked, input } = asker();
+        const controller = new AbortController();
+        const gone = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, signal: controller.signal, input: input() });
+        controller.abort('client A went away');
+        await rejection(gone);
+        const next = client.request('prompts/get', { name: 'y' }, isGetPromptResult, { ...LONG, input: input() });
+        // The upstream asked for A's get before it read the cancellation: it is A's question, not B's.
+        transport.deliver(elicit('for-a'));
+        assert.equal(asked.length, 0);
+        assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', id: 'for-a', error: { code: -32603, message: AMBIGUOUS_INPUT_REQUEST } });
+        t.mock.timers.tick(LATE_QUESTION_MS);
+        transport.deliver(elicit('for-b'));
+        assert.equal(asked.length, 1, 'long after the cancellation, the one get in flight is the one asked');
+        asked[0]!.answer(ACCEPTED);
+        await settled();
+        transport.deliver({ jsonrpc: '2.0', id: transport.request('prompts/get').id, result: GET });
+        assert.deepEqual(await next, GET);
+    });
+
+    test("sole: a cancelled get the upstream answered after all is over: the next get's questions are its own", async t => {
+        const { transport, client } = setUp(SOLE);
+        t.after(() => client.close());
+        const { asked, input } = asker();
+        const controller = new AbortController();
+        const gone = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, signal: controller.signal, input: input() });
+        const goneId = transport.request('prompts/get').id;
+        controller.abort('client A went away');
+        await rejection(gone);
+        transport.deliver({ jsonrpc: '2.0', id: goneId, error: { code: -32800, message: 'Request cancelled' } });
+        settledLater(client.request('prompts/get', { name: 'y' }, isGetPromptResult, { ...LONG, input: input() }));
+        transport.deliver(elicit('for-b'));
+        assert.equal(asked.length, 1);
     });
 
     test('roots/list is relayed only with relayRoots', t => {
