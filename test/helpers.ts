@@ -110,9 +110,11 @@ export function startModernHttpFixture(): Promise<HttpFixture> {
 /**
  * Spawns a fixture server and resolves once it prints its URL. Its stdin is a pipe this process keeps open: the
  * fixture exits when it ends, so a test process killed on a timeout leaves no server behind (see lifetime.ts).
+ * With `t`, it is stopped when `t` ends, registered the moment it is spawned.
  */
-async function spawnHttpFixture(args: string[]): Promise<HttpFixture> {
+export async function spawnHttpFixture(args: string[], t?: TeardownScope): Promise<HttpFixture> {
     const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'ignore', 'pipe'] });
+    if (t !== undefined) closeAfter(t, () => stopChild(child));
     const url = await new Promise<string>((resolve, reject) => {
         let stderr = '';
         createInterface({ input: child.stderr }).on('line', line => {

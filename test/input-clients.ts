@@ -8,8 +8,6 @@
  * Also starts test/fixtures/interactive-server.ts as its own HTTP process, and reads that fixture's answers.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2, type ClientCapabilities as ClientCapabilitiesV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
@@ -17,7 +15,7 @@ import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/s
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, type ClientCapabilities as ClientCapabilitiesV1 } from '@modelcontextprotocol/sdk/types.js';
 import { compiledFixture } from './fixture-build.js';
-import { closeAfter, ROOT, stopChild, type TeardownScope } from './helpers.js';
+import { closeAfter, ROOT, spawnHttpFixture, type TeardownScope } from './helpers.js';
 
 export const INTERACTIVE_SERVER = compiledFixture('interactive-server');
 
@@ -223,20 +221,8 @@ export interface InteractiveFixture {
 }
 
 /** test/fixtures/interactive-server.ts over Streamable HTTP, in `era`; stopped when `t` ends. */
-export async function startInteractiveHttp(t: TeardownScope, era: '2025' | '2026-07-28'): Promise<InteractiveFixture> {
-    const child = spawn(process.execPath, [INTERACTIVE_SERVER, '--era', era, '--transport', 'streamable-http'], { cwd: ROOT, stdio: ['pipe', 'ignore', 'pipe'] });
-    closeAfter(t, () => stopChild(child));
-    const url = await new Promise<string>((resolve, reject) => {
-        let stderr = '';
-        createInterface({ input: child.stderr }).on('line', line => {
-            stderr += `${line}\n`;
-            const match = /^FIXTURE_URL=(\S+)/.exec(line);
-            if (match) resolve(match[1]!);
-        });
-        child.once('error', reject);
-        child.once('exit', code => reject(new Error(`interactive-server exited with ${code}:\n${stderr}`)));
-    });
-    return { url, close: () => stopChild(child) };
+export function startInteractiveHttp(t: TeardownScope, era: '2025' | '2026-07-28'): Promise<InteractiveFixture> {
+    return spawnHttpFixture([INTERACTIVE_SERVER, '--era', era, '--transport', 'streamable-http'], t);
 }
 
 /** The fixture as a stdio upstream of a gateway (2025 era). */

@@ -10,7 +10,7 @@
  * - `request` (2025 upstream, 2025 client): `Interaction.relay` puts each request to the client;
  * - `request_to_mrtr` (2025 upstream, 2026 client): `HeldInteractions` (held-interactions.ts) keeps the upstream's
  *   call open and its requests waiting while the client answers them in `input_required` rounds.
- * What a client did not declare is never put to it (-32021, the upstream's request answered with an error and its call
+ * What a client did not declare is never put to it (missingCapabilityError, the upstream's request answered with an error and its call
  * cancelled); every round, answer and wait is bounded (InteractionBounds). No I/O: the ports do it; timers only.
  */
 import { ProtocolError } from '@modelcontextprotocol/client';
@@ -79,7 +79,7 @@ export class ClientInputError extends UpstreamRejectedError {
 /** A 2026-07-28 revision never needs an elicitation id minted; for a 2025 client the asking port mints it. */
 const NO_ELICITATION_ID = () => '';
 
-/** `request` as `client` takes it, checked: -32021 naming what it did not declare, or what its revision cannot carry. */
+/** `request` as `client` takes it, checked: missingCapabilityError naming what it did not declare, or what its revision cannot carry. */
 export function askable(client: ClientInput, request: InputRequest): InputRequest {
     const need = missingNeed(client.capabilities, request);
     if (need !== undefined) throw new InputRefusedError(missingCapabilityError(need));

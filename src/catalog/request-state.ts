@@ -3,7 +3,7 @@
  * sees it and opened when the client retries. Two kinds, one sealer:
  * - `u`: a 2026-07-28 upstream's own state (multi round-trip requests passed on), opaque inside;
  * - `h`: names a 2025 upstream's request held open on this gateway instance for the client to answer
- *   (catalog/interaction.ts HeldInteractions).
+ *   (catalog/held-interactions.ts HeldInteractions).
  * Upstreams see every client as the one gateway, so they cannot bind a state to its principal themselves, as the
  * revision asks: the seal binds it to the caller (its scope, and for the anonymous client its address: `holder`),
  * the prompt (the exposed name), a digest of the arguments (the MRTR page: "a digest of its salient parameters") and

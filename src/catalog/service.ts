@@ -3,12 +3,12 @@
  * merged view, get a prompt from its owning upstream, complete an argument.
  * Transport-agnostic: it takes request params and throws JSON-RPC errors.
  */
-import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { ProtocolError } from '@modelcontextprotocol/client';
 import type { CompleteRequest, CompleteResult, GetPromptResult, ListPromptsResult, Prompt } from '@modelcontextprotocol/client';
 import { CODE } from '../protocol/errors.js';
 import { Bus } from '../lib/bus.js';
+import { mintInstanceTag } from '../lib/instance-tag.js';
 import { exceeds, exceedsDepth } from '../lib/json-bounds.js';
 import { checkStringMap, validateArguments } from './arguments.js';
 import type { Catalog, CatalogEntry, Visibility } from './catalog.js';
@@ -91,8 +91,7 @@ export class PromptService {
         private options: PromptServiceOptions,
         private readonly slices: VisibleSlices,
         private states: RequestStates,
-        // Per gateway, never a module constant: gateways in one process (tests' replicas) must differ.
-        instance = randomBytes(6).toString('base64url')
+        instance = mintInstanceTag()
     ) {
         this.held = new HeldInteractions(instance, () => this.options.input);
     }

@@ -128,7 +128,7 @@ export class UpstreamRejectedError extends Error {
 /**
  * Thrown by an onInputRequest handler: the client cannot answer the upstream's request (it did not declare what it
  * needs). The call is cancelled upstream, the upstream's request answered with an error, and the call fails with this:
- * -32021 and its data pass to the client.
+ * CODE.missingClientCapability and its data pass to the client.
  */
 export class InputRefusedError extends UpstreamRejectedError {
     constructor(error: RpcError) {

@@ -51,7 +51,7 @@ export function outcomeOf(error: unknown): Outcome {
     if (error instanceof UnknownPromptError) return error.hidden === undefined ? 'invalid_params' : 'denied';
     // The client did not answer (in time, or at all), or answered with an error: not the upstream's doing.
     if (error instanceof ClientInputError) return error.outcome === 'failed' ? 'upstream_error' : error.outcome;
-    // A refusal (-32021: the client did not declare what the upstream asks) is about the client's request.
+    // A refusal (CODE.missingClientCapability: the client did not declare what the upstream asks) is about the client's request.
     if (error instanceof UpstreamRejectedError) return 'invalid_params';
     if (error instanceof UpstreamFailedError) {
         if (error.fault === 'timeout') return 'timeout';

@@ -14,7 +14,7 @@
  * `notifications/cancelled` first, so its user is not left with a form nobody reads: on the request's stream, or
  * when that is gone on the session's own (the GET stream), if it has one.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { JSONRPCMessage, JSONRPCNotification, JSONRPCResponse } from '@modelcontextprotocol/client';
 import { UpstreamRejectedError } from '../catalog/upstream-port.js';
 import { cannotCarryError, CODE, readAnswerError } from '../protocol/errors.js';
@@ -48,14 +48,6 @@ interface Asked {
 
 /** An instance tag (mintInstanceTag), a dot, a count. */
 const ASK_ID = /^([A-Za-z0-9_-]{8})\.[1-9]\d{0,15}$/;
-
-/**
- * A tag naming one gateway process among its replicas: 6 random bytes, base64url (8 characters). Per gateway, never a
- * module constant: gateways started in one process (tests) are replicas of each other too.
- */
-export function mintInstanceTag(): string {
-    return randomBytes(6).toString('base64url');
-}
 
 /** Ids `<instance>.<n>` for one gateway process. */
 export function askIds(instance: string): () => string {

@@ -40,7 +40,7 @@ export async function closeParts({ telemetry, admin, delivery, catalog, pool, sh
     await shared.close();
 }
 
-/** Upstream calls held open for a client's retry (issue 28's row D: catalog/interaction.ts HeldInteractions). */
+/** Upstream calls held open for a client's retry (issue 28's row D: catalog/held-interactions.ts HeldInteractions). */
 export interface HeldCalls {
     /** Each held call's question answered with an error (`reason`) and the call cancelled upstream. */
     cancelAll(reason: string): void;
