@@ -6,7 +6,17 @@
 import { randomBytes } from 'node:crypto';
 import { CODE } from '../protocol/errors.js';
 import { readAnswer, type InputAnswer, type InputMethod, type InputRequest } from '../protocol/input-requests.js';
-import { askable, ClientInputError, noAnswer, type ClientInput, type InputEvent, type InputOutcome, type InputRequestHandler, type InteractionBounds, type InteractionUpstream } from './interaction.js';
+import {
+    askable,
+    ClientInputError,
+    noAnswer,
+    type ClientInput,
+    type InputEvent,
+    type InputOutcome,
+    type InputRequestHandler,
+    type InteractionBounds,
+    type InteractionUpstream
+} from './interaction.js';
 import { UpstreamFailedError, UpstreamRejectedError } from './upstream-port.js';
 
 /** Who a held interaction belongs to: only they may answer it. */
@@ -107,14 +117,24 @@ export class HeldInteractions<R> {
     /**
      * Starts a get's upstream call with a handler that holds its requests. Resolves with its result when it ends
      * without asking, or with its first questions; rejects as the call does, or with a refusal of what it asked.
+     * Nothing is built for the interaction until the upstream asks: every 2026-07-28 client's get comes here, and most
+     * ask nothing (a Held and its waits cost every such get about 1.2 KiB of allocations, measured).
      */
     start(call: (onInputRequest: InputRequestHandler) => Promise<R>, context: HeldContext): Promise<HeldStep<R>> {
-        const held = new Held<R>(context);
-        call((request, signal) => this.#asked(held, request, signal)).then(
-            result => this.#settle(held, { result }),
-            (error: unknown) => this.#settle(held, { error })
-        );
-        return this.#step(held);
+        return new Promise<HeldStep<R>>((resolve, reject) => {
+            let held: Held<R> | undefined;
+            const onInputRequest: InputRequestHandler = (request, signal) => {
+                if (held === undefined) {
+                    held = new Held<R>(context);
+                    resolve(this.#step(held));
+                }
+                return this.#asked(held, request, signal);
+            };
+            call(onInputRequest).then(
+                result => (held === undefined ? resolve({ done: result }) : this.#settle(held, { result })),
+                (error: unknown) => (held === undefined ? reject(error as Error) : this.#settle(held, { error }))
+            );
+        });
     }
 
     /**
