@@ -394,7 +394,9 @@ describe('input_required (multi round-trip requests)', () => {
             assert.deepEqual(Object.keys(result.inputRequests as object), ['who']);
             assert.notEqual(result.requestState, 'upstream-state-1', "the upstream's state is sealed, not shown");
             const inputResponses = { who: { action: 'accept', content: { name: 'Ada' } } };
-            const retry = await json(await postModern(gateway.url!, 'prompts/get', { name: 'rec__ask', inputResponses, requestState: result.requestState, _meta }, bearer('alice')));
+            const retry = await json(
+                await postModern(gateway.url!, 'prompts/get', { name: 'rec__ask', inputResponses, requestState: result.requestState, _meta }, bearer('alice'))
+            );
             assert.deepEqual(SCHEMA.problems(retry, 'prompts/get'), []);
             assert.deepEqual((retry.result as { messages: unknown }).messages, [{ role: 'user', content: { type: 'text', text: 'Hello, Ada' } }]);
             assert.deepEqual(upstream.states, [undefined, 'upstream-state-1'], 'the upstream got its own state back');

@@ -17,9 +17,27 @@ import { ProtocolError } from '@modelcontextprotocol/client';
 import type { GetPromptResult } from '@modelcontextprotocol/client';
 import { exceeds } from '../lib/json-bounds.js';
 import { cannotCarryError, CODE, missingCapabilityError } from '../protocol/errors.js';
-import { forRevision, missingNeed, readAnswer, readInputRequests, type InputAnswer, type InputCapabilities, type InputMethod, type InputRequest } from '../protocol/input-requests.js';
+import {
+    forRevision,
+    missingNeed,
+    readAnswer,
+    readInputRequests,
+    type InputAnswer,
+    type InputCapabilities,
+    type InputMethod,
+    type InputRequest
+} from '../protocol/input-requests.js';
 import type { Revision } from '../protocol/revisions.js';
-import { InputRefusedError, isInputRequired, UpstreamFailedError, UpstreamRejectedError, type CallControl, type Continuation, type InputRequired, type UpstreamPort } from './upstream-port.js';
+import {
+    InputRefusedError,
+    isInputRequired,
+    UpstreamFailedError,
+    UpstreamRejectedError,
+    type CallControl,
+    type Continuation,
+    type InputRequired,
+    type UpstreamPort
+} from './upstream-port.js';
 
 /** How the caller's client answers input requests, per request (built by the dispatcher). */
 export interface ClientInput {

@@ -99,6 +99,11 @@ function openedHeld(round: number, [holderInstance, heldId, expiresAt]: unknown[
 
 /** The arguments as canonical JSON (keys sorted; none is `{}`), SHA-256, cut: the same arguments in any order match. */
 function argsDigest(args: Readonly<Record<string, string>> | undefined): string {
-    const sorted = args === undefined ? [] : Object.keys(args).sort().map(key => [key, args[key]]);
+    const sorted =
+        args === undefined
+            ? []
+            : Object.keys(args)
+                  .sort()
+                  .map(key => [key, args[key]]);
     return createHash('sha256').update(JSON.stringify(sorted)).digest().subarray(0, DIGEST_BYTES).toString('base64url');
 }

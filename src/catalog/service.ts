@@ -128,22 +128,27 @@ export class PromptService {
             const { rounds, path } = get?.interaction ?? get ?? {};
             return rounds === undefined || rounds === 0 || path === undefined ? {} : { rounds, path };
         };
-        return this.#recorded('get', request.caller, async found => {
-            const { name, caller, input, continuation } = request;
-            const entry = found(await this.#lookup(name, caller));
-            const { maxArguments, maxArgumentBytes } = this.options;
-            const passUnknown = this.options.passUnknownArguments(entry.upstream.id);
-            const args = validateArguments(entry.prompt, withDefaults(request.args, entry.defaults), { maxArguments, maxArgumentBytes, passUnknown });
-            const binding = { scope: caller.scope, holder: input?.holder ?? '', name, args };
-            get = { request, entry, args, binding, interaction: input?.ask === undefined ? undefined : this.#interaction(entry, request, input), rounds: 0, path: undefined };
-            const opened = continuation?.requestState === undefined ? undefined : this.#opened(continuation.requestState, get);
-            if (opened?.kind === 'h') return this.#resumed(get, opened.heldId, opened.round);
-            // A 2026-07-28 client's first get: what a 2025 upstream asks on its way is held for its retries (row D).
-            if (input !== undefined && input.ask === undefined && continuation === undefined) return this.#held(get, input);
-            // A kind u state's round: the client's retry answers it; the upstream's next input_required is the one after.
-            const upstreamContinuation = continuation === undefined ? undefined : { inputResponses: continuation.inputResponses, requestState: opened?.state };
-            return this.#answered(get, await this.#call(get, upstreamContinuation), opened?.round ?? 0);
-        }, input);
+        return this.#recorded(
+            'get',
+            request.caller,
+            async found => {
+                const { name, caller, input, continuation } = request;
+                const entry = found(await this.#lookup(name, caller));
+                const { maxArguments, maxArgumentBytes } = this.options;
+                const passUnknown = this.options.passUnknownArguments(entry.upstream.id);
+                const args = validateArguments(entry.prompt, withDefaults(request.args, entry.defaults), { maxArguments, maxArgumentBytes, passUnknown });
+                const binding = { scope: caller.scope, holder: input?.holder ?? '', name, args };
+                get = { request, entry, args, binding, interaction: input?.ask === undefined ? undefined : this.#interaction(entry, request, input), rounds: 0, path: undefined };
+                const opened = continuation?.requestState === undefined ? undefined : this.#opened(continuation.requestState, get);
+                if (opened?.kind === 'h') return this.#resumed(get, opened.heldId, opened.round);
+                // A 2026-07-28 client's first get: what a 2025 upstream asks on its way is held for its retries (row D).
+                if (input !== undefined && input.ask === undefined && continuation === undefined) return this.#held(get, input);
+                // A kind u state's round: the client's retry answers it; the upstream's next input_required is the one after.
+                const upstreamContinuation = continuation === undefined ? undefined : { inputResponses: continuation.inputResponses, requestState: opened?.state };
+                return this.#answered(get, await this.#call(get, upstreamContinuation), opened?.round ?? 0);
+            },
+            input
+        );
     }
 
     /** The client's retry: its state opened, or -32602 saying why (a state sealed for another caller, prompt, arguments or upstream is "invalid"). */
@@ -247,7 +252,12 @@ export class PromptService {
      * Runs one operation, publishes how it ended and how long it took, and turns upstream failures into JSON-RPC
      * errors. `found` names the catalog entry as soon as the operation knows it.
      */
-    async #recorded<T>(operation: Operation, caller: Caller, run: (found: (entry: CatalogEntry) => CatalogEntry) => Promise<T>, input?: () => Pick<UsageEvent, 'rounds' | 'path'>): Promise<T> {
+    async #recorded<T>(
+        operation: Operation,
+        caller: Caller,
+        run: (found: (entry: CatalogEntry) => CatalogEntry) => Promise<T>,
+        input?: () => Pick<UsageEvent, 'rounds' | 'path'>
+    ): Promise<T> {
         const started = performance.now();
         let entry: CatalogEntry | undefined;
         const found = (known: CatalogEntry) => (entry = known);

@@ -78,7 +78,6 @@ export interface SessionContext extends RequestContext {
     answered?(response: JSONRPCResponse): boolean;
 }
 
-
 /** Who a 2026-07-28 request is served as: it has no session, so the transport says. */
 export interface StatelessCaller {
     clientId: string;

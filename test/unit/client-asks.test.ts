@@ -239,7 +239,7 @@ describe('asking a 2025 client over Streamable HTTP', () => {
 });
 
 describe('a 2026-07-28 client over HTTP', () => {
-    test("is never asked: the catalog gets what its _meta declares (normalised) and, for the anonymous client, its address to bind state to", { timeout: 20_000 }, async t => {
+    test('is never asked: the catalog gets what its _meta declares (normalised) and, for the anonymous client, its address to bind state to', { timeout: 20_000 }, async t => {
         const gateway = await httpGateway(t);
         const declared = { elicitation: {}, sampling: { tools: {} }, experimental: { x: {} } };
         const response = await postModern(gateway.url, 'prompts/get', { name: 'p', _meta: modernMeta('2026-07-28', declared) });

@@ -31,9 +31,8 @@ function client(options: { timeoutMs?: number; maxOutstanding?: number } = {}) {
         if (stream.open) sent.push(message);
         return stream.open;
     };
-    const requests = new ClientRequests(
-        { mintId: askIds(INSTANCE), timeoutMs: () => options.timeoutMs ?? 60_000, maxOutstanding: options.maxOutstanding },
-        notification => standalone.push(notification)
+    const requests = new ClientRequests({ mintId: askIds(INSTANCE), timeoutMs: () => options.timeoutMs ?? 60_000, maxOutstanding: options.maxOutstanding }, notification =>
+        standalone.push(notification)
     );
     const ask = (request: InputRequest = CONFIRM, signal = new AbortController().signal, revision: Revision = R2025_11) => requests.ask(request, revision, send, signal);
     return { requests, sent, standalone, stream, ask };

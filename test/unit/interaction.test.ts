@@ -27,7 +27,15 @@ function setup(t: TestContext, bounds: Partial<InteractionBounds> = {}, instance
     t.after(() => catalog.close());
     const upstream = new ScriptedUpstream('up');
     catalog.setUpstreams([upstream]);
-    const options = { pageSize: 10, maxArguments: 4, maxArgumentBytes: 64, maxResultBytes: 100_000, maxJsonDepth: 32, passUnknownArguments: () => false, input: { ...BOUNDS, ...bounds } };
+    const options = {
+        pageSize: 10,
+        maxArguments: 4,
+        maxArgumentBytes: 64,
+        maxResultBytes: 100_000,
+        maxJsonDepth: 32,
+        passUnknownArguments: () => false,
+        input: { ...BOUNDS, ...bounds }
+    };
     const states = new RequestStates(SECRET);
     const service = new PromptService(catalog, new CursorCodec(SECRET), options, new VisibleSlices(), states, instance);
     t.after(() => service.held.cancelAll('test over'));
@@ -62,7 +70,11 @@ function modernScript(upstream: ScriptedUpstream, rounds: number, requests: Reco
     };
 }
 
-const refusedElicitation = { code: -32021, message: 'The upstream asks for elicitation, which this client did not declare', data: { requiredCapabilities: { elicitation: { form: {} } } } };
+const refusedElicitation = {
+    code: -32021,
+    message: 'The upstream asks for elicitation, which this client did not declare',
+    data: { requiredCapabilities: { elicitation: { form: {} } } }
+};
 
 describe('row mrtr: a 2026-07-28 upstream, a 2026-07-28 client', () => {
     test("its input_required is passed checked, the upstream's state sealed to caller, prompt and arguments, the round counted", async t => {
@@ -107,14 +119,18 @@ describe('row mrtr: a 2026-07-28 upstream, a 2026-07-28 client', () => {
         });
         const carol = clientOf('2026-07-28', EVERYTHING);
         let state = inputRequired(await get(carol.input)).requestState;
-        assert.deepEqual(inputRequired(await get(carol.input)).inputRequests, { go: { method: 'elicitation/create', params: { mode: 'url', message: 'Sign in', url: 'https://example.com/login' } } }, 'no elicitationId for 2026-07-28');
+        assert.deepEqual(
+            inputRequired(await get(carol.input)).inputRequests,
+            { go: { method: 'elicitation/create', params: { mode: 'url', message: 'Sign in', url: 'https://example.com/login' } } },
+            'no elicitationId for 2026-07-28'
+        );
         state = inputRequired(await get(carol.input, { continuation: { inputResponses: { go: { action: 'accept' } }, requestState: state } })).requestState;
         const third = await rpcError(get(carol.input, { continuation: { inputResponses: { go: { action: 'accept' } }, requestState: state } }));
         assert.deepEqual(third, { code: -32603, message: 'Upstream up failed: asked for input more than 2 rounds (inputRequests.maxRounds)' });
         assert.deepEqual(upstream.faults, ['input_rounds']);
     });
 
-    test('more requests in a round than maxPerRound, or a malformed one, is the upstream\'s fault', async t => {
+    test("more requests in a round than maxPerRound, or a malformed one, is the upstream's fault", async t => {
         const { upstream, get } = setup(t, { maxPerRound: 2 });
         modernScript(upstream, 1, { a: CONFIRM, b: CONFIRM, c: CONFIRM });
         const carol = clientOf('2026-07-28', EVERYTHING);
@@ -145,7 +161,11 @@ describe('row mrtr_to_request: a 2026-07-28 upstream, a 2025 client asked on its
             sample.answer({ result: { role: 'assistant', content: { type: 'text', text: 'yes' }, model: 'm', _meta: { secret: 1 } } });
             confirm.answer({ result: ACCEPTED });
         }
-        assert.deepEqual(await result, { messages: [{ role: 'user', content: { type: 'text', text: JSON.stringify({ ok: ACCEPTED, s: { role: 'assistant', content: { type: 'text', text: 'yes' }, model: 'm' } }) } }] });
+        assert.deepEqual(await result, {
+            messages: [
+                { role: 'user', content: { type: 'text', text: JSON.stringify({ ok: ACCEPTED, s: { role: 'assistant', content: { type: 'text', text: 'yes' }, model: 'm' } }) } }
+            ]
+        });
         assert.deepEqual(
             upstream.continuations.map(continuation => continuation?.requestState),
             [undefined, 'R1', 'R2'],
@@ -272,7 +292,10 @@ describe('row request: a 2025 upstream, a 2025 client', () => {
         assert.deepEqual(await rpcError(get(old.input)), refusedElicitation);
         assert.equal(upstream.cancelled, 1);
         assert.deepEqual(old.asked, []);
-        assert.deepEqual(inputs.map(event => event.outcome), ['refused']);
+        assert.deepEqual(
+            inputs.map(event => event.outcome),
+            ['refused']
+        );
         assert.equal(usage.at(-1)?.outcome, 'invalid_params', "a refusal is about the client's request");
     });
 
@@ -320,7 +343,11 @@ describe('row request_to_mrtr: a 2025 upstream, a 2026-07-28 client (held questi
         assert.deepEqual(first.inputRequests, { q1: CONFIRM });
         assert.equal(service.held.size, 1);
         const second = inputRequired(await get(carol.input, retry(first.requestState, { q1: ACCEPTED })));
-        assert.deepEqual(second.inputRequests, { q2: { method: 'elicitation/create', params: { mode: 'url', message: 'Sign in', url: 'https://example.com/login' } } }, "a 2025 upstream's elicitationId is left out");
+        assert.deepEqual(
+            second.inputRequests,
+            { q2: { method: 'elicitation/create', params: { mode: 'url', message: 'Sign in', url: 'https://example.com/login' } } },
+            "a 2025 upstream's elicitationId is left out"
+        );
         const done = await get(carol.input, retry(second.requestState, { q2: { action: 'accept' } }));
         assert.deepEqual(text(done), [{ result: ACCEPTED }, { result: { action: 'accept' } }]);
         assert.equal(upstream.gets.length, 1, 'one upstream call for the three client requests');
@@ -363,14 +390,17 @@ describe('row request_to_mrtr: a 2025 upstream, a 2026-07-28 client (held questi
         const invalid = { code: -32602, message: 'Invalid requestState' };
         assert.deepEqual(await rpcError(get(carol.input, retry(first.requestState, { q1: ACCEPTED }, { caller: erin }))), invalid);
         assert.deepEqual(await rpcError(get({ ...carol.input, holder: '127.0.0.3' }, retry(first.requestState, { q1: ACCEPTED }))), invalid);
-        const [second, replay] = await Promise.allSettled([get(carol.input, retry(first.requestState, { q1: ACCEPTED })), get(carol.input, retry(first.requestState, { q1: ACCEPTED }))]);
+        const [second, replay] = await Promise.allSettled([
+            get(carol.input, retry(first.requestState, { q1: ACCEPTED })),
+            get(carol.input, retry(first.requestState, { q1: ACCEPTED }))
+        ]);
         assert.equal(second.status, 'fulfilled');
         assert.equal(replay.status, 'rejected', 'the same state twice at once');
         assert.deepEqual(await rpcError(get(carol.input, retry(first.requestState, { q1: ACCEPTED }))), invalid, "a past round's state");
         assert.equal(upstream.gets.length, 1);
     });
 
-    test('no retry within answerTimeoutMs: the upstream\'s request refused, its call cancelled; a late retry is told it expired (mock timers)', async t => {
+    test("no retry within answerTimeoutMs: the upstream's request refused, its call cancelled; a late retry is told it expired (mock timers)", async t => {
         t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
         const { service, upstream, get, inputs } = setup(t, { answerTimeoutMs: 2000 });
         legacyScript(upstream, [[CONFIRM]]);

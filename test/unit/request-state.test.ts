@@ -14,7 +14,11 @@ test('kind u opens for the same caller, address, prompt and arguments, in time, 
     assert.doesNotMatch(sealed, /opaque|rec__ask|alice/, 'nothing of it is readable');
     assert.deepEqual(states.open(sealed, binding, 'G1', now + 1000), { kind: 'u', upstreamId: 'rec', state: 'opaque upstream state', round: 2 });
     assert.deepEqual(states.open(sealed, { ...binding, args: { when: 'now', who: 'alice' } }, 'G1', now), states.open(sealed, binding, 'G1', now), 'key order is irrelevant');
-    assert.deepEqual(states.open(states.sealUpstream(undefined, 'rec', 1, binding, now), binding, 'G2', now), { kind: 'u', upstreamId: 'rec', state: undefined, round: 1 }, 'no upstream state; any instance');
+    assert.deepEqual(
+        states.open(states.sealUpstream(undefined, 'rec', 1, binding, now), binding, 'G2', now),
+        { kind: 'u', upstreamId: 'rec', state: undefined, round: 1 },
+        'no upstream state; any instance'
+    );
     assert.equal(states.open(sealed, { ...binding, scope: 'bob' }, 'G1', now), 'invalid', 'another caller');
     assert.equal(states.open(sealed, { ...binding, holder: '127.0.0.3' }, 'G1', now), 'invalid', 'another address');
     assert.equal(states.open(sealed, { ...binding, name: 'rec__other' }, 'G1', now), 'invalid', 'another prompt');

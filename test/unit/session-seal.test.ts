@@ -165,7 +165,10 @@ describe('SessionTable: sealed sessions', () => {
             (error: unknown) => error
         );
         assert.ok(refused instanceof UpstreamRejectedError);
-        assert.deepEqual([refused.code, refused.message, refused.data], [-32021, 'The upstream asks for sampling, which this client did not declare', { requiredCapabilities: { sampling: {} } }]);
+        assert.deepEqual(
+            [refused.code, refused.message, refused.data],
+            [-32021, 'The upstream asks for sampling, which this client did not declare', { requiredCapabilities: { sampling: {} } }]
+        );
         assert.equal(there.answered({ jsonrpc: '2.0', id: 'Inst0001.1', result: {} }), false, 'nothing asked, nothing answered');
         assert.deepEqual(table(seal).create(FIELDS).input, {}, 'none sealed: none');
     });
