@@ -64,7 +64,9 @@ test('a list slower than timeoutMs is served from the last good list, then updat
         lines().some(line => line.upstream === 'lagging' && line.fault === 'list_slow'),
         'the slow list is logged with the upstream id'
     );
-    assert.equal(notified, 0, 'nothing visible changed yet');
+    // A loaded machine may take longer than the slow list to walk the served one: only once the late list landed (a
+    // view with it built) may a notification have come.
+    if (gateway.catalog.cachedEntry('lagging__late-one') === undefined) assert.equal(notified, 0, 'nothing visible changed yet');
 
     await waitFor(() => notified >= 1, 30_000, 'a notification when the slow list lands');
     const after = (await listAllPages(client)).names;

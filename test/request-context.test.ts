@@ -203,7 +203,7 @@ describe("what an upstream request carries is its own client request's", () => {
         }
     );
 
-    test('40 concurrent gets, most of them queued (default maxConcurrency): each upstream request carries exactly its own headers', { timeout: 60_000 }, async t => {
+    test('40 concurrent gets, most of them queued (default maxConcurrency): each upstream request carries exactly its own headers', { timeout: 120_000 }, async t => {
         const upstream = await startRecordingUpstream(t, 'stateless');
         // Held until all 40 arrived, which a loaded machine makes slow: the default 10 s per request would fail the last.
         const { url, load } = await gatewayFor(t, upstream, { protocol: '2026-07-28', timeoutMs: 60_000 });
@@ -212,7 +212,7 @@ describe("what an upstream request carries is its own client request's", () => {
             resultOf(postModern(url, 'prompts/get', { name: 'rec__p', arguments: { n: String(n) } }, { 'mcp-param-token': `token-${n}`, 'x-request-id': `req-${n}` }))
         );
         // Every slot taken and the rest queued: the queued ones start as others finish.
-        await waitFor(() => upstream.held.length === 16 && load().queued === 24, 20_000, '16 in flight, 24 queued');
+        await waitFor(() => upstream.held.length === 16 && load().queued === 24, 60_000, '16 in flight, 24 queued');
         upstream.release('p');
         for (const answer of await Promise.all(answers)) assert.ok('result' in answer, JSON.stringify(answer));
         const gets = getsOf(upstream, 'p');
