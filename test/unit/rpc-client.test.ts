@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ProtocolError, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/client';
 import { isAnyResult, isGetPromptResult } from '../../src/upstream/result-schemas.js';
-import { isTotalTimeout, LATE_QUESTION_MS, RpcClient, type InputBounds, type InputRelay, type RpcClientEvents } from '../../src/upstream/rpc-client.js';
+import { isTotalTimeout, LATE_QUESTION_MS, NoAnswerError, RpcClient, type InputBounds, type InputRelay, type RpcClientEvents } from '../../src/upstream/rpc-client.js';
 import { InputRefusedError, UpstreamFailedError, type Forwarded } from '../../src/catalog/upstream-port.js';
 import { AMBIGUOUS_INPUT_REQUEST, UNRELATED_INPUT_REQUEST, type InputAnswer, type InputRequest } from '../../src/protocol/input-requests.js';
 import { missingCapabilityError } from '../../src/protocol/errors.js';
@@ -699,6 +699,24 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         await settled();
         assert.deepEqual(transport.sent.slice(-2), [
             { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: failure.reason } },
+            { jsonrpc: '2.0', id: 'a', error: { code: -32603, message: 'No answer from the client' } }
+        ]);
+    });
+
+    test("a handler's failure that is not the port's names no cause: the get fails with a NoAnswerError, whatever the handler threw", async t => {
+        const { transport, client } = setUp(RELATED);
+        t.after(() => client.close());
+        const { asked, input } = asker();
+        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, ...input() });
+        const id = transport.request('prompts/get').id as number;
+        transport.deliver(elicit('a'), id);
+        asked[0]!.fail(new Error('socket hang up at 10.0.0.7'));
+        const error = await rejection(result);
+        assert.ok(error instanceof NoAnswerError);
+        assert.equal(error.message, 'the client did not answer');
+        await settled();
+        assert.deepEqual(transport.sent.slice(-2), [
+            { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the client did not answer' } },
             { jsonrpc: '2.0', id: 'a', error: { code: -32603, message: 'No answer from the client' } }
         ]);
     });
