@@ -223,10 +223,10 @@ export class Interaction {
     }
 
     /**
-     * Row `request`: the handler a 2025 upstream's call relays its requests through (an InputRequestHandler). Each is checked, put to the
-     * client within answerTimeoutMs, and its answer (a result, checked, or the client's error) sent back. A refusal,
-     * a timeout or a client gone rejects: the upstream layer answers the upstream's request with an error, cancels
-     * its call, and the client's get fails with the rejection.
+     * Row `request`: what a 2025 upstream's call relays each of its requests to (the service's InputRequestHandler,
+     * which builds the interaction on the first). Each is checked, put to the client within answerTimeoutMs, and its
+     * answer (a result, checked, or the client's error) sent back. A refusal, a timeout or a client gone rejects: the
+     * upstream layer answers the upstream's request with an error, cancels its call, and the client's get fails with it.
      */
     async relay(request: InputRequest, upstreamSignal: AbortSignal): Promise<InputAnswer> {
         this.path = 'request';
