@@ -223,22 +223,20 @@ export class Interaction {
     }
 
     /**
-     * Row `request`: the handler a 2025 upstream's call relays its requests through. Each is checked, put to the
-     * client within answerTimeoutMs, and its answer (a result, checked, or the client's error) sent back. A refusal,
-     * a timeout or a client gone rejects: the upstream layer answers the upstream's request with an error, cancels
-     * its call, and the client's get fails with the rejection.
+     * Row `request`: what a 2025 upstream's call relays each of its requests to (the service's InputRequestHandler,
+     * which builds the interaction on the first). Each is checked, put to the client within answerTimeoutMs, and its
+     * answer (a result, checked, or the client's error) sent back. A refusal, a timeout or a client gone rejects: the
+     * upstream layer answers the upstream's request with an error, cancels its call, and the client's get fails with it.
      */
-    relay(): InputRequestHandler {
-        return async (request, upstreamSignal) => {
-            this.path = 'request';
-            this.#nextRound(false);
-            this.#checked(request, 'request');
-            const { answerTimeoutMs } = this.options.bounds;
-            const bounded = boundedSignal(answerTimeoutMs, () => noAnswer(answerTimeoutMs), upstreamSignal);
-            const answer = await this.#answerOf(request, bounded.signal, 'request').finally(() => bounded.done(false));
-            this.#publish(request.method, 'request', 'answered');
-            return answer;
-        };
+    async relay(request: InputRequest, upstreamSignal: AbortSignal): Promise<InputAnswer> {
+        this.path = 'request';
+        this.#nextRound(false);
+        this.#checked(request, 'request');
+        const { answerTimeoutMs } = this.options.bounds;
+        const bounded = boundedSignal(answerTimeoutMs, () => noAnswer(answerTimeoutMs), upstreamSignal);
+        const answer = await this.#answerOf(request, bounded.signal, 'request').finally(() => bounded.done(false));
+        this.#publish(request.method, 'request', 'answered');
+        return answer;
     }
 
     /** Counts a round; past maxRounds the interaction is the upstream's fault (`report`: counted here, else by the upstream layer). */

@@ -16,7 +16,7 @@ import type { CursorCodec } from './cursor.js';
 import { withDefaults } from './overrides.js';
 import { paginate } from './paginate.js';
 import { HeldInteractions, type HeldStep } from './held-interactions.js';
-import { expiredQuestion, Interaction, type ClientInput, type InputEvent, type InteractionBounds, type InteractionPath } from './interaction.js';
+import { expiredQuestion, Interaction, type ClientInput, type InputEvent, type InputRequestHandler, type InteractionBounds, type InteractionPath } from './interaction.js';
 import { MAX_REQUEST_STATE_BYTES, type OpenedState, type RequestStates, type StateBinding } from './request-state.js';
 import { isInputRequired, UpstreamFailedError, UpstreamRejectedError, type CallControl, type Continuation, type InputRequired } from './upstream-port.js';
 import type { VisibleSlices } from './visible-slices.js';
@@ -64,8 +64,8 @@ interface Get {
     /** As sent upstream: checked, defaults filled in. */
     readonly args: Record<string, string> | undefined;
     readonly binding: StateBinding;
-    /** For a 2025 client: asks it, counts the rounds. */
-    readonly interaction: Interaction | undefined;
+    /** For a 2025 client: asks it, counts the rounds; built when the upstream first asks (#interactionOf). */
+    interaction: Interaction | undefined;
     /** Rounds of input this client request put to its client (a 2026-07-28 client's: one per input_required), for the usage event. */
     rounds: number;
     path: InteractionPath | undefined;
@@ -124,9 +124,9 @@ export class PromptService {
      */
     get(request: GetRequest): Promise<GetPromptResult | InputRequired> {
         let get: Get | undefined;
-        const input = (): Pick<UsageEvent, 'rounds' | 'path'> => {
+        const input = (): Pick<UsageEvent, 'rounds' | 'path'> | undefined => {
             const { rounds, path } = get?.interaction ?? get ?? {};
-            return rounds === undefined || rounds === 0 || path === undefined ? {} : { rounds, path };
+            return rounds === undefined || rounds === 0 || path === undefined ? undefined : { rounds, path };
         };
         return this.#recorded(
             'get',
@@ -138,7 +138,7 @@ export class PromptService {
                 const passUnknown = this.options.passUnknownArguments(entry.upstream.id);
                 const args = validateArguments(entry.prompt, withDefaults(request.args, entry.defaults), { maxArguments, maxArgumentBytes, passUnknown });
                 const binding = { scope: caller.scope, holder: input?.holder ?? '', name, args };
-                get = { request, entry, args, binding, interaction: input?.ask === undefined ? undefined : this.#interaction(entry, request, input), rounds: 0, path: undefined };
+                get = { request, entry, args, binding, interaction: undefined, rounds: 0, path: undefined };
                 const opened = continuation?.requestState === undefined ? undefined : this.#opened(continuation.requestState, get);
                 if (opened?.kind === 'h') return this.#resumed(get, opened.heldId, opened.round);
                 // A 2026-07-28 client's first get: what a 2025 upstream asks on its way is held for its retries (row D).
@@ -162,9 +162,19 @@ export class PromptService {
 
     /** The upstream's answer; a 2025 client is asked on its stream what a 2025 upstream asks on the way (row C). */
     #call(get: Get, continuation: Continuation | undefined): Promise<GetPromptResult | InputRequired> {
-        const { entry, args, request, interaction } = get;
-        const control = interaction === undefined ? request.control : { ...request.control, onInputRequest: interaction.relay() };
-        return entry.upstream.getPrompt(entry.originalName, args, control, continuation);
+        const { entry, args, request } = get;
+        if (request.input?.ask === undefined) return entry.upstream.getPrompt(entry.originalName, args, request.control, continuation);
+        const onInputRequest: InputRequestHandler = (asked, signal) => this.#interactionOf(get).relay(asked, signal);
+        return entry.upstream.getPrompt(entry.originalName, args, { ...request.control, onInputRequest }, continuation);
+    }
+
+    /**
+     * A 2025 client's interaction, built when its upstream first asks (an input_required, or a request of its own):
+     * most gets ask nothing, and they allocate nothing for it.
+     */
+    #interactionOf(get: Get): Interaction {
+        get.interaction ??= this.#interaction(get.entry, get.request, get.request.input!);
+        return get.interaction;
     }
 
     /** A 2026-07-28 client's first get, its upstream's requests held (nothing is, unless a 2025 upstream asks). */
@@ -199,8 +209,8 @@ export class PromptService {
     async #answered(get: Get, answer: GetPromptResult | InputRequired, round: number): Promise<GetPromptResult | InputRequired> {
         const result = this.#sizeChecked(get.entry, answer);
         if (!isInputRequired(result)) return result;
-        if (get.interaction === undefined) return this.#passed(get, result, round + 1);
-        return get.interaction.drive(result, continuation => this.#retried(get, continuation), get.request.control?.signal);
+        if (get.request.input?.ask === undefined) return this.#passed(get, result, round + 1);
+        return this.#interactionOf(get).drive(result, continuation => this.#retried(get, continuation), get.request.control?.signal);
     }
 
     /** Row B's retry of the upstream with the client's answers, for a caller that must still see the prompt. */
@@ -256,14 +266,16 @@ export class PromptService {
         operation: Operation,
         caller: Caller,
         run: (found: (entry: CatalogEntry) => CatalogEntry) => Promise<T>,
-        input?: () => Pick<UsageEvent, 'rounds' | 'path'>
+        input?: () => Pick<UsageEvent, 'rounds' | 'path'> | undefined
     ): Promise<T> {
         const started = performance.now();
         let entry: CatalogEntry | undefined;
         const found = (known: CatalogEntry) => (entry = known);
         const publish = (outcome: UsageEvent['outcome']) => {
             const seconds = (performance.now() - started) / 1000;
-            this.usage.publish({ operation, client: caller.scope, entry, outcome, seconds, ...input?.() });
+            const event: UsageEvent = { operation, client: caller.scope, entry, outcome, seconds };
+            const rounds = input?.();
+            this.usage.publish(rounds === undefined ? event : Object.assign(event, rounds));
         };
         try {
             const result = await run(found);

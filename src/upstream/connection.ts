@@ -23,8 +23,8 @@ import { childOutputLog } from './output-log.js';
 import { collectPages } from './pages.js';
 import { boundPrompt, type PromptLimits } from './prompt-bounds.js';
 import { isCompleteResult, isGetPromptAnswer, isPromptPage, withoutEnvelope } from './result-schemas.js';
-import type { RpcClient } from './rpc-client.js';
-import { UpstreamSession, type InputBounds, type UpstreamMethod } from './session.js';
+import type { InputBounds, RpcClient } from './rpc-client.js';
+import { UpstreamSession, type UpstreamMethod } from './session.js';
 import type { StdioHooks, WireProtocol } from './transports.js';
 import type { GatewayUpstream, UpstreamEvent, UpstreamListing, UpstreamState } from './upstream.js';
 

@@ -70,17 +70,36 @@ interface RpcRequestOptions {
     forwarded?: Forwarded | undefined;
     /** Merged into this request's `_meta` (a stateless upstream's request names its revision and client there). */
     meta?: Params | undefined;
-    /** A 2025 session's `prompts/get`: the upstream's requests tied to it are answered here. */
-    input?: InputOptions | undefined;
+    /**
+     * A 2025 session's `prompts/get`: the upstream's requests tied to it are answered here, within `inputBounds`
+     * (both needed). Two fields of the request's own options rather than an object of their own: most gets ask
+     * nothing, and the bounds are one object per session.
+     */
+    onInputRequest?: InputHandler | undefined;
+    inputBounds?: InputBounds | undefined;
 }
 
-/** How a call answers the upstream's requests tied to it (CallControl.onInputRequest), and within what bounds. */
-export interface InputOptions {
-    onInputRequest: (request: InputRequest, signal: AbortSignal) => Promise<InputAnswer>;
+/** How a call answers the upstream's requests tied to it (CallControl.onInputRequest). */
+export type InputHandler = (request: InputRequest, signal: AbortSignal) => Promise<InputAnswer>;
+
+/** Within what a call answers the upstream's requests tied to it (config inputRequests). */
+export interface InputBounds {
     /** The most of the upstream's requests out at once for the call (inputRequests.maxPerRound); more are refused. */
-    maxPerRound: number;
+    readonly maxPerRound: number;
     /** Once the upstream asks, the call may take this long in all from its start (inputRequests.maxTotalMs). */
-    maxTotalMs: number;
+    readonly maxTotalMs: number;
+}
+
+/**
+ * What a call fails with when its handler rejected with something other than the port's errors (UpstreamRejectedError,
+ * UpstreamFailedError, passed as they are): it names no cause, the client just did not answer.
+ */
+export class NoAnswerError extends Error {
+    override readonly name = 'NoAnswerError';
+
+    constructor() {
+        super('the client did not answer');
+    }
 }
 
 /** Which of a 2025 upstream's requests can be tied to a call (protocol/input-requests.ts relayPlan), and roots. */
@@ -114,6 +133,9 @@ interface TotalTimeoutData {
 
 type Params = Record<string, unknown>;
 
+/** A call that answers the upstream's requests tied to it. */
+type Relaying = Pending & { onInputRequest: InputHandler; inputBounds: InputBounds };
+
 interface Pending {
     id: RequestId;
     /** Called only with a result its guard accepted. */
@@ -129,7 +151,8 @@ interface Pending {
     signal: AbortSignal | undefined;
     onAbort: (() => void) | undefined;
     forwarded: Forwarded | undefined;
-    input: InputOptions | undefined;
+    onInputRequest: InputHandler | undefined;
+    inputBounds: InputBounds | undefined;
     /** The upstream's requests out for this call, each with what aborts its handler; undefined until the first. */
     asking: Map<RequestId, AbortController> | undefined;
     /** When it was sent (Date.now()): the start inputRequests.maxTotalMs counts from. */
@@ -233,7 +256,8 @@ export class RpcClient {
                 signal,
                 onAbort: undefined,
                 forwarded,
-                input: options.input,
+                onInputRequest: options.onInputRequest,
+                inputBounds: options.inputBounds,
                 asking: undefined,
                 startedAt: Date.now()
             };
@@ -358,9 +382,10 @@ export class RpcClient {
             this.#events.onFault('invalid_result', request === undefined ? `upstream sent an invalid ${method} request` : 'upstream reused the id of a request still out');
             return this.#reply(id, { error: { code: CODE.invalidParams, message: `Invalid ${method} request` } });
         }
-        if ((owner.asking?.size ?? 0) >= owner.input.maxPerRound) {
+        const { maxPerRound } = owner.inputBounds;
+        if ((owner.asking?.size ?? 0) >= maxPerRound) {
             this.#events.onFault('invalid_result', 'upstream asked more at once than inputRequests.maxPerRound');
-            return this.#reply(id, { error: { code: CODE.internalError, message: `Too many requests at once (inputRequests.maxPerRound ${owner.input.maxPerRound})` } });
+            return this.#reply(id, { error: { code: CODE.internalError, message: `Too many requests at once (inputRequests.maxPerRound ${maxPerRound})` } });
         }
         this.#ask(owner, id, request);
     }
@@ -369,7 +394,7 @@ export class RpcClient {
      * The call a request of the upstream's is tied to: the one on whose answer stream it came, or (`sole`, `exclusive`)
      * the one prompts/get in flight; AMBIGUOUS when other client requests are too (CLIENT_METHODS); undefined when none, or the call takes no input.
      */
-    #ownerOf(relatedTo: RequestId | undefined): (Pending & { input: InputOptions }) | typeof AMBIGUOUS | undefined {
+    #ownerOf(relatedTo: RequestId | undefined): Relaying | typeof AMBIGUOUS | undefined {
         let owner: Pending | undefined;
         if (relatedTo !== undefined) {
             if (this.#relay.answerStreams) owner = this.#pending.get(relatedTo);
@@ -381,7 +406,7 @@ export class RpcClient {
                 owner = pending;
             }
         }
-        return owner?.input === undefined ? undefined : (owner as Pending & { input: InputOptions });
+        return owner?.onInputRequest === undefined || owner.inputBounds === undefined ? undefined : (owner as Relaying);
     }
 
     /** Whether a client request given up on less than LATE_QUESTION_MS ago is unanswered: a question now may be its. */
@@ -400,14 +425,14 @@ export class RpcClient {
     }
 
     /** Puts the upstream's request to the call's handler, its timeout paused meanwhile; its answer goes back. */
-    #ask(owner: Pending & { input: InputOptions }, id: RequestId, request: InputRequest): void {
-        const { input } = owner;
+    #ask(owner: Relaying, id: RequestId, request: InputRequest): void {
+        const { maxTotalMs } = owner.inputBounds;
         if (owner.asking === undefined) {
             owner.asking = new Map();
             // Waiting on a person now: bounded by inputRequests.maxTotalMs in all rather than maxTotalTimeoutMs.
             clearTimeout(owner.totalTimer);
-            const left = Math.max(1, owner.startedAt + input.maxTotalMs - Date.now());
-            owner.totalTimer = setTimeout(this.#timedOutInAll, left, owner.id, input.maxTotalMs, 'inputRequests.maxTotalMs');
+            const left = Math.max(1, owner.startedAt + maxTotalMs - Date.now());
+            owner.totalTimer = setTimeout(this.#timedOutInAll, left, owner.id, maxTotalMs, 'inputRequests.maxTotalMs');
         }
         clearTimeout(owner.timer);
         owner.timer = undefined;
@@ -416,7 +441,7 @@ export class RpcClient {
         this.#asked.set(id, owner);
         let answer: Promise<InputAnswer>;
         try {
-            answer = input.onInputRequest(request, controller.signal);
+            answer = owner.onInputRequest(request, controller.signal);
         } catch (error) {
             answer = Promise.reject(error instanceof Error ? error : new Error(String(error)));
         }
@@ -432,13 +457,17 @@ export class RpcClient {
         this.#resume(owner);
     }
 
-    /** The handler could not answer: the call is cancelled and fails with the handler's error, then the upstream's request is answered. */
+    /**
+     * The handler could not answer: the call is cancelled and fails with the handler's error when it is the port's
+     * (anything else is a NoAnswerError), then the upstream's request is answered.
+     */
     #refused(owner: Pending, id: RequestId, controller: AbortController, method: InputMethod, error: unknown): void {
         if (!this.#release(owner, id, controller)) return;
         const refused = error instanceof UpstreamRejectedError;
+        const failure = refused || error instanceof UpstreamFailedError ? error : new NoAnswerError();
         const answer = { code: CODE.internalError, message: refused ? `The client cannot answer ${method}` : 'No answer from the client' };
-        const reason = refused ? error.message : error instanceof UpstreamFailedError ? error.reason : 'no answer from the client';
-        this.#cancel(owner.id, error instanceof Error ? error : new Error(String(error)), reason, [[id, answer]]);
+        const reason = refused ? error.message : failure instanceof UpstreamFailedError ? failure.reason : failure.message;
+        this.#cancel(owner.id, failure, reason, [[id, answer]]);
     }
 
     /** The upstream withdrew a request of its own (notifications/cancelled): its handler is aborted, never answered. */

@@ -11,12 +11,12 @@
 import { performance } from 'node:perf_hooks';
 import { ProtocolError } from '@modelcontextprotocol/client';
 import { CODE } from '../protocol/errors.js';
-import { UpstreamFailedError, UpstreamRejectedError, type CallControl } from '../catalog/upstream-port.js';
+import { UpstreamFailedError, type CallControl, type UpstreamRejectedError } from '../catalog/upstream-port.js';
 import { maxTotalTimeout } from '../config/schema.js';
 import type { FaultKind } from '../diagnostics/faults.js';
 import { outsideRequests } from '../diagnostics/log-context.js';
 import { NO_RELAYED_CAPABILITIES } from '../protocol/capabilities.js';
-import type { InputAnswer, InputRequest, RelayPlan } from '../protocol/input-requests.js';
+import type { RelayPlan } from '../protocol/input-requests.js';
 import { upstreamRequestMeta } from '../protocol/meta.js';
 import type { Revision } from '../protocol/revisions.js';
 import { Bulkhead, BulkheadFullError, BulkheadTimeoutError } from './bulkhead.js';
@@ -25,16 +25,13 @@ import type { ServerProfile } from './handshake.js';
 import { Liveness } from './liveness.js';
 import { openClient, type OpenClientOptions } from './open-client.js';
 import { isAnyResult, type ResultGuard } from './result-schemas.js';
-import { isTotalTimeout, type InputOptions, type RpcClient } from './rpc-client.js';
+import { isTotalTimeout, NoAnswerError, type InputBounds, type RpcClient } from './rpc-client.js';
 import type { WireProtocol } from './transports.js';
 
 /** The check after a transport error: an upstream that is there answers a ping at once, whatever its timeoutMs. */
 const CHECK_TIMEOUT_MS = 2000;
 /** A stateless upstream's subscription that ended is opened again after this pause. */
 const RELISTEN_MS = 1000;
-
-/** The bounds on a 2025 upstream's requests for input to one call (config inputRequests). */
-export type InputBounds = Pick<InputOptions, 'maxPerRound' | 'maxTotalMs'>;
 
 export interface SessionOptions extends Omit<OpenClientOptions, 'events'> {
     bulkhead: Bulkhead;
@@ -198,45 +195,27 @@ export class UpstreamSession {
         const meta = relayed === undefined ? this.#meta : upstreamRequestMeta(this.profile.revision, this.options.clientInfo, relayed.capabilities);
         // Counted from the call, as the timeout is: the wait for a slot is part of the request.
         const totalDeadline = onProgress === undefined ? undefined : now + maxTotalTimeout(config);
-        const input = method === 'prompts/get' ? this.#input(control.onInputRequest) : undefined;
-        const send = () =>
-            bulkhead.run(
-                () =>
-                    this.client.request(method, params, guard, {
-                        timeoutMs: Math.max(1, deadline - Date.now()),
-                        signal,
-                        onProgress,
-                        forwarded,
-                        meta,
-                        maxTotalTimeoutMs: totalDeadline === undefined ? undefined : Math.max(1, totalDeadline - Date.now()),
-                        input
-                    }),
-                { deadline, signal }
-            );
+        // Only on a session told relayCapabilities, for a caller that can ask its client.
+        const onInputRequest = this.#relays && method === 'prompts/get' ? control.onInputRequest : undefined;
+        const request = () =>
+            this.client.request(method, params, guard, {
+                timeoutMs: Math.max(1, deadline - Date.now()),
+                signal,
+                onProgress,
+                forwarded,
+                meta,
+                maxTotalTimeoutMs: totalDeadline === undefined ? undefined : Math.max(1, totalDeadline - Date.now()),
+                onInputRequest,
+                inputBounds: onInputRequest === undefined ? undefined : this.options.inputBounds()
+            });
         try {
+            if (method !== 'prompts/get' || this.#exclusive === undefined) return await bulkhead.run(request, { deadline, signal });
             // The wait for its turn counts in the same deadline: a get queued behind a question times out as one queued for a slot.
-            return await (method === 'prompts/get' && this.#exclusive !== undefined ? this.#exclusive.run(send, { deadline, signal }) : send());
+            return await this.#exclusive.run(() => bulkhead.run(request, { deadline, signal }), { deadline, signal });
         } catch (error) {
             if (optional && error instanceof ProtocolError && error.code === CODE.methodNotFound) return undefined;
             throw this.#failed(error, signal);
         }
-    }
-
-    /** How a prompts/get answers what the upstream asks: only on a session told relayCapabilities, for a caller that can ask its client. */
-    #input(onInputRequest: CallControl['onInputRequest']): InputOptions | undefined {
-        if (!this.#relays || onInputRequest === undefined) return undefined;
-        const { maxPerRound, maxTotalMs } = this.options.inputBounds();
-        const id = this.options.config.id;
-        return {
-            maxPerRound,
-            maxTotalMs,
-            // What the call fails with when the handler gives up: the port's errors as they are; anything else names no cause.
-            onInputRequest: (request: InputRequest, signal: AbortSignal): Promise<InputAnswer> =>
-                onInputRequest(request, signal).catch((error: unknown) => {
-                    if (error instanceof UpstreamRejectedError || error instanceof UpstreamFailedError) throw error;
-                    throw new UpstreamFailedError(id, 'the client did not answer', undefined);
-                })
-        };
     }
 
     /** The failure a caller sees, counted and weighed as evidence about the connection. */
@@ -288,6 +267,8 @@ export class UpstreamSession {
                 return new UpstreamFailedError(id, `timed out after ${error.data.maxTotalTimeout} ms in all (inputRequests.maxTotalMs)`, undefined);
             return new UpstreamFailedError(id, `timed out after ${maxTotalTimeout(this.options.config)} ms in all (maxTotalTimeoutMs)`, 'timeout');
         }
+        // The caller's handler gave up on a question of the upstream's: nothing said about the upstream.
+        if (error instanceof NoAnswerError) return new UpstreamFailedError(id, error.message, undefined);
         if (error instanceof BulkheadFullError) return new UpstreamFailedError(id, 'upstream busy, try again later', 'busy');
         if (error instanceof BulkheadTimeoutError) return new UpstreamFailedError(id, `timed out after ${timeoutMs} ms (waiting for a free slot)`, 'timeout');
         return toUpstreamError(id, error, timeoutMs);

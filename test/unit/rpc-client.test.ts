@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ProtocolError, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/client';
 import { isAnyResult, isGetPromptResult } from '../../src/upstream/result-schemas.js';
-import { isTotalTimeout, LATE_QUESTION_MS, RpcClient, type InputOptions, type InputRelay, type RpcClientEvents } from '../../src/upstream/rpc-client.js';
+import { isTotalTimeout, LATE_QUESTION_MS, NoAnswerError, RpcClient, type InputBounds, type InputRelay, type RpcClientEvents } from '../../src/upstream/rpc-client.js';
 import { InputRefusedError, UpstreamFailedError, type Forwarded } from '../../src/catalog/upstream-port.js';
 import { AMBIGUOUS_INPUT_REQUEST, UNRELATED_INPUT_REQUEST, type InputAnswer, type InputRequest } from '../../src/protocol/input-requests.js';
 import { missingCapabilityError } from '../../src/protocol/errors.js';
@@ -360,7 +360,7 @@ function asker() {
         new Promise<InputAnswer>((answer, fail) => {
             asked.push({ request, signal, answer, fail });
         });
-    return { asked, input: (bounds: Partial<InputOptions> = {}): InputOptions => ({ onInputRequest, maxPerRound: 8, maxTotalMs: 600_000, ...bounds }) };
+    return { asked, input: (bounds: Partial<InputBounds> = {}) => ({ onInputRequest, inputBounds: { maxPerRound: 8, maxTotalMs: 600_000, ...bounds } }) };
 }
 
 /** Lets the handlers' promises settle (setImmediate is not among the mocked timers). */
@@ -378,7 +378,7 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         const { transport, seen, client } = setUp(RELATED);
         t.after(() => client.close());
         const { asked, input } = asker();
-        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() });
+        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, ...input() });
         const { id } = transport.request('prompts/get');
         transport.deliver(elicit('e1'), id as number);
         assert.equal(asked.length, 1);
@@ -395,7 +395,7 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         const { transport, client } = setUp(RELATED);
         t.after(() => client.close());
         const { asked, input } = asker();
-        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() }));
+        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, ...input() }));
         transport.deliver(elicit(3), transport.request('prompts/get').id as number);
         asked[0]!.answer({ error: { code: -1, message: 'User rejected' } });
         await settled();
@@ -408,7 +408,7 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         const { asked, input } = asker();
         const list = client.request('prompts/list', {}, isAnyResult, LONG);
         const listId = transport.request('prompts/list').id as number;
-        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() }));
+        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, ...input() }));
         const count = transport.sent.length;
         transport.deliver(elicit('on-the-get-stream'));
         transport.deliver(elicit('on-a-list-read'), listId);
@@ -433,7 +433,7 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         const { transport, client } = setUp();
         t.after(() => client.close());
         const { asked, input } = asker();
-        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() }));
+        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, ...input() }));
         transport.deliver(elicit(1), transport.request('prompts/get').id as number);
         assert.deepEqual(asked, []);
         assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', id: 1, error: { code: -32603, message: UNRELATED_INPUT_REQUEST } });
@@ -444,10 +444,10 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         t.after(() => client.close());
         const { asked, input } = asker();
         settledLater(client.request('prompts/list', {}, isAnyResult, LONG));
-        const first = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() });
+        const first = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, ...input() });
         transport.deliver(elicit(1));
         assert.equal(asked.length, 1, 'a list read in flight does not ask');
-        const second = client.request('prompts/get', { name: 'y' }, isGetPromptResult, { ...LONG, input: input() });
+        const second = client.request('prompts/get', { name: 'y' }, isGetPromptResult, { ...LONG, ...input() });
         transport.deliver(elicit(2));
         assert.equal(asked.length, 1);
         assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', id: 2, error: { code: -32603, message: AMBIGUOUS_INPUT_REQUEST } });
@@ -470,7 +470,7 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
             const { transport, seen, client } = setUp({ answerStreams: false, unrelated, roots: false });
             t.after(() => client.close());
             const { asked, input } = asker();
-            const get = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() });
+            const get = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, ...input() });
             const complete = client.request('completion/complete', { ref: { type: 'ref/prompt', name: 'y' }, argument: { name: 'a', value: 'secret' } }, isAnyResult, LONG);
             // Over stdio it could be the completion's as well as the get's: its words must not reach the get's client.
             transport.deliver(elicit(1));
@@ -494,10 +494,10 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         t.after(() => client.close());
         const { asked, input } = asker();
         const controller = new AbortController();
-        const gone = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, signal: controller.signal, input: input() });
+        const gone = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, signal: controller.signal, ...input() });
         controller.abort('client A went away');
         await rejection(gone);
-        const next = client.request('prompts/get', { name: 'y' }, isGetPromptResult, { ...LONG, input: input() });
+        const next = client.request('prompts/get', { name: 'y' }, isGetPromptResult, { ...LONG, ...input() });
         // The upstream asked for A's get before it read the cancellation: it is A's question, not B's.
         transport.deliver(elicit('for-a'));
         assert.equal(asked.length, 0);
@@ -516,12 +516,12 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         t.after(() => client.close());
         const { asked, input } = asker();
         const controller = new AbortController();
-        const gone = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, signal: controller.signal, input: input() });
+        const gone = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, signal: controller.signal, ...input() });
         const goneId = transport.request('prompts/get').id;
         controller.abort('client A went away');
         await rejection(gone);
         transport.deliver({ jsonrpc: '2.0', id: goneId, error: { code: -32800, message: 'Request cancelled' } });
-        settledLater(client.request('prompts/get', { name: 'y' }, isGetPromptResult, { ...LONG, input: input() }));
+        settledLater(client.request('prompts/get', { name: 'y' }, isGetPromptResult, { ...LONG, ...input() }));
         transport.deliver(elicit('for-b'));
         assert.equal(asked.length, 1);
     });
@@ -530,7 +530,7 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         const { transport, client } = setUp({ ...RELATED, roots: true });
         t.after(() => client.close());
         const { asked, input } = asker();
-        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() }));
+        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, ...input() }));
         transport.deliver({ jsonrpc: '2.0', id: 'r', method: 'roots/list' }, transport.request('prompts/get').id as number);
         assert.deepEqual(
             asked.map(ask => ask.request),
@@ -542,7 +542,7 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         const { transport, seen, client } = setUp(RELATED);
         t.after(() => client.close());
         const { asked, input } = asker();
-        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input({ maxPerRound: 2 }) }));
+        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, ...input({ maxPerRound: 2 }) }));
         const id = transport.request('prompts/get').id as number;
         transport.deliver({ jsonrpc: '2.0', id: 'bad', method: 'elicitation/create', params: { message: 'no schema' } }, id);
         transport.deliver(elicit(1), id);
@@ -571,7 +571,7 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         t.after(() => client.close());
         const { asked, input } = asker();
         const outcome: { failed?: unknown } = {};
-        client.request('prompts/get', { name: 'x' }, isGetPromptResult, { timeoutMs: 1000, input: input() }).catch((error: unknown) => (outcome.failed = error));
+        client.request('prompts/get', { name: 'x' }, isGetPromptResult, { timeoutMs: 1000, ...input() }).catch((error: unknown) => (outcome.failed = error));
         const id = transport.request('prompts/get').id as number;
         t.mock.timers.tick(900);
         transport.deliver(elicit(1), id);
@@ -599,7 +599,7 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         t.after(() => client.close());
         const { asked, input } = asker();
         const outcome: { failed?: unknown } = {};
-        const options = { timeoutMs: 1000, maxTotalTimeoutMs: 2000, onProgress: () => {}, input: input({ maxTotalMs: 10_000 }) };
+        const options = { timeoutMs: 1000, maxTotalTimeoutMs: 2000, onProgress: () => {}, ...input({ maxTotalMs: 10_000 }) };
         client.request('prompts/get', { name: 'x' }, isGetPromptResult, options).catch((error: unknown) => (outcome.failed = error));
         const id = transport.request('prompts/get').id as number;
         t.mock.timers.tick(500);
@@ -626,7 +626,7 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         const { transport, client } = setUp(RELATED);
         t.after(() => client.close());
         const { asked, input } = asker();
-        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() }));
+        settledLater(client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, ...input() }));
         transport.deliver(elicit('e'), transport.request('prompts/get').id as number);
         const count = transport.sent.length;
         transport.deliver({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'other' } });
@@ -644,7 +644,7 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         t.after(() => client.close());
         const { asked, input } = asker();
         const controller = new AbortController();
-        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, signal: controller.signal, input: input() });
+        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, signal: controller.signal, ...input() });
         const id = transport.request('prompts/get').id as number;
         transport.deliver(elicit('a'), id);
         transport.deliver(elicit('b'), id);
@@ -668,7 +668,7 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         const { transport, client } = setUp(RELATED);
         t.after(() => client.close());
         const { asked, input } = asker();
-        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() });
+        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, ...input() });
         const id = transport.request('prompts/get').id as number;
         transport.deliver(elicit('a'), id);
         transport.deliver(elicit('b'), id);
@@ -690,7 +690,7 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         const { transport, client } = setUp(RELATED);
         t.after(() => client.close());
         const { asked, input } = asker();
-        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() });
+        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, ...input() });
         const id = transport.request('prompts/get').id as number;
         transport.deliver(elicit('a'), id);
         const failure = new UpstreamFailedError('up', 'more than inputRequests.maxRounds rounds of input', 'input_rounds');
@@ -703,11 +703,29 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         ]);
     });
 
+    test("a handler's failure that is not the port's names no cause: the get fails with a NoAnswerError, whatever the handler threw", async t => {
+        const { transport, client } = setUp(RELATED);
+        t.after(() => client.close());
+        const { asked, input } = asker();
+        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, ...input() });
+        const id = transport.request('prompts/get').id as number;
+        transport.deliver(elicit('a'), id);
+        asked[0]!.fail(new Error('socket hang up at 10.0.0.7'));
+        const error = await rejection(result);
+        assert.ok(error instanceof NoAnswerError);
+        assert.equal(error.message, 'the client did not answer');
+        await settled();
+        assert.deepEqual(transport.sent.slice(-2), [
+            { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the client did not answer' } },
+            { jsonrpc: '2.0', id: 'a', error: { code: -32603, message: 'No answer from the client' } }
+        ]);
+    });
+
     test('the get answered while a request is out: the request is answered and its handler aborted; the connection lost: aborted, nothing sent', async t => {
         const { transport, client } = setUp(RELATED);
         t.after(() => client.close());
         const { asked, input } = asker();
-        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, input: input() });
+        const result = client.request('prompts/get', { name: 'x' }, isGetPromptResult, { ...LONG, ...input() });
         const id = transport.request('prompts/get').id as number;
         transport.deliver(elicit('a'), id);
         transport.deliver({ jsonrpc: '2.0', id, result: GET });
@@ -715,7 +733,7 @@ describe("RpcClient: a 2025 upstream's requests for input", () => {
         assert.deepEqual(transport.sent.at(-1), { jsonrpc: '2.0', id: 'a', error: { code: -32603, message: 'The client request was cancelled' } });
         assert.equal(asked[0]!.signal.aborted, true);
 
-        const lost = client.request('prompts/get', { name: 'y' }, isGetPromptResult, { ...LONG, input: input() });
+        const lost = client.request('prompts/get', { name: 'y' }, isGetPromptResult, { ...LONG, ...input() });
         transport.deliver(elicit('b'), transport.request('prompts/get').id as number);
         const count = transport.sent.length;
         transport.onclose?.();
