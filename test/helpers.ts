@@ -111,7 +111,7 @@ export function startModernHttpFixture(): Promise<HttpFixture> {
  * Spawns a fixture server and resolves once it prints its URL. Its stdin is a pipe this process keeps open: the
  * fixture exits when it ends, so a test process killed on a timeout leaves no server behind (see lifetime.ts).
  */
-async function spawnHttpFixture(args: string[]): Promise<HttpFixture> {
+export async function spawnHttpFixture(args: string[]): Promise<HttpFixture> {
     const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'ignore', 'pipe'] });
     const url = await new Promise<string>((resolve, reject) => {
         let stderr = '';

@@ -22,13 +22,13 @@
  */
 import { ProtocolError, type InitializeResult, type JSONRPCErrorResponse, type JSONRPCRequest, type JSONRPCResponse } from '@modelcontextprotocol/client';
 import type { Caller, PromptService } from '../catalog/service.js';
-import { isInputRequired, type CallControl, type Continuation } from '../catalog/upstream-port.js';
+import { isInputRequired, type CallControl } from '../catalog/upstream-port.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
 import { NO_RELAYED_CAPABILITIES, relayedClient, relayedSession, type RelayedClient } from '../protocol/capabilities.js';
 import { capabilityBits, inputCapabilities } from '../protocol/input-requests.js';
 import { adaptGetPrompt, adaptProgress, adaptPromptList } from '../protocol/adapt.js';
 import { CODE, errorForClient, REFUSALS, type RpcError } from '../protocol/errors.js';
-import { META } from '../protocol/meta.js';
+import { META, requestTraceContext, type TraceContext } from '../protocol/meta.js';
 import { negotiateHandshake, SUPPORTED_VERSIONS, type Revision } from '../protocol/revisions.js';
 import { GATEWAY_INFO } from '../version.js';
 import type { ClientInput } from '../catalog/interaction.js';
@@ -128,7 +128,8 @@ export class Dispatcher {
     constructor(private readonly options: DispatcherOptions) {}
 
     /** The response to `request`; undefined when it was cancelled (no answer is due). Never throws. */
-    async answer(request: JSONRPCRequest, exchange: Exchange): Promise<JSONRPCResponse | undefined> {
+    async answer(request: JSONRPCRequest, given: Exchange): Promise<JSONRPCResponse | undefined> {
+        const exchange = withTrace(given, requestTraceContext(request.params));
         const { context } = exchange;
         const { signal } = exchange.ticket;
         try {
@@ -294,6 +295,11 @@ function emptyList(method: string, params: Params): Record<string, unknown> {
     const valid = listParams(params);
     if (valid === undefined || valid.cursor !== undefined) throw invalidParams(method);
     return { [EMPTY_LISTS[method]!]: [] };
+}
+
+/** The exchange whose upstream calls carry on the request's own trace context (its `_meta`), over its HTTP request's. */
+function withTrace(exchange: Exchange, trace: TraceContext | undefined): Exchange {
+    return trace === undefined ? exchange : { ...exchange, forwarded: { ...exchange.forwarded, trace } };
 }
 
 /** A request its client cancelled gets no answer; one cut short by a shutdown an error, not a stream that just ends. */
