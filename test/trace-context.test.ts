@@ -43,7 +43,7 @@ async function gatewayWithRecorders(t: TestContext): Promise<string> {
     });
     closeAfter(t, () => gateway.close());
     await upstreamsReady(gateway);
-    return gateway.url;
+    return gateway.url!;
 }
 
 describe('trace context passes through with tracing off', () => {
