@@ -24,6 +24,7 @@ import { ProtocolError, type InitializeResult, type JSONRPCErrorResponse, type J
 import type { Caller, PromptService } from '../catalog/service.js';
 import { isInputRequired, type CallControl } from '../catalog/upstream-port.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
+import type { Tracer } from '../diagnostics/tracer.js';
 import { NO_RELAYED_CAPABILITIES, relayedClient, relayedSession, type RelayedClient } from '../protocol/capabilities.js';
 import { capabilityBits, inputCapabilities } from '../protocol/input-requests.js';
 import { adaptGetPrompt, adaptProgress, adaptPromptList } from '../protocol/adapt.js';
@@ -84,6 +85,8 @@ export interface DispatcherOptions {
      * server/discover (caching.discoverTtlMs), read per request (a reload applies them at once).
      */
     ttlMs: () => { list: number; discover: number };
+    /** Spans of the requests served (NO_TRACER: none). */
+    tracer?: Tracer | undefined;
 }
 
 export interface Initialized {

@@ -27,6 +27,7 @@ import type { RpcClient } from './rpc-client.js';
 import { UpstreamSession, type InputBounds, type UpstreamMethod } from './session.js';
 import type { StdioHooks, WireProtocol } from './transports.js';
 import type { GatewayUpstream, UpstreamEvent, UpstreamListing, UpstreamState } from './upstream.js';
+import { NO_TRACER, type Tracer } from '../diagnostics/tracer.js';
 
 const STABLE_AFTER_MS = 30_000;
 /** An upstream whose list needs more pages than this is cut short (its cursors may never end). */
@@ -59,6 +60,8 @@ export interface ConnectionOptions {
     observer?: UpstreamObserver;
     /** Bounds on what an upstream asks the client within one prompts/get (config inputRequests), read per use; the config's defaults when absent. */
     inputBounds?: (() => InputBounds) | undefined;
+    /** Spans of its calls (NO_TRACER: none). */
+    tracer?: Tracer | undefined;
 }
 
 /** The config's inputRequests defaults, for connections made without them (tools, tests). */
@@ -294,6 +297,7 @@ export class UpstreamConnection implements GatewayUpstream {
                 onRequest: (method, seconds) => this.options.observer?.request(this.id, method, seconds),
                 onLost: (lost, reason) => this.#drop(lost, reason),
                 inputBounds: () => this.#inputBounds(),
+                tracer: this.options.tracer ?? NO_TRACER,
                 onStray: kind =>
                     this.reportFault(
                         'stray_message',

@@ -27,6 +27,7 @@ import { openClient, type OpenClientOptions } from './open-client.js';
 import { isAnyResult, type ResultGuard } from './result-schemas.js';
 import { isTotalTimeout, type InputOptions, type RpcClient } from './rpc-client.js';
 import type { WireProtocol } from './transports.js';
+import type { Tracer } from '../diagnostics/tracer.js';
 
 /** The check after a transport error: an upstream that is there answers a ping at once, whatever its timeoutMs. */
 const CHECK_TIMEOUT_MS = 2000;
@@ -54,6 +55,8 @@ export interface SessionOptions extends Omit<OpenClientOptions, 'events'> {
     onLost: (session: UpstreamSession, reason: string) => void;
     /** Read per call, so a reload applies at once. */
     inputBounds: () => InputBounds;
+    /** A CLIENT span per call, its context carried on to the upstream. */
+    tracer: Tracer;
 }
 
 /** The requests the gateway makes of an upstream (a closed list: it labels metrics). */
