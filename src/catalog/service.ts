@@ -52,6 +52,8 @@ export interface GetRequest {
     readonly continuation?: Continuation | undefined;
     /** How the client answers input requests. Absent (the prompts command): an upstream's input_required is returned sealed, for the caller to report. */
     readonly input?: ClientInput | undefined;
+    /** What its usage event names of its trace. */
+    readonly trace?: UsageEvent['trace'];
 }
 
 /** -32602 for a held question's state sealed by another gateway instance. */
@@ -104,8 +106,8 @@ export class PromptService {
         this.states = states;
     }
 
-    list(cursor: string | undefined, caller: Caller): Promise<ListPromptsResult> {
-        return this.#recorded('list', caller, async () => {
+    list(cursor: string | undefined, caller: Caller, trace?: UsageEvent['trace']): Promise<ListPromptsResult> {
+        return this.#recorded('list', caller, trace, async () => {
             const start = cursor === undefined ? undefined : this.cursors.decode(cursor);
             if (cursor !== undefined && (start === undefined || start.scope !== caller.scope)) {
                 throw new ProtocolError(CODE.invalidParams, 'Invalid cursor');
@@ -129,7 +131,7 @@ export class PromptService {
             const { rounds, path } = get?.interaction ?? get ?? {};
             return rounds === undefined || rounds === 0 || path === undefined ? {} : { rounds, path };
         };
-        return this.#recorded('get', request.caller, async found => {
+        return this.#recorded('get', request.caller, request.trace, async found => {
             const { name, caller, input, continuation } = request;
             const entry = found(await this.#lookup(name, caller));
             const { maxArguments, maxArgumentBytes } = this.options;
@@ -229,8 +231,8 @@ export class PromptService {
 
     readonly #publishInput = (event: InputEvent): void => this.inputs.publish(event);
 
-    complete(params: CompleteRequest['params'], caller: Caller, control?: CallControl): Promise<CompleteResult> {
-        return this.#recorded('complete', caller, async found => {
+    complete(params: CompleteRequest['params'], caller: Caller, control?: CallControl, trace?: UsageEvent['trace']): Promise<CompleteResult> {
+        return this.#recorded('complete', caller, trace, async found => {
             // Resource templates are not proxied, so there is nothing to complete for them.
             if (params.ref.type !== 'ref/prompt') return EMPTY_COMPLETION;
             const entry = found(await this.#lookup(params.ref.name, caller));
@@ -248,13 +250,19 @@ export class PromptService {
      * Runs one operation, publishes how it ended and how long it took, and turns upstream failures into JSON-RPC
      * errors. `found` names the catalog entry as soon as the operation knows it.
      */
-    async #recorded<T>(operation: Operation, caller: Caller, run: (found: (entry: CatalogEntry) => CatalogEntry) => Promise<T>, input?: () => Pick<UsageEvent, 'rounds' | 'path'>): Promise<T> {
+    async #recorded<T>(
+        operation: Operation,
+        caller: Caller,
+        trace: UsageEvent['trace'],
+        run: (found: (entry: CatalogEntry) => CatalogEntry) => Promise<T>,
+        input?: () => Pick<UsageEvent, 'rounds' | 'path'>
+    ): Promise<T> {
         const started = performance.now();
         let entry: CatalogEntry | undefined;
         const found = (known: CatalogEntry) => (entry = known);
         const publish = (outcome: UsageEvent['outcome']) => {
             const seconds = (performance.now() - started) / 1000;
-            this.usage.publish({ operation, client: caller.scope, entry, outcome, seconds, ...input?.() });
+            this.usage.publish({ operation, client: caller.scope, entry, outcome, seconds, ...input?.(), ...(trace === undefined ? {} : { trace }) });
         };
         try {
             const result = await run(found);

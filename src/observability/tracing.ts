@@ -1,7 +1,7 @@
 /**
  * OpenTelemetry traces: the settings (the config's `tracing` block over the
  * standard OTEL_* environment), and the one real Tracer (diagnostics/tracer.ts),
- * built on the official SDK: a TracerProvider with no context manager (spans
+ * built on the official SDK: a BasicTracerProvider, never registered globally, with no context manager (spans
  * get their parent as a parameter), a BatchSpanProcessor (bounded queue, export
  * off the request path) and the OTLP/HTTP exporter (protobuf or JSON).
  *
@@ -17,14 +17,14 @@ import { envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import {
     AlwaysOffSampler,
     AlwaysOnSampler,
+    BasicTracerProvider,
     BatchSpanProcessor,
     ParentBasedSampler,
     TraceIdRatioBasedSampler,
-    TracerProvider,
     type ReadableSpan,
     type Sampler,
     type SpanExporter
-} from '@opentelemetry/sdk-trace';
+} from '@opentelemetry/sdk-trace-base';
 import { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { ConfigError, type ConfigIssue } from '../config/issues.js';
 import { OTLP_PROTOCOL_FIX, OTLP_PROTOCOLS, TRACE_SAMPLERS, type GatewayConfig } from '../config/schema.js';
@@ -191,7 +191,7 @@ const OFF: RunningTracing = Object.freeze({ tracer: NO_TRACER, shutdown: () => P
 export function startTracing(settings: TracingSettings | undefined, logger: Logger): RunningTracing {
     if (settings === undefined) return OFF;
     const exporter = new WatchedExporter(newExporter(settings), settings.url, logger);
-    const provider = new TracerProvider({
+    const provider = new BasicTracerProvider({
         resource: resourceFromAttributes({
             [ATTR_SERVICE_NAME]: DEFAULT_SERVICE_NAME,
             [ATTR_SERVICE_VERSION]: VERSION,
@@ -200,8 +200,7 @@ export function startTracing(settings: TracingSettings | undefined, logger: Logg
         }),
         sampler: samplerOf(settings.sampler, settings.samplerArg),
         spanProcessors: [
-            new BatchSpanProcessor({
-                exporter,
+            new BatchSpanProcessor(exporter, {
                 maxQueueSize: settings.maxQueueSize,
                 maxExportBatchSize: settings.maxExportBatchSize,
                 scheduledDelayMillis: settings.scheduledDelayMs,
@@ -267,7 +266,7 @@ const KINDS: Record<PortSpanKind, SpanKind> = { server: SpanKind.SERVER, client:
 class OtelTracer implements Tracer {
     readonly enabled = true;
 
-    constructor(private readonly tracer: ReturnType<TracerProvider['getTracer']>) {}
+    constructor(private readonly tracer: ReturnType<BasicTracerProvider['getTracer']>) {}
 
     start(name: string, { kind, parent, attributes, links }: SpanStart): TraceSpan {
         const parentContext = parent === undefined ? undefined : spanContextOf(parent);
@@ -339,6 +338,7 @@ function linksOf(links: readonly TraceContext[] | undefined): Link[] | undefined
 function attributesOf(attributes: SpanAttributes | undefined): Attributes | undefined {
     if (attributes === undefined) return undefined;
     const out: Attributes = {};
-    for (const [key, value] of Object.entries(attributes)) if (value !== undefined) out[key] = value;
+    // A readonly list is copied: the SDK's type wants a mutable one (it copies it anyway).
+    for (const [key, value] of Object.entries(attributes)) if (value !== undefined) out[key] = Array.isArray(value) ? [...(value as readonly string[])] : (value as string | number | boolean);
     return out;
 }

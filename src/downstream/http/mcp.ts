@@ -124,7 +124,7 @@ export class McpEndpoint {
         if ('reason' in classified) return this.#refused(res, classified);
         if (classified.era === 'stateless') return this.#serveStateless(classified, req, res, admitted, requestId);
         if (session === undefined) return this.#open(value, messages, res, admitted);
-        return this.#serve(session, inbound, res, { requestId, trace: headerTrace(req) });
+        return this.#serve(session, inbound, res, { requestId, trace: headerTrace(req) }, { transport: 'tcp', address: req.socket.remoteAddress, session: session.record.nonce });
     }
 
     /** Accept and Content-Type of a POST; false once refused. */
@@ -191,7 +191,12 @@ export class McpEndpoint {
         // An anonymous client's sealed state is bound to its address too: anonymous callers share one scope.
         const caller = { clientId: client.id, cacheScope: this.options.cacheScope(), holder: client.id === ANONYMOUS_CLIENT_ID ? admitted.quotaKey : '' };
         const reply = new Reply(res, {}, false, this.#cutWhenStalled('answer', { client: client.id }), true);
-        const channel: StatelessChannel = { scope: res, forwarded: { requestId, headers: paramHeaders(req), trace: headerTrace(req) }, send: reply.send, res, admitted };
+        const channel: StatelessChannel = { scope: res, forwarded: { requestId, headers: paramHeaders(req), trace: headerTrace(req) },
+            origin: { transport: 'tcp', address: req.socket.remoteAddress },
+            send: reply.send,
+            res,
+            admitted
+        };
         const taken: Ticket[] = [];
         this.#doneWith(res, taken);
         const served = this.#pipeline.serveStateless(stateless, caller, channel, taken, this.#statelessHooks);
@@ -318,13 +323,13 @@ export class McpEndpoint {
     }
 
     /** A batch's refused items are answered beside the others (JSON-RPC §6), in the same array. */
-    async #serve(session: Session, inbound: Inbound, res: ServerResponse, forwarded: Exchange['forwarded']): Promise<void> {
+    async #serve(session: Session, inbound: Inbound, res: ServerResponse, forwarded: Exchange['forwarded'], origin: Exchange['origin']): Promise<void> {
         const [first] = inbound.messages;
         if (!inbound.batch && first !== undefined && !('method' in first)) return this.#answered(session, first, res);
         if (!inbound.batch && first !== undefined && isRequest(first) && first.method === 'initialize') return this.options.reject(res, 'already_initialized', { id: first.id });
         const headers = { 'mcp-session-id': session.id };
         const reply = new Reply(res, headers, inbound.batch, this.#cutWhenStalled('answer', { session: session.record.nonce }));
-        const channel: Channel = { scope: session.id, forwarded, send: reply.send };
+        const channel: Channel = { scope: session.id, forwarded, send: reply.send, origin };
         const taken: Ticket[] = [];
         this.#doneWith(res, taken);
         const answers = this.#pipeline.serve(inbound, session, channel, taken, SESSION_HOOKS);
