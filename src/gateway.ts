@@ -112,7 +112,8 @@ async function composeParts(live: LiveSettings, options: GatewayOptions, tracing
         currentView: () => catalog.publishedView,
         fingerprint: (view, scope) => slices.fingerprint(view, scope, live.policy.access.visibility(scope)),
         onNotified: telemetry.notified,
-        logger
+        logger,
+        tracer
     });
     // Before anything else that could fail: started, it must be closed (its timers and connections).
     const shared = await startSharedState(config, logger);

@@ -161,6 +161,19 @@ describe('OpenTelemetry traces', () => {
         );
     });
 
+    test('a prompts/list SERVER span names the upstreams its page came from', async t => {
+        const otlp = await receiver(t);
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
+        const client = await connectModernHttp(cli.url);
+        closeAfter(t, () => client.close());
+        const trace = 'abf92f3577b34da6a3ce929d0e0e4736';
+        await client.listPrompts({ _meta: { traceparent: traceparent(trace, CLIENT_SPAN) } });
+        const spans = await otlp.until(all => all.some(span => span.traceId === trace && span.kind === SPAN_KIND.server));
+        const list = serverSpanOf(spans, 'prompts/list', trace)!;
+        assert.deepEqual([...(list.attributes['mcp.gateway.upstream.ids'] as string[])].sort(), [...UPSTREAMS].sort());
+        assert.equal(list.attributes['gen_ai.prompt.name'], undefined);
+    });
+
     test('a client without trace context gets a root SERVER span; its HTTP traceparent header is continued', async t => {
         const otlp = await receiver(t);
         const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
@@ -172,7 +185,8 @@ describe('OpenTelemetry traces', () => {
         const viaHeader = await connectModernHttp(cli.url, { headers: { traceparent: traceparent(headerTrace, CLIENT_SPAN) } });
         closeAfter(t, () => viaHeader.close());
         await seenBy(viaHeader, 's26__echo');
-        const spans = await otlp.until(all => [rootTrace, headerTrace].every(trace => all.some(span => span.traceId === trace && span.kind === SPAN_KIND.server)));
+        // server/discover (the client's connect) carries the header too: wait for the gets' own spans.
+        const spans = await otlp.until(all => [rootTrace, headerTrace].every(trace => serverSpanOf(all, 'prompts/get s26__echo', trace) !== undefined));
         assert.equal(serverSpanOf(spans, 'prompts/get s26__echo', rootTrace)!.parentSpanId, '');
         assert.equal(serverSpanOf(spans, 'prompts/get s26__echo', headerTrace)!.parentSpanId, CLIENT_SPAN);
     });
@@ -224,5 +238,32 @@ describe('OpenTelemetry traces', () => {
         });
         assert.equal(result.status, 2, result.stderr);
         assert.match(result.stderr, /OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" is not supported: use "http\/protobuf".*4318/);
+    });
+});
+
+describe('list_changed traced by links', () => {
+    test("an upstream's list_changed is a CONSUMER span; each client's notification a PRODUCER span linked to it", async t => {
+        const otlp = await receiver(t);
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url }, { notifications: { debounceMs: 0, maxDelayMs: 0 } });
+        const clients = [await connectHttp(cli.url), await connectHttp(cli.url)];
+        const notified = clients.map(client => {
+            closeAfter(t, () => client.close());
+            return new Promise<void>(resolve => client.setNotificationHandler('notifications/prompts/list_changed', () => resolve()));
+        });
+        // The sessions' streams are open once a request of theirs was answered.
+        for (const client of clients) await client.listPrompts();
+        await seenBy(clients[0]!, 's25__change');
+        await Promise.all(notified);
+        const spans = await otlp.until(all => all.filter(span => span.kind === SPAN_KIND.producer).length >= 2);
+        const received = spans.find(span => span.kind === SPAN_KIND.consumer && span.name === 'notifications/prompts/list_changed');
+        assert.ok(received, JSON.stringify(spans.map(span => [span.name, span.kind])));
+        assert.equal(received.attributes['mcp.gateway.upstream.id'], 's25');
+        const sent = spans.filter(span => span.kind === SPAN_KIND.producer);
+        assert.equal(sent.length, 2);
+        for (const span of sent) {
+            assert.equal(span.name, 'notifications/prompts/list_changed');
+            assert.equal(span.parentSpanId, '', 'a trace of its own');
+            assert.deepEqual(span.links, [{ traceId: received.traceId, spanId: received.spanId }]);
+        }
     });
 });

@@ -13,8 +13,11 @@ import type { TraceContext } from '../protocol/meta.js';
 
 export type SpanAttributes = Record<string, string | number | boolean | readonly string[] | undefined>;
 
-/** CLIENT: a call the gateway makes (to an upstream, to a client); SERVER: a request it serves; INTERNAL: its own work. */
-export type SpanKind = 'server' | 'client' | 'internal' | 'producer';
+/**
+ * CLIENT: a call the gateway makes; SERVER: a request it serves; CONSUMER: a notification it receives (an upstream's
+ * list_changed); PRODUCER: one it sends (to a client); INTERNAL: its own work.
+ */
+export type SpanKind = 'server' | 'client' | 'internal' | 'producer' | 'consumer';
 
 export interface SpanStart {
     kind: SpanKind;

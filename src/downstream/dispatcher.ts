@@ -157,7 +157,7 @@ export class Dispatcher {
         const { context } = exchange;
         const { signal } = exchange.ticket;
         try {
-            const result = await this.#run(request, exchange, usageTrace(trace));
+            const result = await this.#run(request, exchange, trace);
             if (signal.aborted) return aborted(request, signal);
             return { jsonrpc: '2.0', id: request.id, result: this.#forRevision(request.method, result, context) };
         } catch (error) {
@@ -201,7 +201,8 @@ export class Dispatcher {
         return shaped;
     }
 
-    async #run(request: JSONRPCRequest, exchange: Exchange, trace: UsageEvent['trace']): Promise<Record<string, unknown>> {
+    async #run(request: JSONRPCRequest, exchange: Exchange, traced: TraceSpan | TraceContext | undefined): Promise<Record<string, unknown>> {
+        const trace = usageTrace(traced);
         const { method } = request;
         const params: Params = request.params;
         const { service } = this.options;
@@ -218,7 +219,7 @@ export class Dispatcher {
                 return this.#discover(context);
             case 'prompts/list': {
                 const valid = listParams(params) ?? throwError(invalidParams(method));
-                return adaptPromptList(await ticket.until(service.list(valid.cursor, context.caller, trace)), context.revision);
+                return adaptPromptList(await ticket.until(service.list(valid.cursor, context.caller, trace, traced !== undefined && 'spanId' in traced ? traced : undefined)), context.revision);
             }
             case 'prompts/get': {
                 const valid = getParams(params) ?? throwError(invalidParams(method));

@@ -261,7 +261,7 @@ class WatchedExporter implements SpanExporter {
     }
 }
 
-const KINDS: Record<PortSpanKind, SpanKind> = { server: SpanKind.SERVER, client: SpanKind.CLIENT, internal: SpanKind.INTERNAL, producer: SpanKind.PRODUCER };
+const KINDS: Record<PortSpanKind, SpanKind> = { server: SpanKind.SERVER, client: SpanKind.CLIENT, internal: SpanKind.INTERNAL, producer: SpanKind.PRODUCER, consumer: SpanKind.CONSUMER };
 
 class OtelTracer implements Tracer {
     readonly enabled = true;

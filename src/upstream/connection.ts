@@ -30,6 +30,7 @@ import type { GatewayUpstream, UpstreamEvent, UpstreamListing, UpstreamState } f
 import { NO_TRACER, type Tracer } from '../diagnostics/tracer.js';
 
 const STABLE_AFTER_MS = 30_000;
+const LIST_CHANGED = 'notifications/prompts/list_changed';
 /** An upstream whose list needs more pages than this is cut short (its cursors may never end). */
 const MAX_LIST_PAGES = 1000;
 /** More list_changed than this within a second is a flood: counted and logged (the catalog coalesces them anyway). */
@@ -342,7 +343,11 @@ export class UpstreamConnection implements GatewayUpstream {
         if (this.#flood.hit(Date.now())) {
             this.reportFault('list_changed_flood', 'upstream floods notifications/prompts/list_changed', { perSecond: `>${FLOOD_PER_SECOND}` });
         }
-        this.events.publish(this.#promptsChanged);
+        const { tracer } = this.options;
+        if (tracer?.enabled !== true) return this.events.publish(this.#promptsChanged);
+        const span = tracer.start(LIST_CHANGED, { kind: 'consumer', attributes: { 'mcp.method.name': LIST_CHANGED, 'mcp.gateway.upstream.id': this.id } });
+        span?.end();
+        this.events.publish(span === undefined ? this.#promptsChanged : { type: 'prompts-changed', upstreamId: this.id, trace: span.context });
     }
 
     /** Counted once per lost connection, however many requests it cut off. */
