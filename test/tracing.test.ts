@@ -11,7 +11,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
-import type { Client } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { compiledFixture } from './fixture-build.js';
 import { startOtlpReceiver, SPAN_KIND, type OtlpReceiver, type RecordedSpan } from './fixtures/otlp-receiver.js';
 import { closeAfter, connectHttp, connectModernHttp, freePort, ROOT, spawnHttpFixture, startGatewayCli, type RunningCli } from './helpers.js';
@@ -191,6 +192,35 @@ describe('OpenTelemetry traces', () => {
         assert.equal(serverSpanOf(spans, 'prompts/get s26__echo', headerTrace)!.parentSpanId, CLIENT_SPAN);
     });
 
+    test('over stdio (--stdio), both eras: the SERVER span says network.transport pipe and continues the _meta trace', async t => {
+        const otlp = await receiver(t);
+        const recorder = compiledFixture('trace-recorder');
+        const dir = await mkdtemp(path.join(tmpdir(), 'tracing-'));
+        closeAfter(t, () => rm(dir, { recursive: true, force: true }));
+        const upstream = { id: 's25', transport: 'stdio', command: process.execPath, args: [recorder, '--era', '2025'], cwd: ROOT, protocol: '2025', timeoutMs: 30_000 };
+        await writeFile(path.join(dir, 'gateway.json'), JSON.stringify({ log: { format: 'json' }, upstreams: [upstream] }));
+        const env = { ...(process.env as Record<string, string>), OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '20' };
+        for (const [era, options] of [
+            ['2025', {}],
+            ['2026', { versionNegotiation: { mode: { pin: '2026-07-28' } } }]
+        ] as const) {
+            const client = new Client({ name: 'stdio-trace-test', version: '1.0.0' }, options);
+            await client.connect(new StdioClientTransport({ command: process.execPath, args: [path.join(ROOT, 'dist/cli.js'), '--config', 'gateway.json', '--stdio'], cwd: dir, env, stderr: 'pipe' }));
+            closeAfter(t, () => client.close());
+            const trace = `cbf92f3577b34da6a3ce929d0e0e473${era === '2025' ? '5' : '6'}`;
+            const seen = await seenBy(client, 's25__echo', { traceparent: traceparent(trace, CLIENT_SPAN) });
+            const spans = await otlp.until(all => serverSpanOf(all, 'prompts/get s25__echo', trace) !== undefined);
+            const server = serverSpanOf(spans, 'prompts/get s25__echo', trace)!;
+            assert.equal(server.parentSpanId, CLIENT_SPAN);
+            assert.equal(server.attributes['network.transport'], 'pipe');
+            assert.equal(server.attributes['client.address'], undefined);
+            assert.equal(server.attributes['mcp.session.id'], undefined);
+            assert.equal(server.attributes['mcp.protocol.version'], era === '2025' ? '2025-11-25' : '2026-07-28');
+            const clientSpan = spans.find(span => span.parentSpanId === server.spanId)!;
+            assert.equal(seen.meta.traceparent, traceparent(trace, clientSpan.spanId));
+        }
+    });
+
     test('spans still queued at SIGTERM are exported before the gateway exits', async t => {
         const otlp = await receiver(t);
         // Nothing leaves on a schedule within the test: only the shutdown's flush sends them.
@@ -225,7 +255,7 @@ describe('OpenTelemetry traces', () => {
         assert.equal(warnings[0]!.collector, `http://127.0.0.1:${closedPort}`);
     });
 
-    test('OTEL_EXPORTER_OTLP_PROTOCOL=grpc stops the start: exit 2, naming the variable and the fix', async t => {
+    test('OTEL_EXPORTER_OTLP_PROTOCOL=grpc stops the start, and a bad OTEL_* value fails --check: exit 2, naming the variable and the fix', async t => {
         const dir = await mkdtemp(path.join(tmpdir(), 'tracing-'));
         closeAfter(t, () => rm(dir, { recursive: true, force: true }));
         await writeFile(path.join(dir, 'gateway.json'), JSON.stringify({ listen: { port: 0 }, upstreams: [{ id: 'never-started', transport: 'stdio', command: process.execPath, args: ['-e', ''] }] }));
@@ -238,6 +268,14 @@ describe('OpenTelemetry traces', () => {
         });
         assert.equal(result.status, 2, result.stderr);
         assert.match(result.stderr, /OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" is not supported: use "http\/protobuf".*4318/);
+        const checked = spawnSync(process.execPath, [path.join(ROOT, 'dist/cli.js'), '--config', 'gateway.json', '--check'], {
+            cwd: dir,
+            encoding: 'utf8',
+            env: { ...process.env, OTEL_TRACES_EXPORTER: 'otlp', OTEL_TRACES_SAMPLER: 'sometimes' },
+            timeout: 120_000
+        });
+        assert.equal(checked.status, 2, checked.stderr);
+        assert.match(checked.stderr, /OTEL_TRACES_SAMPLER: "sometimes" is not supported/);
     });
 });
 

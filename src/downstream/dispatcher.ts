@@ -372,7 +372,7 @@ function endServerSpan(span: TraceSpan, response: JSONRPCResponse | undefined): 
 }
 
 /** What a usage event names of the trace: the request's span; with tracing off, the client's trace id alone. */
-export function usageTrace(trace: TraceSpan | TraceContext | undefined): UsageEvent['trace'] {
+function usageTrace(trace: TraceSpan | TraceContext | undefined): UsageEvent['trace'] {
     if (trace === undefined) return undefined;
     if ('spanId' in trace) return { traceId: trace.traceId, spanId: trace.spanId };
     const ids = traceparentIds(trace.traceparent);
