@@ -15,6 +15,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { compiledFixture } from './fixture-build.js';
 import { startOtlpReceiver, SPAN_KIND, type OtlpReceiver, type RecordedSpan } from './fixtures/otlp-receiver.js';
+import { BOB, connectInputClient, interactiveStdio } from './input-clients.js';
 import { closeAfter, connectHttp, connectModernHttp, freePort, ROOT, spawnHttpFixture, startGatewayCli, type RunningCli } from './helpers.js';
 
 const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -219,6 +220,27 @@ describe('OpenTelemetry traces', () => {
             const clientSpan = spans.find(span => span.parentSpanId === server.spanId)!;
             assert.equal(seen.meta.traceparent, traceparent(trace, clientSpan.spanId));
         }
+    });
+
+    test("an upstream's questions on its way (input requests) are events on the call's CLIENT span", async t => {
+        const otlp = await receiver(t);
+        const dir = await mkdtemp(path.join(tmpdir(), 'tracing-'));
+        closeAfter(t, () => rm(dir, { recursive: true, force: true }));
+        await writeFile(path.join(dir, 'gateway.json'), JSON.stringify({ listen: { port: 0 }, log: { format: 'json' }, upstreams: [interactiveStdio('ask')] }));
+        const cli = await startGatewayCli(t, ['--config', 'gateway.json'], { cwd: dir, env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '20' } });
+        const bob = await connectInputClient(t, { url: cli.url }, BOB);
+        await bob.get('ask__confirm', { who: 'bob' });
+        const spans = await otlp.until(all => all.some(span => span.kind === SPAN_KIND.server && span.name === 'prompts/get ask__confirm'));
+        const server = spans.find(span => span.kind === SPAN_KIND.server && span.name === 'prompts/get ask__confirm')!;
+        const call = spans.find(span => span.parentSpanId === server.spanId)!;
+        assert.equal(call.name, 'prompts/get confirm');
+        assert.deepEqual(
+            call.events.map(event => [event.name, event.attributes['mcp.method.name'], event.attributes['mcp.input.outcome']]),
+            [
+                ['mcp.input.request', 'elicitation/create', undefined],
+                ['mcp.input.answer', 'elicitation/create', 'answered']
+            ]
+        );
     });
 
     test('spans still queued at SIGTERM are exported before the gateway exits', async t => {
