@@ -32,7 +32,14 @@ async function gatewayWithRecorders(t: TestContext): Promise<string> {
     closeAfter(t, () => http25.close());
     const http26: HttpFixture = await spawnHttpFixture([recorder, '--era', '2026', '--transport', 'streamable-http']);
     closeAfter(t, () => http26.close());
-    const stdio = (id: string, era: string) => ({ id, transport: 'stdio', command: process.execPath, args: [recorder, '--era', era], cwd: ROOT, protocol: era === '2026' ? '2026-07-28' : '2025' });
+    const stdio = (id: string, era: string) => ({
+        id,
+        transport: 'stdio',
+        command: process.execPath,
+        args: [recorder, '--era', era],
+        cwd: ROOT,
+        protocol: era === '2026' ? '2026-07-28' : '2025'
+    });
     const gateway = await startTestGateway({
         upstreams: [
             stdio('s25', '2025'),

@@ -35,7 +35,15 @@ async function gateway(t: TestContext, env: Record<string, string>, extra: Recor
     closeAfter(t, () => http25.close());
     const http26 = await spawnHttpFixture([recorder, '--era', '2026', '--transport', 'streamable-http']);
     closeAfter(t, () => http26.close());
-    const stdio = (id: string, era: string) => ({ id, transport: 'stdio', command: process.execPath, args: [recorder, '--era', era], cwd: ROOT, protocol: era === '2026' ? '2026-07-28' : '2025', timeoutMs: 30_000 });
+    const stdio = (id: string, era: string) => ({
+        id,
+        transport: 'stdio',
+        command: process.execPath,
+        args: [recorder, '--era', era],
+        cwd: ROOT,
+        protocol: era === '2026' ? '2026-07-28' : '2025',
+        timeoutMs: 30_000
+    });
     const dir = await mkdtemp(path.join(tmpdir(), 'tracing-'));
     closeAfter(t, () => rm(dir, { recursive: true, force: true }));
     const config = {
@@ -66,7 +74,8 @@ async function seenBy(client: Client, name: string, meta?: Record<string, unknow
     return JSON.parse(content.text) as Seen;
 }
 
-const serverSpanOf = (spans: readonly RecordedSpan[], name: string, traceId: string) => spans.find(span => span.kind === SPAN_KIND.server && span.name === name && span.traceId === traceId);
+const serverSpanOf = (spans: readonly RecordedSpan[], name: string, traceId: string) =>
+    spans.find(span => span.kind === SPAN_KIND.server && span.name === name && span.traceId === traceId);
 
 describe('OpenTelemetry traces', () => {
     for (const protocol of ['http/protobuf', 'http/json'] as const) {
@@ -115,7 +124,10 @@ describe('OpenTelemetry traces', () => {
                 }
             }
             const expected = protocol === 'http/json' ? 'application/json' : 'application/x-protobuf';
-            assert.ok(otlp.contentTypes.every(type => type.startsWith(expected)), otlp.contentTypes.join());
+            assert.ok(
+                otlp.contentTypes.every(type => type.startsWith(expected)),
+                otlp.contentTypes.join()
+            );
         });
     }
 
@@ -143,7 +155,7 @@ describe('OpenTelemetry traces', () => {
         assert.ok(!spans.some(span => span.parentSpanId === missing.spanId), 'no upstream call for an unknown prompt');
     });
 
-    test('an unsampled client trace (parentbased) records no spans, and its context still reaches the upstream, as the gateway\'s own', async t => {
+    test("an unsampled client trace (parentbased) records no spans, and its context still reaches the upstream, as the gateway's own", async t => {
         const otlp = await receiver(t);
         const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_TRACES_SAMPLER: 'parentbased_always_on' });
         const client = await connectHttp(cli.url);
@@ -206,7 +218,15 @@ describe('OpenTelemetry traces', () => {
             ['2026', { versionNegotiation: { mode: { pin: '2026-07-28' } } }]
         ] as const) {
             const client = new Client({ name: 'stdio-trace-test', version: '1.0.0' }, options);
-            await client.connect(new StdioClientTransport({ command: process.execPath, args: [path.join(ROOT, 'dist/cli.js'), '--config', 'gateway.json', '--stdio'], cwd: dir, env, stderr: 'pipe' }));
+            await client.connect(
+                new StdioClientTransport({
+                    command: process.execPath,
+                    args: [path.join(ROOT, 'dist/cli.js'), '--config', 'gateway.json', '--stdio'],
+                    cwd: dir,
+                    env,
+                    stderr: 'pipe'
+                })
+            );
             closeAfter(t, () => client.close());
             const trace = `cbf92f3577b34da6a3ce929d0e0e473${era === '2025' ? '5' : '6'}`;
             const seen = await seenBy(client, 's25__echo', { traceparent: traceparent(trace, CLIENT_SPAN) });
@@ -280,7 +300,10 @@ describe('OpenTelemetry traces', () => {
     test('OTEL_EXPORTER_OTLP_PROTOCOL=grpc stops the start, and a bad OTEL_* value fails --check: exit 2, naming the variable and the fix', async t => {
         const dir = await mkdtemp(path.join(tmpdir(), 'tracing-'));
         closeAfter(t, () => rm(dir, { recursive: true, force: true }));
-        await writeFile(path.join(dir, 'gateway.json'), JSON.stringify({ listen: { port: 0 }, upstreams: [{ id: 'never-started', transport: 'stdio', command: process.execPath, args: ['-e', ''] }] }));
+        await writeFile(
+            path.join(dir, 'gateway.json'),
+            JSON.stringify({ listen: { port: 0 }, upstreams: [{ id: 'never-started', transport: 'stdio', command: process.execPath, args: ['-e', ''] }] })
+        );
         const { spawnSync } = await import('node:child_process');
         const result = spawnSync(process.execPath, [path.join(ROOT, 'dist/cli.js'), '--config', 'gateway.json'], {
             cwd: dir,

@@ -277,8 +277,7 @@ export class Catalog {
         if (event.type === 'prompts-changed') {
             member.cache.listChanged();
             if (event.trace !== undefined && this.#burstTraces.length < MAX_CHANGE_TRACES) this.#burstTraces.push(event.trace);
-        }
-        else member.cache.connectionChanged();
+        } else member.cache.connectionChanged();
         this.#coalescer.push(event.upstreamId);
     }
 }

@@ -89,7 +89,9 @@ export interface CallControl {
  * changes (`announcesChanges`) changed while connected (a 2026-07-28 upstream's subscription acknowledged or dropped).
  */
 export type UpstreamPortEvent =
-    { type: 'state'; upstreamId: string; state: string; previous: string } | { type: 'prompts-changed'; upstreamId: string; trace?: TraceContext | undefined } | { type: 'announcing'; upstreamId: string };
+    | { type: 'state'; upstreamId: string; state: string; previous: string }
+    | { type: 'prompts-changed'; upstreamId: string; trace?: TraceContext | undefined }
+    | { type: 'announcing'; upstreamId: string };
 
 export interface UpstreamPort {
     readonly id: string;

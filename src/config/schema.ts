@@ -283,7 +283,9 @@ const tracingSchema = z
         endpoint: z
             .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
             .optional()
-            .describe('The collector\'s OTLP/HTTP base URL, e.g. "http://otel-collector:4318" (traces go to <endpoint>/v1/traces). Default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318.'),
+            .describe(
+                'The collector\'s OTLP/HTTP base URL, e.g. "http://otel-collector:4318" (traces go to <endpoint>/v1/traces). Default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318.'
+            ),
         protocol: z
             .enum(OTLP_PROTOCOLS, { error: `must be "http/protobuf" or "http/json": ${OTLP_PROTOCOL_FIX}` })
             .optional()
@@ -294,9 +296,23 @@ const tracingSchema = z
         headers: z
             .record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { message: 'must be an HTTP header name' }), plainValue)
             .optional()
-            .describe('Headers sent to the collector (e.g. an API key: use "${VAR}" to keep it out of the file; never logged). Default: OTEL_EXPORTER_OTLP_TRACES_HEADERS and OTEL_EXPORTER_OTLP_HEADERS.'),
-        maxQueueSize: z.number().int().min(1).max(1_000_000).optional().describe('Spans kept for export at most; more are dropped while the collector is slow or away. Default: OTEL_BSP_MAX_QUEUE_SIZE, else 2048.'),
-        exportTimeoutMs: z.number().int().min(1).max(600_000).optional().describe('How long one export may take. Default: OTEL_EXPORTER_OTLP_TRACES_TIMEOUT, OTEL_BSP_EXPORT_TIMEOUT, else 10000.')
+            .describe(
+                'Headers sent to the collector (e.g. an API key: use "${VAR}" to keep it out of the file; never logged). Default: OTEL_EXPORTER_OTLP_TRACES_HEADERS and OTEL_EXPORTER_OTLP_HEADERS.'
+            ),
+        maxQueueSize: z
+            .number()
+            .int()
+            .min(1)
+            .max(1_000_000)
+            .optional()
+            .describe('Spans kept for export at most; more are dropped while the collector is slow or away. Default: OTEL_BSP_MAX_QUEUE_SIZE, else 2048.'),
+        exportTimeoutMs: z
+            .number()
+            .int()
+            .min(1)
+            .max(600_000)
+            .optional()
+            .describe('How long one export may take. Default: OTEL_EXPORTER_OTLP_TRACES_TIMEOUT, OTEL_BSP_EXPORT_TIMEOUT, else 10000.')
     })
     .prefault({})
     .describe('OpenTelemetry traces of every request (docs/observability.md#traces). Unset fields come from the standard OTEL_* environment.');

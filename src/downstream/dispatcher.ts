@@ -219,7 +219,10 @@ export class Dispatcher {
                 return this.#discover(context);
             case 'prompts/list': {
                 const valid = listParams(params) ?? throwError(invalidParams(method));
-                return adaptPromptList(await ticket.until(service.list(valid.cursor, context.caller, trace, traced !== undefined && 'spanId' in traced ? traced : undefined)), context.revision);
+                return adaptPromptList(
+                    await ticket.until(service.list(valid.cursor, context.caller, trace, traced !== undefined && 'spanId' in traced ? traced : undefined)),
+                    context.revision
+                );
             }
             case 'prompts/get': {
                 const valid = getParams(params) ?? throwError(invalidParams(method));

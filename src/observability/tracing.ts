@@ -95,7 +95,10 @@ export function tracingSettings(config: TracingConfig, env: Environment): Tracin
         scheduledDelayMs: envNumber(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000, issues, { min: 0, integer: true }),
         exportTimeoutMs:
             config.exportTimeoutMs ??
-            envNumber(env, 'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', envNumber(env, 'OTEL_BSP_EXPORT_TIMEOUT', 10_000, issues, { min: 1, integer: true }), issues, { min: 1, integer: true })
+            envNumber(env, 'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', envNumber(env, 'OTEL_BSP_EXPORT_TIMEOUT', 10_000, issues, { min: 1, integer: true }), issues, {
+                min: 1,
+                integer: true
+            })
     };
     // The batch cannot exceed the queue (the SDK would refuse it): the smaller bound wins.
     settings.maxExportBatchSize = Math.min(settings.maxExportBatchSize, settings.maxQueueSize);
@@ -248,7 +251,11 @@ class WatchedExporter implements SpanExporter {
         if (failed === this.#failing) return;
         this.#failing = failed;
         const collector = collectorOrigin(this.url);
-        if (failed) this.logger.warn({ collector, reason: result.error?.message }, 'traces cannot be exported; spans are dropped until the collector answers (bounded by tracing.maxQueueSize)');
+        if (failed)
+            this.logger.warn(
+                { collector, reason: result.error?.message },
+                'traces cannot be exported; spans are dropped until the collector answers (bounded by tracing.maxQueueSize)'
+            );
         else this.logger.info({ collector }, 'traces exported again');
     }
 
@@ -261,7 +268,13 @@ class WatchedExporter implements SpanExporter {
     }
 }
 
-const KINDS: Record<PortSpanKind, SpanKind> = { server: SpanKind.SERVER, client: SpanKind.CLIENT, internal: SpanKind.INTERNAL, producer: SpanKind.PRODUCER, consumer: SpanKind.CONSUMER };
+const KINDS: Record<PortSpanKind, SpanKind> = {
+    server: SpanKind.SERVER,
+    client: SpanKind.CLIENT,
+    internal: SpanKind.INTERNAL,
+    producer: SpanKind.PRODUCER,
+    consumer: SpanKind.CONSUMER
+};
 
 class OtelTracer implements Tracer {
     readonly enabled = true;
@@ -339,6 +352,7 @@ function attributesOf(attributes: SpanAttributes | undefined): Attributes | unde
     if (attributes === undefined) return undefined;
     const out: Attributes = {};
     // A readonly list is copied: the SDK's type wants a mutable one (it copies it anyway).
-    for (const [key, value] of Object.entries(attributes)) if (value !== undefined) out[key] = Array.isArray(value) ? [...(value as readonly string[])] : (value as string | number | boolean);
+    for (const [key, value] of Object.entries(attributes))
+        if (value !== undefined) out[key] = Array.isArray(value) ? [...(value as readonly string[])] : (value as string | number | boolean);
     return out;
 }

@@ -107,7 +107,8 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
 const ZERO_TRACE_ID = '0'.repeat(32);
 const ZERO_SPAN_ID = '0'.repeat(16);
 /** W3C Trace Context §3.3: a key (simple or `tenant@system`), `=`, a value of printable ASCII but `,` and `=`. */
-const TRACESTATE_MEMBER = /^(?:[a-z0-9][_0-9a-z\-*/]{0,255}|[a-z0-9][_0-9a-z\-*/]{0,240}@[a-z][_0-9a-z\-*/]{0,13})=[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]$/;
+const TRACESTATE_MEMBER =
+    /^(?:[a-z0-9][_0-9a-z\-*/]{0,255}|[a-z0-9][_0-9a-z\-*/]{0,240}@[a-z][_0-9a-z\-*/]{0,13})=[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]$/;
 const TRACESTATE_MAX_CHARS = 512;
 const TRACESTATE_MAX_MEMBERS = 32;
 /** W3C Baggage §3.3.1: at most 8192 bytes in all; printable ASCII without controls (values are percent-encoded). */
@@ -150,7 +151,10 @@ export function traceEntries(trace: TraceContext): Record<string, string> {
 
 function isTracestate(value: string): boolean {
     if (value.length > TRACESTATE_MAX_CHARS) return false;
-    const members = value.split(',').map(member => member.trim()).filter(member => member !== '');
+    const members = value
+        .split(',')
+        .map(member => member.trim())
+        .filter(member => member !== '');
     return members.length > 0 && members.length <= TRACESTATE_MAX_MEMBERS && members.every(member => TRACESTATE_MEMBER.test(member));
 }
 

@@ -67,28 +67,47 @@ describe('tracing settings: the config block over the standard OTEL_* environmen
             OTEL_BSP_EXPORT_TIMEOUT: '700'
         };
         const fromEnv = tracingSettings(tracing(), env)!;
-        assert.deepEqual([fromEnv.protocol, fromEnv.sampler, fromEnv.samplerArg, fromEnv.maxQueueSize, fromEnv.maxExportBatchSize, fromEnv.scheduledDelayMs, fromEnv.exportTimeoutMs], [
-            'http/json',
-            'traceidratio',
-            0.25,
-            100,
-            100,
-            50,
-            700
-        ]);
+        assert.deepEqual(
+            [fromEnv.protocol, fromEnv.sampler, fromEnv.samplerArg, fromEnv.maxQueueSize, fromEnv.maxExportBatchSize, fromEnv.scheduledDelayMs, fromEnv.exportTimeoutMs],
+            ['http/json', 'traceidratio', 0.25, 100, 100, 50, 700]
+        );
         const fromConfig = tracingSettings(tracing({ protocol: 'http/protobuf', sampler: 'always_off', serviceName: 'gw', maxQueueSize: 7, exportTimeoutMs: 9 }), env)!;
-        assert.deepEqual([fromConfig.protocol, fromConfig.sampler, fromConfig.serviceName, fromConfig.maxQueueSize, fromConfig.exportTimeoutMs], ['http/protobuf', 'always_off', 'gw', 7, 9]);
+        assert.deepEqual(
+            [fromConfig.protocol, fromConfig.sampler, fromConfig.serviceName, fromConfig.maxQueueSize, fromConfig.exportTimeoutMs],
+            ['http/protobuf', 'always_off', 'gw', 7, 9]
+        );
     });
 
     test('grpc, unknown samplers or exporters and malformed numbers or URLs: a config error naming the variable and the fix', () => {
         const on = { OTEL_TRACES_EXPORTER: 'otlp' };
-        assert.match(configError(() => tracingSettings(tracing(), { ...on, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })), /OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" is not supported: use "http\/protobuf".*4318/);
-        assert.match(configError(() => tracingSettings(tracing(), { ...on, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' })), /OTEL_EXPORTER_OTLP_TRACES_PROTOCOL/);
-        assert.match(configError(() => tracingSettings(tracing(), { ...on, OTEL_TRACES_SAMPLER: 'jaeger_remote' })), /OTEL_TRACES_SAMPLER: .*parentbased_always_on/);
-        assert.match(configError(() => tracingSettings(tracing(), { OTEL_TRACES_EXPORTER: 'zipkin' })), /OTEL_TRACES_EXPORTER: "zipkin" is not supported: use "otlp"/);
-        assert.match(configError(() => tracingSettings(tracing(), { ...on, OTEL_TRACES_SAMPLER_ARG: '2' })), /OTEL_TRACES_SAMPLER_ARG: must be a number from 0 to 1/);
-        assert.match(configError(() => tracingSettings(tracing(), { ...on, OTEL_BSP_MAX_QUEUE_SIZE: 'lots' })), /OTEL_BSP_MAX_QUEUE_SIZE: must be an integer/);
-        assert.match(configError(() => tracingSettings(tracing(), { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })), /OTEL_EXPORTER_OTLP_ENDPOINT: must be an http/);
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...on, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })),
+            /OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" is not supported: use "http\/protobuf".*4318/
+        );
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...on, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' })),
+            /OTEL_EXPORTER_OTLP_TRACES_PROTOCOL/
+        );
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...on, OTEL_TRACES_SAMPLER: 'jaeger_remote' })),
+            /OTEL_TRACES_SAMPLER: .*parentbased_always_on/
+        );
+        assert.match(
+            configError(() => tracingSettings(tracing(), { OTEL_TRACES_EXPORTER: 'zipkin' })),
+            /OTEL_TRACES_EXPORTER: "zipkin" is not supported: use "otlp"/
+        );
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...on, OTEL_TRACES_SAMPLER_ARG: '2' })),
+            /OTEL_TRACES_SAMPLER_ARG: must be a number from 0 to 1/
+        );
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...on, OTEL_BSP_MAX_QUEUE_SIZE: 'lots' })),
+            /OTEL_BSP_MAX_QUEUE_SIZE: must be an integer/
+        );
+        assert.match(
+            configError(() => tracingSettings(tracing(), { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })),
+            /OTEL_EXPORTER_OTLP_ENDPOINT: must be an http/
+        );
         assert.equal(tracingSettings(tracing({ enabled: false }), { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }), undefined);
     });
 

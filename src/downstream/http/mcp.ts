@@ -191,7 +191,9 @@ export class McpEndpoint {
         // An anonymous client's sealed state is bound to its address too: anonymous callers share one scope.
         const caller = { clientId: client.id, cacheScope: this.options.cacheScope(), holder: client.id === ANONYMOUS_CLIENT_ID ? admitted.quotaKey : '' };
         const reply = new Reply(res, {}, false, this.#cutWhenStalled('answer', { client: client.id }), true);
-        const channel: StatelessChannel = { scope: res, forwarded: { requestId, headers: paramHeaders(req), trace: headerTrace(req) },
+        const channel: StatelessChannel = {
+            scope: res,
+            forwarded: { requestId, headers: paramHeaders(req), trace: headerTrace(req) },
             origin: { transport: 'tcp', address: req.socket.remoteAddress },
             send: reply.send,
             res,

@@ -123,7 +123,13 @@ export class StreamableHttpTransport extends HttpTransport {
         try {
             const response = await this.http.request({
                 method: 'POST',
-                headers: this.headers({ ...forwarded?.headers, ...traceHeaders(forwarded), accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...this.#mirrored(message) }),
+                headers: this.headers({
+                    ...forwarded?.headers,
+                    ...traceHeaders(forwarded),
+                    accept: 'application/json, text/event-stream',
+                    'content-type': 'application/json',
+                    ...this.#mirrored(message)
+                }),
                 body: JSON.stringify(message),
                 signal: exchange.signal,
                 // The client times the request out and cancels it, which aborts this exchange.
