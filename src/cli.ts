@@ -28,6 +28,7 @@ import { childEnvironment } from './upstream/transports.js';
 import { createLogger, describeError, logSettingsFrom, type Logger } from './diagnostics/logger.js';
 import { Redactor } from './diagnostics/redaction.js';
 import { VERSION } from './version.js';
+import { tracingSettings } from './observability/tracing.js';
 
 const USAGE = `Usage: mcp-prompt-gateway [--config <file>] [--from <file>]... [--stdio [--client ID]] [--host H] [--port P] [--check]
        mcp-prompt-gateway init [--output <file>] [--force]
@@ -123,6 +124,8 @@ async function main(argv: string[]): Promise<number> {
     const files = new Set<string>();
     const config = await loader.load(files);
     checkClientArgument(args, config);
+    // The OTEL_* environment is the config's too: a value that cannot be used fails here as at start (exit 2).
+    tracingSettings(config.tracing, process.env);
     if (args.check) {
         for (const warning of commandWarnings(config, loader.origins)) print(`warning: ${warning}\n`);
         const failed = await checkPromptFolders(config);

@@ -21,6 +21,7 @@ import { nameTable, type NamingRule } from './names.js';
 import type { OverrideReport, UpstreamOverrides } from './overrides.js';
 import type { Segment } from './paginate.js';
 import type { UpstreamPort, UpstreamPortEvent } from './upstream-port.js';
+import type { TraceContext } from '../protocol/meta.js';
 
 export interface CatalogEntry {
     exposedName: string;
@@ -46,7 +47,12 @@ export interface CatalogView {
 export interface CatalogChange {
     upstreamIds: string[];
     view: CatalogView;
+    /** The spans of the upstream notifications of the burst (tracing on; at most MAX_CHANGE_TRACES): what clients' notifications link to. */
+    traces?: readonly TraceContext[] | undefined;
 }
+
+/** Links kept per burst: a flooding upstream's notifications are not all remembered (a span holds 128 links at most). */
+const MAX_CHANGE_TRACES = 32;
 
 export interface CatalogOptions {
     naming: NamingRule;
@@ -74,6 +80,8 @@ export class Catalog {
     readonly #curated: CuratedLists;
     readonly #history: LRUCache<string, readonly string[]>;
     #coalescer: Coalescer<string>;
+    /** The upstream notifications' spans of the burst being coalesced. */
+    #burstTraces: TraceContext[] = [];
     #memo: { lists: (UpstreamList | undefined)[]; view: CatalogView } | undefined;
     #published: CatalogView | undefined;
     #publishing = 0;
@@ -229,10 +237,17 @@ export class Catalog {
     }
 
     #newCoalescer(timing: CatalogOptions['notifications']): Coalescer<string> {
-        return new Coalescer<string>({ ...timing, flush: ids => void this.#publish(ids) });
+        return new Coalescer<string>({
+            ...timing,
+            flush: ids => {
+                const traces = this.#burstTraces;
+                this.#burstTraces = [];
+                void this.#publish(ids, traces);
+            }
+        });
     }
 
-    async #publish(upstreamIds: string[]): Promise<void> {
+    async #publish(upstreamIds: string[], traces: readonly TraceContext[]): Promise<void> {
         const publishing = ++this.#publishing;
         let view: CatalogView;
         this.#building++;
@@ -247,7 +262,7 @@ export class Catalog {
         // A later burst started meanwhile publishes a newer view; this one would only go stale on arrival.
         if (this.#closed || publishing !== this.#publishing) return;
         this.#published = view;
-        this.changes.publish({ upstreamIds, view });
+        this.changes.publish(traces.length === 0 ? { upstreamIds, view } : { upstreamIds, view, traces });
     }
 
     #onUpstreamEvent(event: UpstreamPortEvent): void {
@@ -259,8 +274,10 @@ export class Catalog {
             if (member.cache.announcingChanged()) this.#coalescer.push(event.upstreamId);
             return;
         }
-        if (event.type === 'prompts-changed') member.cache.listChanged();
-        else member.cache.connectionChanged();
+        if (event.type === 'prompts-changed') {
+            member.cache.listChanged();
+            if (event.trace !== undefined && this.#burstTraces.length < MAX_CHANGE_TRACES) this.#burstTraces.push(event.trace);
+        } else member.cache.connectionChanged();
         this.#coalescer.push(event.upstreamId);
     }
 }

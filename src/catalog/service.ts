@@ -20,6 +20,7 @@ import { expiredQuestion, Interaction, type ClientInput, type InputEvent, type I
 import { MAX_REQUEST_STATE_BYTES, type OpenedState, type RequestStates, type StateBinding } from './request-state.js';
 import { isInputRequired, UpstreamFailedError, UpstreamRejectedError, type CallControl, type Continuation, type InputRequired } from './upstream-port.js';
 import type { VisibleSlices } from './visible-slices.js';
+import type { TraceSpan } from '../diagnostics/tracer.js';
 import { outcomeOf, UnknownPromptError, type Operation, type UsageEvent } from './usage.js';
 
 const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
@@ -52,6 +53,8 @@ export interface GetRequest {
     readonly continuation?: Continuation | undefined;
     /** How the client answers input requests. Absent (the prompts command): an upstream's input_required is returned sealed, for the caller to report. */
     readonly input?: ClientInput | undefined;
+    /** What its usage event names of its trace. */
+    readonly trace?: UsageEvent['trace'];
 }
 
 /** -32602 for a held question's state sealed by another gateway instance. */
@@ -103,8 +106,9 @@ export class PromptService {
         this.states = states;
     }
 
-    list(cursor: string | undefined, caller: Caller): Promise<ListPromptsResult> {
-        return this.#recorded('list', caller, async () => {
+    /** `span`: the request's span (tracing on), told which upstreams the page's prompts come from. */
+    list(cursor: string | undefined, caller: Caller, trace?: UsageEvent['trace'], span?: Pick<TraceSpan, 'set'>): Promise<ListPromptsResult> {
+        return this.#recorded('list', caller, trace, async () => {
             const start = cursor === undefined ? undefined : this.cursors.decode(cursor);
             if (cursor !== undefined && (start === undefined || start.scope !== caller.scope)) {
                 throw new ProtocolError(CODE.invalidParams, 'Invalid cursor');
@@ -113,6 +117,7 @@ export class PromptService {
             const slice = this.slices.of(view, caller.scope, caller.visible);
             const page = paginate(view.segments, start, this.options.pageSize, (id, version) => this.catalog.history(id, version), slice);
             const prompts: Prompt[] = page.items.map(entry => entry.prompt);
+            span?.set({ 'mcp.gateway.upstream.ids': [...new Set(page.items.map(entry => entry.upstream.id))] });
             return page.next === undefined ? { prompts } : { prompts, nextCursor: this.cursors.encode({ ...page.next, scope: caller.scope }) };
         });
     }
@@ -131,6 +136,7 @@ export class PromptService {
         return this.#recorded(
             'get',
             request.caller,
+            request.trace,
             async found => {
                 const { name, caller, input, continuation } = request;
                 const entry = found(await this.#lookup(name, caller));
@@ -243,8 +249,8 @@ export class PromptService {
 
     readonly #publishInput = (event: InputEvent): void => this.inputs.publish(event);
 
-    complete(params: CompleteRequest['params'], caller: Caller, control?: CallControl): Promise<CompleteResult> {
-        return this.#recorded('complete', caller, async found => {
+    complete(params: CompleteRequest['params'], caller: Caller, control?: CallControl, trace?: UsageEvent['trace']): Promise<CompleteResult> {
+        return this.#recorded('complete', caller, trace, async found => {
             // Resource templates are not proxied, so there is nothing to complete for them.
             if (params.ref.type !== 'ref/prompt') return EMPTY_COMPLETION;
             const entry = found(await this.#lookup(params.ref.name, caller));
@@ -265,6 +271,7 @@ export class PromptService {
     async #recorded<T>(
         operation: Operation,
         caller: Caller,
+        trace: UsageEvent['trace'],
         run: (found: (entry: CatalogEntry) => CatalogEntry) => Promise<T>,
         input?: () => Pick<UsageEvent, 'rounds' | 'path'> | undefined
     ): Promise<T> {
@@ -275,7 +282,9 @@ export class PromptService {
             const seconds = (performance.now() - started) / 1000;
             const event: UsageEvent = { operation, client: caller.scope, entry, outcome, seconds };
             const rounds = input?.();
-            this.usage.publish(rounds === undefined ? event : Object.assign(event, rounds));
+            if (rounds !== undefined) Object.assign(event, rounds);
+            if (trace !== undefined) event.trace = trace;
+            this.usage.publish(event);
         };
         try {
             const result = await run(found);

@@ -16,6 +16,7 @@ import type { FaultKind } from '../diagnostics/faults.js';
 import type { RelayedClient } from '../protocol/capabilities.js';
 import { CODE, type RpcError } from '../protocol/errors.js';
 import type { InputAnswer, InputRequest } from '../protocol/input-requests.js';
+import type { TraceContext } from '../protocol/meta.js';
 
 /** A prompt as an upstream listed it, within its limits. */
 export interface ListedPrompt {
@@ -54,6 +55,11 @@ export interface Forwarded {
     readonly requestId?: string | undefined;
     /** The client request's `Mcp-Param-*` headers, passed on as they came (Streamable HTTP). */
     readonly headers?: Readonly<Record<string, string>> | undefined;
+    /**
+     * The W3C trace context the upstream request carries on (`_meta` on every transport, headers too over HTTP): the
+     * client request's own (its `_meta`, else its HTTP headers), or with tracing on the gateway's span for the call.
+     */
+    readonly trace?: TraceContext | undefined;
 }
 
 /**
@@ -83,7 +89,9 @@ export interface CallControl {
  * changes (`announcesChanges`) changed while connected (a 2026-07-28 upstream's subscription acknowledged or dropped).
  */
 export type UpstreamPortEvent =
-    { type: 'state'; upstreamId: string; state: string; previous: string } | { type: 'prompts-changed'; upstreamId: string } | { type: 'announcing'; upstreamId: string };
+    | { type: 'state'; upstreamId: string; state: string; previous: string }
+    | { type: 'prompts-changed'; upstreamId: string; trace?: TraceContext | undefined }
+    | { type: 'announcing'; upstreamId: string };
 
 export interface UpstreamPort {
     readonly id: string;

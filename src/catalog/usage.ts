@@ -31,6 +31,11 @@ export interface UsageEvent {
     rounds?: number;
     /** With `rounds`: the row of the table they took. */
     path?: InteractionPath;
+    /**
+     * The trace the request belongs to: with tracing on, the gateway's SERVER span; off, the trace id of the client's
+     * traceparent alone (so logs join the caller's trace). Absent when neither.
+     */
+    trace?: { traceId: string; spanId?: string };
 }
 
 /**

@@ -22,13 +22,15 @@
  */
 import { ProtocolError, type InitializeResult, type JSONRPCErrorResponse, type JSONRPCRequest, type JSONRPCResponse } from '@modelcontextprotocol/client';
 import type { Caller, PromptService } from '../catalog/service.js';
+import type { UsageEvent } from '../catalog/usage.js';
 import { isInputRequired, type CallControl } from '../catalog/upstream-port.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
+import type { SpanAttributes, TraceSpan, Tracer } from '../diagnostics/tracer.js';
 import { NO_RELAYED_CAPABILITIES, relayedClient, relayedSession, type RelayedClient } from '../protocol/capabilities.js';
 import { capabilityBits, inputCapabilities } from '../protocol/input-requests.js';
 import { adaptGetPrompt, adaptProgress, adaptPromptList } from '../protocol/adapt.js';
 import { CODE, errorForClient, REFUSALS, type RpcError } from '../protocol/errors.js';
-import { META } from '../protocol/meta.js';
+import { META, requestTraceContext, traceparentIds, type TraceContext } from '../protocol/meta.js';
 import { negotiateHandshake, SUPPORTED_VERSIONS, type Revision } from '../protocol/revisions.js';
 import { GATEWAY_INFO } from '../version.js';
 import type { ClientInput } from '../catalog/interaction.js';
@@ -74,6 +76,15 @@ export interface Exchange {
     send?: SendToClient | undefined;
     /** What its upstream call carries of it: its request id, and the headers passed on. */
     forwarded?: CallControl['forwarded'];
+    /** Where it came from, for its span. */
+    origin?: RequestOrigin | undefined;
+}
+
+/** Where a request came from: its transport (`tcp` for HTTP, `pipe` for stdio), the peer's address, a 2025 HTTP session's id. */
+export interface RequestOrigin {
+    readonly transport: 'tcp' | 'pipe';
+    readonly address?: string | undefined;
+    readonly session?: string | undefined;
 }
 
 export interface DispatcherOptions {
@@ -84,6 +95,8 @@ export interface DispatcherOptions {
      * server/discover (caching.discoverTtlMs), read per request (a reload applies them at once).
      */
     ttlMs: () => { list: number; discover: number };
+    /** Spans of the requests served (NO_TRACER: none). */
+    tracer?: Tracer | undefined;
 }
 
 export interface Initialized {
@@ -128,11 +141,23 @@ export class Dispatcher {
     constructor(private readonly options: DispatcherOptions) {}
 
     /** The response to `request`; undefined when it was cancelled (no answer is due). Never throws. */
-    async answer(request: JSONRPCRequest, exchange: Exchange): Promise<JSONRPCResponse | undefined> {
+    async answer(request: JSONRPCRequest, given: Exchange): Promise<JSONRPCResponse | undefined> {
+        const exchange = withTrace(given, requestTraceContext(request.params));
+        const { tracer } = this.options;
+        if (tracer?.enabled !== true) return this.#respond(request, exchange, exchange.forwarded?.trace);
+        const span = tracer.start(serverSpanName(request), { kind: 'server', parent: exchange.forwarded?.trace, attributes: serverSpanAttributes(request, exchange) });
+        if (span === undefined) return this.#respond(request, exchange, exchange.forwarded?.trace);
+        const response = await this.#respond(request, withTrace(exchange, span.context), span);
+        endServerSpan(span, response);
+        return response;
+    }
+
+    /** `trace`: what the usage event names (the request's span, or the client's trace with tracing off). */
+    async #respond(request: JSONRPCRequest, exchange: Exchange, trace: TraceSpan | TraceContext | undefined): Promise<JSONRPCResponse | undefined> {
         const { context } = exchange;
         const { signal } = exchange.ticket;
         try {
-            const result = await this.#run(request, exchange);
+            const result = await this.#run(request, exchange, trace);
             if (signal.aborted) return aborted(request, signal);
             return { jsonrpc: '2.0', id: request.id, result: this.#forRevision(request.method, result, context) };
         } catch (error) {
@@ -176,7 +201,8 @@ export class Dispatcher {
         return shaped;
     }
 
-    async #run(request: JSONRPCRequest, exchange: Exchange): Promise<Record<string, unknown>> {
+    async #run(request: JSONRPCRequest, exchange: Exchange, traced: TraceSpan | TraceContext | undefined): Promise<Record<string, unknown>> {
+        const trace = usageTrace(traced);
         const { method } = request;
         const params: Params = request.params;
         const { service } = this.options;
@@ -193,13 +219,16 @@ export class Dispatcher {
                 return this.#discover(context);
             case 'prompts/list': {
                 const valid = listParams(params) ?? throwError(invalidParams(method));
-                return adaptPromptList(await ticket.until(service.list(valid.cursor, context.caller)), context.revision);
+                return adaptPromptList(
+                    await ticket.until(service.list(valid.cursor, context.caller, trace, traced !== undefined && 'spanId' in traced ? traced : undefined)),
+                    context.revision
+                );
             }
             case 'prompts/get': {
                 const valid = getParams(params) ?? throwError(invalidParams(method));
                 const input = clientInput(exchange, params);
                 const control = this.#control(exchange, params, valid.progressToken, input);
-                const request = { name: valid.name, args: valid.arguments, caller: context.caller, control, continuation: valid.continuation, input };
+                const request = { name: valid.name, args: valid.arguments, caller: context.caller, control, continuation: valid.continuation, input, trace };
                 const result = await ticket.until(service.get(request));
                 if (!isInputRequired(result)) return adaptGetPrompt(result, context.revision);
                 // Passed on as it came (its state sealed); a handshake-era client has no way to answer it.
@@ -209,7 +238,7 @@ export class Dispatcher {
             case 'completion/complete': {
                 const valid = completeParams(params) ?? throwError(invalidParams(method));
                 const control = this.#control(exchange, params, valid.progressToken);
-                return ticket.until(service.complete(valid.request, context.caller, control));
+                return ticket.until(service.complete(valid.request, context.caller, control, trace));
             }
             default:
                 return emptyList(method, params);
@@ -294,6 +323,63 @@ function emptyList(method: string, params: Params): Record<string, unknown> {
     const valid = listParams(params);
     if (valid === undefined || valid.cursor !== undefined) throw invalidParams(method);
     return { [EMPTY_LISTS[method]!]: [] };
+}
+
+/** The exchange whose upstream calls carry on the request's own trace context (its `_meta`), over its HTTP request's. */
+function withTrace(exchange: Exchange, trace: TraceContext | undefined): Exchange {
+    return trace === undefined ? exchange : { ...exchange, forwarded: { ...exchange.forwarded, trace } };
+}
+
+/** Longer prompt names (or methods) are left out of span names: a span name is for grouping, never a client's payload. */
+const MAX_SPAN_NAME_PART = 128;
+
+/** `{mcp.method.name} {target}`: the exposed prompt of a get, or of a completion's prompt reference. */
+function serverSpanName(request: JSONRPCRequest): string {
+    const method = request.method.length > MAX_SPAN_NAME_PART ? 'other' : request.method;
+    const prompt = requestedPrompt(request);
+    return prompt === undefined ? method : `${method} ${prompt}`;
+}
+
+function requestedPrompt({ method, params }: JSONRPCRequest): string | undefined {
+    const named = method === 'prompts/get' ? params?.name : method === 'completion/complete' ? promptRefName(params?.ref) : undefined;
+    return typeof named === 'string' && named.length <= MAX_SPAN_NAME_PART ? named : undefined;
+}
+
+function promptRefName(ref: unknown): unknown {
+    const { type, name } = (ref ?? {}) as { type?: unknown; name?: unknown };
+    return type === 'ref/prompt' ? name : undefined;
+}
+
+/** The SERVER span's attributes (OTel MCP conventions; the client id under mcp.gateway., never a credential). */
+function serverSpanAttributes(request: JSONRPCRequest, { context, origin }: Exchange): SpanAttributes {
+    return {
+        'mcp.method.name': request.method.length > MAX_SPAN_NAME_PART ? 'other' : request.method,
+        'mcp.protocol.version': context.revision.version,
+        'mcp.session.id': origin?.session,
+        'jsonrpc.request.id': String(request.id),
+        'gen_ai.prompt.name': requestedPrompt(request),
+        'network.transport': origin?.transport,
+        'client.address': origin?.address,
+        'mcp.gateway.client.id': context.caller.scope
+    };
+}
+
+/** Ends a SERVER span as its answer went: an error answer is status ERROR with its code; a cancelled request an event. */
+function endServerSpan(span: TraceSpan, response: JSONRPCResponse | undefined): void {
+    if (response === undefined) span.event('cancelled');
+    else if ('error' in response) {
+        const code = String(response.error.code);
+        span.fail(code, { 'rpc.response.status_code': code });
+    }
+    span.end();
+}
+
+/** What a usage event names of the trace: the request's span; with tracing off, the client's trace id alone. */
+function usageTrace(trace: TraceSpan | TraceContext | undefined): UsageEvent['trace'] {
+    if (trace === undefined) return undefined;
+    if ('spanId' in trace) return { traceId: trace.traceId, spanId: trace.spanId };
+    const ids = traceparentIds(trace.traceparent);
+    return ids === undefined ? undefined : { traceId: ids.traceId };
 }
 
 /** A request its client cancelled gets no answer; one cut short by a shutdown an error, not a stream that just ends. */

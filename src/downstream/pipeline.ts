@@ -70,6 +70,7 @@ export interface Channel {
     /** Where what concerns a request goes before its answer (progress, the gateway's requests to a 2025 client); absent where nothing can go. */
     send?: Exchange['send'];
     forwarded?: Exchange['forwarded'];
+    origin?: Exchange['origin'];
 }
 
 /** A 2025 session as the pipeline serves it: responses from its client may answer the gateway's requests to it. */
@@ -204,7 +205,7 @@ export class InboundPipeline {
         const ticket = this.#begin(request, channel.scope, 'call');
         if (!(ticket instanceof Ticket)) return errorResponse(request, ticket.error);
         taken.push(ticket);
-        return this.options.dispatcher.answer(request, { context, ticket, send: channel.send, forwarded: channel.forwarded });
+        return this.options.dispatcher.answer(request, { context, ticket, send: channel.send, forwarded: channel.forwarded, origin: channel.origin });
     }
 
     /**

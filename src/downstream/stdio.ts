@@ -43,6 +43,8 @@ import type { Session, SessionRecord, SessionTable } from './sessions.js';
 
 /** The channel's session id, and the scope of its requests in flight (both eras': one id space). */
 const SESSION_ID = 'stdio';
+/** What the spans of its requests name of where they came from. */
+const STDIO_ORIGIN = Object.freeze({ transport: 'pipe' as const });
 
 /** Nothing to end on stdio: the channel outlives a subscription. */
 const NO_END = (): void => {};
@@ -174,7 +176,7 @@ class StdioChannel {
             if (isRequest(messages[0]!)) this.write(refusalAnswer(classified));
             return;
         }
-        const channel: Channel = { scope: SESSION_ID, send: this.write, forwarded };
+        const channel: Channel = { scope: SESSION_ID, send: this.write, forwarded, origin: STDIO_ORIGIN };
         const taken: Ticket[] = [];
         try {
             const reply = await (classified?.era === 'stateless' ? this.#stateless(classified, channel, taken) : this.#served(inbound, channel, taken));

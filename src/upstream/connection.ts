@@ -27,8 +27,10 @@ import type { InputBounds, RpcClient } from './rpc-client.js';
 import { UpstreamSession, type UpstreamMethod } from './session.js';
 import type { StdioHooks, WireProtocol } from './transports.js';
 import type { GatewayUpstream, UpstreamEvent, UpstreamListing, UpstreamState } from './upstream.js';
+import { NO_TRACER, type Tracer } from '../diagnostics/tracer.js';
 
 const STABLE_AFTER_MS = 30_000;
+const LIST_CHANGED = 'notifications/prompts/list_changed';
 /** An upstream whose list needs more pages than this is cut short (its cursors may never end). */
 const MAX_LIST_PAGES = 1000;
 /** More list_changed than this within a second is a flood: counted and logged (the catalog coalesces them anyway). */
@@ -59,6 +61,8 @@ export interface ConnectionOptions {
     observer?: UpstreamObserver;
     /** Bounds on what an upstream asks the client within one prompts/get (config inputRequests), read per use; the config's defaults when absent. */
     inputBounds?: (() => InputBounds) | undefined;
+    /** Spans of its calls (NO_TRACER: none). */
+    tracer?: Tracer | undefined;
 }
 
 /** The config's inputRequests defaults, for connections made without them (tools, tests). */
@@ -294,6 +298,7 @@ export class UpstreamConnection implements GatewayUpstream {
                 onRequest: (method, seconds) => this.options.observer?.request(this.id, method, seconds),
                 onLost: (lost, reason) => this.#drop(lost, reason),
                 inputBounds: () => this.#inputBounds(),
+                tracer: this.options.tracer ?? NO_TRACER,
                 onStray: kind =>
                     this.reportFault(
                         'stray_message',
@@ -338,7 +343,11 @@ export class UpstreamConnection implements GatewayUpstream {
         if (this.#flood.hit(Date.now())) {
             this.reportFault('list_changed_flood', 'upstream floods notifications/prompts/list_changed', { perSecond: `>${FLOOD_PER_SECOND}` });
         }
-        this.events.publish(this.#promptsChanged);
+        const { tracer } = this.options;
+        if (tracer?.enabled !== true) return this.events.publish(this.#promptsChanged);
+        const span = tracer.start(LIST_CHANGED, { kind: 'consumer', attributes: { 'mcp.method.name': LIST_CHANGED, 'mcp.gateway.upstream.id': this.id } });
+        span?.end();
+        this.events.publish(span === undefined ? this.#promptsChanged : { type: 'prompts-changed', upstreamId: this.id, trace: span.context });
     }
 
     /** Counted once per lost connection, however many requests it cut off. */

@@ -45,7 +45,7 @@ import {
     type RelayPlan
 } from '../protocol/input-requests.js';
 import type { RequestId } from '../protocol/json-rpc.js';
-import { META } from '../protocol/meta.js';
+import { META, traceEntries, type TraceContext } from '../protocol/meta.js';
 import type { ResultGuard } from './result-schemas.js';
 import { UpstreamFailedError, UpstreamRejectedError, type Forwarded } from '../catalog/upstream-port.js';
 import type { UpstreamTransport } from './transports.js';
@@ -236,7 +236,7 @@ export class RpcClient {
         const { signal, onProgress, forwarded } = options;
         if (signal?.aborted === true) return Promise.reject(cancelled());
         const id = this.#nextId++;
-        const sent = this.#withMeta(params, options.meta, onProgress === undefined ? undefined : id);
+        const sent = this.#withMeta(params, options.meta, onProgress === undefined ? undefined : id, forwarded?.trace);
         const message = (sent === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: sent }) as JSONRPCMessage;
         return new Promise<T>((resolve, reject) => {
             const pending: Pending = {
@@ -273,10 +273,13 @@ export class RpcClient {
         });
     }
 
-    /** `params` with this request's `_meta` and the progress token, if any; as it was when there is none. */
-    #withMeta(params: Params | undefined, own: Params | undefined, progressToken: RequestId | undefined): Params | undefined {
-        if (own === undefined && progressToken === undefined) return params;
-        return { ...params, _meta: { ...(params?._meta as Params | undefined), ...own, ...(progressToken === undefined ? {} : { progressToken }) } };
+    /** `params` with this request's `_meta`, its trace context and the progress token, if any; as it was when there is none. */
+    #withMeta(params: Params | undefined, own: Params | undefined, progressToken: RequestId | undefined, trace: TraceContext | undefined): Params | undefined {
+        if (own === undefined && progressToken === undefined && trace === undefined) return params;
+        const meta: Params = { ...(params?._meta as Params | undefined), ...own };
+        if (trace !== undefined) Object.assign(meta, traceEntries(trace));
+        if (progressToken !== undefined) meta.progressToken = progressToken;
+        return { ...params, _meta: meta };
     }
 
     notify(method: string, params?: Params, forwarded?: Forwarded): Promise<void> {

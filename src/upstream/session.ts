@@ -8,16 +8,17 @@
  * hands each `prompts/get` its caller's `onInputRequest`; with `exclusive`, its
  * `prompts/get` go one at a time, so what the upstream asks meanwhile is that one's.
  */
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ProtocolError } from '@modelcontextprotocol/client';
 import { CODE } from '../protocol/errors.js';
-import { UpstreamFailedError, type CallControl, type UpstreamRejectedError } from '../catalog/upstream-port.js';
+import { UpstreamFailedError, UpstreamRejectedError, type CallControl } from '../catalog/upstream-port.js';
 import { maxTotalTimeout } from '../config/schema.js';
 import type { FaultKind } from '../diagnostics/faults.js';
 import { outsideRequests } from '../diagnostics/log-context.js';
 import { NO_RELAYED_CAPABILITIES } from '../protocol/capabilities.js';
 import type { RelayPlan } from '../protocol/input-requests.js';
-import { upstreamRequestMeta } from '../protocol/meta.js';
+import { upstreamRequestMeta, type TraceContext } from '../protocol/meta.js';
 import type { Revision } from '../protocol/revisions.js';
 import { Bulkhead, BulkheadFullError, BulkheadTimeoutError } from './bulkhead.js';
 import { connectionEvidence, failureReason, toUpstreamError } from './errors.js';
@@ -27,6 +28,7 @@ import { openClient, type OpenClientOptions } from './open-client.js';
 import { isAnyResult, type ResultGuard } from './result-schemas.js';
 import { isTotalTimeout, NoAnswerError, type InputBounds, type RpcClient } from './rpc-client.js';
 import type { WireProtocol } from './transports.js';
+import type { SpanAttributes, TraceSpan, Tracer } from '../diagnostics/tracer.js';
 
 /** The check after a transport error: an upstream that is there answers a ping at once, whatever its timeoutMs. */
 const CHECK_TIMEOUT_MS = 2000;
@@ -51,6 +53,56 @@ export interface SessionOptions extends Omit<OpenClientOptions, 'events'> {
     onLost: (session: UpstreamSession, reason: string) => void;
     /** Read per call, so a reload applies at once. */
     inputBounds: () => InputBounds;
+    /** A CLIENT span per call, its context carried on to the upstream. */
+    tracer: Tracer;
+}
+
+/** Span attribute names (OTel semantic conventions for MCP; the gateway's own under mcp.gateway.). */
+const ATTR = {
+    method: 'mcp.method.name',
+    prompt: 'gen_ai.prompt.name',
+    protocolVersion: 'mcp.protocol.version',
+    upstream: 'mcp.gateway.upstream.id',
+    serverAddress: 'server.address',
+    serverPort: 'server.port',
+    transport: 'network.transport'
+} as const;
+
+/** The prompt a call names: a get's, or a completion's prompt reference. */
+function promptNameOf(method: UpstreamMethod, params: Record<string, unknown>): string | undefined {
+    if (method === 'prompts/get') return typeof params.name === 'string' ? params.name : undefined;
+    if (method !== 'completion/complete') return undefined;
+    const ref = params.ref as { type?: unknown; name?: unknown } | undefined;
+    return ref?.type === 'ref/prompt' && typeof ref.name === 'string' ? ref.name : undefined;
+}
+
+/** The call's control with the span's context carried on, and its input requests as span events. */
+function tracedControl(control: CallControl, span: TraceSpan): CallControl {
+    const traced: CallControl = { ...control, forwarded: { ...control.forwarded, trace: span.context } };
+    const { onInputRequest } = control;
+    if (onInputRequest !== undefined) {
+        traced.onInputRequest = (request, signal) => {
+            span.event('mcp.input.request', { [ATTR.method]: request.method });
+            return onInputRequest(request, signal).then(
+                answer => {
+                    span.event('mcp.input.answer', { [ATTR.method]: request.method, 'mcp.input.outcome': 'result' in answer ? 'answered' : 'error' });
+                    return answer;
+                },
+                (error: unknown) => {
+                    span.event('mcp.input.answer', { [ATTR.method]: request.method, 'mcp.input.outcome': 'refused' });
+                    throw error;
+                }
+            );
+        };
+    }
+    return traced;
+}
+
+/** error.type of a failed call (the JSON-RPC code of a rejection, else what failed), and its status code if any. */
+function failureType(error: unknown): [string, SpanAttributes?] {
+    if (error instanceof UpstreamRejectedError) return [String(error.code), { 'rpc.response.status_code': String(error.code) }];
+    if (error instanceof UpstreamFailedError) return [error.fault ?? (error.reason === 'cancelled' ? 'cancelled' : 'upstream_failed')];
+    return [error instanceof Error ? error.name : 'error'];
 }
 
 /** The requests the gateway makes of an upstream (a closed list: it labels metrics). */
@@ -68,6 +120,8 @@ export class UpstreamSession {
     readonly #relays: boolean;
     /** relayInputRequests: exclusive on a 2025 session: its prompts/get, one at a time (taken before a slot of the bulkhead). */
     readonly #exclusive: Bulkhead | undefined;
+    /** What every span of its calls names of the upstream, made at its first span. */
+    #spanBase: SpanAttributes | undefined;
 
     private constructor(
         readonly client: RpcClient,
@@ -178,11 +232,41 @@ export class UpstreamSession {
 
     async #timed<T>(method: UpstreamMethod, params: Record<string, unknown>, guard: ResultGuard<T>, control: CallControl = {}, optional: boolean): Promise<T | undefined> {
         const started = performance.now();
+        const span = this.options.tracer.enabled ? this.#clientSpan(method, params, control.forwarded?.trace) : undefined;
         try {
-            return await this.#call(method, params, guard, control, optional);
+            return await this.#call(method, params, guard, span === undefined ? control : tracedControl(control, span), optional);
+        } catch (error) {
+            span?.fail(...failureType(error));
+            throw error;
         } finally {
             this.options.onRequest(method, (performance.now() - started) / 1000);
+            span?.end();
         }
+    }
+
+    /**
+     * The CLIENT span of one call (OTel MCP conventions), a child of the client request's span (Forwarded.trace) or,
+     * for the gateway's own reads, a root. Named for the upstream's own prompt.
+     */
+    #clientSpan(method: UpstreamMethod, params: Record<string, unknown>, parent: TraceContext | undefined): TraceSpan | undefined {
+        const prompt = promptNameOf(method, params);
+        const span = this.options.tracer.start(prompt === undefined ? method : `${method} ${prompt}`, {
+            kind: 'client',
+            parent,
+            attributes: { ...(this.#spanBase ??= this.#spanAttributes()), [ATTR.method]: method, [ATTR.prompt]: prompt }
+        });
+        if (params.inputResponses !== undefined) span?.event('mcp.input.retry', { 'mcp.input.responses': Object.keys(params.inputResponses as object).length });
+        return span;
+    }
+
+    /** What every span of this session names of the upstream: never a URL's credentials, path or query, nor a command's arguments. */
+    #spanAttributes(): SpanAttributes {
+        const { config } = this.options;
+        const common = { [ATTR.upstream]: config.id, [ATTR.protocolVersion]: this.revision.version };
+        if (config.transport === 'stdio') return { ...common, [ATTR.serverAddress]: path.basename(config.command), [ATTR.transport]: 'pipe' };
+        const url = new URL(config.url);
+        const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+        return { ...common, [ATTR.serverAddress]: url.hostname, [ATTR.serverPort]: port, [ATTR.transport]: 'tcp' };
     }
 
     async #call<T>(method: UpstreamMethod, params: Record<string, unknown>, guard: ResultGuard<T>, control: CallControl, optional: boolean): Promise<T | undefined> {

@@ -13,12 +13,14 @@ import type { FaultKind } from '../diagnostics/faults.js';
 import type { CallControl, Continuation, InputRequired } from '../catalog/upstream-port.js';
 import type { Collected } from './pages.js';
 import type { UpstreamPrompt } from './prompt-bounds.js';
+import type { TraceContext } from '../protocol/meta.js';
 
 export type UpstreamState = 'idle' | 'connecting' | 'ready' | 'down' | 'closed';
 
 export type UpstreamEvent =
     | { type: 'state'; upstreamId: string; state: UpstreamState; previous: UpstreamState }
-    | { type: 'prompts-changed'; upstreamId: string }
+    /** `trace`: the span of the upstream's notification (tracing on), which the client notifications it causes link to. */
+    | { type: 'prompts-changed'; upstreamId: string; trace?: TraceContext | undefined }
     /** Whether it announces its changes (`announcesChanges`) changed while connected. */
     | { type: 'announcing'; upstreamId: string };
 

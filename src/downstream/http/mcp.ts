@@ -44,6 +44,7 @@ import { readBody } from './body.js';
 import { takeTokens, type Admitted } from './admission.js';
 import type { StreamCloseReason } from '../endpoint.js';
 import { Reply } from './reply.js';
+import { traceContextOf, type TraceContext } from '../../protocol/meta.js';
 import { SseStream, type SseOptions } from './sse.js';
 
 export interface McpEndpointOptions {
@@ -123,7 +124,7 @@ export class McpEndpoint {
         if ('reason' in classified) return this.#refused(res, classified);
         if (classified.era === 'stateless') return this.#serveStateless(classified, req, res, admitted, requestId);
         if (session === undefined) return this.#open(value, messages, res, admitted);
-        return this.#serve(session, inbound, res, { requestId });
+        return this.#serve(session, inbound, res, { requestId, trace: headerTrace(req) }, { transport: 'tcp', address: req.socket.remoteAddress, session: session.record.nonce });
     }
 
     /** Accept and Content-Type of a POST; false once refused. */
@@ -190,7 +191,14 @@ export class McpEndpoint {
         // An anonymous client's sealed state is bound to its address too: anonymous callers share one scope.
         const caller = { clientId: client.id, cacheScope: this.options.cacheScope(), holder: client.id === ANONYMOUS_CLIENT_ID ? admitted.quotaKey : '' };
         const reply = new Reply(res, {}, false, this.#cutWhenStalled('answer', { client: client.id }), true);
-        const channel: StatelessChannel = { scope: res, forwarded: { requestId, headers: paramHeaders(req) }, send: reply.send, res, admitted };
+        const channel: StatelessChannel = {
+            scope: res,
+            forwarded: { requestId, headers: paramHeaders(req), trace: headerTrace(req) },
+            origin: { transport: 'tcp', address: req.socket.remoteAddress },
+            send: reply.send,
+            res,
+            admitted
+        };
         const taken: Ticket[] = [];
         this.#doneWith(res, taken);
         const served = this.#pipeline.serveStateless(stateless, caller, channel, taken, this.#statelessHooks);
@@ -317,13 +325,13 @@ export class McpEndpoint {
     }
 
     /** A batch's refused items are answered beside the others (JSON-RPC §6), in the same array. */
-    async #serve(session: Session, inbound: Inbound, res: ServerResponse, forwarded: Exchange['forwarded']): Promise<void> {
+    async #serve(session: Session, inbound: Inbound, res: ServerResponse, forwarded: Exchange['forwarded'], origin: Exchange['origin']): Promise<void> {
         const [first] = inbound.messages;
         if (!inbound.batch && first !== undefined && !('method' in first)) return this.#answered(session, first, res);
         if (!inbound.batch && first !== undefined && isRequest(first) && first.method === 'initialize') return this.options.reject(res, 'already_initialized', { id: first.id });
         const headers = { 'mcp-session-id': session.id };
         const reply = new Reply(res, headers, inbound.batch, this.#cutWhenStalled('answer', { session: session.record.nonce }));
-        const channel: Channel = { scope: session.id, forwarded, send: reply.send };
+        const channel: Channel = { scope: session.id, forwarded, send: reply.send, origin };
         const taken: Ticket[] = [];
         this.#doneWith(res, taken);
         const answers = this.#pipeline.serve(inbound, session, channel, taken, SESSION_HOOKS);
@@ -366,6 +374,12 @@ const MAX_PARAM_HEADERS = 32;
  * The request's `Mcp-Param-*` headers: the gateway recognises none (they mirror tool arguments), and the revision
  * has intermediaries forward such headers as they are, to the upstream that serves the request.
  */
+/** The W3C trace context of the HTTP request (read once per POST: every message of its body carries it, unless its own `_meta` has one). */
+function headerTrace(req: IncomingMessage): TraceContext | undefined {
+    const { traceparent, tracestate, baggage } = req.headers;
+    return traceparent === undefined ? undefined : traceContextOf(traceparent, tracestate, baggage);
+}
+
 function paramHeaders(req: IncomingMessage): Record<string, string> | undefined {
     let found: Record<string, string> | undefined;
     let count = 0;

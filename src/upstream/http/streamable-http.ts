@@ -32,7 +32,7 @@ import { pause } from './exchanges.js';
 import { answerLimit, answersRequest, decodeMessages, messageFault } from './messages.js';
 import { SseParser } from './sse-parser.js';
 import { MAX_STREAM_FAILURES, reconnectDelay } from './sse-stream.js';
-import { HttpTransport, unexpectedContent } from './transport-base.js';
+import { HttpTransport, traceHeaders, unexpectedContent } from './transport-base.js';
 import { discard, headerValue, isSuccess, mediaType, readBounded, type HttpResponse } from './upstream-http.js';
 
 /** The DELETE that ends the session at close waits no longer than this (or timeoutMs, if shorter). */
@@ -123,7 +123,13 @@ export class StreamableHttpTransport extends HttpTransport {
         try {
             const response = await this.http.request({
                 method: 'POST',
-                headers: this.headers({ ...forwarded?.headers, accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...this.#mirrored(message) }),
+                headers: this.headers({
+                    ...forwarded?.headers,
+                    ...traceHeaders(forwarded),
+                    accept: 'application/json, text/event-stream',
+                    'content-type': 'application/json',
+                    ...this.#mirrored(message)
+                }),
                 body: JSON.stringify(message),
                 signal: exchange.signal,
                 // The client times the request out and cancels it, which aborts this exchange.

@@ -9,6 +9,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import type { UpstreamCredentials } from '../auth/credentials.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import type { Forwarded } from '../../catalog/upstream-port.js';
+import { traceEntries } from '../../protocol/meta.js';
 import type { UpstreamTransport } from '../transports.js';
 import type { RequestId } from '../../protocol/json-rpc.js';
 import type { Revision } from '../../protocol/revisions.js';
@@ -101,7 +102,7 @@ export abstract class HttpTransport implements UpstreamTransport {
             const response = await this.http.request({
                 method: 'POST',
                 ...(url === undefined ? {} : { url }),
-                headers: this.headers({ accept: 'application/json, text/event-stream', 'content-type': 'application/json' }),
+                headers: this.headers({ ...traceHeaders(forwarded), accept: 'application/json, text/event-stream', 'content-type': 'application/json' }),
                 body: JSON.stringify(message),
                 signal: exchange.signal,
                 timeoutMs: this.options.timeoutMs,
@@ -167,6 +168,11 @@ export abstract class HttpTransport implements UpstreamTransport {
         if (this.exchanges.closed) return;
         this.onerror?.(error instanceof Error ? error : new UpstreamWireError('transport error', undefined));
     }
+}
+
+/** The W3C headers of the trace context a request carries on (the `_meta` keys are the header names); none without one. */
+export function traceHeaders(forwarded: Forwarded | undefined): Record<string, string> | undefined {
+    return forwarded?.trace === undefined ? undefined : traceEntries(forwarded.trace);
 }
 
 export function unexpectedContent(): UpstreamWireError {

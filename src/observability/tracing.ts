@@ -1,0 +1,358 @@
+/**
+ * OpenTelemetry traces: the settings (the config's `tracing` block over the
+ * standard OTEL_* environment), and the one real Tracer (diagnostics/tracer.ts),
+ * built on the official SDK: a BasicTracerProvider, never registered globally, with no context manager (spans
+ * get their parent as a parameter), a BatchSpanProcessor (bounded queue, export
+ * off the request path) and the OTLP/HTTP exporter (protobuf or JSON).
+ *
+ * An unreachable collector costs the queue's bound and one warning (then one
+ * line when exports succeed again); spans are flushed at shutdown, within its
+ * timeout.
+ */
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Link, type Span, type SpanContext } from '@opentelemetry/api';
+import { ExportResultCode, TraceState, type ExportResult } from '@opentelemetry/core';
+import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import {
+    AlwaysOffSampler,
+    AlwaysOnSampler,
+    BasicTracerProvider,
+    BatchSpanProcessor,
+    ParentBasedSampler,
+    TraceIdRatioBasedSampler,
+    type ReadableSpan,
+    type Sampler,
+    type SpanExporter
+} from '@opentelemetry/sdk-trace-base';
+import { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import { ConfigError, type ConfigIssue } from '../config/issues.js';
+import { OTLP_PROTOCOL_FIX, OTLP_PROTOCOLS, TRACE_SAMPLERS, type GatewayConfig } from '../config/schema.js';
+import type { Logger } from '../diagnostics/logger.js';
+import { NO_TRACER, type SpanAttributes, type SpanKind as PortSpanKind, type SpanStart, type TraceSpan, type Tracer } from '../diagnostics/tracer.js';
+import { withDeadline } from '../lib/deadline.js';
+import { traceparentIds, type TraceContext } from '../protocol/meta.js';
+import { VERSION } from '../version.js';
+
+type Environment = Readonly<Record<string, string | undefined>>;
+type TracingConfig = GatewayConfig['tracing'];
+type Protocol = (typeof OTLP_PROTOCOLS)[number];
+type SamplerName = (typeof TRACE_SAMPLERS)[number];
+
+/** What the tracer is built from, every default applied. */
+export interface TracingSettings {
+    /** Where spans are posted (the traces path included). */
+    url: string;
+    protocol: Protocol;
+    /** service.name; undefined: OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES, else the gateway's name. */
+    serviceName: string | undefined;
+    sampler: SamplerName;
+    samplerArg: number;
+    /** Configured collector headers; the environment's (OTEL_EXPORTER_OTLP_*HEADERS) are the exporter's to add. */
+    headers: Record<string, string> | undefined;
+    maxQueueSize: number;
+    maxExportBatchSize: number;
+    scheduledDelayMs: number;
+    exportTimeoutMs: number;
+}
+
+const DEFAULT_SERVICE_NAME = 'mcp-prompt-gateway';
+const DEFAULT_BASE_URL = 'http://localhost:4318';
+const TRACES_PATH = 'v1/traces';
+/** The environment names the settings are read from: one ConfigError names the variable. */
+const ENVIRONMENT = 'environment';
+
+/** Whether traces are exported at all: the config's `enabled` wins; else the standard environment says. */
+function tracingWanted(config: TracingConfig, env: Environment, issues: ConfigIssue[]): boolean {
+    if (config.enabled !== undefined) return config.enabled;
+    if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
+    const exporter = env.OTEL_TRACES_EXPORTER?.trim().toLowerCase();
+    if (exporter === 'none') return false;
+    if (exporter !== undefined && exporter !== '' && exporter !== 'otlp') {
+        issues.push({ path: ['OTEL_TRACES_EXPORTER'], message: `"${exporter}" is not supported: use "otlp" (or "none" to turn traces off)` });
+        return false;
+    }
+    return exporter === 'otlp' || nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT) !== undefined || nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) !== undefined;
+}
+
+/**
+ * The tracing settings, or undefined when tracing is off. Throws ConfigError (exit 2) naming the variable or field
+ * for a value that cannot be used, e.g. OTEL_EXPORTER_OTLP_PROTOCOL=grpc.
+ */
+export function tracingSettings(config: TracingConfig, env: Environment): TracingSettings | undefined {
+    const issues: ConfigIssue[] = [];
+    const wanted = tracingWanted(config, env, issues);
+    if (!wanted) return failOn(issues, undefined);
+    const settings: TracingSettings = {
+        url: traceUrl(config, env, issues),
+        protocol: config.protocol ?? envProtocol(env, issues),
+        serviceName: config.serviceName,
+        sampler: config.sampler ?? envSampler(env, issues),
+        samplerArg: config.samplerArg ?? envNumber(env, 'OTEL_TRACES_SAMPLER_ARG', 1, issues, { min: 0, max: 1 }),
+        headers: config.headers,
+        maxQueueSize: config.maxQueueSize ?? envNumber(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048, issues, { min: 1, integer: true }),
+        maxExportBatchSize: envNumber(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512, issues, { min: 1, integer: true }),
+        scheduledDelayMs: envNumber(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000, issues, { min: 0, integer: true }),
+        exportTimeoutMs:
+            config.exportTimeoutMs ??
+            envNumber(env, 'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', envNumber(env, 'OTEL_BSP_EXPORT_TIMEOUT', 10_000, issues, { min: 1, integer: true }), issues, {
+                min: 1,
+                integer: true
+            })
+    };
+    // The batch cannot exceed the queue (the SDK would refuse it): the smaller bound wins.
+    settings.maxExportBatchSize = Math.min(settings.maxExportBatchSize, settings.maxQueueSize);
+    return failOn(issues, settings);
+}
+
+function failOn<T>(issues: ConfigIssue[], value: T): T {
+    if (issues.length > 0) throw new ConfigError(ENVIRONMENT, issues);
+    return value;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+    const trimmed = value?.trim();
+    return trimmed === undefined || trimmed === '' ? undefined : trimmed;
+}
+
+/** The config's endpoint, else OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
+function traceUrl(config: TracingConfig, env: Environment, issues: ConfigIssue[]): string {
+    if (config.endpoint !== undefined) return withTracesPath(config.endpoint);
+    const specific = nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+    if (specific !== undefined) return checkedUrl(specific, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', issues) ?? '';
+    const base = nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT) ?? DEFAULT_BASE_URL;
+    const url = checkedUrl(base, 'OTEL_EXPORTER_OTLP_ENDPOINT', issues);
+    return url === undefined ? '' : withTracesPath(url);
+}
+
+function withTracesPath(base: string): string {
+    return base.endsWith('/') ? `${base}${TRACES_PATH}` : `${base}/${TRACES_PATH}`;
+}
+
+function checkedUrl(value: string, variable: string, issues: ConfigIssue[]): string | undefined {
+    const url = URL.canParse(value) ? new URL(value) : undefined;
+    if (url?.protocol === 'http:' || url?.protocol === 'https:') return value;
+    issues.push({ path: [variable], message: 'must be an http:// or https:// URL (the collector\'s OTLP/HTTP endpoint, e.g. "http://otel-collector:4318")' });
+    return undefined;
+}
+
+function envProtocol(env: Environment, issues: ConfigIssue[]): Protocol {
+    for (const variable of ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL'] as const) {
+        const value = nonEmpty(env[variable]);
+        if (value === undefined) continue;
+        if ((OTLP_PROTOCOLS as readonly string[]).includes(value)) return value as Protocol;
+        issues.push({ path: [variable], message: `"${value}" is not supported: ${OTLP_PROTOCOL_FIX}` });
+        return 'http/protobuf';
+    }
+    return 'http/protobuf';
+}
+
+function envSampler(env: Environment, issues: ConfigIssue[]): SamplerName {
+    const value = nonEmpty(env.OTEL_TRACES_SAMPLER)?.toLowerCase();
+    if (value === undefined) return 'parentbased_always_on';
+    if ((TRACE_SAMPLERS as readonly string[]).includes(value)) return value as SamplerName;
+    issues.push({ path: ['OTEL_TRACES_SAMPLER'], message: `"${value}" is not supported: use one of ${TRACE_SAMPLERS.join(', ')}` });
+    return 'parentbased_always_on';
+}
+
+function envNumber(env: Environment, variable: string, fallback: number, issues: ConfigIssue[], bounds: { min: number; max?: number; integer?: boolean }): number {
+    const raw = nonEmpty(env[variable]);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    const { min, max = Number.MAX_SAFE_INTEGER, integer = false } = bounds;
+    if (Number.isFinite(value) && value >= min && value <= max && (!integer || Number.isInteger(value))) return value;
+    issues.push({ path: [variable], message: `must be ${integer ? 'an integer' : 'a number'} from ${min}${max === Number.MAX_SAFE_INTEGER ? '' : ` to ${max}`}` });
+    return fallback;
+}
+
+function samplerOf(name: SamplerName, ratio: number): Sampler {
+    switch (name) {
+        case 'always_on':
+            return new AlwaysOnSampler();
+        case 'always_off':
+            return new AlwaysOffSampler();
+        case 'traceidratio':
+            return new TraceIdRatioBasedSampler(ratio);
+        case 'parentbased_always_on':
+            return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+        case 'parentbased_always_off':
+            return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+        case 'parentbased_traceidratio':
+            return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) });
+    }
+}
+
+/** The traces a gateway exports, and how they end. */
+export interface RunningTracing {
+    readonly tracer: Tracer;
+    /** Exports what is queued (bounded by `timeoutMs`) and stops. */
+    shutdown(timeoutMs: number): Promise<void>;
+}
+
+const OFF: RunningTracing = Object.freeze({ tracer: NO_TRACER, shutdown: () => Promise.resolve() });
+
+export function startTracing(settings: TracingSettings | undefined, logger: Logger): RunningTracing {
+    if (settings === undefined) return OFF;
+    const exporter = new WatchedExporter(newExporter(settings), settings.url, logger);
+    const provider = new BasicTracerProvider({
+        resource: resourceFromAttributes({
+            [ATTR_SERVICE_NAME]: DEFAULT_SERVICE_NAME,
+            [ATTR_SERVICE_VERSION]: VERSION,
+            ...envDetector.detect().attributes,
+            ...(settings.serviceName === undefined ? {} : { [ATTR_SERVICE_NAME]: settings.serviceName })
+        }),
+        sampler: samplerOf(settings.sampler, settings.samplerArg),
+        spanProcessors: [
+            new BatchSpanProcessor(exporter, {
+                maxQueueSize: settings.maxQueueSize,
+                maxExportBatchSize: settings.maxExportBatchSize,
+                scheduledDelayMillis: settings.scheduledDelayMs,
+                exportTimeoutMillis: settings.exportTimeoutMs
+            })
+        ]
+    });
+    const tracer = new OtelTracer(provider.getTracer('mcp-prompt-gateway', VERSION));
+    logger.info({ collector: collectorOrigin(settings.url), protocol: settings.protocol, sampler: settings.sampler }, 'exporting traces');
+    return {
+        tracer,
+        shutdown: timeoutMs => withDeadline(provider.shutdown(), timeoutMs, () => logger.warn({ waitedMs: timeoutMs }, 'spans still unexported at shutdown; dropped'))
+    };
+}
+
+function newExporter(settings: TracingSettings): SpanExporter {
+    const options = { url: settings.url, timeoutMillis: settings.exportTimeoutMs, ...(settings.headers === undefined ? {} : { headers: settings.headers }) };
+    return settings.protocol === 'http/json' ? new JsonExporter(options) : new ProtobufExporter(options);
+}
+
+/** The collector's origin alone: its URL may carry credentials or tokens in its path or query. */
+function collectorOrigin(url: string): string {
+    return URL.canParse(url) ? new URL(url).origin : '(invalid URL)';
+}
+
+/** The exporter, telling its first failure (and its recovery) once: a collector away for hours is one line, not one per batch. */
+class WatchedExporter implements SpanExporter {
+    #failing = false;
+
+    constructor(
+        private readonly inner: SpanExporter,
+        private readonly url: string,
+        private readonly logger: Logger
+    ) {}
+
+    export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
+        this.inner.export(spans, result => {
+            this.#observe(result);
+            done(result);
+        });
+    }
+
+    #observe(result: ExportResult): void {
+        const failed = result.code !== ExportResultCode.SUCCESS;
+        if (failed === this.#failing) return;
+        this.#failing = failed;
+        const collector = collectorOrigin(this.url);
+        if (failed)
+            this.logger.warn(
+                { collector, reason: result.error?.message },
+                'traces cannot be exported; spans are dropped until the collector answers (bounded by tracing.maxQueueSize)'
+            );
+        else this.logger.info({ collector }, 'traces exported again');
+    }
+
+    shutdown(): Promise<void> {
+        return this.inner.shutdown();
+    }
+
+    forceFlush(): Promise<void> {
+        return this.inner.forceFlush?.() ?? Promise.resolve();
+    }
+}
+
+const KINDS: Record<PortSpanKind, SpanKind> = {
+    server: SpanKind.SERVER,
+    client: SpanKind.CLIENT,
+    internal: SpanKind.INTERNAL,
+    producer: SpanKind.PRODUCER,
+    consumer: SpanKind.CONSUMER
+};
+
+class OtelTracer implements Tracer {
+    readonly enabled = true;
+
+    constructor(private readonly tracer: ReturnType<BasicTracerProvider['getTracer']>) {}
+
+    start(name: string, { kind, parent, attributes, links }: SpanStart): TraceSpan {
+        const parentContext = parent === undefined ? undefined : spanContextOf(parent);
+        const context = parentContext === undefined ? ROOT_CONTEXT : trace.setSpanContext(ROOT_CONTEXT, parentContext);
+        const span = this.tracer.startSpan(name, { kind: KINDS[kind], attributes: attributesOf(attributes), links: linksOf(links) }, context);
+        return new OtelSpan(span, parent);
+    }
+}
+
+class OtelSpan implements TraceSpan {
+    readonly context: TraceContext;
+    readonly traceId: string;
+    readonly spanId: string;
+
+    constructor(
+        private readonly span: Span,
+        parent: TraceContext | undefined
+    ) {
+        const { traceId, spanId, traceFlags } = span.spanContext();
+        this.traceId = traceId;
+        this.spanId = spanId;
+        const flags = (traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED ? '01' : '00';
+        this.context = { traceparent: `00-${traceId}-${spanId}-${flags}`, tracestate: parent?.tracestate, baggage: parent?.baggage };
+    }
+
+    set(attributes: SpanAttributes): void {
+        this.span.setAttributes(attributesOf(attributes)!);
+    }
+
+    event(name: string, attributes?: SpanAttributes): void {
+        this.span.addEvent(name, attributesOf(attributes));
+    }
+
+    fail(errorType: string, attributes?: SpanAttributes): void {
+        this.span.setAttributes({ ...attributesOf(attributes), [ATTR_ERROR_TYPE]: errorType });
+        this.span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+
+    end(): void {
+        this.span.end();
+    }
+}
+
+/** A checked trace context as the SDK's parent (W3C: remote); undefined if its traceparent is not valid. */
+function spanContextOf(context: TraceContext): SpanContext | undefined {
+    const ids = traceparentIds(context.traceparent);
+    if (ids === undefined) return undefined;
+    const flags = Number.parseInt(context.traceparent.slice(-2), 16);
+    return {
+        traceId: ids.traceId,
+        spanId: ids.spanId,
+        traceFlags: flags & TraceFlags.SAMPLED,
+        isRemote: true,
+        ...(context.tracestate === undefined ? {} : { traceState: new TraceState(context.tracestate) })
+    };
+}
+
+function linksOf(links: readonly TraceContext[] | undefined): Link[] | undefined {
+    if (links === undefined) return undefined;
+    const out: Link[] = [];
+    for (const link of links) {
+        const context = spanContextOf(link);
+        if (context !== undefined) out.push({ context });
+    }
+    return out;
+}
+
+/** The attributes as the SDK takes them: undefined values left out. */
+function attributesOf(attributes: SpanAttributes | undefined): Attributes | undefined {
+    if (attributes === undefined) return undefined;
+    const out: Attributes = {};
+    // A readonly list is copied: the SDK's type wants a mutable one (it copies it anyway).
+    for (const [key, value] of Object.entries(attributes))
+        if (value !== undefined) out[key] = Array.isArray(value) ? [...(value as readonly string[])] : (value as string | number | boolean);
+    return out;
+}

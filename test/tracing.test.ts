@@ -1,0 +1,352 @@
+/**
+ * OpenTelemetry traces, end to end: the built gateway (dist/cli.js) started with the standard OTEL_* environment,
+ * exporting to an OTLP/HTTP receiver in this process (test/fixtures/otlp-receiver.ts, JSON and protobuf), in front of
+ * upstreams of both eras over stdio and HTTP that answer with the trace context they received
+ * (test/fixtures/trace-recorder.ts). Checks the SERVER and CLIENT spans, their parents and attributes, what reached
+ * the upstream, sampling, an unreachable collector and the flush at shutdown.
+ */
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, test, type TestContext } from 'node:test';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { compiledFixture } from './fixture-build.js';
+import { startOtlpReceiver, SPAN_KIND, type OtlpReceiver, type RecordedSpan } from './fixtures/otlp-receiver.js';
+import { BOB, connectInputClient, interactiveStdio } from './input-clients.js';
+import { closeAfter, connectHttp, connectModernHttp, freePort, ROOT, spawnHttpFixture, startGatewayCli, type RunningCli } from './helpers.js';
+
+const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CLIENT_SPAN = '00f067aa0ba902b7';
+const traceparent = (trace: string, span: string, flags = '01') => `00-${trace}-${span}-${flags}`;
+const UPSTREAMS = ['s25', 's26', 'h25', 'h26'] as const;
+
+interface Seen {
+    meta: Record<string, string>;
+    headers?: Record<string, string>;
+}
+
+/** The gateway with the four recorders, as a process with `env`; its config in a temporary folder. */
+async function gateway(t: TestContext, env: Record<string, string>, extra: Record<string, unknown> = {}): Promise<RunningCli> {
+    const recorder = compiledFixture('trace-recorder');
+    const http25 = await spawnHttpFixture([recorder, '--era', '2025', '--transport', 'streamable-http']);
+    closeAfter(t, () => http25.close());
+    const http26 = await spawnHttpFixture([recorder, '--era', '2026', '--transport', 'streamable-http']);
+    closeAfter(t, () => http26.close());
+    const stdio = (id: string, era: string) => ({
+        id,
+        transport: 'stdio',
+        command: process.execPath,
+        args: [recorder, '--era', era],
+        cwd: ROOT,
+        protocol: era === '2026' ? '2026-07-28' : '2025',
+        timeoutMs: 30_000
+    });
+    const dir = await mkdtemp(path.join(tmpdir(), 'tracing-'));
+    closeAfter(t, () => rm(dir, { recursive: true, force: true }));
+    const config = {
+        listen: { port: 0 },
+        log: { format: 'json' },
+        upstreams: [
+            stdio('s25', '2025'),
+            stdio('s26', '2026'),
+            { id: 'h25', transport: 'streamable-http', url: http25.url, protocol: '2025' },
+            { id: 'h26', transport: 'streamable-http', url: http26.url, protocol: '2026-07-28' }
+        ],
+        ...extra
+    };
+    await writeFile(path.join(dir, 'gateway.json'), JSON.stringify(config));
+    return startGatewayCli(t, ['--config', 'gateway.json'], { cwd: dir, env: { OTEL_BSP_SCHEDULE_DELAY: '20', ...env } });
+}
+
+async function receiver(t: TestContext): Promise<OtlpReceiver> {
+    const started = await startOtlpReceiver();
+    closeAfter(t, () => started.close());
+    return started;
+}
+
+async function seenBy(client: Client, name: string, meta?: Record<string, unknown>): Promise<Seen> {
+    const result = await client.getPrompt({ name, ...(meta === undefined ? {} : { _meta: meta }) });
+    const content = result.messages[0]!.content;
+    assert.equal(content.type, 'text');
+    return JSON.parse(content.text) as Seen;
+}
+
+const serverSpanOf = (spans: readonly RecordedSpan[], name: string, traceId: string) =>
+    spans.find(span => span.kind === SPAN_KIND.server && span.name === name && span.traceId === traceId);
+
+describe('OpenTelemetry traces', () => {
+    for (const protocol of ['http/protobuf', 'http/json'] as const) {
+        test(`${protocol}: a get is a SERVER span continuing the client's trace, and a CLIENT span per upstream call whose context the upstream receives`, async t => {
+            const otlp = await receiver(t);
+            const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: protocol, OTEL_SERVICE_NAME: 'gw-under-test' });
+            for (const connect of [connectHttp, connectModernHttp]) {
+                const client = await connect(cli.url);
+                closeAfter(t, () => client.close());
+                for (const upstream of UPSTREAMS) {
+                    // A trace of its own per call, so each call's spans are told apart.
+                    const trace = `${CLIENT_TRACE.slice(0, 24)}${connect === connectHttp ? '1' : '2'}${UPSTREAMS.indexOf(upstream)}${CLIENT_TRACE.slice(26)}`;
+                    const sent = { traceparent: traceparent(trace, CLIENT_SPAN), tracestate: 'rojo=00f067aa0ba902b7', baggage: 'userId=alice' };
+                    const seen = await seenBy(client, `${upstream}__echo`, sent);
+                    const spans = await otlp.until(all => all.some(span => span.traceId === trace && span.kind === SPAN_KIND.server));
+                    const server = serverSpanOf(spans, `prompts/get ${upstream}__echo`, trace);
+                    assert.ok(server, `${connect.name} -> ${upstream}: ${JSON.stringify(spans.map(span => span.name))}`);
+                    assert.equal(server.parentSpanId, CLIENT_SPAN);
+                    assert.equal(server.resource['service.name'], 'gw-under-test');
+                    assert.equal(server.attributes['mcp.method.name'], 'prompts/get');
+                    assert.equal(server.attributes['gen_ai.prompt.name'], `${upstream}__echo`);
+                    assert.equal(server.attributes['mcp.protocol.version'], connect === connectHttp ? '2025-11-25' : '2026-07-28');
+                    assert.equal(server.attributes['network.transport'], 'tcp');
+                    assert.equal(server.attributes['client.address'], '127.0.0.1');
+                    assert.equal(server.attributes['mcp.gateway.client.id'], 'anonymous');
+                    assert.equal(typeof server.attributes['jsonrpc.request.id'], 'string');
+                    assert.equal(server.attributes['mcp.session.id'] !== undefined, connect === connectHttp, 'a session id for 2025 sessions only');
+                    const clientSpan = spans.find(span => span.kind === SPAN_KIND.client && span.parentSpanId === server.spanId);
+                    assert.ok(clientSpan, 'a CLIENT span under the SERVER span');
+                    assert.equal(clientSpan.traceId, trace);
+                    assert.equal(clientSpan.name, 'prompts/get echo');
+                    assert.equal(clientSpan.attributes['gen_ai.prompt.name'], 'echo');
+                    assert.equal(clientSpan.attributes['mcp.gateway.upstream.id'], upstream);
+                    assert.equal(clientSpan.attributes['mcp.protocol.version'], upstream.endsWith('26') ? '2026-07-28' : '2025-11-25');
+                    if (upstream.startsWith('h')) {
+                        assert.equal(clientSpan.attributes['server.address'], '127.0.0.1');
+                        assert.equal(clientSpan.attributes['network.transport'], 'tcp');
+                        assert.equal(typeof clientSpan.attributes['server.port'], 'number');
+                    } else {
+                        assert.equal(clientSpan.attributes['server.address'], path.basename(process.execPath));
+                        assert.equal(clientSpan.attributes['network.transport'], 'pipe');
+                    }
+                    const injected = { traceparent: traceparent(trace, clientSpan.spanId), tracestate: sent.tracestate, baggage: sent.baggage };
+                    assert.deepEqual(seen.meta, injected, 'the upstream request carries the CLIENT span in _meta');
+                    if (upstream.startsWith('h')) assert.deepEqual(seen.headers, injected, 'and as headers over HTTP');
+                }
+            }
+            const expected = protocol === 'http/json' ? 'application/json' : 'application/x-protobuf';
+            assert.ok(
+                otlp.contentTypes.every(type => type.startsWith(expected)),
+                otlp.contentTypes.join()
+            );
+        });
+    }
+
+    test('a failure is status ERROR with the JSON-RPC code; a hidden or unknown prompt looks the same; the upstream rejection is on the CLIENT span', async t => {
+        const otlp = await receiver(t);
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
+        const client = await connectModernHttp(cli.url);
+        closeAfter(t, () => client.close());
+        const failing = '5bf92f3577b34da6a3ce929d0e0e4736';
+        const unknown = '6bf92f3577b34da6a3ce929d0e0e4736';
+        await assert.rejects(client.getPrompt({ name: 'h26__fail', _meta: { traceparent: traceparent(failing, CLIENT_SPAN) } }));
+        await assert.rejects(client.getPrompt({ name: 'h26__nothing', _meta: { traceparent: traceparent(unknown, CLIENT_SPAN) } }));
+        const spans = await otlp.until(all => [failing, unknown].every(trace => all.some(span => span.traceId === trace && span.kind === SPAN_KIND.server)));
+        const failed = serverSpanOf(spans, 'prompts/get h26__fail', failing)!;
+        assert.equal(failed.statusCode, 2);
+        assert.equal(failed.attributes['error.type'], '-32602');
+        assert.equal(failed.attributes['rpc.response.status_code'], '-32602');
+        const upstreamCall = spans.find(span => span.parentSpanId === failed.spanId)!;
+        assert.equal(upstreamCall.kind, SPAN_KIND.client);
+        assert.equal(upstreamCall.statusCode, 2);
+        assert.equal(upstreamCall.attributes['error.type'], '-32602');
+        const missing = serverSpanOf(spans, 'prompts/get h26__nothing', unknown)!;
+        assert.equal(missing.statusCode, 2);
+        assert.equal(missing.attributes['error.type'], '-32602');
+        assert.ok(!spans.some(span => span.parentSpanId === missing.spanId), 'no upstream call for an unknown prompt');
+    });
+
+    test("an unsampled client trace (parentbased) records no spans, and its context still reaches the upstream, as the gateway's own", async t => {
+        const otlp = await receiver(t);
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_TRACES_SAMPLER: 'parentbased_always_on' });
+        const client = await connectHttp(cli.url);
+        closeAfter(t, () => client.close());
+        const unsampled = '7bf92f3577b34da6a3ce929d0e0e4736';
+        const sampled = '8bf92f3577b34da6a3ce929d0e0e4736';
+        const seen = await seenBy(client, 'h25__echo', { traceparent: traceparent(unsampled, CLIENT_SPAN, '00') });
+        const [, trace, span, flags] = seen.meta.traceparent!.split('-');
+        assert.deepEqual([trace, flags], [unsampled, '00']);
+        assert.notEqual(span, CLIENT_SPAN, "the gateway's own (unrecorded) span id");
+        // Spans are exported in the order they end: once the sampled call's are in, the unsampled one's would be too.
+        await seenBy(client, 'h25__echo', { traceparent: traceparent(sampled, CLIENT_SPAN) });
+        const spans = await otlp.until(all => all.some(one => one.traceId === sampled && one.kind === SPAN_KIND.server));
+        assert.deepEqual(
+            spans.filter(one => one.traceId === unsampled),
+            []
+        );
+    });
+
+    test('a prompts/list SERVER span names the upstreams its page came from', async t => {
+        const otlp = await receiver(t);
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
+        const client = await connectModernHttp(cli.url);
+        closeAfter(t, () => client.close());
+        const trace = 'abf92f3577b34da6a3ce929d0e0e4736';
+        await client.listPrompts({ _meta: { traceparent: traceparent(trace, CLIENT_SPAN) } });
+        const spans = await otlp.until(all => all.some(span => span.traceId === trace && span.kind === SPAN_KIND.server));
+        const list = serverSpanOf(spans, 'prompts/list', trace)!;
+        assert.deepEqual([...(list.attributes['mcp.gateway.upstream.ids'] as string[])].sort(), [...UPSTREAMS].sort());
+        assert.equal(list.attributes['gen_ai.prompt.name'], undefined);
+    });
+
+    test('a client without trace context gets a root SERVER span; its HTTP traceparent header is continued', async t => {
+        const otlp = await receiver(t);
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
+        const plain = await connectModernHttp(cli.url);
+        closeAfter(t, () => plain.close());
+        const seen = await seenBy(plain, 's26__echo');
+        const rootTrace = seen.meta.traceparent!.split('-')[1]!;
+        const headerTrace = '9bf92f3577b34da6a3ce929d0e0e4736';
+        const viaHeader = await connectModernHttp(cli.url, { headers: { traceparent: traceparent(headerTrace, CLIENT_SPAN) } });
+        closeAfter(t, () => viaHeader.close());
+        await seenBy(viaHeader, 's26__echo');
+        // server/discover (the client's connect) carries the header too: wait for the gets' own spans.
+        const spans = await otlp.until(all => [rootTrace, headerTrace].every(trace => serverSpanOf(all, 'prompts/get s26__echo', trace) !== undefined));
+        assert.equal(serverSpanOf(spans, 'prompts/get s26__echo', rootTrace)!.parentSpanId, '');
+        assert.equal(serverSpanOf(spans, 'prompts/get s26__echo', headerTrace)!.parentSpanId, CLIENT_SPAN);
+    });
+
+    test('over stdio (--stdio), both eras: the SERVER span says network.transport pipe and continues the _meta trace', async t => {
+        const otlp = await receiver(t);
+        const recorder = compiledFixture('trace-recorder');
+        const dir = await mkdtemp(path.join(tmpdir(), 'tracing-'));
+        closeAfter(t, () => rm(dir, { recursive: true, force: true }));
+        const upstream = { id: 's25', transport: 'stdio', command: process.execPath, args: [recorder, '--era', '2025'], cwd: ROOT, protocol: '2025', timeoutMs: 30_000 };
+        await writeFile(path.join(dir, 'gateway.json'), JSON.stringify({ log: { format: 'json' }, upstreams: [upstream] }));
+        const env = { ...(process.env as Record<string, string>), OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '20' };
+        for (const [era, options] of [
+            ['2025', {}],
+            ['2026', { versionNegotiation: { mode: { pin: '2026-07-28' } } }]
+        ] as const) {
+            const client = new Client({ name: 'stdio-trace-test', version: '1.0.0' }, options);
+            await client.connect(
+                new StdioClientTransport({
+                    command: process.execPath,
+                    args: [path.join(ROOT, 'dist/cli.js'), '--config', 'gateway.json', '--stdio'],
+                    cwd: dir,
+                    env,
+                    stderr: 'pipe'
+                })
+            );
+            closeAfter(t, () => client.close());
+            const trace = `cbf92f3577b34da6a3ce929d0e0e473${era === '2025' ? '5' : '6'}`;
+            const seen = await seenBy(client, 's25__echo', { traceparent: traceparent(trace, CLIENT_SPAN) });
+            const spans = await otlp.until(all => serverSpanOf(all, 'prompts/get s25__echo', trace) !== undefined);
+            const server = serverSpanOf(spans, 'prompts/get s25__echo', trace)!;
+            assert.equal(server.parentSpanId, CLIENT_SPAN);
+            assert.equal(server.attributes['network.transport'], 'pipe');
+            assert.equal(server.attributes['client.address'], undefined);
+            assert.equal(server.attributes['mcp.session.id'], undefined);
+            assert.equal(server.attributes['mcp.protocol.version'], era === '2025' ? '2025-11-25' : '2026-07-28');
+            const clientSpan = spans.find(span => span.parentSpanId === server.spanId)!;
+            assert.equal(seen.meta.traceparent, traceparent(trace, clientSpan.spanId));
+        }
+    });
+
+    test("an upstream's questions on its way (input requests) are events on the call's CLIENT span", async t => {
+        const otlp = await receiver(t);
+        const dir = await mkdtemp(path.join(tmpdir(), 'tracing-'));
+        closeAfter(t, () => rm(dir, { recursive: true, force: true }));
+        await writeFile(path.join(dir, 'gateway.json'), JSON.stringify({ listen: { port: 0 }, log: { format: 'json' }, upstreams: [interactiveStdio('ask')] }));
+        const cli = await startGatewayCli(t, ['--config', 'gateway.json'], { cwd: dir, env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '20' } });
+        const bob = await connectInputClient(t, { url: cli.url }, BOB);
+        await bob.get('ask__confirm', { who: 'bob' });
+        const spans = await otlp.until(all => all.some(span => span.kind === SPAN_KIND.server && span.name === 'prompts/get ask__confirm'));
+        const server = spans.find(span => span.kind === SPAN_KIND.server && span.name === 'prompts/get ask__confirm')!;
+        const call = spans.find(span => span.parentSpanId === server.spanId)!;
+        assert.equal(call.name, 'prompts/get confirm');
+        assert.deepEqual(
+            call.events.map(event => [event.name, event.attributes['mcp.method.name'], event.attributes['mcp.input.outcome']]),
+            [
+                ['mcp.input.request', 'elicitation/create', undefined],
+                ['mcp.input.answer', 'elicitation/create', 'answered']
+            ]
+        );
+    });
+
+    test('spans still queued at SIGTERM are exported before the gateway exits', async t => {
+        const otlp = await receiver(t);
+        // Nothing leaves on a schedule within the test: only the shutdown's flush sends them.
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '600000' });
+        const client = await connectHttp(cli.url);
+        await seenBy(client, 's25__echo', { traceparent: traceparent(CLIENT_TRACE, CLIENT_SPAN) });
+        await client.close();
+        assert.equal(otlp.spans.filter(span => span.traceId === CLIENT_TRACE).length, 0);
+        const exited = once(cli.child, 'exit');
+        cli.child.kill('SIGTERM');
+        const [code] = (await exited) as [number | null];
+        assert.equal(code, 0, cli.stderr.join('\n'));
+        assert.ok(serverSpanOf(otlp.spans, 'prompts/get s25__echo', CLIENT_TRACE), 'the SERVER span arrived before the exit');
+        assert.ok(otlp.spans.some(span => span.traceId === CLIENT_TRACE && span.kind === SPAN_KIND.client));
+    });
+
+    test('an unreachable collector: requests are answered, and one warning is logged however many exports fail', async t => {
+        const closedPort = await freePort();
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${closedPort}`, OTEL_BSP_EXPORT_TIMEOUT: '2000' });
+        const client = await connectHttp(cli.url);
+        for (let round = 0; round < 3; round++) {
+            const trace = `${CLIENT_TRACE.slice(0, 31)}${round}`;
+            // Each round's export fails before the next round's spans end: three failed exports at least.
+            assert.deepEqual((await seenBy(client, 'h25__echo', { traceparent: traceparent(trace, CLIENT_SPAN) })).meta.traceparent?.split('-')[1], trace);
+        }
+        await client.close();
+        const exited = once(cli.child, 'exit');
+        cli.child.kill('SIGTERM');
+        await exited;
+        const warnings = cli.logs.filter(line => typeof line.msg === 'string' && line.msg.startsWith('traces cannot be exported'));
+        assert.equal(warnings.length, 1, cli.stderr.join('\n'));
+        assert.equal(warnings[0]!.collector, `http://127.0.0.1:${closedPort}`);
+    });
+
+    test('OTEL_EXPORTER_OTLP_PROTOCOL=grpc stops the start, and a bad OTEL_* value fails --check: exit 2, naming the variable and the fix', async t => {
+        const dir = await mkdtemp(path.join(tmpdir(), 'tracing-'));
+        closeAfter(t, () => rm(dir, { recursive: true, force: true }));
+        await writeFile(
+            path.join(dir, 'gateway.json'),
+            JSON.stringify({ listen: { port: 0 }, upstreams: [{ id: 'never-started', transport: 'stdio', command: process.execPath, args: ['-e', ''] }] })
+        );
+        const { spawnSync } = await import('node:child_process');
+        const result = spawnSync(process.execPath, [path.join(ROOT, 'dist/cli.js'), '--config', 'gateway.json'], {
+            cwd: dir,
+            encoding: 'utf8',
+            env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' },
+            timeout: 120_000
+        });
+        assert.equal(result.status, 2, result.stderr);
+        assert.match(result.stderr, /OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" is not supported: use "http\/protobuf".*4318/);
+        const checked = spawnSync(process.execPath, [path.join(ROOT, 'dist/cli.js'), '--config', 'gateway.json', '--check'], {
+            cwd: dir,
+            encoding: 'utf8',
+            env: { ...process.env, OTEL_TRACES_EXPORTER: 'otlp', OTEL_TRACES_SAMPLER: 'sometimes' },
+            timeout: 120_000
+        });
+        assert.equal(checked.status, 2, checked.stderr);
+        assert.match(checked.stderr, /OTEL_TRACES_SAMPLER: "sometimes" is not supported/);
+    });
+});
+
+describe('list_changed traced by links', () => {
+    test("an upstream's list_changed is a CONSUMER span; each client's notification a PRODUCER span linked to it", async t => {
+        const otlp = await receiver(t);
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url }, { notifications: { debounceMs: 0, maxDelayMs: 0 } });
+        const clients = [await connectHttp(cli.url), await connectHttp(cli.url)];
+        const notified = clients.map(client => {
+            closeAfter(t, () => client.close());
+            return new Promise<void>(resolve => client.setNotificationHandler('notifications/prompts/list_changed', () => resolve()));
+        });
+        // The sessions' streams are open once a request of theirs was answered.
+        for (const client of clients) await client.listPrompts();
+        await seenBy(clients[0]!, 's25__change');
+        await Promise.all(notified);
+        const spans = await otlp.until(all => all.filter(span => span.kind === SPAN_KIND.producer).length >= 2);
+        const received = spans.find(span => span.kind === SPAN_KIND.consumer && span.name === 'notifications/prompts/list_changed');
+        assert.ok(received, JSON.stringify(spans.map(span => [span.name, span.kind])));
+        assert.equal(received.attributes['mcp.gateway.upstream.id'], 's25');
+        const sent = spans.filter(span => span.kind === SPAN_KIND.producer);
+        assert.equal(sent.length, 2);
+        for (const span of sent) {
+            assert.equal(span.name, 'notifications/prompts/list_changed');
+            assert.equal(span.parentSpanId, '', 'a trace of its own');
+            assert.deepEqual(span.links, [{ traceId: received.traceId, spanId: received.spanId }]);
+        }
+    });
+});
