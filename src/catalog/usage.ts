@@ -31,6 +31,11 @@ export interface UsageEvent {
     rounds?: number;
     /** With `rounds`: the row of the table they took. */
     path?: InteractionPath;
+    /**
+     * The request's trace, for the access log and the metrics' exemplars: the gateway's span when tracing is on,
+     * else the trace id of the caller's `traceparent` alone (logs join the caller's trace either way).
+     */
+    trace?: { traceId: string; spanId?: string };
 }
 
 /**

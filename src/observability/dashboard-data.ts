@@ -4,6 +4,7 @@
  * upstream states, the last list_changed events and a short history of prompt
  * gets. Pure: the feed (dashboard-feed.ts) gathers the inputs.
  */
+import { histogramQuantile, type CumulativeBucket } from '../lib/histogram-quantile.js';
 import { UNKNOWN_LABEL } from './metrics.js';
 
 /** prom-client's `getMetricsAsJSON()` shape, as far as it is read here. */
@@ -138,7 +139,7 @@ export function buildDashboardData(input: DashboardInput): DashboardData {
                 ...(upstream.overrides === undefined ? {} : { overrides: upstream.overrides })
             };
         }),
-        prompts: topPrompts(gets, family('mcp_gateway_prompt_get_latency_seconds')),
+        prompts: topPrompts(gets, family('mcp_server_operation_duration_seconds')),
         clients: clients(gets, family('mcp_gateway_prompt_lists_total')),
         listChanged: { recent: [...input.recent] },
         history: { intervalSeconds: input.intervalSeconds, promptGets: perInterval(input.samples, total(gets)) }
@@ -168,7 +169,7 @@ function sumBy(values: Values, label: string): Map<string, number> {
     return sums;
 }
 
-function topPrompts(gets: Values, latency: Values): DashboardData['prompts'] {
+function topPrompts(gets: Values, operations: Values): DashboardData['prompts'] {
     const rows = new Map<string, DashboardData['prompts'][number]>();
     for (const value of gets) {
         const prompt = String(value.labels.prompt);
@@ -180,18 +181,24 @@ function topPrompts(gets: Values, latency: Values): DashboardData['prompts'] {
     }
     const top = [...rows.values()].sort((a, b) => b.gets - a.gets || (a.prompt < b.prompt ? -1 : 1)).slice(0, TOP_PROMPTS);
     for (const row of top) {
-        row.p50Ms = quantileMs(latency, row.prompt, 0.5);
-        row.p95Ms = quantileMs(latency, row.prompt, 0.95);
+        row.p50Ms = quantileMs(operations, row.prompt, 0.5);
+        row.p95Ms = quantileMs(operations, row.prompt, 0.95);
     }
     return top;
 }
 
-/** A summary's quantile in milliseconds; null when it has no observation in its window (prom-client reports NaN or 0 then). */
-function quantileMs(latency: Values, prompt: string, quantile: number): number | null {
-    const count = latency.find(value => value.labels.prompt === prompt && value.metricName?.endsWith('_count') === true)?.value ?? 0;
-    const found = latency.find(value => value.labels.prompt === prompt && value.labels.quantile === quantile);
-    if (found === undefined || count === 0 || !Number.isFinite(found.value)) return null;
-    return found.value * 1000;
+/**
+ * A quantile of a prompt's successful gets in milliseconds, from the server operation histogram's buckets (only
+ * successful gets carry the prompt label); null before its first.
+ */
+function quantileMs(operations: Values, prompt: string, quantile: number): number | null {
+    const buckets: CumulativeBucket[] = [];
+    for (const { labels, value, metricName } of operations) {
+        if (labels.prompt !== prompt || metricName?.endsWith('_bucket') !== true) continue;
+        buckets.push({ le: labels.le === '+Inf' ? Infinity : Number(labels.le), count: value });
+    }
+    const seconds = histogramQuantile(quantile, buckets);
+    return seconds === null ? null : seconds * 1000;
 }
 
 function clients(gets: Values, lists: Values): DashboardData['clients'] {

@@ -156,8 +156,12 @@ test('top prompts: by gets, ties by name, at most ten, never the unknown bucket;
     const top = data.prompts[0]!;
     assert.equal(top.gets, 12);
     assert.equal(top.upstream, 'docs');
-    // Every observation of p11 took 12 ms.
-    assert.ok(Math.abs(top.p50Ms! - 12) < 0.01 && Math.abs(top.p95Ms! - 12) < 0.01, `${top.p50Ms} / ${top.p95Ms}`);
+    // Every observation of p11 took 12 ms: all 12 in the bucket from 10 to 25 ms, the quantiles interpolated in it
+    // as Prometheus' histogram_quantile does.
+    assert.ok(Math.abs(top.p50Ms! - (10 + 15 * 0.5)) < 1e-9 && Math.abs(top.p95Ms! - (10 + 15 * 0.95)) < 1e-9, `${top.p50Ms} / ${top.p95Ms}`);
+    // p02's 3 gets took 3 ms each: in the bucket from 2.5 to 5 ms.
+    const p02 = data.prompts.at(-1)!;
+    assert.ok(Math.abs(p02.p50Ms! - (2.5 + 2.5 * 0.5)) < 1e-9, `${p02.p50Ms}`);
 
     const ties = await dataOf(metricsWith([get('docs__tie-b', 'alice', 'ok'), get('docs__tie-a', 'alice', 'ok'), get('docs__failing', 'alice', 'timeout')]));
     assert.deepEqual(
