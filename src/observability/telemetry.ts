@@ -176,13 +176,21 @@ function promptCounts(view: CatalogView | undefined): Map<string, number> {
     return counts;
 }
 
+/** The access log: a line per get and completion (lists at debug); the logger adds the request id. */
+function logUsage(logger: Logger, event: UsageEvent): void {
+    const level = accessLevel(event);
+    if (logger.isLevelEnabled(level)) logger[level](accessFields(event), `prompt ${event.operation}`);
+}
+
+function accessLevel({ operation, outcome }: UsageEvent): 'debug' | 'info' | 'warn' {
+    return operation === 'list' ? 'debug' : outcome === 'upstream_error' || outcome === 'timeout' ? 'warn' : 'info';
+}
+
 /**
- * The access log: a line per get and completion (lists at debug); the logger adds the request id. `trace_id` and
- * `span_id` (OpenTelemetry's log field names) join it to the request's trace.
+ * An access-log line's fields. `trace_id` and `span_id` (OpenTelemetry's names for them in logs) join it to the
+ * request's trace; absent when it has none.
+ * @internal exported for its tests
  */
-function logUsage(logger: Logger, { operation, client, entry, outcome, seconds, trace }: UsageEvent): void {
-    const level = operation === 'list' ? 'debug' : outcome === 'upstream_error' || outcome === 'timeout' ? 'warn' : 'info';
-    if (!logger.isLevelEnabled(level)) return;
-    const line = { operation, client, upstream: entry?.upstream.id, prompt: entry?.exposedName, outcome, ms: Math.round(seconds * 1e4) / 10, trace_id: trace?.traceId, span_id: trace?.spanId };
-    logger[level](line, `prompt ${operation}`);
+export function accessFields({ operation, client, entry, outcome, seconds, trace }: UsageEvent): Record<string, unknown> {
+    return { operation, client, upstream: entry?.upstream.id, prompt: entry?.exposedName, outcome, ms: Math.round(seconds * 1e4) / 10, trace_id: trace?.traceId, span_id: trace?.spanId };
 }
