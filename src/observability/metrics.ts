@@ -383,8 +383,11 @@ export function wantsOpenMetrics(accept: string | undefined): boolean {
 
 const NO_EXEMPLAR = Object.freeze({});
 
+/** OpenMetrics bounds an exemplar's labels to 128 characters (prom-client throws beyond): W3C ids take 63. */
+const MAX_TRACE_CHARACTERS = 48;
+
 function exemplarOf(trace: PromptRequest['trace']): Record<string, string> {
-    if (trace === undefined) return NO_EXEMPLAR;
+    if (trace === undefined || trace.traceId.length + (trace.spanId?.length ?? 0) > MAX_TRACE_CHARACTERS) return NO_EXEMPLAR;
     return trace.spanId === undefined ? { trace_id: trace.traceId } : { trace_id: trace.traceId, span_id: trace.spanId };
 }
 

@@ -73,6 +73,9 @@ test("OpenMetrics shows the trace of a bucket's last traced observation; the Pro
             `mcp_server_operation_duration_seconds_bucket{le="0.25",method="prompts/get",upstream="docs",outcome="ok",prompt="docs__b"} 1 # {trace_id="${TRACE_ID}"} 0.2 <timestamp>`
         ]
     );
+    // Ids longer than W3C's are no exemplar (OpenMetrics bounds them), and never an error on the request's path.
+    metrics.promptRequest(get('docs__c', 'ok', 0.2, { traceId: 'f'.repeat(200) }));
+    assert.ok(!(await metrics.exposition(true)).body.includes('f'.repeat(200)));
     const plain = await metrics.exposition(false);
     assert.equal(plain.contentType, 'text/plain; version=0.0.4; charset=utf-8');
     assert.ok(!plain.body.includes(TRACE_ID));
