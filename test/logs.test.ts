@@ -137,7 +137,7 @@ describe('--stdio: stdout carries protocol messages only', () => {
                 send({ jsonrpc: '2.0', id: 2, method: 'prompts/list', params: {} });
                 send({ jsonrpc: '2.0', id: 3, method: 'prompts/get', params: { name: 'local__with-required', arguments: { topic: 'logs' } } });
                 send({ jsonrpc: '2.0', id: 4, method: 'prompts/get', params: { name: 'local__fail-internal' } });
-                // Both access lines: the log is written in batches, the first may come out alone.
+                // Both access lines: a get's line may be written after its answer reached stdout.
                 await waitFor(() => stdout.length >= 4 && stderr.split('prompt get').length > 2, 60_000, 'answers and access lines');
                 for (const line of stdout) assert.equal((JSON.parse(line) as { jsonrpc?: string }).jsonrpc, '2.0', line);
                 if (format === 'json') {
