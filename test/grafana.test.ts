@@ -76,7 +76,8 @@ const prometheusExample = readFileSync(path.join(ROOT, 'config/prometheus.exampl
 
 const GRID_COLUMNS = 24;
 /** Families the dashboard may query: the gateway's own and prom-client's process defaults. */
-const ALLOWED_PREFIXES = ['mcp_gateway_', 'process_', 'nodejs_'];
+/** The gateway's own, the MCP operation histograms OpenTelemetry's conventions name, and prom-client's process metrics. */
+const ALLOWED_PREFIXES = ['mcp_gateway_', 'mcp_server_operation_', 'mcp_client_operation_', 'process_', 'nodejs_'];
 /** Labels Prometheus adds to every scraped series: they are never on /metrics itself. */
 const TARGET_LABELS = new Set(['instance', 'job']);
 /** Grafana's own variables, usable in any query. */

@@ -107,24 +107,31 @@ describe('metrics after a known sequence of requests', () => {
     });
 
     test('made-up names never become label values', () => {
-        for (const metric of ['mcp_gateway_prompt_gets_total', 'mcp_gateway_completions_total', 'mcp_gateway_prompt_get_latency_seconds_count']) {
+        for (const metric of ['mcp_gateway_prompt_gets_total', 'mcp_gateway_completions_total', 'mcp_server_operation_duration_seconds_count']) {
             for (const name of [...MADE_UP, 'nope-2']) assert.ok(!labelValues(families, metric, 'prompt').has(name), `${metric} has prompt="${name}"`);
         }
     });
 
-    test('durations: one observation per get, by upstream and outcome; latency per prompt for successful gets only', () => {
+    test('durations: one observation per get, by upstream and outcome; per prompt for successful gets only', () => {
         const durations = 'mcp_gateway_prompt_get_duration_seconds';
         assert.equal(count(families, durations, { upstream: 'alpha', outcome: 'ok' }), 4);
         assert.equal(count(families, durations, { upstream: 'beta', outcome: 'ok' }), 1);
         assert.equal(count(families, durations, { upstream: '_unknown', outcome: 'invalid_params' }), MADE_UP.length);
         assert.equal(count(families, durations, { upstream: 'alpha', outcome: 'timeout' }), 1);
-        const latency = 'mcp_gateway_prompt_get_latency_seconds';
-        assert.equal(count(families, latency, { upstream: 'alpha', prompt: 'alpha__prompt-000' }), 3);
-        assert.deepEqual([...labelValues(families, `${latency}_count`, 'prompt')].sort(), ['alpha__emit-list-changed', 'alpha__prompt-000', 'beta__prompt-000']);
+        const operations = 'mcp_server_operation_duration_seconds';
+        const gets = { method: 'prompts/get' };
+        assert.equal(count(families, operations, { ...gets, upstream: 'alpha', outcome: 'ok', prompt: 'alpha__prompt-000' }), 3);
+        assert.equal(count(families, operations, { ...gets, upstream: '_unknown', outcome: 'invalid_params' }), MADE_UP.length);
+        assert.equal(count(families, operations, { ...gets, upstream: 'alpha', outcome: 'timeout' }), 1);
+        assert.equal(count(families, operations, { method: 'prompts/list', outcome: 'ok' }), 3);
+        assert.equal(count(families, operations, { method: 'completion/complete', upstream: 'alpha', outcome: 'ok' }), 1);
+        assert.deepEqual([...labelValues(families, `${operations}_count`, 'prompt')].sort(), ['alpha__emit-list-changed', 'alpha__prompt-000', 'beta__prompt-000']);
         // The timed-out get waited for timeoutMs (3000 ms): its observation lies above the bucket of 2.5 s (how far
         // above depends on the machine's load).
         assert.equal(bucket(families, durations, '2.5', { upstream: 'alpha', outcome: 'timeout' }), 0);
         assert.equal(bucket(families, durations, '+Inf', { upstream: 'alpha', outcome: 'timeout' }), 1);
+        assert.equal(bucket(families, operations, '2.5', { ...gets, upstream: 'alpha', outcome: 'timeout' }), 0);
+        assert.equal(bucket(families, operations, '5', { ...gets, upstream: 'alpha', outcome: 'timeout' }) + bucket(families, operations, '10', { ...gets, upstream: 'alpha', outcome: 'timeout' }) > 0, true);
     });
 
     test('lists by client, completions by prompt and outcome', () => {
@@ -151,6 +158,31 @@ describe('metrics after a known sequence of requests', () => {
         assert.equal(count(families, 'mcp_gateway_upstream_request_duration_seconds', { upstream: 'beta', method: 'prompts/get' }), 1);
         assert.equal(count(families, 'mcp_gateway_upstream_request_duration_seconds', { upstream: 'alpha', method: 'completion/complete' }), 1);
         assert.equal(value(families, 'mcp_gateway_upstream_faults_total', { upstream: 'alpha', kind: 'timeout' }), 1);
+        // The same calls by how each ended (list reads depend on refreshes and list_changed: left out here).
+        const calls = samples(families, 'mcp_client_operation_duration_seconds_count', ['method', 'upstream', 'outcome']);
+        for (const key of calls.keys()) if (key.startsWith('method=prompts/list,')) calls.delete(key);
+        assert.deepEqual(
+            calls,
+            new Map([
+                ['method=prompts/get,upstream=alpha,outcome=ok', 4],
+                ['method=prompts/get,upstream=alpha,outcome=upstream_error', 1],
+                ['method=prompts/get,upstream=alpha,outcome=timeout', 1],
+                ['method=prompts/get,upstream=alpha,outcome=cancelled', 1],
+                ['method=prompts/get,upstream=beta,outcome=ok', 1],
+                ['method=completion/complete,upstream=alpha,outcome=ok', 1]
+            ])
+        );
+        assert.ok(count(families, 'mcp_client_operation_duration_seconds', { method: 'prompts/list', upstream: 'beta', outcome: 'ok' }) >= 1);
+    });
+
+    test('a scrape that asks for OpenMetrics gets it', async () => {
+        const response = await fetch(metricsUrl, { headers: { accept: 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5' } });
+        assert.equal(response.headers.get('content-type'), 'application/openmetrics-text; version=1.0.0; charset=utf-8');
+        const body = await response.text();
+        assert.ok(body.endsWith('# EOF\n'));
+        assert.match(body, /^mcp_gateway_prompt_gets_total\{upstream="alpha",prompt="alpha__prompt-000",client="alice",outcome="ok"\} 3$/m);
+        // A Prometheus-format scrape after it is unchanged.
+        assert.equal(value(await scrape(metricsUrl), 'mcp_gateway_prompt_gets_total', { upstream: 'alpha', prompt: 'alpha__prompt-000', client: 'alice', outcome: 'ok' }), 3);
     });
 
     test('upstream state, prompt counts, list_changed in and out, sessions, rejections', () => {

@@ -61,7 +61,7 @@ export function measureMetricsCost(rounds: number): MetricsCostResult {
         const prompt = prompts[i % PROMPTS]!;
         const upstream = prompt.slice(0, 4);
         metrics.promptRequest({ operation: 'get', client: clients[i % CLIENTS]!, upstream, prompt, outcome: 'ok', seconds: 0.0012 + (i % 7) * 1e-4 });
-        metrics.upstreamRequest(upstream, 'prompts/get', 0.001);
+        metrics.upstreamRequest(upstream, 'prompts/get', 0.001, 'ok');
     });
     const secrets = Array.from({ length: SECRETS }, (_, i) => `secret-${i}-${randomBytes(12).toString('base64url')}`);
     const accessLine = (logger: Logger) => (i: number) =>

@@ -32,8 +32,8 @@ export interface UsageEvent {
     /** With `rounds`: the row of the table they took. */
     path?: InteractionPath;
     /**
-     * The trace the request belongs to: with tracing on, the gateway's SERVER span; off, the trace id of the client's
-     * traceparent alone (so logs join the caller's trace). Absent when neither.
+     * The request's trace, for the access log and the metrics' exemplars: the gateway's span when tracing is on,
+     * else the trace id of the caller's `traceparent` alone (logs join the caller's trace either way).
      */
     trace?: { traceId: string; spanId?: string };
 }

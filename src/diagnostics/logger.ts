@@ -106,11 +106,51 @@ export function logRedactor(logger: Logger): Redactor {
     return redactor;
 }
 
+/** JSON lines wait in a buffer until this much is there (a write per line cost more than the rest of the line)... */
+const BUFFERED_BYTES = 4096;
+/** ...or at most about this long, so a quiet gateway's lines still come out at once to a person or a collector. */
+const FLUSH_EVERY_MS = 250;
+
+/**
+ * JSON lines go to stderr through sonic-boom, written asynchronously in batches; pino writes what is buffered
+ * synchronously when the process exits (process.exit, the end of the event loop, an uncaught exception): a line is
+ * lost only with the machine, or to a SIGKILL within FLUSH_EVERY_MS. Readable lines are for a person at a terminal:
+ * written as they come.
+ */
 function destination(stream: NodeJS.WritableStream | undefined, readable: boolean): DestinationStream {
-    if (!readable) return stream ?? pino.destination({ fd: 2, sync: false });
+    if (!readable) return stream ?? pino.destination({ fd: 2, sync: false, minLength: BUFFERED_BYTES, periodicFlush: FLUSH_EVERY_MS });
     // Loaded only for people at a terminal: servers writing JSON never pay for it.
     const { build } = createRequire(import.meta.url)('pino-pretty') as { build: (options: PrettyOptions) => PrettyStream };
     return build({ destination: stream ?? 2, colorize: stream === undefined && process.stderr.isTTY, sync: stream !== undefined });
+}
+
+/**
+ * Writes out the lines `logger` holds, synchronously: before a message the process writes on stderr itself on its
+ * way out, which must come after them.
+ */
+export function flushLogSync(logger: Logger): void {
+    const stream = (logger as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
+    try {
+        stream?.flushSync?.();
+    } catch {
+        // stderr is gone: there is nobody left to tell.
+    }
+}
+
+/**
+ * Runs `then` (an exit) once the log's lines are out, or after `timeoutMs` if stderr does not take them (a reader
+ * that stopped reading must not keep a stopping process alive).
+ */
+export function afterLogFlushed(logger: Logger, then: () => void, timeoutMs = 2000): void {
+    let done = false;
+    const once = () => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        then();
+    };
+    const timer = setTimeout(once, timeoutMs);
+    logger.flush(() => once());
 }
 
 /** Short, single-line description of an error, safe to show: no stack, no multi-line payloads. */

@@ -10,7 +10,7 @@
  * values they pass must already be bounded (catalog names, configured ids,
  * closed lists).
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric, type OpenMetricsContentType } from 'prom-client';
 
 /** Sub-millisecond buckets resolve the gateway's own overhead; the upper ones, slow upstreams. */
 const DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -18,9 +18,15 @@ const DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0
 /** The label value for a prompt or upstream that is not in the catalog. */
 export const UNKNOWN_LABEL = '_unknown';
 
-/** Quantiles of the per-prompt latency summary, over a sliding window. */
-const LATENCY_QUANTILES = [0.5, 0.95, 0.99];
-const LATENCY_WINDOW_SECONDS = 600;
+/**
+ * The MCP operation histograms (OpenTelemetry's `mcp.server.operation.duration`, `mcp.client.operation.duration`):
+ * from a millisecond to a minute, the range of a prompt get through slow upstreams. Fewer buckets than
+ * DURATION_BUCKETS: these carry a series per prompt.
+ */
+const OPERATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** MCP's names for the operations, the `method` label of the operation histograms. */
+const MCP_METHODS = { list: 'prompts/list', get: 'prompts/get', complete: 'completion/complete' } as const;
 
 /** Read at scrape time. */
 export interface MetricSources {
@@ -46,6 +52,8 @@ export interface PromptRequest {
     /** A get whose upstream asked its client for input: the rounds it put to the client, and the path they took. */
     rounds?: number | undefined;
     path?: string | undefined;
+    /** The request's trace: an exemplar of the server operation histogram (OpenMetrics scrapes show it). */
+    trace?: { traceId: string; spanId?: string | undefined } | undefined;
 }
 
 /** One input request's end: names only, never what was asked or answered. */
@@ -77,10 +85,15 @@ const RECORDED = {
         labels: ['upstream', 'prompt', 'client', 'outcome']
     },
     promptGetDuration: { name: 'mcp_gateway_prompt_get_duration_seconds', help: 'Time to answer prompts/get, upstream call included.', labels: ['upstream', 'outcome'] },
-    promptLatency: {
-        name: 'mcp_gateway_prompt_get_latency_seconds',
-        help: `Latency of successful prompts/get per prompt, over the last ${LATENCY_WINDOW_SECONDS / 60} minutes.`,
-        labels: ['upstream', 'prompt']
+    serverOperationDuration: {
+        name: 'mcp_server_operation_duration_seconds',
+        help: "Time to answer a client's MCP request (OpenTelemetry mcp.server.operation.duration), by method, owning upstream (gets and completions) and outcome; prompt: the exposed name, on successful prompts/get only.",
+        labels: ['method', 'upstream', 'outcome', 'prompt']
+    },
+    clientOperationDuration: {
+        name: 'mcp_client_operation_duration_seconds',
+        help: "Time of the gateway's MCP requests to upstreams (OpenTelemetry mcp.client.operation.duration), a wait for a free slot included, by method, upstream and outcome.",
+        labels: ['method', 'upstream', 'outcome']
     },
     promptLists: { name: 'mcp_gateway_prompt_lists_total', help: 'prompts/list requests (pages) by client.', labels: ['client'] },
     promptListDuration: { name: 'mcp_gateway_prompt_list_duration_seconds', help: 'Time to answer one prompts/list page.' },
@@ -231,7 +244,8 @@ export class GatewayMetrics {
 
     readonly #promptGets: Counter;
     readonly #promptGetDuration: Histogram;
-    readonly #promptLatency: Summary;
+    readonly #serverOperations: Histogram;
+    readonly #clientOperations: Histogram;
     readonly #promptLists: Counter;
     readonly #promptListDuration: Histogram;
     readonly #completions: Counter;
@@ -255,8 +269,15 @@ export class GatewayMetrics {
         new Gauge({ name: 'mcp_gateway_info', help: 'Always 1; the gateway version as a label.', labelNames: ['version'], registers }).set({ version: options.version }, 1);
         this.#promptGets = counter(RECORDED.promptGets);
         this.#promptGetDuration = histogram(RECORDED.promptGetDuration);
-        const { name, help, labels } = RECORDED.promptLatency;
-        this.#promptLatency = new Summary({ name, help, labelNames: labels, percentiles: LATENCY_QUANTILES, maxAgeSeconds: LATENCY_WINDOW_SECONDS, ageBuckets: 5, registers });
+        const operations = ({ name, help, labels = [] }: MetricSpec, enableExemplars: boolean) => {
+            // prom-client refuses a metric with exemplars at construction on a Prometheus-format registry, although
+            // that format merely leaves them out: registered afterwards, exposition() shows them in OpenMetrics.
+            const made = new Histogram({ name, help, labelNames: labels, buckets: OPERATION_BUCKETS, enableExemplars, registers: [] });
+            this.registry.registerMetric(made);
+            return made;
+        };
+        this.#serverOperations = operations(RECORDED.serverOperationDuration, true);
+        this.#clientOperations = operations(RECORDED.clientOperationDuration, false);
         this.#promptLists = counter(RECORDED.promptLists);
         this.#promptListDuration = histogram(RECORDED.promptListDuration);
         this.#completions = counter(RECORDED.completions);
@@ -273,12 +294,16 @@ export class GatewayMetrics {
         if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
     }
 
-    promptRequest({ operation, client, upstream = UNKNOWN_LABEL, prompt = UNKNOWN_LABEL, outcome, seconds, rounds, path }: PromptRequest): void {
+    promptRequest({ operation, client, upstream = UNKNOWN_LABEL, prompt = UNKNOWN_LABEL, outcome, seconds, rounds, path, trace }: PromptRequest): void {
+        const method = MCP_METHODS[operation];
+        // Per prompt for successful gets only, as far as the catalog's names bound it: failures of made-up names stay one series.
+        const labels =
+            operation === 'list' ? { method, outcome } : operation === 'get' && outcome === 'ok' ? { method, upstream, outcome, prompt } : { method, upstream, outcome };
+        this.#serverOperations.observe({ labels, value: seconds, exemplarLabels: exemplarOf(trace) });
         switch (operation) {
             case 'get':
                 this.#promptGets.inc({ upstream, prompt, client, outcome });
                 this.#promptGetDuration.observe({ upstream, outcome }, seconds);
-                if (outcome === 'ok') this.#promptLatency.observe({ upstream, prompt }, seconds);
                 if (rounds !== undefined && path !== undefined) this.#inputRounds.inc({ upstream, path }, rounds);
                 return;
             case 'list':
@@ -291,8 +316,10 @@ export class GatewayMetrics {
         }
     }
 
-    upstreamRequest(upstream: string, method: string, seconds: number): void {
+    /** `outcome`: as a client request's (catalog/usage.ts Outcome). */
+    upstreamRequest(upstream: string, method: string, seconds: number, outcome: string): void {
         this.#upstreamRequestDuration.observe({ upstream, method }, seconds);
+        this.#clientOperations.observe({ method, upstream, outcome }, seconds);
     }
 
     reconnecting(upstream: string): void {
@@ -329,8 +356,42 @@ export class GatewayMetrics {
         return values.reduce((sum, value) => sum + value.value, 0);
     }
 
-    /** The text exposition, and its content type. */
-    async exposition(): Promise<{ contentType: string; body: string }> {
-        return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+    /**
+     * The text exposition, and its content type: OpenMetrics (with the operation histograms' trace exemplars) when
+     * the scrape asks for it (see wantsOpenMetrics), else Prometheus' text format.
+     */
+    async exposition(openMetrics = false): Promise<{ contentType: string; body: string }> {
+        if (!openMetrics) return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+        const registry = new Registry<OpenMetricsContentType>();
+        registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+        // prom-client renames a counter it renders as OpenMetrics (it strips `_total`, and keeps it stripped: the
+        // Prometheus format and the dashboard would lose the suffix): each metric is rendered through a view of its
+        // own whose name it may change.
+        for (const metric of this.registry.getMetricsAsArray()) registry.registerMetric(renamable(metric));
+        return { contentType: registry.contentType, body: await registry.metrics() };
     }
+}
+
+/** A scrape's Accept header asks for OpenMetrics (Prometheus sends it first, with a q-value, when exemplars are stored). */
+export function wantsOpenMetrics(accept: string | undefined): boolean {
+    if (accept === undefined) return false;
+    return accept.split(',').some(range => {
+        const [type = '', ...parameters] = range.split(';').map(part => part.trim().toLowerCase());
+        return type === 'application/openmetrics-text' && !parameters.some(parameter => /^q=0(\.0*)?$/.test(parameter));
+    });
+}
+
+const NO_EXEMPLAR = Object.freeze({});
+
+/** OpenMetrics bounds an exemplar's labels to 128 characters (prom-client throws beyond): W3C ids take 63. */
+const MAX_TRACE_CHARACTERS = 48;
+
+function exemplarOf(trace: PromptRequest['trace']): Record<string, string> {
+    if (trace === undefined || trace.traceId.length + (trace.spanId?.length ?? 0) > MAX_TRACE_CHARACTERS) return NO_EXEMPLAR;
+    return trace.spanId === undefined ? { trace_id: trace.traceId } : { trace_id: trace.traceId, span_id: trace.spanId };
+}
+
+/** `metric` (a registry's: prom-client types them as plain objects) with a name of its own; the rest, values included, is the metric's. */
+function renamable(metric: { name: string }): Metric {
+    return Object.create(metric, { name: { value: metric.name, writable: true, enumerable: true } }) as Metric;
 }

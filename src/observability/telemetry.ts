@@ -7,7 +7,7 @@
  */
 import type { CatalogView } from '../catalog/catalog.js';
 import type { PromptService } from '../catalog/service.js';
-import type { UsageEvent } from '../catalog/usage.js';
+import { outcomeOf, type UsageEvent } from '../catalog/usage.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { isLoopback } from '../lib/loopback.js';
 import type { Reject, RejectionReason } from '../http-server/rejections.js';
@@ -98,7 +98,7 @@ export class Telemetry {
 
     readonly upstreamObserver: UpstreamObserver = {
         fault: (id, kind) => this.sources.faults.record(id, kind),
-        request: (id, method, seconds) => this.metrics?.upstreamRequest(id, method, seconds),
+        request: (id, method, seconds, error) => this.metrics?.upstreamRequest(id, method, seconds, error === undefined ? 'ok' : outcomeOf(error)),
         reconnecting: id => this.metrics?.reconnecting(id),
         listChanged: id => {
             this.metrics?.listChanged(id);
@@ -123,8 +123,8 @@ export class Telemetry {
         service.usage.subscribe(event => logUsage(this.logger, event));
         const metrics = this.metrics;
         if (metrics === undefined) return;
-        service.usage.subscribe(({ operation, client, entry, outcome, seconds, rounds, path }) =>
-            metrics.promptRequest({ operation, client, upstream: entry?.upstream.id, prompt: entry?.exposedName, outcome, seconds, rounds, path })
+        service.usage.subscribe(({ operation, client, entry, outcome, seconds, rounds, path, trace }) =>
+            metrics.promptRequest({ operation, client, upstream: entry?.upstream.id, prompt: entry?.exposedName, outcome, seconds, rounds, path, trace })
         );
         service.inputs.subscribe(({ upstream, path, method, outcome }) => metrics.inputRequestEnded({ upstream, path, method, outcome }));
     }
@@ -137,7 +137,7 @@ export class Telemetry {
         const redactor = logRedactor(this.logger);
         const redacted = ({ contentType, body }: { contentType: string; body: string }) => ({ contentType, body: redactor.redact(body) });
         return observabilityRoutes({
-            metrics: this.#served.metrics && recorded !== undefined ? { path: metrics.path, exposition: async () => redacted(await recorded.exposition()) } : undefined,
+            metrics: this.#served.metrics && recorded !== undefined ? { path: metrics.path, exposition: async openMetrics => redacted(await recorded.exposition(openMetrics)) } : undefined,
             dashboard: feed === undefined ? undefined : { path: dashboard.path, data: async () => redactor.redactValues(await feed.data()) },
             bearerToken: metrics.bearerToken,
             reject
@@ -177,8 +177,20 @@ function promptCounts(view: CatalogView | undefined): Map<string, number> {
 }
 
 /** The access log: a line per get and completion (lists at debug); the logger adds the request id. */
-function logUsage(logger: Logger, { operation, client, entry, outcome, seconds }: UsageEvent): void {
-    const level = operation === 'list' ? 'debug' : outcome === 'upstream_error' || outcome === 'timeout' ? 'warn' : 'info';
-    if (!logger.isLevelEnabled(level)) return;
-    logger[level]({ operation, client, upstream: entry?.upstream.id, prompt: entry?.exposedName, outcome, ms: Math.round(seconds * 1e4) / 10 }, `prompt ${operation}`);
+function logUsage(logger: Logger, event: UsageEvent): void {
+    const level = accessLevel(event);
+    if (logger.isLevelEnabled(level)) logger[level](accessFields(event), `prompt ${event.operation}`);
+}
+
+function accessLevel({ operation, outcome }: UsageEvent): 'debug' | 'info' | 'warn' {
+    return operation === 'list' ? 'debug' : outcome === 'upstream_error' || outcome === 'timeout' ? 'warn' : 'info';
+}
+
+/**
+ * An access-log line's fields. `trace_id` and `span_id` (OpenTelemetry's names for them in logs) join it to the
+ * request's trace; absent when it has none.
+ * @internal exported for its tests
+ */
+export function accessFields({ operation, client, entry, outcome, seconds, trace }: UsageEvent): Record<string, unknown> {
+    return { operation, client, upstream: entry?.upstream.id, prompt: entry?.exposedName, outcome, ms: Math.round(seconds * 1e4) / 10, trace_id: trace?.traceId, span_id: trace?.spanId };
 }

@@ -39,7 +39,8 @@ const FLOOD_PER_SECOND = 100;
 /** What a connection reports about itself, for counters and metrics; it never waits on the answer. */
 export interface UpstreamObserver {
     fault(upstreamId: string, kind: FaultKind): void;
-    request(upstreamId: string, method: UpstreamMethod, seconds: number): void;
+    /** `error`: what the request failed with; undefined when it succeeded. */
+    request(upstreamId: string, method: UpstreamMethod, seconds: number, error: unknown): void;
     /** A reconnect attempt is starting (after a lost connection or a failed attempt). */
     reconnecting(upstreamId: string): void;
     listChanged(upstreamId: string): void;
@@ -295,7 +296,7 @@ export class UpstreamConnection implements GatewayUpstream {
                 onAnnouncingChanged: changed => {
                     if (changed === this.#session) this.events.publish({ type: 'announcing', upstreamId: this.id });
                 },
-                onRequest: (method, seconds) => this.options.observer?.request(this.id, method, seconds),
+                onRequest: (method, seconds, error) => this.options.observer?.request(this.id, method, seconds, error),
                 onLost: (lost, reason) => this.#drop(lost, reason),
                 inputBounds: () => this.#inputBounds(),
                 tracer: this.options.tracer ?? NO_TRACER,

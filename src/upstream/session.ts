@@ -47,8 +47,8 @@ export interface SessionOptions extends Omit<OpenClientOptions, 'events'> {
     onAnnouncingChanged: (session: UpstreamSession) => void;
     /** An answer to no request in flight, or progress for none, was dropped. */
     onStray: (kind: 'answer' | 'progress') => void;
-    /** Every request's time, from the call until it settled (a wait for a bulkhead slot included). */
-    onRequest: (method: UpstreamMethod, seconds: number) => void;
+    /** Every request's time, from the call until it settled (a wait for a bulkhead slot included), and its error if it failed. */
+    onRequest: (method: UpstreamMethod, seconds: number, error: unknown) => void;
     /** Called at most once, and never after close(). */
     onLost: (session: UpstreamSession, reason: string) => void;
     /** Read per call, so a reload applies at once. */
@@ -233,13 +233,15 @@ export class UpstreamSession {
     async #timed<T>(method: UpstreamMethod, params: Record<string, unknown>, guard: ResultGuard<T>, control: CallControl = {}, optional: boolean): Promise<T | undefined> {
         const started = performance.now();
         const span = this.options.tracer.enabled ? this.#clientSpan(method, params, control.forwarded?.trace) : undefined;
+        let failure: unknown;
         try {
             return await this.#call(method, params, guard, span === undefined ? control : tracedControl(control, span), optional);
         } catch (error) {
+            failure = error;
             span?.fail(...failureType(error));
             throw error;
         } finally {
-            this.options.onRequest(method, (performance.now() - started) / 1000);
+            this.options.onRequest(method, (performance.now() - started) / 1000, failure);
             span?.end();
         }
     }
