@@ -131,7 +131,12 @@ describe('metrics after a known sequence of requests', () => {
         assert.equal(bucket(families, durations, '2.5', { upstream: 'alpha', outcome: 'timeout' }), 0);
         assert.equal(bucket(families, durations, '+Inf', { upstream: 'alpha', outcome: 'timeout' }), 1);
         assert.equal(bucket(families, operations, '2.5', { ...gets, upstream: 'alpha', outcome: 'timeout' }), 0);
-        assert.equal(bucket(families, operations, '5', { ...gets, upstream: 'alpha', outcome: 'timeout' }) + bucket(families, operations, '10', { ...gets, upstream: 'alpha', outcome: 'timeout' }) > 0, true);
+        assert.equal(
+            bucket(families, operations, '5', { ...gets, upstream: 'alpha', outcome: 'timeout' }) +
+                bucket(families, operations, '10', { ...gets, upstream: 'alpha', outcome: 'timeout' }) >
+                0,
+            true
+        );
     });
 
     test('lists by client, completions by prompt and outcome', () => {

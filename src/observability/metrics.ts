@@ -297,8 +297,7 @@ export class GatewayMetrics {
     promptRequest({ operation, client, upstream = UNKNOWN_LABEL, prompt = UNKNOWN_LABEL, outcome, seconds, rounds, path, trace }: PromptRequest): void {
         const method = MCP_METHODS[operation];
         // Per prompt for successful gets only, as far as the catalog's names bound it: failures of made-up names stay one series.
-        const labels =
-            operation === 'list' ? { method, outcome } : operation === 'get' && outcome === 'ok' ? { method, upstream, outcome, prompt } : { method, upstream, outcome };
+        const labels = operation === 'list' ? { method, outcome } : operation === 'get' && outcome === 'ok' ? { method, upstream, outcome, prompt } : { method, upstream, outcome };
         this.#serverOperations.observe({ labels, value: seconds, exemplarLabels: exemplarOf(trace) });
         switch (operation) {
             case 'get':

@@ -137,7 +137,10 @@ export class Telemetry {
         const redactor = logRedactor(this.logger);
         const redacted = ({ contentType, body }: { contentType: string; body: string }) => ({ contentType, body: redactor.redact(body) });
         return observabilityRoutes({
-            metrics: this.#served.metrics && recorded !== undefined ? { path: metrics.path, exposition: async openMetrics => redacted(await recorded.exposition(openMetrics)) } : undefined,
+            metrics:
+                this.#served.metrics && recorded !== undefined
+                    ? { path: metrics.path, exposition: async openMetrics => redacted(await recorded.exposition(openMetrics)) }
+                    : undefined,
             dashboard: feed === undefined ? undefined : { path: dashboard.path, data: async () => redactor.redactValues(await feed.data()) },
             bearerToken: metrics.bearerToken,
             reject
@@ -192,5 +195,14 @@ function accessLevel({ operation, outcome }: UsageEvent): 'debug' | 'info' | 'wa
  * @internal exported for its tests
  */
 export function accessFields({ operation, client, entry, outcome, seconds, trace }: UsageEvent): Record<string, unknown> {
-    return { operation, client, upstream: entry?.upstream.id, prompt: entry?.exposedName, outcome, ms: Math.round(seconds * 1e4) / 10, trace_id: trace?.traceId, span_id: trace?.spanId };
+    return {
+        operation,
+        client,
+        upstream: entry?.upstream.id,
+        prompt: entry?.exposedName,
+        outcome,
+        ms: Math.round(seconds * 1e4) / 10,
+        trace_id: trace?.traceId,
+        span_id: trace?.spanId
+    };
 }

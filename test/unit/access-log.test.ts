@@ -38,7 +38,10 @@ test("the caller's trace without a span of the gateway's: trace_id alone", () =>
 
 test('no trace: no trace keys', () => {
     const line = written(GET);
-    assert.deepEqual(Object.keys(line).filter(key => key.includes('_id')), []);
+    assert.deepEqual(
+        Object.keys(line).filter(key => key.includes('_id')),
+        []
+    );
     assert.equal(line.client, 'alice');
     assert.equal(line.outcome, 'invalid_params');
 });
