@@ -8,6 +8,8 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
@@ -76,6 +78,41 @@ async function seenBy(client: Client, name: string, meta?: Record<string, unknow
 
 const serverSpanOf = (spans: readonly RecordedSpan[], name: string, traceId: string) =>
     spans.find(span => span.kind === SPAN_KIND.server && span.name === name && span.traceId === traceId);
+
+/** `mcp_gateway_spans_dropped_total` by reason, from a Prometheus text exposition. */
+function spansDropped(exposition: string): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const [, reason, value] of exposition.matchAll(/^mcp_gateway_spans_dropped_total\{reason="(\w+)"\} (\S+)$/gm)) counts[reason!] = Number(value);
+    return counts;
+}
+
+/** A collector that takes exports and answers none until told to (`release`), with their count awaitable. */
+async function stalledCollector(t: TestContext): Promise<{ url: string; requests(count: number): Promise<void>; release(status: number): void }> {
+    const held: ServerResponse[] = [];
+    const arrived = new EventTarget();
+    let received = 0;
+    const server = createServer((req, res) => {
+        req.resume();
+        received++;
+        held.push(res);
+        arrived.dispatchEvent(new Event('request'));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    closeAfter(t, async () => {
+        server.closeAllConnections();
+        await new Promise(resolve => server.close(resolve));
+    });
+    return {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        async requests(count) {
+            while (received < count) await once(arrived, 'request');
+        },
+        release(status) {
+            for (const res of held.splice(0)) res.writeHead(status).end();
+        }
+    };
+}
 
 describe('OpenTelemetry traces', () => {
     for (const protocol of ['http/protobuf', 'http/json'] as const) {
@@ -295,6 +332,29 @@ describe('OpenTelemetry traces', () => {
         const warnings = cli.logs.filter(line => typeof line.msg === 'string' && line.msg.startsWith('traces cannot be exported'));
         assert.equal(warnings.length, 1, cli.stderr.join('\n'));
         assert.equal(warnings[0]!.collector, `http://127.0.0.1:${closedPort}`);
+    });
+
+    test('spans a full export queue or a failed export loses are counted in mcp_gateway_spans_dropped_total', async t => {
+        const collector = await stalledCollector(t);
+        // A queue of one span, exports of one: while the first export waits, every other span but one is dropped.
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_MAX_QUEUE_SIZE: '1', OTEL_BSP_EXPORT_TIMEOUT: '600000' }, { shutdownTimeoutMs: 5000 });
+        // Answered first at teardown (before the gateway stops), so the shutdown's flush does not wait on it.
+        closeAfter(t, () => collector.release(200));
+        const client = await connectHttp(cli.url);
+        closeAfter(t, () => client.close());
+        await seenBy(client, 'h25__echo');
+        await collector.requests(1);
+        // Two gets: four spans ended while at most one fits in the queue.
+        for (let get = 0; get < 2; get++) await seenBy(client, 'h25__echo');
+        const dropped = async () => spansDropped(await (await fetch(new URL('/metrics', cli.url))).text());
+        const whileStalled = await dropped();
+        assert.ok(whileStalled.queue_full! >= 3, JSON.stringify(whileStalled));
+        assert.equal(whileStalled.export_failed, 0);
+        // The collector refuses the export it held: its span is lost too; the next export starts once that is counted.
+        collector.release(400);
+        await collector.requests(2);
+        const afterRefusal = await dropped();
+        assert.ok(afterRefusal.export_failed! >= 1, JSON.stringify(afterRefusal));
     });
 
     test('OTEL_EXPORTER_OTLP_PROTOCOL=grpc stops the start, and a bad OTEL_* value fails --check: exit 2, naming the variable and the fix', async t => {

@@ -39,6 +39,8 @@ export interface MetricSources {
     faults(): Iterable<{ upstream: string; kind: string; count: number }>;
     /** Input requests waiting for a client's answer: `asked` out to 2025 clients, `held` 2025 upstreams' calls kept for 2026-07-28 clients. */
     inputWaiting?: (() => Record<'asked' | 'held', number>) | undefined;
+    /** With tracing on: the spans that never reached the collector, by reason (observability/tracing.ts SpanDropReason). */
+    spansDropped?: (() => Record<string, number>) | undefined;
 }
 
 export interface PromptRequest {
@@ -138,7 +140,7 @@ interface ScrapedSpec extends MetricSpec {
 function scraped(sources: MetricSources, listChangedReceived: ReadonlyMap<string, number>): ScrapedSpec[] {
     const perUpstream = (value: (upstream: ReturnType<MetricSources['upstreams']>[number]) => number) => () =>
         sources.upstreams().map((upstream): [Record<string, string>, number] => [{ upstream: upstream.id }, value(upstream)]);
-    const { sharedState, inputWaiting } = sources;
+    const { sharedState, inputWaiting, spansDropped } = sources;
     return [
         {
             type: 'gauge',
@@ -191,6 +193,17 @@ function scraped(sources: MetricSources, listChangedReceived: ReadonlyMap<string
                       help: "Input requests waiting for a client's answer now: asked (the gateway's requests out to 2025 clients), held (2025 upstreams' prompt calls kept open while their 2026-07-28 clients answer in input_required rounds; at most inputRequests.maxHeld).",
                       labels: ['kind'],
                       read: () => Object.entries(inputWaiting()).map(([kind, count]): [Record<string, string>, number] => [{ kind }, count])
+                  }
+              ]),
+        ...(spansDropped === undefined
+            ? []
+            : [
+                  {
+                      type: 'counter' as const,
+                      name: 'mcp_gateway_spans_dropped_total',
+                      help: 'With tracing on: spans that never reached the collector, by reason: queue_full (ended while the export queue, tracing.maxQueueSize, was full), export_failed (in an export the collector did not take).',
+                      labels: ['reason'],
+                      read: () => Object.entries(spansDropped()).map(([reason, count]): [Record<string, string>, number] => [{ reason }, count])
                   }
               ]),
         ...(sharedState === undefined
