@@ -225,21 +225,26 @@ describe('OpenTelemetry traces', () => {
         assert.equal(list.attributes['gen_ai.prompt.name'], undefined);
     });
 
-    test('a client without trace context gets a root SERVER span; its HTTP traceparent header is continued', async t => {
+    test('a client without trace context gets a root SERVER span; its HTTP traceparent header is continued; client.address is the caller behind a trusted proxy', async t => {
         const otlp = await receiver(t);
-        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url }, { listen: { port: 0, trustProxy: ['loopback'] } });
         const plain = await connectModernHttp(cli.url);
         closeAfter(t, () => plain.close());
         const seen = await seenBy(plain, 's26__echo');
         const rootTrace = seen.meta.traceparent!.split('-')[1]!;
         const headerTrace = '9bf92f3577b34da6a3ce929d0e0e4736';
-        const viaHeader = await connectModernHttp(cli.url, { headers: { traceparent: traceparent(headerTrace, CLIENT_SPAN) } });
+        // Through a proxy on loopback (trusted): the caller is who it names, as for the anonymous client's quotas.
+        const viaHeader = await connectModernHttp(cli.url, { headers: { traceparent: traceparent(headerTrace, CLIENT_SPAN), 'x-forwarded-for': '203.0.113.7' } });
         closeAfter(t, () => viaHeader.close());
         await seenBy(viaHeader, 's26__echo');
         // server/discover (the client's connect) carries the header too: wait for the gets' own spans.
         const spans = await otlp.until(all => [rootTrace, headerTrace].every(trace => serverSpanOf(all, 'prompts/get s26__echo', trace) !== undefined));
-        assert.equal(serverSpanOf(spans, 'prompts/get s26__echo', rootTrace)!.parentSpanId, '');
-        assert.equal(serverSpanOf(spans, 'prompts/get s26__echo', headerTrace)!.parentSpanId, CLIENT_SPAN);
+        const root = serverSpanOf(spans, 'prompts/get s26__echo', rootTrace)!;
+        assert.equal(root.parentSpanId, '');
+        assert.equal(root.attributes['client.address'], '127.0.0.1');
+        const continued = serverSpanOf(spans, 'prompts/get s26__echo', headerTrace)!;
+        assert.equal(continued.parentSpanId, CLIENT_SPAN);
+        assert.equal(continued.attributes['client.address'], '203.0.113.7');
     });
 
     test('over stdio (--stdio), both eras: the SERVER span says network.transport pipe and continues the _meta trace', async t => {

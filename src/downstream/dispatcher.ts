@@ -80,10 +80,11 @@ export interface Exchange {
     origin?: RequestOrigin | undefined;
 }
 
-/** Where a request came from: its transport (`tcp` for HTTP, `pipe` for stdio), the peer's address, a 2025 HTTP session's id. */
+/** Where a request came from: its transport (`tcp` for HTTP, `pipe` for stdio), the caller's address, a 2025 HTTP session's id. */
 export interface RequestOrigin {
     readonly transport: 'tcp' | 'pipe';
-    readonly address?: string | undefined;
+    /** The caller's address as the gateway knows it (`listen.trustProxy` applied): asked only when a span is made. */
+    readonly address?: (() => string | undefined) | undefined;
     readonly session?: string | undefined;
 }
 
@@ -359,7 +360,7 @@ function serverSpanAttributes(request: JSONRPCRequest, { context, origin }: Exch
         'jsonrpc.request.id': String(request.id),
         'gen_ai.prompt.name': requestedPrompt(request),
         'network.transport': origin?.transport,
-        'client.address': origin?.address,
+        'client.address': origin?.address?.(),
         'mcp.gateway.client.id': context.caller.scope
     };
 }

@@ -124,7 +124,7 @@ export class McpEndpoint {
         if ('reason' in classified) return this.#refused(res, classified);
         if (classified.era === 'stateless') return this.#serveStateless(classified, req, res, admitted, requestId);
         if (session === undefined) return this.#open(value, messages, res, admitted);
-        return this.#serve(session, inbound, res, { requestId, trace: headerTrace(req) }, { transport: 'tcp', address: req.socket.remoteAddress, session: session.record.nonce });
+        return this.#serve(session, inbound, res, { requestId, trace: headerTrace(req) }, { transport: 'tcp', address: admitted.address, session: session.record.nonce });
     }
 
     /** Accept and Content-Type of a POST; false once refused. */
@@ -194,7 +194,7 @@ export class McpEndpoint {
         const channel: StatelessChannel = {
             scope: res,
             forwarded: { requestId, headers: paramHeaders(req), trace: headerTrace(req) },
-            origin: { transport: 'tcp', address: req.socket.remoteAddress },
+            origin: { transport: 'tcp', address: admitted.address },
             send: reply.send,
             res,
             admitted
