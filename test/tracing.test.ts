@@ -19,6 +19,7 @@ import { compiledFixture } from './fixture-build.js';
 import { startOtlpReceiver, SPAN_KIND, type OtlpReceiver, type RecordedSpan } from './fixtures/otlp-receiver.js';
 import { BOB, connectInputClient, interactiveStdio } from './input-clients.js';
 import { closeAfter, connectHttp, connectModernHttp, freePort, ROOT, spawnHttpFixture, startGatewayCli, type RunningCli } from './helpers.js';
+import { initializeBody, modernHeaders, modernRequest, post, postModern } from './raw-http.js';
 
 const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN = '00f067aa0ba902b7';
@@ -223,6 +224,50 @@ describe('OpenTelemetry traces', () => {
         const list = serverSpanOf(spans, 'prompts/list', trace)!;
         assert.deepEqual([...(list.attributes['mcp.gateway.upstream.ids'] as string[])].sort(), [...UPSTREAMS].sort());
         assert.equal(list.attributes['gen_ai.prompt.name'], undefined);
+    });
+
+    test('initialize, the opening of subscriptions/listen and requests refused before they are served are SERVER spans too', async t => {
+        const otlp = await receiver(t);
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
+        const [opening, listening, unknown, unreadable] = ['d1', 'd2', 'd3', 'd4'].map(tag => `${tag}${CLIENT_TRACE.slice(2)}`) as [string, string, string, string];
+        const opened = await post(cli.url, initializeBody('2025-06-18'), { traceparent: traceparent(opening, CLIENT_SPAN) });
+        assert.equal(opened.status, 200);
+        const stream = new AbortController();
+        closeAfter(t, () => stream.abort());
+        const listen = modernRequest(
+            'subscriptions/listen',
+            { notifications: { promptsListChanged: true }, _meta: { traceparent: traceparent(listening, CLIENT_SPAN) } },
+            'listen'
+        );
+        assert.equal((await post(cli.url, listen, modernHeaders(listen), { signal: stream.signal })).status, 200);
+        assert.equal((await postModern(cli.url, 'widgets/list', { _meta: { traceparent: traceparent(unknown, CLIENT_SPAN) } })).status, 404);
+        // Params that are no object: refused as it is read, before it is served; its HTTP header carries its trace.
+        const bad = { jsonrpc: '2.0', id: 'bad', method: 'prompts/list', params: 'all' };
+        assert.equal((await post(cli.url, bad, { 'mcp-protocol-version': '2026-07-28', traceparent: traceparent(unreadable, CLIENT_SPAN) })).status, 400);
+        const spans = await otlp.until(all => [opening, listening, unknown, unreadable].every(trace => all.some(span => span.traceId === trace && span.kind === SPAN_KIND.server)));
+        const initialize = serverSpanOf(spans, 'initialize', opening)!;
+        assert.ok(initialize, JSON.stringify(spans.map(span => span.name)));
+        assert.equal(initialize.parentSpanId, CLIENT_SPAN);
+        assert.equal(initialize.statusCode, 0);
+        assert.equal(initialize.attributes['mcp.protocol.version'], '2025-06-18');
+        assert.equal(typeof initialize.attributes['mcp.session.id'], 'string');
+        assert.equal(initialize.attributes['client.address'], '127.0.0.1');
+        assert.equal(initialize.attributes['mcp.gateway.client.id'], 'anonymous');
+        // Ended once the subscription is open (the stream is still open here).
+        const listenSpan = serverSpanOf(spans, 'subscriptions/listen', listening)!;
+        assert.equal(listenSpan.statusCode, 0);
+        assert.equal(listenSpan.attributes['mcp.protocol.version'], '2026-07-28');
+        for (const [trace, name, code] of [
+            [unknown, 'widgets/list', '-32601'],
+            [unreadable, 'prompts/list', '-32602']
+        ] as const) {
+            const refused = serverSpanOf(spans, name, trace)!;
+            assert.ok(refused, `${name}: ${JSON.stringify(spans.filter(span => span.traceId === trace).map(span => span.name))}`);
+            assert.equal(refused.parentSpanId, CLIENT_SPAN);
+            assert.equal(refused.statusCode, 2);
+            assert.equal(refused.attributes['error.type'], code);
+            assert.equal(refused.attributes['jsonrpc.request.id'], trace === unknown ? '1' : 'bad');
+        }
     });
 
     test('a client without trace context gets a root SERVER span; its HTTP traceparent header is continued; client.address is the caller behind a trusted proxy', async t => {
