@@ -103,6 +103,7 @@ async function composeParts(live: LiveSettings, options: GatewayOptions, tracing
         sharedState: () => shared.status(),
         sharedWritesPending: () => shared.pendingWrites(),
         faults,
+        spansDropped: tracing.spansDropped,
         overridesNotApplied: upstreamId => catalog.overrideReport(upstreamId)
     });
     const { pool, catalog, slices, service } = promptParts(live, logger, { observer: telemetry.upstreamObserver, onCacheRead: telemetry.cacheRead, tracer });

@@ -8,6 +8,8 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
@@ -17,6 +19,7 @@ import { compiledFixture } from './fixture-build.js';
 import { startOtlpReceiver, SPAN_KIND, type OtlpReceiver, type RecordedSpan } from './fixtures/otlp-receiver.js';
 import { BOB, connectInputClient, interactiveStdio } from './input-clients.js';
 import { closeAfter, connectHttp, connectModernHttp, freePort, ROOT, spawnHttpFixture, startGatewayCli, type RunningCli } from './helpers.js';
+import { initializeBody, modernHeaders, modernRequest, post, postModern } from './raw-http.js';
 
 const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN = '00f067aa0ba902b7';
@@ -76,6 +79,41 @@ async function seenBy(client: Client, name: string, meta?: Record<string, unknow
 
 const serverSpanOf = (spans: readonly RecordedSpan[], name: string, traceId: string) =>
     spans.find(span => span.kind === SPAN_KIND.server && span.name === name && span.traceId === traceId);
+
+/** `mcp_gateway_spans_dropped_total` by reason, from a Prometheus text exposition. */
+function spansDropped(exposition: string): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const [, reason, value] of exposition.matchAll(/^mcp_gateway_spans_dropped_total\{reason="(\w+)"\} (\S+)$/gm)) counts[reason!] = Number(value);
+    return counts;
+}
+
+/** A collector that takes exports and answers none until told to (`release`), with their count awaitable. */
+async function stalledCollector(t: TestContext): Promise<{ url: string; requests(count: number): Promise<void>; release(status: number): void }> {
+    const held: ServerResponse[] = [];
+    const arrived = new EventTarget();
+    let received = 0;
+    const server = createServer((req, res) => {
+        req.resume();
+        received++;
+        held.push(res);
+        arrived.dispatchEvent(new Event('request'));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    closeAfter(t, async () => {
+        server.closeAllConnections();
+        await new Promise(resolve => server.close(resolve));
+    });
+    return {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        async requests(count) {
+            while (received < count) await once(arrived, 'request');
+        },
+        release(status) {
+            for (const res of held.splice(0)) res.writeHead(status).end();
+        }
+    };
+}
 
 describe('OpenTelemetry traces', () => {
     for (const protocol of ['http/protobuf', 'http/json'] as const) {
@@ -188,21 +226,70 @@ describe('OpenTelemetry traces', () => {
         assert.equal(list.attributes['gen_ai.prompt.name'], undefined);
     });
 
-    test('a client without trace context gets a root SERVER span; its HTTP traceparent header is continued', async t => {
+    test('initialize, the opening of subscriptions/listen and requests refused before they are served are SERVER spans too', async t => {
         const otlp = await receiver(t);
         const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
+        const [opening, listening, unknown, unreadable] = ['d1', 'd2', 'd3', 'd4'].map(tag => `${tag}${CLIENT_TRACE.slice(2)}`) as [string, string, string, string];
+        const opened = await post(cli.url, initializeBody('2025-06-18'), { traceparent: traceparent(opening, CLIENT_SPAN) });
+        assert.equal(opened.status, 200);
+        const stream = new AbortController();
+        closeAfter(t, () => stream.abort());
+        const listen = modernRequest(
+            'subscriptions/listen',
+            { notifications: { promptsListChanged: true }, _meta: { traceparent: traceparent(listening, CLIENT_SPAN) } },
+            'listen'
+        );
+        assert.equal((await post(cli.url, listen, modernHeaders(listen), { signal: stream.signal })).status, 200);
+        assert.equal((await postModern(cli.url, 'widgets/list', { _meta: { traceparent: traceparent(unknown, CLIENT_SPAN) } })).status, 404);
+        // Params that are no object: refused as it is read, before it is served; its HTTP header carries its trace.
+        const bad = { jsonrpc: '2.0', id: 'bad', method: 'prompts/list', params: 'all' };
+        assert.equal((await post(cli.url, bad, { 'mcp-protocol-version': '2026-07-28', traceparent: traceparent(unreadable, CLIENT_SPAN) })).status, 400);
+        const spans = await otlp.until(all => [opening, listening, unknown, unreadable].every(trace => all.some(span => span.traceId === trace && span.kind === SPAN_KIND.server)));
+        const initialize = serverSpanOf(spans, 'initialize', opening)!;
+        assert.ok(initialize, JSON.stringify(spans.map(span => span.name)));
+        assert.equal(initialize.parentSpanId, CLIENT_SPAN);
+        assert.equal(initialize.statusCode, 0);
+        assert.equal(initialize.attributes['mcp.protocol.version'], '2025-06-18');
+        assert.equal(typeof initialize.attributes['mcp.session.id'], 'string');
+        assert.equal(initialize.attributes['client.address'], '127.0.0.1');
+        assert.equal(initialize.attributes['mcp.gateway.client.id'], 'anonymous');
+        // Ended once the subscription is open (the stream is still open here).
+        const listenSpan = serverSpanOf(spans, 'subscriptions/listen', listening)!;
+        assert.equal(listenSpan.statusCode, 0);
+        assert.equal(listenSpan.attributes['mcp.protocol.version'], '2026-07-28');
+        for (const [trace, name, code] of [
+            [unknown, 'widgets/list', '-32601'],
+            [unreadable, 'prompts/list', '-32602']
+        ] as const) {
+            const refused = serverSpanOf(spans, name, trace)!;
+            assert.ok(refused, `${name}: ${JSON.stringify(spans.filter(span => span.traceId === trace).map(span => span.name))}`);
+            assert.equal(refused.parentSpanId, CLIENT_SPAN);
+            assert.equal(refused.statusCode, 2);
+            assert.equal(refused.attributes['error.type'], code);
+            assert.equal(refused.attributes['jsonrpc.request.id'], trace === unknown ? '1' : 'bad');
+        }
+    });
+
+    test('a client without trace context gets a root SERVER span; its HTTP traceparent header is continued; client.address is the caller behind a trusted proxy', async t => {
+        const otlp = await receiver(t);
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url }, { listen: { port: 0, trustProxy: ['loopback'] } });
         const plain = await connectModernHttp(cli.url);
         closeAfter(t, () => plain.close());
         const seen = await seenBy(plain, 's26__echo');
         const rootTrace = seen.meta.traceparent!.split('-')[1]!;
         const headerTrace = '9bf92f3577b34da6a3ce929d0e0e4736';
-        const viaHeader = await connectModernHttp(cli.url, { headers: { traceparent: traceparent(headerTrace, CLIENT_SPAN) } });
+        // Through a proxy on loopback (trusted): the caller is who it names, as for the anonymous client's quotas.
+        const viaHeader = await connectModernHttp(cli.url, { headers: { traceparent: traceparent(headerTrace, CLIENT_SPAN), 'x-forwarded-for': '203.0.113.7' } });
         closeAfter(t, () => viaHeader.close());
         await seenBy(viaHeader, 's26__echo');
         // server/discover (the client's connect) carries the header too: wait for the gets' own spans.
         const spans = await otlp.until(all => [rootTrace, headerTrace].every(trace => serverSpanOf(all, 'prompts/get s26__echo', trace) !== undefined));
-        assert.equal(serverSpanOf(spans, 'prompts/get s26__echo', rootTrace)!.parentSpanId, '');
-        assert.equal(serverSpanOf(spans, 'prompts/get s26__echo', headerTrace)!.parentSpanId, CLIENT_SPAN);
+        const root = serverSpanOf(spans, 'prompts/get s26__echo', rootTrace)!;
+        assert.equal(root.parentSpanId, '');
+        assert.equal(root.attributes['client.address'], '127.0.0.1');
+        const continued = serverSpanOf(spans, 'prompts/get s26__echo', headerTrace)!;
+        assert.equal(continued.parentSpanId, CLIENT_SPAN);
+        assert.equal(continued.attributes['client.address'], '203.0.113.7');
     });
 
     test('over stdio (--stdio), both eras: the SERVER span says network.transport pipe and continues the _meta trace', async t => {
@@ -295,6 +382,29 @@ describe('OpenTelemetry traces', () => {
         const warnings = cli.logs.filter(line => typeof line.msg === 'string' && line.msg.startsWith('traces cannot be exported'));
         assert.equal(warnings.length, 1, cli.stderr.join('\n'));
         assert.equal(warnings[0]!.collector, `http://127.0.0.1:${closedPort}`);
+    });
+
+    test('spans a full export queue or a failed export loses are counted in mcp_gateway_spans_dropped_total', async t => {
+        const collector = await stalledCollector(t);
+        // A queue of one span, exports of one: while the first export waits, every other span but one is dropped.
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_MAX_QUEUE_SIZE: '1', OTEL_BSP_EXPORT_TIMEOUT: '600000' }, { shutdownTimeoutMs: 5000 });
+        // Answered first at teardown (before the gateway stops), so the shutdown's flush does not wait on it.
+        closeAfter(t, () => collector.release(200));
+        const client = await connectHttp(cli.url);
+        closeAfter(t, () => client.close());
+        await seenBy(client, 'h25__echo');
+        await collector.requests(1);
+        // Two gets: four spans ended while at most one fits in the queue.
+        for (let get = 0; get < 2; get++) await seenBy(client, 'h25__echo');
+        const dropped = async () => spansDropped(await (await fetch(new URL('/metrics', cli.url))).text());
+        const whileStalled = await dropped();
+        assert.ok(whileStalled.queue_full! >= 3, JSON.stringify(whileStalled));
+        assert.equal(whileStalled.export_failed, 0);
+        // The collector refuses the export it held: its span is lost too; the next export starts once that is counted.
+        collector.release(400);
+        await collector.requests(2);
+        const afterRefusal = await dropped();
+        assert.ok(afterRefusal.export_failed! >= 1, JSON.stringify(afterRefusal));
     });
 
     test('OTEL_EXPORTER_OTLP_PROTOCOL=grpc stops the start, and a bad OTEL_* value fails --check: exit 2, naming the variable and the fix', async t => {

@@ -12,7 +12,7 @@ import { GatewayMetrics } from '../../src/observability/metrics.js';
 import { Redactor } from '../../src/diagnostics/redaction.js';
 
 export interface MetricsCostResult {
-    /** Nanoseconds per prompts/get for its metric updates (counter, histogram, summary, upstream histogram). */
+    /** Nanoseconds per prompts/get for its metric updates (the gets counter, the server and client operation histograms). */
     metricsNs: number;
     /** Nanoseconds per access-log line (the gateway's logger, JSON, to a sink that drops it). */
     logLineNs: number;

@@ -80,11 +80,18 @@ export interface Exchange {
     origin?: RequestOrigin | undefined;
 }
 
-/** Where a request came from: its transport (`tcp` for HTTP, `pipe` for stdio), the peer's address, a 2025 HTTP session's id. */
+/** Where a request came from: its transport (`tcp` for HTTP, `pipe` for stdio), the caller's address, a 2025 HTTP session's id. */
 export interface RequestOrigin {
     readonly transport: 'tcp' | 'pipe';
-    readonly address?: string | undefined;
+    /** The caller's address as the gateway knows it (`listen.trustProxy` applied): asked only when a span is made. */
+    readonly address?: (() => string | undefined) | undefined;
     readonly session?: string | undefined;
+}
+
+/** Who a SERVER span says asked, in which revision (unknown before a 2025 session settled one). */
+export interface SpanSubject {
+    clientId: string;
+    protocolVersion?: string | undefined;
 }
 
 export interface DispatcherOptions {
@@ -145,11 +152,28 @@ export class Dispatcher {
         const exchange = withTrace(given, requestTraceContext(request.params));
         const { tracer } = this.options;
         if (tracer?.enabled !== true) return this.#respond(request, exchange, exchange.forwarded?.trace);
-        const span = tracer.start(serverSpanName(request), { kind: 'server', parent: exchange.forwarded?.trace, attributes: serverSpanAttributes(request, exchange) });
+        const subject = { clientId: exchange.context.caller.scope, protocolVersion: exchange.context.revision.version };
+        const span = tracer.start(serverSpanName(request), {
+            kind: 'server',
+            parent: exchange.forwarded?.trace,
+            attributes: serverSpanAttributes(request, subject, exchange.origin)
+        });
         if (span === undefined) return this.#respond(request, exchange, exchange.forwarded?.trace);
         const response = await this.#respond(request, withTrace(exchange, span.context), span);
         endServerSpan(span, response);
         return response;
+    }
+
+    /**
+     * The SERVER span of a request answered without `answer` (an initialize, the opening of a subscriptions/listen, a
+     * request refused before it was served), as `answer` would start it; undefined with tracing off (nothing is built).
+     * Its owner ends it with endServerSpan.
+     */
+    serverSpan(request: JSONRPCRequest, subject: SpanSubject, from: Pick<Exchange, 'forwarded' | 'origin'>): TraceSpan | undefined {
+        const { tracer } = this.options;
+        if (tracer?.enabled !== true) return undefined;
+        const parent = requestTraceContext(request.params) ?? from.forwarded?.trace;
+        return tracer.start(serverSpanName(request), { kind: 'server', parent, attributes: serverSpanAttributes(request, subject, from.origin) });
     }
 
     /** `trace`: what the usage event names (the request's span, or the client's trace with tracing off). */
@@ -351,24 +375,28 @@ function promptRefName(ref: unknown): unknown {
 }
 
 /** The SERVER span's attributes (OTel MCP conventions; the client id under mcp.gateway., never a credential). */
-function serverSpanAttributes(request: JSONRPCRequest, { context, origin }: Exchange): SpanAttributes {
+function serverSpanAttributes(request: JSONRPCRequest, subject: SpanSubject, origin: RequestOrigin | undefined): SpanAttributes {
     return {
         'mcp.method.name': request.method.length > MAX_SPAN_NAME_PART ? 'other' : request.method,
-        'mcp.protocol.version': context.revision.version,
+        'mcp.protocol.version': subject.protocolVersion,
         'mcp.session.id': origin?.session,
         'jsonrpc.request.id': String(request.id),
         'gen_ai.prompt.name': requestedPrompt(request),
         'network.transport': origin?.transport,
-        'client.address': origin?.address,
-        'mcp.gateway.client.id': context.caller.scope
+        'client.address': origin?.address?.(),
+        'mcp.gateway.client.id': subject.clientId
     };
 }
 
-/** Ends a SERVER span as its answer went: an error answer is status ERROR with its code; a cancelled request an event. */
-function endServerSpan(span: TraceSpan, response: JSONRPCResponse | undefined): void {
+/**
+ * Ends a SERVER span as its answer went (no span: tracing off): an error answer (or refusal, `{ error }`) is status
+ * ERROR with its code; a cancelled request (undefined) an event; anything else a success.
+ */
+export function endServerSpan(span: TraceSpan | undefined, response: object | undefined): void {
+    if (span === undefined) return;
     if (response === undefined) span.event('cancelled');
     else if ('error' in response) {
-        const code = String(response.error.code);
+        const code = String((response as Pick<JSONRPCErrorResponse, 'error'>).error.code);
         span.fail(code, { 'rpc.response.status_code': code });
     }
     span.end();

@@ -17,8 +17,8 @@ import { judgeBatch } from '../protocol/batches.js';
 import type { Stateless } from '../protocol/classify.js';
 import { refusal, refusalError, type Refusal } from '../protocol/errors.js';
 import { isRequest } from '../protocol/json-rpc.js';
-import { errorResponse, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from './dispatcher.js';
-import { refusalAnswer, type Inbound } from './inbound.js';
+import { endServerSpan, errorResponse, type CacheScope, type Dispatcher, type Exchange, type RequestContext, type SpanSubject } from './dispatcher.js';
+import { refusalAnswer, type Inbound, type Refusal as InboundRefusal } from './inbound.js';
 import { Ticket, type RequestRegistry, type RequestScope } from './requests.js';
 import type { SessionTable } from './sessions.js';
 import { honouredFilter, type SubscriptionSink, type Subscriptions } from './subscriptions.js';
@@ -150,11 +150,12 @@ export class InboundPipeline {
         for (const message of messages) {
             if (isRequest(message)) {
                 (answers ??= []).push(
-                    message.method === 'initialize' ? Promise.resolve(this.#initialize(message, channel, taken, hooks)) : this.answer(message, session, channel, taken)
+                    message.method === 'initialize' ? Promise.resolve(this.#initialize(message, session, channel, taken, hooks)) : this.answer(message, session, channel, taken)
                 );
             } else if ('method' in message) this.notification(message, channel, hooks);
             else session.answered?.(message);
         }
+        for (const refused of refusals) this.refusedRequest(refused, subjectOf(session), channel);
         if (answers === undefined && refusals.length === 0) return undefined;
         return collect(answers ?? [], refusals);
     }
@@ -171,8 +172,11 @@ export class InboundPipeline {
         hooks: StatelessHooks<C>
     ): Promise<Answer> | PipelineRefusal | typeof LISTENING | undefined {
         const context = this.statelessContext(stateless, caller);
-        if (isRefusal(context)) return context;
         const { message } = stateless;
+        if (isRefusal(context)) {
+            if (isRequest(message)) this.#traceRefusal(message, context.error, { clientId: caller.clientId, protocolVersion: stateless.revision.version }, channel);
+            return context;
+        }
         if (!isRequest(message)) return this.notification(message, channel, hooks);
         if (message.method === 'subscriptions/listen') return hooks.listen(message, context, channel) ?? LISTENING;
         return this.answer(message, context, channel, taken);
@@ -188,12 +192,32 @@ export class InboundPipeline {
         return undefined;
     }
 
-    /** An initialize is a request in flight like any other (its id taken in the scope); what it does is the transport's. */
-    #initialize(request: JSONRPCRequest, channel: Channel, taken: Ticket[], hooks: SessionHooks): JSONRPCResponse {
+    /**
+     * A message refused as it was read (its params no object) that could be read as a request all the same: traced
+     * like one served (a SERVER span, status ERROR), so operators see refusals. Others (no method, no id) are not.
+     */
+    refusedRequest(refused: InboundRefusal, subject: SpanSubject, channel: Channel): void {
+        if (refused.method === undefined || refused.id === null) return;
+        this.#traceRefusal({ jsonrpc: '2.0', id: refused.id, method: refused.method }, refused.error, subject, channel);
+    }
+
+    /** A request refused before it was served, as a SERVER span with status ERROR (nothing with tracing off). */
+    #traceRefusal(request: JSONRPCRequest, error: PipelineRefusal['error'], subject: SpanSubject, channel: Channel): void {
+        endServerSpan(this.options.dispatcher.serverSpan(request, subject, channel), { error });
+    }
+
+    /**
+     * An initialize is a request in flight like any other (its id taken in the scope, its SERVER span); what it does is
+     * the transport's.
+     */
+    #initialize(request: JSONRPCRequest, session: SessionContext, channel: Channel, taken: Ticket[], hooks: SessionHooks): JSONRPCResponse {
+        const span = this.options.dispatcher.serverSpan(request, subjectOf(session), channel);
         const ticket = this.#begin(request, channel.scope, 'call');
-        if (!(ticket instanceof Ticket)) return errorResponse(request, ticket.error);
-        taken.push(ticket);
-        return hooks.initialize(request);
+        const response = ticket instanceof Ticket ? (taken.push(ticket), hooks.initialize(request)) : errorResponse(request, ticket.error);
+        // The revision it settled on, not the one the session spoke before.
+        if (span !== undefined && 'result' in response) span.set({ 'mcp.protocol.version': (response.result as { protocolVersion?: string }).protocolVersion });
+        endServerSpan(span, response);
+        return response;
     }
 
     /**
@@ -203,7 +227,10 @@ export class InboundPipeline {
      */
     async answer(request: JSONRPCRequest, context: RequestContext, channel: Channel, taken: Ticket[]): Promise<JSONRPCResponse | undefined> {
         const ticket = this.#begin(request, channel.scope, 'call');
-        if (!(ticket instanceof Ticket)) return errorResponse(request, ticket.error);
+        if (!(ticket instanceof Ticket)) {
+            this.#traceRefusal(request, ticket.error, subjectOf(context), channel);
+            return errorResponse(request, ticket.error);
+        }
         taken.push(ticket);
         return this.options.dispatcher.answer(request, { context, ticket, send: channel.send, forwarded: channel.forwarded, origin: channel.origin });
     }
@@ -211,9 +238,24 @@ export class InboundPipeline {
     /**
      * `subscriptions/listen`: acknowledged on `sink` and open until either side ends it (the gateway: shutdown, with
      * its answer; the client: `notifications/cancelled` on stdio, its stream closed over HTTP, the channel gone), or
-     * why not (nothing was sent).
+     * why not (nothing was sent). Its SERVER span covers the opening alone (opened, or refused: status ERROR): a span
+     * is exported only once it ends, and a subscription may stay open for days; what it delivers has spans of its own
+     * (PRODUCER, linked to the upstream's notification).
      */
     listen(
+        request: JSONRPCRequest,
+        context: RequestContext,
+        channel: Channel,
+        sink: SubscriptionSink,
+        quota: { quotaKey: string; credentialsOf?: string }
+    ): PipelineRefusal | undefined {
+        const span = this.options.dispatcher.serverSpan(request, subjectOf(context), channel);
+        const refused = this.#open(request, context, channel, sink, quota);
+        endServerSpan(span, refused ?? OPENED);
+        return refused;
+    }
+
+    #open(
         request: JSONRPCRequest,
         context: RequestContext,
         channel: Channel,
@@ -247,6 +289,13 @@ export class InboundPipeline {
         const ticket = this.options.requests.begin(scope, request.id, kind);
         return ticket instanceof Ticket ? ticket : refusal(ticket, request.id);
     }
+}
+
+/** A subscription opened: its span's outcome (no error). */
+const OPENED = Object.freeze({});
+
+function subjectOf(context: RequestContext): SpanSubject {
+    return { clientId: context.caller.scope, protocolVersion: context.revision.version };
 }
 
 /** The refused items' answers, then each request's in order. */

@@ -39,6 +39,8 @@ export interface MetricSources {
     faults(): Iterable<{ upstream: string; kind: string; count: number }>;
     /** Input requests waiting for a client's answer: `asked` out to 2025 clients, `held` 2025 upstreams' calls kept for 2026-07-28 clients. */
     inputWaiting?: (() => Record<'asked' | 'held', number>) | undefined;
+    /** With tracing on: the spans that never reached the collector, by reason (observability/tracing.ts SpanDropReason). */
+    spansDropped?: (() => Record<string, number>) | undefined;
 }
 
 export interface PromptRequest {
@@ -84,7 +86,6 @@ const RECORDED = {
         help: 'prompts/get requests by owning upstream, prompt, client and outcome.',
         labels: ['upstream', 'prompt', 'client', 'outcome']
     },
-    promptGetDuration: { name: 'mcp_gateway_prompt_get_duration_seconds', help: 'Time to answer prompts/get, upstream call included.', labels: ['upstream', 'outcome'] },
     serverOperationDuration: {
         name: 'mcp_server_operation_duration_seconds',
         help: "Time to answer a client's MCP request (OpenTelemetry mcp.server.operation.duration), by method, owning upstream (gets and completions) and outcome; prompt: the exposed name, on successful prompts/get only.",
@@ -99,11 +100,6 @@ const RECORDED = {
     promptListDuration: { name: 'mcp_gateway_prompt_list_duration_seconds', help: 'Time to answer one prompts/list page.' },
     completions: { name: 'mcp_gateway_completions_total', help: 'completion/complete requests by owning upstream, prompt and outcome.', labels: ['upstream', 'prompt', 'outcome'] },
     reconnects: { name: 'mcp_gateway_upstream_reconnects_total', help: 'Reconnect attempts, after a lost connection or a failed attempt.', labels: ['upstream'] },
-    upstreamRequestDuration: {
-        name: 'mcp_gateway_upstream_request_duration_seconds',
-        help: 'Time of requests to upstreams, a wait for a free slot included.',
-        labels: ['upstream', 'method']
-    },
     listChangedSent: { name: 'mcp_gateway_list_changed_sent_total', help: 'notifications/prompts/list_changed sent to client sessions.' },
     rejected: { name: 'mcp_gateway_requests_rejected_total', help: 'HTTP requests turned away before MCP handled them, by reason.', labels: ['reason'] },
     streamsClosed: {
@@ -138,7 +134,7 @@ interface ScrapedSpec extends MetricSpec {
 function scraped(sources: MetricSources, listChangedReceived: ReadonlyMap<string, number>): ScrapedSpec[] {
     const perUpstream = (value: (upstream: ReturnType<MetricSources['upstreams']>[number]) => number) => () =>
         sources.upstreams().map((upstream): [Record<string, string>, number] => [{ upstream: upstream.id }, value(upstream)]);
-    const { sharedState, inputWaiting } = sources;
+    const { sharedState, inputWaiting, spansDropped } = sources;
     return [
         {
             type: 'gauge',
@@ -193,6 +189,17 @@ function scraped(sources: MetricSources, listChangedReceived: ReadonlyMap<string
                       read: () => Object.entries(inputWaiting()).map(([kind, count]): [Record<string, string>, number] => [{ kind }, count])
                   }
               ]),
+        ...(spansDropped === undefined
+            ? []
+            : [
+                  {
+                      type: 'counter' as const,
+                      name: 'mcp_gateway_spans_dropped_total',
+                      help: 'With tracing on: spans that never reached the collector, by reason: queue_full (ended while the export queue, tracing.maxQueueSize, was full), export_failed (in an export the collector did not take).',
+                      labels: ['reason'],
+                      read: () => Object.entries(spansDropped()).map(([reason, count]): [Record<string, string>, number] => [{ reason }, count])
+                  }
+              ]),
         ...(sharedState === undefined
             ? []
             : [
@@ -243,13 +250,11 @@ export class GatewayMetrics {
     readonly registry = new Registry();
 
     readonly #promptGets: Counter;
-    readonly #promptGetDuration: Histogram;
     readonly #serverOperations: Histogram;
     readonly #clientOperations: Histogram;
     readonly #promptLists: Counter;
     readonly #promptListDuration: Histogram;
     readonly #completions: Counter;
-    readonly #upstreamRequestDuration: Histogram;
     readonly #reconnects: Counter;
     /** Counted in a plain map and read at scrape time: an upstream may send tens of thousands a second. */
     readonly #listChangedReceived = new Map<string, number>();
@@ -268,7 +273,6 @@ export class GatewayMetrics {
 
         new Gauge({ name: 'mcp_gateway_info', help: 'Always 1; the gateway version as a label.', labelNames: ['version'], registers }).set({ version: options.version }, 1);
         this.#promptGets = counter(RECORDED.promptGets);
-        this.#promptGetDuration = histogram(RECORDED.promptGetDuration);
         const operations = ({ name, help, labels = [] }: MetricSpec, enableExemplars: boolean) => {
             // prom-client refuses a metric with exemplars at construction on a Prometheus-format registry, although
             // that format merely leaves them out: registered afterwards, exposition() shows them in OpenMetrics.
@@ -282,7 +286,6 @@ export class GatewayMetrics {
         this.#promptListDuration = histogram(RECORDED.promptListDuration);
         this.#completions = counter(RECORDED.completions);
         this.#reconnects = counter(RECORDED.reconnects);
-        this.#upstreamRequestDuration = histogram(RECORDED.upstreamRequestDuration);
         this.#listChangedSent = counter(RECORDED.listChangedSent);
         this.#rejected = counter(RECORDED.rejected);
         this.#streamsClosed = counter(RECORDED.streamsClosed);
@@ -302,7 +305,6 @@ export class GatewayMetrics {
         switch (operation) {
             case 'get':
                 this.#promptGets.inc({ upstream, prompt, client, outcome });
-                this.#promptGetDuration.observe({ upstream, outcome }, seconds);
                 if (rounds !== undefined && path !== undefined) this.#inputRounds.inc({ upstream, path }, rounds);
                 return;
             case 'list':
@@ -317,7 +319,6 @@ export class GatewayMetrics {
 
     /** `outcome`: as a client request's (catalog/usage.ts Outcome). */
     upstreamRequest(upstream: string, method: string, seconds: number, outcome: string): void {
-        this.#upstreamRequestDuration.observe({ upstream, method }, seconds);
         this.#clientOperations.observe({ method, upstream, outcome }, seconds);
     }
 

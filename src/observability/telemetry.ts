@@ -37,6 +37,8 @@ export interface TelemetrySources {
     /** Writes waiting for that Redis to take them. */
     sharedWritesPending: () => number;
     faults: FaultCounters;
+    /** With tracing on: spans lost so far, by reason (RunningTracing.spansDropped). */
+    spansDropped?: (() => Record<string, number>) | undefined;
     /** What of an upstream's overrides did not apply to its last list; undefined when everything did. */
     overridesNotApplied?: (upstreamId: string) => OverridesNotApplied | undefined;
 }
@@ -78,6 +80,7 @@ export class Telemetry {
                 sessions: sources.sessions,
                 requestsInFlight: sources.requestsInFlight,
                 inputWaiting: sources.inputWaiting,
+                spansDropped: sources.spansDropped,
                 ...(config.cluster?.redis === undefined ? {} : { sharedState: { up: () => sources.sharedState() === 'up', pendingWrites: sources.sharedWritesPending } }),
                 faults: () =>
                     sources.upstreams().flatMap(upstream => Object.entries(sources.faults.of(upstream.id)).map(([kind, count]) => ({ upstream: upstream.id, kind, count })))

@@ -9,7 +9,21 @@
  * line when exports succeed again); spans are flushed at shutdown, within its
  * timeout.
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Link, type Span, type SpanContext } from '@opentelemetry/api';
+import {
+    createNoopMeter,
+    ROOT_CONTEXT,
+    SpanKind,
+    SpanStatusCode,
+    trace,
+    TraceFlags,
+    type Attributes,
+    type Counter,
+    type Link,
+    type Meter,
+    type MeterProvider,
+    type Span,
+    type SpanContext
+} from '@opentelemetry/api';
 import { ExportResultCode, TraceState, type ExportResult } from '@opentelemetry/core';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -182,18 +196,36 @@ function samplerOf(name: SamplerName, ratio: number): Sampler {
     }
 }
 
+/**
+ * Why spans never reached the collector: `queue_full`, dropped as they ended because the export queue
+ * (tracing.maxQueueSize) was full; `export_failed`, in an export that failed (after the exporter's own retries).
+ */
+export type SpanDropReason = 'queue_full' | 'export_failed';
+
 /** The traces a gateway exports, and how they end. */
 export interface RunningTracing {
     readonly tracer: Tracer;
+    /** Spans lost so far, by reason; undefined when tracing is off. */
+    readonly spansDropped: (() => Record<SpanDropReason, number>) | undefined;
     /** Exports what is queued (bounded by `timeoutMs`) and stops. */
     shutdown(timeoutMs: number): Promise<void>;
 }
 
-const OFF: RunningTracing = Object.freeze({ tracer: NO_TRACER, shutdown: () => Promise.resolve() });
+const OFF: RunningTracing = Object.freeze({ tracer: NO_TRACER, spansDropped: undefined, shutdown: () => Promise.resolve() });
 
 export function startTracing(settings: TracingSettings | undefined, logger: Logger): RunningTracing {
     if (settings === undefined) return OFF;
-    const exporter = new WatchedExporter(newExporter(settings), settings.url, logger);
+    const dropped: Record<SpanDropReason, number> = { queue_full: 0, export_failed: 0 };
+    const exporter = new WatchedExporter(newExporter(settings), settings.url, logger, count => (dropped.export_failed += count));
+    // The processor is the one that knows when its queue is full: it says so on its self-observability meter.
+    // (Not in the options' declared type of sdk-trace-base's processor, which passes them on to sdk-trace's, which takes it.)
+    const processorOptions = {
+        maxQueueSize: settings.maxQueueSize,
+        maxExportBatchSize: settings.maxExportBatchSize,
+        scheduledDelayMillis: settings.scheduledDelayMs,
+        exportTimeoutMillis: settings.exportTimeoutMs,
+        selfObsMeterProvider: queueDropMeter(count => (dropped.queue_full += count))
+    };
     const provider = new BasicTracerProvider({
         resource: resourceFromAttributes({
             [ATTR_SERVICE_NAME]: DEFAULT_SERVICE_NAME,
@@ -202,19 +234,13 @@ export function startTracing(settings: TracingSettings | undefined, logger: Logg
             ...(settings.serviceName === undefined ? {} : { [ATTR_SERVICE_NAME]: settings.serviceName })
         }),
         sampler: samplerOf(settings.sampler, settings.samplerArg),
-        spanProcessors: [
-            new BatchSpanProcessor(exporter, {
-                maxQueueSize: settings.maxQueueSize,
-                maxExportBatchSize: settings.maxExportBatchSize,
-                scheduledDelayMillis: settings.scheduledDelayMs,
-                exportTimeoutMillis: settings.exportTimeoutMs
-            })
-        ]
+        spanProcessors: [new BatchSpanProcessor(exporter, processorOptions)]
     });
     const tracer = new OtelTracer(provider.getTracer('mcp-prompt-gateway', VERSION));
     logger.info({ collector: collectorOrigin(settings.url), protocol: settings.protocol, sampler: settings.sampler }, 'exporting traces');
     return {
         tracer,
+        spansDropped: () => ({ ...dropped }),
         shutdown: timeoutMs => withDeadline(provider.shutdown(), timeoutMs, () => logger.warn({ waitedMs: timeoutMs }, 'spans still unexported at shutdown; dropped'))
     };
 }
@@ -229,6 +255,27 @@ function collectorOrigin(url: string): string {
     return URL.canParse(url) ? new URL(url).origin : '(invalid URL)';
 }
 
+/** The SDK's span processor metric (otel.sdk.processor.span.processed) whose error.type says a span was dropped. */
+const PROCESSED_SPANS_METRIC = 'otel.sdk.processor.span.processed';
+const QUEUE_FULL = 'queue_full';
+
+/**
+ * A meter provider for the span processor's self-observability that keeps one thing: the spans it drops because its
+ * queue is full (`onDropped`, with their count). Everything else it measures goes to a no-op meter.
+ */
+function queueDropMeter(onDropped: (count: number) => void): MeterProvider {
+    const noop = createNoopMeter();
+    const drops: Counter = {
+        add: (count, attributes) => {
+            if (attributes?.[ATTR_ERROR_TYPE] === QUEUE_FULL) onDropped(count);
+        }
+    };
+    const meter: Meter = Object.create(noop, {
+        createCounter: { value: (name: string, options?: Parameters<Meter['createCounter']>[1]) => (name === PROCESSED_SPANS_METRIC ? drops : noop.createCounter(name, options)) }
+    }) as Meter;
+    return { getMeter: () => meter };
+}
+
 /** The exporter, telling its first failure (and its recovery) once: a collector away for hours is one line, not one per batch. */
 class WatchedExporter implements SpanExporter {
     #failing = false;
@@ -236,11 +283,13 @@ class WatchedExporter implements SpanExporter {
     constructor(
         private readonly inner: SpanExporter,
         private readonly url: string,
-        private readonly logger: Logger
+        private readonly logger: Logger,
+        private readonly onLost: (count: number) => void
     ) {}
 
     export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
         this.inner.export(spans, result => {
+            if (result.code !== ExportResultCode.SUCCESS) this.onLost(spans.length);
             this.#observe(result);
             done(result);
         });

@@ -111,7 +111,9 @@ async function httpGateway(t: TestContext, onForeignAnswer?: (session: Session, 
         cacheScope: () => 'public',
         onForeignAnswer
     });
-    const server = createServer((req: IncomingMessage, res: ServerResponse) => void mcp.post(req, res, { client: ANONYMOUS, quotaKey: '127.0.0.1' }, 'http-1'));
+    const server = createServer(
+        (req: IncomingMessage, res: ServerResponse) => void mcp.post(req, res, { client: ANONYMOUS, quotaKey: '127.0.0.1', address: () => '127.0.0.1' }, 'http-1')
+    );
     await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
     t.after(
         () =>

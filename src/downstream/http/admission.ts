@@ -132,11 +132,17 @@ function authenticator(
 }
 
 /**
- * The key of the request's sessions-per-client and rate-limit quotas: the client's id, or an anonymous caller's
- * address (only then is the address worked out: behind proxies that means parsing X-Forwarded-For).
+ * The caller's address as `listen.trustProxy` makes it out, worked out on first use only (behind proxies that means
+ * parsing X-Forwarded-For), then kept: an anonymous caller's quota key and a request's span read the same one.
  */
-function quotaKeyOf(client: ClientProfile, req: IncomingMessage, trust: ProxyTrust): string {
-    return quotaKey(client, client.id === ANONYMOUS_CLIENT_ID ? clientAddress(req, trust) : undefined);
+function callerAddress(req: IncomingMessage, trust: ProxyTrust): () => string | undefined {
+    let address: { value: string | undefined } | undefined;
+    return () => (address ??= { value: clientAddress(req, trust) }).value;
+}
+
+/** The key of the request's sessions-per-client and rate-limit quotas: the client's id, or an anonymous caller's address. */
+function quotaKeyOf(client: ClientProfile, address: () => string | undefined): string {
+    return quotaKey(client, client.id === ANONYMOUS_CLIENT_ID ? address() : undefined);
 }
 
 /**
@@ -157,6 +163,8 @@ export interface Admitted {
     client: ClientProfile;
     /** Whose session and rate quotas the request counts against (see policy/quota.ts). */
     quotaKey: string;
+    /** The caller's address (`listen.trustProxy` applied), worked out when first asked; undefined once its socket is gone. */
+    address: () => string | undefined;
 }
 
 export interface AdmissionOptions {
@@ -187,10 +195,11 @@ export function admission({
     return async (req, res) => {
         const client = await authenticate(req, res);
         if (client === undefined) return undefined;
-        const quotaKey = quotaKeyOf(client, req, trust);
+        const address = callerAddress(req, trust);
+        const quotaKey = quotaKeyOf(client, address);
         if (!(await takeTokens(limiter, client, quotaKey, res, reject))) return undefined;
         // A POST's version is judged with its body (which era it is, and the id to answer), see mcp.ts.
-        if (req.method === 'POST' || protocolVersionAccepted(req)) return { client, quotaKey };
+        if (req.method === 'POST' || protocolVersionAccepted(req)) return { client, quotaKey, address };
         reject(res, 'unsupported_protocol_version', { data: unsupportedVersion(String(req.headers['mcp-protocol-version']), 'header').data });
         return undefined;
     };

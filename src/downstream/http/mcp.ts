@@ -25,7 +25,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
 import { ANONYMOUS_CLIENT_ID } from '../../config/policy-schema.js';
-import type { Reject } from '../../http-server/rejections.js';
+import { rejectionCode, type Reject, type RejectionReason } from '../../http-server/rejections.js';
 import { sendEmpty, sendJson } from '../../http-server/respond.js';
 import { isRequest } from '../../protocol/json-rpc.js';
 import { claimsStateless, classify, namesStatelessRevision, type Stateless } from '../../protocol/classify.js';
@@ -34,7 +34,7 @@ import type { Logger } from '../../diagnostics/logger.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit } from '../batches.js';
 import { instanceOfAskId } from '../client-requests.js';
-import { ALREADY_INITIALIZED, errorResponse, initialize, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
+import { ALREADY_INITIALIZED, endServerSpan, errorResponse, initialize, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
 import { readMessages, refusalAnswer, type Inbound, type Refusal } from '../inbound.js';
 import { frame, InboundPipeline, isAnswered, isRefusal, LISTENING, type Channel, type PipelineRefusal, type SessionHooks, type StatelessHooks } from '../pipeline.js';
 import type { RequestRegistry, Ticket } from '../requests.js';
@@ -80,6 +80,13 @@ const UNASKED_IN_SESSION = 'Invalid Request: this response answers no request of
 const ANOTHER_REPLICAS_ANSWER =
     "Misdirected: this answers a request another gateway replica sent, which only it can take; route each session's requests to one replica (session affinity) for prompts that ask the user";
 
+/** What an initialize without a session came to: its answer or refusal (`{ error }`), and the session it opened. */
+interface Opened {
+    answer: JSONRPCResponse | { error: { code: number } };
+    protocolVersion?: string | undefined;
+    session?: string | undefined;
+}
+
 /** A body refused (answered) or whose client went away. */
 const UNREAD = Symbol('unread');
 
@@ -115,7 +122,12 @@ export class McpEndpoint {
         const { value } = framed;
         const inbound = readMessages(value);
         const { batch, messages, refusals } = inbound;
-        if (!batch && refusals.length > 0) return this.#refuse(res, refusals[0]!, session);
+        const from = { forwarded: { requestId, trace: headerTrace(req) }, origin: { transport: 'tcp' as const, address: admitted.address } };
+        if (!batch && refusals.length > 0) {
+            // Traced where it could be read as a request (a batch's refusals are the pipeline's to trace).
+            this.#pipeline.refusedRequest(refusals[0]!, { clientId: admitted.client.id, protocolVersion: session?.record.protocolVersion }, { scope: res, ...from });
+            return this.#refuse(res, refusals[0]!, session);
+        }
         // A lone notification dropped (its params are not an object): JSON-RPC answers no notification.
         if (messages.length === 0 && refusals.length === 0) return sendEmpty(res, 202, session === undefined ? {} : { 'mcp-session-id': session.id });
         // The body decides the era (2026-07-28 versioning): a stateless one is served so on a live session too, its
@@ -123,8 +135,8 @@ export class McpEndpoint {
         const classified = classify(batch ? messages : messages[0]!, { session: session?.revision, headers: mirroredHeaders(req) });
         if ('reason' in classified) return this.#refused(res, classified);
         if (classified.era === 'stateless') return this.#serveStateless(classified, req, res, admitted, requestId);
-        if (session === undefined) return this.#open(value, messages, res, admitted);
-        return this.#serve(session, inbound, res, { requestId, trace: headerTrace(req) }, { transport: 'tcp', address: req.socket.remoteAddress, session: session.record.nonce });
+        if (session === undefined) return this.#open(value, messages, res, admitted, from);
+        return this.#serve(session, inbound, res, from.forwarded, { ...from.origin, session: session.record.nonce });
     }
 
     /** Accept and Content-Type of a POST; false once refused. */
@@ -194,7 +206,7 @@ export class McpEndpoint {
         const channel: StatelessChannel = {
             scope: res,
             forwarded: { requestId, headers: paramHeaders(req), trace: headerTrace(req) },
-            origin: { transport: 'tcp', address: req.socket.remoteAddress },
+            origin: { transport: 'tcp', address: admitted.address },
             send: reply.send,
             res,
             admitted
@@ -295,18 +307,34 @@ export class McpEndpoint {
         this.options.reject(res, refusal.reason, { message: refusal.error.message, id: refusal.id, ...(status === undefined ? {} : { status }) });
     }
 
-    /**
-     * Without a session, only an initialize is taken. The session lives on only if its answer reached the client:
-     * one whose answer could not be written is dropped at once, so it never counts against maxSessions.
-     */
-    async #open(value: unknown, messages: JSONRPCMessage[], res: ServerResponse, { client, quotaKey }: Admitted): Promise<void> {
-        const { reject, sessions, logger } = this.options;
+    /** Without a session, only an initialize is taken: it opens one (#openSession), as a SERVER span when traced. */
+    async #open(value: unknown, messages: JSONRPCMessage[], res: ServerResponse, admitted: Admitted, from: Pick<Exchange, 'forwarded' | 'origin'>): Promise<void> {
         const request = messages[0];
-        if (Array.isArray(value) || request === undefined || !isRequest(request) || request.method !== 'initialize') return reject(res, 'session_required');
+        if (Array.isArray(value) || request === undefined || !isRequest(request) || request.method !== 'initialize') return this.options.reject(res, 'session_required');
+        const span = this.options.dispatcher.serverSpan(request, { clientId: admitted.client.id }, from);
+        const opened = await this.#openSession(request, res, admitted);
+        span?.set({ 'mcp.protocol.version': opened.protocolVersion, 'mcp.session.id': opened.session });
+        endServerSpan(span, opened.answer);
+    }
+
+    /**
+     * The session an initialize opens, its answer sent; or its refusal, sent. The session lives on only if its answer
+     * reached the client: one whose answer could not be written is dropped at once, so it never counts against
+     * maxSessions.
+     */
+    async #openSession(request: JSONRPCRequest, res: ServerResponse, { client, quotaKey }: Admitted): Promise<Opened> {
+        const { reject, sessions, logger } = this.options;
         const completions = this.options.completions();
         const initialized = initialize(request, completions);
-        if ('error' in initialized) return sendJson(res, 200, initialized);
-        if (sessions.full) return reject(res, 'too_many_sessions');
+        if ('error' in initialized) {
+            sendJson(res, 200, initialized);
+            return { answer: initialized };
+        }
+        const rejected = (reason: RejectionReason, detail?: { message: string }): Opened => {
+            reject(res, reason, detail);
+            return { answer: { error: { code: rejectionCode(reason) } } };
+        };
+        if (sessions.full) return rejected('too_many_sessions');
         const now = Date.now();
         const { protocolVersion, input } = initialized;
         const session = sessions.create({ clientId: client.id, quotaKey, protocolVersion, completions, input, createdAt: now, expiresAt: now + this.options.sessionLifetimeMs });
@@ -318,10 +346,12 @@ export class McpEndpoint {
             void sessions.end(session);
         });
         if (!(await sessions.admit(session, client.maxSessions))) {
-            return reject(res, 'client_session_limit', { message: `Too many sessions for this client (at most ${client.maxSessions}); end unused ones with DELETE` });
+            return rejected('client_session_limit', { message: `Too many sessions for this client (at most ${client.maxSessions}); end unused ones with DELETE` });
         }
         logger.debug({ session: session.record.nonce }, 'session opened');
-        sendJson(res, 200, { jsonrpc: '2.0', id: request.id, result: initialized.result }, { 'mcp-session-id': session.id });
+        const answer: JSONRPCResponse = { jsonrpc: '2.0', id: request.id, result: initialized.result };
+        sendJson(res, 200, answer, { 'mcp-session-id': session.id });
+        return { answer, protocolVersion, session: session.record.nonce };
     }
 
     /** A batch's refused items are answered beside the others (JSON-RPC §6), in the same array. */
