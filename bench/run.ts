@@ -220,7 +220,8 @@ async function main(): Promise<void> {
     const gatewayWarnings = Object.fromEntries(lineup.gateway.warnings);
     await lineup.stop();
     const tracingExports = lineup.collector.received();
-    if (tracingExports.exports === 0) throw new Error(`${GATEWAY_TRACING}: its collector received no export`);
+    // A build from before traces (--gateway) ignores the environment: its numbers are tracing off, which the report says.
+    if (tracingExports.exports === 0) log(`${GATEWAY_TRACING}: its collector received no export (a build without traces?)`);
     const inProcess = await inProcessScenarios();
     const promptFiles = await promptFilesScenario();
 
