@@ -48,14 +48,18 @@ function tracingParagraph(r: BenchResults): string {
     if (cpu === undefined || !r.latency.some(row => row.name === GATEWAY_TRACING)) return '';
     const [rawCpu, rawAdded] = [cpuPerGet(r, RAW_HOP), addedP50(r, RAW_HOP)];
     const [offCpu, offAdded, onAdded] = [cpuPerGet(r, GATEWAY), addedP50(r, GATEWAY), addedP50(r, GATEWAY_TRACING)];
-    const exported =
-        r.tracingExports === undefined ? '' : ` Its collector received ${count(r.tracingExports.exports)} exports (${kib(r.tracingExports.bytes)} in all) over the run.`;
+    const exported = r.tracingExports === undefined ? '' : collectorReceived(r.tracingExports);
     return `**Tracing on** (\`${GATEWAY_TRACING}\`: the standard environment, \`OTEL_EXPORTER_OTLP_ENDPOINT\` and
 \`OTEL_TRACES_SAMPLER=always_on\`, every get making a SERVER and a CLIENT span, exported over OTLP/HTTP protobuf to a
 collector in the bench process that answers at once): CPU per get at concurrency ${r.cpuConcurrency} ${us(cpu)} against ${us(offCpu)} with tracing off
 (${ratio(cpu / rawCpu)} against ${ratio(offCpu / rawCpu)} the raw hop's: traces add ${us(cpu - offCpu)}, ${ratio((cpu - offCpu) / rawCpu)} of a raw hop), added p50
 ${us(onAdded)} against ${us(offAdded)} (${ratio(onAdded / rawAdded)} against ${ratio(offAdded / rawAdded)} the raw hop's).${exported} Tracing off, the gateway builds
 no span and no attribute (a no-op tracer); the client's \`traceparent\` is still passed to the upstream.`;
+}
+
+function collectorReceived({ exports, bytes }: NonNullable<BenchResults['tracingExports']>): string {
+    if (exports === 0) return ' **Its collector received no span: this build does not trace, and the row measures it with tracing off.**';
+    return ` Its collector received ${count(exports)} exports (${kib(bytes)} in all) over the run.`;
 }
 
 function throughputSection(r: BenchResults): string {
