@@ -59,7 +59,7 @@ no span and no attribute (a no-op tracer); the client's \`traceparent\` is still
 
 function collectorReceived({ exports, bytes }: NonNullable<BenchResults['tracingExports']>): string {
     if (exports === 0) return ' **Its collector received no span: this build does not trace, and the row measures it with tracing off.**';
-    return ` Its collector received ${count(exports)} exports (${kib(bytes)} in all) over the run.`;
+    return ` Its collector received ${count(exports)} exports (${bytes < 2 ** 20 ? kib(bytes) : mib(bytes)} in all) over the run.`;
 }
 
 function throughputSection(r: BenchResults): string {
