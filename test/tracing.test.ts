@@ -6,7 +6,7 @@
  * the upstream, sampling, an unreachable collector and the flush at shutdown.
  */
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -405,6 +405,42 @@ describe('OpenTelemetry traces', () => {
         await collector.requests(2);
         const afterRefusal = await dropped();
         assert.ok(afterRefusal.export_failed! >= 1, JSON.stringify(afterRefusal));
+    });
+
+    test('a collector that takes the export and never answers: requests are still answered, and the stop waits no longer than shutdownTimeoutMs', async t => {
+        const held = new EventEmitter();
+        const silent = createServer((req, res) => {
+            closeAfter(t, () => void res.destroy());
+            req.resume();
+            held.emit('export');
+        });
+        silent.listen(0, '127.0.0.1');
+        await once(silent, 'listening');
+        closeAfter(t, () => {
+            silent.closeAllConnections();
+            return new Promise(resolve => silent.close(resolve));
+        });
+        const { port } = silent.address() as AddressInfo;
+        const exported = once(held, 'export');
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_BSP_EXPORT_TIMEOUT: '600000' }, { shutdownTimeoutMs: 1000 });
+        const client = await connectHttp(cli.url);
+        await seenBy(client, 'h25__echo', { traceparent: traceparent(CLIENT_TRACE, CLIENT_SPAN) });
+        await exported;
+        // The first export hangs at the collector: every request after it is answered all the same, its context injected.
+        for (let round = 0; round < 20; round++) {
+            const trace = `${CLIENT_TRACE.slice(0, 30)}${String(round).padStart(2, '0')}`;
+            const seen = await seenBy(client, UPSTREAMS[round % UPSTREAMS.length] + '__echo', { traceparent: traceparent(trace, CLIENT_SPAN) });
+            assert.equal(seen.meta.traceparent?.split('-')[1], trace);
+        }
+        await client.close();
+        const exited = once(cli.child, 'exit');
+        cli.child.kill('SIGTERM');
+        const [code] = (await exited) as [number | null];
+        assert.equal(code, 0, cli.stderr.join('\n'));
+        assert.ok(
+            cli.logs.some(line => line.msg === 'spans still unexported at shutdown; dropped'),
+            cli.stderr.join('\n')
+        );
     });
 
     test('OTEL_EXPORTER_OTLP_PROTOCOL=grpc stops the start, and a bad OTEL_* value fails --check: exit 2, naming the variable and the fix', async t => {

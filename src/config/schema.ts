@@ -270,6 +270,9 @@ const catalogSchema = z
 /** The OTel sampler names (OTEL_TRACES_SAMPLER), but the Jaeger remote sampler. */
 export const TRACE_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
 export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+/** Bounds of the span queue (and batch) and of one export, the OTEL_BSP_* / OTEL_EXPORTER_OTLP_*TIMEOUT variables' too. */
+export const MAX_SPAN_QUEUE = 1_000_000;
+export const MAX_EXPORT_TIMEOUT_MS = 600_000;
 export const OTLP_PROTOCOL_FIX = 'use "http/protobuf" (or "http/json") and the collector\'s OTLP/HTTP port, 4318; OTLP over gRPC is not supported';
 
 const tracingSchema = z
@@ -303,14 +306,14 @@ const tracingSchema = z
             .number()
             .int()
             .min(1)
-            .max(1_000_000)
+            .max(MAX_SPAN_QUEUE)
             .optional()
             .describe('Spans kept for export at most; more are dropped while the collector is slow or away. Default: OTEL_BSP_MAX_QUEUE_SIZE, else 2048.'),
         exportTimeoutMs: z
             .number()
             .int()
             .min(1)
-            .max(600_000)
+            .max(MAX_EXPORT_TIMEOUT_MS)
             .optional()
             .describe('How long one export may take. Default: OTEL_EXPORTER_OTLP_TRACES_TIMEOUT, OTEL_BSP_EXPORT_TIMEOUT, else 10000.')
     })

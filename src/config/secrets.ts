@@ -6,7 +6,7 @@
  * of them), an upstream's `auth` token or client secret (in each form it is
  * sent in; the access tokens fetched with a client secret are redacted as they
  * arrive, see diagnostics/redaction.ts), `auth.secret`, `cursorSecret`, `sessions.secrets`, the password of
- * `cluster.redis.url`, `metrics.bearerToken`, the values of VS Code `${input:ID}`s
+ * `cluster.redis.url`, `metrics.bearerToken`, the trace collector's `tracing.headers` and endpoint password, the values of VS Code `${input:ID}`s
  * (`upstreamsFrom[].inputs`), and the value of every secret expansion, wherever in the config it went (a token
  * expanded into a stdio server's args is printed when the server echoes its argv): see withSecretExpansions. Values
  * shorter than MIN_SECRET_LENGTH are left out: they would match ordinary words
@@ -65,7 +65,7 @@ export function secretExpansionsIn(config: Parameters<typeof configSecrets>[0], 
     return expansions.filter(({ name, value, into }) => !isPlainEnvName(name) && secrets.some(secret => secret.includes(value) && into.includes(secret))).map(({ value }) => value);
 }
 
-export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'upstreamsFrom' | 'auth' | 'cursorSecret' | 'sessions' | 'cluster' | 'metrics'>): string[] {
+export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'upstreamsFrom' | 'auth' | 'cursorSecret' | 'sessions' | 'cluster' | 'metrics' | 'tracing'>): string[] {
     const values: string[] = [];
     for (const upstream of config.upstreams) {
         // A folder of prompt files holds no credentials.
@@ -74,21 +74,29 @@ export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'upstrea
             for (const [name, value] of Object.entries(upstream.env)) if (!isPlainEnvName(name)) values.push(value);
             continue;
         }
-        for (const value of Object.values(upstream.headers)) {
-            values.push(value);
-            const token = SCHEME_TOKEN.exec(value)?.[1];
-            if (token !== undefined) values.push(token);
-        }
-        values.push(...urlSecrets(upstream.url));
+        values.push(...headerSecrets(upstream.headers), ...urlSecrets(upstream.url));
         if (upstream.auth !== undefined) values.push(...authSecrets(upstream.auth));
     }
     if (config.auth.mode === 'jwt' && config.auth.secret !== undefined) values.push(config.auth.secret);
     values.push(config.cursorSecret, ...config.sessions.secrets);
     if (config.cluster?.redis !== undefined) values.push(...urlSecrets(config.cluster.redis.url));
     if (config.metrics.bearerToken !== undefined) values.push(config.metrics.bearerToken);
+    values.push(...headerSecrets(config.tracing.headers ?? {}));
+    if (config.tracing.endpoint !== undefined) values.push(...urlSecrets(config.tracing.endpoint));
     for (const from of config.upstreamsFrom) values.push(...Object.values(from.inputs));
     values.push(...secretExpansionsOf(config));
     return [...new Set(values.filter(value => value.length >= MIN_SECRET_LENGTH))];
+}
+
+/** Every header value, and the token of a `Bearer` or `Basic` one. */
+function headerSecrets(headers: Readonly<Record<string, string>>): string[] {
+    const values: string[] = [];
+    for (const value of Object.values(headers)) {
+        values.push(value);
+        const token = SCHEME_TOKEN.exec(value)?.[1];
+        if (token !== undefined) values.push(token);
+    }
+    return values;
 }
 
 /** A bearer token; a client secret as written, as form-encoded (post) and inside the Basic credentials (basic). */

@@ -41,7 +41,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { ConfigError, type ConfigIssue } from '../config/issues.js';
-import { OTLP_PROTOCOL_FIX, OTLP_PROTOCOLS, TRACE_SAMPLERS, type GatewayConfig } from '../config/schema.js';
+import { MAX_EXPORT_TIMEOUT_MS, MAX_SPAN_QUEUE, OTLP_PROTOCOL_FIX, OTLP_PROTOCOLS, TRACE_SAMPLERS, type GatewayConfig } from '../config/schema.js';
 import type { Logger } from '../diagnostics/logger.js';
 import { NO_TRACER, type SpanAttributes, type SpanKind as PortSpanKind, type SpanStart, type TraceSpan, type Tracer } from '../diagnostics/tracer.js';
 import { withDeadline } from '../lib/deadline.js';
@@ -93,6 +93,10 @@ function tracingWanted(config: TracingConfig, env: Environment, issues: ConfigIs
  * The tracing settings, or undefined when tracing is off. Throws ConfigError (exit 2) naming the variable or field
  * for a value that cannot be used, e.g. OTEL_EXPORTER_OTLP_PROTOCOL=grpc.
  */
+/** The environment's bounds are the config's: a queue of 10^15 spans would bound nothing. */
+const SPAN_COUNT = { min: 1, max: MAX_SPAN_QUEUE, integer: true };
+const EXPORT_TIMEOUT = { min: 1, max: MAX_EXPORT_TIMEOUT_MS, integer: true };
+
 export function tracingSettings(config: TracingConfig, env: Environment): TracingSettings | undefined {
     const issues: ConfigIssue[] = [];
     const wanted = tracingWanted(config, env, issues);
@@ -104,15 +108,12 @@ export function tracingSettings(config: TracingConfig, env: Environment): Tracin
         sampler: config.sampler ?? envSampler(env, issues),
         samplerArg: config.samplerArg ?? envNumber(env, 'OTEL_TRACES_SAMPLER_ARG', 1, issues, { min: 0, max: 1 }),
         headers: config.headers,
-        maxQueueSize: config.maxQueueSize ?? envNumber(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048, issues, { min: 1, integer: true }),
-        maxExportBatchSize: envNumber(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512, issues, { min: 1, integer: true }),
+        maxQueueSize: config.maxQueueSize ?? envNumber(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048, issues, SPAN_COUNT),
+        maxExportBatchSize: envNumber(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512, issues, SPAN_COUNT),
         scheduledDelayMs: envNumber(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000, issues, { min: 0, integer: true }),
         exportTimeoutMs:
             config.exportTimeoutMs ??
-            envNumber(env, 'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', envNumber(env, 'OTEL_BSP_EXPORT_TIMEOUT', 10_000, issues, { min: 1, integer: true }), issues, {
-                min: 1,
-                integer: true
-            })
+            envNumber(env, 'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', envNumber(env, 'OTEL_BSP_EXPORT_TIMEOUT', 10_000, issues, EXPORT_TIMEOUT), issues, EXPORT_TIMEOUT)
     };
     // The batch cannot exceed the queue (the SDK would refuse it): the smaller bound wins.
     settings.maxExportBatchSize = Math.min(settings.maxExportBatchSize, settings.maxQueueSize);

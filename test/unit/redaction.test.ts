@@ -59,6 +59,28 @@ describe('configSecrets', () => {
     });
 });
 
+describe('configSecrets: the collector of traces', () => {
+    test("tracing.headers values (and a Bearer token's), the endpoint's password, and a ${X} expanded into them are secrets everywhere", () => {
+        const env = { OTLP_KEY: 'otlp-api-key-0123456789' };
+        const config = parseConfig(
+            JSON.stringify({
+                tracing: {
+                    endpoint: 'https://tenant:collector-pass-word@otel.example.com:4318',
+                    headers: { 'x-honeycomb-team': '${OTLP_KEY}', authorization: 'Bearer otlp-bearer-token-1' }
+                },
+                // The same variable in an upstream's argv: printed when the server echoes it, so it must be redacted there too.
+                upstreams: [{ id: 'a', transport: 'stdio', command: 'true', args: ['--key=${OTLP_KEY}'] }]
+            }),
+            'test config',
+            env
+        );
+        const secrets = configSecrets(config);
+        for (const expected of ['otlp-api-key-0123456789', 'Bearer otlp-bearer-token-1', 'otlp-bearer-token-1', 'collector-pass-word']) {
+            assert.ok(secrets.includes(expected), expected);
+        }
+    });
+});
+
 describe('secret expansions', () => {
     test("the gateway config's ${X} is a secret where it went into a secret value, and then everywhere; elsewhere it is not", () => {
         const env = { KEY: 'expanded-key-0123456789', HOST: '127.0.0.1', TOOLS: '/opt/tools-folder', SHORT: 'argv', HOME: '/home/operator' };

@@ -111,6 +111,27 @@ describe('tracing settings: the config block over the standard OTEL_* environmen
         assert.equal(tracingSettings(tracing({ enabled: false }), { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }), undefined);
     });
 
+    test("the environment's queue, batch and timeout are bounded as the config's are: a queue of 10^15 spans is no bound", () => {
+        const on = { OTEL_TRACES_EXPORTER: 'otlp' };
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...on, OTEL_BSP_MAX_QUEUE_SIZE: '1000000000000000' })),
+            /OTEL_BSP_MAX_QUEUE_SIZE: must be an integer from 1 to 1000000/
+        );
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...on, OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '1000000000000000' })),
+            /OTEL_BSP_MAX_EXPORT_BATCH_SIZE: must be an integer from 1 to 1000000/
+        );
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...on, OTEL_BSP_EXPORT_TIMEOUT: '86400000' })),
+            /OTEL_BSP_EXPORT_TIMEOUT: must be an integer from 1 to 600000/
+        );
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...on, OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '86400000' })),
+            /OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: must be an integer from 1 to 600000/
+        );
+        assert.equal(tracingSettings(tracing(), { ...on, OTEL_BSP_MAX_QUEUE_SIZE: '1000000' })?.maxQueueSize, 1_000_000);
+    });
+
     test('the config block refuses grpc with the same fix, and malformed values', () => {
         assert.match(GatewayConfigSchema.shape.tracing.safeParse({ protocol: 'grpc' }).error!.issues[0]!.message, /use "http\/protobuf".*4318/);
         assert.equal(GatewayConfigSchema.shape.tracing.safeParse({ endpoint: 'ftp://x' }).success, false);
