@@ -14,7 +14,9 @@
  * the environment variables that configure a process rather than authorise it
  * (PATH, HOME, ...): a missing command's message names the PATH it searched.
  * (Client API keys are not here: they are hashed at load and never kept.)
+ * The standard OTEL_* environment holds the collector's credentials too: see environmentSecrets.
  */
+import { parseKeyPairsIntoRecord } from '@opentelemetry/core';
 import { clientSecretBasic, formEncode } from '../lib/client-secret-basic.js';
 import { urlCredentials } from '../lib/url-credentials.js';
 import type { Expansion } from './interpolate.js';
@@ -86,6 +88,31 @@ export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'upstrea
     for (const from of config.upstreamsFrom) values.push(...Object.values(from.inputs));
     values.push(...secretExpansionsOf(config));
     return [...new Set(values.filter(value => value.length >= MIN_SECRET_LENGTH))];
+}
+
+/** The variables that hold the trace collector's headers, as `key=value,...` (URL-encoded values), and its URL. */
+const OTLP_HEADER_VARIABLES = ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS'];
+const OTLP_ENDPOINT_VARIABLES = ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'];
+
+/**
+ * The secrets of the environment the gateway reads besides its config: the trace collector's header values (as
+ * written and decoded, and a Bearer or Basic token) and its endpoint's password, which the exporter sends. The loaded
+ * config carries them as secret expansions (config/load.ts), so every output that redacts the config redacts them.
+ */
+export function environmentSecrets(env: Readonly<Record<string, string | undefined>>): string[] {
+    const values: string[] = [];
+    for (const variable of OTLP_HEADER_VARIABLES) {
+        const raw = env[variable];
+        if (raw === undefined) continue;
+        const written = raw.split(',').map(entry => entry.slice(entry.indexOf('=') + 1).trim());
+        values.push(...written, ...headerSecrets(parseKeyPairsIntoRecord(raw)));
+    }
+    for (const variable of OTLP_ENDPOINT_VARIABLES) {
+        const raw = env[variable]?.trim();
+        // One that is not a URL is refused at start (observability/tracing.ts) and holds no password to send.
+        if (raw !== undefined && URL.canParse(raw)) values.push(...urlSecrets(raw));
+    }
+    return values.filter(value => value.length >= MIN_SECRET_LENGTH);
 }
 
 /** Every header value, and the token of a `Bearer` or `Basic` one. */

@@ -79,6 +79,33 @@ describe('configSecrets: the collector of traces', () => {
             assert.ok(secrets.includes(expected), expected);
         }
     });
+    test('OTEL_EXPORTER_OTLP_HEADERS / _TRACES_HEADERS values and the OTEL_* endpoint password are secrets, in the log too', () => {
+        const env = {
+            OTEL_EXPORTER_OTLP_HEADERS: 'x-honeycomb-team=env-team-key-0123456789, authorization=Bearer%20env-bearer-token-1',
+            OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'dd-api-key=traces%2Fkey%3D0123456789',
+            OTEL_EXPORTER_OTLP_ENDPOINT: 'https://tenant:env-endpoint-pass@otel.example.com:4318',
+            OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://tenant:env-traces-pass@otel.example.com/v1/traces',
+            OTEL_SERVICE_NAME: 'not-a-secret-service'
+        };
+        const config = parseConfig(JSON.stringify({ upstreams: [{ id: 'x', transport: 'stdio', command: 'true' }] }), 'test config', env);
+        const secrets = configSecrets(config);
+        const expected = [
+            'env-team-key-0123456789',
+            'Bearer env-bearer-token-1',
+            'env-bearer-token-1',
+            'traces%2Fkey%3D0123456789',
+            'traces/key=0123456789',
+            'env-endpoint-pass',
+            'env-traces-pass'
+        ];
+        for (const value of expected) assert.ok(secrets.includes(value), value);
+        assert.ok(!secrets.includes('not-a-secret-service'));
+        const written: string[] = [];
+        const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (written.push(chunk.toString()), done()) });
+        const logger = createLogger({ level: 'info', format: 'json', destination: sink, secrets });
+        logger.info({ headers: env.OTEL_EXPORTER_OTLP_HEADERS }, `collector ${env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT}`);
+        for (const value of expected) assert.ok(!written.join('').includes(value), value);
+    });
 });
 
 describe('secret expansions', () => {
