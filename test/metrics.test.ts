@@ -145,7 +145,8 @@ describe('metrics after a known sequence of requests', () => {
                 ['client=bob', 2]
             ])
         );
-        assert.equal(count(families, 'mcp_gateway_prompt_list_duration_seconds'), 3);
+        assert.equal(countOver(families, 'mcp_server_operation_duration_seconds', { method: 'prompts/list' }), 3);
+        assert.equal(families.types.get('mcp_gateway_prompt_list_duration_seconds'), undefined, 'mcp_gateway_prompt_list_duration_seconds is gone');
         assert.deepEqual(
             samples(families, 'mcp_gateway_completions_total', ['upstream', 'prompt', 'outcome']),
             new Map([

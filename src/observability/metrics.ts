@@ -12,16 +12,13 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric, type OpenMetricsContentType } from 'prom-client';
 
-/** Sub-millisecond buckets resolve the gateway's own overhead; the upper ones, slow upstreams. */
-const DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
-
 /** The label value for a prompt or upstream that is not in the catalog. */
 export const UNKNOWN_LABEL = '_unknown';
 
 /**
  * The MCP operation histograms (OpenTelemetry's `mcp.server.operation.duration`, `mcp.client.operation.duration`):
- * from a millisecond to a minute, the range of a prompt get through slow upstreams. Fewer buckets than
- * DURATION_BUCKETS: these carry a series per prompt.
+ * from a millisecond to a minute, the range of a prompt get through slow upstreams. Nothing finer: the server's carries
+ * a series per prompt.
  */
 const OPERATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -97,7 +94,6 @@ const RECORDED = {
         labels: ['method', 'upstream', 'outcome']
     },
     promptLists: { name: 'mcp_gateway_prompt_lists_total', help: 'prompts/list requests (pages) by client.', labels: ['client'] },
-    promptListDuration: { name: 'mcp_gateway_prompt_list_duration_seconds', help: 'Time to answer one prompts/list page.' },
     completions: { name: 'mcp_gateway_completions_total', help: 'completion/complete requests by owning upstream, prompt and outcome.', labels: ['upstream', 'prompt', 'outcome'] },
     reconnects: { name: 'mcp_gateway_upstream_reconnects_total', help: 'Reconnect attempts, after a lost connection or a failed attempt.', labels: ['upstream'] },
     listChangedSent: { name: 'mcp_gateway_list_changed_sent_total', help: 'notifications/prompts/list_changed sent to client sessions.' },
@@ -253,7 +249,6 @@ export class GatewayMetrics {
     readonly #serverOperations: Histogram;
     readonly #clientOperations: Histogram;
     readonly #promptLists: Counter;
-    readonly #promptListDuration: Histogram;
     readonly #completions: Counter;
     readonly #reconnects: Counter;
     /** Counted in a plain map and read at scrape time: an upstream may send tens of thousands a second. */
@@ -269,7 +264,6 @@ export class GatewayMetrics {
     constructor(sources: MetricSources, options: MetricsOptions) {
         const registers = [this.registry];
         const counter = ({ name, help, labels = [] }: MetricSpec) => new Counter({ name, help, labelNames: labels, registers });
-        const histogram = ({ name, help, labels = [] }: MetricSpec) => new Histogram({ name, help, labelNames: labels, buckets: DURATION_BUCKETS, registers });
 
         new Gauge({ name: 'mcp_gateway_info', help: 'Always 1; the gateway version as a label.', labelNames: ['version'], registers }).set({ version: options.version }, 1);
         this.#promptGets = counter(RECORDED.promptGets);
@@ -283,7 +277,6 @@ export class GatewayMetrics {
         this.#serverOperations = operations(RECORDED.serverOperationDuration, true);
         this.#clientOperations = operations(RECORDED.clientOperationDuration, false);
         this.#promptLists = counter(RECORDED.promptLists);
-        this.#promptListDuration = histogram(RECORDED.promptListDuration);
         this.#completions = counter(RECORDED.completions);
         this.#reconnects = counter(RECORDED.reconnects);
         this.#listChangedSent = counter(RECORDED.listChangedSent);
@@ -309,7 +302,6 @@ export class GatewayMetrics {
                 return;
             case 'list':
                 this.#promptLists.inc({ client });
-                this.#promptListDuration.observe(seconds);
                 return;
             case 'complete':
                 this.#completions.inc({ upstream, prompt, outcome });
