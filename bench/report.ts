@@ -120,7 +120,7 @@ function whatRemains(r: BenchResults): string {
         'Most of those rows are HTTP and socket work on both sides (undici to the upstream; the HTTP server, its parser and the ' +
         "socket writes, charged to Node core and to the gateway's http folder), which the raw hop does too; " +
         'the rest is what the gateway does that a hop does not: the access-log line (pino; sonic-boom writes the lines in batches), ' +
-        'five metric updates (prom-client: a counter and four histograms), the request id carried through the request, the client check, ' +
+        'three metric updates (prom-client: a counter and two histograms), the request id carried through the request, the client check, ' +
         `argument validation and the bounds check of the result.${withoutMetrics}`
     );
 }
