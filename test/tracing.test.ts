@@ -270,6 +270,66 @@ describe('OpenTelemetry traces', () => {
         }
     });
 
+    test('2026-07-28 requests refused by the _meta and header checks (HTTP and stdio) are SERVER spans with status ERROR', async t => {
+        const otlp = await receiver(t);
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
+        const [unclaimed, mismatched, unsupported, httpServed, stdioServed] = ['e1', 'e2', 'e3', 'e4', 'e5'].map(tag => `${tag}${CLIENT_TRACE.slice(2)}`) as [
+            string,
+            string,
+            string,
+            string,
+            string
+        ];
+        const context = (trace: string) => ({ _meta: { traceparent: traceparent(trace, CLIENT_SPAN) } });
+        // A stateless revision's header, but no protocol version in _meta.
+        const noVersion = { jsonrpc: '2.0', id: 'no-version', method: 'prompts/list', params: context(unclaimed) };
+        assert.equal((await post(cli.url, noVersion, { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'prompts/list' })).status, 400);
+        const listing = modernRequest('prompts/list', context(mismatched), 'mismatch');
+        assert.equal((await post(cli.url, listing, { ...modernHeaders(listing), 'mcp-method': 'prompts/get' })).status, 400);
+        // A request served after them: its span is exported after theirs (spans are queued as they end).
+        assert.equal((await postModern(cli.url, 'prompts/list', context(httpServed))).status, 200);
+        // Over stdio: a version the gateway does not speak.
+        const dir = await mkdtemp(path.join(tmpdir(), 'tracing-'));
+        closeAfter(t, () => rm(dir, { recursive: true, force: true }));
+        await writeFile(path.join(dir, 'gateway.json'), JSON.stringify({ log: { format: 'json' }, upstreams: [{ id: 'none', transport: 'files', path: dir }] }));
+        const env = { ...(process.env as Record<string, string>), OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '20' };
+        const stdio = new StdioClientTransport({
+            command: process.execPath,
+            args: [path.join(ROOT, 'dist/cli.js'), '--config', 'gateway.json', '--stdio'],
+            cwd: dir,
+            env,
+            stderr: 'pipe'
+        });
+        const answers = new EventEmitter();
+        stdio.onmessage = message => answers.emit('message', message);
+        await stdio.start();
+        closeAfter(t, () => stdio.close());
+        const answered = once(answers, 'message');
+        await stdio.send(modernRequest('prompts/list', context(unsupported), 'too-new', '2099-01-01'));
+        assert.equal(((await answered)[0] as { error?: { code: number } }).error?.code, -32022);
+        const served = once(answers, 'message');
+        await stdio.send(modernRequest('prompts/list', context(stdioServed), 'served'));
+        assert.ok('result' in ((await served)[0] as object));
+        const spans = await otlp.until(all => [httpServed, stdioServed].every(trace => serverSpanOf(all, 'prompts/list', trace) !== undefined));
+        for (const [trace, id, code, transport] of [
+            [unclaimed, 'no-version', '-32602', 'tcp'],
+            [mismatched, 'mismatch', '-32020', 'tcp'],
+            [unsupported, 'too-new', '-32022', 'pipe']
+        ] as const) {
+            const refused = serverSpanOf(spans, 'prompts/list', trace)!;
+            assert.ok(refused, `no SERVER span for the request ${id}`);
+            assert.equal(refused.parentSpanId, CLIENT_SPAN);
+            assert.equal(refused.statusCode, 2);
+            assert.equal(refused.attributes['error.type'], code);
+            assert.equal(refused.attributes['rpc.response.status_code'], code);
+            assert.equal(refused.attributes['jsonrpc.request.id'], id);
+            assert.equal(refused.attributes['network.transport'], transport);
+        }
+        // The claimed revision where the gateway knows it; an unknown claim is never an attribute.
+        assert.equal(serverSpanOf(spans, 'prompts/list', mismatched)!.attributes['mcp.protocol.version'], '2026-07-28');
+        assert.notEqual(serverSpanOf(spans, 'prompts/list', unsupported)!.attributes['mcp.protocol.version'], '2099-01-01');
+    });
+
     test('a client without trace context gets a root SERVER span; its HTTP traceparent header is continued; client.address is the caller behind a trusted proxy', async t => {
         const otlp = await receiver(t);
         const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url }, { listen: { port: 0, trustProxy: ['loopback'] } });

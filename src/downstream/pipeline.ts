@@ -11,12 +11,14 @@
  * streams, session lookup, `initialize` opening a session; stdio its lines,
  * writes, EOF, its channel's session and its handshake).
  */
-import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
 import { NOT_JSON, readJson } from '../protocol/json-text.js';
 import { judgeBatch } from '../protocol/batches.js';
-import type { Stateless } from '../protocol/classify.js';
+import type { ClassifyRefusal, Stateless } from '../protocol/classify.js';
 import { refusal, refusalError, type Refusal } from '../protocol/errors.js';
 import { isRequest } from '../protocol/json-rpc.js';
+import { claimedVersion } from '../protocol/meta.js';
+import { revisionOf } from '../protocol/revisions.js';
 import { endServerSpan, errorResponse, type CacheScope, type Dispatcher, type Exchange, type RequestContext, type SpanSubject } from './dispatcher.js';
 import { refusalAnswer, type Inbound, type Refusal as InboundRefusal } from './inbound.js';
 import { Ticket, type RequestRegistry, type RequestScope } from './requests.js';
@@ -199,6 +201,17 @@ export class InboundPipeline {
     refusedRequest(refused: InboundRefusal, subject: SpanSubject, channel: Channel): void {
         if (refused.method === undefined || refused.id === null) return;
         this.#traceRefusal({ jsonrpc: '2.0', id: refused.id, method: refused.method }, refused.error, subject, channel);
+    }
+
+    /**
+     * A lone message the transport's classify refused (protocol/classify.ts: its `_meta`, its headers against its
+     * body, its version) that is a request: traced as refusedRequest traces one, under the revision it claims if the
+     * gateway knows it (an unknown claim is a client's payload, never an attribute).
+     */
+    refusedClassified(message: JSONRPCMessage, refused: ClassifyRefusal, subject: SpanSubject, channel: Channel): void {
+        if (!isRequest(message)) return;
+        const claimed = revisionOf(claimedVersion(message.params) ?? '')?.version;
+        this.#traceRefusal(message, refused.error, claimed === undefined ? subject : { ...subject, protocolVersion: claimed }, channel);
     }
 
     /** A request refused before it was served, as a SERVER span with status ERROR (nothing with tracing off). */

@@ -171,12 +171,13 @@ class StdioChannel {
         const { batch, messages } = inbound;
         // The line decides the era, once, as a body does over HTTP: a lone message may claim a revision; a batch never does.
         const classified = messages.length === 0 ? undefined : classify(batch ? messages : messages[0]!, { session: this.#session.revision });
+        const channel: Channel = { scope: SESSION_ID, send: this.write, forwarded, origin: STDIO_ORIGIN };
         if (classified !== undefined && 'reason' in classified) {
+            if (!batch) this.#pipeline.refusedClassified(messages[0]!, classified, { clientId: this.#caller.clientId, protocolVersion: this.#session.revision.version }, channel);
             // Over stdio nothing answers a notification (over HTTP its POST gets a status, and the error with it).
             if (isRequest(messages[0]!)) this.write(refusalAnswer(classified));
             return;
         }
-        const channel: Channel = { scope: SESSION_ID, send: this.write, forwarded, origin: STDIO_ORIGIN };
         const taken: Ticket[] = [];
         try {
             const reply = await (classified?.era === 'stateless' ? this.#stateless(classified, channel, taken) : this.#served(inbound, channel, taken));

@@ -133,7 +133,11 @@ export class McpEndpoint {
         // The body decides the era (2026-07-28 versioning): a stateless one is served so on a live session too, its
         // Mcp-Session-Id ignored, and its headers checked against it like any other.
         const classified = classify(batch ? messages : messages[0]!, { session: session?.revision, headers: mirroredHeaders(req) });
-        if ('reason' in classified) return this.#refused(res, classified);
+        if ('reason' in classified) {
+            const subject = { clientId: admitted.client.id, protocolVersion: session?.record.protocolVersion };
+            if (!batch) this.#pipeline.refusedClassified(messages[0]!, classified, subject, { scope: res, ...from });
+            return this.#refused(res, classified);
+        }
         if (classified.era === 'stateless') return this.#serveStateless(classified, req, res, admitted, requestId);
         if (session === undefined) return this.#open(value, messages, res, admitted, from);
         return this.#serve(session, inbound, res, from.forwarded, { ...from.origin, session: session.record.nonce });
