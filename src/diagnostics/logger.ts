@@ -86,6 +86,16 @@ export function createLogger(options: LoggerOptions): Logger {
 }
 
 /**
+ * `logger`'s lines without its redaction paths, for a line whose fields are flat values the code chose (the access
+ * line): the wildcard paths cannot match there but cost microseconds and kilobytes a line on the hot path. The rest
+ * stays `logger`'s: its level as it changes (a child without a level of its own reads its parent's), destination,
+ * format, request id, and the redaction of secret values from the written line.
+ */
+export function withoutPathRedaction(logger: Logger): Logger {
+    return logger.child({}, { redact: [] });
+}
+
+/**
  * Sets the values redacted from every line of `logger` (one made by createLogger), and by its redactor wherever else
  * it is used (see logRedactor).
  */

@@ -18,7 +18,7 @@ import { VERSION } from '../version.js';
 import type { OverridesNotApplied, UpstreamStatus } from './dashboard-data.js';
 import { DashboardFeed } from './dashboard-feed.js';
 import type { FaultCounters } from '../diagnostics/faults.js';
-import { logRedactor, type Logger } from '../diagnostics/logger.js';
+import { logRedactor, withoutPathRedaction, type Logger } from '../diagnostics/logger.js';
 import { GatewayMetrics } from './metrics.js';
 import { operatorRoutesOnMcpListener, withheldReason } from './operator-access.js';
 import { observabilityRoutes } from './routes.js';
@@ -123,7 +123,7 @@ export class Telemetry {
 
     /** Every prompt request ends up in the access log, and in the metrics when they are on. */
     watch(service: PromptService): void {
-        service.usage.subscribe(event => logUsage(this.logger, event));
+        service.usage.subscribe(accessLog(this.logger));
         const metrics = this.metrics;
         if (metrics === undefined) return;
         service.usage.subscribe(({ operation, client, entry, outcome, seconds, rounds, path, trace }) =>
@@ -182,10 +182,13 @@ function promptCounts(view: CatalogView | undefined): Map<string, number> {
     return counts;
 }
 
-/** The access log: a line per get and completion (lists at debug); the logger adds the request id. */
-function logUsage(logger: Logger, event: UsageEvent): void {
-    const level = accessLevel(event);
-    if (logger.isLevelEnabled(level)) logger[level](accessFields(event), `prompt ${event.operation}`);
+/** The access log: a line per get and completion (lists at debug), on `logger`'s lines; the logger adds the request id. */
+export function accessLog(logger: Logger): (event: UsageEvent) => void {
+    const lines = withoutPathRedaction(logger);
+    return event => {
+        const level = accessLevel(event);
+        if (lines.isLevelEnabled(level)) lines[level](accessFields(event), `prompt ${event.operation}`);
+    };
 }
 
 function accessLevel({ operation, outcome }: UsageEvent): 'debug' | 'info' | 'warn' {

@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import type { UsageEvent } from '../../src/catalog/usage.js';
 import { createLogger } from '../../src/diagnostics/logger.js';
-import { accessFields } from '../../src/observability/telemetry.js';
+import { accessFields, accessLog } from '../../src/observability/telemetry.js';
 
 function written(event: UsageEvent): Record<string, unknown> {
     const chunks: string[] = [];
@@ -44,4 +44,29 @@ test('no trace: no trace keys', () => {
     );
     assert.equal(line.client, 'alice');
     assert.equal(line.outcome, 'invalid_params');
+});
+
+test("the access line keeps the log's safety and level: a secret in a field is redacted, a level change reaches it", () => {
+    const chunks: string[] = [];
+    const sink = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+            chunks.push(chunk.toString());
+            done();
+        }
+    });
+    const logger = createLogger({ level: 'info', format: 'json', destination: sink, secrets: ['alice-token-123'] });
+    const access = accessLog(logger);
+    access({ ...GET, client: 'alice-token-123' });
+    const line = JSON.parse(chunks.join('')) as Record<string, unknown>;
+    assert.equal(line.client, '[redacted]');
+    assert.equal(line.msg, 'prompt get');
+    assert.equal(line.name, 'mcp-prompt-gateway');
+
+    // A reload sets the level on the gateway's logger: the access line follows it both ways.
+    logger.level = 'warn';
+    access(GET);
+    assert.equal(chunks.length, 1);
+    logger.level = 'debug';
+    access({ ...GET, operation: 'list' });
+    assert.equal(chunks.length, 2);
 });
