@@ -22,6 +22,7 @@ import type { OverrideReport, UpstreamOverrides } from './overrides.js';
 import type { Segment } from './paginate.js';
 import type { UpstreamPort, UpstreamPortEvent } from './upstream-port.js';
 import type { TraceContext } from '../protocol/meta.js';
+import { MAX_SPAN_LINKS } from '../diagnostics/tracer.js';
 
 export interface CatalogEntry {
     exposedName: string;
@@ -47,12 +48,9 @@ export interface CatalogView {
 export interface CatalogChange {
     upstreamIds: string[];
     view: CatalogView;
-    /** The spans of the upstream notifications of the burst (tracing on; at most MAX_CHANGE_TRACES): what clients' notifications link to. */
+    /** The spans of the upstream notifications of the burst (tracing on; at most MAX_SPAN_LINKS): what clients' notifications link to. */
     traces?: readonly TraceContext[] | undefined;
 }
-
-/** Links kept per burst: a flooding upstream's notifications are not all remembered (a span holds 128 links at most). */
-const MAX_CHANGE_TRACES = 32;
 
 export interface CatalogOptions {
     naming: NamingRule;
@@ -276,7 +274,7 @@ export class Catalog {
         }
         if (event.type === 'prompts-changed') {
             member.cache.listChanged();
-            if (event.trace !== undefined && this.#burstTraces.length < MAX_CHANGE_TRACES) this.#burstTraces.push(event.trace);
+            if (event.trace !== undefined && this.#burstTraces.length < MAX_SPAN_LINKS) this.#burstTraces.push(event.trace);
         } else member.cache.connectionChanged();
         this.#coalescer.push(event.upstreamId);
     }

@@ -16,7 +16,6 @@
  * (Client API keys are not here: they are hashed at load and never kept.)
  * The standard OTEL_* environment holds the collector's credentials too: see environmentSecrets.
  */
-import { parseKeyPairsIntoRecord } from '@opentelemetry/core';
 import { clientSecretBasic, formEncode } from '../lib/client-secret-basic.js';
 import { urlCredentials } from '../lib/url-credentials.js';
 import type { Expansion } from './interpolate.js';
@@ -105,7 +104,7 @@ export function environmentSecrets(env: Readonly<Record<string, string | undefin
         const raw = env[variable];
         if (raw === undefined) continue;
         const written = raw.split(',').map(entry => entry.slice(entry.indexOf('=') + 1).trim());
-        values.push(...written, ...headerSecrets(parseKeyPairsIntoRecord(raw)));
+        values.push(...written, ...headerSecrets(otlpHeaderValues(raw)));
     }
     for (const variable of OTLP_ENDPOINT_VARIABLES) {
         const raw = env[variable]?.trim();
@@ -113,6 +112,28 @@ export function environmentSecrets(env: Readonly<Record<string, string | undefin
         if (raw !== undefined && URL.canParse(raw)) values.push(...urlSecrets(raw));
     }
     return values.filter(value => value.length >= MIN_SECRET_LENGTH);
+}
+
+/**
+ * The header values of an OTEL_*_HEADERS list as the exporter sends them: `key=value` items split on `,`, anything
+ * after `;` left out, values percent-decoded (an item that does not decode is not sent). Written here rather than
+ * imported from @opentelemetry/core: only observability/tracing.ts takes on the SDK.
+ */
+function otlpHeaderValues(list: string): Record<string, string> {
+    const headers: Record<string, string> = {};
+    for (const item of list.split(',')) {
+        const pair = item.split(';', 1)[0]!;
+        const separator = pair.indexOf('=');
+        const key = pair.slice(0, separator).trim();
+        const value = pair.slice(separator + 1).trim();
+        if (separator <= 0 || key === '' || value === '') continue;
+        try {
+            headers[decodeURIComponent(key)] = decodeURIComponent(value);
+        } catch {
+            // Not sent by the exporter either (URIError): nothing to keep secret beyond the value as written.
+        }
+    }
+    return headers;
 }
 
 /** Every header value, and the token of a `Bearer` or `Basic` one. */

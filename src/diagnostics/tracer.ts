@@ -46,4 +46,10 @@ export interface Tracer {
     start(name: string, options: SpanStart): TraceSpan | undefined;
 }
 
+/**
+ * Links one span keeps to the spans it follows from (list_changed delivery): OTel's default span limit is 128, and a
+ * flooding upstream's notifications are not all remembered.
+ */
+export const MAX_SPAN_LINKS = 32;
+
 export const NO_TRACER: Tracer = Object.freeze({ enabled: false, start: () => undefined });

@@ -12,7 +12,7 @@ import type { JSONRPCNotification } from '@modelcontextprotocol/client';
 import type { CatalogChange, CatalogView } from '../catalog/catalog.js';
 import type { Bus } from '../lib/bus.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
-import type { TraceSpan, Tracer } from '../diagnostics/tracer.js';
+import { MAX_SPAN_LINKS, type TraceSpan, type Tracer } from '../diagnostics/tracer.js';
 import type { TraceContext } from '../protocol/meta.js';
 
 /** A way to hand server notifications to one client. */
@@ -23,8 +23,6 @@ export interface Subscriber {
 }
 
 const LIST_CHANGED: JSONRPCNotification = { jsonrpc: '2.0', method: 'notifications/prompts/list_changed' };
-/** Links a held notification keeps (newest): a span takes 128 at most. */
-const MAX_LINKS = 32;
 
 export interface ChangeDeliveryOptions {
     changes: Bus<CatalogChange>;
@@ -111,7 +109,7 @@ export class ChangeDelivery {
         const subscriber = audience.subscriber;
         if (subscriber === undefined) {
             audience.pending = true;
-            if (links !== undefined) audience.pendingLinks = [...(audience.pendingLinks ?? []), ...links].slice(-MAX_LINKS);
+            if (links !== undefined) audience.pendingLinks = [...(audience.pendingLinks ?? []), ...links].slice(-MAX_SPAN_LINKS);
             return;
         }
         audience.pending = false;

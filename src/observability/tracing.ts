@@ -89,14 +89,14 @@ function tracingWanted(config: TracingConfig, env: Environment, issues: ConfigIs
     return exporter === 'otlp' || nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT) !== undefined || nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) !== undefined;
 }
 
-/**
- * The tracing settings, or undefined when tracing is off. Throws ConfigError (exit 2) naming the variable or field
- * for a value that cannot be used, e.g. OTEL_EXPORTER_OTLP_PROTOCOL=grpc.
- */
 /** The environment's bounds are the config's: a queue of 10^15 spans would bound nothing. */
 const SPAN_COUNT = { min: 1, max: MAX_SPAN_QUEUE, integer: true };
 const EXPORT_TIMEOUT = { min: 1, max: MAX_EXPORT_TIMEOUT_MS, integer: true };
 
+/**
+ * The tracing settings, or undefined when tracing is off. Throws ConfigError (exit 2) naming the variable or field
+ * for a value that cannot be used, e.g. OTEL_EXPORTER_OTLP_PROTOCOL=grpc.
+ */
 export function tracingSettings(config: TracingConfig, env: Environment): TracingSettings | undefined {
     const issues: ConfigIssue[] = [];
     const wanted = tracingWanted(config, env, issues);

@@ -404,16 +404,16 @@ const SESSION_HOOKS: SessionHooks = { initialize: request => errorResponse(reque
 /** Most `Mcp-Param-*` headers passed on from one request (Node bounds their total size already). */
 const MAX_PARAM_HEADERS = 32;
 
-/**
- * The request's `Mcp-Param-*` headers: the gateway recognises none (they mirror tool arguments), and the revision
- * has intermediaries forward such headers as they are, to the upstream that serves the request.
- */
 /** The W3C trace context of the HTTP request (read once per POST: every message of its body carries it, unless its own `_meta` has one). */
 function headerTrace(req: IncomingMessage): TraceContext | undefined {
     const { traceparent, tracestate, baggage } = req.headers;
     return traceparent === undefined ? undefined : traceContextOf(traceparent, tracestate, baggage);
 }
 
+/**
+ * The request's `Mcp-Param-*` headers: the gateway recognises none (they mirror tool arguments), and the revision
+ * has intermediaries forward such headers as they are, to the upstream that serves the request.
+ */
 function paramHeaders(req: IncomingMessage): Record<string, string> | undefined {
     let found: Record<string, string> | undefined;
     let count = 0;
