@@ -11,29 +11,22 @@ import { PassThrough } from 'node:stream';
 import { createInterface } from 'node:readline';
 import { describe, test, type TestContext } from 'node:test';
 import type { JSONRPCResponse } from '@modelcontextprotocol/client';
-import { pino } from 'pino';
-import type { CatalogChange } from '../../src/catalog/catalog.js';
 import type { PromptService } from '../../src/catalog/service.js';
 import type { CallControl } from '../../src/catalog/upstream-port.js';
 import { rejecter } from '../../src/http-server/rejections.js';
 import type { ClientInput } from '../../src/catalog/interaction.js';
-import { ChangeDelivery } from '../../src/downstream/delivery.js';
-import { Dispatcher } from '../../src/downstream/dispatcher.js';
 import { McpEndpoint } from '../../src/downstream/http/mcp.js';
-import { RequestRegistry } from '../../src/downstream/requests.js';
-import { LocalRevocations } from '../../src/downstream/revocations.js';
-import { SessionSeal } from '../../src/downstream/session-seal.js';
-import { SessionTable, type Session } from '../../src/downstream/sessions.js';
+import type { Session } from '../../src/downstream/sessions.js';
 import { startStdioEndpoint } from '../../src/downstream/stdio.js';
-import { Subscriptions } from '../../src/downstream/subscriptions.js';
-import { Bus } from '../../src/lib/bus.js';
 import type { ClientProfile } from '../../src/policy/clients.js';
 import type { RateLimiter } from '../../src/policy/rate-limiter.js';
 import type { InputAnswer, InputRequest } from '../../src/protocol/input-requests.js';
 import { compilePromptFilter } from '../../src/policy/prompt-filter.js';
+import { downstreamParts } from './downstream-parts.js';
 import { initializeBody, modernMeta, openRawSession, post, postModern, SseReader, type JsonRpcMessage } from '../raw-http.js';
 
 const INSTANCE = 'Inst0001';
+const ASKING = { asking: { instance: INSTANCE, timeoutMs: () => 60_000 } };
 const CONFIRM: InputRequest = {
     method: 'elicitation/create',
     params: { mode: 'form', message: 'Confirm?', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } }
@@ -69,24 +62,6 @@ function standInService(seen: Seen[], ended: (outcome: string) => void): PromptS
     return { get } as unknown as PromptService;
 }
 
-function downstreamParts(service: PromptService) {
-    const logger = pino({ level: 'silent' });
-    const delivery = new ChangeDelivery({ changes: new Bus<CatalogChange>(), currentView: () => undefined, fingerprint: () => '', logger });
-    const requests = new RequestRegistry();
-    const sessions = new SessionTable({
-        delivery,
-        callerFor: scope => ({ scope, visible: () => true }),
-        seal: new SessionSeal([], ''),
-        revocations: new LocalRevocations(),
-        requests,
-        max: 10,
-        asking: { instance: INSTANCE, timeoutMs: () => 60_000 }
-    });
-    const subscriptions = new Subscriptions(delivery, () => ({ max: 10, maxPerClient: 10 }));
-    const dispatcher = new Dispatcher({ service, logger, ttlMs: () => ({ list: 1000, discover: 1000 }) });
-    return { logger, requests, sessions, subscriptions, dispatcher };
-}
-
 const ANONYMOUS: ClientProfile = { id: 'anonymous', prompts: compilePromptFilter({}), maxSessions: 10, rateLimit: { requestsPerSecond: 100, burst: 100 }, requiredScopes: [] };
 
 /** The MCP endpoint on a real listener (127.0.0.1, port 0); every request admitted as the anonymous client. */
@@ -98,7 +73,8 @@ async function httpGateway(t: TestContext, onForeignAnswer?: (session: Session, 
         standInService(seen, outcome => {
             outcomes.push(outcome);
             wake?.();
-        })
+        }),
+        ASKING
     );
     const mcp = new McpEndpoint({
         ...parts,
@@ -258,7 +234,10 @@ describe('a 2026-07-28 client over HTTP', () => {
 describe('asking a 2025 client over stdio', () => {
     test('the question is a line with a string id, the answer a line; a response to nothing writes nothing', { timeout: 20_000 }, async t => {
         const seen: Seen[] = [];
-        const parts = downstreamParts(standInService(seen, () => {}));
+        const parts = downstreamParts(
+            standInService(seen, () => {}),
+            ASKING
+        );
         const input = new PassThrough();
         const output = new PassThrough();
         const endpoint = startStdioEndpoint({ ...parts, client: ANONYMOUS, completions: () => false, maxLineBytes: 100_000, maxJsonDepth: () => 64, input, output });

@@ -1,40 +1,21 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/client';
-import { pino } from 'pino';
-import type { CatalogChange } from '../../src/catalog/catalog.js';
 import type { PromptService } from '../../src/catalog/service.js';
-import { ChangeDelivery } from '../../src/downstream/delivery.js';
-import { Dispatcher, type RequestContext } from '../../src/downstream/dispatcher.js';
+import type { RequestContext } from '../../src/downstream/dispatcher.js';
 import { readMessages } from '../../src/downstream/inbound.js';
 import { frame, InboundPipeline, isRefusal, type PipelineRefusal } from '../../src/downstream/pipeline.js';
-import { RequestRegistry, type Ticket } from '../../src/downstream/requests.js';
-import { LocalRevocations } from '../../src/downstream/revocations.js';
-import { SessionSeal } from '../../src/downstream/session-seal.js';
-import { SessionTable } from '../../src/downstream/sessions.js';
-import { Subscriptions } from '../../src/downstream/subscriptions.js';
-import { Bus } from '../../src/lib/bus.js';
+import type { Ticket } from '../../src/downstream/requests.js';
 import { classify } from '../../src/protocol/classify.js';
 import type { MirroredHeaders } from '../../src/protocol/headers.js';
 import { LATEST_STATELESS, revisionOf } from '../../src/protocol/revisions.js';
 import { modernMeta, modernRequest } from '../raw-http.js';
+import { downstreamParts } from './downstream-parts.js';
 
 /** The pipeline over real parts; no upstream: only what is decided before a service call is exercised. */
 function pipeline(maxSubscriptions = 10) {
-    const logger = pino({ level: 'silent' });
-    const delivery = new ChangeDelivery({ changes: new Bus<CatalogChange>(), currentView: () => undefined, fingerprint: () => '', logger });
-    const requests = new RequestRegistry();
-    const sessions = new SessionTable({
-        delivery,
-        callerFor: scope => ({ scope, visible: () => true }),
-        seal: new SessionSeal([], ''),
-        revocations: new LocalRevocations(),
-        requests,
-        max: 10
-    });
-    const subscriptions = new Subscriptions(delivery, () => ({ max: maxSubscriptions, maxPerClient: maxSubscriptions }));
     // The service is never reached by these tests (every message is refused or answered before a call).
-    const dispatcher = new Dispatcher({ service: {} as PromptService, logger, ttlMs: () => ({ list: 1000, discover: 1000 }) });
+    const { dispatcher, requests, subscriptions, sessions } = downstreamParts({} as PromptService, { maxSubscriptions });
     return { requests, subscriptions, pipeline: new InboundPipeline({ dispatcher, requests, subscriptions, sessions, completions: () => true }) };
 }
 
