@@ -158,6 +158,8 @@ export interface InteractionOptions {
     readonly upstream: InteractionUpstream;
     /** The caller's client id, for events. */
     readonly client: string;
+    /** The client request's id, named by the upstream's fault lines. */
+    readonly requestId?: string | undefined;
     readonly input: ClientInput;
     readonly bounds: InteractionBounds;
     readonly publish: (event: InputEvent) => void;
@@ -218,7 +220,7 @@ export class Interaction {
         const read = readInputRequests(inputRequests, this.options.bounds.maxPerRound);
         if (typeof read !== 'string') return read;
         const { upstream } = this.options;
-        upstream.reportFault('invalid_result', `upstream input_required refused: ${read}`);
+        upstream.reportFault('invalid_result', `upstream input_required refused: ${read}`, { requestId: this.options.requestId });
         throw new UpstreamFailedError(upstream.id, read, undefined);
     }
 
@@ -245,7 +247,7 @@ export class Interaction {
         if (++this.rounds <= maxRounds) return;
         const { upstream } = this.options;
         const reason = `asked for input more than ${maxRounds} rounds (inputRequests.maxRounds)`;
-        if (report) upstream.reportFault('input_rounds', `upstream ${reason}`);
+        if (report) upstream.reportFault('input_rounds', `upstream ${reason}`, { requestId: this.options.requestId });
         throw new UpstreamFailedError(upstream.id, reason, report ? undefined : 'input_rounds');
     }
 

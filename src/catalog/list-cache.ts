@@ -24,7 +24,6 @@ import type { Prompt } from '@modelcontextprotocol/client';
 import { withDeadline } from '../lib/deadline.js';
 import { shortDigest } from '../lib/digest.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
-import { outsideRequests } from '../diagnostics/log-context.js';
 import type { ListedPrompt, UpstreamPort } from './upstream-port.js';
 
 export interface UpstreamList {
@@ -144,7 +143,7 @@ export class UpstreamListCache {
 
     #startRefresh(): Promise<UpstreamList | undefined> {
         // Shared by every reader that comes meanwhile: it is no reader's, carries none's headers and its lines name none.
-        const refreshing = outsideRequests(() => this.#refresh()).finally(() => {
+        const refreshing = this.#refresh().finally(() => {
             if (this.#refreshing === refreshing) this.#refreshing = undefined;
         });
         this.#refreshing = refreshing;
@@ -187,8 +186,7 @@ export class UpstreamListCache {
         this.#relistTimer = undefined;
         if (this.#closed || this.#relistMs === undefined) return;
         const delay = Math.max(atLeastMs, this.#relistMs);
-        // Set while some client's read is served, the timer must not run its read as part of that client's request.
-        this.#relistTimer = outsideRequests(() => setTimeout(() => void this.#relist(), delay));
+        this.#relistTimer = setTimeout(() => void this.#relist(), delay);
         this.#relistTimer.unref();
     }
 

@@ -106,9 +106,9 @@ export class PromptService {
         this.states = states;
     }
 
-    /** `span`: the request's span (tracing on), told which upstreams the page's prompts come from. */
-    list(cursor: string | undefined, caller: Caller, trace?: UsageEvent['trace'], span?: Pick<TraceSpan, 'set'>): Promise<ListPromptsResult> {
-        return this.#recorded('list', caller, trace, async () => {
+    /** `span`: the request's span (tracing on), told which upstreams the page's prompts come from; `requestId`: the request's. */
+    list(cursor: string | undefined, caller: Caller, trace?: UsageEvent['trace'], span?: Pick<TraceSpan, 'set'>, requestId?: string): Promise<ListPromptsResult> {
+        return this.#recorded('list', caller, requestId, trace, async () => {
             const start = cursor === undefined ? undefined : this.cursors.decode(cursor);
             if (cursor !== undefined && (start === undefined || start.scope !== caller.scope)) {
                 throw new ProtocolError(CODE.invalidParams, 'Invalid cursor');
@@ -136,6 +136,7 @@ export class PromptService {
         return this.#recorded(
             'get',
             request.caller,
+            request.control?.forwarded?.requestId,
             request.trace,
             async found => {
                 const { name, caller, input, continuation } = request;
@@ -213,7 +214,7 @@ export class PromptService {
 
     /** An answer checked; `input_required` asked of a 2025 client (row B), or passed to a 2026-07-28 one sealed (row A). */
     async #answered(get: Get, answer: GetPromptResult | InputRequired, round: number): Promise<GetPromptResult | InputRequired> {
-        const result = this.#sizeChecked(get.entry, answer);
+        const result = this.#sizeChecked(get.entry, answer, get.request.control?.forwarded?.requestId);
         if (!isInputRequired(result)) return result;
         if (get.request.input?.ask === undefined) return this.#passed(get, result, round + 1);
         return this.#interactionOf(get).drive(result, continuation => this.#retried(get, continuation), get.request.control?.signal);
@@ -223,7 +224,7 @@ export class PromptService {
     async #retried(get: Get, continuation: Continuation): Promise<GetPromptResult | InputRequired> {
         const { entry, args, request } = get;
         if (!request.caller.visible(entry)) throw new UnknownPromptError(request.name, entry);
-        return this.#sizeChecked(entry, await entry.upstream.getPrompt(entry.originalName, args, request.control, continuation));
+        return this.#sizeChecked(entry, await entry.upstream.getPrompt(entry.originalName, args, request.control, continuation), request.control?.forwarded?.requestId);
     }
 
     /**
@@ -237,20 +238,21 @@ export class PromptService {
         let passed: InputRequired = result;
         if (request.input !== undefined) passed = { ...result, inputRequests: this.#interaction(entry, request, request.input).passOn(result.inputRequests, round) };
         if (result.requestState !== undefined && exceeds(result.requestState, MAX_REQUEST_STATE_BYTES)) {
-            entry.upstream.reportFault('oversized_result', 'upstream requestState over 64 KiB; not forwarded');
+            entry.upstream.reportFault('oversized_result', 'upstream requestState over 64 KiB; not forwarded', { requestId: request.control?.forwarded?.requestId });
             throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: requestState larger than ${MAX_REQUEST_STATE_BYTES} bytes`);
         }
         return { ...passed, requestState: this.states.sealUpstream(result.requestState, entry.upstream.id, round, get.binding) };
     }
 
     #interaction(entry: CatalogEntry, request: GetRequest, input: ClientInput): Interaction {
-        return new Interaction({ upstream: entry.upstream, client: request.caller.scope, input, bounds: this.options.input, publish: this.#publishInput });
+        const requestId = request.control?.forwarded?.requestId;
+        return new Interaction({ upstream: entry.upstream, client: request.caller.scope, requestId, input, bounds: this.options.input, publish: this.#publishInput });
     }
 
     readonly #publishInput = (event: InputEvent): void => this.inputs.publish(event);
 
     complete(params: CompleteRequest['params'], caller: Caller, control?: CallControl, trace?: UsageEvent['trace']): Promise<CompleteResult> {
-        return this.#recorded('complete', caller, trace, async found => {
+        return this.#recorded('complete', caller, control?.forwarded?.requestId, trace, async found => {
             // Resource templates are not proxied, so there is nothing to complete for them.
             if (params.ref.type !== 'ref/prompt') return EMPTY_COMPLETION;
             const entry = found(await this.#lookup(params.ref.name, caller));
@@ -260,7 +262,7 @@ export class PromptService {
             }
             if (params.context?.arguments !== undefined) checkStringMap(params.context.arguments, limits, 'context arguments');
             const result = await entry.upstream.complete({ ...params, ref: { ...params.ref, name: entry.originalName } }, control);
-            return result === undefined ? EMPTY_COMPLETION : withinSpec(this.#sizeChecked(entry, result));
+            return result === undefined ? EMPTY_COMPLETION : withinSpec(this.#sizeChecked(entry, result, control?.forwarded?.requestId));
         });
     }
 
@@ -271,6 +273,7 @@ export class PromptService {
     async #recorded<T>(
         operation: Operation,
         caller: Caller,
+        requestId: string | undefined,
         trace: UsageEvent['trace'],
         run: (found: (entry: CatalogEntry) => CatalogEntry) => Promise<T>,
         input?: () => Pick<UsageEvent, 'rounds' | 'path'> | undefined
@@ -280,7 +283,7 @@ export class PromptService {
         const found = (known: CatalogEntry) => (entry = known);
         const publish = (outcome: UsageEvent['outcome']) => {
             const seconds = (performance.now() - started) / 1000;
-            const event: UsageEvent = { operation, client: caller.scope, entry, outcome, seconds };
+            const event: UsageEvent = { operation, requestId, client: caller.scope, entry, outcome, seconds };
             const rounds = input?.();
             if (rounds !== undefined) Object.assign(event, rounds);
             if (trace !== undefined) event.trace = trace;
@@ -311,17 +314,17 @@ export class PromptService {
 
     /**
      * Measured as the JSON the client would receive; an oversized result is an upstream fault, never forwarded.
-     * Depth first: serialising a result nested thousands deep would overflow the stack.
+     * Depth first: serialising a result nested thousands deep would overflow the stack. `requestId`: the caller's, for the fault's line.
      */
-    #sizeChecked<T>(entry: CatalogEntry, result: T): T {
+    #sizeChecked<T>(entry: CatalogEntry, result: T, requestId: string | undefined): T {
         if (exceedsDepth(result, this.options.maxJsonDepth)) {
-            entry.upstream.reportFault('oversized_result', 'upstream result nested deeper than limits.maxJsonDepth; not forwarded');
+            entry.upstream.reportFault('oversized_result', 'upstream result nested deeper than limits.maxJsonDepth; not forwarded', { requestId });
             throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: result nested deeper than ${this.options.maxJsonDepth} levels`);
         }
         const limit = this.options.maxResultBytes;
         const json = JSON.stringify(result);
         if (!exceeds(json, limit)) return result;
-        entry.upstream.reportFault('oversized_result', 'upstream result over limits.maxResultBytes; not forwarded', { bytes: Buffer.byteLength(json) });
+        entry.upstream.reportFault('oversized_result', 'upstream result over limits.maxResultBytes; not forwarded', { requestId, bytes: Buffer.byteLength(json) });
         throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: result larger than ${limit} bytes`);
     }
 }

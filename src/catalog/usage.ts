@@ -18,6 +18,8 @@ export type Operation = 'list' | 'get' | 'complete';
 
 export interface UsageEvent {
     operation: Operation;
+    /** The id of the client request served (X-Request-Id), for its access-log line; none for the gateway's own. */
+    requestId?: string | undefined;
     /** The caller's client id. */
     client: string;
     /** The prompt as found in the catalog; undefined for lists, unknown names and resource completions. */

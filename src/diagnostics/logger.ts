@@ -1,17 +1,17 @@
 /**
  * Structured logs on stderr (stdout may carry the stdio MCP transport): JSON
  * lines, or readable lines for a person at a terminal. Every line written while
- * serving a request carries its id. The code logs short reasons, not raw errors
- * or payloads, in the first place; behind that, two safety nets: the redaction
- * list blanks objects logged whole (headers, env), and every line is searched
- * for the config's secret values (see config/secrets.ts), wherever they appear,
+ * serving a request names its id (passed by the code that writes it: see
+ * log-context.ts). The code logs short reasons, not raw errors or payloads, in
+ * the first place; behind that, two safety nets: the redaction list blanks
+ * objects logged whole (headers, env), and every line is searched for the
+ * config's secret values (see config/secrets.ts), wherever they appear,
  * upstream text included.
  */
 import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { PrettyOptions, PrettyStream } from 'pino-pretty';
 import { Redactor } from './redaction.js';
-import { currentRequestId } from './log-context.js';
 
 export type { Logger };
 
@@ -72,10 +72,6 @@ export function createLogger(options: LoggerOptions): Logger {
             redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
             formatters: { level: label => ({ level: label }) },
             timestamp: pino.stdTimeFunctions.isoTime,
-            mixin: () => {
-                const requestId = currentRequestId();
-                return requestId === undefined ? {} : { requestId };
-            },
             // On the serialised line, before it is written (or made readable): nothing escapes it.
             hooks: { streamWrite: line => redactor.redact(line) }
         },
@@ -89,7 +85,7 @@ export function createLogger(options: LoggerOptions): Logger {
  * `logger`'s lines without its redaction paths, for a line whose fields are flat values the code chose (the access
  * line): the wildcard paths cannot match there but cost microseconds and kilobytes a line on the hot path. The rest
  * stays `logger`'s: its level as it changes (a child without a level of its own reads its parent's), destination,
- * format, request id, and the redaction of secret values from the written line.
+ * format, and the redaction of secret values from the written line.
  */
 export function withoutPathRedaction(logger: Logger): Logger {
     return logger.child({}, { redact: [] });

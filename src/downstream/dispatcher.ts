@@ -185,7 +185,7 @@ export class Dispatcher {
             if (signal.aborted) return aborted(request, signal);
             return { jsonrpc: '2.0', id: request.id, result: this.#forRevision(request.method, result, context) };
         } catch (error) {
-            return signal.aborted ? aborted(request, signal) : errorResponse(request, errorForClient(this.#errorOf(error, request.method), context.revision.era === 'stateless'));
+            return signal.aborted ? aborted(request, signal) : errorResponse(request, errorForClient(this.#errorOf(error, request.method, exchange.forwarded?.requestId), context.revision.era === 'stateless'));
         }
     }
 
@@ -244,7 +244,7 @@ export class Dispatcher {
             case 'prompts/list': {
                 const valid = listParams(params) ?? throwError(invalidParams(method));
                 return adaptPromptList(
-                    await ticket.until(service.list(valid.cursor, context.caller, trace, traced !== undefined && 'spanId' in traced ? traced : undefined)),
+                    await ticket.until(service.list(valid.cursor, context.caller, trace, traced !== undefined && 'spanId' in traced ? traced : undefined, exchange.forwarded?.requestId)),
                     context.revision
                 );
             }
@@ -306,12 +306,12 @@ export class Dispatcher {
     }
 
     /** `data` passes only on -32021 (an upstream's required capabilities, checked where the error was taken in). */
-    #errorOf(error: unknown, method: string): RpcError {
+    #errorOf(error: unknown, method: string, requestId: string | undefined): RpcError {
         if (error instanceof ProtocolError && Number.isSafeInteger(error.code)) {
             const { code, message, data } = error;
             return code === CODE.missingClientCapability && data !== undefined ? { code, message, data } : { code, message };
         }
-        this.options.logger.error({ err: describeError(error), method }, 'request failed; answered "Internal error"');
+        this.options.logger.error({ requestId, err: describeError(error), method }, 'request failed; answered "Internal error"');
         return { code: CODE.internalError, message: 'Internal error' };
     }
 }

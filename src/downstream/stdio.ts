@@ -24,7 +24,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
 import { ANONYMOUS_CLIENT_ID } from '../config/policy-schema.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
-import { inRequest, requestIdFrom } from '../diagnostics/log-context.js';
+import { requestIdFrom } from '../diagnostics/log-context.js';
 import type { ClientProfile } from '../policy/clients.js';
 import { classify, type Stateless } from '../protocol/classify.js';
 import { LATEST_HANDSHAKE } from '../protocol/revisions.js';
@@ -97,7 +97,7 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
         onLine: line => {
             if (line.trim() === '') return;
             const requestId = requestIdFrom(undefined);
-            inRequest(requestId, () => channel.handle(line, { requestId })).catch((error: unknown) => logger.error({ err: describeError(error) }, 'stdio message failed'));
+            channel.handle(line, { requestId }).catch((error: unknown) => logger.error({ requestId, err: describeError(error) }, 'stdio message failed'));
         },
         onOverlong: () => channel.unreadable(refusalError('body_too_large'))
     });

@@ -182,7 +182,7 @@ function promptCounts(view: CatalogView | undefined): Map<string, number> {
     return counts;
 }
 
-/** The access log: a line per get and completion (lists at debug), on `logger`'s lines; the logger adds the request id. */
+/** The access log: a line per get and completion (lists at debug), on `logger`'s lines, each naming its request. */
 export function accessLog(logger: Logger): (event: UsageEvent) => void {
     const lines = withoutPathRedaction(logger);
     return event => {
@@ -200,8 +200,9 @@ function accessLevel({ operation, outcome }: UsageEvent): 'debug' | 'info' | 'wa
  * request's trace; absent when it has none.
  * @internal exported for its tests
  */
-export function accessFields({ operation, client, entry, outcome, seconds, trace }: UsageEvent): Record<string, unknown> {
+export function accessFields({ operation, requestId, client, entry, outcome, seconds, trace }: UsageEvent): Record<string, unknown> {
     return {
+        requestId,
         operation,
         client,
         upstream: entry?.upstream.id,

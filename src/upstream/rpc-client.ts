@@ -120,9 +120,13 @@ export interface RpcClientEvents {
     onStray(kind: 'answer' | 'progress'): void;
     /** The connection is gone; the requests in flight have failed. Called once, and not after close(). */
     onClosed(): void;
-    onError(error: Error): void;
-    /** A request of the upstream's that was refused as its fault: one that cannot be tied to a call, or malformed. */
-    onFault(kind: FaultKind, message: string): void;
+    /** `requestId`: the client request the failed exchange served, if any (its log line names it). */
+    onError(error: Error, requestId?: string): void;
+    /**
+     * A request of the upstream's that was refused as its fault: one that cannot be tied to a call, or malformed;
+     * `requestId`: the client request of the call it was tied to, if any.
+     */
+    onFault(kind: FaultKind, message: string, requestId?: string): void;
 }
 
 /** The timeout's data when a bound in all ended the request, rather than silence: which bound, and its value. */
@@ -206,7 +210,7 @@ export class RpcClient {
         this.#events = events;
         this.#relay = relay;
         transport.onmessage = (message, relatedTo) => this.#receive(message, relatedTo);
-        transport.onerror = error => events.onError(error);
+        transport.onerror = (error, requestId) => events.onError(error, requestId);
         transport.onclose = () => {
             if (this.#end()) events.onClosed();
         };
@@ -353,7 +357,7 @@ export class RpcClient {
         try {
             pending.onProgress({ progress, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) });
         } catch (error) {
-            this.#events.onError(error instanceof Error ? error : new Error(String(error)));
+            this.#events.onError(error instanceof Error ? error : new Error(String(error)), pending.forwarded?.requestId);
         }
     }
 
@@ -366,7 +370,7 @@ export class RpcClient {
         try {
             pending.onAcknowledged(agreed as Params);
         } catch (error) {
-            this.#events.onError(error instanceof Error ? error : new Error(String(error)));
+            this.#events.onError(error instanceof Error ? error : new Error(String(error)), pending.forwarded?.requestId);
         }
     }
 
@@ -382,12 +386,13 @@ export class RpcClient {
         if (owner === undefined || owner === AMBIGUOUS) return this.#unrelated(id, method as InputMethod, owner === AMBIGUOUS);
         const request = readInputRequest(method, params);
         if (request === undefined || this.#asked.has(id)) {
-            this.#events.onFault('invalid_result', request === undefined ? `upstream sent an invalid ${method} request` : 'upstream reused the id of a request still out');
+            const reason = request === undefined ? `upstream sent an invalid ${method} request` : 'upstream reused the id of a request still out';
+            this.#events.onFault('invalid_result', reason, owner.forwarded?.requestId);
             return this.#reply(id, { error: { code: CODE.invalidParams, message: `Invalid ${method} request` } });
         }
         const { maxPerRound } = owner.inputBounds;
         if ((owner.asking?.size ?? 0) >= maxPerRound) {
-            this.#events.onFault('invalid_result', 'upstream asked more at once than inputRequests.maxPerRound');
+            this.#events.onFault('invalid_result', 'upstream asked more at once than inputRequests.maxPerRound', owner.forwarded?.requestId);
             return this.#reply(id, { error: { code: CODE.internalError, message: `Too many requests at once (inputRequests.maxPerRound ${maxPerRound})` } });
         }
         this.#ask(owner, id, request);

@@ -15,7 +15,6 @@ import { CODE } from '../protocol/errors.js';
 import { UpstreamFailedError, UpstreamRejectedError, type CallControl } from '../catalog/upstream-port.js';
 import { maxTotalTimeout } from '../config/schema.js';
 import type { FaultKind } from '../diagnostics/faults.js';
-import { outsideRequests } from '../diagnostics/log-context.js';
 import { NO_RELAYED_CAPABILITIES } from '../protocol/capabilities.js';
 import type { RelayPlan } from '../protocol/input-requests.js';
 import { upstreamRequestMeta, type TraceContext } from '../protocol/meta.js';
@@ -155,10 +154,10 @@ export class UpstreamSession {
                 onListChanged: options.onListChanged,
                 onStray: options.onStray,
                 onClosed: () => opening.session?.lose('connection closed'),
-                onFault: (kind, message) => options.reportFault(kind, message, {}),
-                onError: error => {
+                onFault: (kind, message, requestId) => options.reportFault(kind, message, { requestId }),
+                onError: (error, requestId) => {
                     // The classified reason only: a raw error may quote what the upstream sent, or the request's headers.
-                    options.log.debug({ reason: failureReason(error, options.config.timeoutMs) }, 'upstream transport error');
+                    options.log.debug({ requestId, reason: failureReason(error, options.config.timeoutMs) }, 'upstream transport error');
                     // Over HTTP, a response stream cut off mid-way is reported here only: its request would wait for its timeout.
                     if (opening.session?.wire !== 'stdio') opening.session?.suspect();
                 }
@@ -300,16 +299,16 @@ export class UpstreamSession {
             return await this.#exclusive.run(() => bulkhead.run(request, { deadline, signal }), { deadline, signal });
         } catch (error) {
             if (optional && error instanceof ProtocolError && error.code === CODE.methodNotFound) return undefined;
-            throw this.#failed(error, signal);
+            throw this.#failed(error, signal, forwarded?.requestId);
         }
     }
 
-    /** The failure a caller sees, counted and weighed as evidence about the connection. */
-    #failed(error: unknown, signal: AbortSignal | undefined): UpstreamRejectedError | UpstreamFailedError {
+    /** The failure a caller sees, counted and weighed as evidence about the connection; `requestId`: the caller's. */
+    #failed(error: unknown, signal: AbortSignal | undefined, requestId: string | undefined): UpstreamRejectedError | UpstreamFailedError {
         const { config } = this.options;
         const failure = this.#failure(error, config.timeoutMs, signal);
         if (failure instanceof UpstreamFailedError && failure.fault !== undefined) {
-            this.options.reportFault(failure.fault, 'upstream request failed', { reason: failure.reason });
+            this.options.reportFault(failure.fault, 'upstream request failed', { requestId, reason: failure.reason });
         }
         // A cancelled request says nothing about the upstream; nor does one cut off by maxTotalTimeoutMs, as its
         // progress showed the upstream alive.
@@ -328,7 +327,7 @@ export class UpstreamSession {
 
     /** The transport reported an error that may have cost the connection (the check is the connection's, no request's). */
     private suspect(): void {
-        outsideRequests(() => this.#liveness.suspect());
+        this.#liveness.suspect();
     }
 
     /** Lost or closed: its requests fail, and it will not report anything again. */
@@ -366,10 +365,8 @@ export class UpstreamSession {
         this.#ended = true;
         clearTimeout(this.#relisten);
         this.#liveness.stop();
-        outsideRequests(() => {
-            this.options.onLost(this, reason);
-            // Rejects the requests still waiting on it at once ("connection closed"), rather than at their timeout.
-            this.client.close().catch(() => {});
-        });
+        this.options.onLost(this, reason);
+        // Rejects the requests still waiting on it at once ("connection closed"), rather than at their timeout.
+        this.client.close().catch(() => {});
     }
 }

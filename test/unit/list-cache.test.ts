@@ -1,7 +1,6 @@
 import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { UpstreamListCache, type RelistPolicy, type UpstreamList } from '../../src/catalog/list-cache.js';
-import { inRequest, currentRequestId } from '../../src/diagnostics/log-context.js';
 import { deferred, FakeUpstream, listed, prompt, RELIST, silentLogger } from './fake-upstream.js';
 
 function setup(upstream = new FakeUpstream('docs', [prompt('a'), prompt('b')]), relist: RelistPolicy = RELIST) {
@@ -341,28 +340,6 @@ describe('upstream list cache', () => {
             cache.close();
             await advance(t, RELIST.relistIntervalMs);
             assert.equal(upstream.listCalls, 2);
-        });
-
-        test('a scheduled read runs in no request, as the read that scheduled it: both carry nothing of the reader', async t => {
-            // Real timers: a mocked one runs its callback in the test's own context, whatever context set it.
-            const upstream = quiet();
-            const { cache } = setup(upstream, { relistIntervalMs: 100, minRelistIntervalMs: 100 });
-            t.after(() => cache.close());
-            const contexts: (string | undefined)[] = [];
-            const relisted = deferred<void>();
-            const list = upstream.listPrompts.bind(upstream);
-            upstream.listPrompts = () => {
-                contexts.push(currentRequestId());
-                if (contexts.length === 2) relisted.resolve();
-                return list();
-            };
-            // The scheduled read's timer does not hold the process open: this does, until it has come.
-            const keepAlive = setInterval(() => {}, 60_000);
-            t.after(() => clearInterval(keepAlive));
-            await inRequest('client-request-1', () => cache.read());
-            await relisted.promise;
-            // A list read is shared by whoever comes while it runs, so even the first reader's is no request's.
-            assert.deepEqual(contexts, [undefined, undefined]);
         });
     });
 });

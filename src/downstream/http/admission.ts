@@ -11,6 +11,7 @@ import { ANONYMOUS_CLIENT_ID } from '../../config/policy-schema.js';
 import type { Reject } from '../../http-server/rejections.js';
 import { clientAddress, compileProxyTrust, type ProxyTrust } from '../../lib/client-address.js';
 import type { Logger } from '../../diagnostics/logger.js';
+import { requestIdOf } from '../../diagnostics/log-context.js';
 import type { ClientProfile } from '../../policy/clients.js';
 import type { GatewayPolicy } from '../../policy/policy.js';
 import { quotaKey } from '../../policy/quota.js';
@@ -27,16 +28,17 @@ import { revisionOf } from '../../protocol/revisions.js';
  */
 const WARNING_INTERVAL_MS = 10_000;
 
-type Warn = (kind: string, fields: object, message: string) => void;
+/** `res`: the refused request's answer, whose id the line names. */
+type Warn = (res: ServerResponse, kind: string, fields: object, message: string) => void;
 
 /** A warning of each kind at most once per interval; every refusal is still logged at debug. */
 function throttledWarnings(logger: Logger): Warn {
     const loggedAt = new Map<string, number>();
-    return (kind, fields, message) => {
+    return (res, kind, fields, message) => {
         const now = Date.now();
         if (now - (loggedAt.get(kind) ?? -Infinity) < WARNING_INTERVAL_MS) return;
         loggedAt.set(kind, now);
-        logger.warn(fields, message);
+        logger.warn({ requestId: requestIdOf(res), ...fields }, message);
     };
 }
 
@@ -52,6 +54,7 @@ interface Refusing {
 /** 401 invalid_token: the token is sound but minted for another resource (or none), so another token is the fix. */
 function refuseAudience({ res, host, resource, reject, warn }: Refusing): void {
     warn(
+        res,
         'wrong_audience',
         { failure: 'wrong_audience', resource: resource!.resource },
         'tokens refused: their "aud" does not name auth.resource; the authorization server must mint them for it (RFC 8707)'
@@ -68,7 +71,7 @@ function refuseAudience({ res, host, resource, reject, warn }: Refusing): void {
  */
 function refuseUnknownClient({ res, reject, warn }: Refusing, claim: string): void {
     const hint = `the "${claim}" claim (auth.clientIdClaim) of verified tokens names no configured client`;
-    warn('unknown_client', { failure: 'unknown_client', claim }, `tokens refused: ${hint}; add the client to "clients", or point auth.clientIdClaim at the claim that names it`);
+    warn(res, 'unknown_client', { failure: 'unknown_client', claim }, `tokens refused: ${hint}; add the client to "clients", or point auth.clientIdClaim at the claim that names it`);
     res.setHeader('www-authenticate', bearerChallenge());
     reject(res, 'unknown_client', { message: `Forbidden: the token's client (its "${claim}" claim) is not configured on this gateway` });
 }
@@ -87,7 +90,7 @@ function refuseOutcome(refusing: Refusing, outcome: Exclude<AuthOutcome, { ok: t
         return resource?.forThisResource(outcome.grant) === false ? refuseAudience(refusing) : refuseUnknownClient(refusing, outcome.claim);
     }
     if (outcome.failure === 'unavailable') {
-        warn('unavailable', { reason: outcome.reason }, 'JWT signing keys could not be fetched from auth.jwksUrl; answering 503');
+        warn(res, 'unavailable', { reason: outcome.reason }, 'JWT signing keys could not be fetched from auth.jwksUrl; answering 503');
         // No new fetch is tried before then (see policy/remote-keys.ts).
         res.setHeader('retry-after', String(Math.ceil(FAILURE_CACHE_MS / 1000)));
         return reject(res, 'auth_unavailable');
@@ -117,18 +120,22 @@ function authenticator(
         const outcome = await current.authenticator.authenticate({ authorization, 'x-api-key': apiKey });
         const resource = resourceServer(current);
         const refusing: Refusing = { res, host: req.headers.host, resource, reject, warn };
-        const requestFields = { method: req.method, remote: req.socket.remoteAddress };
         if (!outcome.ok) {
-            logger.debug({ failure: outcome.failure, ...requestFields }, 'authentication failed');
+            logger.debug({ failure: outcome.failure, ...refusedRequest(req, res) }, 'authentication failed');
             refuseOutcome(refusing, outcome);
             return undefined;
         }
         const refusal = outcome.grant === undefined ? undefined : resource?.refusal(outcome.grant, outcome.client);
         if (refusal === undefined) return outcome.client;
-        logger.debug({ failure: refusal.failure, client: outcome.client.id, ...requestFields }, 'token refused');
+        logger.debug({ failure: refusal.failure, client: outcome.client.id, ...refusedRequest(req, res) }, 'token refused');
         refuseGrant(refusing, refusal);
         return undefined;
     };
+}
+
+/** What the line about a refused request names of it. */
+function refusedRequest(req: IncomingMessage, res: ServerResponse): object {
+    return { requestId: requestIdOf(res), method: req.method, remote: req.socket.remoteAddress };
 }
 
 /**

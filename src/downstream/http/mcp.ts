@@ -31,6 +31,7 @@ import { isRequest } from '../../protocol/json-rpc.js';
 import { claimsStateless, classify, namesStatelessRevision, type Stateless } from '../../protocol/classify.js';
 import type { MirroredHeaders } from '../../protocol/headers.js';
 import type { Logger } from '../../diagnostics/logger.js';
+import { requestIdOf } from '../../diagnostics/log-context.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit } from '../batches.js';
 import { instanceOfAskId } from '../client-requests.js';
@@ -175,7 +176,7 @@ export class McpEndpoint {
         }
         if (session.audience.subscriber !== undefined) return this.options.reject(res, 'stream_conflict');
         this.#holdOpen(session, res);
-        const stream = new SseStream(res, { 'mcp-session-id': session.id }, this.#cutWhenStalled('session', { session: session.record.nonce }));
+        const stream = new SseStream(res, { 'mcp-session-id': session.id }, this.#cutWhenStalled(res, 'session', { session: session.record.nonce }));
         res.once('close', () => session.audience.detach(stream));
         session.audience.attach(stream);
     }
@@ -189,7 +190,7 @@ export class McpEndpoint {
         const session = this.#sessionOf(req, res, admitted);
         if (session === null) return;
         await this.options.sessions.end(session);
-        this.options.logger.debug({ session: session.record.nonce }, 'session ended by the client');
+        this.options.logger.debug({ requestId: requestIdOf(res), session: session.record.nonce }, 'session ended by the client');
         sendEmpty(res, 200);
     }
 
@@ -206,7 +207,7 @@ export class McpEndpoint {
         const { client } = admitted;
         // An anonymous client's sealed state is bound to its address too: anonymous callers share one scope.
         const caller = { clientId: client.id, cacheScope: this.options.cacheScope(), holder: client.id === ANONYMOUS_CLIENT_ID ? admitted.quotaKey : '' };
-        const reply = new Reply(res, {}, false, this.#cutWhenStalled('answer', { client: client.id }), true);
+        const reply = new Reply(res, {}, false, this.#cutWhenStalled(res, 'answer', { client: client.id }), true);
         const channel: StatelessChannel = {
             scope: res,
             forwarded: { requestId, headers: paramHeaders(req), trace: headerTrace(req) },
@@ -247,18 +248,21 @@ export class McpEndpoint {
         const { res, admitted } = channel;
         const { client, quotaKey } = admitted;
         let stream: SseStream | undefined;
-        const sse = this.#cutWhenStalled('subscription', { client: client.id });
+        const sse = this.#cutWhenStalled(res, 'subscription', { client: client.id });
         const sink = { send: (message: JSONRPCMessage) => (stream ??= new SseStream(res, {}, sse)).send(message), end: () => stream?.close() };
         const refused = this.#pipeline.listen(request, context, channel, sink, { quotaKey, credentialsOf: client.id });
         if (refused === undefined) res.once('close', () => this.options.requests.cancelScope(res));
         return refused;
     }
 
-    /** A stream whose client stops reading is cut: logged once (it names no more than the session or client), and counted. */
-    #cutWhenStalled(stream: 'session' | 'subscription' | 'answer', fields: Record<string, string>): SseOptions {
+    /**
+     * A stream whose client stops reading is cut: logged once (it names no more than its request, and the session or
+     * client), and counted.
+     */
+    #cutWhenStalled(res: ServerResponse, stream: 'session' | 'subscription' | 'answer', fields: Record<string, string>): SseOptions {
         return {
             onStalled: backlogBytes => {
-                this.options.logger.warn({ stream, ...fields, backlogBytes }, 'stream closed: its client stopped reading');
+                this.options.logger.warn({ requestId: requestIdOf(res), stream, ...fields, backlogBytes }, 'stream closed: its client stopped reading');
                 this.options.onStreamClosed?.('slow_consumer');
             }
         };
@@ -345,14 +349,14 @@ export class McpEndpoint {
         // Before the quota is asked (shared: a round trip), so a client gone meanwhile leaves nothing behind.
         res.once('close', () => {
             if (res.writableFinished) return;
-            logger.debug({ session: session.record.nonce }, 'initialize answer not delivered; session dropped');
+            logger.debug({ requestId: requestIdOf(res), session: session.record.nonce }, 'initialize answer not delivered; session dropped');
             // Ended, not only let go: its quota is freed on every replica.
             void sessions.end(session);
         });
         if (!(await sessions.admit(session, client.maxSessions))) {
             return rejected('client_session_limit', { message: `Too many sessions for this client (at most ${client.maxSessions}); end unused ones with DELETE` });
         }
-        logger.debug({ session: session.record.nonce }, 'session opened');
+        logger.debug({ requestId: requestIdOf(res), session: session.record.nonce }, 'session opened');
         const answer: JSONRPCResponse = { jsonrpc: '2.0', id: request.id, result: initialized.result };
         sendJson(res, 200, answer, { 'mcp-session-id': session.id });
         return { answer, protocolVersion, session: session.record.nonce };
@@ -364,7 +368,7 @@ export class McpEndpoint {
         if (!inbound.batch && first !== undefined && !('method' in first)) return this.#answered(session, first, res);
         if (!inbound.batch && first !== undefined && isRequest(first) && first.method === 'initialize') return this.options.reject(res, 'already_initialized', { id: first.id });
         const headers = { 'mcp-session-id': session.id };
-        const reply = new Reply(res, headers, inbound.batch, this.#cutWhenStalled('answer', { session: session.record.nonce }));
+        const reply = new Reply(res, headers, inbound.batch, this.#cutWhenStalled(res, 'answer', { session: session.record.nonce }));
         const channel: Channel = { scope: session.id, forwarded, send: reply.send, origin };
         const taken: Ticket[] = [];
         this.#doneWith(res, taken);

@@ -166,7 +166,7 @@ export class StreamableHttpTransport extends HttpTransport {
         } catch (error) {
             // Aborted here: cancelled, answered by a stand-in, or closed; the client has settled the request already.
             if (exchange.signal.aborted) return;
-            this.report(error);
+            this.report(error, requestId);
             throw error;
         } finally {
             if (!streaming) this.exchanges.done(exchange, id);
@@ -185,7 +185,7 @@ export class StreamableHttpTransport extends HttpTransport {
             onRetry: ms => (this.#retryMs = ms),
             onEvent: event => {
                 if (answered) return;
-                for (const message of this.messagesOf(event, limit)) {
+                for (const message of this.messagesOf(event, limit, requestId)) {
                     if (answeredId(message) === id) answered = true;
                     // A request of the server's on this stream serves this request (a 2025 server's elicitation, say).
                     this.deliver(message, isRequest(message) ? id : undefined);
@@ -209,12 +209,12 @@ export class StreamableHttpTransport extends HttpTransport {
                 } catch (error) {
                     if (exchange.signal.aborted) return;
                     // Cut off mid-way: said at once, so the liveness check can find a dead server before the timeout.
-                    this.report(error);
+                    this.report(error, requestId);
                 }
                 if (answered || exchange.signal.aborted) return;
                 // A subscription has no timeout to end it: its end without an answer fails it, so it is opened again.
                 if (endless && (parser.lastEventId === undefined || this.#stateless)) return this.deliver(streamEnded(id));
-                if (parser.lastEventId === undefined) return this.report(new UpstreamWireError('answer stream ended without the answer', undefined));
+                if (parser.lastEventId === undefined) return this.report(new UpstreamWireError('answer stream ended without the answer', undefined), requestId);
                 response = await this.#reopen(exchange, parser.lastEventId, requestId);
             }
         } finally {
@@ -268,7 +268,7 @@ export class StreamableHttpTransport extends HttpTransport {
             } catch (error) {
                 if (exchange.signal.aborted) return undefined;
                 if (failures + 1 >= MAX_STREAM_FAILURES) {
-                    this.report(error);
+                    this.report(error, requestId);
                     return undefined;
                 }
             }

@@ -41,7 +41,7 @@ const EXTRA_SOCKETS = 4;
 
 export abstract class HttpTransport implements UpstreamTransport {
     onclose?: (() => void) | undefined;
-    onerror?: ((error: Error) => void) | undefined;
+    onerror?: ((error: Error, requestId?: string) => void) | undefined;
     onmessage?: ((message: JSONRPCMessage, relatedTo?: RequestId) => void) | undefined;
 
     protected readonly http: UpstreamHttp;
@@ -113,7 +113,7 @@ export abstract class HttpTransport implements UpstreamTransport {
             return response;
         } catch (error) {
             if (exchange.signal.aborted) return undefined;
-            this.report(error);
+            this.report(error, forwarded?.requestId);
             throw error;
         } finally {
             this.exchanges.done(exchange, id);
@@ -146,12 +146,12 @@ export abstract class HttpTransport implements UpstreamTransport {
         return response;
     }
 
-    /** The messages of one SSE event; what cannot be used is reported and left out. */
-    protected messagesOf(event: SseEvent, limit: ReadLimit): JSONRPCMessage[] {
+    /** The messages of one SSE event; what cannot be used is reported (for client request `requestId`, if any) and left out. */
+    protected messagesOf(event: SseEvent, limit: ReadLimit, requestId?: string): JSONRPCMessage[] {
         if (event.type !== 'message') return [];
         const decoded = decodeMessages(event.data, limit);
         if (decoded.kind === 'messages') return decoded.messages;
-        this.report(messageFault(decoded.kind));
+        this.report(messageFault(decoded.kind), requestId);
         return [];
     }
 
@@ -164,9 +164,9 @@ export abstract class HttpTransport implements UpstreamTransport {
         }
     }
 
-    protected report(error: unknown): void {
+    protected report(error: unknown, requestId?: string): void {
         if (this.exchanges.closed) return;
-        this.onerror?.(error instanceof Error ? error : new UpstreamWireError('transport error', undefined));
+        this.onerror?.(error instanceof Error ? error : new UpstreamWireError('transport error', undefined), requestId);
     }
 }
 
