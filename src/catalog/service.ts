@@ -20,7 +20,7 @@ import { expiredQuestion, Interaction, type ClientInput, type InputEvent, type I
 import { MAX_REQUEST_STATE_BYTES, type OpenedState, type RequestStates, type StateBinding } from './request-state.js';
 import { isInputRequired, UpstreamFailedError, UpstreamRejectedError, type CallControl, type Continuation, type InputRequired } from './upstream-port.js';
 import type { VisibleSlices } from './visible-slices.js';
-import type { TraceSpan } from '../diagnostics/tracer.js';
+import { ATTR, type TraceSpan } from '../diagnostics/tracer.js';
 import { outcomeOf, UnknownPromptError, type Operation, type UsageEvent } from './usage.js';
 
 const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
@@ -117,7 +117,7 @@ export class PromptService {
             const slice = this.slices.of(view, caller.scope, caller.visible);
             const page = paginate(view.segments, start, this.options.pageSize, (id, version) => this.catalog.history(id, version), slice);
             const prompts: Prompt[] = page.items.map(entry => entry.prompt);
-            span?.set({ 'mcp.gateway.upstream.ids': [...new Set(page.items.map(entry => entry.upstream.id))] });
+            span?.set({ [ATTR.upstreams]: [...new Set(page.items.map(entry => entry.upstream.id))] });
             return page.next === undefined ? { prompts } : { prompts, nextCursor: this.cursors.encode({ ...page.next, scope: caller.scope }) };
         });
     }

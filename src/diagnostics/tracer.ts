@@ -11,6 +11,28 @@
  */
 import type { TraceContext } from '../protocol/meta.js';
 
+/**
+ * Span attribute names, the one table every layer takes them from: the OTel semantic conventions for MCP
+ * (docs/observability.md#traces), and the gateway's own under `mcp.gateway.` and `mcp.input.`.
+ */
+export const ATTR = {
+    method: 'mcp.method.name',
+    protocolVersion: 'mcp.protocol.version',
+    sessionId: 'mcp.session.id',
+    requestId: 'jsonrpc.request.id',
+    prompt: 'gen_ai.prompt.name',
+    transport: 'network.transport',
+    clientAddress: 'client.address',
+    serverAddress: 'server.address',
+    serverPort: 'server.port',
+    statusCode: 'rpc.response.status_code',
+    clientId: 'mcp.gateway.client.id',
+    upstream: 'mcp.gateway.upstream.id',
+    upstreams: 'mcp.gateway.upstream.ids',
+    inputOutcome: 'mcp.input.outcome',
+    inputResponses: 'mcp.input.responses'
+} as const;
+
 export type SpanAttributes = Record<string, string | number | boolean | readonly string[] | undefined>;
 
 /**

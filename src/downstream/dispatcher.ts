@@ -25,12 +25,13 @@ import type { Caller, PromptService } from '../catalog/service.js';
 import type { UsageEvent } from '../catalog/usage.js';
 import { isInputRequired, type CallControl } from '../catalog/upstream-port.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
-import type { SpanAttributes, TraceSpan, Tracer } from '../diagnostics/tracer.js';
+import { ATTR, type SpanAttributes, type TraceSpan, type Tracer } from '../diagnostics/tracer.js';
 import { NO_RELAYED_CAPABILITIES, relayedClient, relayedSession, type RelayedClient } from '../protocol/capabilities.js';
 import { capabilityBits, inputCapabilities } from '../protocol/input-requests.js';
 import { adaptGetPrompt, adaptProgress, adaptPromptList } from '../protocol/adapt.js';
 import { CODE, errorForClient, REFUSALS, type RpcError } from '../protocol/errors.js';
 import { META, requestTraceContext, traceparentIds, type TraceContext } from '../protocol/meta.js';
+import { requestedPromptName } from '../protocol/requested-prompt.js';
 import { negotiateHandshake, SUPPORTED_VERSIONS, type Revision } from '../protocol/revisions.js';
 import { GATEWAY_INFO } from '../version.js';
 import type { ClientInput } from '../catalog/interaction.js';
@@ -365,26 +366,21 @@ function serverSpanName(request: JSONRPCRequest): string {
 }
 
 function requestedPrompt({ method, params }: JSONRPCRequest): string | undefined {
-    const named = method === 'prompts/get' ? params?.name : method === 'completion/complete' ? promptRefName(params?.ref) : undefined;
-    return typeof named === 'string' && named.length <= MAX_SPAN_NAME_PART ? named : undefined;
-}
-
-function promptRefName(ref: unknown): unknown {
-    const { type, name } = (ref ?? {}) as { type?: unknown; name?: unknown };
-    return type === 'ref/prompt' ? name : undefined;
+    const named = requestedPromptName(method, params);
+    return named !== undefined && named.length <= MAX_SPAN_NAME_PART ? named : undefined;
 }
 
 /** The SERVER span's attributes (OTel MCP conventions; the client id under mcp.gateway., never a credential). */
 function serverSpanAttributes(request: JSONRPCRequest, subject: SpanSubject, origin: RequestOrigin | undefined): SpanAttributes {
     return {
-        'mcp.method.name': request.method.length > MAX_SPAN_NAME_PART ? 'other' : request.method,
-        'mcp.protocol.version': subject.protocolVersion,
-        'mcp.session.id': origin?.session,
-        'jsonrpc.request.id': String(request.id),
-        'gen_ai.prompt.name': requestedPrompt(request),
-        'network.transport': origin?.transport,
-        'client.address': origin?.address?.(),
-        'mcp.gateway.client.id': subject.clientId
+        [ATTR.method]: request.method.length > MAX_SPAN_NAME_PART ? 'other' : request.method,
+        [ATTR.protocolVersion]: subject.protocolVersion,
+        [ATTR.sessionId]: origin?.session,
+        [ATTR.requestId]: String(request.id),
+        [ATTR.prompt]: requestedPrompt(request),
+        [ATTR.transport]: origin?.transport,
+        [ATTR.clientAddress]: origin?.address?.(),
+        [ATTR.clientId]: subject.clientId
     };
 }
 
@@ -397,7 +393,7 @@ export function endServerSpan(span: TraceSpan | undefined, response: object | un
     if (response === undefined) span.event('cancelled');
     else if ('error' in response) {
         const code = String((response as Pick<JSONRPCErrorResponse, 'error'>).error.code);
-        span.fail(code, { 'rpc.response.status_code': code });
+        span.fail(code, { [ATTR.statusCode]: code });
     }
     span.end();
 }

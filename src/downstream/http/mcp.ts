@@ -31,6 +31,7 @@ import { isRequest } from '../../protocol/json-rpc.js';
 import { claimsStateless, classify, namesStatelessRevision, type Stateless } from '../../protocol/classify.js';
 import type { MirroredHeaders } from '../../protocol/headers.js';
 import type { Logger } from '../../diagnostics/logger.js';
+import { ATTR } from '../../diagnostics/tracer.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit } from '../batches.js';
 import { instanceOfAskId } from '../client-requests.js';
@@ -317,7 +318,7 @@ export class McpEndpoint {
         if (Array.isArray(value) || request === undefined || !isRequest(request) || request.method !== 'initialize') return this.options.reject(res, 'session_required');
         const span = this.options.dispatcher.serverSpan(request, { clientId: admitted.client.id }, from);
         const opened = await this.#openSession(request, res, admitted);
-        span?.set({ 'mcp.protocol.version': opened.protocolVersion, 'mcp.session.id': opened.session });
+        span?.set({ [ATTR.protocolVersion]: opened.protocolVersion, [ATTR.sessionId]: opened.session });
         endServerSpan(span, opened.answer);
     }
 
