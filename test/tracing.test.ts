@@ -171,7 +171,7 @@ describe('OpenTelemetry traces', () => {
 
     test('a failure is status ERROR with the JSON-RPC code; a hidden or unknown prompt looks the same; the upstream rejection is on the CLIENT span', async t => {
         const otlp = await receiver(t);
-        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url }, { anonymous: { prompts: { deny: ['h25__fail'] } } });
         const client = await connectModernHttp(cli.url);
         closeAfter(t, () => client.close());
         const failing = '5bf92f3577b34da6a3ce929d0e0e4736';
@@ -187,10 +187,17 @@ describe('OpenTelemetry traces', () => {
         assert.equal(upstreamCall.kind, SPAN_KIND.client);
         assert.equal(upstreamCall.statusCode, 2);
         assert.equal(upstreamCall.attributes['error.type'], '-32602');
-        const missing = serverSpanOf(spans, 'prompts/get h26__nothing', unknown)!;
+        // A name that names no prompt the caller sees is no span name (a client could send any number of them).
+        const missing = serverSpanOf(spans, 'prompts/get', unknown)!;
         assert.equal(missing.statusCode, 2);
         assert.equal(missing.attributes['error.type'], '-32602');
+        assert.equal(missing.attributes['gen_ai.prompt.name'], 'h26__nothing');
         assert.ok(!spans.some(span => span.parentSpanId === missing.spanId), 'no upstream call for an unknown prompt');
+        const hiddenTrace = '9cf92f3577b34da6a3ce929d0e0e4736';
+        await assert.rejects(client.getPrompt({ name: 'h25__fail', _meta: { traceparent: traceparent(hiddenTrace, CLIENT_SPAN) } }));
+        const hidden = serverSpanOf(await otlp.until(all => all.some(span => span.traceId === hiddenTrace)), 'prompts/get', hiddenTrace)!;
+        assert.deepEqual([hidden.statusCode, hidden.attributes['error.type'], hidden.attributes['gen_ai.prompt.name']], [2, '-32602', 'h25__fail']);
+        assert.ok(!spans.some(span => span.parentSpanId === hidden.spanId), 'no upstream call for a hidden prompt');
     });
 
     test("an unsampled client trace (parentbased) records no spans, and its context still reaches the upstream, as the gateway's own", async t => {

@@ -55,6 +55,8 @@ export interface GetRequest {
     readonly input?: ClientInput | undefined;
     /** What its usage event names of its trace. */
     readonly trace?: UsageEvent['trace'];
+    /** Called once the name resolved to a prompt the caller sees (never for a hidden or missing one): the trace names it then. */
+    readonly onResolved?: (() => void) | undefined;
 }
 
 /** -32602 for a held question's state sealed by another gateway instance. */
@@ -140,6 +142,7 @@ export class PromptService {
             async found => {
                 const { name, caller, input, continuation } = request;
                 const entry = found(await this.#lookup(name, caller));
+                request.onResolved?.();
                 const { maxArguments, maxArgumentBytes } = this.options;
                 const passUnknown = this.options.passUnknownArguments(entry.upstream.id);
                 const args = validateArguments(entry.prompt, withDefaults(request.args, entry.defaults), { maxArguments, maxArgumentBytes, passUnknown });
@@ -249,11 +252,12 @@ export class PromptService {
 
     readonly #publishInput = (event: InputEvent): void => this.inputs.publish(event);
 
-    complete(params: CompleteRequest['params'], caller: Caller, control?: CallControl, trace?: UsageEvent['trace']): Promise<CompleteResult> {
+    complete(params: CompleteRequest['params'], caller: Caller, control?: CallControl, trace?: UsageEvent['trace'], onResolved?: () => void): Promise<CompleteResult> {
         return this.#recorded('complete', caller, trace, async found => {
             // Resource templates are not proxied, so there is nothing to complete for them.
             if (params.ref.type !== 'ref/prompt') return EMPTY_COMPLETION;
             const entry = found(await this.#lookup(params.ref.name, caller));
+            onResolved?.();
             const limits = { maxArguments: this.options.maxArguments, maxArgumentBytes: this.options.maxArgumentBytes };
             if (exceeds(params.argument.value, limits.maxArgumentBytes)) {
                 throw new ProtocolError(CODE.invalidParams, `Argument value too large (at most ${limits.maxArgumentBytes} bytes)`);

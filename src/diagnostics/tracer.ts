@@ -56,6 +56,8 @@ export interface TraceSpan {
     readonly traceId: string;
     readonly spanId: string;
     set(attributes: SpanAttributes): void;
+    /** Its name once what it is about is known (a request's prompt, once it resolved to one the caller sees). */
+    rename(name: string): void;
     event(name: string, attributes?: SpanAttributes): void;
     /** Status ERROR with `error.type` (and the attributes given, e.g. `rpc.response.status_code`). */
     fail(errorType: string, attributes?: SpanAttributes): void;

@@ -434,6 +434,10 @@ class OtelSpan implements TraceSpan {
         this.span.setAttributes(attributesOf(attributes)!);
     }
 
+    rename(name: string): void {
+        this.span.updateName(name);
+    }
+
     event(name: string, attributes?: SpanAttributes): void {
         this.span.addEvent(name, attributesOf(attributes));
     }
