@@ -454,7 +454,11 @@ describe('OpenTelemetry traces', () => {
     test('spans a full export queue or a failed export loses are counted in mcp_gateway_spans_dropped_total', async t => {
         const collector = await stalledCollector(t);
         // A queue of one span, exports of one: while the first export waits, every other span but one is dropped.
-        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_MAX_QUEUE_SIZE: '1', OTEL_BSP_EXPORT_TIMEOUT: '600000', OTEL_EXPORTER_OTLP_TIMEOUT: '600000' }, { shutdownTimeoutMs: 5000 });
+        const cli = await gateway(
+            t,
+            { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_MAX_QUEUE_SIZE: '1', OTEL_BSP_EXPORT_TIMEOUT: '600000', OTEL_EXPORTER_OTLP_TIMEOUT: '600000' },
+            { shutdownTimeoutMs: 5000 }
+        );
         // Answered first at teardown (before the gateway stops), so the shutdown's flush does not wait on it.
         closeAfter(t, () => collector.release(200));
         const client = await connectHttp(cli.url);
@@ -489,7 +493,11 @@ describe('OpenTelemetry traces', () => {
         });
         const { port } = silent.address() as AddressInfo;
         const exported = once(held, 'export');
-        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_BSP_EXPORT_TIMEOUT: '600000', OTEL_EXPORTER_OTLP_TIMEOUT: '600000' }, { shutdownTimeoutMs: 1000 });
+        const cli = await gateway(
+            t,
+            { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_BSP_EXPORT_TIMEOUT: '600000', OTEL_EXPORTER_OTLP_TIMEOUT: '600000' },
+            { shutdownTimeoutMs: 1000 }
+        );
         const client = await connectHttp(cli.url);
         await seenBy(client, 'h25__echo', { traceparent: traceparent(CLIENT_TRACE, CLIENT_SPAN) });
         await exported;

@@ -88,8 +88,14 @@ describe('tracing settings: the config block over the standard OTEL_* environmen
         assert.equal(tracingSettings(tracing(), { ...on, OTEL_EXPORTER_OTLP_TIMEOUT: '1500', OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '2500' })!.exportTimeoutMs, 2500);
         assert.equal(tracingSettings(tracing({ exportTimeoutMs: 9 }), { ...on, OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '2500' })!.exportTimeoutMs, 9);
         assert.equal(tracingSettings(tracing(), { ...on, OTEL_EXPORTER_OTLP_TIMEOUT: '1500' })!.processorTimeoutMs, 700);
-        assert.match(configError(() => tracingSettings(tracing(), { ...on, OTEL_EXPORTER_OTLP_TIMEOUT: 'soon' })), /OTEL_EXPORTER_OTLP_TIMEOUT: must be an integer from 1 to 600000/);
-        assert.match(configError(() => tracingSettings(tracing(), { ...on, OTEL_EXPORTER_OTLP_TIMEOUT: '0' })), /OTEL_EXPORTER_OTLP_TIMEOUT: must be an integer from 1/);
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...on, OTEL_EXPORTER_OTLP_TIMEOUT: 'soon' })),
+            /OTEL_EXPORTER_OTLP_TIMEOUT: must be an integer from 1 to 600000/
+        );
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...on, OTEL_EXPORTER_OTLP_TIMEOUT: '0' })),
+            /OTEL_EXPORTER_OTLP_TIMEOUT: must be an integer from 1/
+        );
     });
 
     test('headers, compression and resource attributes come from the environment given, the config over it', () => {
@@ -110,8 +116,14 @@ describe('tracing settings: the config block over the standard OTEL_* environmen
             configError(() => tracingSettings(tracing(), { ...env, OTEL_EXPORTER_OTLP_COMPRESSION: 'zstd', OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: '' })),
             /OTEL_EXPORTER_OTLP_COMPRESSION: "zstd" is not supported: use "gzip" or "none"/
         );
-        assert.match(configError(() => tracingSettings(tracing(), { ...env, OTEL_RESOURCE_ATTRIBUTES: 'team' })), /OTEL_RESOURCE_ATTRIBUTES: /);
-        assert.match(configError(() => tracingSettings(tracing(), { ...env, OTEL_EXPORTER_OTLP_CERTIFICATE: 'ca.pem' })), /OTEL_EXPORTER_OTLP_CERTIFICATE: is not supported: .*NODE_EXTRA_CA_CERTS/);
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...env, OTEL_RESOURCE_ATTRIBUTES: 'team' })),
+            /OTEL_RESOURCE_ATTRIBUTES: /
+        );
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...env, OTEL_EXPORTER_OTLP_CERTIFICATE: 'ca.pem' })),
+            /OTEL_EXPORTER_OTLP_CERTIFICATE: is not supported: .*NODE_EXTRA_CA_CERTS/
+        );
     });
 
     test('grpc, unknown samplers or exporters and malformed numbers or URLs: a config error naming the variable and the fix', () => {
