@@ -9,6 +9,7 @@
  * line when exports succeed again); spans are flushed at shutdown, within its
  * timeout.
  */
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import {
     createNoopMeter,
     ROOT_CONTEXT,
@@ -121,7 +122,7 @@ export function tracingSettings(config: TracingConfig, env: Environment): Tracin
         serviceName: config.serviceName,
         sampler: config.sampler ?? envSampler(env, issues),
         samplerArg: config.samplerArg ?? envNumber(env, 'OTEL_TRACES_SAMPLER_ARG', 1, issues, { min: 0, max: 1 }),
-        headers: { ...envKeyValues(env, 'OTEL_EXPORTER_OTLP_HEADERS', issues), ...envKeyValues(env, 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', issues), ...config.headers },
+        headers: { ...envHeaders(env, 'OTEL_EXPORTER_OTLP_HEADERS', issues), ...envHeaders(env, 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', issues), ...config.headers },
         compression: envCompression(env, issues),
         resourceAttributes: envResourceAttributes(env, issues),
         maxQueueSize: config.maxQueueSize ?? envNumber(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048, issues, SPAN_COUNT),
@@ -210,6 +211,20 @@ function envKeyValues(env: Environment, variable: string, issues: ConfigIssue[])
     const { values, skipped } = keyValueList(raw);
     if (skipped > 0) issues.push({ path: [variable], message: 'must be key=value pairs separated by commas, keys and values URL-encoded' });
     return values;
+}
+
+/** Headers for the collector: a name or value Node would refuse to send is refused here, at start, rather than failing every export. */
+function envHeaders(env: Environment, variable: string, issues: ConfigIssue[]): Record<string, string> {
+    const headers = envKeyValues(env, variable, issues);
+    try {
+        for (const [name, value] of Object.entries(headers)) {
+            validateHeaderName(name);
+            validateHeaderValue(name, value);
+        }
+    } catch {
+        issues.push({ path: [variable], message: 'holds a header name that is no HTTP token, or a value with control characters' });
+    }
+    return headers;
 }
 
 function envResourceAttributes(env: Environment, issues: ConfigIssue[]): Record<string, string> {

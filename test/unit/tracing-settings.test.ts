@@ -121,6 +121,14 @@ describe('tracing settings: the config block over the standard OTEL_* environmen
             /OTEL_RESOURCE_ATTRIBUTES: /
         );
         assert.match(
+            configError(() => tracingSettings(tracing(), { ...env, OTEL_EXPORTER_OTLP_HEADERS: 'bad%20name=x' })),
+            /OTEL_EXPORTER_OTLP_HEADERS: holds a header name that is no HTTP token/
+        );
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...env, OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-key=a%0Ab' })),
+            /OTEL_EXPORTER_OTLP_TRACES_HEADERS: /
+        );
+        assert.match(
             configError(() => tracingSettings(tracing(), { ...env, OTEL_EXPORTER_OTLP_CERTIFICATE: 'ca.pem' })),
             /OTEL_EXPORTER_OTLP_CERTIFICATE: is not supported: .*NODE_EXTRA_CA_CERTS/
         );
