@@ -171,7 +171,7 @@ describe('OpenTelemetry traces', () => {
 
     test('a failure is status ERROR with the JSON-RPC code; a hidden or unknown prompt looks the same; the upstream rejection is on the CLIENT span', async t => {
         const otlp = await receiver(t);
-        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url }, { anonymous: { prompts: { deny: ['h25__fail'] } } });
         const client = await connectModernHttp(cli.url);
         closeAfter(t, () => client.close());
         const failing = '5bf92f3577b34da6a3ce929d0e0e4736';
@@ -187,10 +187,17 @@ describe('OpenTelemetry traces', () => {
         assert.equal(upstreamCall.kind, SPAN_KIND.client);
         assert.equal(upstreamCall.statusCode, 2);
         assert.equal(upstreamCall.attributes['error.type'], '-32602');
-        const missing = serverSpanOf(spans, 'prompts/get h26__nothing', unknown)!;
+        // A name that names no prompt the caller sees is no span name (a client could send any number of them).
+        const missing = serverSpanOf(spans, 'prompts/get', unknown)!;
         assert.equal(missing.statusCode, 2);
         assert.equal(missing.attributes['error.type'], '-32602');
+        assert.equal(missing.attributes['gen_ai.prompt.name'], 'h26__nothing');
         assert.ok(!spans.some(span => span.parentSpanId === missing.spanId), 'no upstream call for an unknown prompt');
+        const hiddenTrace = '9cf92f3577b34da6a3ce929d0e0e4736';
+        await assert.rejects(client.getPrompt({ name: 'h25__fail', _meta: { traceparent: traceparent(hiddenTrace, CLIENT_SPAN) } }));
+        const hidden = serverSpanOf(await otlp.until(all => all.some(span => span.traceId === hiddenTrace)), 'prompts/get', hiddenTrace)!;
+        assert.deepEqual([hidden.statusCode, hidden.attributes['error.type'], hidden.attributes['gen_ai.prompt.name']], [2, '-32602', 'h25__fail']);
+        assert.ok(!spans.some(span => span.parentSpanId === hidden.spanId), 'no upstream call for a hidden prompt');
     });
 
     test("an unsampled client trace (parentbased) records no spans, and its context still reaches the upstream, as the gateway's own", async t => {
@@ -428,7 +435,7 @@ describe('OpenTelemetry traces', () => {
 
     test('an unreachable collector: requests are answered, and one warning is logged however many exports fail', async t => {
         const closedPort = await freePort();
-        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${closedPort}`, OTEL_BSP_EXPORT_TIMEOUT: '2000' });
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${closedPort}`, OTEL_EXPORTER_OTLP_TIMEOUT: '2000' });
         const client = await connectHttp(cli.url);
         for (let round = 0; round < 3; round++) {
             const trace = `${CLIENT_TRACE.slice(0, 31)}${round}`;
@@ -447,7 +454,11 @@ describe('OpenTelemetry traces', () => {
     test('spans a full export queue or a failed export loses are counted in mcp_gateway_spans_dropped_total', async t => {
         const collector = await stalledCollector(t);
         // A queue of one span, exports of one: while the first export waits, every other span but one is dropped.
-        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_MAX_QUEUE_SIZE: '1', OTEL_BSP_EXPORT_TIMEOUT: '600000' }, { shutdownTimeoutMs: 5000 });
+        const cli = await gateway(
+            t,
+            { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_MAX_QUEUE_SIZE: '1', OTEL_BSP_EXPORT_TIMEOUT: '600000', OTEL_EXPORTER_OTLP_TIMEOUT: '600000' },
+            { shutdownTimeoutMs: 5000 }
+        );
         // Answered first at teardown (before the gateway stops), so the shutdown's flush does not wait on it.
         closeAfter(t, () => collector.release(200));
         const client = await connectHttp(cli.url);
@@ -482,7 +493,11 @@ describe('OpenTelemetry traces', () => {
         });
         const { port } = silent.address() as AddressInfo;
         const exported = once(held, 'export');
-        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_BSP_EXPORT_TIMEOUT: '600000' }, { shutdownTimeoutMs: 1000 });
+        const cli = await gateway(
+            t,
+            { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_BSP_EXPORT_TIMEOUT: '600000', OTEL_EXPORTER_OTLP_TIMEOUT: '600000' },
+            { shutdownTimeoutMs: 1000 }
+        );
         const client = await connectHttp(cli.url);
         await seenBy(client, 'h25__echo', { traceparent: traceparent(CLIENT_TRACE, CLIENT_SPAN) });
         await exported;

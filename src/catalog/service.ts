@@ -20,7 +20,7 @@ import { expiredQuestion, Interaction, type ClientInput, type InputEvent, type I
 import { MAX_REQUEST_STATE_BYTES, type OpenedState, type RequestStates, type StateBinding } from './request-state.js';
 import { isInputRequired, UpstreamFailedError, UpstreamRejectedError, type CallControl, type Continuation, type InputRequired } from './upstream-port.js';
 import type { VisibleSlices } from './visible-slices.js';
-import type { TraceSpan } from '../diagnostics/tracer.js';
+import { ATTR, type TraceSpan } from '../diagnostics/tracer.js';
 import { outcomeOf, UnknownPromptError, type Operation, type UsageEvent } from './usage.js';
 
 const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
@@ -55,6 +55,8 @@ export interface GetRequest {
     readonly input?: ClientInput | undefined;
     /** What its usage event names of its trace. */
     readonly trace?: UsageEvent['trace'];
+    /** Called once the name resolved to a prompt the caller sees (never for a hidden or missing one): the trace names it then. */
+    readonly onResolved?: (() => void) | undefined;
 }
 
 /** -32602 for a held question's state sealed by another gateway instance. */
@@ -117,7 +119,7 @@ export class PromptService {
             const slice = this.slices.of(view, caller.scope, caller.visible);
             const page = paginate(view.segments, start, this.options.pageSize, (id, version) => this.catalog.history(id, version), slice);
             const prompts: Prompt[] = page.items.map(entry => entry.prompt);
-            span?.set({ 'mcp.gateway.upstream.ids': [...new Set(page.items.map(entry => entry.upstream.id))] });
+            span?.set({ [ATTR.upstreams]: [...new Set(page.items.map(entry => entry.upstream.id))] });
             return page.next === undefined ? { prompts } : { prompts, nextCursor: this.cursors.encode({ ...page.next, scope: caller.scope }) };
         });
     }
@@ -141,6 +143,7 @@ export class PromptService {
             async found => {
                 const { name, caller, input, continuation } = request;
                 const entry = found(await this.#lookup(name, caller));
+                request.onResolved?.();
                 const { maxArguments, maxArgumentBytes } = this.options;
                 const passUnknown = this.options.passUnknownArguments(entry.upstream.id);
                 const args = validateArguments(entry.prompt, withDefaults(request.args, entry.defaults), { maxArguments, maxArgumentBytes, passUnknown });
@@ -251,11 +254,12 @@ export class PromptService {
 
     readonly #publishInput = (event: InputEvent): void => this.inputs.publish(event);
 
-    complete(params: CompleteRequest['params'], caller: Caller, control?: CallControl, trace?: UsageEvent['trace']): Promise<CompleteResult> {
+    complete(params: CompleteRequest['params'], caller: Caller, control?: CallControl, trace?: UsageEvent['trace'], onResolved?: () => void): Promise<CompleteResult> {
         return this.#recorded('complete', caller, control?.forwarded?.requestId, trace, async found => {
             // Resource templates are not proxied, so there is nothing to complete for them.
             if (params.ref.type !== 'ref/prompt') return EMPTY_COMPLETION;
             const entry = found(await this.#lookup(params.ref.name, caller));
+            onResolved?.();
             const limits = { maxArguments: this.options.maxArguments, maxArgumentBytes: this.options.maxArgumentBytes };
             if (exceeds(params.argument.value, limits.maxArgumentBytes)) {
                 throw new ProtocolError(CODE.invalidParams, `Argument value too large (at most ${limits.maxArgumentBytes} bytes)`);

@@ -315,7 +315,7 @@ const tracingSchema = z
             .min(1)
             .max(MAX_EXPORT_TIMEOUT_MS)
             .optional()
-            .describe('How long one export may take. Default: OTEL_EXPORTER_OTLP_TRACES_TIMEOUT, OTEL_BSP_EXPORT_TIMEOUT, else 10000.')
+            .describe('How long one export to the collector may take, retries included. Default: OTEL_EXPORTER_OTLP_TRACES_TIMEOUT, OTEL_EXPORTER_OTLP_TIMEOUT, else 10000.')
     })
     .prefault({})
     .describe('OpenTelemetry traces of every request (docs/observability.md#traces). Unset fields come from the standard OTEL_* environment.');

@@ -17,6 +17,7 @@
  * The standard OTEL_* environment holds the collector's credentials too: see environmentSecrets.
  */
 import { clientSecretBasic, formEncode } from '../lib/client-secret-basic.js';
+import { keyValueList } from '../lib/key-value-list.js';
 import { urlCredentials } from '../lib/url-credentials.js';
 import type { Expansion } from './interpolate.js';
 import type { GatewayConfig } from './schema.js';
@@ -104,7 +105,7 @@ export function environmentSecrets(env: Readonly<Record<string, string | undefin
         const raw = env[variable];
         if (raw === undefined) continue;
         const written = raw.split(',').map(entry => entry.slice(entry.indexOf('=') + 1).trim());
-        values.push(...written, ...headerSecrets(otlpHeaderValues(raw)));
+        values.push(...written, ...headerSecrets(keyValueList(raw).values));
     }
     for (const variable of OTLP_ENDPOINT_VARIABLES) {
         const raw = env[variable]?.trim();
@@ -112,28 +113,6 @@ export function environmentSecrets(env: Readonly<Record<string, string | undefin
         if (raw !== undefined && URL.canParse(raw)) values.push(...urlSecrets(raw));
     }
     return values.filter(value => value.length >= MIN_SECRET_LENGTH);
-}
-
-/**
- * The header values of an OTEL_*_HEADERS list as the exporter sends them: `key=value` items split on `,`, anything
- * after `;` left out, values percent-decoded (an item that does not decode is not sent). Written here rather than
- * imported from @opentelemetry/core: only observability/tracing.ts takes on the SDK.
- */
-function otlpHeaderValues(list: string): Record<string, string> {
-    const headers: Record<string, string> = {};
-    for (const item of list.split(',')) {
-        const pair = item.split(';', 1)[0]!;
-        const separator = pair.indexOf('=');
-        const key = pair.slice(0, separator).trim();
-        const value = pair.slice(separator + 1).trim();
-        if (separator <= 0 || key === '' || value === '') continue;
-        try {
-            headers[decodeURIComponent(key)] = decodeURIComponent(value);
-        } catch {
-            // Not sent by the exporter either (URIError): nothing to keep secret beyond the value as written.
-        }
-    }
-    return headers;
 }
 
 /** Every header value, and the token of a `Bearer` or `Basic` one. */

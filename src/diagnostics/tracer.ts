@@ -11,6 +11,28 @@
  */
 import type { TraceContext } from '../protocol/meta.js';
 
+/**
+ * Span attribute names, the one table every layer takes them from: the OTel semantic conventions for MCP
+ * (docs/observability.md#traces), and the gateway's own under `mcp.gateway.` and `mcp.input.`.
+ */
+export const ATTR = {
+    method: 'mcp.method.name',
+    protocolVersion: 'mcp.protocol.version',
+    sessionId: 'mcp.session.id',
+    requestId: 'jsonrpc.request.id',
+    prompt: 'gen_ai.prompt.name',
+    transport: 'network.transport',
+    clientAddress: 'client.address',
+    serverAddress: 'server.address',
+    serverPort: 'server.port',
+    statusCode: 'rpc.response.status_code',
+    clientId: 'mcp.gateway.client.id',
+    upstream: 'mcp.gateway.upstream.id',
+    upstreams: 'mcp.gateway.upstream.ids',
+    inputOutcome: 'mcp.input.outcome',
+    inputResponses: 'mcp.input.responses'
+} as const;
+
 export type SpanAttributes = Record<string, string | number | boolean | readonly string[] | undefined>;
 
 /**
@@ -34,6 +56,8 @@ export interface TraceSpan {
     readonly traceId: string;
     readonly spanId: string;
     set(attributes: SpanAttributes): void;
+    /** Its name once what it is about is known (a request's prompt, once it resolved to one the caller sees). */
+    rename(name: string): void;
     event(name: string, attributes?: SpanAttributes): void;
     /** Status ERROR with `error.type` (and the attributes given, e.g. `rpc.response.status_code`). */
     fail(errorType: string, attributes?: SpanAttributes): void;

@@ -12,7 +12,7 @@ import type { JSONRPCNotification } from '@modelcontextprotocol/client';
 import type { CatalogChange, CatalogView } from '../catalog/catalog.js';
 import type { Bus } from '../lib/bus.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
-import { MAX_SPAN_LINKS, type TraceSpan, type Tracer } from '../diagnostics/tracer.js';
+import { ATTR, MAX_SPAN_LINKS, type TraceSpan, type Tracer } from '../diagnostics/tracer.js';
 import type { TraceContext } from '../protocol/meta.js';
 
 /** A way to hand server notifications to one client. */
@@ -129,7 +129,7 @@ export class ChangeDelivery {
     #span(audience: Audience, links: readonly TraceContext[] | undefined): TraceSpan | undefined {
         const { tracer } = this.options;
         if (tracer?.enabled !== true) return undefined;
-        return tracer.start(LIST_CHANGED.method, { kind: 'producer', links, attributes: { 'mcp.method.name': LIST_CHANGED.method, 'mcp.gateway.client.id': audience.scope } });
+        return tracer.start(LIST_CHANGED.method, { kind: 'producer', links, attributes: { [ATTR.method]: LIST_CHANGED.method, [ATTR.clientId]: audience.scope } });
     }
 
     close(): void {

@@ -25,12 +25,13 @@ import type { Caller, PromptService } from '../catalog/service.js';
 import type { UsageEvent } from '../catalog/usage.js';
 import { isInputRequired, type CallControl } from '../catalog/upstream-port.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
-import type { SpanAttributes, TraceSpan, Tracer } from '../diagnostics/tracer.js';
+import { ATTR, type SpanAttributes, type TraceSpan, type Tracer } from '../diagnostics/tracer.js';
 import { NO_RELAYED_CAPABILITIES, relayedClient, relayedSession, type RelayedClient } from '../protocol/capabilities.js';
 import { capabilityBits, inputCapabilities } from '../protocol/input-requests.js';
 import { adaptGetPrompt, adaptProgress, adaptPromptList } from '../protocol/adapt.js';
 import { CODE, errorForClient, REFUSALS, type RpcError } from '../protocol/errors.js';
 import { META, requestTraceContext, traceparentIds, type TraceContext } from '../protocol/meta.js';
+import { requestedPromptName } from '../protocol/requested-prompt.js';
 import { negotiateHandshake, SUPPORTED_VERSIONS, type Revision } from '../protocol/revisions.js';
 import { GATEWAY_INFO } from '../version.js';
 import type { ClientInput } from '../catalog/interaction.js';
@@ -153,7 +154,7 @@ export class Dispatcher {
         const { tracer } = this.options;
         if (tracer?.enabled !== true) return this.#respond(request, exchange, exchange.forwarded?.trace);
         const subject = { clientId: exchange.context.caller.scope, protocolVersion: exchange.context.revision.version };
-        const span = tracer.start(serverSpanName(request), {
+        const span = tracer.start(spanMethod(request.method), {
             kind: 'server',
             parent: exchange.forwarded?.trace,
             attributes: serverSpanAttributes(request, subject, exchange.origin)
@@ -173,7 +174,7 @@ export class Dispatcher {
         const { tracer } = this.options;
         if (tracer?.enabled !== true) return undefined;
         const parent = requestTraceContext(request.params) ?? from.forwarded?.trace;
-        return tracer.start(serverSpanName(request), { kind: 'server', parent, attributes: serverSpanAttributes(request, subject, from.origin) });
+        return tracer.start(spanMethod(request.method), { kind: 'server', parent, attributes: serverSpanAttributes(request, subject, from.origin) });
     }
 
     /** `trace`: what the usage event names (the request's span, or the client's trace with tracing off). */
@@ -252,7 +253,8 @@ export class Dispatcher {
                 const valid = getParams(params) ?? throwError(invalidParams(method));
                 const input = clientInput(exchange, params);
                 const control = this.#control(exchange, params, valid.progressToken, input);
-                const request = { name: valid.name, args: valid.arguments, caller: context.caller, control, continuation: valid.continuation, input, trace };
+                const onResolved = promptNamer(traced, method, valid.name);
+                const request = { name: valid.name, args: valid.arguments, caller: context.caller, control, continuation: valid.continuation, input, trace, onResolved };
                 const result = await ticket.until(service.get(request));
                 if (!isInputRequired(result)) return adaptGetPrompt(result, context.revision);
                 // Passed on as it came (its state sealed); a handshake-era client has no way to answer it.
@@ -262,7 +264,8 @@ export class Dispatcher {
             case 'completion/complete': {
                 const valid = completeParams(params) ?? throwError(invalidParams(method));
                 const control = this.#control(exchange, params, valid.progressToken);
-                return ticket.until(service.complete(valid.request, context.caller, control, trace));
+                const onResolved = valid.request.ref.type === 'ref/prompt' ? promptNamer(traced, method, valid.request.ref.name) : undefined;
+                return ticket.until(service.complete(valid.request, context.caller, control, trace, onResolved));
             }
             default:
                 return emptyList(method, params);
@@ -357,34 +360,36 @@ function withTrace(exchange: Exchange, trace: TraceContext | undefined): Exchang
 /** Longer prompt names (or methods) are left out of span names: a span name is for grouping, never a client's payload. */
 const MAX_SPAN_NAME_PART = 128;
 
-/** `{mcp.method.name} {target}`: the exposed prompt of a get, or of a completion's prompt reference. */
-function serverSpanName(request: JSONRPCRequest): string {
-    const method = request.method.length > MAX_SPAN_NAME_PART ? 'other' : request.method;
-    const prompt = requestedPrompt(request);
-    return prompt === undefined ? method : `${method} ${prompt}`;
+function spanMethod(method: string): string {
+    return method.length > MAX_SPAN_NAME_PART ? 'other' : method;
+}
+
+/**
+ * Names the request's SERVER span `{mcp.method.name} {target}` once its prompt resolved to one the caller sees (the
+ * exposed name it asked for); until then, and for good when it does not, the span is named for the method alone: a
+ * client can send any number of names, and a hidden prompt's span must look like a missing one's.
+ */
+function promptNamer(traced: TraceSpan | TraceContext | undefined, method: string, prompt: string): (() => void) | undefined {
+    if (traced === undefined || !('spanId' in traced)) return undefined;
+    return () => traced.rename(`${method} ${prompt}`);
 }
 
 function requestedPrompt({ method, params }: JSONRPCRequest): string | undefined {
-    const named = method === 'prompts/get' ? params?.name : method === 'completion/complete' ? promptRefName(params?.ref) : undefined;
-    return typeof named === 'string' && named.length <= MAX_SPAN_NAME_PART ? named : undefined;
-}
-
-function promptRefName(ref: unknown): unknown {
-    const { type, name } = (ref ?? {}) as { type?: unknown; name?: unknown };
-    return type === 'ref/prompt' ? name : undefined;
+    const named = requestedPromptName(method, params);
+    return named !== undefined && named.length <= MAX_SPAN_NAME_PART ? named : undefined;
 }
 
 /** The SERVER span's attributes (OTel MCP conventions; the client id under mcp.gateway., never a credential). */
 function serverSpanAttributes(request: JSONRPCRequest, subject: SpanSubject, origin: RequestOrigin | undefined): SpanAttributes {
     return {
-        'mcp.method.name': request.method.length > MAX_SPAN_NAME_PART ? 'other' : request.method,
-        'mcp.protocol.version': subject.protocolVersion,
-        'mcp.session.id': origin?.session,
-        'jsonrpc.request.id': String(request.id),
-        'gen_ai.prompt.name': requestedPrompt(request),
-        'network.transport': origin?.transport,
-        'client.address': origin?.address?.(),
-        'mcp.gateway.client.id': subject.clientId
+        [ATTR.method]: spanMethod(request.method),
+        [ATTR.protocolVersion]: subject.protocolVersion,
+        [ATTR.sessionId]: origin?.session,
+        [ATTR.requestId]: String(request.id),
+        [ATTR.prompt]: requestedPrompt(request),
+        [ATTR.transport]: origin?.transport,
+        [ATTR.clientAddress]: origin?.address?.(),
+        [ATTR.clientId]: subject.clientId
     };
 }
 
@@ -397,7 +402,7 @@ export function endServerSpan(span: TraceSpan | undefined, response: object | un
     if (response === undefined) span.event('cancelled');
     else if ('error' in response) {
         const code = String((response as Pick<JSONRPCErrorResponse, 'error'>).error.code);
-        span.fail(code, { 'rpc.response.status_code': code });
+        span.fail(code, { [ATTR.statusCode]: code });
     }
     span.end();
 }

@@ -12,6 +12,7 @@
  * writes, EOF, its channel's session and its handshake).
  */
 import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
+import { ATTR } from '../diagnostics/tracer.js';
 import { NOT_JSON, readJson } from '../protocol/json-text.js';
 import { judgeBatch } from '../protocol/batches.js';
 import type { ClassifyRefusal, Stateless } from '../protocol/classify.js';
@@ -228,7 +229,7 @@ export class InboundPipeline {
         const ticket = this.#begin(request, channel.scope, 'call');
         const response = ticket instanceof Ticket ? (taken.push(ticket), hooks.initialize(request)) : errorResponse(request, ticket.error);
         // The revision it settled on, not the one the session spoke before.
-        if (span !== undefined && 'result' in response) span.set({ 'mcp.protocol.version': (response.result as { protocolVersion?: string }).protocolVersion });
+        if (span !== undefined && 'result' in response) span.set({ [ATTR.protocolVersion]: (response.result as { protocolVersion?: string }).protocolVersion });
         endServerSpan(span, response);
         return response;
     }

@@ -121,16 +121,35 @@ const RECORDED = {
     }
 } satisfies Record<string, MetricSpec>;
 
+/** A sample's labels and value. */
+type Sample = [Record<string, string>, number];
+
 /** Read from their owners at scrape time: each sample's labels and value. */
 interface ScrapedSpec extends MetricSpec {
     type: 'gauge' | 'counter';
-    read: () => Iterable<[Record<string, string>, number]>;
+    read: () => Iterable<Sample>;
 }
 
+/** Every metric read from its owner at scrape time; the optional parts' only when their owner exists. */
 function scraped(sources: MetricSources, listChangedReceived: ReadonlyMap<string, number>): ScrapedSpec[] {
-    const perUpstream = (value: (upstream: ReturnType<MetricSources['upstreams']>[number]) => number) => () =>
-        sources.upstreams().map((upstream): [Record<string, string>, number] => [{ upstream: upstream.id }, value(upstream)]);
     const { sharedState, inputWaiting, spansDropped } = sources;
+    return [
+        ...upstreamMetrics(sources, listChangedReceived),
+        ...clientMetrics(sources),
+        ...(inputWaiting === undefined ? [] : [inputWaitingMetric(inputWaiting)]),
+        ...(spansDropped === undefined ? [] : [spansDroppedMetric(spansDropped)]),
+        ...(sharedState === undefined ? [] : sharedStateMetrics(sharedState))
+    ];
+}
+
+/** One sample per key of `counts`, the key as the `label` label. */
+function samplesBy(label: string, counts: Readonly<Record<string, number>>): Sample[] {
+    return Object.entries(counts).map(([value, count]): Sample => [{ [label]: value }, count]);
+}
+
+function upstreamMetrics(sources: MetricSources, listChangedReceived: ReadonlyMap<string, number>): ScrapedSpec[] {
+    const perUpstream = (value: (upstream: ReturnType<MetricSources['upstreams']>[number]) => number) => () =>
+        sources.upstreams().map((upstream): Sample => [{ upstream: upstream.id }, value(upstream)]);
     return [
         {
             type: 'gauge',
@@ -151,67 +170,71 @@ function scraped(sources: MetricSources, listChangedReceived: ReadonlyMap<string
             name: 'mcp_gateway_upstream_faults_total',
             help: 'Upstream misbehaviour by kind (timeouts, lost connections, invalid results, ...).',
             labels: ['upstream', 'kind'],
-            read: () => Array.from(sources.faults(), ({ upstream, kind, count }): [Record<string, string>, number] => [{ upstream, kind }, count])
+            read: () => Array.from(sources.faults(), ({ upstream, kind, count }): Sample => [{ upstream, kind }, count])
         },
         {
             type: 'counter',
             name: 'mcp_gateway_list_changed_received_total',
             help: 'notifications/prompts/list_changed from upstreams.',
             labels: ['upstream'],
-            read: () => Array.from(listChangedReceived, ([upstream, count]): [Record<string, string>, number] => [{ upstream }, count])
-        },
+            read: () => Array.from(listChangedReceived, ([upstream, count]): Sample => [{ upstream }, count])
+        }
+    ];
+}
+
+function clientMetrics(sources: MetricSources): ScrapedSpec[] {
+    return [
         {
             type: 'gauge',
             name: 'mcp_gateway_sessions',
             help: 'Open client sessions by transport.',
             labels: ['transport'],
-            read: () => Object.entries(sources.sessions()).map(([transport, count]): [Record<string, string>, number] => [{ transport }, count])
+            read: () => samplesBy('transport', sources.sessions())
         },
         {
             type: 'gauge',
             name: 'mcp_gateway_requests_in_flight',
             help: 'Client requests taken and not yet answered, over both transports: call (answered once), listen (a 2026-07-28 subscriptions/listen, open until either side ends it).',
             labels: ['kind'],
-            read: () => Object.entries(sources.requestsInFlight()).map(([kind, count]): [Record<string, string>, number] => [{ kind }, count])
+            read: () => samplesBy('kind', sources.requestsInFlight())
+        }
+    ];
+}
+
+function inputWaitingMetric(inputWaiting: NonNullable<MetricSources['inputWaiting']>): ScrapedSpec {
+    return {
+        type: 'gauge',
+        name: 'mcp_gateway_input_waiting',
+        help: "Input requests waiting for a client's answer now: asked (the gateway's requests out to 2025 clients), held (2025 upstreams' prompt calls kept open while their 2026-07-28 clients answer in input_required rounds; at most inputRequests.maxHeld).",
+        labels: ['kind'],
+        read: () => samplesBy('kind', inputWaiting())
+    };
+}
+
+function spansDroppedMetric(spansDropped: NonNullable<MetricSources['spansDropped']>): ScrapedSpec {
+    return {
+        type: 'counter',
+        name: 'mcp_gateway_spans_dropped_total',
+        help: 'With tracing on: spans that never reached the collector, by reason: queue_full (ended while the export queue, tracing.maxQueueSize, was full), export_failed (in an export the collector did not take).',
+        labels: ['reason'],
+        read: () => samplesBy('reason', spansDropped())
+    };
+}
+
+function sharedStateMetrics(sharedState: NonNullable<MetricSources['sharedState']>): ScrapedSpec[] {
+    return [
+        {
+            type: 'gauge',
+            name: 'mcp_gateway_shared_state_up',
+            help: 'With cluster.redis: 1 while the Redis the replicas share does their work, 0 while each replica limits on its own (Redis unreachable, refusing writes or not answering).',
+            read: (): Sample[] => [[{}, sharedState.up() ? 1 : 0]]
         },
-        ...(inputWaiting === undefined
-            ? []
-            : [
-                  {
-                      type: 'gauge' as const,
-                      name: 'mcp_gateway_input_waiting',
-                      help: "Input requests waiting for a client's answer now: asked (the gateway's requests out to 2025 clients), held (2025 upstreams' prompt calls kept open while their 2026-07-28 clients answer in input_required rounds; at most inputRequests.maxHeld).",
-                      labels: ['kind'],
-                      read: () => Object.entries(inputWaiting()).map(([kind, count]): [Record<string, string>, number] => [{ kind }, count])
-                  }
-              ]),
-        ...(spansDropped === undefined
-            ? []
-            : [
-                  {
-                      type: 'counter' as const,
-                      name: 'mcp_gateway_spans_dropped_total',
-                      help: 'With tracing on: spans that never reached the collector, by reason: queue_full (ended while the export queue, tracing.maxQueueSize, was full), export_failed (in an export the collector did not take).',
-                      labels: ['reason'],
-                      read: () => Object.entries(spansDropped()).map(([reason, count]): [Record<string, string>, number] => [{ reason }, count])
-                  }
-              ]),
-        ...(sharedState === undefined
-            ? []
-            : [
-                  {
-                      type: 'gauge' as const,
-                      name: 'mcp_gateway_shared_state_up',
-                      help: 'With cluster.redis: 1 while the Redis the replicas share does their work, 0 while each replica limits on its own (Redis unreachable, refusing writes or not answering).',
-                      read: (): [Record<string, string>, number][] => [[{}, sharedState.up() ? 1 : 0]]
-                  },
-                  {
-                      type: 'gauge' as const,
-                      name: 'mcp_gateway_shared_writes_pending',
-                      help: 'With cluster.redis: writes the other replicas must see (ended sessions, quota releases, last uses) kept until Redis takes them.',
-                      read: (): [Record<string, string>, number][] => [[{}, sharedState.pendingWrites()]]
-                  }
-              ])
+        {
+            type: 'gauge',
+            name: 'mcp_gateway_shared_writes_pending',
+            help: 'With cluster.redis: writes the other replicas must see (ended sessions, quota releases, last uses) kept until Redis takes them.',
+            read: (): Sample[] => [[{}, sharedState.pendingWrites()]]
+        }
     ];
 }
 

@@ -9,6 +9,7 @@
  * line when exports succeed again); spans are flushed at shutdown, within its
  * timeout.
  */
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import {
     createNoopMeter,
     ROOT_CONTEXT,
@@ -25,9 +26,10 @@ import {
     type SpanContext
 } from '@opentelemetry/api';
 import { ExportResultCode, TraceState, type ExportResult } from '@opentelemetry/core';
-import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
+import { createOtlpHttpExportDelegate, httpAgentFactoryFromOptions } from '@opentelemetry/otlp-exporter-base/node-http';
+import { JsonTraceSerializer, ProtobufTraceSerializer, TraceExporterMetricsHelper } from '@opentelemetry/otlp-transformer';
+import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
     AlwaysOffSampler,
     AlwaysOnSampler,
@@ -45,6 +47,7 @@ import { MAX_EXPORT_TIMEOUT_MS, MAX_SPAN_QUEUE, OTLP_PROTOCOL_FIX, OTLP_PROTOCOL
 import type { Logger } from '../diagnostics/logger.js';
 import { NO_TRACER, type SpanAttributes, type SpanKind as PortSpanKind, type SpanStart, type TraceSpan, type Tracer } from '../diagnostics/tracer.js';
 import { withDeadline } from '../lib/deadline.js';
+import { keyValueList } from '../lib/key-value-list.js';
 import { traceparentIds, type TraceContext } from '../protocol/meta.js';
 import { VERSION } from '../version.js';
 
@@ -52,6 +55,9 @@ type Environment = Readonly<Record<string, string | undefined>>;
 type TracingConfig = GatewayConfig['tracing'];
 type Protocol = (typeof OTLP_PROTOCOLS)[number];
 type SamplerName = (typeof TRACE_SAMPLERS)[number];
+type Compression = (typeof COMPRESSIONS)[number];
+
+const COMPRESSIONS = ['none', 'gzip'] as const;
 
 /** What the tracer is built from, every default applied. */
 export interface TracingSettings {
@@ -62,17 +68,26 @@ export interface TracingSettings {
     serviceName: string | undefined;
     sampler: SamplerName;
     samplerArg: number;
-    /** Configured collector headers; the environment's (OTEL_EXPORTER_OTLP_*HEADERS) are the exporter's to add. */
-    headers: Record<string, string> | undefined;
+    /** Sent to the collector: the environment's (OTEL_EXPORTER_OTLP_HEADERS, then _TRACES_HEADERS), the config's over them. */
+    headers: Record<string, string>;
+    compression: Compression;
+    /** The environment's resource attributes (OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME over its service.name). */
+    resourceAttributes: Record<string, string>;
     maxQueueSize: number;
     maxExportBatchSize: number;
     scheduledDelayMs: number;
+    /** How long the span processor waits for one export (OTEL_BSP_EXPORT_TIMEOUT). */
+    processorTimeoutMs: number;
+    /** How long the exporter waits for the collector, retries included (OTEL_EXPORTER_OTLP_TIMEOUT). */
     exportTimeoutMs: number;
 }
 
 const DEFAULT_SERVICE_NAME = 'mcp-prompt-gateway';
 const DEFAULT_BASE_URL = 'http://localhost:4318';
 const TRACES_PATH = 'v1/traces';
+/** The exporter's defaults (its own exporters' component type, for its self-observability, which goes nowhere). */
+const EXPORT_CONCURRENCY = 30;
+const SPAN_EXPORTER_COMPONENT = 'otlp_http_span_exporter';
 /** The environment names the settings are read from: one ConfigError names the variable. */
 const ENVIRONMENT = 'environment';
 
@@ -107,14 +122,18 @@ export function tracingSettings(config: TracingConfig, env: Environment): Tracin
         serviceName: config.serviceName,
         sampler: config.sampler ?? envSampler(env, issues),
         samplerArg: config.samplerArg ?? envNumber(env, 'OTEL_TRACES_SAMPLER_ARG', 1, issues, { min: 0, max: 1 }),
-        headers: config.headers,
+        headers: { ...envHeaders(env, 'OTEL_EXPORTER_OTLP_HEADERS', issues), ...envHeaders(env, 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', issues), ...config.headers },
+        compression: envCompression(env, issues),
+        resourceAttributes: envResourceAttributes(env, issues),
         maxQueueSize: config.maxQueueSize ?? envNumber(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048, issues, SPAN_COUNT),
         maxExportBatchSize: envNumber(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512, issues, SPAN_COUNT),
         scheduledDelayMs: envNumber(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000, issues, { min: 0, integer: true }),
+        processorTimeoutMs: envNumber(env, 'OTEL_BSP_EXPORT_TIMEOUT', 30_000, issues, EXPORT_TIMEOUT),
         exportTimeoutMs:
             config.exportTimeoutMs ??
-            envNumber(env, 'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', envNumber(env, 'OTEL_BSP_EXPORT_TIMEOUT', 10_000, issues, EXPORT_TIMEOUT), issues, EXPORT_TIMEOUT)
+            envNumber(env, 'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', envNumber(env, 'OTEL_EXPORTER_OTLP_TIMEOUT', 10_000, issues, EXPORT_TIMEOUT), issues, EXPORT_TIMEOUT)
     };
+    refuseCertificateFiles(env, issues);
     // The batch cannot exceed the queue (the SDK would refuse it): the smaller bound wins.
     settings.maxExportBatchSize = Math.min(settings.maxExportBatchSize, settings.maxQueueSize);
     return failOn(issues, settings);
@@ -152,14 +171,66 @@ function checkedUrl(value: string, variable: string, issues: ConfigIssue[]): str
 }
 
 function envProtocol(env: Environment, issues: ConfigIssue[]): Protocol {
-    for (const variable of ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL'] as const) {
-        const value = nonEmpty(env[variable]);
-        if (value === undefined) continue;
-        if ((OTLP_PROTOCOLS as readonly string[]).includes(value)) return value as Protocol;
-        issues.push({ path: [variable], message: `"${value}" is not supported: ${OTLP_PROTOCOL_FIX}` });
-        return 'http/protobuf';
-    }
+    const set = firstSet(env, ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL']);
+    if (set === undefined) return 'http/protobuf';
+    if ((OTLP_PROTOCOLS as readonly string[]).includes(set.value)) return set.value as Protocol;
+    issues.push({ path: [set.variable], message: `"${set.value}" is not supported: ${OTLP_PROTOCOL_FIX}` });
     return 'http/protobuf';
+}
+
+const CERTIFICATE_VARIABLES = ['CERTIFICATE', 'CLIENT_CERTIFICATE', 'CLIENT_KEY'].flatMap(name => [`OTEL_EXPORTER_OTLP_${name}`, `OTEL_EXPORTER_OTLP_TRACES_${name}`]);
+
+/** TLS files for the collector are not read: said at start rather than found out from failing exports. */
+function refuseCertificateFiles(env: Environment, issues: ConfigIssue[]): void {
+    for (const variable of CERTIFICATE_VARIABLES)
+        if (nonEmpty(env[variable]) !== undefined)
+            issues.push({ path: [variable], message: 'is not supported: trust a private CA with NODE_EXTRA_CA_CERTS; client certificates for the collector are not supported' });
+}
+
+/** The first of the traces-specific variable and the general one that is set (OTel's order). */
+function firstSet(env: Environment, variables: readonly string[]): { variable: string; value: string } | undefined {
+    for (const variable of variables) {
+        const value = nonEmpty(env[variable]);
+        if (value !== undefined) return { variable, value };
+    }
+    return undefined;
+}
+
+function envCompression(env: Environment, issues: ConfigIssue[]): Compression {
+    const set = firstSet(env, ['OTEL_EXPORTER_OTLP_TRACES_COMPRESSION', 'OTEL_EXPORTER_OTLP_COMPRESSION']);
+    if (set === undefined) return 'none';
+    if ((COMPRESSIONS as readonly string[]).includes(set.value)) return set.value as Compression;
+    issues.push({ path: [set.variable], message: `"${set.value}" is not supported: use "gzip" or "none"` });
+    return 'none';
+}
+
+/** A `key=value,...` variable; one with an item that cannot be read is refused (its values are not repeated: headers hold secrets). */
+function envKeyValues(env: Environment, variable: string, issues: ConfigIssue[]): Record<string, string> {
+    const raw = nonEmpty(env[variable]);
+    if (raw === undefined) return {};
+    const { values, skipped } = keyValueList(raw);
+    if (skipped > 0) issues.push({ path: [variable], message: 'must be key=value pairs separated by commas, keys and values URL-encoded' });
+    return values;
+}
+
+/** Headers for the collector: a name or value Node would refuse to send is refused here, at start, rather than failing every export. */
+function envHeaders(env: Environment, variable: string, issues: ConfigIssue[]): Record<string, string> {
+    const headers = envKeyValues(env, variable, issues);
+    try {
+        for (const [name, value] of Object.entries(headers)) {
+            validateHeaderName(name);
+            validateHeaderValue(name, value);
+        }
+    } catch {
+        issues.push({ path: [variable], message: 'holds a header name that is no HTTP token, or a value with control characters' });
+    }
+    return headers;
+}
+
+function envResourceAttributes(env: Environment, issues: ConfigIssue[]): Record<string, string> {
+    const attributes = envKeyValues(env, 'OTEL_RESOURCE_ATTRIBUTES', issues);
+    const serviceName = nonEmpty(env.OTEL_SERVICE_NAME);
+    return serviceName === undefined ? attributes : { ...attributes, [ATTR_SERVICE_NAME]: serviceName };
 }
 
 function envSampler(env: Environment, issues: ConfigIssue[]): SamplerName {
@@ -224,14 +295,14 @@ export function startTracing(settings: TracingSettings | undefined, logger: Logg
         maxQueueSize: settings.maxQueueSize,
         maxExportBatchSize: settings.maxExportBatchSize,
         scheduledDelayMillis: settings.scheduledDelayMs,
-        exportTimeoutMillis: settings.exportTimeoutMs,
+        exportTimeoutMillis: settings.processorTimeoutMs,
         selfObsMeterProvider: queueDropMeter(count => (dropped.queue_full += count))
     };
     const provider = new BasicTracerProvider({
         resource: resourceFromAttributes({
             [ATTR_SERVICE_NAME]: DEFAULT_SERVICE_NAME,
             [ATTR_SERVICE_VERSION]: VERSION,
-            ...envDetector.detect().attributes,
+            ...settings.resourceAttributes,
             ...(settings.serviceName === undefined ? {} : { [ATTR_SERVICE_NAME]: settings.serviceName })
         }),
         sampler: samplerOf(settings.sampler, settings.samplerArg),
@@ -246,9 +317,28 @@ export function startTracing(settings: TracingSettings | undefined, logger: Logg
     };
 }
 
+/**
+ * The OTLP/HTTP exporter, every option given: the exporter classes of @opentelemetry/exporter-trace-otlp-* read
+ * process.env themselves (headers, timeout, certificates), and the gateway reads the environment it is given.
+ */
 function newExporter(settings: TracingSettings): SpanExporter {
-    const options = { url: settings.url, timeoutMillis: settings.exportTimeoutMs, ...(settings.headers === undefined ? {} : { headers: settings.headers }) };
-    return settings.protocol === 'http/json' ? new JsonExporter(options) : new ProtobufExporter(options);
+    const json = settings.protocol === 'http/json';
+    const headers = { ...settings.headers, 'Content-Type': json ? 'application/json' : 'application/x-protobuf' };
+    const delegate = createOtlpHttpExportDelegate(
+        {
+            url: settings.url,
+            headers: () => Promise.resolve(headers),
+            timeoutMillis: settings.exportTimeoutMs,
+            compression: settings.compression,
+            concurrencyLimit: EXPORT_CONCURRENCY,
+            agentFactory: httpAgentFactoryFromOptions({ keepAlive: true })
+        },
+        json ? JsonTraceSerializer : ProtobufTraceSerializer,
+        SPAN_EXPORTER_COMPONENT,
+        TraceExporterMetricsHelper,
+        undefined
+    );
+    return new OTLPExporterBase(delegate);
 }
 
 /** The collector's origin alone: its URL may carry credentials or tokens in its path or query. */
@@ -357,6 +447,10 @@ class OtelSpan implements TraceSpan {
 
     set(attributes: SpanAttributes): void {
         this.span.setAttributes(attributesOf(attributes)!);
+    }
+
+    rename(name: string): void {
+        this.span.updateName(name);
     }
 
     event(name: string, attributes?: SpanAttributes): void {

@@ -27,7 +27,7 @@ import type { InputBounds, RpcClient } from './rpc-client.js';
 import { UpstreamSession, type UpstreamMethod } from './session.js';
 import type { StdioHooks, WireProtocol } from './transports.js';
 import type { GatewayUpstream, UpstreamEvent, UpstreamListing, UpstreamState } from './upstream.js';
-import { NO_TRACER, type Tracer } from '../diagnostics/tracer.js';
+import { ATTR, NO_TRACER, type Tracer } from '../diagnostics/tracer.js';
 
 const STABLE_AFTER_MS = 30_000;
 const LIST_CHANGED = 'notifications/prompts/list_changed';
@@ -346,7 +346,7 @@ export class UpstreamConnection implements GatewayUpstream {
         }
         const { tracer } = this.options;
         if (tracer?.enabled !== true) return this.events.publish(this.#promptsChanged);
-        const span = tracer.start(LIST_CHANGED, { kind: 'consumer', attributes: { 'mcp.method.name': LIST_CHANGED, 'mcp.gateway.upstream.id': this.id } });
+        const span = tracer.start(LIST_CHANGED, { kind: 'consumer', attributes: { [ATTR.method]: LIST_CHANGED, [ATTR.upstream]: this.id } });
         span?.end();
         this.events.publish(span === undefined ? this.#promptsChanged : { type: 'prompts-changed', upstreamId: this.id, trace: span.context });
     }

@@ -18,6 +18,7 @@ import type { FaultKind } from '../diagnostics/faults.js';
 import { NO_RELAYED_CAPABILITIES } from '../protocol/capabilities.js';
 import type { RelayPlan } from '../protocol/input-requests.js';
 import { upstreamRequestMeta, type TraceContext } from '../protocol/meta.js';
+import { requestedPromptName } from '../protocol/requested-prompt.js';
 import type { Revision } from '../protocol/revisions.js';
 import { Bulkhead, BulkheadFullError, BulkheadTimeoutError } from './bulkhead.js';
 import { connectionEvidence, failureReason, toUpstreamError } from './errors.js';
@@ -27,7 +28,7 @@ import { openClient, type OpenClientOptions } from './open-client.js';
 import { isAnyResult, type ResultGuard } from './result-schemas.js';
 import { isTotalTimeout, NoAnswerError, type InputBounds, type RpcClient } from './rpc-client.js';
 import type { WireProtocol } from './transports.js';
-import type { SpanAttributes, TraceSpan, Tracer } from '../diagnostics/tracer.js';
+import { ATTR, type SpanAttributes, type TraceSpan, type Tracer } from '../diagnostics/tracer.js';
 
 /** The check after a transport error: an upstream that is there answers a ping at once, whatever its timeoutMs. */
 const CHECK_TIMEOUT_MS = 2000;
@@ -56,25 +57,6 @@ export interface SessionOptions extends Omit<OpenClientOptions, 'events'> {
     tracer: Tracer;
 }
 
-/** Span attribute names (OTel semantic conventions for MCP; the gateway's own under mcp.gateway.). */
-const ATTR = {
-    method: 'mcp.method.name',
-    prompt: 'gen_ai.prompt.name',
-    protocolVersion: 'mcp.protocol.version',
-    upstream: 'mcp.gateway.upstream.id',
-    serverAddress: 'server.address',
-    serverPort: 'server.port',
-    transport: 'network.transport'
-} as const;
-
-/** The prompt a call names: a get's, or a completion's prompt reference. */
-function promptNameOf(method: UpstreamMethod, params: Record<string, unknown>): string | undefined {
-    if (method === 'prompts/get') return typeof params.name === 'string' ? params.name : undefined;
-    if (method !== 'completion/complete') return undefined;
-    const ref = params.ref as { type?: unknown; name?: unknown } | undefined;
-    return ref?.type === 'ref/prompt' && typeof ref.name === 'string' ? ref.name : undefined;
-}
-
 /** The call's control with the span's context carried on, and its input requests as span events. */
 function tracedControl(control: CallControl, span: TraceSpan): CallControl {
     const traced: CallControl = { ...control, forwarded: { ...control.forwarded, trace: span.context } };
@@ -84,11 +66,11 @@ function tracedControl(control: CallControl, span: TraceSpan): CallControl {
             span.event('mcp.input.request', { [ATTR.method]: request.method });
             return onInputRequest(request, signal).then(
                 answer => {
-                    span.event('mcp.input.answer', { [ATTR.method]: request.method, 'mcp.input.outcome': 'result' in answer ? 'answered' : 'error' });
+                    span.event('mcp.input.answer', { [ATTR.method]: request.method, [ATTR.inputOutcome]: 'result' in answer ? 'answered' : 'error' });
                     return answer;
                 },
                 (error: unknown) => {
-                    span.event('mcp.input.answer', { [ATTR.method]: request.method, 'mcp.input.outcome': 'refused' });
+                    span.event('mcp.input.answer', { [ATTR.method]: request.method, [ATTR.inputOutcome]: 'refused' });
                     throw error;
                 }
             );
@@ -99,7 +81,7 @@ function tracedControl(control: CallControl, span: TraceSpan): CallControl {
 
 /** error.type of a failed call (the JSON-RPC code of a rejection, else what failed), and its status code if any. */
 function failureType(error: unknown): [string, SpanAttributes?] {
-    if (error instanceof UpstreamRejectedError) return [String(error.code), { 'rpc.response.status_code': String(error.code) }];
+    if (error instanceof UpstreamRejectedError) return [String(error.code), { [ATTR.statusCode]: String(error.code) }];
     if (error instanceof UpstreamFailedError) return [error.fault ?? (error.reason === 'cancelled' ? 'cancelled' : 'upstream_failed')];
     return [error instanceof Error ? error.name : 'error'];
 }
@@ -250,13 +232,13 @@ export class UpstreamSession {
      * for the gateway's own reads, a root. Named for the upstream's own prompt.
      */
     #clientSpan(method: UpstreamMethod, params: Record<string, unknown>, parent: TraceContext | undefined): TraceSpan | undefined {
-        const prompt = promptNameOf(method, params);
+        const prompt = requestedPromptName(method, params);
         const span = this.options.tracer.start(prompt === undefined ? method : `${method} ${prompt}`, {
             kind: 'client',
             parent,
             attributes: { ...(this.#spanBase ??= this.#spanAttributes()), [ATTR.method]: method, [ATTR.prompt]: prompt }
         });
-        if (params.inputResponses !== undefined) span?.event('mcp.input.retry', { 'mcp.input.responses': Object.keys(params.inputResponses as object).length });
+        if (params.inputResponses !== undefined) span?.event('mcp.input.retry', { [ATTR.inputResponses]: Object.keys(params.inputResponses as object).length });
         return span;
     }
 

@@ -51,10 +51,13 @@ describe('tracing settings: the config block over the standard OTEL_* environmen
             serviceName: undefined,
             sampler: 'parentbased_always_on',
             samplerArg: 1,
-            headers: undefined,
+            headers: {},
+            compression: 'none',
+            resourceAttributes: {},
             maxQueueSize: 2048,
             maxExportBatchSize: 512,
             scheduledDelayMs: 5000,
+            processorTimeoutMs: 30_000,
             exportTimeoutMs: 10_000
         });
         const env = {
@@ -68,13 +71,66 @@ describe('tracing settings: the config block over the standard OTEL_* environmen
         };
         const fromEnv = tracingSettings(tracing(), env)!;
         assert.deepEqual(
-            [fromEnv.protocol, fromEnv.sampler, fromEnv.samplerArg, fromEnv.maxQueueSize, fromEnv.maxExportBatchSize, fromEnv.scheduledDelayMs, fromEnv.exportTimeoutMs],
+            [fromEnv.protocol, fromEnv.sampler, fromEnv.samplerArg, fromEnv.maxQueueSize, fromEnv.maxExportBatchSize, fromEnv.scheduledDelayMs, fromEnv.processorTimeoutMs],
             ['http/json', 'traceidratio', 0.25, 100, 100, 50, 700]
         );
         const fromConfig = tracingSettings(tracing({ protocol: 'http/protobuf', sampler: 'always_off', serviceName: 'gw', maxQueueSize: 7, exportTimeoutMs: 9 }), env)!;
         assert.deepEqual(
             [fromConfig.protocol, fromConfig.sampler, fromConfig.serviceName, fromConfig.maxQueueSize, fromConfig.exportTimeoutMs],
             ['http/protobuf', 'always_off', 'gw', 7, 9]
+        );
+    });
+
+    test("the exporter's timeout: OTEL_EXPORTER_OTLP_TRACES_TIMEOUT over OTEL_EXPORTER_OTLP_TIMEOUT, the config over both; never the processor's", () => {
+        const on = { OTEL_TRACES_EXPORTER: 'otlp', OTEL_BSP_EXPORT_TIMEOUT: '700' };
+        assert.equal(tracingSettings(tracing(), on)!.exportTimeoutMs, 10_000);
+        assert.equal(tracingSettings(tracing(), { ...on, OTEL_EXPORTER_OTLP_TIMEOUT: '1500' })!.exportTimeoutMs, 1500);
+        assert.equal(tracingSettings(tracing(), { ...on, OTEL_EXPORTER_OTLP_TIMEOUT: '1500', OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '2500' })!.exportTimeoutMs, 2500);
+        assert.equal(tracingSettings(tracing({ exportTimeoutMs: 9 }), { ...on, OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '2500' })!.exportTimeoutMs, 9);
+        assert.equal(tracingSettings(tracing(), { ...on, OTEL_EXPORTER_OTLP_TIMEOUT: '1500' })!.processorTimeoutMs, 700);
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...on, OTEL_EXPORTER_OTLP_TIMEOUT: 'soon' })),
+            /OTEL_EXPORTER_OTLP_TIMEOUT: must be an integer from 1 to 600000/
+        );
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...on, OTEL_EXPORTER_OTLP_TIMEOUT: '0' })),
+            /OTEL_EXPORTER_OTLP_TIMEOUT: must be an integer from 1/
+        );
+    });
+
+    test('headers, compression and resource attributes come from the environment given, the config over it', () => {
+        const env = {
+            OTEL_TRACES_EXPORTER: 'otlp',
+            OTEL_EXPORTER_OTLP_HEADERS: 'x-team=a,x-key=general',
+            OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-key=traces%20only',
+            OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: 'gzip',
+            OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test,service.name=from-attributes,team=a%20b',
+            OTEL_SERVICE_NAME: 'from-service-name'
+        };
+        const settings = tracingSettings(tracing(), env)!;
+        assert.deepEqual(settings.headers, { 'x-team': 'a', 'x-key': 'traces only' });
+        assert.equal(settings.compression, 'gzip');
+        assert.deepEqual(settings.resourceAttributes, { 'deployment.environment': 'test', 'service.name': 'from-service-name', team: 'a b' });
+        assert.deepEqual(tracingSettings(tracing({ headers: { 'x-key': 'configured' } }), env)!.headers, { 'x-team': 'a', 'x-key': 'configured' });
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...env, OTEL_EXPORTER_OTLP_COMPRESSION: 'zstd', OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: '' })),
+            /OTEL_EXPORTER_OTLP_COMPRESSION: "zstd" is not supported: use "gzip" or "none"/
+        );
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...env, OTEL_RESOURCE_ATTRIBUTES: 'team' })),
+            /OTEL_RESOURCE_ATTRIBUTES: /
+        );
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...env, OTEL_EXPORTER_OTLP_HEADERS: 'bad%20name=x' })),
+            /OTEL_EXPORTER_OTLP_HEADERS: holds a header name that is no HTTP token/
+        );
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...env, OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-key=a%0Ab' })),
+            /OTEL_EXPORTER_OTLP_TRACES_HEADERS: /
+        );
+        assert.match(
+            configError(() => tracingSettings(tracing(), { ...env, OTEL_EXPORTER_OTLP_CERTIFICATE: 'ca.pem' })),
+            /OTEL_EXPORTER_OTLP_CERTIFICATE: is not supported: .*NODE_EXTRA_CA_CERTS/
         );
     });
 

@@ -32,6 +32,7 @@ import { claimsStateless, classify, namesStatelessRevision, type Stateless } fro
 import type { MirroredHeaders } from '../../protocol/headers.js';
 import type { Logger } from '../../diagnostics/logger.js';
 import { requestIdOf } from '../../diagnostics/log-context.js';
+import { ATTR } from '../../diagnostics/tracer.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit } from '../batches.js';
 import { instanceOfAskId } from '../client-requests.js';
@@ -321,7 +322,7 @@ export class McpEndpoint {
         if (Array.isArray(value) || request === undefined || !isRequest(request) || request.method !== 'initialize') return this.options.reject(res, 'session_required');
         const span = this.options.dispatcher.serverSpan(request, { clientId: admitted.client.id }, from);
         const opened = await this.#openSession(request, res, admitted);
-        span?.set({ 'mcp.protocol.version': opened.protocolVersion, 'mcp.session.id': opened.session });
+        span?.set({ [ATTR.protocolVersion]: opened.protocolVersion, [ATTR.sessionId]: opened.session });
         endServerSpan(span, opened.answer);
     }
 
