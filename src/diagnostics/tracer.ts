@@ -33,6 +33,8 @@ export interface TraceSpan {
     readonly context: TraceContext;
     readonly traceId: string;
     readonly spanId: string;
+    /** Whether it is recorded (and exported): false, it is the sampler's "no" and its id names nothing a backend holds. */
+    readonly sampled: boolean;
     set(attributes: SpanAttributes): void;
     event(name: string, attributes?: SpanAttributes): void;
     /** Status ERROR with `error.type` (and the attributes given, e.g. `rpc.response.status_code`). */

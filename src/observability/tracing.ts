@@ -343,6 +343,7 @@ class OtelSpan implements TraceSpan {
     readonly context: TraceContext;
     readonly traceId: string;
     readonly spanId: string;
+    readonly sampled: boolean;
 
     constructor(
         private readonly span: Span,
@@ -351,7 +352,8 @@ class OtelSpan implements TraceSpan {
         const { traceId, spanId, traceFlags } = span.spanContext();
         this.traceId = traceId;
         this.spanId = spanId;
-        const flags = (traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED ? '01' : '00';
+        this.sampled = (traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED;
+        const flags = this.sampled ? '01' : '00';
         this.context = { traceparent: `00-${traceId}-${spanId}-${flags}`, tracestate: parent?.tracestate, baggage: parent?.baggage };
     }
 
@@ -377,11 +379,10 @@ class OtelSpan implements TraceSpan {
 function spanContextOf(context: TraceContext): SpanContext | undefined {
     const ids = traceparentIds(context.traceparent);
     if (ids === undefined) return undefined;
-    const flags = Number.parseInt(context.traceparent.slice(-2), 16);
     return {
         traceId: ids.traceId,
         spanId: ids.spanId,
-        traceFlags: flags & TraceFlags.SAMPLED,
+        traceFlags: ids.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
         isRemote: true,
         ...(context.tracestate === undefined ? {} : { traceState: new TraceState(context.tracestate) })
     };
