@@ -19,7 +19,7 @@ import { compiledFixture } from './fixture-build.js';
 import { startOtlpReceiver, SPAN_KIND, type OtlpReceiver, type RecordedSpan } from './fixtures/otlp-receiver.js';
 import { BOB, connectInputClient, interactiveStdio } from './input-clients.js';
 import { closeAfter, connectHttp, connectModernHttp, freePort, ROOT, spawnHttpFixture, startGatewayCli, type RunningCli } from './helpers.js';
-import { initializeBody, modernHeaders, modernRequest, post, postModern } from './raw-http.js';
+import { initializeBody, modernHeaders, modernRequest, openRawSession, post, postModern } from './raw-http.js';
 
 const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN = '00f067aa0ba902b7';
@@ -268,6 +268,29 @@ describe('OpenTelemetry traces', () => {
             assert.equal(refused.attributes['error.type'], code);
             assert.equal(refused.attributes['jsonrpc.request.id'], trace === unknown ? '1' : 'bad');
         }
+    });
+
+    test('a second initialize on an HTTP session is a SERVER span with status ERROR, in its session', async t => {
+        const otlp = await receiver(t);
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
+        const session = await openRawSession(cli.url);
+        const again = 'f1' + CLIENT_TRACE.slice(2);
+        const refused = await post(cli.url, initializeBody('2025-06-18', 'again'), { ...session.headers, traceparent: traceparent(again, CLIENT_SPAN) });
+        assert.equal(refused.status, 400);
+        // A request served after it: its span is exported after the refusal's (spans are queued as they end).
+        const after = 'f2' + CLIENT_TRACE.slice(2);
+        const ping = { jsonrpc: '2.0', id: 'after', method: 'ping', params: { _meta: { traceparent: traceparent(after, CLIENT_SPAN) } } };
+        assert.equal((await post(cli.url, ping, session.headers)).status, 200);
+        const spans = await otlp.until(all => serverSpanOf(all, 'ping', after) !== undefined);
+        const span = serverSpanOf(spans, 'initialize', again);
+        assert.ok(span, JSON.stringify(spans.map(one => [one.name, one.traceId])));
+        assert.equal(span.parentSpanId, CLIENT_SPAN);
+        assert.equal(span.statusCode, 2);
+        assert.equal(span.attributes['error.type'], '-32600');
+        assert.equal(span.attributes['jsonrpc.request.id'], 'again');
+        assert.equal(span.attributes['mcp.protocol.version'], '2025-06-18');
+        assert.equal(typeof span.attributes['mcp.session.id'], 'string');
+        assert.equal(span.attributes['mcp.gateway.client.id'], 'anonymous');
     });
 
     test('2026-07-28 requests refused by the _meta and header checks (HTTP and stdio) are SERVER spans with status ERROR', async t => {
