@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { EventEmitter, once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -113,6 +113,51 @@ async function stalledCollector(t: TestContext): Promise<{ url: string; requests
             for (const res of held.splice(0)) res.writeHead(status).end();
         }
     };
+}
+
+/**
+ * A 2025 Streamable HTTP upstream whose prompts/get answer stream ends before the answer (event id a1, retry 10 ms),
+ * the answer coming on the GET that resumes it from Last-Event-ID; it offers no standalone stream (405). `resumes`:
+ * the headers of each resuming GET.
+ */
+async function resumableUpstream(t: TestContext): Promise<{ url: string; resumes: IncomingHttpHeaders[] }> {
+    const resumes: IncomingHttpHeaders[] = [];
+    let answer = '';
+    const handle = async (req: IncomingMessage, res: ServerResponse) => {
+        if (req.method === 'GET') {
+            if (req.headers['last-event-id'] !== 'a1') return void res.writeHead(405).end();
+            resumes.push(req.headers);
+            return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`id: a2\ndata: ${answer}\n\n`);
+        }
+        if (req.method !== 'POST') return void res.writeHead(200).end();
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        const message = JSON.parse(Buffer.concat(chunks).toString()) as { id?: number; method: string; params?: { protocolVersion?: string } };
+        if (message.id === undefined) return void res.writeHead(202).end();
+        const reply = (result: unknown) => JSON.stringify({ jsonrpc: '2.0', id: message.id, result });
+        const json = (body: string, headers: Record<string, string> = {}) => void res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(body);
+        switch (message.method) {
+            case 'initialize':
+                return json(reply({ protocolVersion: message.params?.protocolVersion, capabilities: { prompts: {} }, serverInfo: { name: 'resumable', version: '1' } }), {
+                    'mcp-session-id': 's-1'
+                });
+            case 'prompts/list':
+                return json(reply({ prompts: [{ name: 'p' }] }));
+            case 'prompts/get':
+                answer = reply({ messages: [{ role: 'user', content: { type: 'text', text: 'resumed' } }] });
+                return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end('id: a1\nretry: 10\ndata: \n\n');
+            default:
+                return json(reply({}));
+        }
+    };
+    const server = createServer((req, res) => void handle(req, res));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    closeAfter(t, () => {
+        server.closeAllConnections();
+        return new Promise(resolve => server.close(resolve));
+    });
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, resumes };
 }
 
 describe('OpenTelemetry traces', () => {
@@ -291,6 +336,31 @@ describe('OpenTelemetry traces', () => {
         assert.equal(span.attributes['mcp.protocol.version'], '2025-06-18');
         assert.equal(typeof span.attributes['mcp.session.id'], 'string');
         assert.equal(span.attributes['mcp.gateway.client.id'], 'anonymous');
+    });
+
+    test("an answer stream resumed with Last-Event-ID is an event on the call's CLIENT span, and its GET carries the call's trace context", async t => {
+        const otlp = await receiver(t);
+        const upstream = await resumableUpstream(t);
+        const dir = await mkdtemp(path.join(tmpdir(), 'tracing-'));
+        closeAfter(t, () => rm(dir, { recursive: true, force: true }));
+        const config = { listen: { port: 0 }, log: { format: 'json' }, upstreams: [{ id: 'res', transport: 'streamable-http', url: upstream.url, protocol: '2025', pingIntervalMs: 0 }] };
+        await writeFile(path.join(dir, 'gateway.json'), JSON.stringify(config));
+        const cli = await startGatewayCli(t, ['--config', 'gateway.json'], { cwd: dir, env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '20' } });
+        const client = await connectHttp(cli.url);
+        closeAfter(t, () => client.close());
+        const trace = 'f3' + CLIENT_TRACE.slice(2);
+        const got = await client.getPrompt({ name: 'res__p', _meta: { traceparent: traceparent(trace, CLIENT_SPAN), tracestate: 'rojo=1', baggage: 'userId=alice' } });
+        assert.deepEqual(got.messages, [{ role: 'user', content: { type: 'text', text: 'resumed' } }]);
+        const spans = await otlp.until(all => serverSpanOf(all, 'prompts/get res__p', trace) !== undefined);
+        const server = serverSpanOf(spans, 'prompts/get res__p', trace)!;
+        const call = spans.find(span => span.kind === SPAN_KIND.client && span.parentSpanId === server.spanId)!;
+        assert.deepEqual(
+            call.events.map(event => [event.name, event.attributes['mcp.stream.attempt']]),
+            [['mcp.stream.resume', 1]]
+        );
+        assert.equal(upstream.resumes.length, 1);
+        const [resumed] = upstream.resumes;
+        assert.deepEqual([resumed!.traceparent, resumed!.tracestate, resumed!.baggage], [traceparent(trace, call.spanId), 'rojo=1', 'userId=alice']);
     });
 
     test('2026-07-28 requests refused by the _meta and header checks (HTTP and stdio) are SERVER spans with status ERROR', async t => {

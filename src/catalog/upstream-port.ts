@@ -17,6 +17,7 @@ import type { RelayedClient } from '../protocol/capabilities.js';
 import { CODE, type RpcError } from '../protocol/errors.js';
 import type { InputAnswer, InputRequest } from '../protocol/input-requests.js';
 import type { TraceContext } from '../protocol/meta.js';
+import type { TraceSpan } from '../diagnostics/tracer.js';
 
 /** A prompt as an upstream listed it, within its limits. */
 export interface ListedPrompt {
@@ -60,6 +61,8 @@ export interface Forwarded {
      * client request's own (its `_meta`, else its HTTP headers), or with tracing on the gateway's span for the call.
      */
     readonly trace?: TraceContext | undefined;
+    /** The call's CLIENT span (tracing on): told what its transport does again on its way (an answer stream resumed). */
+    readonly span?: Pick<TraceSpan, 'event'> | undefined;
 }
 
 /**

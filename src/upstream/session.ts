@@ -78,7 +78,7 @@ function promptNameOf(method: UpstreamMethod, params: Record<string, unknown>): 
 
 /** The call's control with the span's context carried on, and its input requests as span events. */
 function tracedControl(control: CallControl, span: TraceSpan): CallControl {
-    const traced: CallControl = { ...control, forwarded: { ...control.forwarded, trace: span.context } };
+    const traced: CallControl = { ...control, forwarded: { ...control.forwarded, trace: span.context, span } };
     const { onInputRequest } = control;
     if (onInputRequest !== undefined) {
         traced.onInputRequest = (request, signal) => {

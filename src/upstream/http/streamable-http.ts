@@ -148,7 +148,7 @@ export class StreamableHttpTransport extends HttpTransport {
             const type = mediaType(response);
             if (type === 'text/event-stream') {
                 streaming = true;
-                void this.#readAnswerStream(response, id, exchange, limit, requestId, message.method === 'subscriptions/listen');
+                void this.#readAnswerStream(response, id, exchange, limit, forwarded, message.method === 'subscriptions/listen');
                 return;
             }
             if (type !== 'application/json') {
@@ -177,7 +177,7 @@ export class StreamableHttpTransport extends HttpTransport {
      * The SSE stream answering request `id`: its messages (progress, then the answer) are handed on. If it ends
      * before the answer after events with ids, it is resumed from the last one with a GET, as the server asked.
      */
-    async #readAnswerStream(first: HttpResponse, id: RequestId, exchange: AbortController, limit: ReadLimit, requestId: string | undefined, endless = false): Promise<void> {
+    async #readAnswerStream(first: HttpResponse, id: RequestId, exchange: AbortController, limit: ReadLimit, forwarded: Forwarded | undefined, endless = false): Promise<void> {
         let answered = false;
         let hangUp: NodeJS.Timeout | undefined;
         const parser = new SseParser({
@@ -215,7 +215,7 @@ export class StreamableHttpTransport extends HttpTransport {
                 // A subscription has no timeout to end it: its end without an answer fails it, so it is opened again.
                 if (endless && (parser.lastEventId === undefined || this.#stateless)) return this.deliver(streamEnded(id));
                 if (parser.lastEventId === undefined) return this.report(new UpstreamWireError('answer stream ended without the answer', undefined));
-                response = await this.#reopen(exchange, parser.lastEventId, requestId);
+                response = await this.#reopen(exchange, parser.lastEventId, forwarded);
             }
         } finally {
             clearTimeout(hangUp);
@@ -258,13 +258,16 @@ export class StreamableHttpTransport extends HttpTransport {
 
     /**
      * Reopens a stream after its delay, from `lastEventId`: undefined when closed, when the server offers no stream
-     * (405), or after MAX_STREAM_FAILURES failed attempts in a row (the last failure is reported).
+     * (405), or after MAX_STREAM_FAILURES failed attempts in a row (the last failure is reported). A request's answer
+     * stream (`forwarded`) is resumed with what its POST carried of its client request, each attempt an event of its span.
      */
-    async #reopen(exchange: AbortController, lastEventId: string | undefined, requestId: string | undefined): Promise<HttpResponse | undefined> {
+    async #reopen(exchange: AbortController, lastEventId: string | undefined, forwarded: Forwarded | undefined): Promise<HttpResponse | undefined> {
+        const headers = lastEventId === undefined ? traceHeaders(forwarded) : { ...traceHeaders(forwarded), 'last-event-id': lastEventId };
         for (let failures = 0; ; failures++) {
             if (!(await pause(reconnectDelay(this.#retryMs, failures), exchange))) return undefined;
+            forwarded?.span?.event('mcp.stream.resume', { 'mcp.stream.attempt': failures + 1 });
             try {
-                return await this.openStream(exchange, lastEventId === undefined ? {} : { 'last-event-id': lastEventId }, requestId);
+                return await this.openStream(exchange, headers ?? {}, forwarded?.requestId);
             } catch (error) {
                 if (exchange.signal.aborted) return undefined;
                 if (failures + 1 >= MAX_STREAM_FAILURES) {
