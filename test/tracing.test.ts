@@ -258,17 +258,34 @@ describe('OpenTelemetry traces', () => {
         );
     });
 
-    test('a prompts/list SERVER span names the upstreams its page came from', async t => {
+    test('a prompts/list SERVER span names the upstreams it asked, links the reads it waited for, and tells the lists served from the cache', async t => {
         const otlp = await receiver(t);
-        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
-        const client = await connectModernHttp(cli.url);
+        // Nothing announced within the test: the list after a change is the one that reads the changed list again.
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url }, { notifications: { debounceMs: 60_000, maxDelayMs: 600_000 } });
+        // A 2025 session: a 2026-07-28 client keeps list pages for their ttlMs, and would not ask again.
+        const client = await connectHttp(cli.url);
         closeAfter(t, () => client.close());
-        const trace = 'abf92f3577b34da6a3ce929d0e0e4736';
-        await client.listPrompts({ _meta: { traceparent: traceparent(trace, CLIENT_SPAN) } });
-        const spans = await otlp.until(all => all.some(span => span.traceId === trace && span.kind === SPAN_KIND.server));
-        const list = serverSpanOf(spans, 'prompts/list', trace)!;
-        assert.deepEqual([...(list.attributes['mcp.gateway.upstream.ids'] as string[])].sort(), [...UPSTREAMS].sort());
-        assert.equal(list.attributes['gen_ai.prompt.name'], undefined);
+        const [reading, cached] = ['a1', 'a2'].map(tag => `${tag}${CLIENT_TRACE.slice(2)}`) as [string, string];
+        await client.listPrompts();
+        // s25's get sends list_changed before its answer: its cached list is dropped.
+        await seenBy(client, 's25__change');
+        await client.listPrompts({ _meta: { traceparent: traceparent(reading, CLIENT_SPAN) } });
+        await client.listPrompts({ _meta: { traceparent: traceparent(cached, CLIENT_SPAN) } });
+        const spans = await otlp.until(all => serverSpanOf(all, 'prompts/list', cached) !== undefined);
+        const cachedIds = (span: RecordedSpan) => [...((span.events.find(event => event.name === 'mcp.gateway.list.cached')?.attributes['mcp.gateway.upstream.ids'] ?? []) as string[])].sort();
+        const read = serverSpanOf(spans, 'prompts/list', reading)!;
+        assert.deepEqual(read.attributes['mcp.gateway.upstream.ids'], ['s25']);
+        assert.deepEqual(cachedIds(read), ['h25', 'h26', 's26']);
+        assert.equal(read.attributes['gen_ai.prompt.name'], undefined);
+        // The read is shared work: its CLIENT span is a root of its own, linked from the list that waited for it.
+        assert.equal(read.links.length, 1, JSON.stringify(read.links));
+        const refresh = spans.find(span => span.spanId === read.links[0]!.spanId)!;
+        assert.ok(refresh, 'the linked span was exported');
+        assert.deepEqual([refresh.kind, refresh.name, refresh.parentSpanId, refresh.attributes['mcp.gateway.upstream.id']], [SPAN_KIND.client, 'prompts/list', '', 's25']);
+        const fromCache = serverSpanOf(spans, 'prompts/list', cached)!;
+        assert.equal(fromCache.attributes['mcp.gateway.upstream.ids'], undefined);
+        assert.deepEqual(cachedIds(fromCache), [...UPSTREAMS].sort());
+        assert.deepEqual(fromCache.links, []);
     });
 
     test('initialize, the opening of subscriptions/listen and requests refused before they are served are SERVER spans too', async t => {

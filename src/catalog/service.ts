@@ -14,6 +14,7 @@ import { checkStringMap, validateArguments } from './arguments.js';
 import type { Catalog, CatalogEntry, Visibility } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
 import { withDefaults } from './overrides.js';
+import { traceListReads, type ListRead } from './list-cache.js';
 import { paginate } from './paginate.js';
 import { HeldInteractions, type HeldStep } from './held-interactions.js';
 import { expiredQuestion, Interaction, type ClientInput, type InputEvent, type InputRequestHandler, type InteractionBounds, type InteractionPath } from './interaction.js';
@@ -106,18 +107,19 @@ export class PromptService {
         this.states = states;
     }
 
-    /** `span`: the request's span (tracing on), told which upstreams the page's prompts come from. */
-    list(cursor: string | undefined, caller: Caller, trace?: UsageEvent['trace'], span?: Pick<TraceSpan, 'set'>): Promise<ListPromptsResult> {
+    /** `span`: the request's span (tracing on), told which upstreams' lists it asked for (traceListReads). */
+    list(cursor: string | undefined, caller: Caller, trace?: UsageEvent['trace'], span?: Pick<TraceSpan, 'sampled' | 'set' | 'event' | 'link'>): Promise<ListPromptsResult> {
         return this.#recorded('list', caller, trace, async () => {
             const start = cursor === undefined ? undefined : this.cursors.decode(cursor);
             if (cursor !== undefined && (start === undefined || start.scope !== caller.scope)) {
                 throw new ProtocolError(CODE.invalidParams, 'Invalid cursor');
             }
-            const view = await this.catalog.view();
+            const reads: ListRead[] | undefined = span?.sampled === true ? [] : undefined;
+            const view = await this.catalog.view(reads);
+            if (reads !== undefined) traceListReads(span!, reads);
             const slice = this.slices.of(view, caller.scope, caller.visible);
             const page = paginate(view.segments, start, this.options.pageSize, (id, version) => this.catalog.history(id, version), slice);
             const prompts: Prompt[] = page.items.map(entry => entry.prompt);
-            span?.set({ 'mcp.gateway.upstream.ids': [...new Set(page.items.map(entry => entry.upstream.id))] });
             return page.next === undefined ? { prompts } : { prompts, nextCursor: this.cursors.encode({ ...page.next, scope: caller.scope }) };
         });
     }

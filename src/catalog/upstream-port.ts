@@ -84,6 +84,8 @@ export interface CallControl {
      * as "the client did not answer". Absent: the upstream's requests are answered by the gateway (as unrelated ones).
      */
     onInputRequest?: ((request: InputRequest, signal: AbortSignal) => Promise<InputAnswer>) | undefined;
+    /** Told the call's CLIENT span as it starts (tracing on): what requests waiting on shared work link to. */
+    onSpan?: ((trace: TraceContext) => void) | undefined;
 }
 
 /**
@@ -114,8 +116,11 @@ export interface UpstreamPort {
      */
     readonly announcesChanges: boolean;
     readonly events: { subscribe(listener: (event: UpstreamPortEvent) => void): () => void };
-    /** `ttlMs`: how long the upstream itself says its list holds (a 2026-07-28 upstream's caching hint), if it says. */
-    listPrompts(): Promise<{ items: readonly ListedPrompt[]; ttlMs?: number | undefined }>;
+    /**
+     * `ttlMs`: how long the upstream itself says its list holds (a 2026-07-28 upstream's caching hint), if it says;
+     * `traces`: the CLIENT spans of the calls that read it (tracing on), at most MAX_SPAN_LINKS.
+     */
+    listPrompts(): Promise<{ items: readonly ListedPrompt[]; ttlMs?: number | undefined; traces?: readonly TraceContext[] | undefined }>;
     getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl, continuation?: Continuation): Promise<GetPromptResult | InputRequired>;
     /** undefined when the upstream does not offer completions. */
     complete(params: CompleteRequest['params'], control?: CallControl): Promise<CompleteResult | undefined>;

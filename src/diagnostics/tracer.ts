@@ -37,6 +37,8 @@ export interface TraceSpan {
     readonly sampled: boolean;
     set(attributes: SpanAttributes): void;
     event(name: string, attributes?: SpanAttributes): void;
+    /** A span it follows from without being its child, known only once started (a shared read it waited for). */
+    link(context: TraceContext, attributes?: SpanAttributes): void;
     /** Status ERROR with `error.type` (and the attributes given, e.g. `rpc.response.status_code`). */
     fail(errorType: string, attributes?: SpanAttributes): void;
     end(): void;

@@ -365,6 +365,11 @@ class OtelSpan implements TraceSpan {
         this.span.addEvent(name, attributesOf(attributes));
     }
 
+    link(context: TraceContext, attributes?: SpanAttributes): void {
+        const linked = spanContextOf(context);
+        if (linked !== undefined) this.span.addLink({ context: linked, attributes: attributesOf(attributes) });
+    }
+
     fail(errorType: string, attributes?: SpanAttributes): void {
         this.span.setAttributes({ ...attributesOf(attributes), [ATTR_ERROR_TYPE]: errorType });
         this.span.setStatus({ code: SpanStatusCode.ERROR });

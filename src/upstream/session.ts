@@ -233,6 +233,7 @@ export class UpstreamSession {
     async #timed<T>(method: UpstreamMethod, params: Record<string, unknown>, guard: ResultGuard<T>, control: CallControl = {}, optional: boolean): Promise<T | undefined> {
         const started = performance.now();
         const span = this.options.tracer.enabled ? this.#clientSpan(method, params, control.forwarded?.trace) : undefined;
+        if (span !== undefined) control.onSpan?.(span.context);
         let failure: unknown;
         try {
             return await this.#call(method, params, guard, span === undefined ? control : tracedControl(control, span), optional);
