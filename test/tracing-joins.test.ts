@@ -23,7 +23,7 @@ interface Joined {
     client: Client;
     url: string;
     /** The access line of the get whose trace is `traceId`. */
-    accessLine(traceId: string): Record<string, unknown> | undefined;
+    accessLine: (traceId: string) => Record<string, unknown> | undefined;
 }
 
 /** The gateway (tracing on: exporting to `otlp`), with a 2025 stdio recorder and a connected client. */

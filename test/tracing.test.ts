@@ -272,7 +272,8 @@ describe('OpenTelemetry traces', () => {
         await client.listPrompts({ _meta: { traceparent: traceparent(reading, CLIENT_SPAN) } });
         await client.listPrompts({ _meta: { traceparent: traceparent(cached, CLIENT_SPAN) } });
         const spans = await otlp.until(all => serverSpanOf(all, 'prompts/list', cached) !== undefined);
-        const cachedIds = (span: RecordedSpan) => [...((span.events.find(event => event.name === 'mcp.gateway.list.cached')?.attributes['mcp.gateway.upstream.ids'] ?? []) as string[])].sort();
+        const cachedIds = (span: RecordedSpan) =>
+            [...((span.events.find(event => event.name === 'mcp.gateway.list.cached')?.attributes['mcp.gateway.upstream.ids'] ?? []) as string[])].sort();
         const read = serverSpanOf(spans, 'prompts/list', reading)!;
         assert.deepEqual(read.attributes['mcp.gateway.upstream.ids'], ['s25']);
         assert.deepEqual(cachedIds(read), ['h25', 'h26', 's26']);
@@ -360,7 +361,11 @@ describe('OpenTelemetry traces', () => {
         const upstream = await resumableUpstream(t);
         const dir = await mkdtemp(path.join(tmpdir(), 'tracing-'));
         closeAfter(t, () => rm(dir, { recursive: true, force: true }));
-        const config = { listen: { port: 0 }, log: { format: 'json' }, upstreams: [{ id: 'res', transport: 'streamable-http', url: upstream.url, protocol: '2025', pingIntervalMs: 0 }] };
+        const config = {
+            listen: { port: 0 },
+            log: { format: 'json' },
+            upstreams: [{ id: 'res', transport: 'streamable-http', url: upstream.url, protocol: '2025', pingIntervalMs: 0 }]
+        };
         await writeFile(path.join(dir, 'gateway.json'), JSON.stringify(config));
         const cli = await startGatewayCli(t, ['--config', 'gateway.json'], { cwd: dir, env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '20' } });
         const client = await connectHttp(cli.url);

@@ -65,9 +65,7 @@ export interface ListCacheOptions {
  * waited for (its own or one in flight it joined), with that read's CLIENT spans; or its last good list (a read too
  * slow, or failing).
  */
-export type ListRead =
-    | { upstreamId: string; served: 'cache' | 'last_good' }
-    | { upstreamId: string; served: 'upstream'; traces: readonly TraceContext[] | undefined };
+export type ListRead = { upstreamId: string; served: 'cache' | 'last_good' } | { upstreamId: string; served: 'upstream'; traces: readonly TraceContext[] | undefined };
 
 /** What a read of the upstream's list gives its readers. */
 interface Refreshed {
