@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { EventEmitter, once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,7 +19,7 @@ import { compiledFixture } from './fixture-build.js';
 import { startOtlpReceiver, SPAN_KIND, type OtlpReceiver, type RecordedSpan } from './fixtures/otlp-receiver.js';
 import { BOB, connectInputClient, interactiveStdio } from './input-clients.js';
 import { closeAfter, connectHttp, connectModernHttp, freePort, ROOT, spawnHttpFixture, startGatewayCli, type RunningCli } from './helpers.js';
-import { initializeBody, modernHeaders, modernRequest, post, postModern } from './raw-http.js';
+import { initializeBody, modernHeaders, modernRequest, openRawSession, post, postModern } from './raw-http.js';
 
 const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN = '00f067aa0ba902b7';
@@ -113,6 +113,51 @@ async function stalledCollector(t: TestContext): Promise<{ url: string; requests
             for (const res of held.splice(0)) res.writeHead(status).end();
         }
     };
+}
+
+/**
+ * A 2025 Streamable HTTP upstream whose prompts/get answer stream ends before the answer (event id a1, retry 10 ms),
+ * the answer coming on the GET that resumes it from Last-Event-ID; it offers no standalone stream (405). `resumes`:
+ * the headers of each resuming GET.
+ */
+async function resumableUpstream(t: TestContext): Promise<{ url: string; resumes: IncomingHttpHeaders[] }> {
+    const resumes: IncomingHttpHeaders[] = [];
+    let answer = '';
+    const handle = async (req: IncomingMessage, res: ServerResponse) => {
+        if (req.method === 'GET') {
+            if (req.headers['last-event-id'] !== 'a1') return void res.writeHead(405).end();
+            resumes.push(req.headers);
+            return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`id: a2\ndata: ${answer}\n\n`);
+        }
+        if (req.method !== 'POST') return void res.writeHead(200).end();
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        const message = JSON.parse(Buffer.concat(chunks).toString()) as { id?: number; method: string; params?: { protocolVersion?: string } };
+        if (message.id === undefined) return void res.writeHead(202).end();
+        const reply = (result: unknown) => JSON.stringify({ jsonrpc: '2.0', id: message.id, result });
+        const json = (body: string, headers: Record<string, string> = {}) => void res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(body);
+        switch (message.method) {
+            case 'initialize':
+                return json(reply({ protocolVersion: message.params?.protocolVersion, capabilities: { prompts: {} }, serverInfo: { name: 'resumable', version: '1' } }), {
+                    'mcp-session-id': 's-1'
+                });
+            case 'prompts/list':
+                return json(reply({ prompts: [{ name: 'p' }] }));
+            case 'prompts/get':
+                answer = reply({ messages: [{ role: 'user', content: { type: 'text', text: 'resumed' } }] });
+                return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end('id: a1\nretry: 10\ndata: \n\n');
+            default:
+                return json(reply({}));
+        }
+    };
+    const server = createServer((req, res) => void handle(req, res));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    closeAfter(t, () => {
+        server.closeAllConnections();
+        return new Promise(resolve => server.close(resolve));
+    });
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, resumes };
 }
 
 describe('OpenTelemetry traces', () => {
@@ -220,17 +265,35 @@ describe('OpenTelemetry traces', () => {
         );
     });
 
-    test('a prompts/list SERVER span names the upstreams its page came from', async t => {
+    test('a prompts/list SERVER span names the upstreams it asked, links the reads it waited for, and tells the lists served from the cache', async t => {
         const otlp = await receiver(t);
-        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
-        const client = await connectModernHttp(cli.url);
+        // Nothing announced within the test: the list after a change is the one that reads the changed list again.
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url }, { notifications: { debounceMs: 60_000, maxDelayMs: 600_000 } });
+        // A 2025 session: a 2026-07-28 client keeps list pages for their ttlMs, and would not ask again.
+        const client = await connectHttp(cli.url);
         closeAfter(t, () => client.close());
-        const trace = 'abf92f3577b34da6a3ce929d0e0e4736';
-        await client.listPrompts({ _meta: { traceparent: traceparent(trace, CLIENT_SPAN) } });
-        const spans = await otlp.until(all => all.some(span => span.traceId === trace && span.kind === SPAN_KIND.server));
-        const list = serverSpanOf(spans, 'prompts/list', trace)!;
-        assert.deepEqual([...(list.attributes['mcp.gateway.upstream.ids'] as string[])].sort(), [...UPSTREAMS].sort());
-        assert.equal(list.attributes['gen_ai.prompt.name'], undefined);
+        const [reading, cached] = ['a1', 'a2'].map(tag => `${tag}${CLIENT_TRACE.slice(2)}`) as [string, string];
+        await client.listPrompts();
+        // s25's get sends list_changed before its answer: its cached list is dropped.
+        await seenBy(client, 's25__change');
+        await client.listPrompts({ _meta: { traceparent: traceparent(reading, CLIENT_SPAN) } });
+        await client.listPrompts({ _meta: { traceparent: traceparent(cached, CLIENT_SPAN) } });
+        const spans = await otlp.until(all => serverSpanOf(all, 'prompts/list', cached) !== undefined);
+        const cachedIds = (span: RecordedSpan) =>
+            [...((span.events.find(event => event.name === 'mcp.gateway.list.cached')?.attributes['mcp.gateway.upstream.ids'] ?? []) as string[])].sort();
+        const read = serverSpanOf(spans, 'prompts/list', reading)!;
+        assert.deepEqual(read.attributes['mcp.gateway.upstream.ids'], ['s25']);
+        assert.deepEqual(cachedIds(read), ['h25', 'h26', 's26']);
+        assert.equal(read.attributes['gen_ai.prompt.name'], undefined);
+        // The read is shared work: its CLIENT span is a root of its own, linked from the list that waited for it.
+        assert.equal(read.links.length, 1, JSON.stringify(read.links));
+        const refresh = spans.find(span => span.spanId === read.links[0]!.spanId)!;
+        assert.ok(refresh, 'the linked span was exported');
+        assert.deepEqual([refresh.kind, refresh.name, refresh.parentSpanId, refresh.attributes['mcp.gateway.upstream.id']], [SPAN_KIND.client, 'prompts/list', '', 's25']);
+        const fromCache = serverSpanOf(spans, 'prompts/list', cached)!;
+        assert.equal(fromCache.attributes['mcp.gateway.upstream.ids'], undefined);
+        assert.deepEqual(cachedIds(fromCache), [...UPSTREAMS].sort());
+        assert.deepEqual(fromCache.links, []);
     });
 
     test('initialize, the opening of subscriptions/listen and requests refused before they are served are SERVER spans too', async t => {
@@ -275,6 +338,58 @@ describe('OpenTelemetry traces', () => {
             assert.equal(refused.attributes['error.type'], code);
             assert.equal(refused.attributes['jsonrpc.request.id'], trace === unknown ? '1' : 'bad');
         }
+    });
+
+    test('a second initialize on an HTTP session is a SERVER span with status ERROR, in its session', async t => {
+        const otlp = await receiver(t);
+        const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
+        const session = await openRawSession(cli.url);
+        const again = 'f1' + CLIENT_TRACE.slice(2);
+        const refused = await post(cli.url, initializeBody('2025-06-18', 'again'), { ...session.headers, traceparent: traceparent(again, CLIENT_SPAN) });
+        assert.equal(refused.status, 400);
+        // A request served after it: its span is exported after the refusal's (spans are queued as they end).
+        const after = 'f2' + CLIENT_TRACE.slice(2);
+        const ping = { jsonrpc: '2.0', id: 'after', method: 'ping', params: { _meta: { traceparent: traceparent(after, CLIENT_SPAN) } } };
+        assert.equal((await post(cli.url, ping, session.headers)).status, 200);
+        const spans = await otlp.until(all => serverSpanOf(all, 'ping', after) !== undefined);
+        const span = serverSpanOf(spans, 'initialize', again);
+        assert.ok(span, JSON.stringify(spans.map(one => [one.name, one.traceId])));
+        assert.equal(span.parentSpanId, CLIENT_SPAN);
+        assert.equal(span.statusCode, 2);
+        assert.equal(span.attributes['error.type'], '-32600');
+        assert.equal(span.attributes['jsonrpc.request.id'], 'again');
+        assert.equal(span.attributes['mcp.protocol.version'], '2025-06-18');
+        assert.equal(typeof span.attributes['mcp.session.id'], 'string');
+        assert.equal(span.attributes['mcp.gateway.client.id'], 'anonymous');
+    });
+
+    test("an answer stream resumed with Last-Event-ID is an event on the call's CLIENT span, and its GET carries the call's trace context", async t => {
+        const otlp = await receiver(t);
+        const upstream = await resumableUpstream(t);
+        const dir = await mkdtemp(path.join(tmpdir(), 'tracing-'));
+        closeAfter(t, () => rm(dir, { recursive: true, force: true }));
+        const config = {
+            listen: { port: 0 },
+            log: { format: 'json' },
+            upstreams: [{ id: 'res', transport: 'streamable-http', url: upstream.url, protocol: '2025', pingIntervalMs: 0 }]
+        };
+        await writeFile(path.join(dir, 'gateway.json'), JSON.stringify(config));
+        const cli = await startGatewayCli(t, ['--config', 'gateway.json'], { cwd: dir, env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '20' } });
+        const client = await connectHttp(cli.url);
+        closeAfter(t, () => client.close());
+        const trace = 'f3' + CLIENT_TRACE.slice(2);
+        const got = await client.getPrompt({ name: 'res__p', _meta: { traceparent: traceparent(trace, CLIENT_SPAN), tracestate: 'rojo=1', baggage: 'userId=alice' } });
+        assert.deepEqual(got.messages, [{ role: 'user', content: { type: 'text', text: 'resumed' } }]);
+        const spans = await otlp.until(all => serverSpanOf(all, 'prompts/get res__p', trace) !== undefined);
+        const server = serverSpanOf(spans, 'prompts/get res__p', trace)!;
+        const call = spans.find(span => span.kind === SPAN_KIND.client && span.parentSpanId === server.spanId)!;
+        assert.deepEqual(
+            call.events.map(event => [event.name, event.attributes['mcp.stream.attempt']]),
+            [['mcp.stream.resume', 1]]
+        );
+        assert.equal(upstream.resumes.length, 1);
+        const [resumed] = upstream.resumes;
+        assert.deepEqual([resumed!.traceparent, resumed!.tracestate, resumed!.baggage], [traceparent(trace, call.spanId), 'rojo=1', 'userId=alice']);
     });
 
     test('2026-07-28 requests refused by the _meta and header checks (HTTP and stdio) are SERVER spans with status ERROR', async t => {

@@ -16,7 +16,7 @@ import { Bus } from '../lib/bus.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
 import { Coalescer } from './coalescer.js';
 import { CuratedLists } from './curated-lists.js';
-import { UpstreamListCache, type RelistPolicy, type UpstreamList } from './list-cache.js';
+import { UpstreamListCache, type ListRead, type RelistPolicy, type UpstreamList } from './list-cache.js';
 import { nameTable, type NamingRule } from './names.js';
 import type { OverrideReport, UpstreamOverrides } from './overrides.js';
 import type { Segment } from './paginate.js';
@@ -178,10 +178,10 @@ export class Catalog {
         return this.#members.get(entry.upstream.id)?.cache.upstream === entry.upstream ? entry : undefined;
     }
 
-    /** The current merged view, refreshing any upstream list that is stale. */
-    async view(): Promise<CatalogView> {
+    /** The current merged view, refreshing any upstream list that is stale; `reads`: told how each list was got. */
+    async view(reads?: ListRead[]): Promise<CatalogView> {
         const order = this.#order;
-        const lists = await Promise.all(order.map(upstream => this.#members.get(upstream.id)?.cache.read() ?? Promise.resolve(undefined)));
+        const lists = await Promise.all(order.map(upstream => this.#members.get(upstream.id)?.cache.read(reads) ?? Promise.resolve(undefined)));
         const memo = this.#memo;
         if (memo !== undefined && memo.lists.length === lists.length && memo.lists.every((list, i) => list === lists[i])) return memo.view;
         lists.forEach((list, index) => {

@@ -14,13 +14,14 @@ import { checkStringMap, validateArguments } from './arguments.js';
 import type { Catalog, CatalogEntry, Visibility } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
 import { withDefaults } from './overrides.js';
+import { traceListReads, type ListRead } from './list-cache.js';
 import { paginate } from './paginate.js';
 import { HeldInteractions, type HeldStep } from './held-interactions.js';
 import { expiredQuestion, Interaction, type ClientInput, type InputEvent, type InputRequestHandler, type InteractionBounds, type InteractionPath } from './interaction.js';
 import { MAX_REQUEST_STATE_BYTES, type OpenedState, type RequestStates, type StateBinding } from './request-state.js';
 import { isInputRequired, UpstreamFailedError, UpstreamRejectedError, type CallControl, type Continuation, type InputRequired } from './upstream-port.js';
 import type { VisibleSlices } from './visible-slices.js';
-import { ATTR, type TraceSpan } from '../diagnostics/tracer.js';
+import { type TraceSpan } from '../diagnostics/tracer.js';
 import { outcomeOf, UnknownPromptError, type Operation, type UsageEvent } from './usage.js';
 
 const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
@@ -108,18 +109,25 @@ export class PromptService {
         this.states = states;
     }
 
-    /** `span`: the request's span (tracing on), told which upstreams the page's prompts come from; `requestId`: the request's. */
-    list(cursor: string | undefined, caller: Caller, trace?: UsageEvent['trace'], span?: Pick<TraceSpan, 'set'>, requestId?: string): Promise<ListPromptsResult> {
+    /** `span`: the request's span (tracing on), told which upstreams' lists it asked for (traceListReads); `requestId`: the request's. */
+    list(
+        cursor: string | undefined,
+        caller: Caller,
+        trace?: UsageEvent['trace'],
+        span?: Pick<TraceSpan, 'sampled' | 'set' | 'event' | 'link'>,
+        requestId?: string
+    ): Promise<ListPromptsResult> {
         return this.#recorded('list', caller, requestId, trace, async () => {
             const start = cursor === undefined ? undefined : this.cursors.decode(cursor);
             if (cursor !== undefined && (start === undefined || start.scope !== caller.scope)) {
                 throw new ProtocolError(CODE.invalidParams, 'Invalid cursor');
             }
-            const view = await this.catalog.view();
+            const reads: ListRead[] | undefined = span?.sampled === true ? [] : undefined;
+            const view = await this.catalog.view(reads);
+            if (reads !== undefined) traceListReads(span!, reads);
             const slice = this.slices.of(view, caller.scope, caller.visible);
             const page = paginate(view.segments, start, this.options.pageSize, (id, version) => this.catalog.history(id, version), slice);
             const prompts: Prompt[] = page.items.map(entry => entry.prompt);
-            span?.set({ [ATTR.upstreams]: [...new Set(page.items.map(entry => entry.upstream.id))] });
             return page.next === undefined ? { prompts } : { prompts, nextCursor: this.cursors.encode({ ...page.next, scope: caller.scope }) };
         });
     }

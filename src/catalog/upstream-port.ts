@@ -17,6 +17,7 @@ import type { RelayedClient } from '../protocol/capabilities.js';
 import { CODE, type RpcError } from '../protocol/errors.js';
 import type { InputAnswer, InputRequest } from '../protocol/input-requests.js';
 import type { TraceContext } from '../protocol/meta.js';
+import type { TraceSpan } from '../diagnostics/tracer.js';
 
 /** A prompt as an upstream listed it, within its limits. */
 export interface ListedPrompt {
@@ -60,6 +61,8 @@ export interface Forwarded {
      * client request's own (its `_meta`, else its HTTP headers), or with tracing on the gateway's span for the call.
      */
     readonly trace?: TraceContext | undefined;
+    /** The call's CLIENT span (tracing on): told what its transport does again on its way (an answer stream resumed). */
+    readonly span?: Pick<TraceSpan, 'event'> | undefined;
 }
 
 /**
@@ -81,6 +84,8 @@ export interface CallControl {
      * as "the client did not answer". Absent: the upstream's requests are answered by the gateway (as unrelated ones).
      */
     onInputRequest?: ((request: InputRequest, signal: AbortSignal) => Promise<InputAnswer>) | undefined;
+    /** Told the call's CLIENT span as it starts (tracing on): what requests waiting on shared work link to. */
+    onSpan?: ((trace: TraceContext) => void) | undefined;
 }
 
 /**
@@ -111,8 +116,11 @@ export interface UpstreamPort {
      */
     readonly announcesChanges: boolean;
     readonly events: { subscribe(listener: (event: UpstreamPortEvent) => void): () => void };
-    /** `ttlMs`: how long the upstream itself says its list holds (a 2026-07-28 upstream's caching hint), if it says. */
-    listPrompts(): Promise<{ items: readonly ListedPrompt[]; ttlMs?: number | undefined }>;
+    /**
+     * `ttlMs`: how long the upstream itself says its list holds (a 2026-07-28 upstream's caching hint), if it says;
+     * `traces`: the CLIENT spans of the calls that read it (tracing on), at most MAX_SPAN_LINKS.
+     */
+    listPrompts(): Promise<{ items: readonly ListedPrompt[]; ttlMs?: number | undefined; traces?: readonly TraceContext[] | undefined }>;
     getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl, continuation?: Continuation): Promise<GetPromptResult | InputRequired>;
     /** undefined when the upstream does not offer completions. */
     complete(params: CompleteRequest['params'], control?: CallControl): Promise<CompleteResult | undefined>;

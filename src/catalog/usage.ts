@@ -35,9 +35,11 @@ export interface UsageEvent {
     path?: InteractionPath;
     /**
      * The request's trace, for the access log and the metrics' exemplars: the gateway's span when tracing is on,
-     * else the trace id of the caller's `traceparent` alone (logs join the caller's trace either way).
+     * else the caller's `traceparent`'s. `spanId`: the gateway's span, only when recorded. `sampled`: whether a tracing
+     * backend holds the trace (the gateway's sampler said so, or with tracing off the caller's flag): only then is it
+     * an exemplar; the log names an unsampled trace all the same (logs join the caller's trace either way).
      */
-    trace?: { traceId: string; spanId?: string };
+    trace?: { traceId: string; spanId?: string; sampled: boolean };
 }
 
 /**

@@ -30,7 +30,8 @@ export const ATTR = {
     upstream: 'mcp.gateway.upstream.id',
     upstreams: 'mcp.gateway.upstream.ids',
     inputOutcome: 'mcp.input.outcome',
-    inputResponses: 'mcp.input.responses'
+    inputResponses: 'mcp.input.responses',
+    streamAttempt: 'mcp.stream.attempt'
 } as const;
 
 export type SpanAttributes = Record<string, string | number | boolean | readonly string[] | undefined>;
@@ -55,10 +56,14 @@ export interface TraceSpan {
     readonly context: TraceContext;
     readonly traceId: string;
     readonly spanId: string;
+    /** Whether it is recorded (and exported): false, it is the sampler's "no" and its id names nothing a backend holds. */
+    readonly sampled: boolean;
     set(attributes: SpanAttributes): void;
     /** Its name once what it is about is known (a request's prompt, once it resolved to one the caller sees). */
     rename(name: string): void;
     event(name: string, attributes?: SpanAttributes): void;
+    /** A span it follows from without being its child, known only once started (a shared read it waited for). */
+    link(context: TraceContext, attributes?: SpanAttributes): void;
     /** Status ERROR with `error.type` (and the attributes given, e.g. `rpc.response.status_code`). */
     fail(errorType: string, attributes?: SpanAttributes): void;
     end(): void;

@@ -186,7 +186,9 @@ export class Dispatcher {
             if (signal.aborted) return aborted(request, signal);
             return { jsonrpc: '2.0', id: request.id, result: this.#forRevision(request.method, result, context) };
         } catch (error) {
-            return signal.aborted ? aborted(request, signal) : errorResponse(request, errorForClient(this.#errorOf(error, request.method, exchange.forwarded?.requestId), context.revision.era === 'stateless'));
+            return signal.aborted
+                ? aborted(request, signal)
+                : errorResponse(request, errorForClient(this.#errorOf(error, request.method, exchange.forwarded?.requestId), context.revision.era === 'stateless'));
         }
     }
 
@@ -245,7 +247,9 @@ export class Dispatcher {
             case 'prompts/list': {
                 const valid = listParams(params) ?? throwError(invalidParams(method));
                 return adaptPromptList(
-                    await ticket.until(service.list(valid.cursor, context.caller, trace, traced !== undefined && 'spanId' in traced ? traced : undefined, exchange.forwarded?.requestId)),
+                    await ticket.until(
+                        service.list(valid.cursor, context.caller, trace, traced !== undefined && 'spanId' in traced ? traced : undefined, exchange.forwarded?.requestId)
+                    ),
                     context.revision
                 );
             }
@@ -407,12 +411,15 @@ export function endServerSpan(span: TraceSpan | undefined, response: object | un
     span.end();
 }
 
-/** What a usage event names of the trace: the request's span; with tracing off, the client's trace id alone. */
+/**
+ * What a usage event names of the trace: the request's span (its id only when recorded: an unsampled span's names
+ * nothing); with tracing off, the client's trace id alone, sampled as the client's flag says.
+ */
 function usageTrace(trace: TraceSpan | TraceContext | undefined): UsageEvent['trace'] {
     if (trace === undefined) return undefined;
-    if ('spanId' in trace) return { traceId: trace.traceId, spanId: trace.spanId };
+    if ('spanId' in trace) return trace.sampled ? { traceId: trace.traceId, spanId: trace.spanId, sampled: true } : { traceId: trace.traceId, sampled: false };
     const ids = traceparentIds(trace.traceparent);
-    return ids === undefined ? undefined : { traceId: ids.traceId };
+    return ids === undefined ? undefined : { traceId: ids.traceId, sampled: ids.sampled };
 }
 
 /** A request its client cancelled gets no answer; one cut short by a shutdown an error, not a stream that just ends. */

@@ -51,8 +51,8 @@ export interface PromptRequest {
     /** A get whose upstream asked its client for input: the rounds it put to the client, and the path they took. */
     rounds?: number | undefined;
     path?: string | undefined;
-    /** The request's trace: an exemplar of the server operation histogram (OpenMetrics scrapes show it). */
-    trace?: { traceId: string; spanId?: string | undefined } | undefined;
+    /** The request's trace: an exemplar of the server operation histogram (OpenMetrics scrapes show it) when sampled. */
+    trace?: { traceId: string; spanId?: string | undefined; sampled: boolean } | undefined;
 }
 
 /** One input request's end: names only, never what was asked or answered. */
@@ -401,8 +401,9 @@ const NO_EXEMPLAR = Object.freeze({});
 /** OpenMetrics bounds an exemplar's labels to 128 characters (prom-client throws beyond): W3C ids take 63. */
 const MAX_TRACE_CHARACTERS = 48;
 
+/** Only a sampled trace is an exemplar: one a tracing backend holds, that a click through from a bucket finds. */
 function exemplarOf(trace: PromptRequest['trace']): Record<string, string> {
-    if (trace === undefined || trace.traceId.length + (trace.spanId?.length ?? 0) > MAX_TRACE_CHARACTERS) return NO_EXEMPLAR;
+    if (trace?.sampled !== true || trace.traceId.length + (trace.spanId?.length ?? 0) > MAX_TRACE_CHARACTERS) return NO_EXEMPLAR;
     return trace.spanId === undefined ? { trace_id: trace.traceId } : { trace_id: trace.traceId, span_id: trace.spanId };
 }
 

@@ -433,6 +433,7 @@ class OtelSpan implements TraceSpan {
     readonly context: TraceContext;
     readonly traceId: string;
     readonly spanId: string;
+    readonly sampled: boolean;
 
     constructor(
         private readonly span: Span,
@@ -441,7 +442,8 @@ class OtelSpan implements TraceSpan {
         const { traceId, spanId, traceFlags } = span.spanContext();
         this.traceId = traceId;
         this.spanId = spanId;
-        const flags = (traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED ? '01' : '00';
+        this.sampled = (traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED;
+        const flags = this.sampled ? '01' : '00';
         this.context = { traceparent: `00-${traceId}-${spanId}-${flags}`, tracestate: parent?.tracestate, baggage: parent?.baggage };
     }
 
@@ -455,6 +457,11 @@ class OtelSpan implements TraceSpan {
 
     event(name: string, attributes?: SpanAttributes): void {
         this.span.addEvent(name, attributesOf(attributes));
+    }
+
+    link(context: TraceContext, attributes?: SpanAttributes): void {
+        const linked = spanContextOf(context);
+        if (linked !== undefined) this.span.addLink({ context: linked, attributes: attributesOf(attributes) });
     }
 
     fail(errorType: string, attributes?: SpanAttributes): void {
@@ -471,11 +478,10 @@ class OtelSpan implements TraceSpan {
 function spanContextOf(context: TraceContext): SpanContext | undefined {
     const ids = traceparentIds(context.traceparent);
     if (ids === undefined) return undefined;
-    const flags = Number.parseInt(context.traceparent.slice(-2), 16);
     return {
         traceId: ids.traceId,
         spanId: ids.spanId,
-        traceFlags: flags & TraceFlags.SAMPLED,
+        traceFlags: ids.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
         isRemote: true,
         ...(context.tracestate === undefined ? {} : { traceState: new TraceState(context.tracestate) })
     };

@@ -103,7 +103,7 @@ export interface TraceContext {
 }
 
 /** version 00: trace id, parent id, flags; lower-case hex (W3C Trace Context §3.2). */
-const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 const ZERO_TRACE_ID = '0'.repeat(32);
 const ZERO_SPAN_ID = '0'.repeat(16);
 /** W3C Trace Context §3.3: a key (simple or `tenant@system`), `=`, a value of printable ASCII but `,` and `=`. */
@@ -115,11 +115,11 @@ const TRACESTATE_MAX_MEMBERS = 32;
 const BAGGAGE_MAX_BYTES = 8192;
 const BAGGAGE_TEXT = /^[\x20-\x7e\t]*$/;
 
-/** The trace id and parent span id of a valid `traceparent`. */
-export function traceparentIds(traceparent: string): { traceId: string; spanId: string } | undefined {
+/** The trace id and parent span id of a valid `traceparent`, and whether its caller sampled it (flag 01: recorded). */
+export function traceparentIds(traceparent: string): { traceId: string; spanId: string; sampled: boolean } | undefined {
     const match = TRACEPARENT.exec(traceparent);
     if (match === null || match[1] === ZERO_TRACE_ID || match[2] === ZERO_SPAN_ID) return undefined;
-    return { traceId: match[1]!, spanId: match[2]! };
+    return { traceId: match[1]!, spanId: match[2]!, sampled: (Number.parseInt(match[3]!, 16) & 1) === 1 };
 }
 
 /**

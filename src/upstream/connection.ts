@@ -27,7 +27,8 @@ import type { InputBounds, RpcClient } from './rpc-client.js';
 import { UpstreamSession, type UpstreamMethod } from './session.js';
 import type { StdioHooks, WireProtocol } from './transports.js';
 import type { GatewayUpstream, UpstreamEvent, UpstreamListing, UpstreamState } from './upstream.js';
-import { ATTR, NO_TRACER, type Tracer } from '../diagnostics/tracer.js';
+import { ATTR, MAX_SPAN_LINKS, NO_TRACER, type Tracer } from '../diagnostics/tracer.js';
+import type { TraceContext } from '../protocol/meta.js';
 
 const STABLE_AFTER_MS = 30_000;
 const LIST_CHANGED = 'notifications/prompts/list_changed';
@@ -189,10 +190,12 @@ export class UpstreamConnection implements GatewayUpstream {
         if (session.profile.capabilities.prompts === undefined) return { items: [] };
         const limits = this.options.limits();
         let ttlMs: number | undefined;
+        const traces: TraceContext[] = [];
+        const control = this.options.tracer?.enabled === true ? { onSpan: (trace: TraceContext) => void (traces.length < MAX_SPAN_LINKS && traces.push(trace)) } : undefined;
         // Each prompt is bounded as its page arrives: what is held while the list is read is what passed.
         const collected = await collectPages(
             async cursor => {
-                const page = await session.call('prompts/list', cursor === undefined ? {} : { cursor }, isPromptPage);
+                const page = await session.call('prompts/list', cursor === undefined ? {} : { cursor }, isPromptPage, control);
                 if (session.revision.cachingHints) ttlMs = shorterTtl(ttlMs, page.ttlMs);
                 return { items: page.prompts, nextCursor: page.nextCursor };
             },
@@ -208,7 +211,8 @@ export class UpstreamConnection implements GatewayUpstream {
         if (collected.truncated !== undefined) {
             this.reportFault('list_truncated', 'upstream prompt list cut short', { reason: collected.truncated, prompts: collected.items.length });
         }
-        return ttlMs === undefined ? collected : { ...collected, ttlMs };
+        const listing: UpstreamListing = ttlMs === undefined ? collected : { ...collected, ttlMs };
+        return traces.length === 0 ? listing : { ...listing, traces };
     }
 
     /** A prompt, or a 2026-07-28 upstream's request for input first; `continuation` is the retry with that input. */

@@ -59,7 +59,7 @@ export interface SessionOptions extends Omit<OpenClientOptions, 'events'> {
 
 /** The call's control with the span's context carried on, and its input requests as span events. */
 function tracedControl(control: CallControl, span: TraceSpan): CallControl {
-    const traced: CallControl = { ...control, forwarded: { ...control.forwarded, trace: span.context } };
+    const traced: CallControl = { ...control, forwarded: { ...control.forwarded, trace: span.context, span } };
     const { onInputRequest } = control;
     if (onInputRequest !== undefined) {
         traced.onInputRequest = (request, signal) => {
@@ -214,6 +214,7 @@ export class UpstreamSession {
     async #timed<T>(method: UpstreamMethod, params: Record<string, unknown>, guard: ResultGuard<T>, control: CallControl = {}, optional: boolean): Promise<T | undefined> {
         const started = performance.now();
         const span = this.options.tracer.enabled ? this.#clientSpan(method, params, control.forwarded?.trace) : undefined;
+        if (span !== undefined) control.onSpan?.(span.context);
         let failure: unknown;
         try {
             return await this.#call(method, params, guard, span === undefined ? control : tracedControl(control, span), optional);

@@ -37,6 +37,8 @@ export interface UpstreamProblem {
 /** An upstream's whole list, with how long it says the list holds (a 2026-07-28 upstream's `ttlMs`), if it says. */
 export interface UpstreamListing extends Collected<UpstreamPrompt> {
     ttlMs?: number | undefined;
+    /** The CLIENT spans of the calls that read it (tracing on), at most MAX_SPAN_LINKS: what requests that waited for it link to. */
+    traces?: readonly TraceContext[] | undefined;
 }
 
 export interface GatewayUpstream {

@@ -24,14 +24,14 @@ function written(event: UsageEvent): Record<string, unknown> {
 const GET: UsageEvent = { operation: 'get', client: 'alice', entry: undefined, outcome: 'invalid_params', seconds: 0.00123 };
 
 test('a traced request: trace_id and span_id on its line', () => {
-    const line = written({ ...GET, trace: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' } });
+    const line = written({ ...GET, trace: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', sampled: true } });
     assert.equal(line.trace_id, '4bf92f3577b34da6a3ce929d0e0e4736');
     assert.equal(line.span_id, '00f067aa0ba902b7');
     assert.equal(line.ms, 1.2);
 });
 
-test("the caller's trace without a span of the gateway's: trace_id alone", () => {
-    const line = written({ ...GET, trace: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736' } });
+test("the caller's trace without a recorded span of the gateway's (tracing off, or unsampled): trace_id alone", () => {
+    const line = written({ ...GET, trace: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', sampled: false } });
     assert.equal(line.trace_id, '4bf92f3577b34da6a3ce929d0e0e4736');
     assert.ok(!('span_id' in line));
 });

@@ -1,6 +1,6 @@
 import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { UpstreamListCache, type RelistPolicy, type UpstreamList } from '../../src/catalog/list-cache.js';
+import { UpstreamListCache, type ListRead, type RelistPolicy, type UpstreamList } from '../../src/catalog/list-cache.js';
 import { deferred, FakeUpstream, listed, prompt, RELIST, silentLogger } from './fake-upstream.js';
 
 function setup(upstream = new FakeUpstream('docs', [prompt('a'), prompt('b')]), relist: RelistPolicy = RELIST) {
@@ -44,6 +44,24 @@ describe('upstream list cache', () => {
         assert.equal(second, first);
         assert.equal(upstream.listCalls, 1);
         assert.deepEqual(reads, [false, true]);
+    });
+
+    test('each traced reader is told how it got the list: readers of a shared read with its CLIENT spans, later ones from the cache', async () => {
+        const { upstream, cache } = setup();
+        const traces = [{ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' }];
+        upstream.listTraces = traces;
+        const pending = deferred<ReturnType<typeof listed>>();
+        upstream.nextList = pending.promise;
+        const started: ListRead[] = [];
+        const joined: ListRead[] = [];
+        const readers = [cache.read(started), cache.read(joined), cache.read()];
+        pending.resolve(listed([prompt('x')]));
+        await Promise.all(readers);
+        assert.equal(upstream.listCalls, 1);
+        for (const reads of [started, joined]) assert.deepEqual(reads, [{ upstreamId: 'docs', served: 'upstream', traces }]);
+        const later: ListRead[] = [];
+        await cache.read(later);
+        assert.deepEqual(later, [{ upstreamId: 'docs', served: 'cache' }]);
     });
 
     test('a list change makes the next reader fetch the new list', async () => {

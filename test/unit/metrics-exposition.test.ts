@@ -60,8 +60,15 @@ test('server operations by method, upstream and outcome; the prompt on successfu
     assert.deepEqual(bounds.slice(-2), ['60', '+Inf']);
 });
 
-test("OpenMetrics shows the trace of a bucket's last traced observation; the Prometheus format shows none", async () => {
-    const metrics = metricsWith([get('docs__a', 'ok', 0.003, { traceId: TRACE_ID, spanId: SPAN_ID }), get('docs__a', 'ok', 0.2), get('docs__b', 'ok', 0.2, { traceId: TRACE_ID })]);
+test("OpenMetrics shows the trace of a bucket's last observation of a sampled trace; the Prometheus format shows none", async () => {
+    const unsampled = '5bf92f3577b34da6a3ce929d0e0e4736';
+    const metrics = metricsWith([
+        get('docs__a', 'ok', 0.003, { traceId: TRACE_ID, spanId: SPAN_ID, sampled: true }),
+        get('docs__a', 'ok', 0.2),
+        get('docs__b', 'ok', 0.2, { traceId: TRACE_ID, sampled: true }),
+        // Last in its bucket, but no backend holds its trace: the sampled one stays the bucket's exemplar.
+        get('docs__a', 'ok', 0.003, { traceId: unsampled, sampled: false })
+    ]);
     const open = await metrics.exposition(true);
     assert.equal(open.contentType, 'application/openmetrics-text; version=1.0.0; charset=utf-8');
     assert.ok(open.body.endsWith('# EOF\n'));
@@ -69,12 +76,13 @@ test("OpenMetrics shows the trace of a bucket's last traced observation; the Pro
     assert.deepEqual(
         exemplars.map(line => line.replace(/ [\d.]+$/, ' <timestamp>')),
         [
-            `mcp_server_operation_duration_seconds_bucket{le="0.005",method="prompts/get",upstream="docs",outcome="ok",prompt="docs__a"} 1 # {trace_id="${TRACE_ID}",span_id="${SPAN_ID}"} 0.003 <timestamp>`,
+            `mcp_server_operation_duration_seconds_bucket{le="0.005",method="prompts/get",upstream="docs",outcome="ok",prompt="docs__a"} 2 # {trace_id="${TRACE_ID}",span_id="${SPAN_ID}"} 0.003 <timestamp>`,
             `mcp_server_operation_duration_seconds_bucket{le="0.25",method="prompts/get",upstream="docs",outcome="ok",prompt="docs__b"} 1 # {trace_id="${TRACE_ID}"} 0.2 <timestamp>`
         ]
     );
+    assert.ok(!open.body.includes(unsampled));
     // Ids longer than W3C's are no exemplar (OpenMetrics bounds them), and never an error on the request's path.
-    metrics.promptRequest(get('docs__c', 'ok', 0.2, { traceId: 'f'.repeat(200) }));
+    metrics.promptRequest(get('docs__c', 'ok', 0.2, { traceId: 'f'.repeat(200), sampled: true }));
     assert.ok(!(await metrics.exposition(true)).body.includes('f'.repeat(200)));
     const plain = await metrics.exposition(false);
     assert.equal(plain.contentType, 'text/plain; version=0.0.4; charset=utf-8');

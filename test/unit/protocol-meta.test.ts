@@ -36,7 +36,7 @@ const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
 describe('W3C trace context in _meta and headers', () => {
     test('a version-00 traceparent with non-zero ids is read with its ids', () => {
-        assert.deepEqual(traceparentIds(TRACEPARENT), { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' });
+        assert.deepEqual(traceparentIds(TRACEPARENT), { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', sampled: true });
         assert.deepEqual(traceContextOf(TRACEPARENT, undefined, undefined), { traceparent: TRACEPARENT });
     });
 

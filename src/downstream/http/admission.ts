@@ -71,7 +71,12 @@ function refuseAudience({ res, host, resource, reject, warn }: Refusing): void {
  */
 function refuseUnknownClient({ res, reject, warn }: Refusing, claim: string): void {
     const hint = `the "${claim}" claim (auth.clientIdClaim) of verified tokens names no configured client`;
-    warn(res, 'unknown_client', { failure: 'unknown_client', claim }, `tokens refused: ${hint}; add the client to "clients", or point auth.clientIdClaim at the claim that names it`);
+    warn(
+        res,
+        'unknown_client',
+        { failure: 'unknown_client', claim },
+        `tokens refused: ${hint}; add the client to "clients", or point auth.clientIdClaim at the claim that names it`
+    );
     res.setHeader('www-authenticate', bearerChallenge());
     reject(res, 'unknown_client', { message: `Forbidden: the token's client (its "${claim}" claim) is not configured on this gateway` });
 }

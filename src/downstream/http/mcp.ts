@@ -367,7 +367,7 @@ export class McpEndpoint {
     async #serve(session: Session, inbound: Inbound, res: ServerResponse, forwarded: Exchange['forwarded'], origin: Exchange['origin']): Promise<void> {
         const [first] = inbound.messages;
         if (!inbound.batch && first !== undefined && !('method' in first)) return this.#answered(session, first, res);
-        if (!inbound.batch && first !== undefined && isRequest(first) && first.method === 'initialize') return this.options.reject(res, 'already_initialized', { id: first.id });
+        if (!inbound.batch && first !== undefined && isRequest(first) && first.method === 'initialize') return this.#initializedAlready(session, first, res, { forwarded, origin });
         const headers = { 'mcp-session-id': session.id };
         const reply = new Reply(res, headers, inbound.batch, this.#cutWhenStalled(res, 'answer', { session: session.record.nonce }));
         const channel: Channel = { scope: session.id, forwarded, send: reply.send, origin };
@@ -376,6 +376,13 @@ export class McpEndpoint {
         const answers = this.#pipeline.serve(inbound, session, channel, taken, SESSION_HOOKS);
         if (answers === undefined) return sendEmpty(res, 202, headers);
         reply.finish(await answers);
+    }
+
+    /** A lone initialize in a session: refused (400), a SERVER span with status ERROR as the pipeline's refusals are. */
+    #initializedAlready(session: Session, request: JSONRPCRequest, res: ServerResponse, from: Pick<Exchange, 'forwarded' | 'origin'>): void {
+        const subject = { clientId: session.caller.scope, protocolVersion: session.revision.version };
+        endServerSpan(this.options.dispatcher.serverSpan(request, subject, from), { error: ALREADY_INITIALIZED });
+        this.options.reject(res, 'already_initialized', { id: request.id });
     }
 
     /**

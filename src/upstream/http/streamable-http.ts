@@ -34,6 +34,7 @@ import { SseParser } from './sse-parser.js';
 import { MAX_STREAM_FAILURES, reconnectDelay } from './sse-stream.js';
 import { HttpTransport, traceHeaders, unexpectedContent } from './transport-base.js';
 import { discard, headerValue, isSuccess, mediaType, readBounded, type HttpResponse } from './upstream-http.js';
+import { ATTR } from '../../diagnostics/tracer.js';
 
 /** The DELETE that ends the session at close waits no longer than this (or timeoutMs, if shorter). */
 const DELETE_TIMEOUT_MS = 2000;
@@ -148,7 +149,7 @@ export class StreamableHttpTransport extends HttpTransport {
             const type = mediaType(response);
             if (type === 'text/event-stream') {
                 streaming = true;
-                void this.#readAnswerStream(response, id, exchange, limit, requestId, message.method === 'subscriptions/listen');
+                void this.#readAnswerStream(response, id, exchange, limit, forwarded, message.method === 'subscriptions/listen');
                 return;
             }
             if (type !== 'application/json') {
@@ -177,7 +178,7 @@ export class StreamableHttpTransport extends HttpTransport {
      * The SSE stream answering request `id`: its messages (progress, then the answer) are handed on. If it ends
      * before the answer after events with ids, it is resumed from the last one with a GET, as the server asked.
      */
-    async #readAnswerStream(first: HttpResponse, id: RequestId, exchange: AbortController, limit: ReadLimit, requestId: string | undefined, endless = false): Promise<void> {
+    async #readAnswerStream(first: HttpResponse, id: RequestId, exchange: AbortController, limit: ReadLimit, forwarded: Forwarded | undefined, endless = false): Promise<void> {
         let answered = false;
         let hangUp: NodeJS.Timeout | undefined;
         const parser = new SseParser({
@@ -185,7 +186,7 @@ export class StreamableHttpTransport extends HttpTransport {
             onRetry: ms => (this.#retryMs = ms),
             onEvent: event => {
                 if (answered) return;
-                for (const message of this.messagesOf(event, limit, requestId)) {
+                for (const message of this.messagesOf(event, limit, forwarded?.requestId)) {
                     if (answeredId(message) === id) answered = true;
                     // A request of the server's on this stream serves this request (a 2025 server's elicitation, say).
                     this.deliver(message, isRequest(message) ? id : undefined);
@@ -209,13 +210,13 @@ export class StreamableHttpTransport extends HttpTransport {
                 } catch (error) {
                     if (exchange.signal.aborted) return;
                     // Cut off mid-way: said at once, so the liveness check can find a dead server before the timeout.
-                    this.report(error, requestId);
+                    this.report(error, forwarded?.requestId);
                 }
                 if (answered || exchange.signal.aborted) return;
                 // A subscription has no timeout to end it: its end without an answer fails it, so it is opened again.
                 if (endless && (parser.lastEventId === undefined || this.#stateless)) return this.deliver(streamEnded(id));
-                if (parser.lastEventId === undefined) return this.report(new UpstreamWireError('answer stream ended without the answer', undefined), requestId);
-                response = await this.#reopen(exchange, parser.lastEventId, requestId);
+                if (parser.lastEventId === undefined) return this.report(new UpstreamWireError('answer stream ended without the answer', undefined), forwarded?.requestId);
+                response = await this.#reopen(exchange, parser.lastEventId, forwarded);
             }
         } finally {
             clearTimeout(hangUp);
@@ -258,17 +259,20 @@ export class StreamableHttpTransport extends HttpTransport {
 
     /**
      * Reopens a stream after its delay, from `lastEventId`: undefined when closed, when the server offers no stream
-     * (405), or after MAX_STREAM_FAILURES failed attempts in a row (the last failure is reported).
+     * (405), or after MAX_STREAM_FAILURES failed attempts in a row (the last failure is reported). A request's answer
+     * stream (`forwarded`) is resumed with what its POST carried of its client request, each attempt an event of its span.
      */
-    async #reopen(exchange: AbortController, lastEventId: string | undefined, requestId: string | undefined): Promise<HttpResponse | undefined> {
+    async #reopen(exchange: AbortController, lastEventId: string | undefined, forwarded: Forwarded | undefined): Promise<HttpResponse | undefined> {
+        const headers = lastEventId === undefined ? traceHeaders(forwarded) : { ...traceHeaders(forwarded), 'last-event-id': lastEventId };
         for (let failures = 0; ; failures++) {
             if (!(await pause(reconnectDelay(this.#retryMs, failures), exchange))) return undefined;
+            forwarded?.span?.event('mcp.stream.resume', { [ATTR.streamAttempt]: failures + 1 });
             try {
-                return await this.openStream(exchange, lastEventId === undefined ? {} : { 'last-event-id': lastEventId }, requestId);
+                return await this.openStream(exchange, headers ?? {}, forwarded?.requestId);
             } catch (error) {
                 if (exchange.signal.aborted) return undefined;
                 if (failures + 1 >= MAX_STREAM_FAILURES) {
-                    this.report(error, requestId);
+                    this.report(error, forwarded?.requestId);
                     return undefined;
                 }
             }
