@@ -54,9 +54,13 @@ export class StreamableHttpTransport extends HttpTransport {
 
     async start(): Promise<void> {}
 
-    async send(message: JSONRPCMessage, forwarded?: Forwarded): Promise<void> {
-        if (this.exchanges.closed) throw new SdkError(SdkErrorCode.NotConnected, 'Not connected');
-        if (isRequest(message)) return this.#request(message, forwarded);
+    /** Not async itself: a request's promise is #request's own, with no layer over it. */
+    send(message: JSONRPCMessage, forwarded?: Forwarded): Promise<void> {
+        if (this.exchanges.closed) return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
+        return isRequest(message) ? this.#request(message, forwarded) : this.#notify(message, forwarded);
+    }
+
+    async #notify(message: JSONRPCMessage, forwarded: Forwarded | undefined): Promise<void> {
         const cancelled = cancelledRequestId(message);
         if (cancelled !== undefined) this.exchanges.abort(cancelled);
         if (this.#stateless) return;

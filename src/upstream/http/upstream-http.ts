@@ -11,7 +11,7 @@ import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamCredentials } from '../auth/credentials.js';
 import { urlCredentials } from '../../lib/url-credentials.js';
 import { REQUEST_ID_HEADER } from '../../diagnostics/log-context.js';
-import { readBoundedBody, type Collected } from '../../lib/byte-collector.js';
+import { readBoundedStream, type Collected } from '../../lib/byte-collector.js';
 
 export interface UpstreamHttpOptions {
     /** The upstream's URL; a user and password in it are sent as Basic credentials (unless headers hold some). */
@@ -64,9 +64,12 @@ export class UpstreamHttp {
     }
 
     /** Fails with the token request's error when no token can be had (see auth/token-request.ts). */
-    async request(call: HttpCall): Promise<HttpResponse> {
+    request(call: HttpCall): Promise<HttpResponse> {
         const credentials = this.#credentials;
-        if (credentials === undefined) return this.#send(call, undefined);
+        return credentials === undefined ? this.#send(call, undefined) : this.#authorized(call, credentials);
+    }
+
+    async #authorized(call: HttpCall, credentials: UpstreamCredentials): Promise<HttpResponse> {
         const authorization = await credentials.authorization(call.signal);
         const response = await this.#sendAuthorized(call, authorization, credentials);
         if (response.statusCode !== 401 || !credentials.mayRenew(authorization)) return response;
@@ -132,7 +135,7 @@ export async function discard(response: HttpResponse): Promise<void> {
  * reading stops, and the caller must abort the exchange, which closes the socket.
  */
 export function readBounded(response: HttpResponse, limit: number): Promise<Collected> {
-    return readBoundedBody(response.body, Number(headerValue(response, 'content-length')), limit);
+    return readBoundedStream(response.body, Number(headerValue(response, 'content-length')), limit);
 }
 
 function baseHeaders(url: URL, configured: Readonly<Record<string, string>>): Record<string, string> {
