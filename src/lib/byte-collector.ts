@@ -93,7 +93,8 @@ export function readBoundedStream(body: Readable, declaredLength: number, limit:
             collector.push(chunk);
             if (!collector.oversized) return;
             stop();
-            body.destroy();
+            // Destroyed without a reason, a body may still say why (undici's: "aborted"): nobody is listening any more.
+            body.on('error', ignore).destroy();
             resolve(collector.take());
         };
         const onEnd = () => {
@@ -111,6 +112,8 @@ export function readBoundedStream(body: Readable, declaredLength: number, limit:
         body.on('error', onError).on('close', onClose).on('end', onEnd).on('data', onData);
     });
 }
+
+function ignore(): void {}
 
 function declaredOversized(declaredLength: number, limit: number): boolean {
     return Number.isFinite(declaredLength) && declaredLength > limit;
