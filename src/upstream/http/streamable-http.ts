@@ -97,7 +97,8 @@ export class StreamableHttpTransport extends HttpTransport {
     }
 
     protected override headers(own: Record<string, string>): Record<string, string> {
-        return super.headers(this.#sessionId === undefined ? own : { ...own, 'mcp-session-id': this.#sessionId });
+        if (this.#sessionId !== undefined) own['mcp-session-id'] = this.#sessionId;
+        return super.headers(own);
     }
 
     /** Ends the session, bounded: the server would forget it by itself in time, nothing is lost if this fails. */

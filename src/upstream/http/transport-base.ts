@@ -86,9 +86,10 @@ export abstract class HttpTransport implements UpstreamTransport {
     /** Last words to the server after close (the pool is still open). */
     protected async farewell(): Promise<void> {}
 
-    /** The headers of every request after the handshake, over the request's own. */
+    /** The headers of every request after the handshake, added to the request's own (`own`: a new object, made for one request). */
     protected headers(own: Record<string, string>): Record<string, string> {
-        return this.#revision === undefined ? own : { ...own, 'mcp-protocol-version': this.#revision.version };
+        if (this.#revision !== undefined) own['mcp-protocol-version'] = this.#revision.version;
+        return own;
     }
 
     /**

@@ -87,12 +87,10 @@ export class UpstreamHttp {
     #send(call: HttpCall, authorization: string | undefined): Promise<HttpResponse> {
         const url = call.url ?? this.#url;
         const { requestId } = call;
-        const headers = {
-            ...this.#headers,
-            ...(authorization === undefined ? {} : { authorization }),
-            ...(requestId === undefined ? {} : { [REQUEST_ID_HEADER]: requestId }),
-            ...call.headers
-        };
+        const headers: Record<string, string> = { ...this.#headers };
+        if (authorization !== undefined) headers.authorization = authorization;
+        if (requestId !== undefined) headers[REQUEST_ID_HEADER] = requestId;
+        Object.assign(headers, call.headers);
         return this.#pool.request({
             method: call.method,
             path: `${url.pathname}${url.search}`,
