@@ -28,7 +28,7 @@ import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import { messageLimit, oversizedResponse, type ReadLimit } from '../oversized.js';
 import { readPaced } from '../paced-read.js';
 import type { Forwarded } from '../../catalog/upstream-port.js';
-import { pause } from './exchanges.js';
+import { Exchange, pause } from './exchanges.js';
 import { answerLimit, answersRequest, decodeMessages, messageFault } from './messages.js';
 import { SseParser } from './sse-parser.js';
 import { MAX_STREAM_FAILURES, reconnectDelay } from './sse-stream.js';
@@ -105,10 +105,10 @@ export class StreamableHttpTransport extends HttpTransport {
     protected override async farewell(): Promise<void> {
         if (this.#sessionId === undefined) return;
         const ms = Math.min(this.options.timeoutMs, DELETE_TIMEOUT_MS);
-        const exchange = new AbortController();
+        const exchange = new Exchange();
         const timer = setTimeout(() => exchange.abort(), ms).unref();
         try {
-            await discard(await this.http.request({ method: 'DELETE', headers: this.headers({}), signal: exchange.signal, timeoutMs: ms }));
+            await discard(await this.http.request({ method: 'DELETE', headers: this.headers({}), exchange, timeoutMs: ms }));
         } catch {
             // Unreachable, or too slow: see above.
         } finally {
@@ -136,7 +136,7 @@ export class StreamableHttpTransport extends HttpTransport {
                     ...this.#mirrored(message)
                 }),
                 body: JSON.stringify(message),
-                signal: exchange.signal,
+                exchange,
                 // The client times the request out and cancels it, which aborts this exchange.
                 timeoutMs: 0,
                 requestId
@@ -170,7 +170,7 @@ export class StreamableHttpTransport extends HttpTransport {
             for (const answer of decoded.messages) this.deliver(answer);
         } catch (error) {
             // Aborted here: cancelled, answered by a stand-in, or closed; the client has settled the request already.
-            if (exchange.signal.aborted) return;
+            if (exchange.aborted) return;
             this.report(error);
             throw error;
         } finally {
@@ -182,7 +182,7 @@ export class StreamableHttpTransport extends HttpTransport {
      * The SSE stream answering request `id`: its messages (progress, then the answer) are handed on. If it ends
      * before the answer after events with ids, it is resumed from the last one with a GET, as the server asked.
      */
-    async #readAnswerStream(first: HttpResponse, id: RequestId, exchange: AbortController, limit: ReadLimit, requestId: string | undefined, endless = false): Promise<void> {
+    async #readAnswerStream(first: HttpResponse, id: RequestId, exchange: Exchange, limit: ReadLimit, requestId: string | undefined, endless = false): Promise<void> {
         let answered = false;
         let hangUp: NodeJS.Timeout | undefined;
         const parser = new SseParser({
@@ -212,11 +212,11 @@ export class StreamableHttpTransport extends HttpTransport {
                 try {
                     await readPaced(response.body, parser, this.pace, exchange.signal);
                 } catch (error) {
-                    if (exchange.signal.aborted) return;
+                    if (exchange.aborted) return;
                     // Cut off mid-way: said at once, so the liveness check can find a dead server before the timeout.
                     this.report(error);
                 }
-                if (answered || exchange.signal.aborted) return;
+                if (answered || exchange.aborted) return;
                 // A subscription has no timeout to end it: its end without an answer fails it, so it is opened again.
                 if (endless && (parser.lastEventId === undefined || this.#stateless)) return this.deliver(streamEnded(id));
                 if (parser.lastEventId === undefined) return this.report(new UpstreamWireError('answer stream ended without the answer', undefined));
@@ -243,7 +243,7 @@ export class StreamableHttpTransport extends HttpTransport {
             try {
                 response = await this.openStream(exchange, {});
             } catch (error) {
-                if (exchange.signal.aborted) return;
+                if (exchange.aborted) return;
                 this.report(error);
                 response = await this.#reopen(exchange, undefined, undefined);
             }
@@ -251,7 +251,7 @@ export class StreamableHttpTransport extends HttpTransport {
                 try {
                     await readPaced(response.body, parser, this.pace, exchange.signal);
                 } catch (error) {
-                    if (exchange.signal.aborted) return;
+                    if (exchange.aborted) return;
                     this.report(error);
                 }
                 response = await this.#reopen(exchange, parser.lastEventId, undefined);
@@ -265,13 +265,13 @@ export class StreamableHttpTransport extends HttpTransport {
      * Reopens a stream after its delay, from `lastEventId`: undefined when closed, when the server offers no stream
      * (405), or after MAX_STREAM_FAILURES failed attempts in a row (the last failure is reported).
      */
-    async #reopen(exchange: AbortController, lastEventId: string | undefined, requestId: string | undefined): Promise<HttpResponse | undefined> {
+    async #reopen(exchange: Exchange, lastEventId: string | undefined, requestId: string | undefined): Promise<HttpResponse | undefined> {
         for (let failures = 0; ; failures++) {
             if (!(await pause(reconnectDelay(this.#retryMs, failures), exchange))) return undefined;
             try {
                 return await this.openStream(exchange, lastEventId === undefined ? {} : { 'last-event-id': lastEventId }, requestId);
             } catch (error) {
-                if (exchange.signal.aborted) return undefined;
+                if (exchange.aborted) return undefined;
                 if (failures + 1 >= MAX_STREAM_FAILURES) {
                     this.report(error);
                     return undefined;
