@@ -90,7 +90,7 @@ export class Bulkhead {
         try {
             running = task();
         } catch (error) {
-            running = Promise.reject(error as Error);
+            running = Promise.reject(error instanceof Error ? error : new Error(String(error)));
         }
         return running.then(
             result => {

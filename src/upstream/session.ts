@@ -242,7 +242,7 @@ export class UpstreamSession {
         try {
             running = this.#call(method, params, guard, span === undefined ? control : tracedControl(control, span));
         } catch (error) {
-            running = Promise.reject(error as Error);
+            running = Promise.reject(error instanceof Error ? error : new Error(String(error)));
         }
         return running.then(
             result => {
