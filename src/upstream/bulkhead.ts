@@ -83,17 +83,33 @@ export class Bulkhead {
         });
     }
 
-    async #start<T>(task: () => Promise<T>): Promise<T> {
+    /** Holds a slot until the task settles (a plain then: no async layer of its own on every request). */
+    #start<T>(task: () => Promise<T>): Promise<T> {
         this.#active++;
+        let running: Promise<T>;
         try {
-            return await task();
-        } finally {
-            this.#active--;
-            const next = this.#queue.values().next();
-            if (!next.done) {
-                this.#queue.delete(next.value);
-                next.value.start();
+            running = task();
+        } catch (error) {
+            running = Promise.reject(error instanceof Error ? error : new Error(String(error)));
+        }
+        return running.then(
+            result => {
+                this.#release();
+                return result;
+            },
+            (error: unknown) => {
+                this.#release();
+                throw error;
             }
+        );
+    }
+
+    #release(): void {
+        this.#active--;
+        const next = this.#queue.values().next();
+        if (!next.done) {
+            this.#queue.delete(next.value);
+            next.value.start();
         }
     }
 }

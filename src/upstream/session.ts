@@ -211,21 +211,37 @@ export class UpstreamSession {
         return this.#timed(method, params, guard, control, true);
     }
 
-    async #timed<T>(method: UpstreamMethod, params: Record<string, unknown>, guard: ResultGuard<T>, control: CallControl = {}, optional: boolean): Promise<T | undefined> {
+    /** Settled in one step (no async layers): the call, its failure turned into the caller's, counted, its span ended. */
+    #timed<T>(method: UpstreamMethod, params: Record<string, unknown>, guard: ResultGuard<T>, control: CallControl = {}, optional: boolean): Promise<T | undefined> {
         const started = performance.now();
         const span = this.options.tracer.enabled ? this.#clientSpan(method, params, control.forwarded?.trace) : undefined;
         if (span !== undefined) control.onSpan?.(span.context);
-        let failure: unknown;
-        try {
-            return await this.#call(method, params, guard, span === undefined ? control : tracedControl(control, span), optional);
-        } catch (error) {
-            failure = error;
-            span?.fail(...failureType(error));
-            throw error;
-        } finally {
+        const settled = (failure: unknown) => {
             this.options.onRequest(method, (performance.now() - started) / 1000, failure);
             span?.end();
+        };
+        let running: Promise<T>;
+        try {
+            running = this.#call(method, params, guard, span === undefined ? control : tracedControl(control, span));
+        } catch (error) {
+            running = Promise.reject(error instanceof Error ? error : new Error(String(error)));
         }
+        return running.then(
+            result => {
+                settled(undefined);
+                return result;
+            },
+            (error: unknown) => {
+                if (optional && error instanceof ProtocolError && error.code === CODE.methodNotFound) {
+                    settled(undefined);
+                    return undefined;
+                }
+                const failure = this.#failed(error, control.signal, control.forwarded?.requestId);
+                span?.fail(...failureType(failure));
+                settled(failure);
+                throw failure;
+            }
+        );
     }
 
     /**
@@ -253,7 +269,8 @@ export class UpstreamSession {
         return { ...common, [ATTR.serverAddress]: url.hostname, [ATTR.serverPort]: port, [ATTR.transport]: 'tcp' };
     }
 
-    async #call<T>(method: UpstreamMethod, params: Record<string, unknown>, guard: ResultGuard<T>, control: CallControl, optional: boolean): Promise<T | undefined> {
+    /** The request through the bulkhead (and, on a session that relays, its turn); fails with the raw error (see #timed). */
+    #call<T>(method: UpstreamMethod, params: Record<string, unknown>, guard: ResultGuard<T>, control: CallControl): Promise<T> {
         const { config, bulkhead } = this.options;
         const now = Date.now();
         const deadline = now + config.timeoutMs;
@@ -276,14 +293,9 @@ export class UpstreamSession {
                 onInputRequest,
                 inputBounds: onInputRequest === undefined ? undefined : this.options.inputBounds()
             });
-        try {
-            if (method !== 'prompts/get' || this.#exclusive === undefined) return await bulkhead.run(request, { deadline, signal });
-            // The wait for its turn counts in the same deadline: a get queued behind a question times out as one queued for a slot.
-            return await this.#exclusive.run(() => bulkhead.run(request, { deadline, signal }), { deadline, signal });
-        } catch (error) {
-            if (optional && error instanceof ProtocolError && error.code === CODE.methodNotFound) return undefined;
-            throw this.#failed(error, signal, forwarded?.requestId);
-        }
+        if (method !== 'prompts/get' || this.#exclusive === undefined) return bulkhead.run(request, { deadline, signal });
+        // The wait for its turn counts in the same deadline: a get queued behind a question times out as one queued for a slot.
+        return this.#exclusive.run(() => bulkhead.run(request, { deadline, signal }), { deadline, signal });
     }
 
     /** The failure a caller sees, counted and weighed as evidence about the connection; `requestId`: the caller's. */

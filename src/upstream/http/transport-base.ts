@@ -13,7 +13,7 @@ import { traceEntries } from '../../protocol/meta.js';
 import type { UpstreamTransport } from '../transports.js';
 import type { RequestId } from '../../protocol/json-rpc.js';
 import type { Revision } from '../../protocol/revisions.js';
-import { Exchanges } from './exchanges.js';
+import { Exchanges, type Exchange } from './exchanges.js';
 import type { ReadLimit } from '../oversized.js';
 import { decodeMessages, messageFault, type MessageLimits } from './messages.js';
 import type { SseEvent } from './sse-parser.js';
@@ -86,9 +86,10 @@ export abstract class HttpTransport implements UpstreamTransport {
     /** Last words to the server after close (the pool is still open). */
     protected async farewell(): Promise<void> {}
 
-    /** The headers of every request after the handshake, over the request's own. */
+    /** The headers of every request after the handshake, added to the request's own (`own`: a new object, made for one request). */
     protected headers(own: Record<string, string>): Record<string, string> {
-        return this.#revision === undefined ? own : { ...own, 'mcp-protocol-version': this.#revision.version };
+        if (this.#revision !== undefined) own['mcp-protocol-version'] = this.#revision.version;
+        return own;
     }
 
     /**
@@ -104,7 +105,7 @@ export abstract class HttpTransport implements UpstreamTransport {
                 ...(url === undefined ? {} : { url }),
                 headers: this.headers({ ...traceHeaders(forwarded), accept: 'application/json, text/event-stream', 'content-type': 'application/json' }),
                 body: JSON.stringify(message),
-                signal: exchange.signal,
+                exchange,
                 timeoutMs: this.options.timeoutMs,
                 requestId: forwarded?.requestId
             });
@@ -112,7 +113,7 @@ export abstract class HttpTransport implements UpstreamTransport {
             if (!isSuccess(response)) throw new UpstreamHttpError(response.statusCode);
             return response;
         } catch (error) {
-            if (exchange.signal.aborted) return undefined;
+            if (exchange.aborted) return undefined;
             this.report(error, forwarded?.requestId);
             throw error;
         } finally {
@@ -121,11 +122,11 @@ export abstract class HttpTransport implements UpstreamTransport {
     }
 
     /** A GET for an SSE stream; undefined when the server offers none (405). Throws for anything but a stream. */
-    protected async openStream(exchange: AbortController, headers: Record<string, string>, requestId?: string): Promise<HttpResponse | undefined> {
+    protected async openStream(exchange: Exchange, headers: Record<string, string>, requestId?: string): Promise<HttpResponse | undefined> {
         const call: HttpCall = {
             method: 'GET',
             headers: this.headers({ accept: 'text/event-stream', ...headers }),
-            signal: exchange.signal,
+            exchange,
             // A quiet stream is normal; what bounds the wait for it to open is the caller's (a handshake deadline, close).
             timeoutMs: 0,
             requestId
