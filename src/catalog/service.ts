@@ -9,7 +9,7 @@ import type { CompleteRequest, CompleteResult, GetPromptResult, ListPromptsResul
 import { CODE } from '../protocol/errors.js';
 import { Bus } from '../lib/bus.js';
 import { mintInstanceTag } from '../lib/instance-tag.js';
-import { exceeds, exceedsDepth } from '../lib/json-bounds.js';
+import { exceeds, jsonWithin } from '../lib/json-bounds.js';
 import { checkStringMap, validateArguments } from './arguments.js';
 import type { Catalog, CatalogEntry, Visibility } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
@@ -310,19 +310,19 @@ export class PromptService {
     }
 
     /**
-     * Measured as the JSON the client would receive; an oversized result is an upstream fault, never forwarded.
-     * Depth first: serialising a result nested thousands deep would overflow the stack.
+     * Measured as the JSON the client would receive, without serialising it (json-bounds.ts); an oversized result is an
+     * upstream fault, never forwarded. Depth first: serialising a result nested thousands deep would overflow the stack.
      */
     #sizeChecked<T>(entry: CatalogEntry, result: T): T {
-        if (exceedsDepth(result, this.options.maxJsonDepth)) {
+        const { maxJsonDepth, maxResultBytes } = this.options;
+        const bounds = jsonWithin(result, maxJsonDepth, maxResultBytes);
+        if (bounds.within) return result;
+        if (bounds.reason === 'too_deep') {
             entry.upstream.reportFault('oversized_result', 'upstream result nested deeper than limits.maxJsonDepth; not forwarded');
-            throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: result nested deeper than ${this.options.maxJsonDepth} levels`);
+            throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: result nested deeper than ${maxJsonDepth} levels`);
         }
-        const limit = this.options.maxResultBytes;
-        const json = JSON.stringify(result);
-        if (!exceeds(json, limit)) return result;
-        entry.upstream.reportFault('oversized_result', 'upstream result over limits.maxResultBytes; not forwarded', { bytes: Buffer.byteLength(json) });
-        throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: result larger than ${limit} bytes`);
+        entry.upstream.reportFault('oversized_result', 'upstream result over limits.maxResultBytes; not forwarded', { bytes: bounds.bytes });
+        throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: result larger than ${maxResultBytes} bytes`);
     }
 }
 

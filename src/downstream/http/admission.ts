@@ -111,24 +111,43 @@ function authenticator(
 ): (req: IncomingMessage, res: ServerResponse) => Promise<ClientProfile | undefined> {
     const warn = throttledWarnings(logger);
     return async (req, res) => {
-        // headersDistinct keeps every copy of a repeated header, where `headers` silently keeps the first Authorization.
-        const { authorization, 'x-api-key': apiKey } = req.headersDistinct;
         const current = policy();
-        const outcome = await current.authenticator.authenticate({ authorization, 'x-api-key': apiKey });
+        const outcome = await current.authenticator.authenticate(credentialHeaders(req.rawHeaders));
         const resource = resourceServer(current);
-        const refusing: Refusing = { res, host: req.headers.host, resource, reject, warn };
-        const requestFields = { method: req.method, remote: req.socket.remoteAddress };
         if (!outcome.ok) {
-            logger.debug({ failure: outcome.failure, ...requestFields }, 'authentication failed');
-            refuseOutcome(refusing, outcome);
+            logger.debug({ failure: outcome.failure, method: req.method, remote: req.socket.remoteAddress }, 'authentication failed');
+            refuseOutcome({ res, host: req.headers.host, resource, reject, warn }, outcome);
             return undefined;
         }
         const refusal = outcome.grant === undefined ? undefined : resource?.refusal(outcome.grant, outcome.client);
         if (refusal === undefined) return outcome.client;
-        logger.debug({ failure: refusal.failure, client: outcome.client.id, ...requestFields }, 'token refused');
-        refuseGrant(refusing, refusal);
+        logger.debug({ failure: refusal.failure, client: outcome.client.id, method: req.method, remote: req.socket.remoteAddress }, 'token refused');
+        refuseGrant({ res, host: req.headers.host, resource, reject, warn }, refusal);
         return undefined;
     };
+}
+
+type HeaderValue = string | string[] | undefined;
+
+/**
+ * Every copy of the credential headers, as `headersDistinct` has them (`headers` silently keeps the first
+ * Authorization), read off the raw list: `headersDistinct` copies every header of every request (2 KB each).
+ */
+function credentialHeaders(raw: readonly string[]): { authorization: HeaderValue; 'x-api-key': HeaderValue } {
+    let authorization: HeaderValue;
+    let apiKey: HeaderValue;
+    for (let at = 0; at < raw.length; at += 2) {
+        const name = raw[at]!;
+        // Lengths first: most names are neither, and are not lower-cased.
+        if (name.length === 13 && name.toLowerCase() === 'authorization') authorization = withCopy(authorization, raw[at + 1]!);
+        else if (name.length === 9 && name.toLowerCase() === 'x-api-key') apiKey = withCopy(apiKey, raw[at + 1]!);
+    }
+    return { authorization, 'x-api-key': apiKey };
+}
+
+function withCopy(values: HeaderValue, value: string): string | string[] {
+    if (values === undefined) return value;
+    return typeof values === 'string' ? [values, value] : [...values, value];
 }
 
 /**
