@@ -30,7 +30,7 @@ import { NO_RELAYED_CAPABILITIES, relayedClient, relayedSession, type RelayedCli
 import { capabilityBits, inputCapabilities } from '../protocol/input-requests.js';
 import { adaptGetPrompt, adaptProgress, adaptPromptList } from '../protocol/adapt.js';
 import { CODE, errorForClient, REFUSALS, type RpcError } from '../protocol/errors.js';
-import { META, requestTraceContext, traceparentIds, type TraceContext } from '../protocol/meta.js';
+import { META, requestTraceContext, type TraceContext } from '../protocol/meta.js';
 import { negotiateHandshake, SUPPORTED_VERSIONS, type Revision } from '../protocol/revisions.js';
 import { GATEWAY_INFO } from '../version.js';
 import type { ClientInput } from '../catalog/interaction.js';
@@ -405,9 +405,7 @@ export function endServerSpan(span: TraceSpan | undefined, response: object | un
 /** What a usage event names of the trace: the request's span; with tracing off, the client's trace id alone. */
 function usageTrace(trace: TraceSpan | TraceContext | undefined): UsageEvent['trace'] {
     if (trace === undefined) return undefined;
-    if ('spanId' in trace) return { traceId: trace.traceId, spanId: trace.spanId };
-    const ids = traceparentIds(trace.traceparent);
-    return ids === undefined ? undefined : { traceId: ids.traceId };
+    return 'spanId' in trace ? { traceId: trace.traceId, spanId: trace.spanId } : { traceId: trace.traceId };
 }
 
 /** A request its client cancelled gets no answer; one cut short by a shutdown an error, not a stream that just ends. */

@@ -352,7 +352,7 @@ class OtelSpan implements TraceSpan {
         this.traceId = traceId;
         this.spanId = spanId;
         const flags = (traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED ? '01' : '00';
-        this.context = { traceparent: `00-${traceId}-${spanId}-${flags}`, tracestate: parent?.tracestate, baggage: parent?.baggage };
+        this.context = { traceparent: `00-${traceId}-${spanId}-${flags}`, traceId, tracestate: parent?.tracestate, baggage: parent?.baggage };
     }
 
     set(attributes: SpanAttributes): void {

@@ -34,7 +34,7 @@ import type { Logger } from '../../diagnostics/logger.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit } from '../batches.js';
 import { instanceOfAskId } from '../client-requests.js';
-import { ALREADY_INITIALIZED, endServerSpan, errorResponse, initialize, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
+import { ALREADY_INITIALIZED, endServerSpan, errorResponse, initialize, type CacheScope, type Dispatcher, type Exchange, type RequestContext, type RequestOrigin } from '../dispatcher.js';
 import { readMessages, refusalAnswer, type Inbound, type Refusal } from '../inbound.js';
 import { frame, InboundPipeline, isAnswered, isRefusal, LISTENING, type Channel, type PipelineRefusal, type SessionHooks, type StatelessHooks } from '../pipeline.js';
 import type { RequestRegistry, Ticket } from '../requests.js';
@@ -122,10 +122,11 @@ export class McpEndpoint {
         const { value } = framed;
         const inbound = readMessages(value);
         const { batch, messages, refusals } = inbound;
-        const from = { forwarded: { requestId, trace: headerTrace(req) }, origin: { transport: 'tcp' as const, address: admitted.address } };
+        const forwarded = { requestId, trace: headerTrace(req) };
         if (!batch && refusals.length > 0) {
             // Traced where it could be read as a request (a batch's refusals are the pipeline's to trace).
-            this.#pipeline.refusedRequest(refusals[0]!, { clientId: admitted.client.id, protocolVersion: session?.record.protocolVersion }, { scope: res, ...from });
+            const subject = { clientId: admitted.client.id, protocolVersion: session?.record.protocolVersion };
+            this.#pipeline.refusedRequest(refusals[0]!, subject, { scope: res, forwarded, origin: originOf(admitted, session) });
             return this.#refuse(res, refusals[0]!, session);
         }
         // A lone notification dropped (its params are not an object): JSON-RPC answers no notification.
@@ -135,12 +136,12 @@ export class McpEndpoint {
         const classified = classify(batch ? messages : messages[0]!, { session: session?.revision, headers: mirroredHeaders(req) });
         if ('reason' in classified) {
             const subject = { clientId: admitted.client.id, protocolVersion: session?.record.protocolVersion };
-            if (!batch) this.#pipeline.refusedClassified(messages[0]!, classified, subject, { scope: res, ...from });
+            if (!batch) this.#pipeline.refusedClassified(messages[0]!, classified, subject, { scope: res, forwarded, origin: originOf(admitted, session) });
             return this.#refused(res, classified);
         }
         if (classified.era === 'stateless') return this.#serveStateless(classified, req, res, admitted, requestId);
-        if (session === undefined) return this.#open(value, messages, res, admitted, from);
-        return this.#serve(session, inbound, res, from.forwarded, { ...from.origin, session: session.record.nonce });
+        if (session === undefined) return this.#open(value, messages, res, admitted, { forwarded, origin: originOf(admitted, undefined) });
+        return this.#serve(session, inbound, res, forwarded, originOf(admitted, session));
     }
 
     /** Accept and Content-Type of a POST; false once refused. */
@@ -210,7 +211,7 @@ export class McpEndpoint {
         const channel: StatelessChannel = {
             scope: res,
             forwarded: { requestId, headers: paramHeaders(req), trace: headerTrace(req) },
-            origin: { transport: 'tcp', address: admitted.address },
+            origin: originOf(admitted, undefined),
             send: reply.send,
             res,
             admitted
@@ -400,6 +401,11 @@ interface StatelessChannel extends Channel {
 
 /** A session is open here: its initialize was the POST that opened it (a lone one again is refused above, with a 400). */
 const SESSION_HOOKS: SessionHooks = { initialize: request => errorResponse(request, ALREADY_INITIALIZED) };
+
+/** Where an HTTP request came from, for its span: one object, its address worked out only if a span asks. */
+function originOf(admitted: Admitted, session: Session | undefined): RequestOrigin {
+    return { transport: 'tcp', address: admitted.address, session: session?.record.nonce };
+}
 
 /** Most `Mcp-Param-*` headers passed on from one request (Node bounds their total size already). */
 const MAX_PARAM_HEADERS = 32;
