@@ -147,11 +147,18 @@ function methodNotFound(): ProtocolError {
 export class Dispatcher {
     constructor(private readonly options: DispatcherOptions) {}
 
-    /** The response to `request`; undefined when it was cancelled (no answer is due). Never throws. */
-    async answer(request: JSONRPCRequest, given: Exchange): Promise<JSONRPCResponse | undefined> {
+    /**
+     * The response to `request`; undefined when it was cancelled (no answer is due). Never throws. Not async itself:
+     * with tracing off it is #respond's promise, no second one wrapped around it.
+     */
+    answer(request: JSONRPCRequest, given: Exchange): Promise<JSONRPCResponse | undefined> {
         const exchange = withTrace(given, requestTraceContext(request.params));
         const { tracer } = this.options;
         if (tracer?.enabled !== true) return this.#respond(request, exchange, exchange.forwarded?.trace);
+        return this.#traced(request, exchange, tracer);
+    }
+
+    async #traced(request: JSONRPCRequest, exchange: Exchange, tracer: Tracer): Promise<JSONRPCResponse | undefined> {
         const subject = { clientId: exchange.context.caller.scope, protocolVersion: exchange.context.revision.version };
         const span = tracer.start(serverSpanName(request), {
             kind: 'server',

@@ -238,11 +238,11 @@ export class InboundPipeline {
      * answered by the dispatcher. Its ticket is pushed on `taken`: the transport calls `done` once the answer is
      * written. Undefined when no answer is due (cancelled).
      */
-    async answer(request: JSONRPCRequest, context: RequestContext, channel: Channel, taken: Ticket[]): Promise<JSONRPCResponse | undefined> {
+    answer(request: JSONRPCRequest, context: RequestContext, channel: Channel, taken: Ticket[]): Promise<JSONRPCResponse | undefined> {
         const ticket = this.#begin(request, channel.scope, 'call');
         if (!(ticket instanceof Ticket)) {
             this.#traceRefusal(request, ticket.error, subjectOf(context), channel);
-            return errorResponse(request, ticket.error);
+            return Promise.resolve(errorResponse(request, ticket.error));
         }
         taken.push(ticket);
         return this.options.dispatcher.answer(request, { context, ticket, send: channel.send, forwarded: channel.forwarded, origin: channel.origin });
@@ -312,7 +312,16 @@ function subjectOf(context: RequestContext): SpanSubject {
 }
 
 /** The refused items' answers, then each request's in order. */
-async function collect(answers: readonly Promise<Answer>[], refusals: Inbound['refusals']): Promise<Answer[]> {
+function collect(answers: readonly Promise<Answer>[], refusals: Inbound['refusals']): Promise<Answer[]> {
+    // The common body, one request: no Promise.all and no async frame around it.
+    return answers.length === 1 && refusals.length === 0 ? answers[0]!.then(alone) : collectAll(answers, refusals);
+}
+
+function alone(answer: Answer): Answer[] {
+    return [answer];
+}
+
+async function collectAll(answers: readonly Promise<Answer>[], refusals: Inbound['refusals']): Promise<Answer[]> {
     const served = await Promise.all(answers);
     return refusals.length === 0 ? served : [...(refusals.map(refusalAnswer) as JSONRPCResponse[]), ...served];
 }

@@ -35,7 +35,8 @@ export function exceeds(text: string, maxBytes: number): boolean {
 }
 
 /** What `jsonWithin` found: within both bounds, nested too deep, or too large (`bytes`: its JSON's UTF-8 length). */
-export type JsonBounds = { readonly within: true } | { readonly within: false; readonly reason: 'too_deep' } | { readonly within: false; readonly reason: 'too_large'; readonly bytes: number };
+export type JsonBounds =
+    { readonly within: true } | { readonly within: false; readonly reason: 'too_deep' } | { readonly within: false; readonly reason: 'too_large'; readonly bytes: number };
 
 const WITHIN: JsonBounds = Object.freeze({ within: true });
 const TOO_DEEP: JsonBounds = Object.freeze({ within: false, reason: 'too_deep' });

@@ -34,7 +34,7 @@ import type { Logger } from '../../diagnostics/logger.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit } from '../batches.js';
 import { instanceOfAskId } from '../client-requests.js';
-import { ALREADY_INITIALIZED, endServerSpan, errorResponse, initialize, type CacheScope, type Dispatcher, type Exchange, type RequestContext, type RequestOrigin } from '../dispatcher.js';
+import { ALREADY_INITIALIZED, endServerSpan, errorResponse, initialize, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
 import { readMessages, refusalAnswer, type Inbound, type Refusal } from '../inbound.js';
 import { frame, InboundPipeline, isAnswered, isRefusal, LISTENING, type Channel, type PipelineRefusal, type SessionHooks, type StatelessHooks } from '../pipeline.js';
 import type { RequestRegistry, Ticket } from '../requests.js';
@@ -115,7 +115,7 @@ export class McpEndpoint {
         if (typeof found === 'string' && !(framed.ok && claimsStateless(framed.value))) return this.options.reject(res, found);
         // Before anything walks it: neither the message nor its id is echoed.
         if (!framed.ok) return this.options.reject(res, framed.reason, { message: framed.error.message });
-        if (!(await this.#payBatch(framed.messages, admitted, res))) return;
+        if (framed.messages > 1 && !(await this.#payBatch(framed.messages, admitted, res))) return;
         // Gone while its body was inflated or its batch paid for: its close has passed, so nothing would end what is
         // taken now (a ticket is done on its response's close); serve nothing.
         if (res.destroyed) return;
@@ -302,8 +302,8 @@ export class McpEndpoint {
      * A batch (only where the revision has them: without a session none does, a stateless revision has none, and
      * nothing is batched before initialize) pays for its other messages now, all or none.
      */
-    async #payBatch(messages: number, { client, quotaKey }: Admitted, res: ServerResponse): Promise<boolean> {
-        return messages === 1 || takeTokens(this.options.limiter, client, quotaKey, res, this.options.reject, messages - 1);
+    #payBatch(messages: number, { client, quotaKey }: Admitted, res: ServerResponse): Promise<boolean> {
+        return takeTokens(this.options.limiter, client, quotaKey, res, this.options.reject, messages - 1);
     }
 
     /** A lone message refused: HTTP 400, but a -32602 in a session is a 200, as the dispatcher's own -32602s are. */
@@ -403,7 +403,7 @@ interface StatelessChannel extends Channel {
 const SESSION_HOOKS: SessionHooks = { initialize: request => errorResponse(request, ALREADY_INITIALIZED) };
 
 /** Where an HTTP request came from, for its span: one object, its address worked out only if a span asks. */
-function originOf(admitted: Admitted, session: Session | undefined): RequestOrigin {
+function originOf(admitted: Admitted, session: Session | undefined): Exchange['origin'] {
     return { transport: 'tcp', address: admitted.address, session: session?.record.nonce };
 }
 
