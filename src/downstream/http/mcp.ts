@@ -302,7 +302,7 @@ export class McpEndpoint {
      * A batch (only where the revision has them: without a session none does, a stateless revision has none, and
      * nothing is batched before initialize) pays for its other messages now, all or none.
      */
-    #payBatch(messages: number, { client, quotaKey }: Admitted, res: ServerResponse): Promise<boolean> {
+    #payBatch(messages: number, { client, quotaKey }: Admitted, res: ServerResponse): boolean | Promise<boolean> {
         return takeTokens(this.options.limiter, client, quotaKey, res, this.options.reject, messages - 1);
     }
 
