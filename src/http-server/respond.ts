@@ -1,7 +1,8 @@
 /** Writing whole answers on node:http: JSON with its length, or nothing. */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 
-const NO_HEADERS: OutgoingHttpHeaders = Object.freeze({});
+/** The headers of an answer that adds none of its own. */
+export const NO_HEADERS: OutgoingHttpHeaders = Object.freeze({});
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: OutgoingHttpHeaders = NO_HEADERS): void {
     sendText(res, status, JSON.stringify(body), 'application/json', headers);

@@ -26,7 +26,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
 import { ANONYMOUS_CLIENT_ID } from '../../config/policy-schema.js';
 import { rejectionCode, type Reject, type RejectionReason } from '../../http-server/rejections.js';
-import { sendEmpty, sendJson } from '../../http-server/respond.js';
+import { NO_HEADERS, sendEmpty, sendJson } from '../../http-server/respond.js';
 import { isRequest } from '../../protocol/json-rpc.js';
 import { claimsStateless, classify, namesStatelessRevision, type Stateless } from '../../protocol/classify.js';
 import type { MirroredHeaders } from '../../protocol/headers.js';
@@ -130,7 +130,7 @@ export class McpEndpoint {
             return this.#refuse(res, refusals[0]!, session);
         }
         // A lone notification dropped (its params are not an object): JSON-RPC answers no notification.
-        if (messages.length === 0 && refusals.length === 0) return sendEmpty(res, 202, session === undefined ? {} : { 'mcp-session-id': session.id });
+        if (messages.length === 0 && refusals.length === 0) return sendEmpty(res, 202, session === undefined ? NO_HEADERS : { 'mcp-session-id': session.id });
         // The body decides the era (2026-07-28 versioning): a stateless one is served so on a live session too, its
         // Mcp-Session-Id ignored, and its headers checked against it like any other.
         const classified = classify(batch ? messages : messages[0]!, { session: session?.revision, headers: mirroredHeaders(req) });
@@ -207,7 +207,7 @@ export class McpEndpoint {
         const { client } = admitted;
         // An anonymous client's sealed state is bound to its address too: anonymous callers share one scope.
         const caller = { clientId: client.id, cacheScope: this.options.cacheScope(), holder: client.id === ANONYMOUS_CLIENT_ID ? admitted.quotaKey : '' };
-        const reply = new Reply(res, {}, false, this.#cutWhenStalled('answer', { client: client.id }), true);
+        const reply = new Reply(res, NO_HEADERS, false, this.#cutWhenStalled('answer', { client: client.id }), true);
         const channel: StatelessChannel = {
             scope: res,
             forwarded: { requestId, headers: paramHeaders(req), trace: headerTrace(req) },
