@@ -53,7 +53,7 @@ describe('jsonWithin', () => {
     test('the exact bound on the JSON length, whatever the walk estimates: at the limit within, one byte less too large', () => {
         const values: unknown[] = [
             { messages: [{ role: 'user', content: { type: 'text', text: 'hello' } }], description: 'd' },
-            ['a', 1, -1.2345678901234567e-300, true, null, { '': [] }],
+            ['a', 1, -Number.MAX_VALUE, -Number.MIN_VALUE, 1 / 3, true, null, { '': [] }],
             { 'k\u0000"\\': '\u0001\ud800é😀"\\', n: 0.0000012345678901234567 },
             'a lone string',
             12345
