@@ -159,11 +159,10 @@ export class Dispatcher {
     }
 
     async #traced(request: JSONRPCRequest, exchange: Exchange, tracer: Tracer): Promise<JSONRPCResponse | undefined> {
-        const subject = { clientId: exchange.context.caller.scope, protocolVersion: exchange.context.revision.version };
         const span = tracer.start(serverSpanName(request), {
             kind: 'server',
             parent: exchange.forwarded?.trace,
-            attributes: serverSpanAttributes(request, subject, exchange.origin)
+            attributes: serverSpanAttributes(request, exchange.context, exchange.origin)
         });
         if (span === undefined) return this.#respond(request, exchange, exchange.forwarded?.trace);
         const response = await this.#respond(request, withTrace(exchange, span.context), span);
@@ -176,7 +175,7 @@ export class Dispatcher {
      * request refused before it was served), as `answer` would start it; undefined with tracing off (nothing is built).
      * Its owner ends it with endServerSpan.
      */
-    serverSpan(request: JSONRPCRequest, subject: SpanSubject, from: Pick<Exchange, 'forwarded' | 'origin'>): TraceSpan | undefined {
+    serverSpan(request: JSONRPCRequest, subject: SpanSubject | RequestContext, from: Pick<Exchange, 'forwarded' | 'origin'>): TraceSpan | undefined {
         const { tracer } = this.options;
         if (tracer?.enabled !== true) return undefined;
         const parent = requestTraceContext(request.params) ?? from.forwarded?.trace;
@@ -381,8 +380,12 @@ function promptRefName(ref: unknown): unknown {
     return type === 'ref/prompt' ? name : undefined;
 }
 
-/** The SERVER span's attributes (OTel MCP conventions; the client id under mcp.gateway., never a credential). */
-function serverSpanAttributes(request: JSONRPCRequest, subject: SpanSubject, origin: RequestOrigin | undefined): SpanAttributes {
+/**
+ * The SERVER span's attributes (OTel MCP conventions; the client id under mcp.gateway., never a credential). A
+ * request's context names its subject: read only here, when a span is made.
+ */
+function serverSpanAttributes(request: JSONRPCRequest, of: SpanSubject | RequestContext, origin: RequestOrigin | undefined): SpanAttributes {
+    const subject = 'caller' in of ? { clientId: of.caller.scope, protocolVersion: of.revision.version } : of;
     return {
         'mcp.method.name': request.method.length > MAX_SPAN_NAME_PART ? 'other' : request.method,
         'mcp.protocol.version': subject.protocolVersion,
