@@ -9,7 +9,7 @@ import type { CompleteRequest, CompleteResult, GetPromptResult, ListPromptsResul
 import { CODE } from '../protocol/errors.js';
 import { Bus } from '../lib/bus.js';
 import { mintInstanceTag } from '../lib/instance-tag.js';
-import { exceeds, exceedsDepth } from '../lib/json-bounds.js';
+import { exceeds, jsonWithin } from '../lib/json-bounds.js';
 import { checkStringMap, validateArguments } from './arguments.js';
 import type { Catalog, CatalogEntry, Visibility } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
@@ -21,8 +21,8 @@ import { expiredQuestion, Interaction, type ClientInput, type InputEvent, type I
 import { MAX_REQUEST_STATE_BYTES, type OpenedState, type RequestStates, type StateBinding } from './request-state.js';
 import { isInputRequired, UpstreamFailedError, UpstreamRejectedError, type CallControl, type Continuation, type InputRequired } from './upstream-port.js';
 import type { VisibleSlices } from './visible-slices.js';
-import { type TraceSpan } from '../diagnostics/tracer.js';
-import { outcomeOf, UnknownPromptError, type Operation, type UsageEvent } from './usage.js';
+import type { TraceSpan } from '../diagnostics/tracer.js';
+import { outcomeOf, UnknownPromptError, type Operation, type Outcome, type UsageEvent } from './usage.js';
 
 const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
 
@@ -117,19 +117,21 @@ export class PromptService {
         span?: Pick<TraceSpan, 'sampled' | 'set' | 'event' | 'link'>,
         requestId?: string
     ): Promise<ListPromptsResult> {
-        return this.#recorded('list', caller, requestId, trace, async () => {
-            const start = cursor === undefined ? undefined : this.cursors.decode(cursor);
-            if (cursor !== undefined && (start === undefined || start.scope !== caller.scope)) {
-                throw new ProtocolError(CODE.invalidParams, 'Invalid cursor');
-            }
-            const reads: ListRead[] | undefined = span?.sampled === true ? [] : undefined;
-            const view = await this.catalog.view(reads);
-            if (reads !== undefined) traceListReads(span!, reads);
-            const slice = this.slices.of(view, caller.scope, caller.visible);
-            const page = paginate(view.segments, start, this.options.pageSize, (id, version) => this.catalog.history(id, version), slice);
-            const prompts: Prompt[] = page.items.map(entry => entry.prompt);
-            return page.next === undefined ? { prompts } : { prompts, nextCursor: this.cursors.encode({ ...page.next, scope: caller.scope }) };
-        });
+        return this.#recorded(new Usage('list', caller, requestId, trace), this.#list(cursor, caller, span));
+    }
+
+    async #list(cursor: string | undefined, caller: Caller, span: Pick<TraceSpan, 'sampled' | 'set' | 'event' | 'link'> | undefined): Promise<ListPromptsResult> {
+        const start = cursor === undefined ? undefined : this.cursors.decode(cursor);
+        if (cursor !== undefined && (start === undefined || start.scope !== caller.scope)) {
+            throw new ProtocolError(CODE.invalidParams, 'Invalid cursor');
+        }
+        const reads: ListRead[] | undefined = span?.sampled === true ? [] : undefined;
+        const view = await this.catalog.view(reads);
+        if (reads !== undefined) traceListReads(span!, reads);
+        const slice = this.slices.of(view, caller.scope, caller.visible);
+        const page = paginate(view.segments, start, this.options.pageSize, (id, version) => this.catalog.history(id, version), slice);
+        const prompts: Prompt[] = page.items.map(entry => entry.prompt);
+        return page.next === undefined ? { prompts } : { prompts, nextCursor: this.cursors.encode({ ...page.next, scope: caller.scope }) };
     }
 
     /**
@@ -138,35 +140,26 @@ export class PromptService {
      * arguments and round; `continuation` is such a client's retry with its answers, its state opened here.
      */
     get(request: GetRequest): Promise<GetPromptResult | InputRequired> {
-        let get: Get | undefined;
-        const input = (): Pick<UsageEvent, 'rounds' | 'path'> | undefined => {
-            const { rounds, path } = get?.interaction ?? get ?? {};
-            return rounds === undefined || rounds === 0 || path === undefined ? undefined : { rounds, path };
-        };
-        return this.#recorded(
-            'get',
-            request.caller,
-            request.control?.forwarded?.requestId,
-            request.trace,
-            async found => {
-                const { name, caller, input, continuation } = request;
-                const entry = found(await this.#lookup(name, caller));
-                request.onResolved?.();
-                const { maxArguments, maxArgumentBytes } = this.options;
-                const passUnknown = this.options.passUnknownArguments(entry.upstream.id);
-                const args = validateArguments(entry.prompt, withDefaults(request.args, entry.defaults), { maxArguments, maxArgumentBytes, passUnknown });
-                const binding = { scope: caller.scope, holder: input?.holder ?? '', name, args };
-                get = { request, entry, args, binding, interaction: undefined, rounds: 0, path: undefined };
-                const opened = continuation?.requestState === undefined ? undefined : this.#opened(continuation.requestState, get);
-                if (opened?.kind === 'h') return this.#resumed(get, opened.heldId, opened.round);
-                // A 2026-07-28 client's first get: what a 2025 upstream asks on its way is held for its retries (row D).
-                if (input !== undefined && input.ask === undefined && continuation === undefined) return this.#held(get, input);
-                // A kind u state's round: the client's retry answers it; the upstream's next input_required is the one after.
-                const upstreamContinuation = continuation === undefined ? undefined : { inputResponses: continuation.inputResponses, requestState: opened?.state };
-                return this.#answered(get, await this.#call(get, upstreamContinuation), opened?.round ?? 0);
-            },
-            input
-        );
+        const usage = new Usage('get', request.caller, request.control?.forwarded?.requestId, request.trace);
+        return this.#recorded(usage, this.#get(request, usage));
+    }
+
+    async #get(request: GetRequest, usage: Usage): Promise<GetPromptResult | InputRequired> {
+        const { name, caller, input, continuation } = request;
+        const entry = (usage.entry = await this.#lookup(name, caller));
+        request.onResolved?.();
+        const { maxArguments, maxArgumentBytes } = this.options;
+        const passUnknown = this.options.passUnknownArguments(entry.upstream.id);
+        const args = validateArguments(entry.prompt, withDefaults(request.args, entry.defaults), { maxArguments, maxArgumentBytes, passUnknown });
+        const binding = { scope: caller.scope, holder: input?.holder ?? '', name, args };
+        const get: Get = (usage.get = { request, entry, args, binding, interaction: undefined, rounds: 0, path: undefined });
+        const opened = continuation?.requestState === undefined ? undefined : this.#opened(continuation.requestState, get);
+        if (opened?.kind === 'h') return this.#resumed(get, opened.heldId, opened.round);
+        // A 2026-07-28 client's first get: what a 2025 upstream asks on its way is held for its retries (row D).
+        if (input !== undefined && input.ask === undefined && continuation === undefined) return this.#held(get, input);
+        // A kind u state's round: the client's retry answers it; the upstream's next input_required is the one after.
+        const upstreamContinuation = continuation === undefined ? undefined : { inputResponses: continuation.inputResponses, requestState: opened?.state };
+        return this.#answered(get, await this.#call(get, upstreamContinuation), opened?.round ?? 0);
     }
 
     /** The client's retry: its state opened, or -32602 saying why (a state sealed for another caller, prompt, arguments or upstream is "invalid"). */
@@ -263,51 +256,39 @@ export class PromptService {
     readonly #publishInput = (event: InputEvent): void => this.inputs.publish(event);
 
     complete(params: CompleteRequest['params'], caller: Caller, control?: CallControl, trace?: UsageEvent['trace'], onResolved?: () => void): Promise<CompleteResult> {
-        return this.#recorded('complete', caller, control?.forwarded?.requestId, trace, async found => {
-            // Resource templates are not proxied, so there is nothing to complete for them.
-            if (params.ref.type !== 'ref/prompt') return EMPTY_COMPLETION;
-            const entry = found(await this.#lookup(params.ref.name, caller));
-            onResolved?.();
-            const limits = { maxArguments: this.options.maxArguments, maxArgumentBytes: this.options.maxArgumentBytes };
-            if (exceeds(params.argument.value, limits.maxArgumentBytes)) {
-                throw new ProtocolError(CODE.invalidParams, `Argument value too large (at most ${limits.maxArgumentBytes} bytes)`);
-            }
-            if (params.context?.arguments !== undefined) checkStringMap(params.context.arguments, limits, 'context arguments');
-            const result = await entry.upstream.complete({ ...params, ref: { ...params.ref, name: entry.originalName } }, control);
-            return result === undefined ? EMPTY_COMPLETION : withinSpec(this.#sizeChecked(entry, result, control?.forwarded?.requestId));
-        });
+        const usage = new Usage('complete', caller, control?.forwarded?.requestId, trace);
+        return this.#recorded(usage, this.#complete(params, caller, control, usage, onResolved));
     }
 
-    /**
-     * Runs one operation, publishes how it ended and how long it took, and turns upstream failures into JSON-RPC
-     * errors. `found` names the catalog entry as soon as the operation knows it.
-     */
-    async #recorded<T>(
-        operation: Operation,
+    async #complete(
+        params: CompleteRequest['params'],
         caller: Caller,
-        requestId: string | undefined,
-        trace: UsageEvent['trace'],
-        run: (found: (entry: CatalogEntry) => CatalogEntry) => Promise<T>,
-        input?: () => Pick<UsageEvent, 'rounds' | 'path'> | undefined
-    ): Promise<T> {
-        const started = performance.now();
-        let entry: CatalogEntry | undefined;
-        const found = (known: CatalogEntry) => (entry = known);
-        const publish = (outcome: UsageEvent['outcome']) => {
-            const seconds = (performance.now() - started) / 1000;
-            const event: UsageEvent = { operation, requestId, client: caller.scope, entry, outcome, seconds };
-            const rounds = input?.();
-            if (rounds !== undefined) Object.assign(event, rounds);
-            if (trace !== undefined) event.trace = trace;
-            this.usage.publish(event);
-        };
+        control: CallControl | undefined,
+        usage: Usage,
+        onResolved: (() => void) | undefined
+    ): Promise<CompleteResult> {
+        // Resource templates are not proxied, so there is nothing to complete for them.
+        if (params.ref.type !== 'ref/prompt') return EMPTY_COMPLETION;
+        const entry = (usage.entry = await this.#lookup(params.ref.name, caller));
+        onResolved?.();
+        const limits = { maxArguments: this.options.maxArguments, maxArgumentBytes: this.options.maxArgumentBytes };
+        if (exceeds(params.argument.value, limits.maxArgumentBytes)) {
+            throw new ProtocolError(CODE.invalidParams, `Argument value too large (at most ${limits.maxArgumentBytes} bytes)`);
+        }
+        if (params.context?.arguments !== undefined) checkStringMap(params.context.arguments, limits, 'context arguments');
+        const result = await entry.upstream.complete({ ...params, ref: { ...params.ref, name: entry.originalName } }, control);
+        return result === undefined ? EMPTY_COMPLETION : withinSpec(this.#sizeChecked(entry, result, control?.forwarded?.requestId));
+    }
+
+    /** Waits for one operation, publishes how it ended and how long it took, and turns upstream failures into JSON-RPC errors. */
+    async #recorded<T>(usage: Usage, work: Promise<T>): Promise<T> {
         try {
-            const result = await run(found);
-            publish('ok');
+            const result = await work;
+            this.usage.publish(usage.ended('ok'));
             return result;
         } catch (error) {
-            if (error instanceof UnknownPromptError) entry = error.hidden;
-            publish(outcomeOf(error));
+            if (error instanceof UnknownPromptError) usage.entry = error.hidden;
+            this.usage.publish(usage.ended(outcomeOf(error)));
             throw toProtocolError(error);
         }
     }
@@ -325,19 +306,58 @@ export class PromptService {
     }
 
     /**
-     * Measured as the JSON the client would receive; an oversized result is an upstream fault, never forwarded.
-     * Depth first: serialising a result nested thousands deep would overflow the stack. `requestId`: the caller's, for the fault's line.
+     * Measured as the JSON the client would receive, without serialising it (json-bounds.ts); an oversized result is an
+     * upstream fault, never forwarded. Depth first: serialising a result nested thousands deep would overflow the stack.
+     * `requestId`: the caller's, for the fault's line.
      */
     #sizeChecked<T>(entry: CatalogEntry, result: T, requestId: string | undefined): T {
-        if (exceedsDepth(result, this.options.maxJsonDepth)) {
+        const { maxJsonDepth, maxResultBytes } = this.options;
+        const bounds = jsonWithin(result, maxJsonDepth, maxResultBytes);
+        if (bounds.within) return result;
+        if (bounds.reason === 'too_deep') {
             entry.upstream.reportFault('oversized_result', 'upstream result nested deeper than limits.maxJsonDepth; not forwarded', { requestId });
-            throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: result nested deeper than ${this.options.maxJsonDepth} levels`);
+            throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: result nested deeper than ${maxJsonDepth} levels`);
         }
-        const limit = this.options.maxResultBytes;
-        const json = JSON.stringify(result);
-        if (!exceeds(json, limit)) return result;
-        entry.upstream.reportFault('oversized_result', 'upstream result over limits.maxResultBytes; not forwarded', { requestId, bytes: Buffer.byteLength(json) });
-        throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: result larger than ${limit} bytes`);
+        entry.upstream.reportFault('oversized_result', 'upstream result over limits.maxResultBytes; not forwarded', { requestId, bytes: bounds.bytes });
+        throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: result larger than ${maxResultBytes} bytes`);
+    }
+}
+
+/**
+ * One operation's usage event, filled in as the operation goes (its entry as soon as it is known) and published as it
+ * is once it ends: nothing else is built per request to record it.
+ */
+class Usage implements UsageEvent {
+    readonly client: string;
+    entry: CatalogEntry | undefined = undefined;
+    outcome: Outcome = 'ok';
+    seconds = 0;
+    rounds?: number;
+    path?: InteractionPath;
+    trace?: UsageEvent['trace'];
+    /** A get's state, once its prompt is found: the rounds of input it put to its client. */
+    get: Get | undefined = undefined;
+    readonly #started = performance.now();
+
+    constructor(
+        readonly operation: Operation,
+        caller: Caller,
+        readonly requestId: string | undefined,
+        trace: UsageEvent['trace']
+    ) {
+        this.client = caller.scope;
+        if (trace !== undefined) this.trace = trace;
+    }
+
+    ended(outcome: Outcome): this {
+        this.outcome = outcome;
+        this.seconds = (performance.now() - this.#started) / 1000;
+        const asked = this.get?.interaction ?? this.get;
+        if (asked !== undefined && asked.rounds !== 0 && asked.path !== undefined) {
+            this.rounds = asked.rounds;
+            this.path = asked.path;
+        }
+        return this;
     }
 }
 

@@ -30,7 +30,7 @@ import { NO_RELAYED_CAPABILITIES, relayedClient, relayedSession, type RelayedCli
 import { capabilityBits, inputCapabilities } from '../protocol/input-requests.js';
 import { adaptGetPrompt, adaptProgress, adaptPromptList } from '../protocol/adapt.js';
 import { CODE, errorForClient, REFUSALS, type RpcError } from '../protocol/errors.js';
-import { META, requestTraceContext, traceparentIds, type TraceContext } from '../protocol/meta.js';
+import { META, requestTraceContext, type TraceContext } from '../protocol/meta.js';
 import { requestedPromptName } from '../protocol/requested-prompt.js';
 import { negotiateHandshake, SUPPORTED_VERSIONS, type Revision } from '../protocol/revisions.js';
 import { GATEWAY_INFO } from '../version.js';
@@ -148,16 +148,22 @@ function methodNotFound(): ProtocolError {
 export class Dispatcher {
     constructor(private readonly options: DispatcherOptions) {}
 
-    /** The response to `request`; undefined when it was cancelled (no answer is due). Never throws. */
-    async answer(request: JSONRPCRequest, given: Exchange): Promise<JSONRPCResponse | undefined> {
+    /**
+     * The response to `request`; undefined when it was cancelled (no answer is due). Never throws. Not async itself:
+     * with tracing off it is #respond's promise, no second one wrapped around it.
+     */
+    answer(request: JSONRPCRequest, given: Exchange): Promise<JSONRPCResponse | undefined> {
         const exchange = withTrace(given, requestTraceContext(request.params));
         const { tracer } = this.options;
         if (tracer?.enabled !== true) return this.#respond(request, exchange, exchange.forwarded?.trace);
-        const subject = { clientId: exchange.context.caller.scope, protocolVersion: exchange.context.revision.version };
+        return this.#traced(request, exchange, tracer);
+    }
+
+    async #traced(request: JSONRPCRequest, exchange: Exchange, tracer: Tracer): Promise<JSONRPCResponse | undefined> {
         const span = tracer.start(spanMethod(request.method), {
             kind: 'server',
             parent: exchange.forwarded?.trace,
-            attributes: serverSpanAttributes(request, subject, exchange.origin)
+            attributes: serverSpanAttributes(request, exchange.context, exchange.origin)
         });
         if (span === undefined) return this.#respond(request, exchange, exchange.forwarded?.trace);
         const response = await this.#respond(request, withTrace(exchange, span.context), span);
@@ -170,7 +176,7 @@ export class Dispatcher {
      * request refused before it was served), as `answer` would start it; undefined with tracing off (nothing is built).
      * Its owner ends it with endServerSpan.
      */
-    serverSpan(request: JSONRPCRequest, subject: SpanSubject, from: Pick<Exchange, 'forwarded' | 'origin'>): TraceSpan | undefined {
+    serverSpan(request: JSONRPCRequest, subject: SpanSubject | RequestContext, from: Pick<Exchange, 'forwarded' | 'origin'>): TraceSpan | undefined {
         const { tracer } = this.options;
         if (tracer?.enabled !== true) return undefined;
         const parent = requestTraceContext(request.params) ?? from.forwarded?.trace;
@@ -383,8 +389,12 @@ function requestedPrompt({ method, params }: JSONRPCRequest): string | undefined
     return named !== undefined && named.length <= MAX_SPAN_NAME_PART ? named : undefined;
 }
 
-/** The SERVER span's attributes (OTel MCP conventions; the client id under mcp.gateway., never a credential). */
-function serverSpanAttributes(request: JSONRPCRequest, subject: SpanSubject, origin: RequestOrigin | undefined): SpanAttributes {
+/**
+ * The SERVER span's attributes (OTel MCP conventions; the client id under mcp.gateway., never a credential). A
+ * request's context names its subject: read only here, when a span is made.
+ */
+function serverSpanAttributes(request: JSONRPCRequest, of: SpanSubject | RequestContext, origin: RequestOrigin | undefined): SpanAttributes {
+    const subject = 'caller' in of ? { clientId: of.caller.scope, protocolVersion: of.revision.version } : of;
     return {
         [ATTR.method]: spanMethod(request.method),
         [ATTR.protocolVersion]: subject.protocolVersion,
@@ -418,8 +428,7 @@ export function endServerSpan(span: TraceSpan | undefined, response: object | un
 function usageTrace(trace: TraceSpan | TraceContext | undefined): UsageEvent['trace'] {
     if (trace === undefined) return undefined;
     if ('spanId' in trace) return trace.sampled ? { traceId: trace.traceId, spanId: trace.spanId, sampled: true } : { traceId: trace.traceId, sampled: false };
-    const ids = traceparentIds(trace.traceparent);
-    return ids === undefined ? undefined : { traceId: ids.traceId, sampled: ids.sampled };
+    return { traceId: trace.traceId, sampled: trace.sampled };
 }
 
 /** A request its client cancelled gets no answer; one cut short by a shutdown an error, not a stream that just ends. */

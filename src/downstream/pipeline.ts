@@ -158,7 +158,7 @@ export class InboundPipeline {
             } else if ('method' in message) this.notification(message, channel, hooks);
             else session.answered?.(message);
         }
-        for (const refused of refusals) this.refusedRequest(refused, subjectOf(session), channel);
+        for (const refused of refusals) this.refusedRequest(refused, session, channel);
         if (answers === undefined && refusals.length === 0) return undefined;
         return collect(answers ?? [], refusals);
     }
@@ -199,7 +199,7 @@ export class InboundPipeline {
      * A message refused as it was read (its params no object) that could be read as a request all the same: traced
      * like one served (a SERVER span, status ERROR), so operators see refusals. Others (no method, no id) are not.
      */
-    refusedRequest(refused: InboundRefusal, subject: SpanSubject, channel: Channel): void {
+    refusedRequest(refused: InboundRefusal, subject: SpanSubject | RequestContext, channel: Channel): void {
         if (refused.method === undefined || refused.id === null) return;
         this.#traceRefusal({ jsonrpc: '2.0', id: refused.id, method: refused.method }, refused.error, subject, channel);
     }
@@ -216,7 +216,7 @@ export class InboundPipeline {
     }
 
     /** A request refused before it was served, as a SERVER span with status ERROR (nothing with tracing off). */
-    #traceRefusal(request: JSONRPCRequest, error: PipelineRefusal['error'], subject: SpanSubject, channel: Channel): void {
+    #traceRefusal(request: JSONRPCRequest, error: PipelineRefusal['error'], subject: SpanSubject | RequestContext, channel: Channel): void {
         endServerSpan(this.options.dispatcher.serverSpan(request, subject, channel), { error });
     }
 
@@ -225,7 +225,7 @@ export class InboundPipeline {
      * the transport's.
      */
     #initialize(request: JSONRPCRequest, session: SessionContext, channel: Channel, taken: Ticket[], hooks: SessionHooks): JSONRPCResponse {
-        const span = this.options.dispatcher.serverSpan(request, subjectOf(session), channel);
+        const span = this.options.dispatcher.serverSpan(request, session, channel);
         const ticket = this.#begin(request, channel.scope, 'call');
         const response = ticket instanceof Ticket ? (taken.push(ticket), hooks.initialize(request)) : errorResponse(request, ticket.error);
         // The revision it settled on, not the one the session spoke before.
@@ -239,11 +239,11 @@ export class InboundPipeline {
      * answered by the dispatcher. Its ticket is pushed on `taken`: the transport calls `done` once the answer is
      * written. Undefined when no answer is due (cancelled).
      */
-    async answer(request: JSONRPCRequest, context: RequestContext, channel: Channel, taken: Ticket[]): Promise<JSONRPCResponse | undefined> {
+    answer(request: JSONRPCRequest, context: RequestContext, channel: Channel, taken: Ticket[]): Promise<JSONRPCResponse | undefined> {
         const ticket = this.#begin(request, channel.scope, 'call');
         if (!(ticket instanceof Ticket)) {
-            this.#traceRefusal(request, ticket.error, subjectOf(context), channel);
-            return errorResponse(request, ticket.error);
+            this.#traceRefusal(request, ticket.error, context, channel);
+            return Promise.resolve(errorResponse(request, ticket.error));
         }
         taken.push(ticket);
         return this.options.dispatcher.answer(request, { context, ticket, send: channel.send, forwarded: channel.forwarded, origin: channel.origin });
@@ -263,7 +263,7 @@ export class InboundPipeline {
         sink: SubscriptionSink,
         quota: { quotaKey: string; credentialsOf?: string }
     ): PipelineRefusal | undefined {
-        const span = this.options.dispatcher.serverSpan(request, subjectOf(context), channel);
+        const span = this.options.dispatcher.serverSpan(request, context, channel);
         const refused = this.#open(request, context, channel, sink, quota);
         endServerSpan(span, refused ?? OPENED);
         return refused;
@@ -308,12 +308,17 @@ export class InboundPipeline {
 /** A subscription opened: its span's outcome (no error). */
 const OPENED = Object.freeze({});
 
-function subjectOf(context: RequestContext): SpanSubject {
-    return { clientId: context.caller.scope, protocolVersion: context.revision.version };
+/** The refused items' answers, then each request's in order. */
+function collect(answers: readonly Promise<Answer>[], refusals: Inbound['refusals']): Promise<Answer[]> {
+    // The common body, one request: no Promise.all and no async frame around it.
+    return answers.length === 1 && refusals.length === 0 ? answers[0]!.then(alone) : collectAll(answers, refusals);
 }
 
-/** The refused items' answers, then each request's in order. */
-async function collect(answers: readonly Promise<Answer>[], refusals: Inbound['refusals']): Promise<Answer[]> {
+function alone(answer: Answer): Answer[] {
+    return [answer];
+}
+
+async function collectAll(answers: readonly Promise<Answer>[], refusals: Inbound['refusals']): Promise<Answer[]> {
     const served = await Promise.all(answers);
     return refusals.length === 0 ? served : [...(refusals.map(refusalAnswer) as JSONRPCResponse[]), ...served];
 }

@@ -444,7 +444,7 @@ class OtelSpan implements TraceSpan {
         this.spanId = spanId;
         this.sampled = (traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED;
         const flags = this.sampled ? '01' : '00';
-        this.context = { traceparent: `00-${traceId}-${spanId}-${flags}`, tracestate: parent?.tracestate, baggage: parent?.baggage };
+        this.context = { traceparent: `00-${traceId}-${spanId}-${flags}`, traceId, sampled: this.sampled, tracestate: parent?.tracestate, baggage: parent?.baggage };
     }
 
     set(attributes: SpanAttributes): void {

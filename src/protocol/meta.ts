@@ -98,6 +98,10 @@ function isImplementation(value: unknown): value is Implementation {
  */
 export interface TraceContext {
     traceparent: string;
+    /** The trace id `traceparent` names, kept as it was read (a usage event names it with tracing off). */
+    traceId: string;
+    /** Whether `traceparent`'s flags say its caller recorded the trace (flag 01): only such a trace is worth an exemplar. */
+    sampled: boolean;
     tracestate?: string | undefined;
     baggage?: string | undefined;
 }
@@ -127,8 +131,10 @@ export function traceparentIds(traceparent: string): { traceId: string; spanId: 
  * undefined without a valid `traceparent`; a `tracestate` or `baggage` that breaks its rules is dropped alone.
  */
 export function traceContextOf(traceparent: unknown, tracestate: unknown, baggage: unknown): TraceContext | undefined {
-    if (typeof traceparent !== 'string' || traceparentIds(traceparent) === undefined) return undefined;
-    const context: TraceContext = { traceparent };
+    if (typeof traceparent !== 'string') return undefined;
+    const ids = traceparentIds(traceparent);
+    if (ids === undefined) return undefined;
+    const context: TraceContext = { traceparent, traceId: ids.traceId, sampled: ids.sampled };
     if (typeof tracestate === 'string' && isTracestate(tracestate)) context.tracestate = tracestate;
     if (typeof baggage === 'string' && isBaggage(baggage)) context.baggage = baggage;
     return context;

@@ -48,7 +48,7 @@ describe('upstream list cache', () => {
 
     test('each traced reader is told how it got the list: readers of a shared read with its CLIENT spans, later ones from the cache', async () => {
         const { upstream, cache } = setup();
-        const traces = [{ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' }];
+        const traces = [{ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', sampled: true }];
         upstream.listTraces = traces;
         const pending = deferred<ReturnType<typeof listed>>();
         upstream.nextList = pending.promise;

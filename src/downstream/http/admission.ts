@@ -19,6 +19,7 @@ import { FAILURE_CACHE_MS } from '../../policy/remote-keys.js';
 import type { AuthOutcome } from '../../policy/authenticator.js';
 import { bearerChallenge, type GrantRefusal, type ResourceServer } from '../../policy/resource-server.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
+import type { RateDecision } from '../../policy/token-bucket.js';
 import { unsupportedVersion } from '../../protocol/errors.js';
 import { revisionOf } from '../../protocol/revisions.js';
 
@@ -107,33 +108,26 @@ function refuseOutcome(refusing: Refusing, outcome: Exclude<AuthOutcome, { ok: t
 }
 
 /**
- * The calling client, or undefined once a refusal is answered: 401 with a Bearer challenge, 403 (insufficient_scope, or
- * a client not configured), or 503. In jwt mode the policy's resource server checks the token's audience and scopes,
- * and its challenges name the metadata document. Logs say why a request was refused, never what its token held.
+ * The calling client of an authentication's outcome, or undefined once a refusal is answered: 401 with a Bearer
+ * challenge, 403 (insufficient_scope, or a client not configured), or 503. In jwt mode the policy's resource server
+ * checks the token's audience and scopes, and its challenges name the metadata document. Logs say why a request was
+ * refused, never what its token held. Synchronous: admission awaits the outcome, in one async frame for all its checks.
  */
 function authenticator(
-    policy: () => GatewayPolicy,
-    resourceServer: (policy: GatewayPolicy) => ResourceServer | undefined,
     logger: Logger,
     reject: Reject
-): (req: IncomingMessage, res: ServerResponse) => Promise<ClientProfile | undefined> {
+): (req: IncomingMessage, res: ServerResponse, outcome: AuthOutcome, resource: ResourceServer | undefined) => ClientProfile | undefined {
     const warn = throttledWarnings(logger);
-    return async (req, res) => {
-        // headersDistinct keeps every copy of a repeated header, where `headers` silently keeps the first Authorization.
-        const { authorization, 'x-api-key': apiKey } = req.headersDistinct;
-        const current = policy();
-        const outcome = await current.authenticator.authenticate({ authorization, 'x-api-key': apiKey });
-        const resource = resourceServer(current);
-        const refusing: Refusing = { res, host: req.headers.host, resource, reject, warn };
+    return (req, res, outcome, resource) => {
         if (!outcome.ok) {
             logger.debug({ failure: outcome.failure, ...refusedRequest(req, res) }, 'authentication failed');
-            refuseOutcome(refusing, outcome);
+            refuseOutcome({ res, host: req.headers.host, resource, reject, warn }, outcome);
             return undefined;
         }
         const refusal = outcome.grant === undefined ? undefined : resource?.refusal(outcome.grant, outcome.client);
         if (refusal === undefined) return outcome.client;
         logger.debug({ failure: refusal.failure, client: outcome.client.id, ...refusedRequest(req, res) }, 'token refused');
-        refuseGrant(refusing, refusal);
+        refuseGrant({ res, host: req.headers.host, resource, reject, warn }, refusal);
         return undefined;
     };
 }
@@ -141,6 +135,29 @@ function authenticator(
 /** What the line about a refused request names of it. */
 function refusedRequest(req: IncomingMessage, res: ServerResponse): object {
     return { requestId: requestIdOf(res), method: req.method, remote: req.socket.remoteAddress };
+}
+
+type HeaderValue = string | string[] | undefined;
+
+/**
+ * Every copy of the credential headers, as `headersDistinct` has them (`headers` silently keeps the first
+ * Authorization), read off the raw list: `headersDistinct` copies every header of every request (2 KB each).
+ */
+function credentialHeaders(raw: readonly string[]): { authorization: HeaderValue; 'x-api-key': HeaderValue } {
+    let authorization: HeaderValue;
+    let apiKey: HeaderValue;
+    for (let at = 0; at < raw.length; at += 2) {
+        const name = raw[at]!;
+        // Lengths first: most names are neither, and are not lower-cased.
+        if (name.length === 13 && name.toLowerCase() === 'authorization') authorization = withCopy(authorization, raw[at + 1]!);
+        else if (name.length === 9 && name.toLowerCase() === 'x-api-key') apiKey = withCopy(apiKey, raw[at + 1]!);
+    }
+    return { authorization, 'x-api-key': apiKey };
+}
+
+function withCopy(values: HeaderValue, value: string): string | string[] {
+    if (values === undefined) return value;
+    return typeof values === 'string' ? [values, value] : [...values, value];
 }
 
 /**
@@ -161,8 +178,13 @@ function quotaKeyOf(client: ClientProfile, address: () => string | undefined): s
  * `count` tokens (one per request to the MCP endpoint, taken before the body is read; the other messages of a batch
  * once it is parsed, see batches.ts), or a 429 with Retry-After in whole seconds. True when taken.
  */
-export async function takeTokens(limiter: RateLimiter, client: ClientProfile, key: string, res: ServerResponse, reject: Reject, count = 1): Promise<boolean> {
-    const decision = await limiter.take(client, key, count);
+export function takeTokens(limiter: RateLimiter, client: ClientProfile, key: string, res: ServerResponse, reject: Reject, count = 1): boolean | Promise<boolean> {
+    const decision = limiter.take(client, key, count);
+    // This process's own limiter decides at once: nothing to wait for.
+    return decision instanceof Promise ? decision.then(shared => allowed(shared, res, reject)) : allowed(decision, res, reject);
+}
+
+function allowed(decision: RateDecision, res: ServerResponse, reject: Reject): boolean {
     if (decision.allowed) return true;
     const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
     res.setHeader('retry-after', String(seconds));
@@ -202,14 +224,17 @@ export function admission({
     reject,
     logger
 }: AdmissionOptions): (req: IncomingMessage, res: ServerResponse) => Promise<Admitted | undefined> {
-    const authenticate = authenticator(policy, resourceServer, logger, reject);
+    const authenticated = authenticator(logger, reject);
     const trust = compileProxyTrust(trustProxy);
     return async (req, res) => {
-        const client = await authenticate(req, res);
+        const current = policy();
+        const outcome = await current.authenticator.authenticate(credentialHeaders(req.rawHeaders));
+        const client = authenticated(req, res, outcome, resourceServer(current));
         if (client === undefined) return undefined;
         const address = callerAddress(req, trust);
         const quotaKey = quotaKeyOf(client, address);
-        if (!(await takeTokens(limiter, client, quotaKey, res, reject))) return undefined;
+        const taken = takeTokens(limiter, client, quotaKey, res, reject);
+        if (!(typeof taken === 'boolean' ? taken : await taken)) return undefined;
         // A POST's version is judged with its body (which era it is, and the id to answer), see mcp.ts.
         if (req.method === 'POST' || protocolVersionAccepted(req)) return { client, quotaKey, address };
         reject(res, 'unsupported_protocol_version', { data: unsupportedVersion(String(req.headers['mcp-protocol-version']), 'header').data });

@@ -26,7 +26,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
 import { ANONYMOUS_CLIENT_ID } from '../../config/policy-schema.js';
 import { rejectionCode, type Reject, type RejectionReason } from '../../http-server/rejections.js';
-import { sendEmpty, sendJson } from '../../http-server/respond.js';
+import { NO_HEADERS, sendEmpty, sendJson } from '../../http-server/respond.js';
 import { isRequest } from '../../protocol/json-rpc.js';
 import { claimsStateless, classify, namesStatelessRevision, type Stateless } from '../../protocol/classify.js';
 import type { MirroredHeaders } from '../../protocol/headers.js';
@@ -117,32 +117,33 @@ export class McpEndpoint {
         if (typeof found === 'string' && !(framed.ok && claimsStateless(framed.value))) return this.options.reject(res, found);
         // Before anything walks it: neither the message nor its id is echoed.
         if (!framed.ok) return this.options.reject(res, framed.reason, { message: framed.error.message });
-        if (!(await this.#payBatch(framed.messages, admitted, res))) return;
+        if (framed.messages > 1 && !(await this.#payBatch(framed.messages, admitted, res))) return;
         // Gone while its body was inflated or its batch paid for: its close has passed, so nothing would end what is
         // taken now (a ticket is done on its response's close); serve nothing.
         if (res.destroyed) return;
         const { value } = framed;
         const inbound = readMessages(value);
         const { batch, messages, refusals } = inbound;
-        const from = { forwarded: { requestId, trace: headerTrace(req) }, origin: { transport: 'tcp' as const, address: admitted.address } };
+        const forwarded = { requestId, trace: headerTrace(req) };
         if (!batch && refusals.length > 0) {
             // Traced where it could be read as a request (a batch's refusals are the pipeline's to trace).
-            this.#pipeline.refusedRequest(refusals[0]!, { clientId: admitted.client.id, protocolVersion: session?.record.protocolVersion }, { scope: res, ...from });
+            const subject = { clientId: admitted.client.id, protocolVersion: session?.record.protocolVersion };
+            this.#pipeline.refusedRequest(refusals[0]!, subject, { scope: res, forwarded, origin: originOf(admitted, session) });
             return this.#refuse(res, refusals[0]!, session);
         }
         // A lone notification dropped (its params are not an object): JSON-RPC answers no notification.
-        if (messages.length === 0 && refusals.length === 0) return sendEmpty(res, 202, session === undefined ? {} : { 'mcp-session-id': session.id });
+        if (messages.length === 0 && refusals.length === 0) return sendEmpty(res, 202, session === undefined ? NO_HEADERS : { 'mcp-session-id': session.id });
         // The body decides the era (2026-07-28 versioning): a stateless one is served so on a live session too, its
         // Mcp-Session-Id ignored, and its headers checked against it like any other.
         const classified = classify(batch ? messages : messages[0]!, { session: session?.revision, headers: mirroredHeaders(req) });
         if ('reason' in classified) {
             const subject = { clientId: admitted.client.id, protocolVersion: session?.record.protocolVersion };
-            if (!batch) this.#pipeline.refusedClassified(messages[0]!, classified, subject, { scope: res, ...from });
+            if (!batch) this.#pipeline.refusedClassified(messages[0]!, classified, subject, { scope: res, forwarded, origin: originOf(admitted, session) });
             return this.#refused(res, classified);
         }
         if (classified.era === 'stateless') return this.#serveStateless(classified, req, res, admitted, requestId);
-        if (session === undefined) return this.#open(value, messages, res, admitted, from);
-        return this.#serve(session, inbound, res, from.forwarded, { ...from.origin, session: session.record.nonce });
+        if (session === undefined) return this.#open(value, messages, res, admitted, { forwarded, origin: originOf(admitted, undefined) });
+        return this.#serve(session, inbound, res, forwarded, originOf(admitted, session));
     }
 
     /** Accept and Content-Type of a POST; false once refused. */
@@ -208,11 +209,11 @@ export class McpEndpoint {
         const { client } = admitted;
         // An anonymous client's sealed state is bound to its address too: anonymous callers share one scope.
         const caller = { clientId: client.id, cacheScope: this.options.cacheScope(), holder: client.id === ANONYMOUS_CLIENT_ID ? admitted.quotaKey : '' };
-        const reply = new Reply(res, {}, false, this.#cutWhenStalled(res, 'answer', { client: client.id }), true);
+        const reply = new Reply(res, NO_HEADERS, false, this.#cutWhenStalled(res, 'answer', { client: client.id }), true);
         const channel: StatelessChannel = {
             scope: res,
             forwarded: { requestId, headers: paramHeaders(req), trace: headerTrace(req) },
-            origin: { transport: 'tcp', address: admitted.address },
+            origin: originOf(admitted, undefined),
             send: reply.send,
             res,
             admitted
@@ -306,8 +307,8 @@ export class McpEndpoint {
      * A batch (only where the revision has them: without a session none does, a stateless revision has none, and
      * nothing is batched before initialize) pays for its other messages now, all or none.
      */
-    async #payBatch(messages: number, { client, quotaKey }: Admitted, res: ServerResponse): Promise<boolean> {
-        return messages === 1 || takeTokens(this.options.limiter, client, quotaKey, res, this.options.reject, messages - 1);
+    #payBatch(messages: number, { client, quotaKey }: Admitted, res: ServerResponse): boolean | Promise<boolean> {
+        return takeTokens(this.options.limiter, client, quotaKey, res, this.options.reject, messages - 1);
     }
 
     /** A lone message refused: HTTP 400, but a -32602 in a session is a 200, as the dispatcher's own -32602s are. */
@@ -412,6 +413,11 @@ interface StatelessChannel extends Channel {
 
 /** A session is open here: its initialize was the POST that opened it (a lone one again is refused above, with a 400). */
 const SESSION_HOOKS: SessionHooks = { initialize: request => errorResponse(request, ALREADY_INITIALIZED) };
+
+/** Where an HTTP request came from, for its span: one object, its address worked out only if a span asks. */
+function originOf(admitted: Admitted, session: Session | undefined): Exchange['origin'] {
+    return { transport: 'tcp', address: admitted.address, session: session?.record.nonce };
+}
 
 /** Most `Mcp-Param-*` headers passed on from one request (Node bounds their total size already). */
 const MAX_PARAM_HEADERS = 32;
