@@ -59,23 +59,24 @@ describe('W3C trace context in _meta and headers', () => {
         assert.deepEqual(traceContextOf(TRACEPARENT, 'rojo=00f067aa0ba902b7, congo=t61rcWkgMzE', 'userId=alice,serverNode=DF%2028'), {
             traceparent: TRACEPARENT,
             traceId: TRACE_ID,
+            sampled: true,
             tracestate: 'rojo=00f067aa0ba902b7, congo=t61rcWkgMzE',
             baggage: 'userId=alice,serverNode=DF%2028'
         });
         const members33 = Array.from({ length: 33 }, (_, i) => `k${i}=v`).join(',');
         const longState = `k=${'v'.repeat(511)}`;
         for (const tracestate of [members33, longState, 'Upper=v', 'k=v=w', 'k=', '', 7]) {
-            assert.deepEqual(traceContextOf(TRACEPARENT, tracestate, 'k=v'), { traceparent: TRACEPARENT, traceId: TRACE_ID, baggage: 'k=v' }, String(tracestate));
+            assert.deepEqual(traceContextOf(TRACEPARENT, tracestate, 'k=v'), { traceparent: TRACEPARENT, traceId: TRACE_ID, sampled: true, baggage: 'k=v' }, String(tracestate));
         }
         for (const baggage of [`k=${'v'.repeat(8191)}`, 'k=v\n', '', {}]) {
-            assert.deepEqual(traceContextOf(TRACEPARENT, 'a=b', baggage), { traceparent: TRACEPARENT, traceId: TRACE_ID, tracestate: 'a=b' });
+            assert.deepEqual(traceContextOf(TRACEPARENT, 'a=b', baggage), { traceparent: TRACEPARENT, traceId: TRACE_ID, sampled: true, tracestate: 'a=b' });
         }
     });
 
     test("a request's _meta is read; the entries to forward carry only what is there", () => {
         const params = { name: 'p', _meta: { traceparent: TRACEPARENT, tracestate: 'a=b', progressToken: 1 } };
         const trace = requestTraceContext(params)!;
-        assert.deepEqual(trace, { traceparent: TRACEPARENT, traceId: TRACE_ID, tracestate: 'a=b' });
+        assert.deepEqual(trace, { traceparent: TRACEPARENT, traceId: TRACE_ID, sampled: true, tracestate: 'a=b' });
         assert.deepEqual(traceEntries(trace), { traceparent: TRACEPARENT, tracestate: 'a=b' });
         assert.equal(requestTraceContext({ name: 'p' }), undefined);
         assert.equal(requestTraceContext(undefined), undefined);
