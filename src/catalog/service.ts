@@ -335,8 +335,10 @@ class Usage implements UsageEvent {
     rounds?: number;
     path?: InteractionPath;
     trace?: UsageEvent['trace'];
-    /** A get's state, once its prompt is found: the rounds of input it put to its client. Private: the event is
-     * published as it is, and the state holds the request (its arguments, its forwarded headers). */
+    /**
+     * A get's state, once its prompt is found: the rounds of input it put to its client. Private: the event is
+     * published as it is, and the state holds the request (its arguments, its forwarded headers).
+     */
     #get: Get | undefined = undefined;
     readonly #started = performance.now();
 
