@@ -50,7 +50,7 @@ describe('RequestRegistry', () => {
         const removed = () => heard.push('removed');
         ticket.addEventListener('abort', first);
         ticket.addEventListener('abort', removed);
-        ticket.addEventListener('abort', () => heard.push(`second, ${(ticket.reason as Error).message}`), { once: true });
+        ticket.addEventListener('abort', () => heard.push(`second, ${(ticket.reason as Error).message}`));
         ticket.addEventListener('abort', first);
         ticket.removeEventListener('abort', removed);
         registry.cancelAll();
