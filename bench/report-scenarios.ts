@@ -52,8 +52,9 @@ function metricsCostSection(r: BenchResults): string | undefined {
     if (m === undefined) return undefined;
     return `## Cost of metrics
 
-Recording one \`prompts/get\` updates four series: the gets counter (upstream, prompt, client, outcome), the
-duration histogram, the per-prompt latency summary (sliding 10-minute window) and the upstream request histogram.
+Recording one \`prompts/get\` updates three series: the gets counter (upstream, prompt, client, outcome),
+\`mcp_server_operation_duration_seconds\` (method, upstream, outcome, prompt) and, for its upstream call,
+\`mcp_client_operation_duration_seconds\` (method, upstream, outcome).
 Timed in a loop (${count(m.rounds)} rounds) over ${m.prompts} prompts and ${m.clients} clients in the bench process, as is the access-log
 line the gateway's logger writes for it (JSON, to a sink that drops it):
 

@@ -5,7 +5,7 @@ import { count, kib, mib, ms, ratio, us } from './lib/stats.js';
 import { promptFilesSection } from './report-prompt-files.js';
 import { scaleOutSections } from './report-scale-out.js';
 import { scenarioSections } from './report-scenarios.js';
-import { DIRECT, FLOOR, GATEWAY, GATEWAY_METRICS_OFF, GATEWAY_STATELESS, RAW_HOP } from './targets.js';
+import { DIRECT, FLOOR, GATEWAY, GATEWAY_METRICS_OFF, GATEWAY_STATELESS, GATEWAY_TRACING, RAW_HOP } from './targets.js';
 
 const mark = (verdict: Verdict) => `${verdict.met ? 'met' : '**missed**'} (${verdict.margin.replace(/^(met|missed) by /, '')})`;
 
@@ -40,6 +40,26 @@ function erasParagraph(r: BenchResults): string {
 CPU per get ${us(cpu)} vs ${us(cpuPerGet(r, GATEWAY))} (${ratio(cpu / cpuPerGet(r, GATEWAY))}). A stateless request carries its
 revision, client info and capabilities in \`_meta\` and mirrors its method and prompt name in headers, which the gateway checks
 against the body; a 2025 request names its session instead.`;
+}
+
+/** What traces cost per get: the tracing-on gateway against the same build with tracing off, as ratios to the raw hop. */
+function tracingParagraph(r: BenchResults): string {
+    const cpu = optionalCpuPerGet(r, GATEWAY_TRACING);
+    if (cpu === undefined || !r.latency.some(row => row.name === GATEWAY_TRACING)) return '';
+    const [rawCpu, rawAdded] = [cpuPerGet(r, RAW_HOP), addedP50(r, RAW_HOP)];
+    const [offCpu, offAdded, onAdded] = [cpuPerGet(r, GATEWAY), addedP50(r, GATEWAY), addedP50(r, GATEWAY_TRACING)];
+    const exported = r.tracingExports === undefined ? '' : collectorReceived(r.tracingExports);
+    return `**Tracing on** (\`${GATEWAY_TRACING}\`: the standard environment, \`OTEL_EXPORTER_OTLP_ENDPOINT\` and
+\`OTEL_TRACES_SAMPLER=always_on\`, every get making a SERVER and a CLIENT span, exported over OTLP/HTTP protobuf to a
+collector in the bench process that answers at once): CPU per get at concurrency ${r.cpuConcurrency} ${us(cpu)} against ${us(offCpu)} with tracing off
+(${ratio(cpu / rawCpu)} against ${ratio(offCpu / rawCpu)} the raw hop's: traces add ${us(cpu - offCpu)}, ${ratio((cpu - offCpu) / rawCpu)} of a raw hop), added p50
+${us(onAdded)} against ${us(offAdded)} (${ratio(onAdded / rawAdded)} against ${ratio(offAdded / rawAdded)} the raw hop's).${exported} Tracing off, the gateway builds
+no span and no attribute (a no-op tracer); the client's \`traceparent\` is still passed to the upstream.`;
+}
+
+function collectorReceived({ exports, bytes }: NonNullable<BenchResults['tracingExports']>): string {
+    if (exports === 0) return ' **Its collector received no span: this build does not trace, and the row measures it with tracing off.**';
+    return ` Its collector received ${count(exports)} exports (${bytes < 2 ** 20 ? kib(bytes) : mib(bytes)} in all) over the run.`;
 }
 
 function throughputSection(r: BenchResults): string {
@@ -99,10 +119,9 @@ function whatRemains(r: BenchResults): string {
     return (
         'Most of those rows are HTTP and socket work on both sides (undici to the upstream; the HTTP server, its parser and the ' +
         "socket writes, charged to Node core and to the gateway's http folder), which the raw hop does too; " +
-        'the rest is what the gateway does that a hop does not: the access-log line (pino, sonic-boom), four metric updates ' +
-        '(prom-client; the per-prompt summary keeps a t-digest), the request id carried through the request, the client check, ' +
-        `argument validation and the bounds check of the result.${withoutMetrics} What would close the rest: a histogram instead of ` +
-        'the per-prompt summary, and the access log written in batches rather than a line at a time.'
+        'the rest is what the gateway does that a hop does not: the access-log line (pino; sonic-boom writes the lines in batches), ' +
+        'three metric updates (prom-client: a counter and two histograms), the request id carried through the request, the client check, ' +
+        `argument validation and the bounds check of the result.${withoutMetrics}`
     );
 }
 
@@ -180,8 +199,9 @@ one POST and one parse per request, so the client costs less than any target):
   (\`bench/servers/sdk-proxy.ts\`), and **mcp-hub** from the npm registry (legacy HTTP+SSE endpoint): peers;
 - **${GATEWAY}**: the built CLI (\`dist/cli.js\`) with one Streamable HTTP upstream and the default config but
   per-client quotas lifted (they would measure themselves), asked by a 2025-06-18 session; **${GATEWAY_STATELESS}**
-  is the same process asked by a stateless 2026-07-28 client; in a full run also with metrics and dashboard off,
-  and with API keys for 100 clients and prompt policy at every level.
+  is the same process asked by a stateless 2026-07-28 client; **${GATEWAY_TRACING}** is another process of the
+  same build with tracing on by the standard OpenTelemetry environment (see below); in a full run also with metrics
+  and dashboard off, and with API keys for 100 clients and prompt policy at every level.
 
 Every request is a \`prompts/get\` whose answer is checked. Latency is timed one request at a time, the targets
 taking turns request by request (each round starting at another); throughput runs each target for a slice with
@@ -196,6 +216,8 @@ measured last, in the bench process.
 ${latencySection(r)}
 
 ${erasParagraph(r)}
+
+${tracingParagraph(r)}
 
 ## Throughput
 

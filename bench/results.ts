@@ -49,6 +49,8 @@ export interface BenchResults {
     sessionId?: Stamped<SessionIdResult>;
     /** A folder of prompt files (issue 18), in each format (issue 26; markdown alone before). */
     promptFiles?: Stamped<PromptFilesResult | MarkdownOnlyResult>;
+    /** What the tracing-on gateway exported to the bench's collector over the whole run (absent before issue 29). */
+    tracingExports?: { exports: number; bytes: number };
     /** Process warnings the line-up's gateway printed, by name. */
     gatewayWarnings: Record<string, number>;
 }

@@ -35,7 +35,7 @@ import { measureSessionId } from './scenarios/session-id.js';
 import { measureSessions } from './scenarios/sessions.js';
 import { measureStorm } from './scenarios/storm.js';
 import { measureThroughput } from './scenarios/throughput.js';
-import { GATEWAY, startLineup } from './targets.js';
+import { GATEWAY, GATEWAY_TRACING, startLineup } from './targets.js';
 
 const { values: args } = parseArgs({
     options: {
@@ -219,6 +219,9 @@ async function main(): Promise<void> {
     const replicas = await replicasScenario(lineup.upstream);
     const gatewayWarnings = Object.fromEntries(lineup.gateway.warnings);
     await lineup.stop();
+    const tracingExports = lineup.collector.received();
+    // A build from before traces (--gateway) ignores the environment: its numbers are tracing off, which the report says.
+    if (tracingExports.exports === 0) log(`${GATEWAY_TRACING}: its collector received no export (a build without traces?)`);
     const inProcess = await inProcessScenarios();
     const promptFiles = await promptFilesScenario();
 
@@ -237,6 +240,7 @@ async function main(): Promise<void> {
         ...inProcess,
         replicas,
         promptFiles,
+        tracingExports,
         gatewayWarnings
     };
     process.stdout.write(`${renderVerdicts(results)}\n`);

@@ -23,6 +23,10 @@ const VIEWPORT = { width: 1280, height: 800 };
 const RATES = [8, 18, 6, 24, 12, 9];
 const TICK_MS = 200;
 const keyOf = (clientId: string) => `screenshot-key-${clientId}-0123456789abcdef`;
+/** With auth on, the dashboard is served on the MCP listener only behind metrics.bearerToken (operator-access.ts). */
+const METRICS_TOKEN = 'screenshot-metrics-token-0123456789abcdef';
+/** Where the page keeps the token it was given (dashboard.js). */
+const TOKEN_KEY = 'mcp-prompt-gateway.metrics-token';
 
 const CLIENTS = [
     { id: 'web-app', weight: 5 },
@@ -93,6 +97,7 @@ async function main(out: string): Promise<void> {
         });
         gateway = await startTestGateway({
             auth: { mode: 'apiKey' },
+            metrics: { bearerToken: METRICS_TOKEN },
             limits: { rateLimit: { requestsPerSecond: 0, burst: 1 } },
             notifications: { debounceMs: 20, maxDelayMs: 100 },
             reconnect: { initialMs: 1000, maxMs: 5000 },
@@ -186,7 +191,11 @@ async function main(out: string): Promise<void> {
         try {
             browser = await launchBrowser();
             const page = await browser.newPage({ viewport: VIEWPORT, deviceScaleFactor: 1, colorScheme: 'light' });
-            await page.goto(running.operatorUrls.dashboard!);
+            // As if the operator had entered the token once in this tab.
+            await page.addInitScript({ content: `sessionStorage.setItem(${JSON.stringify(TOKEN_KEY)}, ${JSON.stringify(METRICS_TOKEN)});` });
+            const dashboardUrl = running.operatorUrls.dashboard;
+            if (dashboardUrl === undefined) throw new Error('the dashboard is not served: see the withheld reason in the start-up log');
+            await page.goto(dashboardUrl);
             await page.waitForSelector('body[data-state="ready"]', { timeout: 10_000 });
             // The second poll: the page has settled (chart sized, rows in order).
             const first = await page.getAttribute('body', 'data-generated-at');

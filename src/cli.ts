@@ -25,9 +25,10 @@ import { checkPromptFolder } from './upstream/files/check-folder.js';
 import { staleNameNotes } from './upstream/files/stale-names.js';
 import { closeSharedReaper } from './upstream/reaper.js';
 import { childEnvironment } from './upstream/transports.js';
-import { createLogger, describeError, logSettingsFrom, type Logger } from './diagnostics/logger.js';
+import { afterLogFlushed, createLogger, flushLogSync, describeError, logSettingsFrom, type Logger } from './diagnostics/logger.js';
 import { Redactor } from './diagnostics/redaction.js';
 import { VERSION } from './version.js';
+import { tracingSettings } from './observability/tracing.js';
 
 const USAGE = `Usage: mcp-prompt-gateway [--config <file>] [--from <file>]... [--stdio [--client ID]] [--host H] [--port P] [--check]
        mcp-prompt-gateway init [--output <file>] [--force]
@@ -94,6 +95,9 @@ function applyOverrides(config: GatewayConfig, source: string, host: string | un
     return overridden;
 }
 
+/** The log, once there is one: what the CLI prints on its way out comes after the log's buffered lines. */
+let log: Logger | undefined;
+
 /** What the CLI itself prints on stderr hides the secrets of the config last loaded, as the log does. */
 const printed = new Redactor();
 
@@ -123,6 +127,8 @@ async function main(argv: string[]): Promise<number> {
     const files = new Set<string>();
     const config = await loader.load(files);
     checkClientArgument(args, config);
+    // The OTEL_* environment is the config's too: a value that cannot be used fails here as at start (exit 2).
+    tracingSettings(config.tracing, process.env);
     if (args.check) {
         for (const warning of commandWarnings(config, loader.origins)) print(`warning: ${warning}\n`);
         const failed = await checkPromptFolders(config);
@@ -133,7 +139,7 @@ async function main(argv: string[]): Promise<number> {
         print(`config ${loader.source} is valid (${config.upstreams.length} upstream(s))\n`);
         return 0;
     }
-    const logger = loggerFromEnvironment(config);
+    const logger = (log = loggerFromEnvironment(config));
     loader.report = notes => notes.forEach(note => logger[note.level === 'warning' ? 'warn' : 'info'](note.message));
     await serve(args, config, { load: loader.load, files: [...files], logger });
     return 0;
@@ -242,7 +248,7 @@ async function serve(args: CommandLine, config: GatewayConfig, { load, files, lo
             logger.error({ err: describeError(error) }, 'shutdown failed');
             code = 1;
         }
-        logger.flush(() => process.exit(code));
+        afterLogFlushed(logger, () => process.exit(code));
     };
     signals.ready({ reload: () => void reloader.reload('SIGHUP'), stop: reason => void stop(reason) });
     await gateway.done;
@@ -288,7 +294,7 @@ class SignalHandlers {
                 if (this.#stopAsked !== undefined) {
                     if (performance.now() - this.#stopAskedAt < DUPLICATE_SIGNAL_MS) return;
                     this.logger.warn({ signal }, 'second stop signal: exiting at once');
-                    this.logger.flush(() => process.exit(1));
+                    afterLogFlushed(this.logger, () => process.exit(1), 500);
                     return;
                 }
                 this.#stopAsked = signal;
@@ -312,6 +318,8 @@ main(process.argv.slice(2)).then(
         process.exitCode = code;
     },
     (error: unknown) => {
+        // The lines the log holds first: the message comes after them.
+        if (log !== undefined) flushLogSync(log);
         if (error instanceof ConfigError || error instanceof UsageError) {
             process.stderr.write(`${error.message}\n${error instanceof UsageError ? `\n${USAGE}\n` : ''}`);
             process.exitCode = 2;

@@ -25,6 +25,8 @@ import { closeParts, shutdown } from './lifecycle/shutdown.js';
 import type { AdminServer } from './observability/admin-server.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import { Telemetry } from './observability/telemetry.js';
+import { startTracing, tracingSettings, type RunningTracing } from './observability/tracing.js';
+import type { Tracer } from './diagnostics/tracer.js';
 import { UpstreamConnection, type UpstreamObserver } from './upstream/connection.js';
 import { FilesUpstream } from './upstream/files/files-upstream.js';
 import { UpstreamPool } from './upstream/pool.js';
@@ -39,6 +41,8 @@ export interface GatewayOptions {
     stdio?: boolean;
     /** With `stdio`: the configured client the stdio caller is (default: anonymous). */
     client?: string;
+    /** Where the OTEL_* variables are read (default: process.env). */
+    env?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface RunningGateway {
@@ -81,12 +85,14 @@ interface Parts {
     subscriptions: Subscriptions;
     requests: RequestRegistry;
     dispatcher: Dispatcher;
+    tracing: RunningTracing;
 }
 
 /** Builds the parts; only the shared state starts anything (its timers and connections), so it comes last but one. */
-async function composeParts(live: LiveSettings, options: GatewayOptions): Promise<Parts> {
+async function composeParts(live: LiveSettings, options: GatewayOptions, tracing: RunningTracing): Promise<Parts> {
     const { logger } = options;
     const { config } = live;
+    const { tracer } = tracing;
     const faults = new FaultCounters();
     const telemetry: Telemetry = new Telemetry(config, options.stdio === true, logger, {
         upstreams: () => pool.connections,
@@ -97,16 +103,18 @@ async function composeParts(live: LiveSettings, options: GatewayOptions): Promis
         sharedState: () => shared.status(),
         sharedWritesPending: () => shared.pendingWrites(),
         faults,
+        spansDropped: tracing.spansDropped,
         overridesNotApplied: upstreamId => catalog.overrideReport(upstreamId)
     });
-    const { pool, catalog, slices, service } = promptParts(live, logger, { observer: telemetry.upstreamObserver, onCacheRead: telemetry.cacheRead });
+    const { pool, catalog, slices, service } = promptParts(live, logger, { observer: telemetry.upstreamObserver, onCacheRead: telemetry.cacheRead, tracer });
     telemetry.watch(service);
     const delivery = new ChangeDelivery({
         changes: catalog.changes,
         currentView: () => catalog.publishedView,
         fingerprint: (view, scope) => slices.fingerprint(view, scope, live.policy.access.visibility(scope)),
         onNotified: telemetry.notified,
-        logger
+        logger,
+        tracer
     });
     // Before anything else that could fail: started, it must be closed (its timers and connections).
     const shared = await startSharedState(config, logger);
@@ -117,8 +125,8 @@ async function composeParts(live: LiveSettings, options: GatewayOptions): Promis
     const subscriptions = new Subscriptions(delivery, () => live.config.subscriptions);
     // A list is not worth keeping longer than the gateway can vouch for it.
     const listTtlMs = () => Math.min(live.config.caching.listTtlMs, catalog.freshForMs() ?? Infinity);
-    const dispatcher = new Dispatcher({ service, logger, ttlMs: () => ({ list: listTtlMs(), discover: live.config.caching.discoverTtlMs }) });
-    return { live, faults, telemetry, pool, catalog, service, delivery, shared, sessions, subscriptions, requests, dispatcher };
+    const dispatcher = new Dispatcher({ service, logger, ttlMs: () => ({ list: listTtlMs(), discover: live.config.caching.discoverTtlMs }), tracer });
+    return { live, faults, telemetry, pool, catalog, service, delivery, shared, sessions, subscriptions, requests, dispatcher, tracing };
 }
 
 /** The prompt side of the gateway: its upstreams, their merged catalog and the service that lists and gets over it. */
@@ -134,12 +142,13 @@ export interface PromptParts {
 interface PromptObservers {
     observer?: UpstreamObserver;
     onCacheRead?: (upstreamId: string, hit: boolean) => void;
+    tracer?: Tracer;
 }
 
 /** Builds the prompt parts; nothing starts until `connectUpstreams`. */
 export function promptParts(live: LiveSettings, logger: Logger, observers: PromptObservers = {}): PromptParts {
     const { config } = live;
-    const pool = upstreamPool(live, logger, observers.observer);
+    const pool = upstreamPool(live, logger, observers);
     const catalog = new Catalog({
         naming: { separator: config.namespace.separator },
         logger,
@@ -158,13 +167,13 @@ export async function connectUpstreams(config: GatewayConfig, { pool, catalog }:
     await catalog.warm();
 }
 
-function upstreamPool(live: LiveSettings, logger: Logger, observer: UpstreamObserver | undefined): UpstreamPool {
+function upstreamPool(live: LiveSettings, logger: Logger, { observer, tracer }: PromptObservers): UpstreamPool {
     const limits = () => live.config.limits;
     // What an upstream may ask within one prompts/get (maxPerRound, maxTotalMs), read per use: a reload applies it.
     const inputBounds = () => live.config.inputRequests;
     return new UpstreamPool(upstream => {
         if (upstream.transport === 'files') return new FilesUpstream(upstream, { logger, limits, observer });
-        const options = { logger, clientInfo: GATEWAY_INFO, reconnect: resolveReconnect(live.config.reconnect, upstream), limits, observer, inputBounds };
+        const options = { logger, clientInfo: GATEWAY_INFO, reconnect: resolveReconnect(live.config.reconnect, upstream), limits, observer, inputBounds, tracer };
         return new UpstreamConnection(upstream, options);
     });
 }
@@ -206,8 +215,14 @@ function sessionTable(live: LiveSettings, { delivery, shared, requests, instance
 export async function startGateway(initial: GatewayConfig, options: GatewayOptions): Promise<RunningGateway> {
     const { logger } = options;
     setLogSecrets(logger, configSecrets(initial));
+    // Before anything starts: a tracing setting that cannot be used is a config error (exit 2).
+    const settings = tracingSettings(initial.tracing, options.env ?? process.env);
     const live = liveSettings(initial);
-    const parts = await composeParts(live, options);
+    const tracing = await startTracing(settings, logger);
+    const parts = await composeParts(live, options, tracing).catch(async (error: unknown) => {
+        await tracing.shutdown(live.config.shutdownTimeoutMs);
+        throw error;
+    });
     const { pool, catalog } = parts;
     let admin: AdminServer | undefined;
     let closing: Promise<void> | undefined;

@@ -389,6 +389,8 @@ describe('auth over HTTP: apiKey mode', () => {
             lines.some(line => line['msg'] === 'authentication failed'),
             'authentication failures are logged'
         );
+        // Refused before MCP, each still names its request (these sent no X-Request-Id: the gateway made one).
+        for (const line of lines.filter(line => line['msg'] === 'authentication failed')) assert.match(String(line['requestId']), /^[0-9a-f-]{36}$/);
         for (const key of [KEY_A, KEY_BOT, KEY_C, WRONG]) {
             assert.ok(!logText.includes(key), 'a key appears in a log line');
             assert.ok(!healthText.includes(key), 'a key appears in /healthz');

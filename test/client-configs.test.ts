@@ -138,6 +138,8 @@ describe('client config files behind the built gateway', () => {
         await waitFor(() => notifications >= 1, 60_000, 'notifications/prompts/list_changed');
         await waitFor(async () => (await listAllPages(client)).names.length === 6, 60_000, "the added server's prompts");
         assert.deepEqual((await listAllPages(client)).names, [...prefixed('first'), ...prefixed('second-one')]);
+        // Logs are written in batches (at most 250 ms late): the reload's summary line may follow what it summarises.
+        await waitFor(() => gateway.logs.some(line => line.msg === 'config reloaded'), 20_000, "the reload's log line");
         const reloaded = gateway.logs.find(line => line.msg === 'config reloaded');
         assert.deepEqual(
             { added: reloaded?.added, unchanged: reloaded?.unchanged, reason: reloaded?.reason },

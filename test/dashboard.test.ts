@@ -19,7 +19,8 @@ import type { Browser, Page } from 'playwright-core';
 import type { RunningGateway } from '../src/gateway.js';
 import { assertOwnOrigin, cspViolations, launchBrowser, openPage, waitForPage, type PageLog } from './browser.js';
 import { connectHttp, ROOT, rpcError, startTestGateway, stdioFixture, waitFor } from './helpers.js';
-import { count as observations, labelValues, sampleList, scrape, value, type Families } from './prometheus.js';
+import { histogramQuantile } from '../src/lib/histogram-quantile.js';
+import { labelValues, sampleList, scrape, value, type Families } from './prometheus.js';
 
 const SCREENSHOT = path.join(ROOT, 'test-results/dashboard.png');
 const keyOf = (clientId: string) => `dash-key-of-${clientId}-0123456789abcdef`;
@@ -178,10 +179,13 @@ function expectedFrom(families: Families): Expected {
     }
     const prompts = [...byPrompt.values()].sort((a, b) => b.gets - a.gets || (a.name < b.name ? -1 : 1)).slice(0, TOP_PROMPTS);
     for (const row of prompts) {
-        const labels = { upstream: row.upstream, prompt: row.name };
-        if (observations(families, 'mcp_gateway_prompt_get_latency_seconds', labels) === 0) continue;
-        row.p50Ms = value(families, 'mcp_gateway_prompt_get_latency_seconds', { ...labels, quantile: '0.5' }) * 1000;
-        row.p95Ms = value(families, 'mcp_gateway_prompt_get_latency_seconds', { ...labels, quantile: '0.95' }) * 1000;
+        // The successful gets' buckets: only they carry the prompt label.
+        const buckets = sampleList(families, 'mcp_server_operation_duration_seconds_bucket')
+            .filter(({ labels }) => labels.prompt === row.name && labels.method === 'prompts/get' && labels.outcome === 'ok')
+            .map(({ labels, value: count }) => ({ le: labels.le === '+Inf' ? Infinity : Number(labels.le), count }));
+        const [p50, p95] = [0.5, 0.95].map(quantile => histogramQuantile(quantile, buckets));
+        if (p50 === null || p95 === null || p50 === undefined || p95 === undefined) continue;
+        [row.p50Ms, row.p95Ms] = [p50 * 1000, p95 * 1000];
     }
 
     const clients: Expected['clients'] = new Map();

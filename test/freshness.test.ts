@@ -127,14 +127,15 @@ test(
     }
 );
 
-/** How many prompts/list requests the gateway has made of an upstream (its request-duration histogram's count). */
+/** How many prompts/list requests the gateway has made of an upstream (its client-operation histogram's counts, every outcome). */
 async function listReadsOf(gateway: RunningGateway, upstream: string): Promise<number> {
-    const metric = gateway.metrics?.registry.getSingleMetric('mcp_gateway_upstream_request_duration_seconds');
-    assert.ok(metric, 'the request-duration histogram');
+    const metric = gateway.metrics?.registry.getSingleMetric('mcp_client_operation_duration_seconds');
+    assert.ok(metric, 'the client-operation histogram');
     // A histogram's values carry the name of the series each belongs to (its buckets, _sum and _count).
     const values = (await metric.get()).values as { value: number; labels: Record<string, unknown>; metricName?: string }[];
-    const count = values.find(value => value.metricName?.endsWith('_count') === true && value.labels['upstream'] === upstream && value.labels['method'] === 'prompts/list');
-    return count?.value ?? 0;
+    return values
+        .filter(value => value.metricName?.endsWith('_count') === true && value.labels['upstream'] === upstream && value.labels['method'] === 'prompts/list')
+        .reduce((sum, value) => sum + value.value, 0);
 }
 
 test(

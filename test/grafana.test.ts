@@ -13,7 +13,7 @@ import { parseConfig } from '../src/config/load.js';
 import type { RunningGateway } from '../src/gateway.js';
 import { connectHttp, ROOT, rpcError, startTestGateway, stdioFixture, upstreamsReady, waitFor, type TeardownScope } from './helpers.js';
 import { ALICE, connectInputClient, interactiveStdio } from './input-clients.js';
-import { familiesOf, parseExposition, type FamilySummary } from './prometheus.js';
+import { familiesOf, parseExposition, sampleList, type FamilySummary } from './prometheus.js';
 import { initializeBody, post } from './raw-http.js';
 
 interface GridPos {
@@ -76,7 +76,8 @@ const prometheusExample = readFileSync(path.join(ROOT, 'config/prometheus.exampl
 
 const GRID_COLUMNS = 24;
 /** Families the dashboard may query: the gateway's own and prom-client's process defaults. */
-const ALLOWED_PREFIXES = ['mcp_gateway_', 'process_', 'nodejs_'];
+/** The gateway's own, the MCP operation histograms OpenTelemetry's conventions name, and prom-client's process metrics. */
+const ALLOWED_PREFIXES = ['mcp_gateway_', 'mcp_server_operation_', 'mcp_client_operation_', 'process_', 'nodejs_'];
 /** Labels Prometheus adds to every scraped series: they are never on /metrics itself. */
 const TARGET_LABELS = new Set(['instance', 'job']);
 /** Grafana's own variables, usable in any query. */
@@ -429,7 +430,17 @@ describe("the dashboard against a live gateway's /metrics", () => {
         assert.deepEqual(problems, []);
     });
 
-    test('panels filter by $upstream and $client wherever their metric has that label', () => {
+    /**
+     * Whether the series a selector picks by its `=` matchers carry `label` (prompts/list operations have no owner
+     * upstream); when it picks none live, whether any series of the family does.
+     */
+    function selectedCarry(metric: string, matchers: Matcher[], label: string, family: Family): boolean {
+        const equal = matchers.filter(matcher => matcher.op === '=');
+        const picked = sampleList(parseExposition(metrics.text), metric).filter(sample => equal.every(matcher => sample.labels[matcher.label] === matcher.value));
+        return picked.length === 0 ? family.labels.has(label) : picked.some(sample => label in sample.labels);
+    }
+
+    test('panels filter by $upstream and $client wherever the series they select have that label', () => {
         const families = exported();
         const problems: string[] = [];
         for (const { where, expr } of queries().filter(query => query.panel)) {
@@ -442,7 +453,7 @@ describe("the dashboard against a live gateway's /metrics", () => {
                 const name = familyOf(metric, families);
                 if (name === undefined) continue;
                 for (const label of ['upstream', 'client']) {
-                    if (!families.get(name)!.labels.has(label)) continue;
+                    if (!selectedCarry(metric, matchers, label, families.get(name)!)) continue;
                     if (!matchers.some(matcher => matcher.label === label && matcher.op === '=~' && matcher.value === `$${label}`)) {
                         problems.push(`${where}: ${metric} is not filtered by ${label}=~"$${label}"`);
                     }

@@ -101,7 +101,7 @@ test('every rendered object, in the base and the overlay, is valid against its K
         `Service ${REDIS}`,
         `ServiceMonitor ${GATEWAY}`
     ]);
-    assert.deepEqual(kinds(rendered.overlay), [...kinds(rendered.base), `Namespace ${GATEWAY}`].sort());
+    assert.deepEqual(kinds(rendered.overlay), [...kinds(rendered.base), `ConfigMap ${GATEWAY}-tracing`, `Namespace ${GATEWAY}`].sort());
 });
 
 test('the schema check rejects a broken Deployment and an unknown kind', TIMEOUT, () => {

@@ -10,7 +10,7 @@ import type { RunningGateway } from '../src/gateway.js';
 import type { DashboardData } from '../src/observability/dashboard-data.js';
 import { closeAfter, connectHttp, rpcError, startHttpFixture, startTestGateway, stdioFixture, upstreamsReady, waitFor, type HttpFixture } from './helpers.js';
 import { ALICE, assertOwn, BOB, CAROL, connectInputClient, interactiveStdio, startInteractiveHttp } from './input-clients.js';
-import { bucket, count, labelValues, samples, scrape, value, type Families } from './prometheus.js';
+import { bucket, count, countOver, labelValues, samples, scrape, value, type Families } from './prometheus.js';
 import { modernHeaders, modernRequest, post } from './raw-http.js';
 
 const keyOf = (clientId: string) => `key-of-${clientId}-0123456789abcdef`;
@@ -107,24 +107,34 @@ describe('metrics after a known sequence of requests', () => {
     });
 
     test('made-up names never become label values', () => {
-        for (const metric of ['mcp_gateway_prompt_gets_total', 'mcp_gateway_completions_total', 'mcp_gateway_prompt_get_latency_seconds_count']) {
+        for (const metric of ['mcp_gateway_prompt_gets_total', 'mcp_gateway_completions_total', 'mcp_server_operation_duration_seconds_count']) {
             for (const name of [...MADE_UP, 'nope-2']) assert.ok(!labelValues(families, metric, 'prompt').has(name), `${metric} has prompt="${name}"`);
         }
     });
 
-    test('durations: one observation per get, by upstream and outcome; latency per prompt for successful gets only', () => {
-        const durations = 'mcp_gateway_prompt_get_duration_seconds';
-        assert.equal(count(families, durations, { upstream: 'alpha', outcome: 'ok' }), 4);
-        assert.equal(count(families, durations, { upstream: 'beta', outcome: 'ok' }), 1);
-        assert.equal(count(families, durations, { upstream: '_unknown', outcome: 'invalid_params' }), MADE_UP.length);
-        assert.equal(count(families, durations, { upstream: 'alpha', outcome: 'timeout' }), 1);
-        const latency = 'mcp_gateway_prompt_get_latency_seconds';
-        assert.equal(count(families, latency, { upstream: 'alpha', prompt: 'alpha__prompt-000' }), 3);
-        assert.deepEqual([...labelValues(families, `${latency}_count`, 'prompt')].sort(), ['alpha__emit-list-changed', 'alpha__prompt-000', 'beta__prompt-000']);
+    test('durations: one observation per get, by upstream and outcome; per prompt for successful gets only', () => {
+        const operations = 'mcp_server_operation_duration_seconds';
+        const gets = { method: 'prompts/get' };
+        // By upstream and outcome, whatever the prompt (as the removed mcp_gateway_prompt_get_duration_seconds counted).
+        assert.equal(countOver(families, operations, { ...gets, upstream: 'alpha', outcome: 'ok' }), 4);
+        assert.equal(countOver(families, operations, { ...gets, upstream: 'beta', outcome: 'ok' }), 1);
+        assert.equal(count(families, operations, { ...gets, upstream: 'alpha', outcome: 'ok', prompt: 'alpha__prompt-000' }), 3);
+        assert.equal(count(families, operations, { ...gets, upstream: '_unknown', outcome: 'invalid_params' }), MADE_UP.length);
+        assert.equal(count(families, operations, { ...gets, upstream: 'alpha', outcome: 'timeout' }), 1);
+        assert.equal(count(families, operations, { method: 'prompts/list', outcome: 'ok' }), 3);
+        assert.equal(count(families, operations, { method: 'completion/complete', upstream: 'alpha', outcome: 'ok' }), 1);
+        assert.deepEqual([...labelValues(families, `${operations}_count`, 'prompt')].sort(), ['alpha__emit-list-changed', 'alpha__prompt-000', 'beta__prompt-000']);
         // The timed-out get waited for timeoutMs (3000 ms): its observation lies above the bucket of 2.5 s (how far
         // above depends on the machine's load).
-        assert.equal(bucket(families, durations, '2.5', { upstream: 'alpha', outcome: 'timeout' }), 0);
-        assert.equal(bucket(families, durations, '+Inf', { upstream: 'alpha', outcome: 'timeout' }), 1);
+        assert.equal(bucket(families, operations, '2.5', { ...gets, upstream: 'alpha', outcome: 'timeout' }), 0);
+        assert.equal(
+            bucket(families, operations, '5', { ...gets, upstream: 'alpha', outcome: 'timeout' }) +
+                bucket(families, operations, '10', { ...gets, upstream: 'alpha', outcome: 'timeout' }) >
+                0,
+            true
+        );
+        for (const removed of ['mcp_gateway_prompt_get_duration_seconds', 'mcp_gateway_upstream_request_duration_seconds'])
+            assert.equal(families.types.get(removed), undefined, `${removed} is gone`);
     });
 
     test('lists by client, completions by prompt and outcome', () => {
@@ -135,7 +145,8 @@ describe('metrics after a known sequence of requests', () => {
                 ['client=bob', 2]
             ])
         );
-        assert.equal(count(families, 'mcp_gateway_prompt_list_duration_seconds'), 3);
+        assert.equal(countOver(families, 'mcp_server_operation_duration_seconds', { method: 'prompts/list' }), 3);
+        assert.equal(families.types.get('mcp_gateway_prompt_list_duration_seconds'), undefined, 'mcp_gateway_prompt_list_duration_seconds is gone');
         assert.deepEqual(
             samples(families, 'mcp_gateway_completions_total', ['upstream', 'prompt', 'outcome']),
             new Map([
@@ -147,10 +158,36 @@ describe('metrics after a known sequence of requests', () => {
 
     test('upstream requests: only the gets the gateway forwarded reach alpha', () => {
         // prompt-000 x3, fail-internal, slow x2, emit-list-changed; the missing argument and the denied get stop at the gateway.
-        assert.equal(count(families, 'mcp_gateway_upstream_request_duration_seconds', { upstream: 'alpha', method: 'prompts/get' }), 7);
-        assert.equal(count(families, 'mcp_gateway_upstream_request_duration_seconds', { upstream: 'beta', method: 'prompts/get' }), 1);
-        assert.equal(count(families, 'mcp_gateway_upstream_request_duration_seconds', { upstream: 'alpha', method: 'completion/complete' }), 1);
+        const calls = 'mcp_client_operation_duration_seconds';
+        assert.equal(countOver(families, calls, { upstream: 'alpha', method: 'prompts/get' }), 7);
+        assert.equal(countOver(families, calls, { upstream: 'beta', method: 'prompts/get' }), 1);
+        assert.equal(countOver(families, calls, { upstream: 'alpha', method: 'completion/complete' }), 1);
         assert.equal(value(families, 'mcp_gateway_upstream_faults_total', { upstream: 'alpha', kind: 'timeout' }), 1);
+        // The same calls by how each ended (list reads depend on refreshes and list_changed: left out here).
+        const byOutcome = samples(families, `${calls}_count`, ['method', 'upstream', 'outcome']);
+        for (const key of byOutcome.keys()) if (key.startsWith('method=prompts/list,')) byOutcome.delete(key);
+        assert.deepEqual(
+            byOutcome,
+            new Map([
+                ['method=prompts/get,upstream=alpha,outcome=ok', 4],
+                ['method=prompts/get,upstream=alpha,outcome=upstream_error', 1],
+                ['method=prompts/get,upstream=alpha,outcome=timeout', 1],
+                ['method=prompts/get,upstream=alpha,outcome=cancelled', 1],
+                ['method=prompts/get,upstream=beta,outcome=ok', 1],
+                ['method=completion/complete,upstream=alpha,outcome=ok', 1]
+            ])
+        );
+        assert.ok(count(families, 'mcp_client_operation_duration_seconds', { method: 'prompts/list', upstream: 'beta', outcome: 'ok' }) >= 1);
+    });
+
+    test('a scrape that asks for OpenMetrics gets it', async () => {
+        const response = await fetch(metricsUrl, { headers: { accept: 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5' } });
+        assert.equal(response.headers.get('content-type'), 'application/openmetrics-text; version=1.0.0; charset=utf-8');
+        const body = await response.text();
+        assert.ok(body.endsWith('# EOF\n'));
+        assert.match(body, /^mcp_gateway_prompt_gets_total\{upstream="alpha",prompt="alpha__prompt-000",client="alice",outcome="ok"\} 3$/m);
+        // A Prometheus-format scrape after it is unchanged.
+        assert.equal(value(await scrape(metricsUrl), 'mcp_gateway_prompt_gets_total', { upstream: 'alpha', prompt: 'alpha__prompt-000', client: 'alice', outcome: 'ok' }), 3);
     });
 
     test('upstream state, prompt counts, list_changed in and out, sessions, rejections', () => {

@@ -64,6 +64,13 @@ export function count(scraped: Scrape, name: string, labels: Record<string, stri
     return value(scraped, `${name}_count`, labels);
 }
 
+/** A histogram's observation count summed over every label set holding these labels (its other labels any): PromQL's `sum without (...)`. */
+export function countOver(scraped: Scrape, name: string, labels: Record<string, string>): number {
+    return sampleList(scraped, `${name}_count`)
+        .filter(sample => Object.entries(labels).every(([label, expected]) => sample.labels[label] === expected))
+        .reduce((sum, sample) => sum + sample.value, 0);
+}
+
 /** A histogram's cumulative count at bucket `le` for exactly these labels. */
 export function bucket(scraped: Scrape, name: string, le: string, labels: Record<string, string> = {}): number {
     return value(scraped, `${name}_bucket`, { ...labels, le });

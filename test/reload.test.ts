@@ -108,6 +108,8 @@ test('a changed file adds, removes and restarts upstreams under an open session,
     assert.deepEqual(processesWith(marker.keep), keepPids, 'the unchanged upstream was left alone');
     await waitFor(() => processesWith(marker.drop).length === 0 && processesWith(marker.change).length === 0, 60_000, 'old children to be stopped');
     assert.equal(processesWith(marker.added).length, 1);
+    // Logs are written in batches (at most 250 ms late): the reload's summary line may follow what it summarises.
+    await waitFor(() => gateway.logs.some(line => line.msg === 'config reloaded'), 20_000, "the reload's log line");
     const reloaded = gateway.logs.find(line => line.msg === 'config reloaded');
     assert.deepEqual(
         { added: reloaded?.added, removed: reloaded?.removed, restarted: reloaded?.restarted, unchanged: reloaded?.unchanged },

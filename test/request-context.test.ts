@@ -1,18 +1,19 @@
 /**
  * What an upstream request carries comes from the client request it serves, and from no other: its X-Request-Id and
- * Mcp-Param-* headers, and the request id on the log lines written about it. Checked at every place that defers
+ * Mcp-Param-* headers, its W3C trace context (traceparent, tracestate, baggage: passed on as headers and in `_meta`),
+ * and the request id on the log lines written about it. Checked at every place that defers
  * work: a request queued in the upstream's bulkhead (started when another one finishes), many requests at once, a
  * reconnect brought on by one request's failure, a connection the pool starts while a request is served, a list read started by one request and joined by another, and the
  * announcement of a list change an upstream told while answering one request (shared work is nobody's: it carries no
  * client's headers and its lines name no request).
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, test, type TestContext } from 'node:test';
 import { parseConfig } from '../src/config/load.js';
 import type { RunningGateway } from '../src/gateway.js';
-import { inRequest } from '../src/diagnostics/log-context.js';
 import { capturingLogger, startTestGateway, upstreamsReady, waitFor } from './helpers.js';
 import { messagesOf, openRawSession, post, postModern, type JsonRpcMessage } from './raw-http.js';
 
@@ -20,7 +21,7 @@ interface Seen {
     /** The JSON-RPC method, or the HTTP method of a GET or DELETE. */
     method: string;
     headers: IncomingHttpHeaders;
-    params?: { name?: string; arguments?: Record<string, string> } | undefined;
+    params?: { name?: string; arguments?: Record<string, string>; _meta?: Record<string, unknown> } | undefined;
 }
 
 interface Held {
@@ -149,9 +150,28 @@ async function startRecordingUpstream(t: TestContext, era: 'stateless' | 'handsh
 
 type Recorder = Awaited<ReturnType<typeof startRecordingUpstream>>;
 
-/** The headers a client request's upstream call may carry of it; every other request the upstream sees must carry none. */
-function carried(headers: IncomingHttpHeaders): Record<string, string> {
-    return Object.fromEntries(Object.entries(headers).filter(([name]) => name === 'x-request-id' || name.startsWith('mcp-param-'))) as Record<string, string>;
+const TRACE_KEYS = ['traceparent', 'tracestate', 'baggage'];
+
+/**
+ * What a client request's upstream call may carry of it (its headers, and its trace context in `_meta`, as `_meta.*`);
+ * every other request the upstream sees must carry none.
+ */
+function carried({ headers, params }: Seen): Record<string, string> {
+    const found = Object.entries(headers).filter(([name]) => name === 'x-request-id' || name.startsWith('mcp-param-') || TRACE_KEYS.includes(name));
+    const meta = Object.entries(params?._meta ?? {}).filter(([name]) => TRACE_KEYS.includes(name));
+    return Object.fromEntries([...found, ...meta.map(([name, value]) => [`_meta.${name}`, value])]) as Record<string, string>;
+}
+
+/** A client request's own W3C trace context, told apart by `tag`, as HTTP headers. */
+function traceFor(tag: string): Record<string, string> {
+    const traceId = createHash('sha256').update(tag).digest('hex').slice(0, 32);
+    return { traceparent: `00-${traceId}-00f067aa0ba902b7-01`, tracestate: `gw=${tag}`, baggage: `request=${tag}` };
+}
+
+/** What the upstream call of a request sent with `headers` and traceFor(tag) carries: both, the trace in `_meta` too. */
+function own(headers: Record<string, string>, tag: string): Record<string, string> {
+    const trace = traceFor(tag);
+    return { ...headers, ...trace, ...Object.fromEntries(Object.entries(trace).map(([name, value]) => [`_meta.${name}`, value])) };
 }
 
 function getsOf(upstream: Recorder, name: string): Seen[] {
@@ -180,23 +200,30 @@ describe("what an upstream request carries is its own client request's", () => {
             const upstream = await startRecordingUpstream(t, 'stateless');
             const { url, lines, load } = await gatewayFor(t, upstream, { protocol: '2026-07-28', maxConcurrency: 1, timeoutMs: 60_000 });
             upstream.hold('slow');
-            const a = resultOf(postModern(url, 'prompts/get', { name: 'rec__slow' }, { 'mcp-param-token': 'A-PRIVATE-VALUE', 'mcp-param-only-a': 'a', 'x-request-id': 'a-req-1' }));
+            const a = resultOf(
+                postModern(
+                    url,
+                    'prompts/get',
+                    { name: 'rec__slow' },
+                    { 'mcp-param-token': 'A-PRIVATE-VALUE', 'mcp-param-only-a': 'a', 'x-request-id': 'a-req-1', ...traceFor('a') }
+                )
+            );
             await waitFor(() => upstream.held.length === 1, 20_000, "A's get at the upstream");
             // B's upstream call fails in the transport (HTTP 500): the line about it must name B's request.
-            const b = resultOf(postModern(url, 'prompts/get', { name: 'rec__fail' }, { 'mcp-param-token': 'B-VALUE', 'x-request-id': 'b-req-1' }));
+            const b = resultOf(postModern(url, 'prompts/get', { name: 'rec__fail' }, { 'mcp-param-token': 'B-VALUE', 'x-request-id': 'b-req-1', ...traceFor('b') }));
             await waitFor(() => load().queued === 1, 20_000, "B's get queued behind A's");
             const complete = { ref: { type: 'ref/prompt', name: 'rec__p' }, argument: { name: 'n', value: '' } };
-            const c = resultOf(postModern(url, 'completion/complete', complete, { 'mcp-param-token': 'C-VALUE', 'x-request-id': 'c-req-1' }));
+            const c = resultOf(postModern(url, 'completion/complete', complete, { 'mcp-param-token': 'C-VALUE', 'x-request-id': 'c-req-1', ...traceFor('c') }));
             await waitFor(() => load().queued === 2, 20_000, "C's completion queued behind B's get");
             upstream.release('slow');
             assert.ok('result' in (await a));
             assert.ok('error' in (await b));
             assert.ok('result' in (await c));
 
-            assert.deepEqual(carried(getsOf(upstream, 'slow')[0]!.headers), { 'mcp-param-token': 'A-PRIVATE-VALUE', 'mcp-param-only-a': 'a', 'x-request-id': 'a-req-1' });
-            assert.deepEqual(carried(getsOf(upstream, 'fail')[0]!.headers), { 'mcp-param-token': 'B-VALUE', 'x-request-id': 'b-req-1' }, "B's own, none of A's");
+            assert.deepEqual(carried(getsOf(upstream, 'slow')[0]!), own({ 'mcp-param-token': 'A-PRIVATE-VALUE', 'mcp-param-only-a': 'a', 'x-request-id': 'a-req-1' }, 'a'));
+            assert.deepEqual(carried(getsOf(upstream, 'fail')[0]!), own({ 'mcp-param-token': 'B-VALUE', 'x-request-id': 'b-req-1' }, 'b'), "B's own, none of A's");
             const completion = upstream.seen.find(item => item.method === 'completion/complete');
-            assert.deepEqual(carried(completion!.headers), { 'mcp-param-token': 'C-VALUE', 'x-request-id': 'c-req-1' }, "C's own");
+            assert.deepEqual(carried(completion!), own({ 'mcp-param-token': 'C-VALUE', 'x-request-id': 'c-req-1' }, 'c'), "C's own");
             const transportErrors = lines().filter(line => line.msg === 'upstream transport error');
             assert.equal(transportErrors.length, 1);
             assert.equal(transportErrors[0]!.requestId, 'b-req-1');
@@ -209,7 +236,14 @@ describe("what an upstream request carries is its own client request's", () => {
         const { url, load } = await gatewayFor(t, upstream, { protocol: '2026-07-28', timeoutMs: 60_000 });
         upstream.hold('p');
         const answers = Array.from({ length: 40 }, (_, n) =>
-            resultOf(postModern(url, 'prompts/get', { name: 'rec__p', arguments: { n: String(n) } }, { 'mcp-param-token': `token-${n}`, 'x-request-id': `req-${n}` }))
+            resultOf(
+                postModern(
+                    url,
+                    'prompts/get',
+                    { name: 'rec__p', arguments: { n: String(n) } },
+                    { 'mcp-param-token': `token-${n}`, 'x-request-id': `req-${n}`, ...traceFor(`req-${n}`) }
+                )
+            )
         );
         // Every slot taken and the rest queued: the queued ones start as others finish.
         await waitFor(() => upstream.held.length === 16 && load().queued === 24, 60_000, '16 in flight, 24 queued');
@@ -219,7 +253,7 @@ describe("what an upstream request carries is its own client request's", () => {
         assert.equal(gets.length, 40);
         for (const get of gets) {
             const n = get.params?.arguments?.n;
-            assert.deepEqual(carried(get.headers), { 'mcp-param-token': `token-${n}`, 'x-request-id': `req-${n}` }, `get ${n}`);
+            assert.deepEqual(carried(get), own({ 'mcp-param-token': `token-${n}`, 'x-request-id': `req-${n}` }, `req-${n}`), `get ${n}`);
         }
     });
 
@@ -235,7 +269,7 @@ describe("what an upstream request carries is its own client request's", () => {
             upstream.forgetSessions();
             // Its get finds the session gone (404): the connection is lost, and reconnected.
             const failed = await resultOf(
-                post(url, { jsonrpc: '2.0', id: 7, method: 'prompts/get', params: { name: 'rec__fast' } }, { ...session.headers, 'x-request-id': 'a-req-1' })
+                post(url, { jsonrpc: '2.0', id: 7, method: 'prompts/get', params: { name: 'rec__fast' } }, { ...session.headers, 'x-request-id': 'a-req-1', ...traceFor('a') })
             );
             assert.ok('error' in failed);
             await waitFor(
@@ -244,15 +278,15 @@ describe("what an upstream request carries is its own client request's", () => {
                 'reconnected, its GET stream open'
             );
             const fast = await resultOf(
-                post(url, { jsonrpc: '2.0', id: 8, method: 'prompts/get', params: { name: 'rec__fast' } }, { ...session.headers, 'x-request-id': 'b-req-1' })
+                post(url, { jsonrpc: '2.0', id: 8, method: 'prompts/get', params: { name: 'rec__fast' } }, { ...session.headers, 'x-request-id': 'b-req-1', ...traceFor('b') })
             );
             assert.ok('result' in fast);
 
             const after = upstream.seen.slice(before);
             assert.ok(after.some(item => item.method === 'initialize') && after.some(item => item.method === 'GET'), 'a new handshake and stream');
             for (const item of after) {
-                const own = item.method === 'prompts/get' ? { 'x-request-id': item === getsOf(upstream, 'fast').at(-1) ? 'b-req-1' : 'a-req-1' } : {};
-                assert.deepEqual(carried(item.headers), own, item.method);
+                const tag = item === getsOf(upstream, 'fast').at(-1) ? 'b' : 'a';
+                assert.deepEqual(carried(item), item.method === 'prompts/get' ? own({ 'x-request-id': `${tag}-req-1` }, tag) : {}, item.method);
             }
             const connected = lines().filter(line => line.msg === 'upstream connected');
             assert.equal(connected.length, 2);
@@ -265,7 +299,8 @@ describe("what an upstream request carries is its own client request's", () => {
         // Announcements wait long: the list is read again by the next client, not by the gateway on its own.
         const { url, lines, gateway } = await gatewayFor(t, upstream, { protocol: '2025', timeoutMs: 1000 }, { notifications: { debounceMs: 60_000, maxDelayMs: 60_000 } });
         await waitFor(() => upstream.streams === 1, 20_000, 'the GET stream open');
-        const list = (requestId: string, token: string) => resultOf(postModern(url, 'prompts/list', {}, { 'mcp-param-token': token, 'x-request-id': requestId }));
+        const list = (requestId: string, token: string) =>
+            resultOf(postModern(url, 'prompts/list', {}, { 'mcp-param-token': token, 'x-request-id': requestId, ...traceFor(requestId) }));
         const listed = (result: JsonRpcMessage) => (result.result as { prompts: unknown[] }).prompts.length;
         assert.equal(listed(await list('first', 'first')), PROMPTS.length, 'a good list to fall back on');
         const changed = new Promise<void>(resolve => gateway.upstreams[0]!.events.subscribe(event => event.type === 'prompts-changed' && resolve()));
@@ -285,7 +320,7 @@ describe("what an upstream request carries is its own client request's", () => {
 
         const reads = upstream.seen.slice(before).filter(item => item.method === 'prompts/list');
         assert.equal(reads.length, 1);
-        assert.deepEqual(carried(reads[0]!.headers), {});
+        assert.deepEqual(carried(reads[0]!), {});
         const failure = lines().find(line => String(line.msg).startsWith('listing upstream prompts failed'));
         assert.equal(failure?.requestId, undefined);
     });
@@ -310,7 +345,7 @@ describe("what an upstream request carries is its own client request's", () => {
         for (const line of clashes()) assert.equal(line.requestId, undefined);
     });
 
-    test("a connection started while a request is served (a reload it asked for, say) is nobody's: its lines name no request", { timeout: 60_000 }, async t => {
+    test("a connection a reload starts is nobody's: it carries no request's headers and its lines name no request", { timeout: 60_000 }, async t => {
         const upstream = await startRecordingUpstream(t, 'handshake');
         const { gateway, lines } = await gatewayFor(t, upstream, { protocol: '2025' });
         const added = { id: 'added', transport: 'streamable-http', url: upstream.url, protocol: '2025' };
@@ -320,10 +355,10 @@ describe("what an upstream request carries is its own client request's", () => {
             process.env
         );
         const before = upstream.seen.length;
-        const change = await inRequest('reload-1', () => gateway.reload(next));
+        const change = await gateway.reload(next);
         assert.deepEqual(change.added, ['added']);
         await waitFor(() => upstream.seen.slice(before).some(item => item.method === 'GET'), 20_000, "the new connection's GET stream");
-        for (const item of upstream.seen.slice(before)) assert.deepEqual(carried(item.headers), {}, item.method);
+        for (const item of upstream.seen.slice(before)) assert.deepEqual(carried(item), {}, item.method);
         const connected = lines().filter(line => line.msg === 'upstream connected' && line.upstream === 'added');
         assert.equal(connected.length, 1);
         assert.equal(connected[0]!.requestId, undefined);

@@ -617,8 +617,10 @@ describe('every protocol revision: stdio downstream', () => {
             await waitFor(() => raw.notifications('notifications/prompts/list_changed').length > 0, 20_000, 'list_changed');
             const invalid = raw.received.map(({ message, requestMethod }) => raw.schema.problems(message, requestMethod)).filter(problems => problems.length > 0);
             assert.deepEqual(invalid, []);
-            const connected = raw.stderr.map(line => JSON.parse(line) as Obj).find(line => line['msg'] === 'upstream connected');
-            assert.equal(connected?.['protocol'], upstream);
+            // Log lines are written in batches (at most 250 ms late): the line is waited for, not read at once.
+            const connectedLine = () => raw.stderr.map(line => JSON.parse(line) as Obj).find(line => line['msg'] === 'upstream connected');
+            await waitFor(() => connectedLine() !== undefined, 10_000, 'the "upstream connected" line');
+            assert.equal(connectedLine()?.['protocol'], upstream);
         });
     }
 });

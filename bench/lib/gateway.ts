@@ -48,6 +48,8 @@ export interface StartOptions {
     inspect?: boolean;
     root?: string;
     readyTimeoutMs?: number;
+    /** Environment variables on top of the bench's own (e.g. the standard OTEL_* ones). */
+    env?: Record<string, string>;
 }
 
 export async function startGateway(name: string, config: Record<string, unknown>, options: StartOptions = {}): Promise<GatewayProcess> {
@@ -60,6 +62,7 @@ export async function startGateway(name: string, config: Record<string, unknown>
     const started = performance.now();
     const watched = await spawnWatched(name, process.execPath, [...(options.inspect === true ? ['--inspect=127.0.0.1:0'] : []), path.join(root, 'dist/cli.js'), '--config', file], {
         ready: /^listening on (\S+)$/,
+        ...(options.env === undefined ? {} : { env: options.env }),
         readyTimeoutMs: options.readyTimeoutMs ?? 120_000
     });
     const startedInMs = performance.now() - started;

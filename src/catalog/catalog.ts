@@ -16,11 +16,13 @@ import { Bus } from '../lib/bus.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
 import { Coalescer } from './coalescer.js';
 import { CuratedLists } from './curated-lists.js';
-import { UpstreamListCache, type RelistPolicy, type UpstreamList } from './list-cache.js';
+import { UpstreamListCache, type ListRead, type RelistPolicy, type UpstreamList } from './list-cache.js';
 import { nameTable, type NamingRule } from './names.js';
 import type { OverrideReport, UpstreamOverrides } from './overrides.js';
 import type { Segment } from './paginate.js';
 import type { UpstreamPort, UpstreamPortEvent } from './upstream-port.js';
+import type { TraceContext } from '../protocol/meta.js';
+import { MAX_SPAN_LINKS } from '../diagnostics/tracer.js';
 
 export interface CatalogEntry {
     exposedName: string;
@@ -46,6 +48,8 @@ export interface CatalogView {
 export interface CatalogChange {
     upstreamIds: string[];
     view: CatalogView;
+    /** The spans of the upstream notifications of the burst (tracing on; at most MAX_SPAN_LINKS): what clients' notifications link to. */
+    traces?: readonly TraceContext[] | undefined;
 }
 
 export interface CatalogOptions {
@@ -74,6 +78,8 @@ export class Catalog {
     readonly #curated: CuratedLists;
     readonly #history: LRUCache<string, readonly string[]>;
     #coalescer: Coalescer<string>;
+    /** The upstream notifications' spans of the burst being coalesced. */
+    #burstTraces: TraceContext[] = [];
     #memo: { lists: (UpstreamList | undefined)[]; view: CatalogView } | undefined;
     #published: CatalogView | undefined;
     #publishing = 0;
@@ -172,10 +178,10 @@ export class Catalog {
         return this.#members.get(entry.upstream.id)?.cache.upstream === entry.upstream ? entry : undefined;
     }
 
-    /** The current merged view, refreshing any upstream list that is stale. */
-    async view(): Promise<CatalogView> {
+    /** The current merged view, refreshing any upstream list that is stale; `reads`: told how each list was got. */
+    async view(reads?: ListRead[]): Promise<CatalogView> {
         const order = this.#order;
-        const lists = await Promise.all(order.map(upstream => this.#members.get(upstream.id)?.cache.read() ?? Promise.resolve(undefined)));
+        const lists = await Promise.all(order.map(upstream => this.#members.get(upstream.id)?.cache.read(reads) ?? Promise.resolve(undefined)));
         const memo = this.#memo;
         if (memo !== undefined && memo.lists.length === lists.length && memo.lists.every((list, i) => list === lists[i])) return memo.view;
         lists.forEach((list, index) => {
@@ -229,10 +235,17 @@ export class Catalog {
     }
 
     #newCoalescer(timing: CatalogOptions['notifications']): Coalescer<string> {
-        return new Coalescer<string>({ ...timing, flush: ids => void this.#publish(ids) });
+        return new Coalescer<string>({
+            ...timing,
+            flush: ids => {
+                const traces = this.#burstTraces;
+                this.#burstTraces = [];
+                void this.#publish(ids, traces);
+            }
+        });
     }
 
-    async #publish(upstreamIds: string[]): Promise<void> {
+    async #publish(upstreamIds: string[], traces: readonly TraceContext[]): Promise<void> {
         const publishing = ++this.#publishing;
         let view: CatalogView;
         this.#building++;
@@ -247,7 +260,7 @@ export class Catalog {
         // A later burst started meanwhile publishes a newer view; this one would only go stale on arrival.
         if (this.#closed || publishing !== this.#publishing) return;
         this.#published = view;
-        this.changes.publish({ upstreamIds, view });
+        this.changes.publish(traces.length === 0 ? { upstreamIds, view } : { upstreamIds, view, traces });
     }
 
     #onUpstreamEvent(event: UpstreamPortEvent): void {
@@ -259,8 +272,10 @@ export class Catalog {
             if (member.cache.announcingChanged()) this.#coalescer.push(event.upstreamId);
             return;
         }
-        if (event.type === 'prompts-changed') member.cache.listChanged();
-        else member.cache.connectionChanged();
+        if (event.type === 'prompts-changed') {
+            member.cache.listChanged();
+            if (event.trace !== undefined && this.#burstTraces.length < MAX_SPAN_LINKS) this.#burstTraces.push(event.trace);
+        } else member.cache.connectionChanged();
         this.#coalescer.push(event.upstreamId);
     }
 }

@@ -8,8 +8,6 @@
  * and no allocation per event (the debounce timer, when it fires early, re-arms
  * itself for the rest of the quiet time). Pure apart from the injected timers.
  */
-import { outsideRequests } from '../diagnostics/log-context.js';
-
 export interface Timers {
     now(): number;
     setTimeout(callback: () => void, ms: number): unknown;
@@ -18,9 +16,8 @@ export interface Timers {
 
 const realTimers: Timers = {
     now: () => performance.now(),
-    // A flush announces to everyone: it runs in no request's context, whichever one's event armed the timer.
     setTimeout: (callback, ms) => {
-        const handle = setTimeout(() => outsideRequests(callback), ms);
+        const handle = setTimeout(callback, ms);
         handle.unref();
         return handle;
     },

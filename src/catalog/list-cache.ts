@@ -24,7 +24,8 @@ import type { Prompt } from '@modelcontextprotocol/client';
 import { withDeadline } from '../lib/deadline.js';
 import { shortDigest } from '../lib/digest.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
-import { outsideRequests } from '../diagnostics/log-context.js';
+import { ATTR, MAX_SPAN_LINKS, type TraceSpan } from '../diagnostics/tracer.js';
+import type { TraceContext } from '../protocol/meta.js';
 import type { ListedPrompt, UpstreamPort } from './upstream-port.js';
 
 export interface UpstreamList {
@@ -58,6 +59,19 @@ export interface ListCacheOptions {
     onRead?: (upstreamId: string, hit: boolean) => void;
 }
 
+/**
+ * How one reader got an upstream's list, for its request's span: from the cache; from a read of the upstream it
+ * waited for (its own or one in flight it joined), with that read's CLIENT spans; or its last good list (a read too
+ * slow, or failing).
+ */
+export type ListRead = { upstreamId: string; served: 'cache' | 'last_good' } | { upstreamId: string; served: 'upstream'; traces: readonly TraceContext[] | undefined };
+
+/** What a read of the upstream's list gives its readers. */
+interface Refreshed {
+    list: UpstreamList | undefined;
+    traces?: readonly TraceContext[] | undefined;
+}
+
 /** How long a failed list read is not retried. */
 const LIST_RETRY_MS = 5000;
 /** The longest wait for a scheduled read, whatever ttlMs an upstream gives (a timer cannot wait much over 24 days). */
@@ -66,7 +80,7 @@ const MAX_RELIST_MS = 86_400_000;
 export class UpstreamListCache {
     #list: UpstreamList | undefined;
     #lastGood: UpstreamList | undefined;
-    #refreshing: Promise<UpstreamList | undefined> | undefined;
+    #refreshing: Promise<Refreshed> | undefined;
     /** A change arrived during the refresh in flight: its result is good, but not current. */
     #dirty = false;
     /** Bumped when the connection comes or goes: a fetch from before belongs to another connection. */
@@ -133,18 +147,24 @@ export class UpstreamListCache {
         this.#servedStale = false;
     }
 
-    async read(): Promise<UpstreamList | undefined> {
+    /** `reads`: told how the list was got (a traced request's; ListRead), when given. */
+    async read(reads?: ListRead[]): Promise<UpstreamList | undefined> {
         if (this.upstream.state !== 'ready') return undefined;
         this.options.onRead?.(this.upstream.id, this.#list !== undefined);
-        if (this.#list !== undefined) return this.#list;
-        if (this.#refreshing !== undefined) return this.#servedStale ? this.#lastGood : this.#within(this.#refreshing);
-        if (Date.now() < this.#retryAfter) return this.#lastGood;
-        return this.#within(this.#startRefresh());
+        if (this.#list !== undefined) return this.#served(this.#list, 'cache', reads);
+        if (this.#refreshing !== undefined) return this.#servedStale ? this.#served(this.#lastGood, 'last_good', reads) : this.#within(this.#refreshing, reads);
+        if (Date.now() < this.#retryAfter) return this.#served(this.#lastGood, 'last_good', reads);
+        return this.#within(this.#startRefresh(), reads);
     }
 
-    #startRefresh(): Promise<UpstreamList | undefined> {
+    #served(list: UpstreamList | undefined, served: 'cache' | 'last_good', reads: ListRead[] | undefined): UpstreamList | undefined {
+        reads?.push({ upstreamId: this.upstream.id, served });
+        return list;
+    }
+
+    #startRefresh(): Promise<Refreshed> {
         // Shared by every reader that comes meanwhile: it is no reader's, carries none's headers and its lines name none.
-        const refreshing = outsideRequests(() => this.#refresh()).finally(() => {
+        const refreshing = this.#refresh().finally(() => {
             if (this.#refreshing === refreshing) this.#refreshing = undefined;
         });
         this.#refreshing = refreshing;
@@ -161,7 +181,7 @@ export class UpstreamListCache {
         // A read in flight schedules the next one itself when it lands.
         if (this.#refreshing !== undefined) return;
         const before = this.#lastGood;
-        const after = await this.#startRefresh();
+        const { list: after } = await this.#startRefresh();
         if (after !== undefined && after !== before) this.options.onLateList(this.upstream.id);
     }
 
@@ -187,15 +207,21 @@ export class UpstreamListCache {
         this.#relistTimer = undefined;
         if (this.#closed || this.#relistMs === undefined) return;
         const delay = Math.max(atLeastMs, this.#relistMs);
-        // Set while some client's read is served, the timer must not run its read as part of that client's request.
-        this.#relistTimer = outsideRequests(() => setTimeout(() => void this.#relist(), delay));
+        this.#relistTimer = setTimeout(() => void this.#relist(), delay);
         this.#relistTimer.unref();
     }
 
-    async #within(refreshing: Promise<UpstreamList | undefined>): Promise<UpstreamList | undefined> {
+    async #within(refreshing: Promise<Refreshed>, reads: ListRead[] | undefined): Promise<UpstreamList | undefined> {
+        let waited = true;
+        const read = refreshing.then(({ list, traces }) => {
+            if (waited) reads?.push({ upstreamId: this.upstream.id, served: 'upstream', traces });
+            return list;
+        });
         const ms = this.upstream.config.timeoutMs;
-        if (ms === undefined) return refreshing;
-        return withDeadline(refreshing, ms, () => {
+        if (ms === undefined) return read;
+        return withDeadline(read, ms, () => {
+            waited = false;
+            reads?.push({ upstreamId: this.upstream.id, served: 'last_good' });
             if (!this.#servedStale) {
                 this.#servedStale = true;
                 this.upstream.reportFault('list_slow', `listing took longer than ${ms} ms; serving the last good list, if any`, {
@@ -206,14 +232,14 @@ export class UpstreamListCache {
         });
     }
 
-    async #refresh(): Promise<UpstreamList | undefined> {
+    async #refresh(): Promise<Refreshed> {
         const connection = this.#connection;
         const upstream = this.upstream;
         const started = Date.now();
         try {
             const listing = await upstream.listPrompts();
             const list = this.#toList(listing.items);
-            if (this.#connection !== connection) return list;
+            if (this.#connection !== connection) return { list, traces: listing.traces };
             this.#keepFresh(started, listing.ttlMs);
             this.#lastGood = list;
             // Changed meanwhile: serve this result, read again on the next request.
@@ -223,7 +249,7 @@ export class UpstreamListCache {
                 this.#servedStale = false;
                 this.options.onLateList(upstream.id);
             }
-            return list;
+            return { list, traces: listing.traces };
         } catch (error) {
             this.options.logger.warn(
                 { upstream: upstream.id, err: describeError(error), retryInMs: LIST_RETRY_MS },
@@ -236,7 +262,7 @@ export class UpstreamListCache {
                 // What was vouched for still expires; the schedule keeps trying.
                 this.#scheduleRelist(LIST_RETRY_MS);
             }
-            return this.#lastGood;
+            return { list: this.#lastGood };
         }
     }
 
@@ -262,4 +288,26 @@ export class UpstreamListCache {
         this.options.remember(this.upstream.id, list);
         return list;
     }
+}
+
+/**
+ * Tells a prompts/list span how its upstreams' lists were got (`reads`): the upstreams it asked (it waited for a read
+ * of their list) as `mcp.gateway.upstream.ids`, linked to those reads' CLIENT spans (a read serves every request that
+ * waits for it: a link, not a child); those served from the cache, and those whose last good list was served, as events.
+ */
+export function traceListReads(span: Pick<TraceSpan, 'set' | 'event' | 'link'>, reads: readonly ListRead[]): void {
+    const asked: string[] = [];
+    const cached: string[] = [];
+    const lastGood: string[] = [];
+    let links = 0;
+    for (const read of reads) {
+        if (read.served !== 'upstream') (read.served === 'cache' ? cached : lastGood).push(read.upstreamId);
+        else {
+            asked.push(read.upstreamId);
+            for (const trace of read.traces ?? []) if (links++ < MAX_SPAN_LINKS) span.link(trace, { [ATTR.upstream]: read.upstreamId });
+        }
+    }
+    if (asked.length > 0) span.set({ [ATTR.upstreams]: asked });
+    if (cached.length > 0) span.event('mcp.gateway.list.cached', { [ATTR.upstreams]: cached });
+    if (lastGood.length > 0) span.event('mcp.gateway.list.last_good', { [ATTR.upstreams]: lastGood });
 }

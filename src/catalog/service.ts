@@ -9,18 +9,20 @@ import type { CompleteRequest, CompleteResult, GetPromptResult, ListPromptsResul
 import { CODE } from '../protocol/errors.js';
 import { Bus } from '../lib/bus.js';
 import { mintInstanceTag } from '../lib/instance-tag.js';
-import { exceeds, exceedsDepth } from '../lib/json-bounds.js';
+import { exceeds, jsonWithin } from '../lib/json-bounds.js';
 import { checkStringMap, validateArguments } from './arguments.js';
 import type { Catalog, CatalogEntry, Visibility } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
 import { withDefaults } from './overrides.js';
+import { traceListReads, type ListRead } from './list-cache.js';
 import { paginate } from './paginate.js';
 import { HeldInteractions, type HeldStep } from './held-interactions.js';
 import { expiredQuestion, Interaction, type ClientInput, type InputEvent, type InputRequestHandler, type InteractionBounds, type InteractionPath } from './interaction.js';
 import { MAX_REQUEST_STATE_BYTES, type OpenedState, type RequestStates, type StateBinding } from './request-state.js';
 import { isInputRequired, UpstreamFailedError, UpstreamRejectedError, type CallControl, type Continuation, type InputRequired } from './upstream-port.js';
 import type { VisibleSlices } from './visible-slices.js';
-import { outcomeOf, UnknownPromptError, type Operation, type UsageEvent } from './usage.js';
+import type { TraceSpan } from '../diagnostics/tracer.js';
+import { outcomeOf, UnknownPromptError, type Operation, type Outcome, type UsageEvent } from './usage.js';
 
 const EMPTY_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
 
@@ -52,6 +54,10 @@ export interface GetRequest {
     readonly continuation?: Continuation | undefined;
     /** How the client answers input requests. Absent (the prompts command): an upstream's input_required is returned sealed, for the caller to report. */
     readonly input?: ClientInput | undefined;
+    /** What its usage event names of its trace. */
+    readonly trace?: UsageEvent['trace'];
+    /** Called once the name resolved to a prompt the caller sees (never for a hidden or missing one): the trace names it then. */
+    readonly onResolved?: (() => void) | undefined;
 }
 
 /** -32602 for a held question's state sealed by another gateway instance. */
@@ -103,18 +109,29 @@ export class PromptService {
         this.states = states;
     }
 
-    list(cursor: string | undefined, caller: Caller): Promise<ListPromptsResult> {
-        return this.#recorded('list', caller, async () => {
-            const start = cursor === undefined ? undefined : this.cursors.decode(cursor);
-            if (cursor !== undefined && (start === undefined || start.scope !== caller.scope)) {
-                throw new ProtocolError(CODE.invalidParams, 'Invalid cursor');
-            }
-            const view = await this.catalog.view();
-            const slice = this.slices.of(view, caller.scope, caller.visible);
-            const page = paginate(view.segments, start, this.options.pageSize, (id, version) => this.catalog.history(id, version), slice);
-            const prompts: Prompt[] = page.items.map(entry => entry.prompt);
-            return page.next === undefined ? { prompts } : { prompts, nextCursor: this.cursors.encode({ ...page.next, scope: caller.scope }) };
-        });
+    /** `span`: the request's span (tracing on), told which upstreams' lists it asked for (traceListReads); `requestId`: the request's. */
+    list(
+        cursor: string | undefined,
+        caller: Caller,
+        trace?: UsageEvent['trace'],
+        span?: Pick<TraceSpan, 'sampled' | 'set' | 'event' | 'link'>,
+        requestId?: string
+    ): Promise<ListPromptsResult> {
+        return this.#recorded(new Usage('list', caller, requestId, trace), this.#list(cursor, caller, span));
+    }
+
+    async #list(cursor: string | undefined, caller: Caller, span: Pick<TraceSpan, 'sampled' | 'set' | 'event' | 'link'> | undefined): Promise<ListPromptsResult> {
+        const start = cursor === undefined ? undefined : this.cursors.decode(cursor);
+        if (cursor !== undefined && (start === undefined || start.scope !== caller.scope)) {
+            throw new ProtocolError(CODE.invalidParams, 'Invalid cursor');
+        }
+        const reads: ListRead[] | undefined = span?.sampled === true ? [] : undefined;
+        const view = await this.catalog.view(reads);
+        if (reads !== undefined) traceListReads(span!, reads);
+        const slice = this.slices.of(view, caller.scope, caller.visible);
+        const page = paginate(view.segments, start, this.options.pageSize, (id, version) => this.catalog.history(id, version), slice);
+        const prompts: Prompt[] = page.items.map(entry => entry.prompt);
+        return page.next === undefined ? { prompts } : { prompts, nextCursor: this.cursors.encode({ ...page.next, scope: caller.scope }) };
     }
 
     /**
@@ -123,32 +140,26 @@ export class PromptService {
      * arguments and round; `continuation` is such a client's retry with its answers, its state opened here.
      */
     get(request: GetRequest): Promise<GetPromptResult | InputRequired> {
-        let get: Get | undefined;
-        const input = (): Pick<UsageEvent, 'rounds' | 'path'> | undefined => {
-            const { rounds, path } = get?.interaction ?? get ?? {};
-            return rounds === undefined || rounds === 0 || path === undefined ? undefined : { rounds, path };
-        };
-        return this.#recorded(
-            'get',
-            request.caller,
-            async found => {
-                const { name, caller, input, continuation } = request;
-                const entry = found(await this.#lookup(name, caller));
-                const { maxArguments, maxArgumentBytes } = this.options;
-                const passUnknown = this.options.passUnknownArguments(entry.upstream.id);
-                const args = validateArguments(entry.prompt, withDefaults(request.args, entry.defaults), { maxArguments, maxArgumentBytes, passUnknown });
-                const binding = { scope: caller.scope, holder: input?.holder ?? '', name, args };
-                get = { request, entry, args, binding, interaction: undefined, rounds: 0, path: undefined };
-                const opened = continuation?.requestState === undefined ? undefined : this.#opened(continuation.requestState, get);
-                if (opened?.kind === 'h') return this.#resumed(get, opened.heldId, opened.round);
-                // A 2026-07-28 client's first get: what a 2025 upstream asks on its way is held for its retries (row D).
-                if (input !== undefined && input.ask === undefined && continuation === undefined) return this.#held(get, input);
-                // A kind u state's round: the client's retry answers it; the upstream's next input_required is the one after.
-                const upstreamContinuation = continuation === undefined ? undefined : { inputResponses: continuation.inputResponses, requestState: opened?.state };
-                return this.#answered(get, await this.#call(get, upstreamContinuation), opened?.round ?? 0);
-            },
-            input
-        );
+        const usage = new Usage('get', request.caller, request.control?.forwarded?.requestId, request.trace);
+        return this.#recorded(usage, this.#get(request, usage));
+    }
+
+    async #get(request: GetRequest, usage: Usage): Promise<GetPromptResult | InputRequired> {
+        const { name, caller, input, continuation } = request;
+        const entry = (usage.entry = await this.#lookup(name, caller));
+        request.onResolved?.();
+        const { maxArguments, maxArgumentBytes } = this.options;
+        const passUnknown = this.options.passUnknownArguments(entry.upstream.id);
+        const args = validateArguments(entry.prompt, withDefaults(request.args, entry.defaults), { maxArguments, maxArgumentBytes, passUnknown });
+        const binding = { scope: caller.scope, holder: input?.holder ?? '', name, args };
+        const get = usage.follow({ request, entry, args, binding, interaction: undefined, rounds: 0, path: undefined });
+        const opened = continuation?.requestState === undefined ? undefined : this.#opened(continuation.requestState, get);
+        if (opened?.kind === 'h') return this.#resumed(get, opened.heldId, opened.round);
+        // A 2026-07-28 client's first get: what a 2025 upstream asks on its way is held for its retries (row D).
+        if (input !== undefined && input.ask === undefined && continuation === undefined) return this.#held(get, input);
+        // A kind u state's round: the client's retry answers it; the upstream's next input_required is the one after.
+        const upstreamContinuation = continuation === undefined ? undefined : { inputResponses: continuation.inputResponses, requestState: opened?.state };
+        return this.#answered(get, await this.#call(get, upstreamContinuation), opened?.round ?? 0);
     }
 
     /** The client's retry: its state opened, or -32602 saying why (a state sealed for another caller, prompt, arguments or upstream is "invalid"). */
@@ -207,7 +218,7 @@ export class PromptService {
 
     /** An answer checked; `input_required` asked of a 2025 client (row B), or passed to a 2026-07-28 one sealed (row A). */
     async #answered(get: Get, answer: GetPromptResult | InputRequired, round: number): Promise<GetPromptResult | InputRequired> {
-        const result = this.#sizeChecked(get.entry, answer);
+        const result = this.#sizeChecked(get.entry, answer, get.request.control?.forwarded?.requestId);
         if (!isInputRequired(result)) return result;
         if (get.request.input?.ask === undefined) return this.#passed(get, result, round + 1);
         return this.#interactionOf(get).drive(result, continuation => this.#retried(get, continuation), get.request.control?.signal);
@@ -217,7 +228,7 @@ export class PromptService {
     async #retried(get: Get, continuation: Continuation): Promise<GetPromptResult | InputRequired> {
         const { entry, args, request } = get;
         if (!request.caller.visible(entry)) throw new UnknownPromptError(request.name, entry);
-        return this.#sizeChecked(entry, await entry.upstream.getPrompt(entry.originalName, args, request.control, continuation));
+        return this.#sizeChecked(entry, await entry.upstream.getPrompt(entry.originalName, args, request.control, continuation), request.control?.forwarded?.requestId);
     }
 
     /**
@@ -231,59 +242,53 @@ export class PromptService {
         let passed: InputRequired = result;
         if (request.input !== undefined) passed = { ...result, inputRequests: this.#interaction(entry, request, request.input).passOn(result.inputRequests, round) };
         if (result.requestState !== undefined && exceeds(result.requestState, MAX_REQUEST_STATE_BYTES)) {
-            entry.upstream.reportFault('oversized_result', 'upstream requestState over 64 KiB; not forwarded');
+            entry.upstream.reportFault('oversized_result', 'upstream requestState over 64 KiB; not forwarded', { requestId: request.control?.forwarded?.requestId });
             throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: requestState larger than ${MAX_REQUEST_STATE_BYTES} bytes`);
         }
         return { ...passed, requestState: this.states.sealUpstream(result.requestState, entry.upstream.id, round, get.binding) };
     }
 
     #interaction(entry: CatalogEntry, request: GetRequest, input: ClientInput): Interaction {
-        return new Interaction({ upstream: entry.upstream, client: request.caller.scope, input, bounds: this.options.input, publish: this.#publishInput });
+        const requestId = request.control?.forwarded?.requestId;
+        return new Interaction({ upstream: entry.upstream, client: request.caller.scope, requestId, input, bounds: this.options.input, publish: this.#publishInput });
     }
 
     readonly #publishInput = (event: InputEvent): void => this.inputs.publish(event);
 
-    complete(params: CompleteRequest['params'], caller: Caller, control?: CallControl): Promise<CompleteResult> {
-        return this.#recorded('complete', caller, async found => {
-            // Resource templates are not proxied, so there is nothing to complete for them.
-            if (params.ref.type !== 'ref/prompt') return EMPTY_COMPLETION;
-            const entry = found(await this.#lookup(params.ref.name, caller));
-            const limits = { maxArguments: this.options.maxArguments, maxArgumentBytes: this.options.maxArgumentBytes };
-            if (exceeds(params.argument.value, limits.maxArgumentBytes)) {
-                throw new ProtocolError(CODE.invalidParams, `Argument value too large (at most ${limits.maxArgumentBytes} bytes)`);
-            }
-            if (params.context?.arguments !== undefined) checkStringMap(params.context.arguments, limits, 'context arguments');
-            const result = await entry.upstream.complete({ ...params, ref: { ...params.ref, name: entry.originalName } }, control);
-            return result === undefined ? EMPTY_COMPLETION : withinSpec(this.#sizeChecked(entry, result));
-        });
+    complete(params: CompleteRequest['params'], caller: Caller, control?: CallControl, trace?: UsageEvent['trace'], onResolved?: () => void): Promise<CompleteResult> {
+        const usage = new Usage('complete', caller, control?.forwarded?.requestId, trace);
+        return this.#recorded(usage, this.#complete(params, caller, control, usage, onResolved));
     }
 
-    /**
-     * Runs one operation, publishes how it ended and how long it took, and turns upstream failures into JSON-RPC
-     * errors. `found` names the catalog entry as soon as the operation knows it.
-     */
-    async #recorded<T>(
-        operation: Operation,
+    async #complete(
+        params: CompleteRequest['params'],
         caller: Caller,
-        run: (found: (entry: CatalogEntry) => CatalogEntry) => Promise<T>,
-        input?: () => Pick<UsageEvent, 'rounds' | 'path'> | undefined
-    ): Promise<T> {
-        const started = performance.now();
-        let entry: CatalogEntry | undefined;
-        const found = (known: CatalogEntry) => (entry = known);
-        const publish = (outcome: UsageEvent['outcome']) => {
-            const seconds = (performance.now() - started) / 1000;
-            const event: UsageEvent = { operation, client: caller.scope, entry, outcome, seconds };
-            const rounds = input?.();
-            this.usage.publish(rounds === undefined ? event : Object.assign(event, rounds));
-        };
+        control: CallControl | undefined,
+        usage: Usage,
+        onResolved: (() => void) | undefined
+    ): Promise<CompleteResult> {
+        // Resource templates are not proxied, so there is nothing to complete for them.
+        if (params.ref.type !== 'ref/prompt') return EMPTY_COMPLETION;
+        const entry = (usage.entry = await this.#lookup(params.ref.name, caller));
+        onResolved?.();
+        const limits = { maxArguments: this.options.maxArguments, maxArgumentBytes: this.options.maxArgumentBytes };
+        if (exceeds(params.argument.value, limits.maxArgumentBytes)) {
+            throw new ProtocolError(CODE.invalidParams, `Argument value too large (at most ${limits.maxArgumentBytes} bytes)`);
+        }
+        if (params.context?.arguments !== undefined) checkStringMap(params.context.arguments, limits, 'context arguments');
+        const result = await entry.upstream.complete({ ...params, ref: { ...params.ref, name: entry.originalName } }, control);
+        return result === undefined ? EMPTY_COMPLETION : withinSpec(this.#sizeChecked(entry, result, control?.forwarded?.requestId));
+    }
+
+    /** Waits for one operation, publishes how it ended and how long it took, and turns upstream failures into JSON-RPC errors. */
+    async #recorded<T>(usage: Usage, work: Promise<T>): Promise<T> {
         try {
-            const result = await run(found);
-            publish('ok');
+            const result = await work;
+            this.usage.publish(usage.ended('ok'));
             return result;
         } catch (error) {
-            if (error instanceof UnknownPromptError) entry = error.hidden;
-            publish(outcomeOf(error));
+            if (error instanceof UnknownPromptError) usage.entry = error.hidden;
+            this.usage.publish(usage.ended(outcomeOf(error)));
             throw toProtocolError(error);
         }
     }
@@ -301,19 +306,67 @@ export class PromptService {
     }
 
     /**
-     * Measured as the JSON the client would receive; an oversized result is an upstream fault, never forwarded.
-     * Depth first: serialising a result nested thousands deep would overflow the stack.
+     * Measured as the JSON the client would receive, without serialising it (json-bounds.ts); an oversized result is an
+     * upstream fault, never forwarded. Depth first: serialising a result nested thousands deep would overflow the stack.
+     * `requestId`: the caller's, for the fault's line.
      */
-    #sizeChecked<T>(entry: CatalogEntry, result: T): T {
-        if (exceedsDepth(result, this.options.maxJsonDepth)) {
-            entry.upstream.reportFault('oversized_result', 'upstream result nested deeper than limits.maxJsonDepth; not forwarded');
-            throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: result nested deeper than ${this.options.maxJsonDepth} levels`);
+    #sizeChecked<T>(entry: CatalogEntry, result: T, requestId: string | undefined): T {
+        const { maxJsonDepth, maxResultBytes } = this.options;
+        const bounds = jsonWithin(result, maxJsonDepth, maxResultBytes);
+        if (bounds.within) return result;
+        if (bounds.reason === 'too_deep') {
+            entry.upstream.reportFault('oversized_result', 'upstream result nested deeper than limits.maxJsonDepth; not forwarded', { requestId });
+            throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: result nested deeper than ${maxJsonDepth} levels`);
         }
-        const limit = this.options.maxResultBytes;
-        const json = JSON.stringify(result);
-        if (!exceeds(json, limit)) return result;
-        entry.upstream.reportFault('oversized_result', 'upstream result over limits.maxResultBytes; not forwarded', { bytes: Buffer.byteLength(json) });
-        throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: result larger than ${limit} bytes`);
+        entry.upstream.reportFault('oversized_result', 'upstream result over limits.maxResultBytes; not forwarded', { requestId, bytes: bounds.bytes });
+        throw new ProtocolError(CODE.internalError, `Upstream ${entry.upstream.id} failed: result larger than ${maxResultBytes} bytes`);
+    }
+}
+
+/**
+ * One operation's usage event, filled in as the operation goes (its entry as soon as it is known) and published as it
+ * is once it ends: nothing else is built per request to record it.
+ */
+class Usage implements UsageEvent {
+    readonly client: string;
+    entry: CatalogEntry | undefined = undefined;
+    outcome: Outcome = 'ok';
+    seconds = 0;
+    rounds?: number;
+    path?: InteractionPath;
+    trace?: UsageEvent['trace'];
+    /**
+     * A get's state, once its prompt is found: the rounds of input it put to its client. Private: the event is
+     * published as it is, and the state holds the request (its arguments, its forwarded headers).
+     */
+    #get: Get | undefined = undefined;
+    readonly #started = performance.now();
+
+    constructor(
+        readonly operation: Operation,
+        caller: Caller,
+        readonly requestId: string | undefined,
+        trace: UsageEvent['trace']
+    ) {
+        this.client = caller.scope;
+        if (trace !== undefined) this.trace = trace;
+    }
+
+    /** Follows `get`'s rounds of input from now on. */
+    follow(get: Get): Get {
+        this.#get = get;
+        return get;
+    }
+
+    ended(outcome: Outcome): this {
+        this.outcome = outcome;
+        this.seconds = (performance.now() - this.#started) / 1000;
+        const asked = this.#get?.interaction ?? this.#get;
+        if (asked !== undefined && asked.rounds !== 0 && asked.path !== undefined) {
+            this.rounds = asked.rounds;
+            this.path = asked.path;
+        }
+        return this;
     }
 }
 

@@ -16,6 +16,9 @@ import type { FaultKind } from '../diagnostics/faults.js';
 import type { RelayedClient } from '../protocol/capabilities.js';
 import { CODE, type RpcError } from '../protocol/errors.js';
 import type { InputAnswer, InputRequest } from '../protocol/input-requests.js';
+import type { TraceContext } from '../protocol/meta.js';
+import type { TraceSpan } from '../diagnostics/tracer.js';
+import type { CancelSignal } from '../lib/cancel-signal.js';
 
 /** A prompt as an upstream listed it, within its limits. */
 export interface ListedPrompt {
@@ -54,6 +57,13 @@ export interface Forwarded {
     readonly requestId?: string | undefined;
     /** The client request's `Mcp-Param-*` headers, passed on as they came (Streamable HTTP). */
     readonly headers?: Readonly<Record<string, string>> | undefined;
+    /**
+     * The W3C trace context the upstream request carries on (`_meta` on every transport, headers too over HTTP): the
+     * client request's own (its `_meta`, else its HTTP headers), or with tracing on the gateway's span for the call.
+     */
+    readonly trace?: TraceContext | undefined;
+    /** The call's CLIENT span (tracing on): told what its transport does again on its way (an answer stream resumed). */
+    readonly span?: Pick<TraceSpan, 'event'> | undefined;
 }
 
 /**
@@ -61,7 +71,7 @@ export interface Forwarded {
  * what the call carries of the client request it serves.
  */
 export interface CallControl {
-    signal?: AbortSignal | undefined;
+    signal?: CancelSignal | undefined;
     onProgress?: ((progress: Progress) => void) | undefined;
     forwarded?: Forwarded | undefined;
     /** Told a stateless upstream in the request's `_meta`; a 2025-era upstream was told its client at initialize. None when absent. */
@@ -75,6 +85,8 @@ export interface CallControl {
      * as "the client did not answer". Absent: the upstream's requests are answered by the gateway (as unrelated ones).
      */
     onInputRequest?: ((request: InputRequest, signal: AbortSignal) => Promise<InputAnswer>) | undefined;
+    /** Told the call's CLIENT span as it starts (tracing on): what requests waiting on shared work link to. */
+    onSpan?: ((trace: TraceContext) => void) | undefined;
 }
 
 /**
@@ -83,7 +95,9 @@ export interface CallControl {
  * changes (`announcesChanges`) changed while connected (a 2026-07-28 upstream's subscription acknowledged or dropped).
  */
 export type UpstreamPortEvent =
-    { type: 'state'; upstreamId: string; state: string; previous: string } | { type: 'prompts-changed'; upstreamId: string } | { type: 'announcing'; upstreamId: string };
+    | { type: 'state'; upstreamId: string; state: string; previous: string }
+    | { type: 'prompts-changed'; upstreamId: string; trace?: TraceContext | undefined }
+    | { type: 'announcing'; upstreamId: string };
 
 export interface UpstreamPort {
     readonly id: string;
@@ -103,8 +117,11 @@ export interface UpstreamPort {
      */
     readonly announcesChanges: boolean;
     readonly events: { subscribe(listener: (event: UpstreamPortEvent) => void): () => void };
-    /** `ttlMs`: how long the upstream itself says its list holds (a 2026-07-28 upstream's caching hint), if it says. */
-    listPrompts(): Promise<{ items: readonly ListedPrompt[]; ttlMs?: number | undefined }>;
+    /**
+     * `ttlMs`: how long the upstream itself says its list holds (a 2026-07-28 upstream's caching hint), if it says;
+     * `traces`: the CLIENT spans of the calls that read it (tracing on), at most MAX_SPAN_LINKS.
+     */
+    listPrompts(): Promise<{ items: readonly ListedPrompt[]; ttlMs?: number | undefined; traces?: readonly TraceContext[] | undefined }>;
     getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl, continuation?: Continuation): Promise<GetPromptResult | InputRequired>;
     /** undefined when the upstream does not offer completions. */
     complete(params: CompleteRequest['params'], control?: CallControl): Promise<CompleteResult | undefined>;

@@ -18,6 +18,8 @@ export type Operation = 'list' | 'get' | 'complete';
 
 export interface UsageEvent {
     operation: Operation;
+    /** The id of the client request served (X-Request-Id), for its access-log line; none for the gateway's own. */
+    requestId?: string | undefined;
     /** The caller's client id. */
     client: string;
     /** The prompt as found in the catalog; undefined for lists, unknown names and resource completions. */
@@ -31,6 +33,13 @@ export interface UsageEvent {
     rounds?: number;
     /** With `rounds`: the row of the table they took. */
     path?: InteractionPath;
+    /**
+     * The request's trace, for the access log and the metrics' exemplars: the gateway's span when tracing is on,
+     * else the caller's `traceparent`'s. `spanId`: the gateway's span, only when recorded. `sampled`: whether a tracing
+     * backend holds the trace (the gateway's sampler said so, or with tracing off the caller's flag): only then is it
+     * an exemplar; the log names an unsampled trace all the same (logs join the caller's trace either way).
+     */
+    trace?: { traceId: string; spanId?: string; sampled: boolean };
 }
 
 /**

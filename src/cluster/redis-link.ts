@@ -14,7 +14,6 @@
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../diagnostics/logger.js';
-import { outsideRequests } from '../diagnostics/log-context.js';
 import { backoffDelay, type BackoffPolicy } from '../lib/backoff.js';
 import { classifyRedisFailure, type RedisFailure } from './redis-failure.js';
 
@@ -133,8 +132,7 @@ export class RedisLink {
     #probeLater(): void {
         if (this.#probeTimer !== undefined || this.#closed) return;
         const delay = backoffDelay(this.#probeFailures++, REDIS_RETRY_BACKOFF);
-        // Whichever request's command found Redis refusing, the checks and what the recovery starts are no request's.
-        this.#probeTimer = outsideRequests(() => setTimeout(() => void this.#probe(), delay).unref());
+        this.#probeTimer = setTimeout(() => void this.#probe(), delay).unref();
     }
 
     #probeNow(): void {

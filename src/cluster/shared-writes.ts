@@ -18,7 +18,6 @@
  */
 import type { ChainableCommander } from 'ioredis';
 import type { Logger } from '../diagnostics/logger.js';
-import { outsideRequests } from '../diagnostics/log-context.js';
 import { backoffDelay } from '../lib/backoff.js';
 import { REDIS_RETRY_BACKOFF, type RedisLink } from './redis-link.js';
 
@@ -82,8 +81,8 @@ export class SharedWrites {
         if (this.#inFlight === undefined) {
             // This attempt takes every write put so far: the one put() scheduled for them would find nothing left.
             this.#cancelSoon();
-            // One attempt carries every request's writes, and its retries are timed from it: it is no request's.
-            this.#inFlight = outsideRequests(() => this.#attempt()).finally(() => (this.#inFlight = undefined));
+            // One attempt carries every request's writes, and its retries are timed from it.
+            this.#inFlight = this.#attempt().finally(() => (this.#inFlight = undefined));
             return this.#inFlight;
         }
         // The attempt in flight took its writes already: one more after it, for every write put since.

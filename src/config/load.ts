@@ -12,7 +12,7 @@ import { isRecord } from '../lib/is-record.js';
 import { exceedsDepth } from '../lib/json-bounds.js';
 import { readTextFile } from './read-text-file.js';
 import { GatewayConfigSchema, type GatewayConfig } from './schema.js';
-import { secretExpansionsIn, withSecretExpansions } from './secrets.js';
+import { environmentSecrets, secretExpansionsIn, withSecretExpansions } from './secrets.js';
 
 /**
  * Relative paths (`cwd` of stdio upstreams, `path` of files upstreams, `auth.jwksFile`) are resolved against the file's folder.
@@ -117,7 +117,7 @@ function validate(document: unknown, source: string, env: Environment): GatewayC
             source,
             parsed.error.issues.map(issue => toConfigIssue(issue, interpolated.value))
         );
-    return withSecretExpansions(parsed.data, secretExpansionsIn(parsed.data, interpolated.expansions));
+    return withSecretExpansions(parsed.data, [...secretExpansionsIn(parsed.data, interpolated.expansions), ...environmentSecrets(env)]);
 }
 
 function resolvePaths(config: GatewayConfig, baseDir: string): GatewayConfig {

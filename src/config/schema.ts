@@ -267,6 +267,59 @@ const catalogSchema = z
     .prefault({})
     .describe('A page on the MCP listener to browse, search and try the prompts a client may use (no external resources).');
 
+/** The OTel sampler names (OTEL_TRACES_SAMPLER), but the Jaeger remote sampler. */
+export const TRACE_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+/** Bounds of the span queue (and batch) and of one export, the OTEL_BSP_* / OTEL_EXPORTER_OTLP_*TIMEOUT variables' too. */
+export const MAX_SPAN_QUEUE = 1_000_000;
+export const MAX_EXPORT_TIMEOUT_MS = 600_000;
+export const OTLP_PROTOCOL_FIX = 'use "http/protobuf" (or "http/json") and the collector\'s OTLP/HTTP port, 4318; OTLP over gRPC is not supported';
+
+const tracingSchema = z
+    .strictObject({
+        enabled: z
+            .boolean()
+            .optional()
+            .describe(
+                'Export traces (OpenTelemetry, OTLP over HTTP). Default: on when the standard environment asks for it (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_TRACES_EXPORTER=otlp) and not OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none. Set here, it wins over the environment.'
+            ),
+        endpoint: z
+            .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+            .optional()
+            .describe(
+                'The collector\'s OTLP/HTTP base URL, e.g. "http://otel-collector:4318" (traces go to <endpoint>/v1/traces). Default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318.'
+            ),
+        protocol: z
+            .enum(OTLP_PROTOCOLS, { error: `must be "http/protobuf" or "http/json": ${OTLP_PROTOCOL_FIX}` })
+            .optional()
+            .describe('OTLP encoding. Default: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, OTEL_EXPORTER_OTLP_PROTOCOL, else "http/protobuf".'),
+        serviceName: z.string().min(1).optional().describe('service.name of the spans. Default: OTEL_SERVICE_NAME, else "mcp-prompt-gateway".'),
+        sampler: z.enum(TRACE_SAMPLERS).optional().describe('Which traces are recorded (the OTel sampler names). Default: OTEL_TRACES_SAMPLER, else "parentbased_always_on".'),
+        samplerArg: z.number().min(0).max(1).optional().describe('The ratio of the *traceidratio samplers (0 to 1). Default: OTEL_TRACES_SAMPLER_ARG, else 1.'),
+        headers: z
+            .record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { message: 'must be an HTTP header name' }), plainValue)
+            .optional()
+            .describe(
+                'Headers sent to the collector (e.g. an API key: use "${VAR}" to keep it out of the file; never logged). Default: OTEL_EXPORTER_OTLP_TRACES_HEADERS and OTEL_EXPORTER_OTLP_HEADERS.'
+            ),
+        maxQueueSize: z
+            .number()
+            .int()
+            .min(1)
+            .max(MAX_SPAN_QUEUE)
+            .optional()
+            .describe('Spans kept for export at most; more are dropped while the collector is slow or away. Default: OTEL_BSP_MAX_QUEUE_SIZE, else 2048.'),
+        exportTimeoutMs: z
+            .number()
+            .int()
+            .min(1)
+            .max(MAX_EXPORT_TIMEOUT_MS)
+            .optional()
+            .describe('How long one export to the collector may take, retries included. Default: OTEL_EXPORTER_OTLP_TRACES_TIMEOUT, OTEL_EXPORTER_OTLP_TIMEOUT, else 10000.')
+    })
+    .prefault({})
+    .describe('OpenTelemetry traces of every request (docs/observability.md#traces). Unset fields come from the standard OTEL_* environment.');
+
 export const GatewayConfigSchema = z
     .strictObject({
         $schema: z.string().optional().describe('Editor hint: path or URL of this JSON Schema.'),
@@ -486,6 +539,7 @@ export const GatewayConfigSchema = z
                     .describe('"json": one JSON object per line. "pretty": readable, for people. "auto": pretty when stderr is a terminal. LOG_FORMAT overrides it.')
             })
             .prefault({}),
+        tracing: tracingSchema,
         upstreams: z.array(UpstreamSchema).default([]).describe('The MCP servers behind the gateway, in order.'),
         upstreamsFrom: upstreamsFromSchema(importedUpstreamDefaults)
     })

@@ -6,7 +6,7 @@
  * of them), an upstream's `auth` token or client secret (in each form it is
  * sent in; the access tokens fetched with a client secret are redacted as they
  * arrive, see diagnostics/redaction.ts), `auth.secret`, `cursorSecret`, `sessions.secrets`, the password of
- * `cluster.redis.url`, `metrics.bearerToken`, the values of VS Code `${input:ID}`s
+ * `cluster.redis.url`, `metrics.bearerToken`, the trace collector's `tracing.headers` and endpoint password, the values of VS Code `${input:ID}`s
  * (`upstreamsFrom[].inputs`), and the value of every secret expansion, wherever in the config it went (a token
  * expanded into a stdio server's args is printed when the server echoes its argv): see withSecretExpansions. Values
  * shorter than MIN_SECRET_LENGTH are left out: they would match ordinary words
@@ -14,8 +14,10 @@
  * the environment variables that configure a process rather than authorise it
  * (PATH, HOME, ...): a missing command's message names the PATH it searched.
  * (Client API keys are not here: they are hashed at load and never kept.)
+ * The standard OTEL_* environment holds the collector's credentials too: see environmentSecrets.
  */
 import { clientSecretBasic, formEncode } from '../lib/client-secret-basic.js';
+import { keyValueList } from '../lib/key-value-list.js';
 import { urlCredentials } from '../lib/url-credentials.js';
 import type { Expansion } from './interpolate.js';
 import type { GatewayConfig } from './schema.js';
@@ -65,7 +67,7 @@ export function secretExpansionsIn(config: Parameters<typeof configSecrets>[0], 
     return expansions.filter(({ name, value, into }) => !isPlainEnvName(name) && secrets.some(secret => secret.includes(value) && into.includes(secret))).map(({ value }) => value);
 }
 
-export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'upstreamsFrom' | 'auth' | 'cursorSecret' | 'sessions' | 'cluster' | 'metrics'>): string[] {
+export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'upstreamsFrom' | 'auth' | 'cursorSecret' | 'sessions' | 'cluster' | 'metrics' | 'tracing'>): string[] {
     const values: string[] = [];
     for (const upstream of config.upstreams) {
         // A folder of prompt files holds no credentials.
@@ -74,21 +76,54 @@ export function configSecrets(config: Pick<GatewayConfig, 'upstreams' | 'upstrea
             for (const [name, value] of Object.entries(upstream.env)) if (!isPlainEnvName(name)) values.push(value);
             continue;
         }
-        for (const value of Object.values(upstream.headers)) {
-            values.push(value);
-            const token = SCHEME_TOKEN.exec(value)?.[1];
-            if (token !== undefined) values.push(token);
-        }
-        values.push(...urlSecrets(upstream.url));
+        values.push(...headerSecrets(upstream.headers), ...urlSecrets(upstream.url));
         if (upstream.auth !== undefined) values.push(...authSecrets(upstream.auth));
     }
     if (config.auth.mode === 'jwt' && config.auth.secret !== undefined) values.push(config.auth.secret);
     values.push(config.cursorSecret, ...config.sessions.secrets);
     if (config.cluster?.redis !== undefined) values.push(...urlSecrets(config.cluster.redis.url));
     if (config.metrics.bearerToken !== undefined) values.push(config.metrics.bearerToken);
+    values.push(...headerSecrets(config.tracing.headers ?? {}));
+    if (config.tracing.endpoint !== undefined) values.push(...urlSecrets(config.tracing.endpoint));
     for (const from of config.upstreamsFrom) values.push(...Object.values(from.inputs));
     values.push(...secretExpansionsOf(config));
     return [...new Set(values.filter(value => value.length >= MIN_SECRET_LENGTH))];
+}
+
+/** The variables that hold the trace collector's headers, as `key=value,...` (URL-encoded values), and its URL. */
+const OTLP_HEADER_VARIABLES = ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS'];
+const OTLP_ENDPOINT_VARIABLES = ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'];
+
+/**
+ * The secrets of the environment the gateway reads besides its config: the trace collector's header values (as
+ * written and decoded, and a Bearer or Basic token) and its endpoint's password, which the exporter sends. The loaded
+ * config carries them as secret expansions (config/load.ts), so every output that redacts the config redacts them.
+ */
+export function environmentSecrets(env: Readonly<Record<string, string | undefined>>): string[] {
+    const values: string[] = [];
+    for (const variable of OTLP_HEADER_VARIABLES) {
+        const raw = env[variable];
+        if (raw === undefined) continue;
+        const written = raw.split(',').map(entry => entry.slice(entry.indexOf('=') + 1).trim());
+        values.push(...written, ...headerSecrets(keyValueList(raw).values));
+    }
+    for (const variable of OTLP_ENDPOINT_VARIABLES) {
+        const raw = env[variable]?.trim();
+        // One that is not a URL is refused at start (observability/tracing.ts) and holds no password to send.
+        if (raw !== undefined && URL.canParse(raw)) values.push(...urlSecrets(raw));
+    }
+    return values.filter(value => value.length >= MIN_SECRET_LENGTH);
+}
+
+/** Every header value, and the token of a `Bearer` or `Basic` one. */
+function headerSecrets(headers: Readonly<Record<string, string>>): string[] {
+    const values: string[] = [];
+    for (const value of Object.values(headers)) {
+        values.push(value);
+        const token = SCHEME_TOKEN.exec(value)?.[1];
+        if (token !== undefined) values.push(token);
+    }
+    return values;
 }
 
 /** A bearer token; a client secret as written, as form-encoded (post) and inside the Basic credentials (basic). */

@@ -12,6 +12,8 @@ import type { JSONRPCNotification } from '@modelcontextprotocol/client';
 import type { CatalogChange, CatalogView } from '../catalog/catalog.js';
 import type { Bus } from '../lib/bus.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
+import { ATTR, MAX_SPAN_LINKS, type TraceSpan, type Tracer } from '../diagnostics/tracer.js';
+import type { TraceContext } from '../protocol/meta.js';
 
 /** A way to hand server notifications to one client. */
 export interface Subscriber {
@@ -31,12 +33,16 @@ export interface ChangeDeliveryOptions {
     /** A list_changed notification was handed to a subscriber. */
     onNotified?: () => void;
     logger: Logger;
+    /** A PRODUCER span per notification sent, linked to the upstream notifications that caused it. */
+    tracer?: Tracer | undefined;
 }
 
 export class Audience {
     /** Fingerprint of the list this audience was last told about; undefined when unknown (the next change notifies). */
     fingerprint: string | undefined;
     pending = false;
+    /** With `pending` (tracing on): the upstream notifications' spans the held notification links to. */
+    pendingLinks: readonly TraceContext[] | undefined;
     #subscriber: Subscriber | undefined;
 
     constructor(
@@ -75,7 +81,7 @@ export class ChangeDelivery {
     readonly #unsubscribe: () => void;
 
     constructor(private readonly options: ChangeDeliveryOptions) {
-        this.#unsubscribe = options.changes.subscribe(change => this.#onChange(change.view));
+        this.#unsubscribe = options.changes.subscribe(change => this.#onChange(change.view, change.traces));
     }
 
     /**
@@ -99,19 +105,31 @@ export class ChangeDelivery {
     }
 
     /** Delivers list_changed to the audience now, or holds it until a subscriber attaches. */
-    notify(audience: Audience): void {
+    notify(audience: Audience, links?: readonly TraceContext[]): void {
         const subscriber = audience.subscriber;
         if (subscriber === undefined) {
             audience.pending = true;
+            if (links !== undefined) audience.pendingLinks = [...(audience.pendingLinks ?? []), ...links].slice(-MAX_SPAN_LINKS);
             return;
         }
         audience.pending = false;
+        const span = this.#span(audience, links ?? audience.pendingLinks);
+        audience.pendingLinks = undefined;
         this.options.onNotified?.();
         try {
             subscriber.deliver(LIST_CHANGED);
         } catch (error) {
+            span?.fail('not_delivered');
             this.options.logger.debug({ session: audience.id, err: describeError(error) }, 'list_changed not delivered');
         }
+        span?.end();
+    }
+
+    /** The notification's own span (a root), linked to what caused it: links, not one trace for every client. */
+    #span(audience: Audience, links: readonly TraceContext[] | undefined): TraceSpan | undefined {
+        const { tracer } = this.options;
+        if (tracer?.enabled !== true) return undefined;
+        return tracer.start(LIST_CHANGED.method, { kind: 'producer', links, attributes: { [ATTR.method]: LIST_CHANGED.method, [ATTR.clientId]: audience.scope } });
     }
 
     close(): void {
@@ -119,12 +137,12 @@ export class ChangeDelivery {
         this.#audiences.clear();
     }
 
-    #onChange(view: CatalogView): void {
+    #onChange(view: CatalogView, traces: readonly TraceContext[] | undefined): void {
         for (const audience of this.#audiences) {
             const fingerprint = this.options.fingerprint(view, audience.scope);
             if (fingerprint === audience.fingerprint) continue;
             audience.fingerprint = fingerprint;
-            this.notify(audience);
+            this.notify(audience, traces);
         }
     }
 }

@@ -22,18 +22,22 @@
  */
 import { ProtocolError, type InitializeResult, type JSONRPCErrorResponse, type JSONRPCRequest, type JSONRPCResponse } from '@modelcontextprotocol/client';
 import type { Caller, PromptService } from '../catalog/service.js';
+import type { UsageEvent } from '../catalog/usage.js';
 import { isInputRequired, type CallControl } from '../catalog/upstream-port.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
+import { ATTR, type SpanAttributes, type TraceSpan, type Tracer } from '../diagnostics/tracer.js';
 import { NO_RELAYED_CAPABILITIES, relayedClient, relayedSession, type RelayedClient } from '../protocol/capabilities.js';
 import { capabilityBits, inputCapabilities } from '../protocol/input-requests.js';
 import { adaptGetPrompt, adaptProgress, adaptPromptList } from '../protocol/adapt.js';
 import { CODE, errorForClient, REFUSALS, type RpcError } from '../protocol/errors.js';
-import { META } from '../protocol/meta.js';
+import { META, requestTraceContext, type TraceContext } from '../protocol/meta.js';
+import { requestedPromptName } from '../protocol/requested-prompt.js';
 import { negotiateHandshake, SUPPORTED_VERSIONS, type Revision } from '../protocol/revisions.js';
 import { GATEWAY_INFO } from '../version.js';
 import type { ClientInput } from '../catalog/interaction.js';
 import type { SendToClient } from './client-requests.js';
 import { abortedByShutdown, type Ticket } from './requests.js';
+import type { CancelSignal } from '../lib/cancel-signal.js';
 import { completeParams, getParams, initializeParams, listParams, metaOf, type InitializeParams, type Params, type ProgressToken } from './params.js';
 
 /** Who may keep a 2026-07-28 list page (cacheScope): anyone, or only the same caller. */
@@ -66,7 +70,7 @@ export interface Exchange {
      * Its ticket (requests.ts): aborted when the client cancels, goes away, or its session ends (the upstream call
      * stops, the answer is dropped), or at shutdown (answered -32603); its service call is waited for through it.
      */
-    ticket: Pick<Ticket, 'signal' | 'until'>;
+    ticket: CancelSignal & Pick<Ticket, 'until'>;
     /**
      * Puts a message about this request where its answer goes, before the answer: a progress notification, or the
      * gateway's own request to a 2025 client (and its cancellation); false once that is gone. Absent where none can go.
@@ -74,6 +78,22 @@ export interface Exchange {
     send?: SendToClient | undefined;
     /** What its upstream call carries of it: its request id, and the headers passed on. */
     forwarded?: CallControl['forwarded'];
+    /** Where it came from, for its span. */
+    origin?: RequestOrigin | undefined;
+}
+
+/** Where a request came from: its transport (`tcp` for HTTP, `pipe` for stdio), the caller's address, a 2025 HTTP session's id. */
+export interface RequestOrigin {
+    readonly transport: 'tcp' | 'pipe';
+    /** The caller's address as the gateway knows it (`listen.trustProxy` applied): asked only when a span is made. */
+    readonly address?: (() => string | undefined) | undefined;
+    readonly session?: string | undefined;
+}
+
+/** Who a SERVER span says asked, in which revision (unknown before a 2025 session settled one). */
+export interface SpanSubject {
+    clientId: string;
+    protocolVersion?: string | undefined;
 }
 
 export interface DispatcherOptions {
@@ -84,6 +104,8 @@ export interface DispatcherOptions {
      * server/discover (caching.discoverTtlMs), read per request (a reload applies them at once).
      */
     ttlMs: () => { list: number; discover: number };
+    /** Spans of the requests served (NO_TRACER: none). */
+    tracer?: Tracer | undefined;
 }
 
 export interface Initialized {
@@ -127,16 +149,53 @@ function methodNotFound(): ProtocolError {
 export class Dispatcher {
     constructor(private readonly options: DispatcherOptions) {}
 
-    /** The response to `request`; undefined when it was cancelled (no answer is due). Never throws. */
-    async answer(request: JSONRPCRequest, exchange: Exchange): Promise<JSONRPCResponse | undefined> {
+    /**
+     * The response to `request`; undefined when it was cancelled (no answer is due). Never throws. Not async itself:
+     * with tracing off it is #respond's promise, no second one wrapped around it.
+     */
+    answer(request: JSONRPCRequest, given: Exchange): Promise<JSONRPCResponse | undefined> {
+        const exchange = withTrace(given, requestTraceContext(request.params));
+        const { tracer } = this.options;
+        if (tracer?.enabled !== true) return this.#respond(request, exchange, exchange.forwarded?.trace);
+        return this.#traced(request, exchange, tracer);
+    }
+
+    async #traced(request: JSONRPCRequest, exchange: Exchange, tracer: Tracer): Promise<JSONRPCResponse | undefined> {
+        const span = tracer.start(spanMethod(request.method), {
+            kind: 'server',
+            parent: exchange.forwarded?.trace,
+            attributes: serverSpanAttributes(request, exchange.context, exchange.origin)
+        });
+        if (span === undefined) return this.#respond(request, exchange, exchange.forwarded?.trace);
+        const response = await this.#respond(request, withTrace(exchange, span.context), span);
+        endServerSpan(span, response);
+        return response;
+    }
+
+    /**
+     * The SERVER span of a request answered without `answer` (an initialize, the opening of a subscriptions/listen, a
+     * request refused before it was served), as `answer` would start it; undefined with tracing off (nothing is built).
+     * Its owner ends it with endServerSpan.
+     */
+    serverSpan(request: JSONRPCRequest, subject: SpanSubject | RequestContext, from: Pick<Exchange, 'forwarded' | 'origin'>): TraceSpan | undefined {
+        const { tracer } = this.options;
+        if (tracer?.enabled !== true) return undefined;
+        const parent = requestTraceContext(request.params) ?? from.forwarded?.trace;
+        return tracer.start(spanMethod(request.method), { kind: 'server', parent, attributes: serverSpanAttributes(request, subject, from.origin) });
+    }
+
+    /** `trace`: what the usage event names (the request's span, or the client's trace with tracing off). */
+    async #respond(request: JSONRPCRequest, exchange: Exchange, trace: TraceSpan | TraceContext | undefined): Promise<JSONRPCResponse | undefined> {
         const { context } = exchange;
-        const { signal } = exchange.ticket;
+        const signal = exchange.ticket;
         try {
-            const result = await this.#run(request, exchange);
+            const result = await this.#run(request, exchange, trace);
             if (signal.aborted) return aborted(request, signal);
             return { jsonrpc: '2.0', id: request.id, result: this.#forRevision(request.method, result, context) };
         } catch (error) {
-            return signal.aborted ? aborted(request, signal) : errorResponse(request, errorForClient(this.#errorOf(error, request.method), context.revision.era === 'stateless'));
+            return signal.aborted
+                ? aborted(request, signal)
+                : errorResponse(request, errorForClient(this.#errorOf(error, request.method, exchange.forwarded?.requestId), context.revision.era === 'stateless'));
         }
     }
 
@@ -176,7 +235,8 @@ export class Dispatcher {
         return shaped;
     }
 
-    async #run(request: JSONRPCRequest, exchange: Exchange): Promise<Record<string, unknown>> {
+    async #run(request: JSONRPCRequest, exchange: Exchange, traced: TraceSpan | TraceContext | undefined): Promise<Record<string, unknown>> {
+        const trace = usageTrace(traced);
         const { method } = request;
         const params: Params = request.params;
         const { service } = this.options;
@@ -193,13 +253,19 @@ export class Dispatcher {
                 return this.#discover(context);
             case 'prompts/list': {
                 const valid = listParams(params) ?? throwError(invalidParams(method));
-                return adaptPromptList(await ticket.until(service.list(valid.cursor, context.caller)), context.revision);
+                return adaptPromptList(
+                    await ticket.until(
+                        service.list(valid.cursor, context.caller, trace, traced !== undefined && 'spanId' in traced ? traced : undefined, exchange.forwarded?.requestId)
+                    ),
+                    context.revision
+                );
             }
             case 'prompts/get': {
                 const valid = getParams(params) ?? throwError(invalidParams(method));
                 const input = clientInput(exchange, params);
                 const control = this.#control(exchange, params, valid.progressToken, input);
-                const request = { name: valid.name, args: valid.arguments, caller: context.caller, control, continuation: valid.continuation, input };
+                const onResolved = promptNamer(traced, method, valid.name);
+                const request = { name: valid.name, args: valid.arguments, caller: context.caller, control, continuation: valid.continuation, input, trace, onResolved };
                 const result = await ticket.until(service.get(request));
                 if (!isInputRequired(result)) return adaptGetPrompt(result, context.revision);
                 // Passed on as it came (its state sealed); a handshake-era client has no way to answer it.
@@ -209,7 +275,8 @@ export class Dispatcher {
             case 'completion/complete': {
                 const valid = completeParams(params) ?? throwError(invalidParams(method));
                 const control = this.#control(exchange, params, valid.progressToken);
-                return ticket.until(service.complete(valid.request, context.caller, control));
+                const onResolved = valid.request.ref.type === 'ref/prompt' ? promptNamer(traced, method, valid.request.ref.name) : undefined;
+                return ticket.until(service.complete(valid.request, context.caller, control, trace, onResolved));
             }
             default:
                 return emptyList(method, params);
@@ -233,12 +300,7 @@ export class Dispatcher {
      * (../protocol/capabilities.ts).
      */
     #control(exchange: Exchange, params: Params, progressToken: ProgressToken | undefined, input?: ClientInput): CallControl {
-        const {
-            ticket: { signal },
-            send,
-            context,
-            forwarded
-        } = exchange;
+        const { ticket: signal, send, context, forwarded } = exchange;
         const client = relayedOf(context, params, input);
         if (progressToken === undefined || send === undefined) return { signal, forwarded, client };
         return {
@@ -253,12 +315,12 @@ export class Dispatcher {
     }
 
     /** `data` passes only on -32021 (an upstream's required capabilities, checked where the error was taken in). */
-    #errorOf(error: unknown, method: string): RpcError {
+    #errorOf(error: unknown, method: string, requestId: string | undefined): RpcError {
         if (error instanceof ProtocolError && Number.isSafeInteger(error.code)) {
             const { code, message, data } = error;
             return code === CODE.missingClientCapability && data !== undefined ? { code, message, data } : { code, message };
         }
-        this.options.logger.error({ err: describeError(error), method }, 'request failed; answered "Internal error"');
+        this.options.logger.error({ requestId, err: describeError(error), method }, 'request failed; answered "Internal error"');
         return { code: CODE.internalError, message: 'Internal error' };
     }
 }
@@ -296,8 +358,77 @@ function emptyList(method: string, params: Params): Record<string, unknown> {
     return { [EMPTY_LISTS[method]!]: [] };
 }
 
+/** The exchange whose upstream calls carry on the request's own trace context (its `_meta`), over its HTTP request's. */
+function withTrace(exchange: Exchange, trace: TraceContext | undefined): Exchange {
+    return trace === undefined ? exchange : { ...exchange, forwarded: { ...exchange.forwarded, trace } };
+}
+
+/** Longer prompt names (or methods) are left out of span names: a span name is for grouping, never a client's payload. */
+const MAX_SPAN_NAME_PART = 128;
+
+function spanMethod(method: string): string {
+    return method.length > MAX_SPAN_NAME_PART ? 'other' : method;
+}
+
+/**
+ * Names the request's SERVER span `{mcp.method.name} {target}` once its prompt resolved to one the caller sees (the
+ * exposed name it asked for); until then, and for good when it does not, the span is named for the method alone: a
+ * client can send any number of names, and a hidden prompt's span must look like a missing one's.
+ */
+function promptNamer(traced: TraceSpan | TraceContext | undefined, method: string, prompt: string): (() => void) | undefined {
+    if (traced === undefined || !('spanId' in traced)) return undefined;
+    return () => traced.rename(`${method} ${prompt}`);
+}
+
+function requestedPrompt({ method, params }: JSONRPCRequest): string | undefined {
+    const named = requestedPromptName(method, params);
+    return named !== undefined && named.length <= MAX_SPAN_NAME_PART ? named : undefined;
+}
+
+/**
+ * The SERVER span's attributes (OTel MCP conventions; the client id under mcp.gateway., never a credential). A
+ * request's context names its subject: read only here, when a span is made.
+ */
+function serverSpanAttributes(request: JSONRPCRequest, of: SpanSubject | RequestContext, origin: RequestOrigin | undefined): SpanAttributes {
+    const subject = 'caller' in of ? { clientId: of.caller.scope, protocolVersion: of.revision.version } : of;
+    return {
+        [ATTR.method]: spanMethod(request.method),
+        [ATTR.protocolVersion]: subject.protocolVersion,
+        [ATTR.sessionId]: origin?.session,
+        [ATTR.requestId]: String(request.id),
+        [ATTR.prompt]: requestedPrompt(request),
+        [ATTR.transport]: origin?.transport,
+        [ATTR.clientAddress]: origin?.address?.(),
+        [ATTR.clientId]: subject.clientId
+    };
+}
+
+/**
+ * Ends a SERVER span as its answer went (no span: tracing off): an error answer (or refusal, `{ error }`) is status
+ * ERROR with its code; a cancelled request (undefined) an event; anything else a success.
+ */
+export function endServerSpan(span: TraceSpan | undefined, response: object | undefined): void {
+    if (span === undefined) return;
+    if (response === undefined) span.event('cancelled');
+    else if ('error' in response) {
+        const code = String((response as Pick<JSONRPCErrorResponse, 'error'>).error.code);
+        span.fail(code, { [ATTR.statusCode]: code });
+    }
+    span.end();
+}
+
+/**
+ * What a usage event names of the trace: the request's span (its id only when recorded: an unsampled span's names
+ * nothing); with tracing off, the client's trace id alone, sampled as the client's flag says.
+ */
+function usageTrace(trace: TraceSpan | TraceContext | undefined): UsageEvent['trace'] {
+    if (trace === undefined) return undefined;
+    if ('spanId' in trace) return trace.sampled ? { traceId: trace.traceId, spanId: trace.spanId, sampled: true } : { traceId: trace.traceId, sampled: false };
+    return { traceId: trace.traceId, sampled: trace.sampled };
+}
+
 /** A request its client cancelled gets no answer; one cut short by a shutdown an error, not a stream that just ends. */
-function aborted(request: JSONRPCRequest, signal: AbortSignal): JSONRPCErrorResponse | undefined {
+function aborted(request: JSONRPCRequest, signal: CancelSignal): JSONRPCErrorResponse | undefined {
     return abortedByShutdown(signal) ? errorResponse(request, { code: CODE.internalError, message: (signal.reason as Error).message }) : undefined;
 }
 

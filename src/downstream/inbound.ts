@@ -13,8 +13,11 @@ import { readEnvelope } from '../protocol/json-rpc.js';
 
 export type RefusalReason = 'invalid_message' | 'id_too_long' | 'invalid_params';
 
-/** The refused message's id is null when it has none that can be read (or one over the bound). */
-export type Refusal = ProtocolRefusal<RefusalReason>;
+/**
+ * The refused message's id is null when it has none that can be read (or one over the bound); `method` is there when
+ * it could be read as a request all the same (its params were no object): its refusal is traced.
+ */
+export type Refusal = ProtocolRefusal<RefusalReason> & { method?: string };
 
 export interface Inbound {
     batch: boolean;
@@ -40,7 +43,9 @@ export function readMessages(value: unknown): Inbound {
         } else if (envelope.reason !== 'invalid_notification') {
             // The envelope's fault is JSON-RPC's Invalid Request: the message HTTP counts it as invalid.
             const reason = envelope.reason === 'invalid_request' ? 'invalid_message' : envelope.reason;
-            inbound.refusals.push(refusal(reason, envelope.id, { message: envelope.message }));
+            const refused: Refusal = refusal(reason, envelope.id, { message: envelope.message });
+            if (envelope.reason === 'invalid_params') refused.method = envelope.method;
+            inbound.refusals.push(refused);
         }
     }
     return inbound;

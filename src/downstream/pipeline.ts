@@ -11,14 +11,17 @@
  * streams, session lookup, `initialize` opening a session; stdio its lines,
  * writes, EOF, its channel's session and its handshake).
  */
-import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
+import { ATTR } from '../diagnostics/tracer.js';
 import { NOT_JSON, readJson } from '../protocol/json-text.js';
 import { judgeBatch } from '../protocol/batches.js';
-import type { Stateless } from '../protocol/classify.js';
+import type { ClassifyRefusal, Stateless } from '../protocol/classify.js';
 import { refusal, refusalError, type Refusal } from '../protocol/errors.js';
 import { isRequest } from '../protocol/json-rpc.js';
-import { errorResponse, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from './dispatcher.js';
-import { refusalAnswer, type Inbound } from './inbound.js';
+import { claimedVersion } from '../protocol/meta.js';
+import { revisionOf } from '../protocol/revisions.js';
+import { endServerSpan, errorResponse, type CacheScope, type Dispatcher, type Exchange, type RequestContext, type SpanSubject } from './dispatcher.js';
+import { refusalAnswer, type Inbound, type Refusal as InboundRefusal } from './inbound.js';
 import { Ticket, type RequestRegistry, type RequestScope } from './requests.js';
 import type { SessionTable } from './sessions.js';
 import { honouredFilter, type SubscriptionSink, type Subscriptions } from './subscriptions.js';
@@ -70,6 +73,7 @@ export interface Channel {
     /** Where what concerns a request goes before its answer (progress, the gateway's requests to a 2025 client); absent where nothing can go. */
     send?: Exchange['send'];
     forwarded?: Exchange['forwarded'];
+    origin?: Exchange['origin'];
 }
 
 /** A 2025 session as the pipeline serves it: responses from its client may answer the gateway's requests to it. */
@@ -149,11 +153,12 @@ export class InboundPipeline {
         for (const message of messages) {
             if (isRequest(message)) {
                 (answers ??= []).push(
-                    message.method === 'initialize' ? Promise.resolve(this.#initialize(message, channel, taken, hooks)) : this.answer(message, session, channel, taken)
+                    message.method === 'initialize' ? Promise.resolve(this.#initialize(message, session, channel, taken, hooks)) : this.answer(message, session, channel, taken)
                 );
             } else if ('method' in message) this.notification(message, channel, hooks);
             else session.answered?.(message);
         }
+        for (const refused of refusals) this.refusedRequest(refused, session, channel);
         if (answers === undefined && refusals.length === 0) return undefined;
         return collect(answers ?? [], refusals);
     }
@@ -170,8 +175,11 @@ export class InboundPipeline {
         hooks: StatelessHooks<C>
     ): Promise<Answer> | PipelineRefusal | typeof LISTENING | undefined {
         const context = this.statelessContext(stateless, caller);
-        if (isRefusal(context)) return context;
         const { message } = stateless;
+        if (isRefusal(context)) {
+            if (isRequest(message)) this.#traceRefusal(message, context.error, { clientId: caller.clientId, protocolVersion: stateless.revision.version }, channel);
+            return context;
+        }
         if (!isRequest(message)) return this.notification(message, channel, hooks);
         if (message.method === 'subscriptions/listen') return hooks.listen(message, context, channel) ?? LISTENING;
         return this.answer(message, context, channel, taken);
@@ -187,12 +195,43 @@ export class InboundPipeline {
         return undefined;
     }
 
-    /** An initialize is a request in flight like any other (its id taken in the scope); what it does is the transport's. */
-    #initialize(request: JSONRPCRequest, channel: Channel, taken: Ticket[], hooks: SessionHooks): JSONRPCResponse {
+    /**
+     * A message refused as it was read (its params no object) that could be read as a request all the same: traced
+     * like one served (a SERVER span, status ERROR), so operators see refusals. Others (no method, no id) are not.
+     */
+    refusedRequest(refused: InboundRefusal, subject: SpanSubject | RequestContext, channel: Channel): void {
+        if (refused.method === undefined || refused.id === null) return;
+        this.#traceRefusal({ jsonrpc: '2.0', id: refused.id, method: refused.method }, refused.error, subject, channel);
+    }
+
+    /**
+     * A lone message the transport's classify refused (protocol/classify.ts: its `_meta`, its headers against its
+     * body, its version) that is a request: traced as refusedRequest traces one, under the revision it claims if the
+     * gateway knows it (an unknown claim is a client's payload, never an attribute).
+     */
+    refusedClassified(message: JSONRPCMessage, refused: ClassifyRefusal, subject: SpanSubject, channel: Channel): void {
+        if (!isRequest(message)) return;
+        const claimed = revisionOf(claimedVersion(message.params) ?? '')?.version;
+        this.#traceRefusal(message, refused.error, claimed === undefined ? subject : { ...subject, protocolVersion: claimed }, channel);
+    }
+
+    /** A request refused before it was served, as a SERVER span with status ERROR (nothing with tracing off). */
+    #traceRefusal(request: JSONRPCRequest, error: PipelineRefusal['error'], subject: SpanSubject | RequestContext, channel: Channel): void {
+        endServerSpan(this.options.dispatcher.serverSpan(request, subject, channel), { error });
+    }
+
+    /**
+     * An initialize is a request in flight like any other (its id taken in the scope, its SERVER span); what it does is
+     * the transport's.
+     */
+    #initialize(request: JSONRPCRequest, session: SessionContext, channel: Channel, taken: Ticket[], hooks: SessionHooks): JSONRPCResponse {
+        const span = this.options.dispatcher.serverSpan(request, session, channel);
         const ticket = this.#begin(request, channel.scope, 'call');
-        if (!(ticket instanceof Ticket)) return errorResponse(request, ticket.error);
-        taken.push(ticket);
-        return hooks.initialize(request);
+        const response = ticket instanceof Ticket ? (taken.push(ticket), hooks.initialize(request)) : errorResponse(request, ticket.error);
+        // The revision it settled on, not the one the session spoke before.
+        if (span !== undefined && 'result' in response) span.set({ [ATTR.protocolVersion]: (response.result as { protocolVersion?: string }).protocolVersion });
+        endServerSpan(span, response);
+        return response;
     }
 
     /**
@@ -200,19 +239,37 @@ export class InboundPipeline {
      * answered by the dispatcher. Its ticket is pushed on `taken`: the transport calls `done` once the answer is
      * written. Undefined when no answer is due (cancelled).
      */
-    async answer(request: JSONRPCRequest, context: RequestContext, channel: Channel, taken: Ticket[]): Promise<JSONRPCResponse | undefined> {
+    answer(request: JSONRPCRequest, context: RequestContext, channel: Channel, taken: Ticket[]): Promise<JSONRPCResponse | undefined> {
         const ticket = this.#begin(request, channel.scope, 'call');
-        if (!(ticket instanceof Ticket)) return errorResponse(request, ticket.error);
+        if (!(ticket instanceof Ticket)) {
+            this.#traceRefusal(request, ticket.error, context, channel);
+            return Promise.resolve(errorResponse(request, ticket.error));
+        }
         taken.push(ticket);
-        return this.options.dispatcher.answer(request, { context, ticket, send: channel.send, forwarded: channel.forwarded });
+        return this.options.dispatcher.answer(request, { context, ticket, send: channel.send, forwarded: channel.forwarded, origin: channel.origin });
     }
 
     /**
      * `subscriptions/listen`: acknowledged on `sink` and open until either side ends it (the gateway: shutdown, with
      * its answer; the client: `notifications/cancelled` on stdio, its stream closed over HTTP, the channel gone), or
-     * why not (nothing was sent).
+     * why not (nothing was sent). Its SERVER span covers the opening alone (opened, or refused: status ERROR): a span
+     * is exported only once it ends, and a subscription may stay open for days; what it delivers has spans of its own
+     * (PRODUCER, linked to the upstream's notification).
      */
     listen(
+        request: JSONRPCRequest,
+        context: RequestContext,
+        channel: Channel,
+        sink: SubscriptionSink,
+        quota: { quotaKey: string; credentialsOf?: string }
+    ): PipelineRefusal | undefined {
+        const span = this.options.dispatcher.serverSpan(request, context, channel);
+        const refused = this.#open(request, context, channel, sink, quota);
+        endServerSpan(span, refused ?? OPENED);
+        return refused;
+    }
+
+    #open(
         request: JSONRPCRequest,
         context: RequestContext,
         channel: Channel,
@@ -235,7 +292,7 @@ export class InboundPipeline {
             ticket.done();
             return refusal(subscription, request.id);
         }
-        ticket.signal.addEventListener('abort', () => {
+        ticket.addEventListener('abort', () => {
             subscription.cancel();
             ticket.done();
         });
@@ -248,8 +305,20 @@ export class InboundPipeline {
     }
 }
 
+/** A subscription opened: its span's outcome (no error). */
+const OPENED = Object.freeze({});
+
 /** The refused items' answers, then each request's in order. */
-async function collect(answers: readonly Promise<Answer>[], refusals: Inbound['refusals']): Promise<Answer[]> {
+function collect(answers: readonly Promise<Answer>[], refusals: Inbound['refusals']): Promise<Answer[]> {
+    // The common body, one request: no Promise.all and no async frame around it.
+    return answers.length === 1 && refusals.length === 0 ? answers[0]!.then(alone) : collectAll(answers, refusals);
+}
+
+function alone(answer: Answer): Answer[] {
+    return [answer];
+}
+
+async function collectAll(answers: readonly Promise<Answer>[], refusals: Inbound['refusals']): Promise<Answer[]> {
     const served = await Promise.all(answers);
     return refusals.length === 0 ? served : [...(refusals.map(refusalAnswer) as JSONRPCResponse[]), ...served];
 }

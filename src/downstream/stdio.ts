@@ -24,7 +24,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
 import { ANONYMOUS_CLIENT_ID } from '../config/policy-schema.js';
 import { describeError, type Logger } from '../diagnostics/logger.js';
-import { inRequest, requestIdFrom } from '../diagnostics/log-context.js';
+import { requestIdFrom } from '../diagnostics/log-context.js';
 import type { ClientProfile } from '../policy/clients.js';
 import { classify, type Stateless } from '../protocol/classify.js';
 import { LATEST_HANDSHAKE } from '../protocol/revisions.js';
@@ -43,6 +43,8 @@ import type { Session, SessionRecord, SessionTable } from './sessions.js';
 
 /** The channel's session id, and the scope of its requests in flight (both eras': one id space). */
 const SESSION_ID = 'stdio';
+/** What the spans of its requests name of where they came from. */
+const STDIO_ORIGIN = Object.freeze({ transport: 'pipe' as const });
 
 /** Nothing to end on stdio: the channel outlives a subscription. */
 const NO_END = (): void => {};
@@ -95,7 +97,7 @@ export function startStdioEndpoint(options: StdioEndpointOptions): StdioEndpoint
         onLine: line => {
             if (line.trim() === '') return;
             const requestId = requestIdFrom(undefined);
-            inRequest(requestId, () => channel.handle(line, { requestId })).catch((error: unknown) => logger.error({ err: describeError(error) }, 'stdio message failed'));
+            channel.handle(line, { requestId }).catch((error: unknown) => logger.error({ requestId, err: describeError(error) }, 'stdio message failed'));
         },
         onOverlong: () => channel.unreadable(refusalError('body_too_large'))
     });
@@ -169,12 +171,13 @@ class StdioChannel {
         const { batch, messages } = inbound;
         // The line decides the era, once, as a body does over HTTP: a lone message may claim a revision; a batch never does.
         const classified = messages.length === 0 ? undefined : classify(batch ? messages : messages[0]!, { session: this.#session.revision });
+        const channel: Channel = { scope: SESSION_ID, send: this.write, forwarded, origin: STDIO_ORIGIN };
         if (classified !== undefined && 'reason' in classified) {
+            if (!batch) this.#pipeline.refusedClassified(messages[0]!, classified, { clientId: this.#caller.clientId, protocolVersion: this.#session.revision.version }, channel);
             // Over stdio nothing answers a notification (over HTTP its POST gets a status, and the error with it).
             if (isRequest(messages[0]!)) this.write(refusalAnswer(classified));
             return;
         }
-        const channel: Channel = { scope: SESSION_ID, send: this.write, forwarded };
         const taken: Ticket[] = [];
         try {
             const reply = await (classified?.era === 'stateless' ? this.#stateless(classified, channel, taken) : this.#served(inbound, channel, taken));

@@ -76,6 +76,11 @@ export type RejectionReason = keyof typeof REJECTIONS;
  */
 export type Reject = (res: ServerResponse, reason: RejectionReason, detail?: { message?: string; status?: number; data?: unknown; id?: string | number | null }) => void;
 
+/** The JSON-RPC code a rejection answers with. */
+export function rejectionCode(reason: RejectionReason): number {
+    return REJECTIONS[reason].code;
+}
+
 export function rejecter(onRejected: (reason: RejectionReason) => void = () => {}): Reject {
     return (res, reason, detail = {}) => {
         const rejection = REJECTIONS[reason];

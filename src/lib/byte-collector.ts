@@ -5,6 +5,7 @@
  * an upstream's message answers (see ../upstream/oversized.ts), so memory stays bounded
  * by the limit whatever the other side sends.
  */
+import type { Readable } from 'node:stream';
 import { firstBytes, lastBytes } from './bytes.js';
 
 /** How much of each end of an oversized message is kept (to find the id of the request it answers). */
@@ -68,13 +69,59 @@ export class ByteCollector {
  * will pass it) the reading stops, and the caller must abort the exchange, which closes the connection.
  */
 export async function readBoundedBody(body: AsyncIterable<Uint8Array>, declaredLength: number, limit: number): Promise<Collected> {
-    if (Number.isFinite(declaredLength) && declaredLength > limit) return { kind: 'oversized', head: '', tail: '', size: declaredLength };
+    if (declaredOversized(declaredLength, limit)) return { kind: 'oversized', head: '', tail: '', size: declaredLength };
     const collector = new ByteCollector(limit);
     for await (const chunk of body) {
         collector.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
         if (collector.oversized) break;
     }
     return collector.take();
+}
+
+/**
+ * As readBoundedBody, for a Node stream, read through its events (an async iterator costs several promises and
+ * listeners per body, most of an upstream answer's reading). Past the limit the stream is destroyed, as breaking out
+ * of its iterator would; one destroyed before its end fails the read (with its error, if it has one).
+ */
+export function readBoundedStream(body: Readable, declaredLength: number, limit: number): Promise<Collected> {
+    if (declaredOversized(declaredLength, limit)) return Promise.resolve({ kind: 'oversized', head: '', tail: '', size: declaredLength });
+    if (body.errored !== null) return Promise.reject(body.errored);
+    if (body.destroyed) return Promise.reject(prematureClose());
+    const collector = new ByteCollector(limit);
+    return new Promise((resolve, reject) => {
+        const onData = (chunk: Buffer) => {
+            collector.push(chunk);
+            if (!collector.oversized) return;
+            stop();
+            // Destroyed without a reason, a body may still say why (undici's: "aborted"): nobody is listening any more.
+            body.on('error', ignore).destroy();
+            resolve(collector.take());
+        };
+        const onEnd = () => {
+            stop();
+            resolve(collector.take());
+        };
+        const onError = (error: Error) => {
+            stop();
+            reject(error);
+        };
+        const onClose = () => onError(prematureClose());
+        const stop = () => {
+            body.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+        };
+        body.on('error', onError).on('close', onClose).on('end', onEnd).on('data', onData);
+    });
+}
+
+function ignore(): void {}
+
+function declaredOversized(declaredLength: number, limit: number): boolean {
+    return Number.isFinite(declaredLength) && declaredLength > limit;
+}
+
+/** What Node's own stream helpers fail with for a stream closed before its end. */
+function prematureClose(): Error {
+    return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
 }
 
 /** The first or last OVERSIZED_EDGE_BYTES of `chunks`, copied. */

@@ -60,6 +60,7 @@ const RESTART_ONLY: Record<string, (config: GatewayConfig) => unknown> = {
     metrics: config => config.metrics,
     dashboard: config => config.dashboard,
     catalog: config => config.catalog,
+    tracing: config => config.tracing,
     'log.format': config => config.log.format,
     sessions: config => config.sessions,
     cluster: config => config.cluster,

@@ -16,6 +16,8 @@ import type { RequestRegistry } from '../downstream/requests.js';
 import type { Subscriptions } from '../downstream/subscriptions.js';
 import type { AdminServer } from '../observability/admin-server.js';
 import type { Telemetry } from '../observability/telemetry.js';
+import type { RunningTracing } from '../observability/tracing.js';
+import type { LiveSettings } from './reload.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 
 /** At shutdown, how long the cancelled requests' error answers get to be written. */
@@ -29,15 +31,19 @@ export interface ClosableParts {
     catalog: Catalog;
     pool: UpstreamPool;
     shared: SharedState;
+    live: LiveSettings;
+    /** Spans of everything above are exported last (bounded by shutdownTimeoutMs). */
+    tracing: Pick<RunningTracing, 'shutdown'>;
 }
 
-export async function closeParts({ telemetry, admin, delivery, catalog, pool, shared }: ClosableParts): Promise<void> {
+export async function closeParts({ telemetry, admin, delivery, catalog, pool, shared, live, tracing }: ClosableParts): Promise<void> {
     telemetry.close();
     await admin?.close();
     delivery.close();
     catalog.close();
     await pool.close();
     await shared.close();
+    await tracing.shutdown(live.config.shutdownTimeoutMs);
 }
 
 /** Upstream calls held open for a client's retry (issue 28's row D: catalog/held-interactions.ts HeldInteractions). */

@@ -4,6 +4,7 @@
  * upstream states, the last list_changed events and a short history of prompt
  * gets. Pure: the feed (dashboard-feed.ts) gathers the inputs.
  */
+import { histogramQuantile, type CumulativeBucket } from '../lib/histogram-quantile.js';
 import { UNKNOWN_LABEL } from './metrics.js';
 
 /** prom-client's `getMetricsAsJSON()` shape, as far as it is read here. */
@@ -43,6 +44,11 @@ export interface DashboardInput {
     /** Total prompt gets at the start of each interval, oldest first. */
     samples: readonly number[];
     intervalSeconds: number;
+    /**
+     * The per-prompt buckets of successful gets (latencyBuckets) at the start of the latency window: the quantiles are
+     * of the gets since. Without it, or for a prompt it lacks, since the start.
+     */
+    latencySince?: LatencyBuckets | undefined;
     version: string;
     uptimeSeconds: number;
     now: Date;
@@ -86,6 +92,12 @@ export interface DashboardData {
 
 /** @internal exported for its tests */
 export const TOP_PROMPTS = 10;
+
+/** The histogram the prompts' latencies come from: its successful gets carry the prompt label. */
+export const SERVER_OPERATIONS = 'mcp_server_operation_duration_seconds';
+
+/** Each prompt's cumulative buckets. */
+export type LatencyBuckets = ReadonlyMap<string, readonly CumulativeBucket[]>;
 
 /** Outcomes that speak of the upstream's health, not of the caller's mistakes. */
 const UPSTREAM_FAILURES = new Set(['upstream_error', 'timeout']);
@@ -138,7 +150,7 @@ export function buildDashboardData(input: DashboardInput): DashboardData {
                 ...(upstream.overrides === undefined ? {} : { overrides: upstream.overrides })
             };
         }),
-        prompts: topPrompts(gets, family('mcp_gateway_prompt_get_latency_seconds')),
+        prompts: topPrompts(gets, latencyBuckets(family(SERVER_OPERATIONS)), input.latencySince),
         clients: clients(gets, family('mcp_gateway_prompt_lists_total')),
         listChanged: { recent: [...input.recent] },
         history: { intervalSeconds: input.intervalSeconds, promptGets: perInterval(input.samples, total(gets)) }
@@ -168,7 +180,7 @@ function sumBy(values: Values, label: string): Map<string, number> {
     return sums;
 }
 
-function topPrompts(gets: Values, latency: Values): DashboardData['prompts'] {
+function topPrompts(gets: Values, latency: LatencyBuckets, since: LatencyBuckets | undefined): DashboardData['prompts'] {
     const rows = new Map<string, DashboardData['prompts'][number]>();
     for (const value of gets) {
         const prompt = String(value.labels.prompt);
@@ -180,19 +192,34 @@ function topPrompts(gets: Values, latency: Values): DashboardData['prompts'] {
     }
     const top = [...rows.values()].sort((a, b) => b.gets - a.gets || (a.prompt < b.prompt ? -1 : 1)).slice(0, TOP_PROMPTS);
     for (const row of top) {
-        row.p50Ms = quantileMs(latency, row.prompt, 0.5);
-        row.p95Ms = quantileMs(latency, row.prompt, 0.95);
+        const buckets = windowed(latency.get(row.prompt) ?? [], since?.get(row.prompt));
+        row.p50Ms = milliseconds(histogramQuantile(0.5, buckets));
+        row.p95Ms = milliseconds(histogramQuantile(0.95, buckets));
     }
     return top;
 }
 
-/** A summary's quantile in milliseconds; null when it has no observation in its window (prom-client reports NaN or 0 then). */
-function quantileMs(latency: Values, prompt: string, quantile: number): number | null {
-    const count = latency.find(value => value.labels.prompt === prompt && value.metricName?.endsWith('_count') === true)?.value ?? 0;
-    const found = latency.find(value => value.labels.prompt === prompt && value.labels.quantile === quantile);
-    if (found === undefined || count === 0 || !Number.isFinite(found.value)) return null;
-    return found.value * 1000;
+/** The server operation histogram's buckets per prompt (successful gets only carry the label). */
+export function latencyBuckets(operations: Values): Map<string, CumulativeBucket[]> {
+    const byPrompt = new Map<string, CumulativeBucket[]>();
+    for (const { labels, value, metricName } of operations) {
+        if (labels.prompt === undefined || metricName?.endsWith('_bucket') !== true) continue;
+        const prompt = String(labels.prompt);
+        let buckets = byPrompt.get(prompt);
+        if (buckets === undefined) byPrompt.set(prompt, (buckets = []));
+        buckets.push({ le: labels.le === '+Inf' ? Infinity : Number(labels.le), count: value });
+    }
+    return byPrompt;
 }
+
+/** The observations since `start` (the same histogram's buckets then). */
+function windowed(now: readonly CumulativeBucket[], start: readonly CumulativeBucket[] | undefined): readonly CumulativeBucket[] {
+    if (start === undefined) return now;
+    const before = new Map(start.map(({ le, count }) => [le, count]));
+    return now.map(({ le, count }) => ({ le, count: count - (before.get(le) ?? 0) }));
+}
+
+const milliseconds = (seconds: number | null) => (seconds === null ? null : seconds * 1000);
 
 function clients(gets: Values, lists: Values): DashboardData['clients'] {
     const rows = new Map<string, DashboardData['clients'][number]>();

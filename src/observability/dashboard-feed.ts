@@ -4,7 +4,7 @@
  * prompt gets sampled every few seconds so the page can draw the last minutes.
  */
 import { performance } from 'node:perf_hooks';
-import { buildDashboardData, type DashboardData, type RecentEvent, type UpstreamStatus } from './dashboard-data.js';
+import { buildDashboardData, latencyBuckets, SERVER_OPERATIONS, type DashboardData, type LatencyBuckets, type RecentEvent, type UpstreamStatus } from './dashboard-data.js';
 import type { GatewayMetrics } from './metrics.js';
 
 export interface DashboardFeedOptions {
@@ -22,10 +22,23 @@ const RECENT_EVENTS = 20;
  */
 const MERGE_MS = 1000;
 
+/** The top prompts' p50/p95 are of about the last ten minutes (from 9 to 10)... */
+const LATENCY_WINDOW_MS = 10 * 60_000;
+/** ...from a snapshot of the histogram's per-prompt buckets taken every minute... */
+const LATENCY_SNAPSHOT_MS = 60_000;
+/**
+ * ...holding the prompts with the most successful gets, so a snapshot stays small whatever the catalog's size: the
+ * quantiles of a prompt it lacks (a top prompt by failures) are since the gateway started.
+ */
+const SNAPSHOT_PROMPTS = 100;
+
 export class DashboardFeed {
     readonly #samples: number[] = [];
     readonly #recent: RecentEvent[] = [];
     readonly #timer: NodeJS.Timeout;
+    readonly #latencyTimer: NodeJS.Timeout;
+    /** Oldest first; the first is the window's start (at first the empty histogram). `at`: Date.now(), minutes apart. */
+    readonly #latencySnapshots: { at: number; buckets: LatencyBuckets }[] = [{ at: Date.now(), buckets: new Map() }];
     readonly #intervalSeconds: number;
     readonly #points: number;
     /** When the newest event was last added to. */
@@ -39,6 +52,7 @@ export class DashboardFeed {
         this.#points = options.points ?? 120;
         this.#samples.push(0);
         this.#timer = setInterval(() => void this.#sample(), this.#intervalSeconds * 1000).unref();
+        this.#latencyTimer = setInterval(() => void this.#snapshotLatency(), LATENCY_SNAPSHOT_MS).unref();
     }
 
     /** Allocates nothing while it merges into the newest event: it runs once per upstream notification. */
@@ -63,12 +77,14 @@ export class DashboardFeed {
             intervalSeconds: this.#intervalSeconds,
             version: this.options.version,
             uptimeSeconds: process.uptime(),
-            now: new Date()
+            now: new Date(),
+            latencySince: this.#latencySnapshots[0]?.buckets
         });
     }
 
     close(): void {
         clearInterval(this.#timer);
+        clearInterval(this.#latencyTimer);
     }
 
     /** The newest event, if a new one of this kind would merge into it. */
@@ -83,6 +99,17 @@ export class DashboardFeed {
     #remember(event: RecentEvent): void {
         this.#recent.unshift(event);
         if (this.#recent.length > RECENT_EVENTS) this.#recent.length = RECENT_EVENTS;
+    }
+
+    async #snapshotLatency(): Promise<void> {
+        const operations = await this.metrics.registry.getSingleMetric(SERVER_OPERATIONS)?.get();
+        const busiest = [...latencyBuckets(operations?.values ?? [])]
+            .map(([prompt, buckets]) => ({ prompt, buckets, gets: Math.max(0, ...buckets.map(bucket => bucket.count)) }))
+            .sort((a, b) => b.gets - a.gets)
+            .slice(0, SNAPSHOT_PROMPTS);
+        const at = Date.now();
+        this.#latencySnapshots.push({ at, buckets: new Map(busiest.map(({ prompt, buckets }) => [prompt, buckets])) });
+        while (this.#latencySnapshots.length > 1 && at - this.#latencySnapshots[0]!.at > LATENCY_WINDOW_MS) this.#latencySnapshots.shift();
     }
 
     async #sample(): Promise<void> {

@@ -10,6 +10,7 @@ import { sendJson, sendText } from '../http-server/respond.js';
 import { Routes, type RouteHandler } from '../http-server/routes.js';
 import { assetRoutes, readAsset, readAssets } from '../http-server/static-assets.js';
 import type { DashboardData } from './dashboard-data.js';
+import { wantsOpenMetrics } from './metrics.js';
 
 export interface Readiness {
     ready: boolean;
@@ -46,7 +47,8 @@ export function healthRoutes({ health, readiness, draining, detailed = () => tru
 }
 
 export interface ObservabilityRoutesOptions {
-    metrics?: { path: string; exposition: () => Promise<{ contentType: string; body: string }> } | undefined;
+    /** `openMetrics`: the scrape asked for OpenMetrics (its Accept header). */
+    metrics?: { path: string; exposition: (openMetrics: boolean) => Promise<{ contentType: string; body: string }> } | undefined;
     dashboard?: { path: string; data: () => Promise<DashboardData> } | undefined;
     /** When set, metrics and dashboard data need `Authorization: Bearer <token>`; the page itself holds no data. */
     bearerToken?: string | undefined;
@@ -67,8 +69,8 @@ export function observabilityRoutes({ metrics, dashboard, bearerToken, reject }:
     if (metrics !== undefined) {
         routes.get(
             metrics.path,
-            authorized(async (_req, res) => {
-                const { contentType, body } = await metrics.exposition();
+            authorized(async (req, res) => {
+                const { contentType, body } = await metrics.exposition(wantsOpenMetrics(req.headers.accept));
                 sendText(res, 200, body, contentType, { 'cache-control': 'no-store' });
             })
         );

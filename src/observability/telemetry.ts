@@ -7,7 +7,7 @@
  */
 import type { CatalogView } from '../catalog/catalog.js';
 import type { PromptService } from '../catalog/service.js';
-import type { UsageEvent } from '../catalog/usage.js';
+import { outcomeOf, type UsageEvent } from '../catalog/usage.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { isLoopback } from '../lib/loopback.js';
 import type { Reject, RejectionReason } from '../http-server/rejections.js';
@@ -18,7 +18,7 @@ import { VERSION } from '../version.js';
 import type { OverridesNotApplied, UpstreamStatus } from './dashboard-data.js';
 import { DashboardFeed } from './dashboard-feed.js';
 import type { FaultCounters } from '../diagnostics/faults.js';
-import { logRedactor, type Logger } from '../diagnostics/logger.js';
+import { logRedactor, withoutPathRedaction, type Logger } from '../diagnostics/logger.js';
 import { GatewayMetrics } from './metrics.js';
 import { operatorRoutesOnMcpListener, withheldReason } from './operator-access.js';
 import { observabilityRoutes } from './routes.js';
@@ -37,6 +37,8 @@ export interface TelemetrySources {
     /** Writes waiting for that Redis to take them. */
     sharedWritesPending: () => number;
     faults: FaultCounters;
+    /** With tracing on: spans lost so far, by reason (RunningTracing.spansDropped). */
+    spansDropped?: (() => Record<string, number>) | undefined;
     /** What of an upstream's overrides did not apply to its last list; undefined when everything did. */
     overridesNotApplied?: (upstreamId: string) => OverridesNotApplied | undefined;
 }
@@ -78,6 +80,7 @@ export class Telemetry {
                 sessions: sources.sessions,
                 requestsInFlight: sources.requestsInFlight,
                 inputWaiting: sources.inputWaiting,
+                spansDropped: sources.spansDropped,
                 ...(config.cluster?.redis === undefined ? {} : { sharedState: { up: () => sources.sharedState() === 'up', pendingWrites: sources.sharedWritesPending } }),
                 faults: () =>
                     sources.upstreams().flatMap(upstream => Object.entries(sources.faults.of(upstream.id)).map(([kind, count]) => ({ upstream: upstream.id, kind, count })))
@@ -98,7 +101,7 @@ export class Telemetry {
 
     readonly upstreamObserver: UpstreamObserver = {
         fault: (id, kind) => this.sources.faults.record(id, kind),
-        request: (id, method, seconds) => this.metrics?.upstreamRequest(id, method, seconds),
+        request: (id, method, seconds, error) => this.metrics?.upstreamRequest(id, method, seconds, error === undefined ? 'ok' : outcomeOf(error)),
         reconnecting: id => this.metrics?.reconnecting(id),
         listChanged: id => {
             this.metrics?.listChanged(id);
@@ -120,11 +123,11 @@ export class Telemetry {
 
     /** Every prompt request ends up in the access log, and in the metrics when they are on. */
     watch(service: PromptService): void {
-        service.usage.subscribe(event => logUsage(this.logger, event));
+        service.usage.subscribe(accessLog(this.logger));
         const metrics = this.metrics;
         if (metrics === undefined) return;
-        service.usage.subscribe(({ operation, client, entry, outcome, seconds, rounds, path }) =>
-            metrics.promptRequest({ operation, client, upstream: entry?.upstream.id, prompt: entry?.exposedName, outcome, seconds, rounds, path })
+        service.usage.subscribe(({ operation, client, entry, outcome, seconds, rounds, path, trace }) =>
+            metrics.promptRequest({ operation, client, upstream: entry?.upstream.id, prompt: entry?.exposedName, outcome, seconds, rounds, path, trace })
         );
         service.inputs.subscribe(({ upstream, path, method, outcome }) => metrics.inputRequestEnded({ upstream, path, method, outcome }));
     }
@@ -137,7 +140,10 @@ export class Telemetry {
         const redactor = logRedactor(this.logger);
         const redacted = ({ contentType, body }: { contentType: string; body: string }) => ({ contentType, body: redactor.redact(body) });
         return observabilityRoutes({
-            metrics: this.#served.metrics && recorded !== undefined ? { path: metrics.path, exposition: async () => redacted(await recorded.exposition()) } : undefined,
+            metrics:
+                this.#served.metrics && recorded !== undefined
+                    ? { path: metrics.path, exposition: async openMetrics => redacted(await recorded.exposition(openMetrics)) }
+                    : undefined,
             dashboard: feed === undefined ? undefined : { path: dashboard.path, data: async () => redactor.redactValues(await feed.data()) },
             bearerToken: metrics.bearerToken,
             reject
@@ -176,9 +182,34 @@ function promptCounts(view: CatalogView | undefined): Map<string, number> {
     return counts;
 }
 
-/** The access log: a line per get and completion (lists at debug); the logger adds the request id. */
-function logUsage(logger: Logger, { operation, client, entry, outcome, seconds }: UsageEvent): void {
-    const level = operation === 'list' ? 'debug' : outcome === 'upstream_error' || outcome === 'timeout' ? 'warn' : 'info';
-    if (!logger.isLevelEnabled(level)) return;
-    logger[level]({ operation, client, upstream: entry?.upstream.id, prompt: entry?.exposedName, outcome, ms: Math.round(seconds * 1e4) / 10 }, `prompt ${operation}`);
+/** The access log: a line per get and completion (lists at debug), on `logger`'s lines, each naming its request. */
+export function accessLog(logger: Logger): (event: UsageEvent) => void {
+    const lines = withoutPathRedaction(logger);
+    return event => {
+        const level = accessLevel(event);
+        if (lines.isLevelEnabled(level)) lines[level](accessFields(event), `prompt ${event.operation}`);
+    };
+}
+
+function accessLevel({ operation, outcome }: UsageEvent): 'debug' | 'info' | 'warn' {
+    return operation === 'list' ? 'debug' : outcome === 'upstream_error' || outcome === 'timeout' ? 'warn' : 'info';
+}
+
+/**
+ * An access-log line's fields. `trace_id` and `span_id` (OpenTelemetry's names for them in logs) join it to the
+ * request's trace; absent when it has none.
+ * @internal exported for its tests
+ */
+export function accessFields({ operation, requestId, client, entry, outcome, seconds, trace }: UsageEvent): Record<string, unknown> {
+    return {
+        requestId,
+        operation,
+        client,
+        upstream: entry?.upstream.id,
+        prompt: entry?.exposedName,
+        outcome,
+        ms: Math.round(seconds * 1e4) / 10,
+        trace_id: trace?.traceId,
+        span_id: trace?.spanId
+    };
 }

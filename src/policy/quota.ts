@@ -19,11 +19,16 @@ export function quotaKey(client: ClientProfile, address: string | undefined): st
     return `${ANONYMOUS_CLIENT_ID}@${address === undefined ? 'unknown' : addressKey(address)}`;
 }
 
+/** A dotted-quad IPv4 address as ipaddr.js writes it back (decimal, no leading zeros): what a socket reports. */
+const CANONICAL_IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+
 /**
  * IPv4 as it is (IPv4-mapped IPv6 too), IPv6 as its /64 prefix; anything else as it came, bounded.
  * @internal exported for its tests
  */
 export function addressKey(address: string): string {
+    // The common case (every request of an anonymous caller over IPv4) without parsing: measured ~1 us a call.
+    if (CANONICAL_IPV4.test(address)) return address;
     if (!ipaddr.isValid(address)) return address.slice(0, MAX_KEY_LENGTH);
     const parsed = ipaddr.parse(address);
     if (parsed.kind() === 'ipv4') return parsed.toString();

@@ -55,7 +55,7 @@ const PARAMS_NOT_OBJECT = 'Invalid params: params must be an object';
 export type Envelope =
     | { ok: true; message: JSONRPCMessage }
     | { ok: false; reason: 'invalid_request' | 'id_too_long'; id: RequestId | null; message: string }
-    | { ok: false; reason: 'invalid_params'; id: RequestId; message: string }
+    | { ok: false; reason: 'invalid_params'; id: RequestId; message: string; method: string }
     | { ok: false; reason: 'invalid_notification' };
 
 const INVALID_NOTIFICATION: Envelope = { ok: false, reason: 'invalid_notification' };
@@ -86,7 +86,8 @@ function readCall(value: Record<string, unknown>, echoed: RequestId | null): Env
     if (typeof method !== 'string') return invalid(echoed, method === undefined ? NOT_A_MESSAGE : METHOD_NOT_STRING);
     if (id !== undefined && echoed === null) return invalid(null, INVALID_ID);
     if (!onlyKeys(value, REQUEST_KEYS)) return invalid(echoed, EXTRA_MEMBER);
-    if (params !== undefined && !isRecord(params)) return echoed === null ? INVALID_NOTIFICATION : { ok: false, reason: 'invalid_params', id: echoed, message: PARAMS_NOT_OBJECT };
+    if (params !== undefined && !isRecord(params))
+        return echoed === null ? INVALID_NOTIFICATION : { ok: false, reason: 'invalid_params', id: echoed, message: PARAMS_NOT_OBJECT, method };
     return { ok: true, message: value as JSONRPCMessage };
 }
 

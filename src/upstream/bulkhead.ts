@@ -13,6 +13,7 @@
  * that other request's, so what it logs names its own request.
  */
 import { AsyncResource } from 'node:async_hooks';
+import type { CancelSignal } from '../lib/cancel-signal.js';
 
 export class BulkheadFullError extends Error {
     override readonly name = 'BulkheadFullError';
@@ -31,7 +32,7 @@ export interface BulkheadLimits {
 export interface RunOptions {
     /** Milliseconds since the epoch; a request still waiting then fails with BulkheadTimeoutError. */
     deadline: number;
-    signal?: AbortSignal | undefined;
+    signal?: CancelSignal | undefined;
 }
 
 interface Waiter {
@@ -83,17 +84,33 @@ export class Bulkhead {
         });
     }
 
-    async #start<T>(task: () => Promise<T>): Promise<T> {
+    /** Holds a slot until the task settles (a plain then: no async layer of its own on every request). */
+    #start<T>(task: () => Promise<T>): Promise<T> {
         this.#active++;
+        let running: Promise<T>;
         try {
-            return await task();
-        } finally {
-            this.#active--;
-            const next = this.#queue.values().next();
-            if (!next.done) {
-                this.#queue.delete(next.value);
-                next.value.start();
+            running = task();
+        } catch (error) {
+            running = Promise.reject(error instanceof Error ? error : new Error(String(error)));
+        }
+        return running.then(
+            result => {
+                this.#release();
+                return result;
+            },
+            (error: unknown) => {
+                this.#release();
+                throw error;
             }
+        );
+    }
+
+    #release(): void {
+        this.#active--;
+        const next = this.#queue.values().next();
+        if (!next.done) {
+            this.#queue.delete(next.value);
+            next.value.start();
         }
     }
 }

@@ -27,8 +27,11 @@ import type { InputBounds, RpcClient } from './rpc-client.js';
 import { UpstreamSession, type UpstreamMethod } from './session.js';
 import type { StdioHooks, WireProtocol } from './transports.js';
 import type { GatewayUpstream, UpstreamEvent, UpstreamListing, UpstreamState } from './upstream.js';
+import { ATTR, MAX_SPAN_LINKS, NO_TRACER, type Tracer } from '../diagnostics/tracer.js';
+import type { TraceContext } from '../protocol/meta.js';
 
 const STABLE_AFTER_MS = 30_000;
+const LIST_CHANGED = 'notifications/prompts/list_changed';
 /** An upstream whose list needs more pages than this is cut short (its cursors may never end). */
 const MAX_LIST_PAGES = 1000;
 /** More list_changed than this within a second is a flood: counted and logged (the catalog coalesces them anyway). */
@@ -37,7 +40,8 @@ const FLOOD_PER_SECOND = 100;
 /** What a connection reports about itself, for counters and metrics; it never waits on the answer. */
 export interface UpstreamObserver {
     fault(upstreamId: string, kind: FaultKind): void;
-    request(upstreamId: string, method: UpstreamMethod, seconds: number): void;
+    /** `error`: what the request failed with; undefined when it succeeded. */
+    request(upstreamId: string, method: UpstreamMethod, seconds: number, error: unknown): void;
     /** A reconnect attempt is starting (after a lost connection or a failed attempt). */
     reconnecting(upstreamId: string): void;
     listChanged(upstreamId: string): void;
@@ -59,6 +63,8 @@ export interface ConnectionOptions {
     observer?: UpstreamObserver;
     /** Bounds on what an upstream asks the client within one prompts/get (config inputRequests), read per use; the config's defaults when absent. */
     inputBounds?: (() => InputBounds) | undefined;
+    /** Spans of its calls (NO_TRACER: none). */
+    tracer?: Tracer | undefined;
 }
 
 /** The config's inputRequests defaults, for connections made without them (tools, tests). */
@@ -184,10 +190,12 @@ export class UpstreamConnection implements GatewayUpstream {
         if (session.profile.capabilities.prompts === undefined) return { items: [] };
         const limits = this.options.limits();
         let ttlMs: number | undefined;
+        const traces: TraceContext[] = [];
+        const control = this.options.tracer?.enabled === true ? { onSpan: (trace: TraceContext) => void (traces.length < MAX_SPAN_LINKS && traces.push(trace)) } : undefined;
         // Each prompt is bounded as its page arrives: what is held while the list is read is what passed.
         const collected = await collectPages(
             async cursor => {
-                const page = await session.call('prompts/list', cursor === undefined ? {} : { cursor }, isPromptPage);
+                const page = await session.call('prompts/list', cursor === undefined ? {} : { cursor }, isPromptPage, control);
                 if (session.revision.cachingHints) ttlMs = shorterTtl(ttlMs, page.ttlMs);
                 return { items: page.prompts, nextCursor: page.nextCursor };
             },
@@ -203,7 +211,8 @@ export class UpstreamConnection implements GatewayUpstream {
         if (collected.truncated !== undefined) {
             this.reportFault('list_truncated', 'upstream prompt list cut short', { reason: collected.truncated, prompts: collected.items.length });
         }
-        return ttlMs === undefined ? collected : { ...collected, ttlMs };
+        const listing: UpstreamListing = ttlMs === undefined ? collected : { ...collected, ttlMs };
+        return traces.length === 0 ? listing : { ...listing, traces };
     }
 
     /** A prompt, or a 2026-07-28 upstream's request for input first; `continuation` is the retry with that input. */
@@ -291,9 +300,10 @@ export class UpstreamConnection implements GatewayUpstream {
                 onAnnouncingChanged: changed => {
                     if (changed === this.#session) this.events.publish({ type: 'announcing', upstreamId: this.id });
                 },
-                onRequest: (method, seconds) => this.options.observer?.request(this.id, method, seconds),
+                onRequest: (method, seconds, error) => this.options.observer?.request(this.id, method, seconds, error),
                 onLost: (lost, reason) => this.#drop(lost, reason),
                 inputBounds: () => this.#inputBounds(),
+                tracer: this.options.tracer ?? NO_TRACER,
                 onStray: kind =>
                     this.reportFault(
                         'stray_message',
@@ -338,7 +348,11 @@ export class UpstreamConnection implements GatewayUpstream {
         if (this.#flood.hit(Date.now())) {
             this.reportFault('list_changed_flood', 'upstream floods notifications/prompts/list_changed', { perSecond: `>${FLOOD_PER_SECOND}` });
         }
-        this.events.publish(this.#promptsChanged);
+        const { tracer } = this.options;
+        if (tracer?.enabled !== true) return this.events.publish(this.#promptsChanged);
+        const span = tracer.start(LIST_CHANGED, { kind: 'consumer', attributes: { [ATTR.method]: LIST_CHANGED, [ATTR.upstream]: this.id } });
+        span?.end();
+        this.events.publish(span === undefined ? this.#promptsChanged : { type: 'prompts-changed', upstreamId: this.id, trace: span.context });
     }
 
     /** Counted once per lost connection, however many requests it cut off. */

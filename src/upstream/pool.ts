@@ -14,7 +14,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import pLimit from 'p-limit';
 import type { UpstreamConfig } from '../config/schema.js';
-import { outsideRequests } from '../diagnostics/log-context.js';
 import type { GatewayUpstream } from './upstream.js';
 
 const RETIRE_POLL_MS = 50;
@@ -61,7 +60,7 @@ export class UpstreamPool {
         for (const connection of started) this.#starting.add(connection);
         const limit = pLimit(concurrency);
         try {
-            await outsideRequests(() => Promise.all(started.map(connection => limit(() => connection.start()))));
+            await Promise.all(started.map(connection => limit(() => connection.start())));
         } finally {
             for (const connection of started) this.#starting.delete(connection);
         }

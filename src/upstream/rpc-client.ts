@@ -45,10 +45,11 @@ import {
     type RelayPlan
 } from '../protocol/input-requests.js';
 import type { RequestId } from '../protocol/json-rpc.js';
-import { META } from '../protocol/meta.js';
+import { META, traceEntries, type TraceContext } from '../protocol/meta.js';
 import type { ResultGuard } from './result-schemas.js';
 import { UpstreamFailedError, UpstreamRejectedError, type Forwarded } from '../catalog/upstream-port.js';
 import type { UpstreamTransport } from './transports.js';
+import type { CancelSignal } from '../lib/cancel-signal.js';
 
 interface RpcRequestOptions {
     /**
@@ -58,7 +59,7 @@ interface RpcRequestOptions {
     timeoutMs: number;
     /** With onProgress: the longest the request may take in all, however much progress comes. */
     maxTotalTimeoutMs?: number | undefined;
-    signal?: AbortSignal | undefined;
+    signal?: CancelSignal | undefined;
     /** Asks the upstream for progress (under a token of the client's own) and hears it. */
     onProgress?: ((progress: Progress) => void) | undefined;
     /**
@@ -120,9 +121,13 @@ export interface RpcClientEvents {
     onStray(kind: 'answer' | 'progress'): void;
     /** The connection is gone; the requests in flight have failed. Called once, and not after close(). */
     onClosed(): void;
-    onError(error: Error): void;
-    /** A request of the upstream's that was refused as its fault: one that cannot be tied to a call, or malformed. */
-    onFault(kind: FaultKind, message: string): void;
+    /** `requestId`: the client request the failed exchange served, if any (its log line names it). */
+    onError(error: Error, requestId?: string): void;
+    /**
+     * A request of the upstream's that was refused as its fault: one that cannot be tied to a call, or malformed;
+     * `requestId`: the client request of the call it was tied to, if any.
+     */
+    onFault(kind: FaultKind, message: string, requestId?: string): void;
 }
 
 /** The timeout's data when a bound in all ended the request, rather than silence: which bound, and its value. */
@@ -148,7 +153,7 @@ interface Pending {
     totalTimer: NodeJS.Timeout | undefined;
     onProgress: ((progress: Progress) => void) | undefined;
     onAcknowledged: ((notifications: Params) => void) | undefined;
-    signal: AbortSignal | undefined;
+    signal: CancelSignal | undefined;
     onAbort: (() => void) | undefined;
     forwarded: Forwarded | undefined;
     onInputRequest: InputHandler | undefined;
@@ -206,7 +211,7 @@ export class RpcClient {
         this.#events = events;
         this.#relay = relay;
         transport.onmessage = (message, relatedTo) => this.#receive(message, relatedTo);
-        transport.onerror = error => events.onError(error);
+        transport.onerror = (error, requestId) => events.onError(error, requestId);
         transport.onclose = () => {
             if (this.#end()) events.onClosed();
         };
@@ -236,7 +241,7 @@ export class RpcClient {
         const { signal, onProgress, forwarded } = options;
         if (signal?.aborted === true) return Promise.reject(cancelled());
         const id = this.#nextId++;
-        const sent = this.#withMeta(params, options.meta, onProgress === undefined ? undefined : id);
+        const sent = this.#withMeta(params, options.meta, onProgress === undefined ? undefined : id, forwarded?.trace);
         const message = (sent === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: sent }) as JSONRPCMessage;
         return new Promise<T>((resolve, reject) => {
             const pending: Pending = {
@@ -273,10 +278,13 @@ export class RpcClient {
         });
     }
 
-    /** `params` with this request's `_meta` and the progress token, if any; as it was when there is none. */
-    #withMeta(params: Params | undefined, own: Params | undefined, progressToken: RequestId | undefined): Params | undefined {
-        if (own === undefined && progressToken === undefined) return params;
-        return { ...params, _meta: { ...(params?._meta as Params | undefined), ...own, ...(progressToken === undefined ? {} : { progressToken }) } };
+    /** `params` with this request's `_meta`, its trace context and the progress token, if any; as it was when there is none. */
+    #withMeta(params: Params | undefined, own: Params | undefined, progressToken: RequestId | undefined, trace: TraceContext | undefined): Params | undefined {
+        if (own === undefined && progressToken === undefined && trace === undefined) return params;
+        const meta: Params = { ...(params?._meta as Params | undefined), ...own };
+        if (trace !== undefined) Object.assign(meta, traceEntries(trace));
+        if (progressToken !== undefined) meta.progressToken = progressToken;
+        return { ...params, _meta: meta };
     }
 
     notify(method: string, params?: Params, forwarded?: Forwarded): Promise<void> {
@@ -350,7 +358,7 @@ export class RpcClient {
         try {
             pending.onProgress({ progress, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) });
         } catch (error) {
-            this.#events.onError(error instanceof Error ? error : new Error(String(error)));
+            this.#events.onError(error instanceof Error ? error : new Error(String(error)), pending.forwarded?.requestId);
         }
     }
 
@@ -363,7 +371,7 @@ export class RpcClient {
         try {
             pending.onAcknowledged(agreed as Params);
         } catch (error) {
-            this.#events.onError(error instanceof Error ? error : new Error(String(error)));
+            this.#events.onError(error instanceof Error ? error : new Error(String(error)), pending.forwarded?.requestId);
         }
     }
 
@@ -379,12 +387,13 @@ export class RpcClient {
         if (owner === undefined || owner === AMBIGUOUS) return this.#unrelated(id, method as InputMethod, owner === AMBIGUOUS);
         const request = readInputRequest(method, params);
         if (request === undefined || this.#asked.has(id)) {
-            this.#events.onFault('invalid_result', request === undefined ? `upstream sent an invalid ${method} request` : 'upstream reused the id of a request still out');
+            const reason = request === undefined ? `upstream sent an invalid ${method} request` : 'upstream reused the id of a request still out';
+            this.#events.onFault('invalid_result', reason, owner.forwarded?.requestId);
             return this.#reply(id, { error: { code: CODE.invalidParams, message: `Invalid ${method} request` } });
         }
         const { maxPerRound } = owner.inputBounds;
         if ((owner.asking?.size ?? 0) >= maxPerRound) {
-            this.#events.onFault('invalid_result', 'upstream asked more at once than inputRequests.maxPerRound');
+            this.#events.onFault('invalid_result', 'upstream asked more at once than inputRequests.maxPerRound', owner.forwarded?.requestId);
             return this.#reply(id, { error: { code: CODE.internalError, message: `Too many requests at once (inputRequests.maxPerRound ${maxPerRound})` } });
         }
         this.#ask(owner, id, request);

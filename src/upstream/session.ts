@@ -8,16 +8,17 @@
  * hands each `prompts/get` its caller's `onInputRequest`; with `exclusive`, its
  * `prompts/get` go one at a time, so what the upstream asks meanwhile is that one's.
  */
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ProtocolError } from '@modelcontextprotocol/client';
 import { CODE } from '../protocol/errors.js';
-import { UpstreamFailedError, type CallControl, type UpstreamRejectedError } from '../catalog/upstream-port.js';
+import { UpstreamFailedError, UpstreamRejectedError, type CallControl } from '../catalog/upstream-port.js';
 import { maxTotalTimeout } from '../config/schema.js';
 import type { FaultKind } from '../diagnostics/faults.js';
-import { outsideRequests } from '../diagnostics/log-context.js';
 import { NO_RELAYED_CAPABILITIES } from '../protocol/capabilities.js';
 import type { RelayPlan } from '../protocol/input-requests.js';
-import { upstreamRequestMeta } from '../protocol/meta.js';
+import { upstreamRequestMeta, type TraceContext } from '../protocol/meta.js';
+import { requestedPromptName } from '../protocol/requested-prompt.js';
 import type { Revision } from '../protocol/revisions.js';
 import { Bulkhead, BulkheadFullError, BulkheadTimeoutError } from './bulkhead.js';
 import { connectionEvidence, failureReason, toUpstreamError } from './errors.js';
@@ -27,6 +28,8 @@ import { openClient, type OpenClientOptions } from './open-client.js';
 import { isAnyResult, type ResultGuard } from './result-schemas.js';
 import { isTotalTimeout, NoAnswerError, type InputBounds, type RpcClient } from './rpc-client.js';
 import type { WireProtocol } from './transports.js';
+import { ATTR, type SpanAttributes, type TraceSpan, type Tracer } from '../diagnostics/tracer.js';
+import type { CancelSignal } from '../lib/cancel-signal.js';
 
 /** The check after a transport error: an upstream that is there answers a ping at once, whatever its timeoutMs. */
 const CHECK_TIMEOUT_MS = 2000;
@@ -45,12 +48,43 @@ export interface SessionOptions extends Omit<OpenClientOptions, 'events'> {
     onAnnouncingChanged: (session: UpstreamSession) => void;
     /** An answer to no request in flight, or progress for none, was dropped. */
     onStray: (kind: 'answer' | 'progress') => void;
-    /** Every request's time, from the call until it settled (a wait for a bulkhead slot included). */
-    onRequest: (method: UpstreamMethod, seconds: number) => void;
+    /** Every request's time, from the call until it settled (a wait for a bulkhead slot included), and its error if it failed. */
+    onRequest: (method: UpstreamMethod, seconds: number, error: unknown) => void;
     /** Called at most once, and never after close(). */
     onLost: (session: UpstreamSession, reason: string) => void;
     /** Read per call, so a reload applies at once. */
     inputBounds: () => InputBounds;
+    /** A CLIENT span per call, its context carried on to the upstream. */
+    tracer: Tracer;
+}
+
+/** The call's control with the span's context carried on, and its input requests as span events. */
+function tracedControl(control: CallControl, span: TraceSpan): CallControl {
+    const traced: CallControl = { ...control, forwarded: { ...control.forwarded, trace: span.context, span } };
+    const { onInputRequest } = control;
+    if (onInputRequest !== undefined) {
+        traced.onInputRequest = (request, signal) => {
+            span.event('mcp.input.request', { [ATTR.method]: request.method });
+            return onInputRequest(request, signal).then(
+                answer => {
+                    span.event('mcp.input.answer', { [ATTR.method]: request.method, [ATTR.inputOutcome]: 'result' in answer ? 'answered' : 'error' });
+                    return answer;
+                },
+                (error: unknown) => {
+                    span.event('mcp.input.answer', { [ATTR.method]: request.method, [ATTR.inputOutcome]: 'refused' });
+                    throw error;
+                }
+            );
+        };
+    }
+    return traced;
+}
+
+/** error.type of a failed call (the JSON-RPC code of a rejection, else what failed), and its status code if any. */
+function failureType(error: unknown): [string, SpanAttributes?] {
+    if (error instanceof UpstreamRejectedError) return [String(error.code), { [ATTR.statusCode]: String(error.code) }];
+    if (error instanceof UpstreamFailedError) return [error.fault ?? (error.reason === 'cancelled' ? 'cancelled' : 'upstream_failed')];
+    return [error instanceof Error ? error.name : 'error'];
 }
 
 /** The requests the gateway makes of an upstream (a closed list: it labels metrics). */
@@ -68,6 +102,8 @@ export class UpstreamSession {
     readonly #relays: boolean;
     /** relayInputRequests: exclusive on a 2025 session: its prompts/get, one at a time (taken before a slot of the bulkhead). */
     readonly #exclusive: Bulkhead | undefined;
+    /** What every span of its calls names of the upstream, made at its first span. */
+    #spanBase: SpanAttributes | undefined;
 
     private constructor(
         readonly client: RpcClient,
@@ -101,10 +137,10 @@ export class UpstreamSession {
                 onListChanged: options.onListChanged,
                 onStray: options.onStray,
                 onClosed: () => opening.session?.lose('connection closed'),
-                onFault: (kind, message) => options.reportFault(kind, message, {}),
-                onError: error => {
+                onFault: (kind, message, requestId) => options.reportFault(kind, message, { requestId }),
+                onError: (error, requestId) => {
                     // The classified reason only: a raw error may quote what the upstream sent, or the request's headers.
-                    options.log.debug({ reason: failureReason(error, options.config.timeoutMs) }, 'upstream transport error');
+                    options.log.debug({ requestId, reason: failureReason(error, options.config.timeoutMs) }, 'upstream transport error');
                     // Over HTTP, a response stream cut off mid-way is reported here only: its request would wait for its timeout.
                     if (opening.session?.wire !== 'stdio') opening.session?.suspect();
                 }
@@ -176,16 +212,66 @@ export class UpstreamSession {
         return this.#timed(method, params, guard, control, true);
     }
 
-    async #timed<T>(method: UpstreamMethod, params: Record<string, unknown>, guard: ResultGuard<T>, control: CallControl = {}, optional: boolean): Promise<T | undefined> {
+    /** Settled in one step (no async layers): the call, its failure turned into the caller's, counted, its span ended. */
+    #timed<T>(method: UpstreamMethod, params: Record<string, unknown>, guard: ResultGuard<T>, control: CallControl = {}, optional: boolean): Promise<T | undefined> {
         const started = performance.now();
+        const span = this.options.tracer.enabled ? this.#clientSpan(method, params, control.forwarded?.trace) : undefined;
+        if (span !== undefined) control.onSpan?.(span.context);
+        const settled = (failure: unknown) => {
+            this.options.onRequest(method, (performance.now() - started) / 1000, failure);
+            span?.end();
+        };
+        let running: Promise<T>;
         try {
-            return await this.#call(method, params, guard, control, optional);
-        } finally {
-            this.options.onRequest(method, (performance.now() - started) / 1000);
+            running = this.#call(method, params, guard, span === undefined ? control : tracedControl(control, span));
+        } catch (error) {
+            running = Promise.reject(error instanceof Error ? error : new Error(String(error)));
         }
+        return running.then(
+            result => {
+                settled(undefined);
+                return result;
+            },
+            (error: unknown) => {
+                if (optional && error instanceof ProtocolError && error.code === CODE.methodNotFound) {
+                    settled(undefined);
+                    return undefined;
+                }
+                const failure = this.#failed(error, control.signal, control.forwarded?.requestId);
+                span?.fail(...failureType(failure));
+                settled(failure);
+                throw failure;
+            }
+        );
     }
 
-    async #call<T>(method: UpstreamMethod, params: Record<string, unknown>, guard: ResultGuard<T>, control: CallControl, optional: boolean): Promise<T | undefined> {
+    /**
+     * The CLIENT span of one call (OTel MCP conventions), a child of the client request's span (Forwarded.trace) or,
+     * for the gateway's own reads, a root. Named for the upstream's own prompt.
+     */
+    #clientSpan(method: UpstreamMethod, params: Record<string, unknown>, parent: TraceContext | undefined): TraceSpan | undefined {
+        const prompt = requestedPromptName(method, params);
+        const span = this.options.tracer.start(prompt === undefined ? method : `${method} ${prompt}`, {
+            kind: 'client',
+            parent,
+            attributes: { ...(this.#spanBase ??= this.#spanAttributes()), [ATTR.method]: method, [ATTR.prompt]: prompt }
+        });
+        if (params.inputResponses !== undefined) span?.event('mcp.input.retry', { [ATTR.inputResponses]: Object.keys(params.inputResponses as object).length });
+        return span;
+    }
+
+    /** What every span of this session names of the upstream: never a URL's credentials, path or query, nor a command's arguments. */
+    #spanAttributes(): SpanAttributes {
+        const { config } = this.options;
+        const common = { [ATTR.upstream]: config.id, [ATTR.protocolVersion]: this.revision.version };
+        if (config.transport === 'stdio') return { ...common, [ATTR.serverAddress]: path.basename(config.command), [ATTR.transport]: 'pipe' };
+        const url = new URL(config.url);
+        const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+        return { ...common, [ATTR.serverAddress]: url.hostname, [ATTR.serverPort]: port, [ATTR.transport]: 'tcp' };
+    }
+
+    /** The request through the bulkhead (and, on a session that relays, its turn); fails with the raw error (see #timed). */
+    #call<T>(method: UpstreamMethod, params: Record<string, unknown>, guard: ResultGuard<T>, control: CallControl): Promise<T> {
         const { config, bulkhead } = this.options;
         const now = Date.now();
         const deadline = now + config.timeoutMs;
@@ -208,22 +294,17 @@ export class UpstreamSession {
                 onInputRequest,
                 inputBounds: onInputRequest === undefined ? undefined : this.options.inputBounds()
             });
-        try {
-            if (method !== 'prompts/get' || this.#exclusive === undefined) return await bulkhead.run(request, { deadline, signal });
-            // The wait for its turn counts in the same deadline: a get queued behind a question times out as one queued for a slot.
-            return await this.#exclusive.run(() => bulkhead.run(request, { deadline, signal }), { deadline, signal });
-        } catch (error) {
-            if (optional && error instanceof ProtocolError && error.code === CODE.methodNotFound) return undefined;
-            throw this.#failed(error, signal);
-        }
+        if (method !== 'prompts/get' || this.#exclusive === undefined) return bulkhead.run(request, { deadline, signal });
+        // The wait for its turn counts in the same deadline: a get queued behind a question times out as one queued for a slot.
+        return this.#exclusive.run(() => bulkhead.run(request, { deadline, signal }), { deadline, signal });
     }
 
-    /** The failure a caller sees, counted and weighed as evidence about the connection. */
-    #failed(error: unknown, signal: AbortSignal | undefined): UpstreamRejectedError | UpstreamFailedError {
+    /** The failure a caller sees, counted and weighed as evidence about the connection; `requestId`: the caller's. */
+    #failed(error: unknown, signal: CancelSignal | undefined, requestId: string | undefined): UpstreamRejectedError | UpstreamFailedError {
         const { config } = this.options;
         const failure = this.#failure(error, config.timeoutMs, signal);
         if (failure instanceof UpstreamFailedError && failure.fault !== undefined) {
-            this.options.reportFault(failure.fault, 'upstream request failed', { reason: failure.reason });
+            this.options.reportFault(failure.fault, 'upstream request failed', { requestId, reason: failure.reason });
         }
         // A cancelled request says nothing about the upstream; nor does one cut off by maxTotalTimeoutMs, as its
         // progress showed the upstream alive.
@@ -242,7 +323,7 @@ export class UpstreamSession {
 
     /** The transport reported an error that may have cost the connection (the check is the connection's, no request's). */
     private suspect(): void {
-        outsideRequests(() => this.#liveness.suspect());
+        this.#liveness.suspect();
     }
 
     /** Lost or closed: its requests fail, and it will not report anything again. */
@@ -258,7 +339,7 @@ export class UpstreamSession {
         await this.client.close().catch(() => {});
     }
 
-    #failure(error: unknown, timeoutMs: number, signal: AbortSignal | undefined): UpstreamRejectedError | UpstreamFailedError {
+    #failure(error: unknown, timeoutMs: number, signal: CancelSignal | undefined): UpstreamRejectedError | UpstreamFailedError {
         const id = this.options.config.id;
         if (signal?.aborted === true) return new UpstreamFailedError(id, 'cancelled', undefined);
         if (isTotalTimeout(error)) {
@@ -280,10 +361,8 @@ export class UpstreamSession {
         this.#ended = true;
         clearTimeout(this.#relisten);
         this.#liveness.stop();
-        outsideRequests(() => {
-            this.options.onLost(this, reason);
-            // Rejects the requests still waiting on it at once ("connection closed"), rather than at their timeout.
-            this.client.close().catch(() => {});
-        });
+        this.options.onLost(this, reason);
+        // Rejects the requests still waiting on it at once ("connection closed"), rather than at their timeout.
+        this.client.close().catch(() => {});
     }
 }

@@ -19,7 +19,8 @@ export type WireProtocol = 'stdio' | 'streamable-http' | 'sse';
  */
 export interface UpstreamTransport {
     onclose?: (() => void) | undefined;
-    onerror?: ((error: Error) => void) | undefined;
+    /** `requestId`: the client request whose upstream request met the error (Forwarded), if any: its log line names it. */
+    onerror?: ((error: Error, requestId?: string) => void) | undefined;
     /**
      * `relatedTo`: for a request of the server's that came on the answer stream of one of ours (Streamable HTTP), that
      * request's id: the one wire that ties a 2025 server's request to the request it serves. None elsewhere.

@@ -13,12 +13,14 @@ import type { FaultKind } from '../diagnostics/faults.js';
 import type { CallControl, Continuation, InputRequired } from '../catalog/upstream-port.js';
 import type { Collected } from './pages.js';
 import type { UpstreamPrompt } from './prompt-bounds.js';
+import type { TraceContext } from '../protocol/meta.js';
 
 export type UpstreamState = 'idle' | 'connecting' | 'ready' | 'down' | 'closed';
 
 export type UpstreamEvent =
     | { type: 'state'; upstreamId: string; state: UpstreamState; previous: UpstreamState }
-    | { type: 'prompts-changed'; upstreamId: string }
+    /** `trace`: the span of the upstream's notification (tracing on), which the client notifications it causes link to. */
+    | { type: 'prompts-changed'; upstreamId: string; trace?: TraceContext | undefined }
     /** Whether it announces its changes (`announcesChanges`) changed while connected. */
     | { type: 'announcing'; upstreamId: string };
 
@@ -35,6 +37,8 @@ export interface UpstreamProblem {
 /** An upstream's whole list, with how long it says the list holds (a 2026-07-28 upstream's `ttlMs`), if it says. */
 export interface UpstreamListing extends Collected<UpstreamPrompt> {
     ttlMs?: number | undefined;
+    /** The CLIENT spans of the calls that read it (tracing on), at most MAX_SPAN_LINKS: what requests that waited for it link to. */
+    traces?: readonly TraceContext[] | undefined;
 }
 
 export interface GatewayUpstream {

@@ -51,7 +51,10 @@ function standInService(seen: Seen[], ended: (outcome: string) => void): PromptS
         if (input?.ask === undefined) return { messages: [] };
         let answer: InputAnswer;
         try {
-            answer = await input.ask(CONFIRM, control.signal ?? new AbortController().signal);
+            // The question follows the get's cancellation (its ticket, no AbortSignal of its own).
+            const asking = new AbortController();
+            control.signal?.addEventListener('abort', () => asking.abort(control.signal?.reason));
+            answer = await input.ask(CONFIRM, asking.signal);
         } catch (error) {
             ended(`rejected: ${(error as Error).message}`);
             throw error;
@@ -87,7 +90,9 @@ async function httpGateway(t: TestContext, onForeignAnswer?: (session: Session, 
         cacheScope: () => 'public',
         onForeignAnswer
     });
-    const server = createServer((req: IncomingMessage, res: ServerResponse) => void mcp.post(req, res, { client: ANONYMOUS, quotaKey: '127.0.0.1' }, 'http-1'));
+    const server = createServer(
+        (req: IncomingMessage, res: ServerResponse) => void mcp.post(req, res, { client: ANONYMOUS, quotaKey: '127.0.0.1', address: () => '127.0.0.1' }, 'http-1')
+    );
     await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
     t.after(
         () =>

@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildDashboardData, TOP_PROMPTS, type DashboardInput } from '../../src/observability/dashboard-data.js';
+import { buildDashboardData, latencyBuckets, SERVER_OPERATIONS, TOP_PROMPTS, type DashboardInput } from '../../src/observability/dashboard-data.js';
+import { DashboardFeed } from '../../src/observability/dashboard-feed.js';
 import { GatewayMetrics, type PromptRequest } from '../../src/observability/metrics.js';
 import { requestIdFrom } from '../../src/diagnostics/log-context.js';
 
@@ -156,8 +157,12 @@ test('top prompts: by gets, ties by name, at most ten, never the unknown bucket;
     const top = data.prompts[0]!;
     assert.equal(top.gets, 12);
     assert.equal(top.upstream, 'docs');
-    // Every observation of p11 took 12 ms.
-    assert.ok(Math.abs(top.p50Ms! - 12) < 0.01 && Math.abs(top.p95Ms! - 12) < 0.01, `${top.p50Ms} / ${top.p95Ms}`);
+    // Every observation of p11 took 12 ms: all 12 in the bucket from 10 to 25 ms, the quantiles interpolated in it
+    // as Prometheus' histogram_quantile does.
+    assert.ok(Math.abs(top.p50Ms! - (10 + 15 * 0.5)) < 1e-9 && Math.abs(top.p95Ms! - (10 + 15 * 0.95)) < 1e-9, `${top.p50Ms} / ${top.p95Ms}`);
+    // p02's 3 gets took 3 ms each: in the bucket from 2.5 to 5 ms.
+    const p02 = data.prompts.at(-1)!;
+    assert.ok(Math.abs(p02.p50Ms! - (2.5 + 2.5 * 0.5)) < 1e-9, `${p02.p50Ms}`);
 
     const ties = await dataOf(metricsWith([get('docs__tie-b', 'alice', 'ok'), get('docs__tie-a', 'alice', 'ok'), get('docs__failing', 'alice', 'timeout')]));
     assert.deepEqual(
@@ -195,4 +200,46 @@ test('request ids: a plain incoming id is kept; anything else is replaced by a f
         assert.match(id, /^[0-9a-f-]{36}$/, JSON.stringify(bad));
         assert.notEqual(id, requestIdFrom(bad), 'fresh each time');
     }
+});
+
+test("top prompts' latency: of the gets since the window's start; a prompt the start lacks, since the beginning", async () => {
+    const metrics = metricsWith(Array.from({ length: 10 }, () => get('docs__a', 'alice', 'ok', 2)));
+    const since = latencyBuckets((await metrics.registry.getMetricsAsJSON()).find(family => family.name === SERVER_OPERATIONS)!.values);
+    for (let i = 0; i < 10; i++) metrics.promptRequest(get('docs__a', 'alice', 'ok', 200));
+    for (let i = 0; i < 4; i++) metrics.promptRequest(get('docs__b', 'alice', 'ok', 30));
+    const rows = async (extra: Partial<DashboardInput>) => new Map((await dataOf(metrics, extra)).prompts.map(row => [row.prompt, row.p50Ms]));
+    // Since the start: half the gets at most 2.5 ms.
+    assert.equal((await rows({})).get('docs__a'), 2.5);
+    const windowed = await rows({ latencySince: since });
+    // The window's 10 gets, all from 100 to 250 ms.
+    assert.equal(windowed.get('docs__a'), 100 + 150 * 0.5);
+    // A prompt the start lacks: since the beginning.
+    assert.ok(Math.abs(windowed.get('docs__b')! - (25 + 25 * 0.5)) < 1e-9, String(windowed.get('docs__b')));
+    // Nothing since the start: no latency.
+    const latest = latencyBuckets((await metrics.registry.getMetricsAsJSON()).find(family => family.name === SERVER_OPERATIONS)!.values);
+    assert.equal((await rows({ latencySince: latest })).get('docs__a'), null);
+});
+
+test('the feed: latency of the last ten minutes, from a snapshot a minute', async t => {
+    t.mock.timers.enable({ apis: ['setInterval', 'Date'], now: 0 });
+    const metrics = metricsWith(Array.from({ length: 10 }, () => get('docs__a', 'alice', 'ok', 2)));
+    const feed = new DashboardFeed(metrics, { version: '9.9.9', upstreams: () => [] });
+    t.after(() => feed.close());
+    const minutes = async (count: number) => {
+        for (let i = 0; i < count; i++) {
+            t.mock.timers.tick(60_000);
+            // The snapshot reads the histogram asynchronously.
+            await new Promise(resolve => setImmediate(resolve));
+        }
+    };
+    const p50 = async () => (await feed.data()).prompts.find(row => row.prompt === 'docs__a')?.p50Ms;
+    await minutes(1);
+    assert.equal(await p50(), 1 + 1.5 * 0.5);
+    for (let i = 0; i < 10; i++) metrics.promptRequest(get('docs__a', 'alice', 'ok', 200));
+    // Minute 11: the window starts at the snapshot of minute 1, before the slow gets.
+    await minutes(10);
+    assert.equal(await p50(), 100 + 150 * 0.5);
+    // Minute 12: at minute 2's, after them: nothing in the window.
+    await minutes(1);
+    assert.equal(await p50(), null);
 });

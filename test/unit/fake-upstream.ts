@@ -9,6 +9,7 @@ import { Bus } from '../../src/lib/bus.js';
 import { shortDigest } from '../../src/lib/digest.js';
 import type { Logger } from '../../src/diagnostics/logger.js';
 import type { FaultKind } from '../../src/diagnostics/faults.js';
+import type { TraceContext } from '../../src/protocol/meta.js';
 import type { CallControl, ListedPrompt, UpstreamPort, UpstreamPortEvent } from '../../src/catalog/upstream-port.js';
 
 export const silentLogger: Logger = pino({ level: 'silent' });
@@ -46,6 +47,8 @@ export class FakeUpstream implements UpstreamPort {
     /** What the next list reads return, unless `nextList` holds a read the test settles itself. */
     prompts: Prompt[];
     nextList: Promise<ListedPrompt[]> | undefined;
+    /** The CLIENT spans its list reads say they made (tracing on), if any. */
+    listTraces: TraceContext[] | undefined;
     listCalls = 0;
     readonly gets: { name: string; args: Record<string, string> | undefined; control: CallControl | undefined }[] = [];
     readonly completions: CompleteRequest['params'][] = [];
@@ -63,12 +66,13 @@ export class FakeUpstream implements UpstreamPort {
         this.config = { timeoutMs: 10_000, namespace: true, ...config };
     }
 
-    async listPrompts(): Promise<{ items: ListedPrompt[]; ttlMs?: number }> {
+    async listPrompts(): Promise<{ items: ListedPrompt[]; ttlMs?: number; traces?: TraceContext[] }> {
         this.listCalls++;
         const next = this.nextList;
         this.nextList = undefined;
         const items = next === undefined ? listed(this.prompts) : await next;
-        return this.ttlMs === undefined ? { items } : { items, ttlMs: this.ttlMs };
+        const listing = this.ttlMs === undefined ? { items } : { items, ttlMs: this.ttlMs };
+        return this.listTraces === undefined ? listing : { ...listing, traces: this.listTraces };
     }
 
     getPrompt(name: string, args: Record<string, string> | undefined, control?: CallControl): Promise<GetPromptResult> {

@@ -1,7 +1,6 @@
 import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { UpstreamListCache, type RelistPolicy, type UpstreamList } from '../../src/catalog/list-cache.js';
-import { inRequest, currentRequestId } from '../../src/diagnostics/log-context.js';
+import { UpstreamListCache, type ListRead, type RelistPolicy, type UpstreamList } from '../../src/catalog/list-cache.js';
 import { deferred, FakeUpstream, listed, prompt, RELIST, silentLogger } from './fake-upstream.js';
 
 function setup(upstream = new FakeUpstream('docs', [prompt('a'), prompt('b')]), relist: RelistPolicy = RELIST) {
@@ -45,6 +44,24 @@ describe('upstream list cache', () => {
         assert.equal(second, first);
         assert.equal(upstream.listCalls, 1);
         assert.deepEqual(reads, [false, true]);
+    });
+
+    test('each traced reader is told how it got the list: readers of a shared read with its CLIENT spans, later ones from the cache', async () => {
+        const { upstream, cache } = setup();
+        const traces = [{ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', sampled: true }];
+        upstream.listTraces = traces;
+        const pending = deferred<ReturnType<typeof listed>>();
+        upstream.nextList = pending.promise;
+        const started: ListRead[] = [];
+        const joined: ListRead[] = [];
+        const readers = [cache.read(started), cache.read(joined), cache.read()];
+        pending.resolve(listed([prompt('x')]));
+        await Promise.all(readers);
+        assert.equal(upstream.listCalls, 1);
+        for (const reads of [started, joined]) assert.deepEqual(reads, [{ upstreamId: 'docs', served: 'upstream', traces }]);
+        const later: ListRead[] = [];
+        await cache.read(later);
+        assert.deepEqual(later, [{ upstreamId: 'docs', served: 'cache' }]);
     });
 
     test('a list change makes the next reader fetch the new list', async () => {
@@ -341,28 +358,6 @@ describe('upstream list cache', () => {
             cache.close();
             await advance(t, RELIST.relistIntervalMs);
             assert.equal(upstream.listCalls, 2);
-        });
-
-        test('a scheduled read runs in no request, as the read that scheduled it: both carry nothing of the reader', async t => {
-            // Real timers: a mocked one runs its callback in the test's own context, whatever context set it.
-            const upstream = quiet();
-            const { cache } = setup(upstream, { relistIntervalMs: 100, minRelistIntervalMs: 100 });
-            t.after(() => cache.close());
-            const contexts: (string | undefined)[] = [];
-            const relisted = deferred<void>();
-            const list = upstream.listPrompts.bind(upstream);
-            upstream.listPrompts = () => {
-                contexts.push(currentRequestId());
-                if (contexts.length === 2) relisted.resolve();
-                return list();
-            };
-            // The scheduled read's timer does not hold the process open: this does, until it has come.
-            const keepAlive = setInterval(() => {}, 60_000);
-            t.after(() => clearInterval(keepAlive));
-            await inRequest('client-request-1', () => cache.read());
-            await relisted.promise;
-            // A list read is shared by whoever comes while it runs, so even the first reader's is no request's.
-            assert.deepEqual(contexts, [undefined, undefined]);
         });
     });
 });

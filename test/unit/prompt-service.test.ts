@@ -87,6 +87,22 @@ describe('prompt service', () => {
         assert.equal(docs.completions.length + open.completions.length, 2, 'resource templates are not proxied');
     });
 
+    test('onResolved (what names the trace for its prompt) is called once a name resolves to a prompt the caller sees, never for a hidden or missing one', async t => {
+        const { docs, open } = twoUpstreams();
+        const { service } = setup(t, [docs, open]);
+        await service.list(undefined, everything);
+        const resolved: string[] = [];
+        const onResolved = (name: string) => () => resolved.push(name);
+        docs.getAnswer = { messages: [] };
+        await service.get({ name: 'docs__review', args: { file: 'a' }, caller: noSecrets, onResolved: onResolved('get docs__review') });
+        await service.complete(completion('docs__review'), noSecrets, undefined, undefined, onResolved('complete docs__review'));
+        for (const name of ['docs__secret', 'docs__secreu']) {
+            await rpcError(service.get({ name, args: undefined, caller: noSecrets, onResolved: onResolved(`get ${name}`) }));
+            await rpcError(service.complete(completion(name), noSecrets, undefined, undefined, onResolved(`complete ${name}`)));
+        }
+        assert.deepEqual(resolved, ['get docs__review', 'complete docs__review']);
+    });
+
     test('a hidden prompt and a missing one give the very same -32602, and neither reaches an upstream', async t => {
         const { docs, open } = twoUpstreams();
         const { service, usage } = setup(t, [docs, open]);

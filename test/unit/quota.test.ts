@@ -17,6 +17,14 @@ describe('addressKey', () => {
         assert.equal(addressKey('::FFFF:7f00:2'), '127.0.0.2');
     });
 
+    test('IPv4 written another way is keyed as its dotted-quad form', () => {
+        assert.equal(addressKey('0x7f.0.0.2'), '127.0.0.2');
+        assert.equal(addressKey('010.0.0.1'), '8.0.0.1');
+        assert.equal(addressKey('1.2.3.04'), '1.2.3.4');
+        assert.equal(addressKey('255.255.255.255'), '255.255.255.255');
+        assert.equal(addressKey('256.1.1.1'), '256.1.1.1');
+    });
+
     test('IPv6 by its /64 prefix, however it is written', () => {
         const key = addressKey('2001:db8:1:2:3:4:5:6');
         assert.equal(addressKey('2001:0db8:0001:0002:ffff::1'), key);

@@ -59,6 +59,55 @@ describe('configSecrets', () => {
     });
 });
 
+describe('configSecrets: the collector of traces', () => {
+    test("tracing.headers values (and a Bearer token's), the endpoint's password, and a ${X} expanded into them are secrets everywhere", () => {
+        const env = { OTLP_KEY: 'otlp-api-key-0123456789' };
+        const config = parseConfig(
+            JSON.stringify({
+                tracing: {
+                    endpoint: 'https://tenant:collector-pass-word@otel.example.com:4318',
+                    headers: { 'x-honeycomb-team': '${OTLP_KEY}', authorization: 'Bearer otlp-bearer-token-1' }
+                },
+                // The same variable in an upstream's argv: printed when the server echoes it, so it must be redacted there too.
+                upstreams: [{ id: 'a', transport: 'stdio', command: 'true', args: ['--key=${OTLP_KEY}'] }]
+            }),
+            'test config',
+            env
+        );
+        const secrets = configSecrets(config);
+        for (const expected of ['otlp-api-key-0123456789', 'Bearer otlp-bearer-token-1', 'otlp-bearer-token-1', 'collector-pass-word']) {
+            assert.ok(secrets.includes(expected), expected);
+        }
+    });
+    test('OTEL_EXPORTER_OTLP_HEADERS / _TRACES_HEADERS values and the OTEL_* endpoint password are secrets, in the log too', () => {
+        const env = {
+            OTEL_EXPORTER_OTLP_HEADERS: 'x-honeycomb-team=env-team-key-0123456789, authorization=Bearer%20env-bearer-token-1',
+            OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'dd-api-key=traces%2Fkey%3D0123456789',
+            OTEL_EXPORTER_OTLP_ENDPOINT: 'https://tenant:env-endpoint-pass@otel.example.com:4318',
+            OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://tenant:env-traces-pass@otel.example.com/v1/traces',
+            OTEL_SERVICE_NAME: 'not-a-secret-service'
+        };
+        const config = parseConfig(JSON.stringify({ upstreams: [{ id: 'x', transport: 'stdio', command: 'true' }] }), 'test config', env);
+        const secrets = configSecrets(config);
+        const expected = [
+            'env-team-key-0123456789',
+            'Bearer env-bearer-token-1',
+            'env-bearer-token-1',
+            'traces%2Fkey%3D0123456789',
+            'traces/key=0123456789',
+            'env-endpoint-pass',
+            'env-traces-pass'
+        ];
+        for (const value of expected) assert.ok(secrets.includes(value), value);
+        assert.ok(!secrets.includes('not-a-secret-service'));
+        const written: string[] = [];
+        const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (written.push(chunk.toString()), done()) });
+        const logger = createLogger({ level: 'info', format: 'json', destination: sink, secrets });
+        logger.info({ headers: env.OTEL_EXPORTER_OTLP_HEADERS }, `collector ${env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT}`);
+        for (const value of expected) assert.ok(!written.join('').includes(value), value);
+    });
+});
+
 describe('secret expansions', () => {
     test("the gateway config's ${X} is a secret where it went into a secret value, and then everywhere; elsewhere it is not", () => {
         const env = { KEY: 'expanded-key-0123456789', HOST: '127.0.0.1', TOOLS: '/opt/tools-folder', SHORT: 'argv', HOME: '/home/operator' };

@@ -11,6 +11,7 @@ import { ANONYMOUS_CLIENT_ID } from '../../config/policy-schema.js';
 import type { Reject } from '../../http-server/rejections.js';
 import { clientAddress, compileProxyTrust, type ProxyTrust } from '../../lib/client-address.js';
 import type { Logger } from '../../diagnostics/logger.js';
+import { requestIdOf } from '../../diagnostics/log-context.js';
 import type { ClientProfile } from '../../policy/clients.js';
 import type { GatewayPolicy } from '../../policy/policy.js';
 import { quotaKey } from '../../policy/quota.js';
@@ -18,6 +19,7 @@ import { FAILURE_CACHE_MS } from '../../policy/remote-keys.js';
 import type { AuthOutcome } from '../../policy/authenticator.js';
 import { bearerChallenge, type GrantRefusal, type ResourceServer } from '../../policy/resource-server.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
+import type { RateDecision } from '../../policy/token-bucket.js';
 import { unsupportedVersion } from '../../protocol/errors.js';
 import { revisionOf } from '../../protocol/revisions.js';
 
@@ -27,16 +29,17 @@ import { revisionOf } from '../../protocol/revisions.js';
  */
 const WARNING_INTERVAL_MS = 10_000;
 
-type Warn = (kind: string, fields: object, message: string) => void;
+/** `res`: the refused request's answer, whose id the line names. */
+type Warn = (res: ServerResponse, kind: string, fields: object, message: string) => void;
 
 /** A warning of each kind at most once per interval; every refusal is still logged at debug. */
 function throttledWarnings(logger: Logger): Warn {
     const loggedAt = new Map<string, number>();
-    return (kind, fields, message) => {
+    return (res, kind, fields, message) => {
         const now = Date.now();
         if (now - (loggedAt.get(kind) ?? -Infinity) < WARNING_INTERVAL_MS) return;
         loggedAt.set(kind, now);
-        logger.warn(fields, message);
+        logger.warn({ requestId: requestIdOf(res), ...fields }, message);
     };
 }
 
@@ -52,6 +55,7 @@ interface Refusing {
 /** 401 invalid_token: the token is sound but minted for another resource (or none), so another token is the fix. */
 function refuseAudience({ res, host, resource, reject, warn }: Refusing): void {
     warn(
+        res,
         'wrong_audience',
         { failure: 'wrong_audience', resource: resource!.resource },
         'tokens refused: their "aud" does not name auth.resource; the authorization server must mint them for it (RFC 8707)'
@@ -68,7 +72,12 @@ function refuseAudience({ res, host, resource, reject, warn }: Refusing): void {
  */
 function refuseUnknownClient({ res, reject, warn }: Refusing, claim: string): void {
     const hint = `the "${claim}" claim (auth.clientIdClaim) of verified tokens names no configured client`;
-    warn('unknown_client', { failure: 'unknown_client', claim }, `tokens refused: ${hint}; add the client to "clients", or point auth.clientIdClaim at the claim that names it`);
+    warn(
+        res,
+        'unknown_client',
+        { failure: 'unknown_client', claim },
+        `tokens refused: ${hint}; add the client to "clients", or point auth.clientIdClaim at the claim that names it`
+    );
     res.setHeader('www-authenticate', bearerChallenge());
     reject(res, 'unknown_client', { message: `Forbidden: the token's client (its "${claim}" claim) is not configured on this gateway` });
 }
@@ -87,7 +96,7 @@ function refuseOutcome(refusing: Refusing, outcome: Exclude<AuthOutcome, { ok: t
         return resource?.forThisResource(outcome.grant) === false ? refuseAudience(refusing) : refuseUnknownClient(refusing, outcome.claim);
     }
     if (outcome.failure === 'unavailable') {
-        warn('unavailable', { reason: outcome.reason }, 'JWT signing keys could not be fetched from auth.jwksUrl; answering 503');
+        warn(res, 'unavailable', { reason: outcome.reason }, 'JWT signing keys could not be fetched from auth.jwksUrl; answering 503');
         // No new fetch is tried before then (see policy/remote-keys.ts).
         res.setHeader('retry-after', String(Math.ceil(FAILURE_CACHE_MS / 1000)));
         return reject(res, 'auth_unavailable');
@@ -99,52 +108,83 @@ function refuseOutcome(refusing: Refusing, outcome: Exclude<AuthOutcome, { ok: t
 }
 
 /**
- * The calling client, or undefined once a refusal is answered: 401 with a Bearer challenge, 403 (insufficient_scope, or
- * a client not configured), or 503. In jwt mode the policy's resource server checks the token's audience and scopes,
- * and its challenges name the metadata document. Logs say why a request was refused, never what its token held.
+ * The calling client of an authentication's outcome, or undefined once a refusal is answered: 401 with a Bearer
+ * challenge, 403 (insufficient_scope, or a client not configured), or 503. In jwt mode the policy's resource server
+ * checks the token's audience and scopes, and its challenges name the metadata document. Logs say why a request was
+ * refused, never what its token held. Synchronous: admission awaits the outcome, in one async frame for all its checks.
  */
 function authenticator(
-    policy: () => GatewayPolicy,
-    resourceServer: (policy: GatewayPolicy) => ResourceServer | undefined,
     logger: Logger,
     reject: Reject
-): (req: IncomingMessage, res: ServerResponse) => Promise<ClientProfile | undefined> {
+): (req: IncomingMessage, res: ServerResponse, outcome: AuthOutcome, resource: ResourceServer | undefined) => ClientProfile | undefined {
     const warn = throttledWarnings(logger);
-    return async (req, res) => {
-        // headersDistinct keeps every copy of a repeated header, where `headers` silently keeps the first Authorization.
-        const { authorization, 'x-api-key': apiKey } = req.headersDistinct;
-        const current = policy();
-        const outcome = await current.authenticator.authenticate({ authorization, 'x-api-key': apiKey });
-        const resource = resourceServer(current);
-        const refusing: Refusing = { res, host: req.headers.host, resource, reject, warn };
-        const requestFields = { method: req.method, remote: req.socket.remoteAddress };
+    return (req, res, outcome, resource) => {
         if (!outcome.ok) {
-            logger.debug({ failure: outcome.failure, ...requestFields }, 'authentication failed');
-            refuseOutcome(refusing, outcome);
+            logger.debug({ failure: outcome.failure, ...refusedRequest(req, res) }, 'authentication failed');
+            refuseOutcome({ res, host: req.headers.host, resource, reject, warn }, outcome);
             return undefined;
         }
         const refusal = outcome.grant === undefined ? undefined : resource?.refusal(outcome.grant, outcome.client);
         if (refusal === undefined) return outcome.client;
-        logger.debug({ failure: refusal.failure, client: outcome.client.id, ...requestFields }, 'token refused');
-        refuseGrant(refusing, refusal);
+        logger.debug({ failure: refusal.failure, client: outcome.client.id, ...refusedRequest(req, res) }, 'token refused');
+        refuseGrant({ res, host: req.headers.host, resource, reject, warn }, refusal);
         return undefined;
     };
 }
 
+/** What the line about a refused request names of it. */
+function refusedRequest(req: IncomingMessage, res: ServerResponse): object {
+    return { requestId: requestIdOf(res), method: req.method, remote: req.socket.remoteAddress };
+}
+
+type HeaderValue = string | string[] | undefined;
+
 /**
- * The key of the request's sessions-per-client and rate-limit quotas: the client's id, or an anonymous caller's
- * address (only then is the address worked out: behind proxies that means parsing X-Forwarded-For).
+ * Every copy of the credential headers, as `headersDistinct` has them (`headers` silently keeps the first
+ * Authorization), read off the raw list: `headersDistinct` copies every header of every request (2 KB each).
  */
-function quotaKeyOf(client: ClientProfile, req: IncomingMessage, trust: ProxyTrust): string {
-    return quotaKey(client, client.id === ANONYMOUS_CLIENT_ID ? clientAddress(req, trust) : undefined);
+function credentialHeaders(raw: readonly string[]): { authorization: HeaderValue; 'x-api-key': HeaderValue } {
+    let authorization: HeaderValue;
+    let apiKey: HeaderValue;
+    for (let at = 0; at < raw.length; at += 2) {
+        const name = raw[at]!;
+        // Lengths first: most names are neither, and are not lower-cased.
+        if (name.length === 13 && name.toLowerCase() === 'authorization') authorization = withCopy(authorization, raw[at + 1]!);
+        else if (name.length === 9 && name.toLowerCase() === 'x-api-key') apiKey = withCopy(apiKey, raw[at + 1]!);
+    }
+    return { authorization, 'x-api-key': apiKey };
+}
+
+function withCopy(values: HeaderValue, value: string): string | string[] {
+    if (values === undefined) return value;
+    return typeof values === 'string' ? [values, value] : [...values, value];
+}
+
+/**
+ * The caller's address as `listen.trustProxy` makes it out, worked out on first use only (behind proxies that means
+ * parsing X-Forwarded-For), then kept: an anonymous caller's quota key and a request's span read the same one.
+ */
+function callerAddress(req: IncomingMessage, trust: ProxyTrust): () => string | undefined {
+    let address: { value: string | undefined } | undefined;
+    return () => (address ??= { value: clientAddress(req, trust) }).value;
+}
+
+/** The key of the request's sessions-per-client and rate-limit quotas: the client's id, or an anonymous caller's address. */
+function quotaKeyOf(client: ClientProfile, address: () => string | undefined): string {
+    return quotaKey(client, client.id === ANONYMOUS_CLIENT_ID ? address() : undefined);
 }
 
 /**
  * `count` tokens (one per request to the MCP endpoint, taken before the body is read; the other messages of a batch
  * once it is parsed, see batches.ts), or a 429 with Retry-After in whole seconds. True when taken.
  */
-export async function takeTokens(limiter: RateLimiter, client: ClientProfile, key: string, res: ServerResponse, reject: Reject, count = 1): Promise<boolean> {
-    const decision = await limiter.take(client, key, count);
+export function takeTokens(limiter: RateLimiter, client: ClientProfile, key: string, res: ServerResponse, reject: Reject, count = 1): boolean | Promise<boolean> {
+    const decision = limiter.take(client, key, count);
+    // This process's own limiter decides at once: nothing to wait for.
+    return decision instanceof Promise ? decision.then(shared => allowed(shared, res, reject)) : allowed(decision, res, reject);
+}
+
+function allowed(decision: RateDecision, res: ServerResponse, reject: Reject): boolean {
     if (decision.allowed) return true;
     const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
     res.setHeader('retry-after', String(seconds));
@@ -157,6 +197,8 @@ export interface Admitted {
     client: ClientProfile;
     /** Whose session and rate quotas the request counts against (see policy/quota.ts). */
     quotaKey: string;
+    /** The caller's address (`listen.trustProxy` applied), worked out when first asked; undefined once its socket is gone. */
+    address: () => string | undefined;
 }
 
 export interface AdmissionOptions {
@@ -182,15 +224,19 @@ export function admission({
     reject,
     logger
 }: AdmissionOptions): (req: IncomingMessage, res: ServerResponse) => Promise<Admitted | undefined> {
-    const authenticate = authenticator(policy, resourceServer, logger, reject);
+    const authenticated = authenticator(logger, reject);
     const trust = compileProxyTrust(trustProxy);
     return async (req, res) => {
-        const client = await authenticate(req, res);
+        const current = policy();
+        const outcome = await current.authenticator.authenticate(credentialHeaders(req.rawHeaders));
+        const client = authenticated(req, res, outcome, resourceServer(current));
         if (client === undefined) return undefined;
-        const quotaKey = quotaKeyOf(client, req, trust);
-        if (!(await takeTokens(limiter, client, quotaKey, res, reject))) return undefined;
+        const address = callerAddress(req, trust);
+        const quotaKey = quotaKeyOf(client, address);
+        const taken = takeTokens(limiter, client, quotaKey, res, reject);
+        if (!(typeof taken === 'boolean' ? taken : await taken)) return undefined;
         // A POST's version is judged with its body (which era it is, and the id to answer), see mcp.ts.
-        if (req.method === 'POST' || protocolVersionAccepted(req)) return { client, quotaKey };
+        if (req.method === 'POST' || protocolVersionAccepted(req)) return { client, quotaKey, address };
         reject(res, 'unsupported_protocol_version', { data: unsupportedVersion(String(req.headers['mcp-protocol-version']), 'header').data });
         return undefined;
     };

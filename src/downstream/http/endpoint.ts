@@ -12,7 +12,7 @@ import { hostChecks, listen } from '../../http-server/listener.js';
 import { rejecter, sendJsonRpcError, type Reject, type RejectionReason } from '../../http-server/rejections.js';
 import { routeKey, routeKeyOf, type RouteHandler } from '../../http-server/routes.js';
 import { describeError, type Logger } from '../../diagnostics/logger.js';
-import { inRequest, REQUEST_ID_HEADER, requestIdFrom } from '../../diagnostics/log-context.js';
+import { REQUEST_ID_HEADER, requestIdFrom } from '../../diagnostics/log-context.js';
 import type { GatewayPolicy } from '../../policy/policy.js';
 import { CODE } from '../../protocol/errors.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
@@ -168,8 +168,8 @@ function withRequestId(route: (req: IncomingMessage, res: ServerResponse, reques
     return (req: IncomingMessage, res: ServerResponse): void => {
         const requestId = requestIdFrom(req.headers[REQUEST_ID_HEADER]);
         res.setHeader(REQUEST_ID_HEADER, requestId);
-        inRequest(requestId, () => route(req, res, requestId)).catch((error: unknown) => {
-            logger.error({ err: describeError(error), method: req.method }, 'HTTP request failed');
+        route(req, res, requestId).catch((error: unknown) => {
+            logger.error({ requestId, err: describeError(error), method: req.method }, 'HTTP request failed');
             if (!res.headersSent) sendJsonRpcError(res, 500, CODE.internalError, 'Internal error');
             else res.end();
         });

@@ -25,16 +25,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
 import { ANONYMOUS_CLIENT_ID } from '../../config/policy-schema.js';
-import type { Reject } from '../../http-server/rejections.js';
-import { sendEmpty, sendJson } from '../../http-server/respond.js';
+import { rejectionCode, type Reject, type RejectionReason } from '../../http-server/rejections.js';
+import { NO_HEADERS, sendEmpty, sendJson } from '../../http-server/respond.js';
 import { isRequest } from '../../protocol/json-rpc.js';
 import { claimsStateless, classify, namesStatelessRevision, type Stateless } from '../../protocol/classify.js';
 import type { MirroredHeaders } from '../../protocol/headers.js';
 import type { Logger } from '../../diagnostics/logger.js';
+import { requestIdOf } from '../../diagnostics/log-context.js';
+import { ATTR } from '../../diagnostics/tracer.js';
 import type { RateLimiter } from '../../policy/rate-limiter.js';
 import { batchLimit } from '../batches.js';
 import { instanceOfAskId } from '../client-requests.js';
-import { ALREADY_INITIALIZED, errorResponse, initialize, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
+import { ALREADY_INITIALIZED, endServerSpan, errorResponse, initialize, type CacheScope, type Dispatcher, type Exchange, type RequestContext } from '../dispatcher.js';
 import { readMessages, refusalAnswer, type Inbound, type Refusal } from '../inbound.js';
 import { frame, InboundPipeline, isAnswered, isRefusal, LISTENING, type Channel, type PipelineRefusal, type SessionHooks, type StatelessHooks } from '../pipeline.js';
 import type { RequestRegistry, Ticket } from '../requests.js';
@@ -44,6 +46,7 @@ import { readBody } from './body.js';
 import { takeTokens, type Admitted } from './admission.js';
 import type { StreamCloseReason } from '../endpoint.js';
 import { Reply } from './reply.js';
+import { traceContextOf, type TraceContext } from '../../protocol/meta.js';
 import { SseStream, type SseOptions } from './sse.js';
 
 export interface McpEndpointOptions {
@@ -79,6 +82,13 @@ const UNASKED_IN_SESSION = 'Invalid Request: this response answers no request of
 const ANOTHER_REPLICAS_ANSWER =
     "Misdirected: this answers a request another gateway replica sent, which only it can take; route each session's requests to one replica (session affinity) for prompts that ask the user";
 
+/** What an initialize without a session came to: its answer or refusal (`{ error }`), and the session it opened. */
+interface Opened {
+    answer: JSONRPCResponse | { error: { code: number } };
+    protocolVersion?: string | undefined;
+    session?: string | undefined;
+}
+
 /** A body refused (answered) or whose client went away. */
 const UNREAD = Symbol('unread');
 
@@ -107,23 +117,33 @@ export class McpEndpoint {
         if (typeof found === 'string' && !(framed.ok && claimsStateless(framed.value))) return this.options.reject(res, found);
         // Before anything walks it: neither the message nor its id is echoed.
         if (!framed.ok) return this.options.reject(res, framed.reason, { message: framed.error.message });
-        if (!(await this.#payBatch(framed.messages, admitted, res))) return;
+        if (framed.messages > 1 && !(await this.#payBatch(framed.messages, admitted, res))) return;
         // Gone while its body was inflated or its batch paid for: its close has passed, so nothing would end what is
         // taken now (a ticket is done on its response's close); serve nothing.
         if (res.destroyed) return;
         const { value } = framed;
         const inbound = readMessages(value);
         const { batch, messages, refusals } = inbound;
-        if (!batch && refusals.length > 0) return this.#refuse(res, refusals[0]!, session);
+        const forwarded = { requestId, trace: headerTrace(req) };
+        if (!batch && refusals.length > 0) {
+            // Traced where it could be read as a request (a batch's refusals are the pipeline's to trace).
+            const subject = { clientId: admitted.client.id, protocolVersion: session?.record.protocolVersion };
+            this.#pipeline.refusedRequest(refusals[0]!, subject, { scope: res, forwarded, origin: originOf(admitted, session) });
+            return this.#refuse(res, refusals[0]!, session);
+        }
         // A lone notification dropped (its params are not an object): JSON-RPC answers no notification.
-        if (messages.length === 0 && refusals.length === 0) return sendEmpty(res, 202, session === undefined ? {} : { 'mcp-session-id': session.id });
+        if (messages.length === 0 && refusals.length === 0) return sendEmpty(res, 202, session === undefined ? NO_HEADERS : { 'mcp-session-id': session.id });
         // The body decides the era (2026-07-28 versioning): a stateless one is served so on a live session too, its
         // Mcp-Session-Id ignored, and its headers checked against it like any other.
         const classified = classify(batch ? messages : messages[0]!, { session: session?.revision, headers: mirroredHeaders(req) });
-        if ('reason' in classified) return this.#refused(res, classified);
+        if ('reason' in classified) {
+            const subject = { clientId: admitted.client.id, protocolVersion: session?.record.protocolVersion };
+            if (!batch) this.#pipeline.refusedClassified(messages[0]!, classified, subject, { scope: res, forwarded, origin: originOf(admitted, session) });
+            return this.#refused(res, classified);
+        }
         if (classified.era === 'stateless') return this.#serveStateless(classified, req, res, admitted, requestId);
-        if (session === undefined) return this.#open(value, messages, res, admitted);
-        return this.#serve(session, inbound, res, { requestId });
+        if (session === undefined) return this.#open(value, messages, res, admitted, { forwarded, origin: originOf(admitted, undefined) });
+        return this.#serve(session, inbound, res, forwarded, originOf(admitted, session));
     }
 
     /** Accept and Content-Type of a POST; false once refused. */
@@ -158,7 +178,7 @@ export class McpEndpoint {
         }
         if (session.audience.subscriber !== undefined) return this.options.reject(res, 'stream_conflict');
         this.#holdOpen(session, res);
-        const stream = new SseStream(res, { 'mcp-session-id': session.id }, this.#cutWhenStalled('session', { session: session.record.nonce }));
+        const stream = new SseStream(res, { 'mcp-session-id': session.id }, this.#cutWhenStalled(res, 'session', { session: session.record.nonce }));
         res.once('close', () => session.audience.detach(stream));
         session.audience.attach(stream);
     }
@@ -172,7 +192,7 @@ export class McpEndpoint {
         const session = this.#sessionOf(req, res, admitted);
         if (session === null) return;
         await this.options.sessions.end(session);
-        this.options.logger.debug({ session: session.record.nonce }, 'session ended by the client');
+        this.options.logger.debug({ requestId: requestIdOf(res), session: session.record.nonce }, 'session ended by the client');
         sendEmpty(res, 200);
     }
 
@@ -189,8 +209,15 @@ export class McpEndpoint {
         const { client } = admitted;
         // An anonymous client's sealed state is bound to its address too: anonymous callers share one scope.
         const caller = { clientId: client.id, cacheScope: this.options.cacheScope(), holder: client.id === ANONYMOUS_CLIENT_ID ? admitted.quotaKey : '' };
-        const reply = new Reply(res, {}, false, this.#cutWhenStalled('answer', { client: client.id }), true);
-        const channel: StatelessChannel = { scope: res, forwarded: { requestId, headers: paramHeaders(req) }, send: reply.send, res, admitted };
+        const reply = new Reply(res, NO_HEADERS, false, this.#cutWhenStalled(res, 'answer', { client: client.id }), true);
+        const channel: StatelessChannel = {
+            scope: res,
+            forwarded: { requestId, headers: paramHeaders(req), trace: headerTrace(req) },
+            origin: originOf(admitted, undefined),
+            send: reply.send,
+            res,
+            admitted
+        };
         const taken: Ticket[] = [];
         this.#doneWith(res, taken);
         const served = this.#pipeline.serveStateless(stateless, caller, channel, taken, this.#statelessHooks);
@@ -223,18 +250,21 @@ export class McpEndpoint {
         const { res, admitted } = channel;
         const { client, quotaKey } = admitted;
         let stream: SseStream | undefined;
-        const sse = this.#cutWhenStalled('subscription', { client: client.id });
+        const sse = this.#cutWhenStalled(res, 'subscription', { client: client.id });
         const sink = { send: (message: JSONRPCMessage) => (stream ??= new SseStream(res, {}, sse)).send(message), end: () => stream?.close() };
         const refused = this.#pipeline.listen(request, context, channel, sink, { quotaKey, credentialsOf: client.id });
         if (refused === undefined) res.once('close', () => this.options.requests.cancelScope(res));
         return refused;
     }
 
-    /** A stream whose client stops reading is cut: logged once (it names no more than the session or client), and counted. */
-    #cutWhenStalled(stream: 'session' | 'subscription' | 'answer', fields: Record<string, string>): SseOptions {
+    /**
+     * A stream whose client stops reading is cut: logged once (it names no more than its request, and the session or
+     * client), and counted.
+     */
+    #cutWhenStalled(res: ServerResponse, stream: 'session' | 'subscription' | 'answer', fields: Record<string, string>): SseOptions {
         return {
             onStalled: backlogBytes => {
-                this.options.logger.warn({ stream, ...fields, backlogBytes }, 'stream closed: its client stopped reading');
+                this.options.logger.warn({ requestId: requestIdOf(res), stream, ...fields, backlogBytes }, 'stream closed: its client stopped reading');
                 this.options.onStreamClosed?.('slow_consumer');
             }
         };
@@ -277,8 +307,8 @@ export class McpEndpoint {
      * A batch (only where the revision has them: without a session none does, a stateless revision has none, and
      * nothing is batched before initialize) pays for its other messages now, all or none.
      */
-    async #payBatch(messages: number, { client, quotaKey }: Admitted, res: ServerResponse): Promise<boolean> {
-        return messages === 1 || takeTokens(this.options.limiter, client, quotaKey, res, this.options.reject, messages - 1);
+    #payBatch(messages: number, { client, quotaKey }: Admitted, res: ServerResponse): boolean | Promise<boolean> {
+        return takeTokens(this.options.limiter, client, quotaKey, res, this.options.reject, messages - 1);
     }
 
     /** A lone message refused: HTTP 400, but a -32602 in a session is a 200, as the dispatcher's own -32602s are. */
@@ -287,48 +317,73 @@ export class McpEndpoint {
         this.options.reject(res, refusal.reason, { message: refusal.error.message, id: refusal.id, ...(status === undefined ? {} : { status }) });
     }
 
-    /**
-     * Without a session, only an initialize is taken. The session lives on only if its answer reached the client:
-     * one whose answer could not be written is dropped at once, so it never counts against maxSessions.
-     */
-    async #open(value: unknown, messages: JSONRPCMessage[], res: ServerResponse, { client, quotaKey }: Admitted): Promise<void> {
-        const { reject, sessions, logger } = this.options;
+    /** Without a session, only an initialize is taken: it opens one (#openSession), as a SERVER span when traced. */
+    async #open(value: unknown, messages: JSONRPCMessage[], res: ServerResponse, admitted: Admitted, from: Pick<Exchange, 'forwarded' | 'origin'>): Promise<void> {
         const request = messages[0];
-        if (Array.isArray(value) || request === undefined || !isRequest(request) || request.method !== 'initialize') return reject(res, 'session_required');
+        if (Array.isArray(value) || request === undefined || !isRequest(request) || request.method !== 'initialize') return this.options.reject(res, 'session_required');
+        const span = this.options.dispatcher.serverSpan(request, { clientId: admitted.client.id }, from);
+        const opened = await this.#openSession(request, res, admitted);
+        span?.set({ [ATTR.protocolVersion]: opened.protocolVersion, [ATTR.sessionId]: opened.session });
+        endServerSpan(span, opened.answer);
+    }
+
+    /**
+     * The session an initialize opens, its answer sent; or its refusal, sent. The session lives on only if its answer
+     * reached the client: one whose answer could not be written is dropped at once, so it never counts against
+     * maxSessions.
+     */
+    async #openSession(request: JSONRPCRequest, res: ServerResponse, { client, quotaKey }: Admitted): Promise<Opened> {
+        const { reject, sessions, logger } = this.options;
         const completions = this.options.completions();
         const initialized = initialize(request, completions);
-        if ('error' in initialized) return sendJson(res, 200, initialized);
-        if (sessions.full) return reject(res, 'too_many_sessions');
+        if ('error' in initialized) {
+            sendJson(res, 200, initialized);
+            return { answer: initialized };
+        }
+        const rejected = (reason: RejectionReason, detail?: { message: string }): Opened => {
+            reject(res, reason, detail);
+            return { answer: { error: { code: rejectionCode(reason) } } };
+        };
+        if (sessions.full) return rejected('too_many_sessions');
         const now = Date.now();
         const { protocolVersion, input } = initialized;
         const session = sessions.create({ clientId: client.id, quotaKey, protocolVersion, completions, input, createdAt: now, expiresAt: now + this.options.sessionLifetimeMs });
         // Before the quota is asked (shared: a round trip), so a client gone meanwhile leaves nothing behind.
         res.once('close', () => {
             if (res.writableFinished) return;
-            logger.debug({ session: session.record.nonce }, 'initialize answer not delivered; session dropped');
+            logger.debug({ requestId: requestIdOf(res), session: session.record.nonce }, 'initialize answer not delivered; session dropped');
             // Ended, not only let go: its quota is freed on every replica.
             void sessions.end(session);
         });
         if (!(await sessions.admit(session, client.maxSessions))) {
-            return reject(res, 'client_session_limit', { message: `Too many sessions for this client (at most ${client.maxSessions}); end unused ones with DELETE` });
+            return rejected('client_session_limit', { message: `Too many sessions for this client (at most ${client.maxSessions}); end unused ones with DELETE` });
         }
-        logger.debug({ session: session.record.nonce }, 'session opened');
-        sendJson(res, 200, { jsonrpc: '2.0', id: request.id, result: initialized.result }, { 'mcp-session-id': session.id });
+        logger.debug({ requestId: requestIdOf(res), session: session.record.nonce }, 'session opened');
+        const answer: JSONRPCResponse = { jsonrpc: '2.0', id: request.id, result: initialized.result };
+        sendJson(res, 200, answer, { 'mcp-session-id': session.id });
+        return { answer, protocolVersion, session: session.record.nonce };
     }
 
     /** A batch's refused items are answered beside the others (JSON-RPC §6), in the same array. */
-    async #serve(session: Session, inbound: Inbound, res: ServerResponse, forwarded: Exchange['forwarded']): Promise<void> {
+    async #serve(session: Session, inbound: Inbound, res: ServerResponse, forwarded: Exchange['forwarded'], origin: Exchange['origin']): Promise<void> {
         const [first] = inbound.messages;
         if (!inbound.batch && first !== undefined && !('method' in first)) return this.#answered(session, first, res);
-        if (!inbound.batch && first !== undefined && isRequest(first) && first.method === 'initialize') return this.options.reject(res, 'already_initialized', { id: first.id });
+        if (!inbound.batch && first !== undefined && isRequest(first) && first.method === 'initialize') return this.#initializedAlready(session, first, res, { forwarded, origin });
         const headers = { 'mcp-session-id': session.id };
-        const reply = new Reply(res, headers, inbound.batch, this.#cutWhenStalled('answer', { session: session.record.nonce }));
-        const channel: Channel = { scope: session.id, forwarded, send: reply.send };
+        const reply = new Reply(res, headers, inbound.batch, this.#cutWhenStalled(res, 'answer', { session: session.record.nonce }));
+        const channel: Channel = { scope: session.id, forwarded, send: reply.send, origin };
         const taken: Ticket[] = [];
         this.#doneWith(res, taken);
         const answers = this.#pipeline.serve(inbound, session, channel, taken, SESSION_HOOKS);
         if (answers === undefined) return sendEmpty(res, 202, headers);
         reply.finish(await answers);
+    }
+
+    /** A lone initialize in a session: refused (400), a SERVER span with status ERROR as the pipeline's refusals are. */
+    #initializedAlready(session: Session, request: JSONRPCRequest, res: ServerResponse, from: Pick<Exchange, 'forwarded' | 'origin'>): void {
+        const subject = { clientId: session.caller.scope, protocolVersion: session.revision.version };
+        endServerSpan(this.options.dispatcher.serverSpan(request, subject, from), { error: ALREADY_INITIALIZED });
+        this.options.reject(res, 'already_initialized', { id: request.id });
     }
 
     /**
@@ -359,8 +414,19 @@ interface StatelessChannel extends Channel {
 /** A session is open here: its initialize was the POST that opened it (a lone one again is refused above, with a 400). */
 const SESSION_HOOKS: SessionHooks = { initialize: request => errorResponse(request, ALREADY_INITIALIZED) };
 
+/** Where an HTTP request came from, for its span: one object, its address worked out only if a span asks. */
+function originOf(admitted: Admitted, session: Session | undefined): Exchange['origin'] {
+    return { transport: 'tcp', address: admitted.address, session: session?.record.nonce };
+}
+
 /** Most `Mcp-Param-*` headers passed on from one request (Node bounds their total size already). */
 const MAX_PARAM_HEADERS = 32;
+
+/** The W3C trace context of the HTTP request (read once per POST: every message of its body carries it, unless its own `_meta` has one). */
+function headerTrace(req: IncomingMessage): TraceContext | undefined {
+    const { traceparent, tracestate, baggage } = req.headers;
+    return traceparent === undefined ? undefined : traceContextOf(traceparent, tracestate, baggage);
+}
 
 /**
  * The request's `Mcp-Param-*` headers: the gateway recognises none (they mirror tool arguments), and the revision

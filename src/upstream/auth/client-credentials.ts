@@ -16,7 +16,6 @@
  */
 import { Agent } from 'undici';
 import { setLearnedSecrets } from '../../diagnostics/redaction.js';
-import { outsideRequests } from '../../diagnostics/log-context.js';
 import { backoffDelay, type BackoffPolicy } from '../../lib/backoff.js';
 import { untilAborted } from '../../lib/until-aborted.js';
 import type { UpstreamCredentials } from './credentials.js';
@@ -96,7 +95,7 @@ export class ClientCredentialsSource implements UpstreamCredentials {
         const failure = this.#failure;
         if (failure !== undefined && Date.now() < failure.until) return Promise.reject(failure.error);
         // Shared by every request that needs a token meanwhile, and its renewals after: no request's.
-        const fetching = outsideRequests(() => this.#ask()).finally(() => {
+        const fetching = this.#ask().finally(() => {
             if (this.#fetching === fetching) this.#fetching = undefined;
         });
         // Its waiters handle its failure, and a renewal ahead of expiry may have none.

@@ -14,6 +14,7 @@ import { readPaced } from '../paced-read.js';
 import type { Forwarded } from '../../catalog/upstream-port.js';
 import { SseParser, type SseEvent } from './sse-parser.js';
 import { HttpTransport } from './transport-base.js';
+import type { Exchange } from './exchanges.js';
 import type { HttpResponse } from './upstream-http.js';
 
 export class LegacySseTransport extends HttpTransport {
@@ -69,7 +70,7 @@ export class LegacySseTransport extends HttpTransport {
     }
 
     /** The stream is over: before the endpoint event that fails start(), after it the connection. */
-    #ended(exchange: AbortController, error: unknown, failStart: (error: Error) => void): void {
+    #ended(exchange: Exchange, error: unknown, failStart: (error: Error) => void): void {
         this.exchanges.done(exchange);
         if (this.exchanges.closed) return failStart(new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed'));
         if (error !== undefined) this.report(error);

@@ -28,12 +28,13 @@ import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import { messageLimit, oversizedResponse, type ReadLimit } from '../oversized.js';
 import { readPaced } from '../paced-read.js';
 import type { Forwarded } from '../../catalog/upstream-port.js';
-import { pause } from './exchanges.js';
+import { Exchange, pause } from './exchanges.js';
 import { answerLimit, answersRequest, decodeMessages, messageFault } from './messages.js';
 import { SseParser } from './sse-parser.js';
 import { MAX_STREAM_FAILURES, reconnectDelay } from './sse-stream.js';
-import { HttpTransport, unexpectedContent } from './transport-base.js';
+import { HttpTransport, traceHeaders, unexpectedContent } from './transport-base.js';
 import { discard, headerValue, isSuccess, mediaType, readBounded, type HttpResponse } from './upstream-http.js';
+import { ATTR } from '../../diagnostics/tracer.js';
 
 /** The DELETE that ends the session at close waits no longer than this (or timeoutMs, if shorter). */
 const DELETE_TIMEOUT_MS = 2000;
@@ -54,9 +55,13 @@ export class StreamableHttpTransport extends HttpTransport {
 
     async start(): Promise<void> {}
 
-    async send(message: JSONRPCMessage, forwarded?: Forwarded): Promise<void> {
-        if (this.exchanges.closed) throw new SdkError(SdkErrorCode.NotConnected, 'Not connected');
-        if (isRequest(message)) return this.#request(message, forwarded);
+    /** Not async itself: a request's promise is #request's own, with no layer over it. */
+    send(message: JSONRPCMessage, forwarded?: Forwarded): Promise<void> {
+        if (this.exchanges.closed) return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
+        return isRequest(message) ? this.#request(message, forwarded) : this.#notify(message, forwarded);
+    }
+
+    async #notify(message: JSONRPCMessage, forwarded: Forwarded | undefined): Promise<void> {
         const cancelled = cancelledRequestId(message);
         if (cancelled !== undefined) this.exchanges.abort(cancelled);
         if (this.#stateless) return;
@@ -93,17 +98,18 @@ export class StreamableHttpTransport extends HttpTransport {
     }
 
     protected override headers(own: Record<string, string>): Record<string, string> {
-        return super.headers(this.#sessionId === undefined ? own : { ...own, 'mcp-session-id': this.#sessionId });
+        if (this.#sessionId !== undefined) own['mcp-session-id'] = this.#sessionId;
+        return super.headers(own);
     }
 
     /** Ends the session, bounded: the server would forget it by itself in time, nothing is lost if this fails. */
     protected override async farewell(): Promise<void> {
         if (this.#sessionId === undefined) return;
         const ms = Math.min(this.options.timeoutMs, DELETE_TIMEOUT_MS);
-        const exchange = new AbortController();
+        const exchange = new Exchange();
         const timer = setTimeout(() => exchange.abort(), ms).unref();
         try {
-            await discard(await this.http.request({ method: 'DELETE', headers: this.headers({}), signal: exchange.signal, timeoutMs: ms }));
+            await discard(await this.http.request({ method: 'DELETE', headers: this.headers({}), exchange, timeoutMs: ms }));
         } catch {
             // Unreachable, or too slow: see above.
         } finally {
@@ -123,9 +129,15 @@ export class StreamableHttpTransport extends HttpTransport {
         try {
             const response = await this.http.request({
                 method: 'POST',
-                headers: this.headers({ ...forwarded?.headers, accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...this.#mirrored(message) }),
+                headers: this.headers({
+                    ...forwarded?.headers,
+                    ...traceHeaders(forwarded),
+                    accept: 'application/json, text/event-stream',
+                    'content-type': 'application/json',
+                    ...this.#mirrored(message)
+                }),
                 body: JSON.stringify(message),
-                signal: exchange.signal,
+                exchange,
                 // The client times the request out and cancels it, which aborts this exchange.
                 timeoutMs: 0,
                 requestId
@@ -142,7 +154,7 @@ export class StreamableHttpTransport extends HttpTransport {
             const type = mediaType(response);
             if (type === 'text/event-stream') {
                 streaming = true;
-                void this.#readAnswerStream(response, id, exchange, limit, requestId, message.method === 'subscriptions/listen');
+                void this.#readAnswerStream(response, id, exchange, limit, forwarded, message.method === 'subscriptions/listen');
                 return;
             }
             if (type !== 'application/json') {
@@ -159,8 +171,8 @@ export class StreamableHttpTransport extends HttpTransport {
             for (const answer of decoded.messages) this.deliver(answer);
         } catch (error) {
             // Aborted here: cancelled, answered by a stand-in, or closed; the client has settled the request already.
-            if (exchange.signal.aborted) return;
-            this.report(error);
+            if (exchange.aborted) return;
+            this.report(error, requestId);
             throw error;
         } finally {
             if (!streaming) this.exchanges.done(exchange, id);
@@ -171,7 +183,7 @@ export class StreamableHttpTransport extends HttpTransport {
      * The SSE stream answering request `id`: its messages (progress, then the answer) are handed on. If it ends
      * before the answer after events with ids, it is resumed from the last one with a GET, as the server asked.
      */
-    async #readAnswerStream(first: HttpResponse, id: RequestId, exchange: AbortController, limit: ReadLimit, requestId: string | undefined, endless = false): Promise<void> {
+    async #readAnswerStream(first: HttpResponse, id: RequestId, exchange: Exchange, limit: ReadLimit, forwarded: Forwarded | undefined, endless = false): Promise<void> {
         let answered = false;
         let hangUp: NodeJS.Timeout | undefined;
         const parser = new SseParser({
@@ -179,7 +191,7 @@ export class StreamableHttpTransport extends HttpTransport {
             onRetry: ms => (this.#retryMs = ms),
             onEvent: event => {
                 if (answered) return;
-                for (const message of this.messagesOf(event, limit)) {
+                for (const message of this.messagesOf(event, limit, forwarded?.requestId)) {
                     if (answeredId(message) === id) answered = true;
                     // A request of the server's on this stream serves this request (a 2025 server's elicitation, say).
                     this.deliver(message, isRequest(message) ? id : undefined);
@@ -201,15 +213,15 @@ export class StreamableHttpTransport extends HttpTransport {
                 try {
                     await readPaced(response.body, parser, this.pace, exchange.signal);
                 } catch (error) {
-                    if (exchange.signal.aborted) return;
+                    if (exchange.aborted) return;
                     // Cut off mid-way: said at once, so the liveness check can find a dead server before the timeout.
-                    this.report(error);
+                    this.report(error, forwarded?.requestId);
                 }
-                if (answered || exchange.signal.aborted) return;
+                if (answered || exchange.aborted) return;
                 // A subscription has no timeout to end it: its end without an answer fails it, so it is opened again.
                 if (endless && (parser.lastEventId === undefined || this.#stateless)) return this.deliver(streamEnded(id));
-                if (parser.lastEventId === undefined) return this.report(new UpstreamWireError('answer stream ended without the answer', undefined));
-                response = await this.#reopen(exchange, parser.lastEventId, requestId);
+                if (parser.lastEventId === undefined) return this.report(new UpstreamWireError('answer stream ended without the answer', undefined), forwarded?.requestId);
+                response = await this.#reopen(exchange, parser.lastEventId, forwarded);
             }
         } finally {
             clearTimeout(hangUp);
@@ -232,7 +244,7 @@ export class StreamableHttpTransport extends HttpTransport {
             try {
                 response = await this.openStream(exchange, {});
             } catch (error) {
-                if (exchange.signal.aborted) return;
+                if (exchange.aborted) return;
                 this.report(error);
                 response = await this.#reopen(exchange, undefined, undefined);
             }
@@ -240,7 +252,7 @@ export class StreamableHttpTransport extends HttpTransport {
                 try {
                     await readPaced(response.body, parser, this.pace, exchange.signal);
                 } catch (error) {
-                    if (exchange.signal.aborted) return;
+                    if (exchange.aborted) return;
                     this.report(error);
                 }
                 response = await this.#reopen(exchange, parser.lastEventId, undefined);
@@ -252,17 +264,20 @@ export class StreamableHttpTransport extends HttpTransport {
 
     /**
      * Reopens a stream after its delay, from `lastEventId`: undefined when closed, when the server offers no stream
-     * (405), or after MAX_STREAM_FAILURES failed attempts in a row (the last failure is reported).
+     * (405), or after MAX_STREAM_FAILURES failed attempts in a row (the last failure is reported). A request's answer
+     * stream (`forwarded`) is resumed with what its POST carried of its client request, each attempt an event of its span.
      */
-    async #reopen(exchange: AbortController, lastEventId: string | undefined, requestId: string | undefined): Promise<HttpResponse | undefined> {
+    async #reopen(exchange: Exchange, lastEventId: string | undefined, forwarded: Forwarded | undefined): Promise<HttpResponse | undefined> {
+        const headers = lastEventId === undefined ? traceHeaders(forwarded) : { ...traceHeaders(forwarded), 'last-event-id': lastEventId };
         for (let failures = 0; ; failures++) {
             if (!(await pause(reconnectDelay(this.#retryMs, failures), exchange))) return undefined;
+            forwarded?.span?.event('mcp.stream.resume', { [ATTR.streamAttempt]: failures + 1 });
             try {
-                return await this.openStream(exchange, lastEventId === undefined ? {} : { 'last-event-id': lastEventId }, requestId);
+                return await this.openStream(exchange, headers ?? {}, forwarded?.requestId);
             } catch (error) {
-                if (exchange.signal.aborted) return undefined;
+                if (exchange.aborted) return undefined;
                 if (failures + 1 >= MAX_STREAM_FAILURES) {
-                    this.report(error);
+                    this.report(error, forwarded?.requestId);
                     return undefined;
                 }
             }

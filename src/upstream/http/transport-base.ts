@@ -9,10 +9,11 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import type { UpstreamCredentials } from '../auth/credentials.js';
 import { UpstreamHttpError, UpstreamWireError } from '../errors.js';
 import type { Forwarded } from '../../catalog/upstream-port.js';
+import { traceEntries } from '../../protocol/meta.js';
 import type { UpstreamTransport } from '../transports.js';
 import type { RequestId } from '../../protocol/json-rpc.js';
 import type { Revision } from '../../protocol/revisions.js';
-import { Exchanges } from './exchanges.js';
+import { Exchanges, type Exchange } from './exchanges.js';
 import type { ReadLimit } from '../oversized.js';
 import { decodeMessages, messageFault, type MessageLimits } from './messages.js';
 import type { SseEvent } from './sse-parser.js';
@@ -40,7 +41,7 @@ const EXTRA_SOCKETS = 4;
 
 export abstract class HttpTransport implements UpstreamTransport {
     onclose?: (() => void) | undefined;
-    onerror?: ((error: Error) => void) | undefined;
+    onerror?: ((error: Error, requestId?: string) => void) | undefined;
     onmessage?: ((message: JSONRPCMessage, relatedTo?: RequestId) => void) | undefined;
 
     protected readonly http: UpstreamHttp;
@@ -85,9 +86,10 @@ export abstract class HttpTransport implements UpstreamTransport {
     /** Last words to the server after close (the pool is still open). */
     protected async farewell(): Promise<void> {}
 
-    /** The headers of every request after the handshake, over the request's own. */
+    /** The headers of every request after the handshake, added to the request's own (`own`: a new object, made for one request). */
     protected headers(own: Record<string, string>): Record<string, string> {
-        return this.#revision === undefined ? own : { ...own, 'mcp-protocol-version': this.#revision.version };
+        if (this.#revision !== undefined) own['mcp-protocol-version'] = this.#revision.version;
+        return own;
     }
 
     /**
@@ -101,9 +103,9 @@ export abstract class HttpTransport implements UpstreamTransport {
             const response = await this.http.request({
                 method: 'POST',
                 ...(url === undefined ? {} : { url }),
-                headers: this.headers({ accept: 'application/json, text/event-stream', 'content-type': 'application/json' }),
+                headers: this.headers({ ...traceHeaders(forwarded), accept: 'application/json, text/event-stream', 'content-type': 'application/json' }),
                 body: JSON.stringify(message),
-                signal: exchange.signal,
+                exchange,
                 timeoutMs: this.options.timeoutMs,
                 requestId: forwarded?.requestId
             });
@@ -111,8 +113,8 @@ export abstract class HttpTransport implements UpstreamTransport {
             if (!isSuccess(response)) throw new UpstreamHttpError(response.statusCode);
             return response;
         } catch (error) {
-            if (exchange.signal.aborted) return undefined;
-            this.report(error);
+            if (exchange.aborted) return undefined;
+            this.report(error, forwarded?.requestId);
             throw error;
         } finally {
             this.exchanges.done(exchange, id);
@@ -120,11 +122,11 @@ export abstract class HttpTransport implements UpstreamTransport {
     }
 
     /** A GET for an SSE stream; undefined when the server offers none (405). Throws for anything but a stream. */
-    protected async openStream(exchange: AbortController, headers: Record<string, string>, requestId?: string): Promise<HttpResponse | undefined> {
+    protected async openStream(exchange: Exchange, headers: Record<string, string>, requestId?: string): Promise<HttpResponse | undefined> {
         const call: HttpCall = {
             method: 'GET',
             headers: this.headers({ accept: 'text/event-stream', ...headers }),
-            signal: exchange.signal,
+            exchange,
             // A quiet stream is normal; what bounds the wait for it to open is the caller's (a handshake deadline, close).
             timeoutMs: 0,
             requestId
@@ -145,12 +147,12 @@ export abstract class HttpTransport implements UpstreamTransport {
         return response;
     }
 
-    /** The messages of one SSE event; what cannot be used is reported and left out. */
-    protected messagesOf(event: SseEvent, limit: ReadLimit): JSONRPCMessage[] {
+    /** The messages of one SSE event; what cannot be used is reported (for client request `requestId`, if any) and left out. */
+    protected messagesOf(event: SseEvent, limit: ReadLimit, requestId?: string): JSONRPCMessage[] {
         if (event.type !== 'message') return [];
         const decoded = decodeMessages(event.data, limit);
         if (decoded.kind === 'messages') return decoded.messages;
-        this.report(messageFault(decoded.kind));
+        this.report(messageFault(decoded.kind), requestId);
         return [];
     }
 
@@ -163,10 +165,15 @@ export abstract class HttpTransport implements UpstreamTransport {
         }
     }
 
-    protected report(error: unknown): void {
+    protected report(error: unknown, requestId?: string): void {
         if (this.exchanges.closed) return;
-        this.onerror?.(error instanceof Error ? error : new UpstreamWireError('transport error', undefined));
+        this.onerror?.(error instanceof Error ? error : new UpstreamWireError('transport error', undefined), requestId);
     }
+}
+
+/** The W3C headers of the trace context a request carries on (the `_meta` keys are the header names); none without one. */
+export function traceHeaders(forwarded: Forwarded | undefined): Record<string, string> | undefined {
+    return forwarded?.trace === undefined ? undefined : traceEntries(forwarded.trace);
 }
 
 export function unexpectedContent(): UpstreamWireError {
