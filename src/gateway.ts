@@ -218,7 +218,7 @@ export async function startGateway(initial: GatewayConfig, options: GatewayOptio
     // Before anything starts: a tracing setting that cannot be used is a config error (exit 2).
     const settings = tracingSettings(initial.tracing, options.env ?? process.env);
     const live = liveSettings(initial);
-    const tracing = startTracing(settings, logger);
+    const tracing = await startTracing(settings, logger);
     const parts = await composeParts(live, options, tracing).catch(async (error: unknown) => {
         await tracing.shutdown(live.config.shutdownTimeoutMs);
         throw error;

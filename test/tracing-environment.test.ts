@@ -32,7 +32,7 @@ test("the exporter and the resource read the environment given, not the process'
         OTEL_RESOURCE_ATTRIBUTES: 'team=a%20b',
         OTEL_SERVICE_NAME: 'given-name'
     };
-    const tracing = startTracing(tracingSettings(GatewayConfigSchema.shape.tracing.parse({}), env), pino({ level: 'silent' }));
+    const tracing = await startTracing(tracingSettings(GatewayConfigSchema.shape.tracing.parse({}), env), pino({ level: 'silent' }));
     t.after(() => tracing.shutdown(5000));
     tracing.tracer.start('prompts/list', { kind: 'server' })!.end();
     await tracing.shutdown(5000);
