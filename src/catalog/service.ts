@@ -152,7 +152,7 @@ export class PromptService {
         const passUnknown = this.options.passUnknownArguments(entry.upstream.id);
         const args = validateArguments(entry.prompt, withDefaults(request.args, entry.defaults), { maxArguments, maxArgumentBytes, passUnknown });
         const binding = { scope: caller.scope, holder: input?.holder ?? '', name, args };
-        const get: Get = (usage.get = { request, entry, args, binding, interaction: undefined, rounds: 0, path: undefined });
+        const get = usage.follow({ request, entry, args, binding, interaction: undefined, rounds: 0, path: undefined });
         const opened = continuation?.requestState === undefined ? undefined : this.#opened(continuation.requestState, get);
         if (opened?.kind === 'h') return this.#resumed(get, opened.heldId, opened.round);
         // A 2026-07-28 client's first get: what a 2025 upstream asks on its way is held for its retries (row D).
@@ -335,8 +335,11 @@ class Usage implements UsageEvent {
     rounds?: number;
     path?: InteractionPath;
     trace?: UsageEvent['trace'];
-    /** A get's state, once its prompt is found: the rounds of input it put to its client. */
-    get: Get | undefined = undefined;
+    /**
+     * A get's state, once its prompt is found: the rounds of input it put to its client. Private: the event is
+     * published as it is, and the state holds the request (its arguments, its forwarded headers).
+     */
+    #get: Get | undefined = undefined;
     readonly #started = performance.now();
 
     constructor(
@@ -349,10 +352,16 @@ class Usage implements UsageEvent {
         if (trace !== undefined) this.trace = trace;
     }
 
+    /** Follows `get`'s rounds of input from now on. */
+    follow(get: Get): Get {
+        this.#get = get;
+        return get;
+    }
+
     ended(outcome: Outcome): this {
         this.outcome = outcome;
         this.seconds = (performance.now() - this.#started) / 1000;
-        const asked = this.get?.interaction ?? this.get;
+        const asked = this.#get?.interaction ?? this.#get;
         if (asked !== undefined && asked.rounds !== 0 && asked.path !== undefined) {
             this.rounds = asked.rounds;
             this.path = asked.path;

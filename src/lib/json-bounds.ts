@@ -78,6 +78,8 @@ function walkBound(value: object, maxDepth: number): number | undefined {
         // Brackets (each member adds its comma: one too many, a bound).
         bound += 2;
         if (Array.isArray(node)) {
+            // An array's toJSON (its own, or its class's) is not walked: measured as written.
+            if (!isPlainArray(node)) bound = Infinity;
             // By index: a hole is written as null.
             for (let index = 0; index < node.length; index++) bound += 1 + childBound(node[index], depth, pending, depths);
             continue;
@@ -115,6 +117,11 @@ function scalarBound(value: unknown): number {
             // A function may be a toJSON; a bigint cannot be written (JSON.stringify throws, as it would anyway).
             return Infinity;
     }
+}
+
+/** What JSON.parse makes of an array: Array's prototype, no toJSON of its own. */
+function isPlainArray(node: unknown[]): boolean {
+    return Object.getPrototypeOf(node) === Array.prototype && !Object.hasOwn(node, 'toJSON');
 }
 
 /** What JSON.parse makes: no prototype but Object's (or none), so no toJSON. */

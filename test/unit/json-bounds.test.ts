@@ -77,6 +77,18 @@ describe('jsonWithin', () => {
         assert.throws(() => jsonWithin({ n: 1n }, 64, 1000), TypeError, 'a bigint cannot be written, as JSON.stringify says');
     });
 
+    test('an array JSON.stringify writes through a toJSON (its own, or its class) is measured as written', () => {
+        const own = Object.assign(['a'], { toJSON: () => 'x'.repeat(100) });
+        assert.deepEqual(jsonWithin({ list: own }, 64, 50), { within: false, reason: 'too_large', bytes: bytes({ list: own }) });
+        class Listed extends Array<string> {
+            toJSON(): string {
+                return 'y'.repeat(100);
+            }
+        }
+        const subclassed = Listed.from(['a']);
+        assert.deepEqual(jsonWithin(subclassed, 64, 50), { within: false, reason: 'too_large', bytes: bytes(subclassed) });
+    });
+
     test('depth is checked as exceedsDepth checks it, before anything is serialised, also when the result is small', () => {
         assert.deepEqual(jsonWithin(nested(64, 'object'), 64, 1_000_000), { within: true });
         assert.deepEqual(jsonWithin(nested(65, 'array'), 64, 1_000_000), { within: false, reason: 'too_deep' });
