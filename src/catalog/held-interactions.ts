@@ -18,6 +18,7 @@ import {
     type InteractionUpstream
 } from './interaction.js';
 import { UpstreamFailedError, UpstreamRejectedError } from './upstream-port.js';
+import type { CancelSignal } from '../lib/cancel-signal.js';
 
 /** Who a held interaction belongs to: only they may answer it. */
 export interface HeldOwner {
@@ -142,7 +143,7 @@ export class HeldInteractions<R> {
      * again), then waits for the result or the next questions. `signal` aborting (the client gone) ends the
      * interaction. A refusal when nothing is held under that id for this owner in that round.
      */
-    resume(heldId: string, owner: HeldOwner, round: number, inputResponses: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<HeldStep<R>> | HeldRefusal {
+    resume(heldId: string, owner: HeldOwner, round: number, inputResponses: Record<string, unknown> | undefined, signal?: CancelSignal): Promise<HeldStep<R>> | HeldRefusal {
         const held = this.#held.get(heldId);
         if (held === undefined) return 'expired';
         const { client, holder } = held.context.owner;

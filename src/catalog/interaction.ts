@@ -38,6 +38,7 @@ import {
     type InputRequired,
     type UpstreamPort
 } from './upstream-port.js';
+import type { CancelSignal } from '../lib/cancel-signal.js';
 
 /** How the caller's client answers input requests, per request (built by the dispatcher). */
 export interface ClientInput {
@@ -131,7 +132,7 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 /** Aborts with `reason()` after `ms`, or when `parent` aborts; `done(failed)` clears both, and aborts what is still asked when the round failed. */
-function boundedSignal(ms: number, reason: () => Error, parent: AbortSignal | undefined): { signal: AbortSignal; done: (failed: boolean) => void } {
+function boundedSignal(ms: number, reason: () => Error, parent: CancelSignal | undefined): { signal: AbortSignal; done: (failed: boolean) => void } {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(reason()), ms);
     const onAbort = () => controller.abort(new ClientInputError('The client request was cancelled', 'cancelled'));
@@ -183,7 +184,7 @@ export class Interaction {
      * upstream retried with the answers and its own state (which never leaves the gateway), until it completes.
      * Every request of a round is checked before any is asked; an error answer ends the interaction.
      */
-    async drive(first: InputRequired, retry: (continuation: Continuation) => Promise<GetPromptResult | InputRequired>, signal?: AbortSignal): Promise<GetPromptResult> {
+    async drive(first: InputRequired, retry: (continuation: Continuation) => Promise<GetPromptResult | InputRequired>, signal?: CancelSignal): Promise<GetPromptResult> {
         const { maxTotalMs, answerTimeoutMs } = this.options.bounds;
         const deadline = this.#now() + maxTotalMs;
         let result: GetPromptResult | InputRequired = first;
@@ -261,7 +262,7 @@ export class Interaction {
     }
 
     /** Asks every request of a round at once; the first failure ends the round (the other questions cancelled). */
-    async #askRound(requests: ReadonlyMap<string, InputRequest>, timeoutMs: number, signal: AbortSignal | undefined): Promise<Record<string, unknown>> {
+    async #askRound(requests: ReadonlyMap<string, InputRequest>, timeoutMs: number, signal: CancelSignal | undefined): Promise<Record<string, unknown>> {
         const bounded = boundedSignal(timeoutMs, () => noAnswer(timeoutMs), signal);
         let failed = true;
         try {

@@ -18,6 +18,7 @@ import { CODE, type RpcError } from '../protocol/errors.js';
 import type { InputAnswer, InputRequest } from '../protocol/input-requests.js';
 import type { TraceContext } from '../protocol/meta.js';
 import type { TraceSpan } from '../diagnostics/tracer.js';
+import type { CancelSignal } from '../lib/cancel-signal.js';
 
 /** A prompt as an upstream listed it, within its limits. */
 export interface ListedPrompt {
@@ -70,7 +71,7 @@ export interface Forwarded {
  * what the call carries of the client request it serves.
  */
 export interface CallControl {
-    signal?: AbortSignal | undefined;
+    signal?: CancelSignal | undefined;
     onProgress?: ((progress: Progress) => void) | undefined;
     forwarded?: Forwarded | undefined;
     /** Told a stateless upstream in the request's `_meta`; a 2025-era upstream was told its client at initialize. None when absent. */

@@ -37,6 +37,7 @@ import { GATEWAY_INFO } from '../version.js';
 import type { ClientInput } from '../catalog/interaction.js';
 import type { SendToClient } from './client-requests.js';
 import { abortedByShutdown, type Ticket } from './requests.js';
+import type { CancelSignal } from '../lib/cancel-signal.js';
 import { completeParams, getParams, initializeParams, listParams, metaOf, type InitializeParams, type Params, type ProgressToken } from './params.js';
 
 /** Who may keep a 2026-07-28 list page (cacheScope): anyone, or only the same caller. */
@@ -69,7 +70,7 @@ export interface Exchange {
      * Its ticket (requests.ts): aborted when the client cancels, goes away, or its session ends (the upstream call
      * stops, the answer is dropped), or at shutdown (answered -32603); its service call is waited for through it.
      */
-    ticket: Pick<Ticket, 'signal' | 'until'>;
+    ticket: CancelSignal & Pick<Ticket, 'until'>;
     /**
      * Puts a message about this request where its answer goes, before the answer: a progress notification, or the
      * gateway's own request to a 2025 client (and its cancellation); false once that is gone. Absent where none can go.
@@ -186,7 +187,7 @@ export class Dispatcher {
     /** `trace`: what the usage event names (the request's span, or the client's trace with tracing off). */
     async #respond(request: JSONRPCRequest, exchange: Exchange, trace: TraceSpan | TraceContext | undefined): Promise<JSONRPCResponse | undefined> {
         const { context } = exchange;
-        const { signal } = exchange.ticket;
+        const signal = exchange.ticket;
         try {
             const result = await this.#run(request, exchange, trace);
             if (signal.aborted) return aborted(request, signal);
@@ -299,12 +300,7 @@ export class Dispatcher {
      * (../protocol/capabilities.ts).
      */
     #control(exchange: Exchange, params: Params, progressToken: ProgressToken | undefined, input?: ClientInput): CallControl {
-        const {
-            ticket: { signal },
-            send,
-            context,
-            forwarded
-        } = exchange;
+        const { ticket: signal, send, context, forwarded } = exchange;
         const client = relayedOf(context, params, input);
         if (progressToken === undefined || send === undefined) return { signal, forwarded, client };
         return {
@@ -432,7 +428,7 @@ function usageTrace(trace: TraceSpan | TraceContext | undefined): UsageEvent['tr
 }
 
 /** A request its client cancelled gets no answer; one cut short by a shutdown an error, not a stream that just ends. */
-function aborted(request: JSONRPCRequest, signal: AbortSignal): JSONRPCErrorResponse | undefined {
+function aborted(request: JSONRPCRequest, signal: CancelSignal): JSONRPCErrorResponse | undefined {
     return abortedByShutdown(signal) ? errorResponse(request, { code: CODE.internalError, message: (signal.reason as Error).message }) : undefined;
 }
 

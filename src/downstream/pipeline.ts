@@ -292,7 +292,7 @@ export class InboundPipeline {
             ticket.done();
             return refusal(subscription, request.id);
         }
-        ticket.signal.addEventListener('abort', () => {
+        ticket.addEventListener('abort', () => {
             subscription.cancel();
             ticket.done();
         });

@@ -13,6 +13,7 @@
  * that other request's, so what it logs names its own request.
  */
 import { AsyncResource } from 'node:async_hooks';
+import type { CancelSignal } from '../lib/cancel-signal.js';
 
 export class BulkheadFullError extends Error {
     override readonly name = 'BulkheadFullError';
@@ -31,7 +32,7 @@ export interface BulkheadLimits {
 export interface RunOptions {
     /** Milliseconds since the epoch; a request still waiting then fails with BulkheadTimeoutError. */
     deadline: number;
-    signal?: AbortSignal | undefined;
+    signal?: CancelSignal | undefined;
 }
 
 interface Waiter {

@@ -49,6 +49,7 @@ import { META, traceEntries, type TraceContext } from '../protocol/meta.js';
 import type { ResultGuard } from './result-schemas.js';
 import { UpstreamFailedError, UpstreamRejectedError, type Forwarded } from '../catalog/upstream-port.js';
 import type { UpstreamTransport } from './transports.js';
+import type { CancelSignal } from '../lib/cancel-signal.js';
 
 interface RpcRequestOptions {
     /**
@@ -58,7 +59,7 @@ interface RpcRequestOptions {
     timeoutMs: number;
     /** With onProgress: the longest the request may take in all, however much progress comes. */
     maxTotalTimeoutMs?: number | undefined;
-    signal?: AbortSignal | undefined;
+    signal?: CancelSignal | undefined;
     /** Asks the upstream for progress (under a token of the client's own) and hears it. */
     onProgress?: ((progress: Progress) => void) | undefined;
     /**
@@ -152,7 +153,7 @@ interface Pending {
     totalTimer: NodeJS.Timeout | undefined;
     onProgress: ((progress: Progress) => void) | undefined;
     onAcknowledged: ((notifications: Params) => void) | undefined;
-    signal: AbortSignal | undefined;
+    signal: CancelSignal | undefined;
     onAbort: (() => void) | undefined;
     forwarded: Forwarded | undefined;
     onInputRequest: InputHandler | undefined;

@@ -29,6 +29,7 @@ import { isAnyResult, type ResultGuard } from './result-schemas.js';
 import { isTotalTimeout, NoAnswerError, type InputBounds, type RpcClient } from './rpc-client.js';
 import type { WireProtocol } from './transports.js';
 import { ATTR, type SpanAttributes, type TraceSpan, type Tracer } from '../diagnostics/tracer.js';
+import type { CancelSignal } from '../lib/cancel-signal.js';
 
 /** The check after a transport error: an upstream that is there answers a ping at once, whatever its timeoutMs. */
 const CHECK_TIMEOUT_MS = 2000;
@@ -299,7 +300,7 @@ export class UpstreamSession {
     }
 
     /** The failure a caller sees, counted and weighed as evidence about the connection; `requestId`: the caller's. */
-    #failed(error: unknown, signal: AbortSignal | undefined, requestId: string | undefined): UpstreamRejectedError | UpstreamFailedError {
+    #failed(error: unknown, signal: CancelSignal | undefined, requestId: string | undefined): UpstreamRejectedError | UpstreamFailedError {
         const { config } = this.options;
         const failure = this.#failure(error, config.timeoutMs, signal);
         if (failure instanceof UpstreamFailedError && failure.fault !== undefined) {
@@ -338,7 +339,7 @@ export class UpstreamSession {
         await this.client.close().catch(() => {});
     }
 
-    #failure(error: unknown, timeoutMs: number, signal: AbortSignal | undefined): UpstreamRejectedError | UpstreamFailedError {
+    #failure(error: unknown, timeoutMs: number, signal: CancelSignal | undefined): UpstreamRejectedError | UpstreamFailedError {
         const id = this.options.config.id;
         if (signal?.aborted === true) return new UpstreamFailedError(id, 'cancelled', undefined);
         if (isTotalTimeout(error)) {

@@ -51,7 +51,10 @@ function standInService(seen: Seen[], ended: (outcome: string) => void): PromptS
         if (input?.ask === undefined) return { messages: [] };
         let answer: InputAnswer;
         try {
-            answer = await input.ask(CONFIRM, control.signal ?? new AbortController().signal);
+            // The question follows the get's cancellation (its ticket, no AbortSignal of its own).
+            const asking = new AbortController();
+            control.signal?.addEventListener('abort', () => asking.abort(control.signal?.reason));
+            answer = await input.ask(CONFIRM, asking.signal);
         } catch (error) {
             ended(`rejected: ${(error as Error).message}`);
             throw error;

@@ -171,7 +171,7 @@ describe('SessionTable', () => {
         const stream = recorder();
         session.audience.attach(stream);
         sessions.close('1');
-        assert.equal(request.signal.aborted, true);
+        assert.equal(request.aborted, true);
         assert.equal(stream.closed, true);
         publish({ c: 'c2' });
         assert.deepEqual(stream.received, []);

@@ -34,12 +34,30 @@ describe('RequestRegistry', () => {
         const a2 = taken(registry, 'a', 'two', 'listen');
         const b1 = taken(registry, 'b', 1, 'call');
         registry.cancelNamed(cancelled(1), 'a');
-        assert.deepEqual([a1.signal.aborted, a2.signal.aborted, b1.signal.aborted], [true, false, false]);
-        assert.equal(abortedByShutdown(a1.signal), false, 'a client cancel is answered with nothing');
+        assert.deepEqual([a1.aborted, a2.aborted, b1.aborted], [true, false, false]);
+        assert.equal(abortedByShutdown(a1), false, 'a client cancel is answered with nothing');
         registry.cancelScope('a');
-        assert.deepEqual([a2.signal.aborted, b1.signal.aborted], [true, false]);
+        assert.deepEqual([a2.aborted, b1.aborted], [true, false]);
         registry.cancelNamed({ jsonrpc: '2.0', method: 'notifications/progress', params: { requestId: 1 } }, 'b');
-        assert.equal(b1.signal.aborted, false, 'only notifications/cancelled cancels');
+        assert.equal(b1.aborted, false, 'only notifications/cancelled cancels');
+    });
+
+    test("a ticket's abort listeners, as an AbortSignal's: each called once, in order; none removed, added twice or added late", () => {
+        const registry = new RequestRegistry();
+        const ticket = taken(registry, 'stdio', 1, 'call');
+        const heard: string[] = [];
+        const first = () => heard.push('first');
+        const removed = () => heard.push('removed');
+        ticket.addEventListener('abort', first);
+        ticket.addEventListener('abort', removed);
+        ticket.addEventListener('abort', () => heard.push(`second, ${(ticket.reason as Error).message}`));
+        ticket.addEventListener('abort', first);
+        ticket.removeEventListener('abort', removed);
+        registry.cancelAll();
+        ticket.cancel();
+        ticket.addEventListener('abort', () => heard.push('late'));
+        assert.deepEqual(heard, ['first', 'second, Gateway is shutting down; the request was cancelled']);
+        assert.equal(abortedByShutdown(ticket), true, 'the first abort stands');
     });
 
     test('refuseNew refuses later requests while those in flight finish; settled waits for calls, not listens', async () => {
@@ -49,7 +67,7 @@ describe('RequestRegistry', () => {
         registry.refuseNew();
         assert.equal(registry.begin('stdio', 3, 'call'), 'shutting_down');
         const settled = registry.settled(10_000);
-        assert.equal(call.signal.aborted, false);
+        assert.equal(call.aborted, false);
         call.done();
         assert.equal(await settled, true);
     });
@@ -70,7 +88,7 @@ describe('RequestRegistry', () => {
         const running = ticket.until(new Promise<never>(() => {}));
         registry.cancelAll();
         await assert.rejects(running, /shutting down/);
-        assert.equal(abortedByShutdown(ticket.signal), true);
+        assert.equal(abortedByShutdown(ticket), true);
         assert.equal(registry.begin('x', 1, 'call'), 'shutting_down');
     });
 
@@ -85,11 +103,11 @@ describe('RequestRegistry', () => {
         const waiting = cancelledWhileWaiting.until(new Promise<never>(() => {}));
         registry.cancelNamed(cancelled(2), 's');
         await assert.rejects(waiting, /Request cancelled/);
-        assert.equal(abortedByShutdown(cancelledWhileWaiting.signal), false);
+        assert.equal(abortedByShutdown(cancelledWhileWaiting), false);
         const settledFirst = taken(registry, 's', 3, 'call');
         assert.equal(await settledFirst.until(Promise.resolve(3)), 3);
         registry.cancelAll();
-        assert.equal(abortedByShutdown(settledFirst.signal), true, 'an abort after the wait ended changes nothing of it');
+        assert.equal(abortedByShutdown(settledFirst), true, 'an abort after the wait ended changes nothing of it');
     });
 
     test('many requests at once add no listener to a shared signal (no MaxListenersExceededWarning)', { timeout: 10_000 }, async () => {
