@@ -44,6 +44,8 @@ RUN npm ci --omit=dev && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY config ./config
 COPY examples ./examples
+# The image is a distribution too: it carries the license text, and what changed.
+COPY LICENSE CHANGELOG.md ./
 
 # The config file is mounted here (read-only is fine).
 RUN mkdir -p /etc/mcp-prompt-gateway

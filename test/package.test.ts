@@ -98,6 +98,8 @@ test('the npm package installs into an empty prefix and runs with its production
         tarball = path.join(work, report!.filename);
         const files = new Set(report!.files.map(file => file.path));
         for (const needed of [
+            'LICENSE',
+            'CHANGELOG.md',
             'dist/cli.js',
             'dist/observability/dashboard/index.html',
             'dist/downstream/http/catalog-page/index.html',
@@ -131,10 +133,12 @@ test('the npm package installs into an empty prefix and runs with its production
         }
     });
 
-    await t.test('the installed bin prints its help and checks the shipped example config', STEP, async t => {
+    await t.test("the installed bin prints its help and package.json's version, and checks the shipped example config", STEP, async t => {
         assert.ok(existsSync(bin), 'npm linked the bin');
         const help = succeeded(await run(t, bin, ['--help'], work), '--help');
         assert.match(help.stdout, /^Usage: mcp-prompt-gateway \[--config <file>\]/);
+        const { version } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+        assert.equal(succeeded(await run(t, bin, ['--version'], work), '--version').stdout, `${version}\n`);
         const check = succeeded(await run(t, bin, ['--config', example, '--check'], work), '--check');
         assert.match(check.stderr, /is valid \(1 upstream\(s\)\)/);
         assert.doesNotMatch(check.stderr, /warning/, "the example upstream's command exists");

@@ -1,5 +1,5 @@
 /**
- * Every relative link in the README and docs/ points at a file of the repository that exists, and every #anchor at a
+ * Every relative link in the README, the contributing guide, security policy and changelog, and docs/ points at a file of the repository that exists, and every #anchor at a
  * heading of the page it names, slugged as GitHub does. Links inside code (fenced blocks, inline spans) and HTML
  * comments are text, not links. The checker is first run on pages broken on purpose, so that it is seen to fail.
  */
@@ -18,7 +18,7 @@ function documentationPages(root: string): string[] {
     const docs = readdirSync(path.join(root, 'docs'))
         .filter(name => name.endsWith('.md'))
         .map(name => `docs/${name}`);
-    return ['README.md', 'deploy/kubernetes/README.md', ...docs];
+    return ['README.md', 'CONTRIBUTING.md', 'SECURITY.md', 'CHANGELOG.md', 'deploy/kubernetes/README.md', ...docs];
 }
 
 const blank = (text: string) => text.replace(/[^\n]/g, ' ');
@@ -143,7 +143,7 @@ test('headings are slugged as GitHub does', () => {
     );
 });
 
-test('every relative link and anchor in the README and docs/ resolves', () => {
+test('every relative link and anchor in the README, CONTRIBUTING, SECURITY, CHANGELOG and docs/ resolves', () => {
     const pages = documentationPages(ROOT);
     assert.ok(pages.includes('docs/configuration.md'), `docs/ was not read: ${pages.join(', ')}`);
     assert.deepEqual(brokenLinks(ROOT, pages), []);
