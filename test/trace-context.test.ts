@@ -5,49 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';
-import type { Client } from '@modelcontextprotocol/client';
-import { compiledFixture } from './fixture-build.js';
-import { closeAfter, connectHttp, connectModernHttp, ROOT, spawnHttpFixture, startTestGateway, upstreamsReady, type HttpFixture } from './helpers.js';
+import { closeAfter, connectHttp, connectModernHttp, startTestGateway, upstreamsReady } from './helpers.js';
+import { RECORDER_IDS, recorderUpstreams, seenBy } from './trace-recorders.js';
 
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const HEADER_TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 const TRACE = { traceparent: TRACEPARENT, tracestate: 'rojo=00f067aa0ba902b7', baggage: 'userId=alice' };
-const UPSTREAMS = ['s25', 's26', 'h25', 'h26'] as const;
-
-interface Seen {
-    meta: Record<string, string>;
-    headers?: Record<string, string>;
-}
-
-async function seenBy(client: Client, upstream: string, meta?: Record<string, unknown>): Promise<Seen> {
-    const result = await client.getPrompt({ name: `${upstream}__echo`, ...(meta === undefined ? {} : { _meta: meta }) });
-    const content = result.messages[0]!.content;
-    assert.equal(content.type, 'text');
-    return JSON.parse(content.text) as Seen;
-}
+const UPSTREAMS = RECORDER_IDS;
 
 async function gatewayWithRecorders(t: TestContext): Promise<string> {
-    const recorder = compiledFixture('trace-recorder');
-    const http25: HttpFixture = await spawnHttpFixture([recorder, '--era', '2025', '--transport', 'streamable-http']);
-    closeAfter(t, () => http25.close());
-    const http26: HttpFixture = await spawnHttpFixture([recorder, '--era', '2026', '--transport', 'streamable-http']);
-    closeAfter(t, () => http26.close());
-    const stdio = (id: string, era: string) => ({
-        id,
-        transport: 'stdio',
-        command: process.execPath,
-        args: [recorder, '--era', era],
-        cwd: ROOT,
-        protocol: era === '2026' ? '2026-07-28' : '2025'
-    });
-    const gateway = await startTestGateway({
-        upstreams: [
-            stdio('s25', '2025'),
-            stdio('s26', '2026'),
-            { id: 'h25', transport: 'streamable-http', url: http25.url, protocol: '2025' },
-            { id: 'h26', transport: 'streamable-http', url: http26.url, protocol: '2026-07-28' }
-        ]
-    });
+    const gateway = await startTestGateway({ upstreams: await recorderUpstreams(t) });
     closeAfter(t, () => gateway.close());
     await upstreamsReady(gateway);
     return gateway.url!;
@@ -60,7 +27,7 @@ describe('trace context passes through with tracing off', () => {
             const client = await connect(url);
             closeAfter(t, () => client.close());
             for (const upstream of UPSTREAMS) {
-                const seen = await seenBy(client, upstream, TRACE);
+                const seen = await seenBy(client, `${upstream}__echo`, TRACE);
                 assert.deepEqual(seen.meta, TRACE, `${connect.name} -> ${upstream}`);
                 if (upstream.startsWith('h')) assert.deepEqual(seen.headers, TRACE, `${connect.name} -> ${upstream} headers`);
                 else assert.equal(seen.headers, undefined);
@@ -75,8 +42,8 @@ describe('trace context passes through with tracing off', () => {
             const client = await connect(url, { headers });
             closeAfter(t, () => client.close());
             for (const upstream of UPSTREAMS) {
-                assert.deepEqual((await seenBy(client, upstream)).meta, headers, `${connect.name} -> ${upstream}`);
-                assert.deepEqual((await seenBy(client, upstream, { traceparent: TRACEPARENT })).meta, { traceparent: TRACEPARENT });
+                assert.deepEqual((await seenBy(client, `${upstream}__echo`)).meta, headers, `${connect.name} -> ${upstream}`);
+                assert.deepEqual((await seenBy(client, `${upstream}__echo`, { traceparent: TRACEPARENT })).meta, { traceparent: TRACEPARENT });
             }
         }
     });
@@ -87,8 +54,8 @@ describe('trace context passes through with tracing off', () => {
         closeAfter(t, () => client.close());
         for (const upstream of UPSTREAMS) {
             const bad = { traceparent: '00-00000000000000000000000000000000-00f067aa0ba902b7-01', tracestate: 'a=b', baggage: 'k=v' };
-            assert.deepEqual(await seenBy(client, upstream, bad), upstream.startsWith('h') ? { meta: {}, headers: {} } : { meta: {} });
-            assert.deepEqual((await seenBy(client, upstream)).meta, {});
+            assert.deepEqual(await seenBy(client, `${upstream}__echo`, bad), upstream.startsWith('h') ? { meta: {}, headers: {} } : { meta: {} });
+            assert.deepEqual((await seenBy(client, `${upstream}__echo`)).meta, {});
         }
     });
 });

@@ -18,46 +18,24 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { compiledFixture } from './fixture-build.js';
 import { startOtlpReceiver, SPAN_KIND, type OtlpReceiver, type RecordedSpan } from './fixtures/otlp-receiver.js';
 import { BOB, connectInputClient, interactiveStdio } from './input-clients.js';
-import { closeAfter, connectHttp, connectModernHttp, freePort, ROOT, spawnHttpFixture, startGatewayCli, type RunningCli } from './helpers.js';
+import { closeAfter, connectHttp, connectModernHttp, freePort, ROOT, startGatewayCli, type RunningCli } from './helpers.js';
 import { initializeBody, modernHeaders, modernRequest, openRawSession, post, postModern } from './raw-http.js';
+import { RECORDER_IDS, recorderUpstreams, seenBy } from './trace-recorders.js';
 
 const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN = '00f067aa0ba902b7';
 const traceparent = (trace: string, span: string, flags = '01') => `00-${trace}-${span}-${flags}`;
-const UPSTREAMS = ['s25', 's26', 'h25', 'h26'] as const;
-
-interface Seen {
-    meta: Record<string, string>;
-    headers?: Record<string, string>;
-}
+const UPSTREAMS = RECORDER_IDS;
 
 /** The gateway with the four recorders, as a process with `env`; its config in a temporary folder. */
 async function gateway(t: TestContext, env: Record<string, string>, extra: Record<string, unknown> = {}): Promise<RunningCli> {
-    const recorder = compiledFixture('trace-recorder');
-    const http25 = await spawnHttpFixture([recorder, '--era', '2025', '--transport', 'streamable-http']);
-    closeAfter(t, () => http25.close());
-    const http26 = await spawnHttpFixture([recorder, '--era', '2026', '--transport', 'streamable-http']);
-    closeAfter(t, () => http26.close());
-    const stdio = (id: string, era: string) => ({
-        id,
-        transport: 'stdio',
-        command: process.execPath,
-        args: [recorder, '--era', era],
-        cwd: ROOT,
-        protocol: era === '2026' ? '2026-07-28' : '2025',
-        timeoutMs: 30_000
-    });
+    const upstreams = await recorderUpstreams(t, { timeoutMs: 30_000 });
     const dir = await mkdtemp(path.join(tmpdir(), 'tracing-'));
     closeAfter(t, () => rm(dir, { recursive: true, force: true }));
     const config = {
         listen: { port: 0 },
         log: { format: 'json' },
-        upstreams: [
-            stdio('s25', '2025'),
-            stdio('s26', '2026'),
-            { id: 'h25', transport: 'streamable-http', url: http25.url, protocol: '2025' },
-            { id: 'h26', transport: 'streamable-http', url: http26.url, protocol: '2026-07-28' }
-        ],
+        upstreams,
         ...extra
     };
     await writeFile(path.join(dir, 'gateway.json'), JSON.stringify(config));
@@ -68,13 +46,6 @@ async function receiver(t: TestContext): Promise<OtlpReceiver> {
     const started = await startOtlpReceiver();
     closeAfter(t, () => started.close());
     return started;
-}
-
-async function seenBy(client: Client, name: string, meta?: Record<string, unknown>): Promise<Seen> {
-    const result = await client.getPrompt({ name, ...(meta === undefined ? {} : { _meta: meta }) });
-    const content = result.messages[0]!.content;
-    assert.equal(content.type, 'text');
-    return JSON.parse(content.text) as Seen;
 }
 
 const serverSpanOf = (spans: readonly RecordedSpan[], name: string, traceId: string) =>

@@ -39,6 +39,7 @@ import {
     type UpstreamPort
 } from './upstream-port.js';
 import type { CancelSignal } from '../lib/cancel-signal.js';
+import { untilAborted } from '../lib/until-aborted.js';
 
 /** How the caller's client answers input requests, per request (built by the dispatcher). */
 export interface ClientInput {
@@ -119,16 +120,6 @@ export function expiredQuestion(answerTimeoutMs: number): string {
 
 export function noAnswer(ms: number): ClientInputError {
     return new ClientInputError(`The client gave no answer within ${seconds(ms)}`, 'timeout');
-}
-
-/** Rejects with the signal's reason once it aborts (the port may not listen); the promise's own outcome otherwise. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-    if (signal.aborted) return Promise.reject(signal.reason as Error);
-    return new Promise<T>((resolve, reject) => {
-        const onAbort = () => reject(signal.reason as Error);
-        signal.addEventListener('abort', onAbort, { once: true });
-        promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-    });
 }
 
 /** Aborts with `reason()` after `ms`, or when `parent` aborts; `done(failed)` clears both, and aborts what is still asked when the round failed. */

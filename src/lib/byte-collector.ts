@@ -113,7 +113,8 @@ export function readBoundedStream(body: Readable, declaredLength: number, limit:
     });
 }
 
-function ignore(): void {}
+/** An error listener for a stream whose errors nobody waits for any more (it would throw unheard otherwise). */
+export function ignore(): void {}
 
 function declaredOversized(declaredLength: number, limit: number): boolean {
     return Number.isFinite(declaredLength) && declaredLength > limit;

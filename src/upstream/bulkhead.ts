@@ -10,7 +10,8 @@
  *
  * A queued request is started by the one that finishes before it: it runs in
  * its own caller's async context (bound when it joined the queue), never in
- * that other request's, so what it logs names its own request.
+ * that other request's: deferred work never runs in another request's context,
+ * whatever a future async-context user (a tracer's context manager) keeps there.
  */
 import { AsyncResource } from 'node:async_hooks';
 import type { CancelSignal } from '../lib/cancel-signal.js';

@@ -15,7 +15,7 @@ import { errors, Pool, util, type Dispatcher } from 'undici';
 import type { UpstreamCredentials } from '../auth/credentials.js';
 import { urlCredentials } from '../../lib/url-credentials.js';
 import { REQUEST_ID_HEADER } from '../../diagnostics/log-context.js';
-import { readBoundedStream, type Collected } from '../../lib/byte-collector.js';
+import { ignore, readBoundedStream, type Collected } from '../../lib/byte-collector.js';
 import type { Exchange } from './exchanges.js';
 
 export interface UpstreamHttpOptions {
@@ -250,5 +250,3 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
         this.exchange.detach(this.#aborted);
     }
 }
-
-function ignore(): void {}
