@@ -4,7 +4,6 @@
  * are exported.
  */
 import { validateHeaderName, validateHeaderValue } from 'node:http';
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import { ConfigError, type ConfigIssue } from '../config/issues.js';
 import { MAX_EXPORT_TIMEOUT_MS, MAX_SPAN_QUEUE, OTLP_PROTOCOL_FIX, OTLP_PROTOCOLS, TRACE_SAMPLERS, type GatewayConfig } from '../config/schema.js';
 import type { Logger } from '../diagnostics/logger.js';
@@ -184,10 +183,16 @@ function envHeaders(env: Environment, variable: string, issues: ConfigIssue[]): 
     return headers;
 }
 
+/**
+ * The resource attribute OTEL_SERVICE_NAME sets (semantic conventions' ATTR_SERVICE_NAME, spelled out: loading
+ * that package costs ~18 ms at every start, traces or not; otel.ts, loaded only for traces, uses it).
+ */
+const SERVICE_NAME = 'service.name';
+
 function envResourceAttributes(env: Environment, issues: ConfigIssue[]): Record<string, string> {
     const attributes = envKeyValues(env, 'OTEL_RESOURCE_ATTRIBUTES', issues);
     const serviceName = nonEmpty(env.OTEL_SERVICE_NAME);
-    return serviceName === undefined ? attributes : { ...attributes, [ATTR_SERVICE_NAME]: serviceName };
+    return serviceName === undefined ? attributes : { ...attributes, [SERVICE_NAME]: serviceName };
 }
 
 function envSampler(env: Environment, issues: ConfigIssue[]): SamplerName {
