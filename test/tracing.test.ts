@@ -69,12 +69,12 @@ async function stalledCollector(t: TestContext): Promise<{ url: string; requests
         held.push(res);
         arrived.dispatchEvent(new Event('request'));
     });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
     closeAfter(t, async () => {
         server.closeAllConnections();
         await new Promise(resolve => server.close(resolve));
     });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
     return {
         url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
         async requests(count) {
@@ -122,12 +122,12 @@ async function resumableUpstream(t: TestContext): Promise<{ url: string; resumes
         }
     };
     const server = createServer((req, res) => void handle(req, res));
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
     closeAfter(t, () => {
         server.closeAllConnections();
         return new Promise(resolve => server.close(resolve));
     });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
     return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, resumes };
 }
 
@@ -458,6 +458,7 @@ describe('OpenTelemetry traces', () => {
             ['2026', { versionNegotiation: { mode: { pin: '2026-07-28' } } }]
         ] as const) {
             const client = new Client({ name: 'stdio-trace-test', version: '1.0.0' }, options);
+            closeAfter(t, () => client.close());
             await client.connect(
                 new StdioClientTransport({
                     command: process.execPath,
@@ -467,7 +468,6 @@ describe('OpenTelemetry traces', () => {
                     stderr: 'pipe'
                 })
             );
-            closeAfter(t, () => client.close());
             const trace = `cbf92f3577b34da6a3ce929d0e0e473${era === '2025' ? '5' : '6'}`;
             const seen = await seenBy(client, 's25__echo', { traceparent: traceparent(trace, CLIENT_SPAN) });
             const spans = await otlp.until(all => serverSpanOf(all, 'prompts/get s25__echo', trace) !== undefined);
@@ -571,12 +571,12 @@ describe('OpenTelemetry traces', () => {
             req.resume();
             held.emit('export');
         });
-        silent.listen(0, '127.0.0.1');
-        await once(silent, 'listening');
         closeAfter(t, () => {
             silent.closeAllConnections();
             return new Promise(resolve => silent.close(resolve));
         });
+        silent.listen(0, '127.0.0.1');
+        await once(silent, 'listening');
         const { port } = silent.address() as AddressInfo;
         const exported = once(held, 'export');
         const cli = await gateway(
@@ -635,11 +635,13 @@ describe('list_changed traced by links', () => {
     test("an upstream's list_changed is a CONSUMER span; each client's notification a PRODUCER span linked to it", async t => {
         const otlp = await receiver(t);
         const cli = await gateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url }, { notifications: { debounceMs: 0, maxDelayMs: 0 } });
-        const clients = [await connectHttp(cli.url), await connectHttp(cli.url)];
-        const notified = clients.map(client => {
+        const clients: Client[] = [];
+        for (let count = 0; count < 2; count++) {
+            const client = await connectHttp(cli.url);
             closeAfter(t, () => client.close());
-            return new Promise<void>(resolve => client.setNotificationHandler('notifications/prompts/list_changed', () => resolve()));
-        });
+            clients.push(client);
+        }
+        const notified = clients.map(client => new Promise<void>(resolve => client.setNotificationHandler('notifications/prompts/list_changed', () => resolve())));
         // The sessions' streams are open once a request of theirs was answered.
         for (const client of clients) await client.listPrompts();
         await seenBy(clients[0]!, 's25__change');
